@@ -1,0 +1,1 @@
+//! chipledger-phh (work in progress).

@@ -1,0 +1,1 @@
+//! chipledger-postgres (work in progress).

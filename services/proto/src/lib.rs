@@ -1,0 +1,1 @@
+//! chipledger-proto (work in progress).

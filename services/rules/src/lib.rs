@@ -1,0 +1,1 @@
+//! chipledger-rules: the pure rules core (work in progress).

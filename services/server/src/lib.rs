@@ -1,0 +1,1 @@
+//! chipledger-server (work in progress).

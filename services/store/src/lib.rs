@@ -1,0 +1,1 @@
+//! chipledger-store (work in progress).

@@ -1,0 +1,1 @@
+//! chipledger-tests: shared fixtures (work in progress).
