@@ -1,1 +1,21 @@
-//! chipledger-phh (work in progress).
+//! chipledger-phh: reads PHH hand histories (the TOML Poker Hand History format,
+//! phh.readthedocs.io) and turns each hand into the sequence of rules-core commands
+//! that plays it at a table, so real play can be replayed through the ledger's rules.
+//!
+//! Pure: no I/O except [`load_file`], no clock, no network. Not a poker engine: it
+//! ranks showdown hands (with `rs_poker`) but every chip movement, pot and award is
+//! decided by `chipledger-rules`.
+
+/// Integer minor units (R-UNIT-1); the same type as `chipledger_rules::Cents`.
+pub type Cents = i64;
+
+pub mod amount;
+pub mod card;
+mod error;
+pub mod hand_rank;
+pub mod history;
+mod parse;
+
+pub use error::PhhError;
+pub use history::{Action, ActionEntry, HandHistory, Player, Shown, Variant};
+pub use parse::{MAX_FILE_BYTES, load_file, parse_hand, parse_hands};

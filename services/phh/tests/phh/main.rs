@@ -1,0 +1,5 @@
+//! Integration tests of chipledger-phh: parsing, ranking, and replay of real hands.
+
+mod data;
+mod parse;
+mod rank;
