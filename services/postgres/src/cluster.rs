@@ -1,0 +1,491 @@
+//! A PostgreSQL cluster run from the installed server binaries: `initdb` once, `pg_ctl` to start
+//! and stop. Used by `chipledgerd`'s embedded mode and, as a throwaway, by tests.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use tokio::process::Command;
+
+use crate::os_user::{self, OsUser};
+use crate::reaper::Reaper;
+use crate::{PgError, sql};
+
+/// Where Debian's postgresql-15 package puts the server binaries.
+const DEFAULT_BIN_DIR: &str = "/usr/lib/postgresql/15/bin";
+/// Env override for [`DEFAULT_BIN_DIR`].
+const BIN_DIR_ENV: &str = "CHIPLEDGER_PG_BIN";
+/// The cluster's superuser (created by initdb).
+const SUPERUSER: &str = "postgres";
+/// In the data directory: the superuser's generated password (mode 0600).
+const PASSWORD_FILE: &str = "chipledger.password";
+/// In the data directory: settings we own, rewritten at every start, included by postgresql.conf.
+const SETTINGS_FILE: &str = "chipledger.conf";
+/// In the data directory: what the server prints before its logging collector takes over.
+const STARTUP_LOG: &str = "chipledger-startup.log";
+/// Bound on every `pg_ctl` wait (start includes crash recovery).
+const PG_CTL_TIMEOUT_SECONDS: &str = "120";
+/// Attempts when we pick the port ourselves and someone takes it between pick and bind.
+const AUTO_PORT_ATTEMPTS: u32 = 3;
+/// Bytes of output kept in an error message.
+const ERROR_OUTPUT_BYTES: usize = 4000;
+
+/// How to stop a server (`pg_ctl stop -m ...`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopMode {
+    /// Roll back open transactions, checkpoint, exit cleanly.
+    Fast,
+    /// Exit at once without a checkpoint: the next start runs crash recovery from the WAL.
+    /// This is how tests simulate a crash.
+    Immediate,
+}
+
+impl StopMode {
+    fn pg_ctl_name(self) -> &'static str {
+        match self {
+            StopMode::Fast => "fast",
+            StopMode::Immediate => "immediate",
+        }
+    }
+}
+
+/// What [`LocalCluster::start`] needs.
+#[derive(Debug, Clone)]
+pub struct ClusterOptions {
+    /// The cluster's data directory (PGDATA). Created and initialised when missing or empty;
+    /// reused as it is otherwise.
+    pub data_dir: PathBuf,
+    /// TCP port on 127.0.0.1; `None` picks a free one at each start.
+    pub port: Option<u16>,
+    /// Server binaries; `None` means env `CHIPLEDGER_PG_BIN`, else `/usr/lib/postgresql/15/bin`.
+    pub bin_dir: Option<PathBuf>,
+    /// `false` trades durability across an OS crash for speed (throwaway test clusters only).
+    /// A crash of the server alone (see [`StopMode::Immediate`]) loses nothing either way.
+    pub fsync: bool,
+    /// More `postgresql.conf` settings, applied last.
+    pub extra_settings: Vec<(String, String)>,
+}
+
+impl ClusterOptions {
+    /// Durable defaults: free port, default binaries, fsync on, no extra settings.
+    pub fn new(data_dir: impl Into<PathBuf>) -> ClusterOptions {
+        ClusterOptions {
+            data_dir: data_dir.into(),
+            port: None,
+            bin_dir: None,
+            fsync: true,
+            extra_settings: Vec::new(),
+        }
+    }
+}
+
+/// A PostgreSQL cluster started from the installed server binaries. Runs as OS user `postgres`
+/// when we are root. Listens on 127.0.0.1 only, password authentication (the superuser's
+/// password is generated at initdb and kept in the data directory, readable by its owner only).
+///
+/// Dropping it stops the server (fast for a kept cluster, immediate plus directory removal for
+/// a throwaway one); so does the death of this process, however it dies (see `reaper`).
+#[derive(Debug)]
+pub struct LocalCluster {
+    data_dir: PathBuf,
+    bin_dir: PathBuf,
+    port: u16,
+    password: String,
+    /// Settings written at each start (fsync choice, then the caller's extra settings).
+    settings: Vec<(String, String)>,
+    owner: Option<OsUser>,
+    /// `Some` for a throwaway cluster: the directory removed together with the server.
+    throwaway_root: Option<PathBuf>,
+    /// Stops the server (and removes a throwaway directory) if we go away without `stop`.
+    reaper: Option<Reaper>,
+}
+
+impl LocalCluster {
+    /// Initialise `data_dir` if it is empty, start the server, wait until it is ready (`pg_ctl
+    /// -w`: bounded), and create database `chipledger` if missing.
+    pub async fn start(opts: ClusterOptions) -> Result<LocalCluster, PgError> {
+        LocalCluster::start_with(opts, None).await
+    }
+
+    /// As [`LocalCluster::start`], for a cluster living under `throwaway_root` (already owned by
+    /// the server's user), which is deleted when the cluster is dropped or stopped.
+    pub(crate) async fn start_throwaway(
+        opts: ClusterOptions,
+        throwaway_root: PathBuf,
+    ) -> Result<LocalCluster, PgError> {
+        LocalCluster::start_with(opts, Some(throwaway_root)).await
+    }
+
+    async fn start_with(
+        opts: ClusterOptions,
+        throwaway_root: Option<PathBuf>,
+    ) -> Result<LocalCluster, PgError> {
+        let bin_dir = opts
+            .bin_dir
+            .clone()
+            .or_else(|| std::env::var_os(BIN_DIR_ENV).map(PathBuf::from))
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_BIN_DIR));
+        if !["initdb", "pg_ctl", "postgres"]
+            .iter()
+            .all(|tool| bin_dir.join(tool).is_file())
+        {
+            return Err(PgError::BinariesMissing { bin_dir });
+        }
+        let settings = settings_for(&opts)?;
+        let owner = os_user::server_owner()?;
+        let data_dir = prepare_data_dir(&opts.data_dir, owner)?;
+
+        if !data_dir.join("PG_VERSION").is_file() {
+            init_cluster(&bin_dir, &data_dir, owner, opts.fsync).await?;
+        }
+        include_settings_file(&data_dir)?;
+        let password_path = data_dir.join(PASSWORD_FILE);
+        let password = std::fs::read_to_string(&password_path)
+            .map_err(|e| PgError::io(format!("read {}", password_path.display()), e))?
+            .trim()
+            .to_owned();
+
+        let mut cluster = LocalCluster {
+            data_dir,
+            bin_dir,
+            port: 0,
+            password,
+            settings,
+            owner,
+            throwaway_root,
+            reaper: None,
+        };
+        // Armed before the server starts, so even a start interrupted midway is cleaned up.
+        cluster.reaper = Some(cluster.arm_reaper()?);
+        cluster.launch(opts.port).await?;
+        sql::ensure_database(&cluster.url_to("postgres"), sql::DATABASE).await?;
+        Ok(cluster)
+    }
+
+    /// Superuser URL to database `chipledger`.
+    pub fn url(&self) -> String {
+        self.url_to(sql::DATABASE)
+    }
+
+    /// The TCP port the server listens on (127.0.0.1).
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The data directory (absolute).
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    /// Stop the server and wait until it is gone. A throwaway cluster's directory is removed.
+    pub async fn stop(mut self, mode: StopMode) -> Result<(), PgError> {
+        self.pg_ctl_stop(mode).await?;
+        if let Some(reaper) = self.reaper.take() {
+            if self.throwaway_root.is_some() {
+                drop(reaper); // runs the cleanup now: removes the directory
+            } else {
+                reaper.disarm();
+            }
+        }
+        Ok(())
+    }
+
+    /// Stop the server and start it again on the same port with the same data. With
+    /// [`StopMode::Immediate`] this is a crash: the start runs recovery from the WAL.
+    pub async fn restart(&mut self, mode: StopMode) -> Result<(), PgError> {
+        self.pg_ctl_stop(mode).await?;
+        self.launch(Some(self.port)).await
+    }
+
+    pub(crate) fn url_to(&self, database: &str) -> String {
+        sql::url(SUPERUSER, &self.password, "127.0.0.1", self.port, database)
+    }
+
+    fn arm_reaper(&self) -> Result<Reaper, PgError> {
+        let pg_ctl = self.bin_dir.join("pg_ctl");
+        match &self.throwaway_root {
+            None => Reaper::arm(
+                r#""$1" -D "$2" stop -m fast -w -t 120"#,
+                &[pg_ctl.as_os_str(), self.data_dir.as_os_str()],
+                self.owner,
+            ),
+            Some(root) => Reaper::arm(
+                r#""$1" -D "$2" stop -m immediate -w -t 120; rm -rf -- "$3""#,
+                &[
+                    pg_ctl.as_os_str(),
+                    self.data_dir.as_os_str(),
+                    root.as_os_str(),
+                ],
+                self.owner,
+            ),
+        }
+    }
+
+    /// Write the settings file and `pg_ctl start -w`. With no port requested, pick a free one and
+    /// retry (bounded) if it was taken meanwhile.
+    async fn launch(&mut self, requested_port: Option<u16>) -> Result<(), PgError> {
+        let attempts = if requested_port.is_some() {
+            1
+        } else {
+            AUTO_PORT_ATTEMPTS
+        };
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let port = match requested_port {
+                Some(port) => port,
+                None => free_port()?,
+            };
+            self.write_settings(port)?;
+            let startup_log = self.data_dir.join(STARTUP_LOG);
+            let result = self
+                .pg_ctl(&[
+                    "start".as_ref(),
+                    "-w".as_ref(),
+                    "-t".as_ref(),
+                    PG_CTL_TIMEOUT_SECONDS.as_ref(),
+                    "-l".as_ref(),
+                    startup_log.as_os_str(),
+                ])
+                .await;
+            match result {
+                Ok(()) => {
+                    self.port = port;
+                    tracing::info!(port, data_dir = %self.data_dir.display(), "PostgreSQL started");
+                    return Ok(());
+                }
+                Err(error) if attempt < attempts => {
+                    tracing::warn!(port, %error, "PostgreSQL did not start, trying another port");
+                }
+                Err(PgError::Command {
+                    command,
+                    status,
+                    mut output,
+                }) => {
+                    output.push_str("\n--- server startup log (tail) ---\n");
+                    output.push_str(&tail_of_file(&startup_log));
+                    return Err(PgError::Command {
+                        command,
+                        status,
+                        output,
+                    });
+                }
+                Err(other) => return Err(other),
+            }
+        }
+    }
+
+    async fn pg_ctl_stop(&self, mode: StopMode) -> Result<(), PgError> {
+        self.pg_ctl(&[
+            "stop".as_ref(),
+            "-m".as_ref(),
+            mode.pg_ctl_name().as_ref(),
+            "-w".as_ref(),
+            "-t".as_ref(),
+            PG_CTL_TIMEOUT_SECONDS.as_ref(),
+        ])
+        .await
+    }
+
+    async fn pg_ctl(&self, args: &[&std::ffi::OsStr]) -> Result<(), PgError> {
+        let mut command = server_command(&self.bin_dir.join("pg_ctl"), self.owner);
+        command.arg("-D").arg(&self.data_dir).args(args);
+        run(command).await
+    }
+
+    fn write_settings(&self, port: u16) -> Result<(), PgError> {
+        let mut text = String::from(
+            "# Written by chipledger-postgres at every start: edits here are overwritten.\n",
+        );
+        let fixed = [
+            ("listen_addresses", "127.0.0.1".to_owned()),
+            ("port", port.to_string()),
+            // TCP only: no socket directory to create or share, pg_ctl -w reads the pid file.
+            ("unix_socket_directories", String::new()),
+            // Bounded logs: one file per weekday, truncated when the week comes round.
+            ("logging_collector", "on".to_owned()),
+            ("log_directory", "log".to_owned()),
+            ("log_filename", "postgresql-%a.log".to_owned()),
+            ("log_truncate_on_rotation", "on".to_owned()),
+            ("log_rotation_age", "1d".to_owned()),
+            ("log_rotation_size", "0".to_owned()),
+        ];
+        let all = fixed
+            .iter()
+            .map(|(name, value)| (*name, value.as_str()))
+            .chain(self.settings.iter().map(|(n, v)| (n.as_str(), v.as_str())));
+        for (name, value) in all {
+            let _ = writeln!(text, "{name} = '{}'", value.replace('\'', "''"));
+        }
+        let path = self.data_dir.join(SETTINGS_FILE);
+        std::fs::write(&path, text)
+            .map_err(|e| PgError::io(format!("write {}", path.display()), e))?;
+        os_user::hand_over(&path, self.owner)
+    }
+}
+
+/// fsync choice, then the caller's settings; names checked so the settings file stays valid.
+fn settings_for(opts: &ClusterOptions) -> Result<Vec<(String, String)>, PgError> {
+    let mut settings = Vec::new();
+    if !opts.fsync {
+        // Only what an OS crash would need; committed transactions still reach the kernel
+        // before commit returns, so a server crash (immediate stop) loses nothing.
+        settings.push(("fsync".to_owned(), "off".to_owned()));
+        settings.push(("full_page_writes".to_owned(), "off".to_owned()));
+    }
+    for (name, value) in &opts.extra_settings {
+        let valid = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '.');
+        if !valid {
+            return Err(PgError::InvalidSetting { name: name.clone() });
+        }
+        settings.push((name.clone(), value.clone()));
+    }
+    Ok(settings)
+}
+
+/// Create the directory if needed, make it absolute, owned by the server's user, mode 0700.
+fn prepare_data_dir(data_dir: &Path, owner: Option<OsUser>) -> Result<PathBuf, PgError> {
+    std::fs::create_dir_all(data_dir)
+        .map_err(|e| PgError::io(format!("create {}", data_dir.display()), e))?;
+    let data_dir = std::fs::canonicalize(data_dir)
+        .map_err(|e| PgError::io(format!("resolve {}", data_dir.display()), e))?;
+    os_user::hand_over(&data_dir, owner)?;
+    std::fs::set_permissions(&data_dir, std::fs::Permissions::from_mode(0o700))
+        .map_err(|e| PgError::io(format!("chmod 0700 {}", data_dir.display()), e))?;
+    Ok(data_dir)
+}
+
+/// `initdb` with a generated superuser password, password authentication, UTF8 and C collation
+/// (byte order: the same everywhere, no dependence on installed locales).
+async fn init_cluster(
+    bin_dir: &Path,
+    data_dir: &Path,
+    owner: Option<OsUser>,
+    fsync: bool,
+) -> Result<(), PgError> {
+    let password = generate_password()?;
+    let password_file = tempfile::NamedTempFile::new()
+        .map_err(|e| PgError::io("create initdb password file", e))?;
+    std::fs::write(password_file.path(), &password)
+        .map_err(|e| PgError::io("write initdb password file", e))?;
+    os_user::hand_over(password_file.path(), owner)?;
+
+    let mut command = server_command(&bin_dir.join("initdb"), owner);
+    command
+        .arg("-D")
+        .arg(data_dir)
+        .args([
+            "-U",
+            SUPERUSER,
+            "--auth=scram-sha-256",
+            "--encoding=UTF8",
+            "--locale=C",
+        ])
+        .arg(format!("--pwfile={}", password_file.path().display()));
+    if !fsync {
+        command.arg("--no-sync");
+    }
+    run(command).await?;
+
+    let path = data_dir.join(PASSWORD_FILE);
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)
+        .map_err(|e| PgError::io(format!("create {}", path.display()), e))?;
+    file.write_all(password.as_bytes())
+        .and_then(|()| file.sync_all())
+        .map_err(|e| PgError::io(format!("write {}", path.display()), e))?;
+    os_user::hand_over(&path, owner)
+}
+
+/// Make postgresql.conf include our settings file (once).
+fn include_settings_file(data_dir: &Path) -> Result<(), PgError> {
+    let path = data_dir.join("postgresql.conf");
+    let include = format!("include_if_exists = '{SETTINGS_FILE}'");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| PgError::io(format!("read {}", path.display()), e))?;
+    if text.lines().any(|line| line.trim() == include) {
+        return Ok(());
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .map_err(|e| PgError::io(format!("open {}", path.display()), e))?;
+    writeln!(
+        file,
+        "\n# Settings managed by chipledger-postgres.\n{include}"
+    )
+    .map_err(|e| PgError::io(format!("append to {}", path.display()), e))
+}
+
+/// 128 random bits from the kernel, hex (no escaping needed anywhere).
+fn generate_password() -> Result<String, PgError> {
+    let mut bytes = [0u8; 16];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut random| std::io::Read::read_exact(&mut random, &mut bytes))
+        .map_err(|e| PgError::io("read /dev/urandom", e))?;
+    Ok(bytes
+        .iter()
+        .fold(String::with_capacity(32), |mut hex, byte| {
+            let _ = write!(hex, "{byte:02x}");
+            hex
+        }))
+}
+
+pub(crate) fn free_port() -> Result<u16, PgError> {
+    std::net::TcpListener::bind(("127.0.0.1", 0))
+        .and_then(|listener| listener.local_addr())
+        .map(|address| address.port())
+        .map_err(|e| PgError::io("pick a free TCP port", e))
+}
+
+/// A server tool run as the server's user, from `/` (root's home may be closed to it).
+fn server_command(program: &Path, owner: Option<OsUser>) -> Command {
+    let mut command = Command::new(program);
+    command
+        .current_dir("/")
+        .stdin(std::process::Stdio::null())
+        .env("LC_ALL", "C");
+    if let Some(owner) = owner {
+        command.uid(owner.uid).gid(owner.gid);
+    }
+    command
+}
+
+async fn run(mut command: Command) -> Result<(), PgError> {
+    let description = format!("{:?}", command.as_std());
+    let output = command
+        .output()
+        .await
+        .map_err(|e| PgError::io(format!("run {description}"), e))?;
+    if output.status.success() {
+        return Ok(());
+    }
+    let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
+    text.push_str(&String::from_utf8_lossy(&output.stderr));
+    Err(PgError::Command {
+        command: description,
+        status: output.status.to_string(),
+        output: tail(&text),
+    })
+}
+
+fn tail_of_file(path: &Path) -> String {
+    std::fs::read(path)
+        .map(|bytes| tail(&String::from_utf8_lossy(&bytes)))
+        .unwrap_or_else(|e| format!("(cannot read {}: {e})", path.display()))
+}
+
+fn tail(text: &str) -> String {
+    let start = text.len().saturating_sub(ERROR_OUTPUT_BYTES);
+    let start = (start..text.len())
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(text.len());
+    text[start..].to_owned()
+}
