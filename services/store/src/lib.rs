@@ -1,1 +1,362 @@
-//! chipledger-store (work in progress).
+//! chipledger-store: the PostgreSQL event store of chipledger.
+//!
+//! What it is for: an append-only, hash-chained log of chip movements per property (tenant),
+//! with double-entry postings, idempotent commands, inline projections that enforce rules in the
+//! append transaction, async report projections, and subscriptions. What it is not for: deciding
+//! anything (that is `chipledger-rules`) or speaking gRPC (that is `chipledger-server`).
+//!
+//! ```text
+//! Store::migrate(admin_url)                 run migrations/ (tables, triggers, role chipledger_app)
+//! Store::set_app_password(admin_url, pw)    give chipledger_app LOGIN; Store::app_options(url, pw)
+//! Store::connect(url) / connect_with(opts)  production connects as chipledger_app
+//! store.append(&AppendRequest)              -> AppendOutcome | StoreError (one round trip)
+//! store.begin() -> StoreTx: .append(), .connection(), .commit(), .rollback()
+//! store.read_stream / read_all / events_by_filter
+//! store.balance(property, account, AsOf) / balances_sum(property, AsOf)
+//! store.verify_chain(property) -> ChainReport; chain_digest / verify_digest
+//! store.subscribe(property, after_position) -> Subscription (Stream of RecordedEvent); lag()
+//! store.record_rejection / rejections            (R-AUDIT-3)
+//! store.departure / player_session / daily_cash / credit_line / seat_stacks / tray_inventory
+//! report::TableDayReport::catch_up / rebuild     async projection with checkpoint
+//! ```
+//!
+//! Invariants PostgreSQL itself holds (migrations 0001, 0002): events, postings, commands and
+//! rejections refuse UPDATE, DELETE and TRUNCATE (trigger, and chipledger_app has only INSERT and
+//! SELECT on them); positions are dense per property and commit in order (see [`append`]); every
+//! event's postings sum to zero; accounts of R-UNIT-4 never go negative (check + CHECK).
+
+mod append;
+pub mod chain;
+mod error;
+mod event;
+pub mod projection;
+mod read;
+pub mod rejection;
+pub mod report;
+pub mod subscription;
+
+use std::str::FromStr;
+use std::sync::Arc;
+
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::{PgPool, Postgres, Transaction};
+
+pub use chain::{ChainDigest, ChainProblem, ChainReport, GENESIS_HASH, canonical_json};
+pub use error::StoreError;
+pub use event::*;
+pub use projection::{CreditLine, DailyCash, Departure, InlineProjection, PlayerSession, ProjectionOp};
+pub use read::{AsOf, EventFilter};
+pub use rejection::{RecordedRejection, RejectionRecord};
+pub use subscription::{Lag, Subscription};
+
+/// The application role (only INSERT/SELECT on append-only tables).
+pub const APP_ROLE: &str = "chipledger_app";
+/// NOTIFY channel woken by every append; the payload is the property id.
+pub const NOTIFY_CHANNEL: &str = "chipledger_events";
+/// Bounded retries of an append that lost a race to create a stream, account or command.
+const MAX_APPEND_ATTEMPTS: usize = 4;
+
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations");
+
+/// Handle to the event store (cheap to clone).
+#[derive(Clone)]
+pub struct Store {
+    pool: PgPool,
+    projection: Option<Arc<dyn InlineProjection>>,
+}
+
+impl Store {
+    /// Connect with a URL (production: the chipledger_app role).
+    pub async fn connect(url: &str) -> Result<Store, StoreError> {
+        Self::connect_with(PgConnectOptions::from_str(url)?, 16).await
+    }
+
+    /// Connect with options and a bounded pool size.
+    pub async fn connect_with(options: PgConnectOptions, max_connections: u32) -> Result<Store, StoreError> {
+        let pool = PgPoolOptions::new().max_connections(max_connections).connect_with(options).await?;
+        Ok(Store { pool, projection: None })
+    }
+
+    /// Plug in the domain projection (the mapping of `chipledger_rules::Event`s).
+    pub fn with_projection(mut self, projection: Arc<dyn InlineProjection>) -> Store {
+        self.projection = Some(projection);
+        self
+    }
+
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    /// Run the migrations as an owner/superuser (creates tables, triggers and the app role).
+    pub async fn migrate(admin_url: &str) -> Result<(), StoreError> {
+        let pool = PgPoolOptions::new().max_connections(1).connect(admin_url).await?;
+        MIGRATOR.run(&pool).await?;
+        pool.close().await;
+        Ok(())
+    }
+
+    /// Let the application role log in with this password.
+    pub async fn set_app_password(admin_url: &str, password: &str) -> Result<(), StoreError> {
+        let pool = PgPoolOptions::new().max_connections(1).connect(admin_url).await?;
+        let literal: String = sqlx::query_scalar("SELECT quote_literal($1)").bind(password).fetch_one(&pool).await?;
+        sqlx::query(sqlx::AssertSqlSafe(format!("ALTER ROLE {APP_ROLE} LOGIN PASSWORD {literal}")))
+            .execute(&pool)
+            .await?;
+        pool.close().await;
+        Ok(())
+    }
+
+    /// Options for connecting as the application role to the database of `admin_url`.
+    pub fn app_options(admin_url: &str, password: &str) -> Result<PgConnectOptions, StoreError> {
+        Ok(PgConnectOptions::from_str(admin_url)?.username(APP_ROLE).password(password))
+    }
+
+    /// Append atomically (one statement, autocommit). Retries, boundedly, only when a concurrent
+    /// transaction created the same stream, account or command first; a replay then answers.
+    pub async fn append(&self, request: &AppendRequest) -> Result<AppendOutcome, StoreError> {
+        let encoded = append::encode(request, self.projection.as_deref())?;
+        let mut attempt = 1;
+        loop {
+            let mut conn = self.pool.acquire().await?;
+            match append::execute(&mut conn, &encoded).await {
+                Err(StoreError::Contention(_)) if attempt < MAX_APPEND_ATTEMPTS => attempt += 1,
+                other => return other,
+            }
+        }
+    }
+
+    /// A transaction for appends together with other statements of the caller.
+    pub async fn begin(&self) -> Result<StoreTx, StoreError> {
+        Ok(StoreTx { tx: self.pool.begin().await?, projection: self.projection.clone() })
+    }
+
+    pub async fn read_all(&self, property: &str, after_position: i64, limit: i64) -> Result<Vec<RecordedEvent>, StoreError> {
+        read::read_all(&self.pool, property, after_position, limit).await
+    }
+
+    pub async fn read_stream(
+        &self,
+        property: &str,
+        stream: &str,
+        after_version: i64,
+        limit: i64,
+    ) -> Result<Vec<RecordedEvent>, StoreError> {
+        read::read_stream(&self.pool, property, stream, after_version, limit).await
+    }
+
+    pub async fn events_by_filter(&self, property: &str, filter: &EventFilter) -> Result<Vec<RecordedEvent>, StoreError> {
+        read::events_by_filter(&self.pool, property, filter).await
+    }
+
+    /// Current version of a stream (0 if it has no events).
+    pub async fn stream_version(&self, property: &str, stream: &str) -> Result<i64, StoreError> {
+        let version: Option<i64> = sqlx::query_scalar("SELECT version FROM streams WHERE property = $1 AND stream = $2")
+            .bind(property)
+            .bind(stream)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(version.unwrap_or(0))
+    }
+
+    /// Balance of an account as of a point of the log, from the postings (one query).
+    pub async fn balance(&self, property: &str, account: &str, as_of: AsOf) -> Result<i64, StoreError> {
+        let mut conn = self.pool.acquire().await?;
+        let position = read::resolve_position(&mut *conn, property, as_of).await?;
+        read::balance_at(&mut *conn, property, account, position).await
+    }
+
+    /// Sum over all accounts as of a point of the log; zero whenever the ledger is sound.
+    pub async fn balances_sum(&self, property: &str, as_of: AsOf) -> Result<i128, StoreError> {
+        let mut conn = self.pool.acquire().await?;
+        let position = read::resolve_position(&mut *conn, property, as_of).await?;
+        read::balances_sum_at(&mut *conn, property, position).await
+    }
+
+    /// Current balance from the inline projection (what the append checked against).
+    pub async fn projected_balance(&self, property: &str, account: &str) -> Result<i64, StoreError> {
+        let balance: Option<i64> =
+            sqlx::query_scalar("SELECT balance_cents FROM account_balances WHERE property = $1 AND account = $2")
+                .bind(property)
+                .bind(account)
+                .fetch_optional(&self.pool)
+                .await?;
+        Ok(balance.unwrap_or(0))
+    }
+
+    /// The head of the property's chain: save it outside the database to detect rewrites.
+    pub async fn chain_digest(&self, property: &str) -> Result<ChainDigest, StoreError> {
+        let row: Option<(i64, Vec<u8>)> =
+            sqlx::query_as("SELECT last_position, last_hash FROM property_heads WHERE property = $1")
+                .bind(property)
+                .fetch_optional(&self.pool)
+                .await?;
+        let (position, hash) = row.unwrap_or((0, GENESIS_HASH.to_vec()));
+        let hash = hash.try_into().map_err(|_| StoreError::Corrupt("head hash is not 32 bytes".into()))?;
+        Ok(ChainDigest { property: property.to_owned(), position, hash })
+    }
+
+    /// Recompute the whole chain of a property and compare it with the stored hashes and head.
+    pub async fn verify_chain(&self, property: &str) -> Result<ChainReport, StoreError> {
+        let head = self.chain_digest(property).await?;
+        let mut previous = GENESIS_HASH;
+        let mut expected_position = 1;
+        let mut checked = 0;
+        let bad = |position: i64, problem: ChainProblem, checked: i64| ChainReport {
+            ok: false,
+            events_checked: checked,
+            first_bad_position: Some(position),
+            problem: Some(problem),
+            head: head.clone(),
+        };
+        loop {
+            let page = match self.read_all(property, expected_position - 1, read::clamp_page(i64::MAX)).await {
+                Ok(page) => page,
+                Err(StoreError::Database(error)) => return Err(StoreError::Database(error)),
+                Err(other) => return Ok(bad(expected_position, ChainProblem::Undecodable(other.to_string()), checked)),
+            };
+            if page.is_empty() {
+                break;
+            }
+            for event in &page {
+                if event.position != expected_position {
+                    return Ok(bad(expected_position, ChainProblem::MissingPosition, checked));
+                }
+                let recomputed = match chain::recompute(&previous, event) {
+                    Ok(hash) => hash,
+                    Err(error) => return Ok(bad(event.position, ChainProblem::Undecodable(error.to_string()), checked)),
+                };
+                if recomputed != event.hash {
+                    return Ok(bad(event.position, ChainProblem::HashMismatch, checked));
+                }
+                previous = recomputed;
+                expected_position += 1;
+                checked += 1;
+            }
+        }
+        let last = expected_position - 1;
+        if last < head.position {
+            return Ok(bad(expected_position, ChainProblem::TruncatedTail, checked));
+        }
+        if last > head.position || previous != head.hash {
+            return Ok(bad(last, ChainProblem::HeadMismatch, checked));
+        }
+        Ok(ChainReport { ok: true, events_checked: checked, first_bad_position: None, problem: None, head })
+    }
+
+    /// Check an externally saved digest: the chain must still verify and still pass through it.
+    pub async fn verify_digest(&self, digest: &ChainDigest) -> Result<bool, StoreError> {
+        let report = self.verify_chain(&digest.property).await?;
+        if !report.ok {
+            return Ok(false);
+        }
+        let stored: Option<Vec<u8>> = sqlx::query_scalar("SELECT hash FROM events WHERE property = $1 AND position = $2")
+            .bind(&digest.property)
+            .bind(digest.position)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(match stored {
+            Some(hash) => hash == digest.hash,
+            None => digest.position == 0 && digest.hash == GENESIS_HASH,
+        })
+    }
+
+    /// The re-buy input of a player for a game (R-REBUY-1).
+    pub async fn departure(&self, property: &str, player_id: &str, game_key: &str) -> Result<Option<Departure>, StoreError> {
+        Ok(sqlx::query_as(
+            "SELECT table_id, amount_left_cents, departed_at_ms FROM player_departures \
+             WHERE property = $1 AND player_id = $2 AND game_key = $3",
+        )
+        .bind(property)
+        .bind(player_id)
+        .bind(game_key)
+        .fetch_optional(&self.pool)
+        .await?)
+    }
+
+    pub async fn player_session(&self, property: &str, player_id: &str) -> Result<Option<PlayerSession>, StoreError> {
+        Ok(sqlx::query_as(
+            "SELECT table_id, seat, game_key, seated_at_ms FROM player_sessions WHERE property = $1 AND player_id = $2",
+        )
+        .bind(property)
+        .bind(player_id)
+        .fetch_optional(&self.pool)
+        .await?)
+    }
+
+    /// Cash in/out of a patron on a gaming day (`YYYY-MM-DD`), R-AUDIT-4.
+    pub async fn daily_cash(&self, property: &str, player_id: &str, gaming_day: &str) -> Result<DailyCash, StoreError> {
+        let row: Option<DailyCash> = sqlx::query_as(
+            "SELECT cash_in_cents, cash_out_cents FROM patron_daily_cash \
+             WHERE property = $1 AND player_id = $2 AND gaming_day = $3::date",
+        )
+        .bind(property)
+        .bind(player_id)
+        .bind(gaming_day)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.unwrap_or_default())
+    }
+
+    pub async fn credit_line(&self, property: &str, player_id: &str) -> Result<CreditLine, StoreError> {
+        let row: Option<CreditLine> = sqlx::query_as(
+            "SELECT limit_cents, outstanding_cents FROM credit_lines WHERE property = $1 AND player_id = $2",
+        )
+        .bind(property)
+        .bind(player_id)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.unwrap_or_default())
+    }
+
+    /// Seat stacks of a table (R-STAKE-4): (seat, stack_cents), by seat.
+    pub async fn seat_stacks(&self, property: &str, table_id: &str) -> Result<Vec<(i32, i64)>, StoreError> {
+        Ok(sqlx::query_as(
+            "SELECT seat, stack_cents FROM seat_stacks WHERE property = $1 AND table_id = $2 ORDER BY seat",
+        )
+        .bind(property)
+        .bind(table_id)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    /// Tray inventory of a table by denomination (R-CHIP-1): (denomination_cents, value_cents).
+    pub async fn tray_inventory(&self, property: &str, table_id: &str) -> Result<Vec<(i64, i64)>, StoreError> {
+        Ok(sqlx::query_as(
+            "SELECT denomination_cents, value_cents FROM tray_inventory WHERE property = $1 AND table_id = $2 \
+             ORDER BY denomination_cents",
+        )
+        .bind(property)
+        .bind(table_id)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+}
+
+/// A caller-owned transaction. The append takes the property's commit lock, so keep what
+/// follows it short: the lock is held until [`StoreTx::commit`] or [`StoreTx::rollback`].
+pub struct StoreTx {
+    tx: Transaction<'static, Postgres>,
+    projection: Option<Arc<dyn InlineProjection>>,
+}
+
+impl StoreTx {
+    /// Append inside this transaction. No automatic retry: on [`StoreError::Contention`]
+    /// the caller rolls back and retries the whole transaction.
+    pub async fn append(&mut self, request: &AppendRequest) -> Result<AppendOutcome, StoreError> {
+        let encoded = append::encode(request, self.projection.as_deref())?;
+        append::execute(&mut self.tx, &encoded).await
+    }
+
+    /// The transaction's connection, for the caller's own statements.
+    pub fn connection(&mut self) -> &mut sqlx::PgConnection {
+        &mut self.tx
+    }
+
+    pub async fn commit(self) -> Result<(), StoreError> {
+        Ok(self.tx.commit().await?)
+    }
+
+    pub async fn rollback(self) -> Result<(), StoreError> {
+        Ok(self.tx.rollback().await?)
+    }
+}

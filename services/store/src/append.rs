@@ -1,0 +1,243 @@
+//! The append path: validate and encode in Rust, then one statement (`chipledger_append`) does
+//! idempotency, expected versions, balance checks, projections, positions, hashes and inserts.
+//!
+//! Global positions: a per-property commit lock. The function takes the row lock on the
+//! property's `property_heads` row as its last step, numbers and hashes the events, and the
+//! lock is released by COMMIT. So position n+1 is only assigned after the transaction holding
+//! n has committed (or rolled back, in which case n is reused): positions are dense, and they
+//! become visible strictly in order, so a reader following positions never skips a late commit.
+//! The lock is held for the hashing and inserts of one batch plus the commit's WAL flush; batching
+//! (one hand per append) amortises it. The xid8 + `pg_snapshot_xmin` alternative keeps writers
+//! fully parallel but cannot give a gap-free, hash-chained order at insert time (the chain needs
+//! the previous hash), so it would need a second sequencing pass; we chose the lock.
+
+use std::collections::HashMap;
+
+use serde::Deserialize;
+use sqlx::PgConnection;
+use uuid::Uuid;
+
+use crate::chain::{self, BodyFields};
+use crate::error::{StoreError, classify};
+use crate::event::*;
+use crate::projection::{InlineProjection, ProjectionOp};
+
+/// Arrays bound to `chipledger_append`.
+pub(crate) struct EncodedAppend {
+    property: String,
+    append_id: Uuid,
+    command_ids: Vec<String>,
+    request_hashes: Vec<Vec<u8>>,
+    reply: Vec<u8>,
+    streams: Vec<String>,
+    expected: Vec<i64>,
+    event_stream: Vec<i32>,
+    event_ids: Vec<Uuid>,
+    event_types: Vec<String>,
+    schema_versions: Vec<i16>,
+    payloads: Vec<serde_json::Value>,
+    metadata: Vec<serde_json::Value>,
+    bodies: Vec<Vec<u8>>,
+    posting_event: Vec<i32>,
+    posting_index: Vec<i16>,
+    posting_account: Vec<String>,
+    posting_amount: Vec<i64>,
+    projection_ops: Vec<serde_json::Value>,
+}
+
+fn invalid(message: impl Into<String>) -> StoreError {
+    StoreError::InvalidRequest(message.into())
+}
+
+pub(crate) fn validate_property(property: &str) -> Result<(), StoreError> {
+    if property.is_empty() || property.len() > 64 {
+        return Err(invalid("property id must be 1..=64 bytes"));
+    }
+    Ok(())
+}
+
+/// Check bounds and invariants that need no database, and encode the request.
+pub(crate) fn encode(request: &AppendRequest, projection: Option<&dyn InlineProjection>) -> Result<EncodedAppend, StoreError> {
+    validate_property(&request.property)?;
+    if request.streams.is_empty() || request.streams.len() > MAX_STREAMS_PER_APPEND {
+        return Err(invalid(format!("an append touches 1..={MAX_STREAMS_PER_APPEND} streams")));
+    }
+    if request.commands.len() > MAX_COMMANDS_PER_APPEND {
+        return Err(invalid(format!("at most {MAX_COMMANDS_PER_APPEND} commands per append")));
+    }
+    if request.reply.len() > MAX_REPLY_BYTES {
+        return Err(invalid(format!("reply larger than {MAX_REPLY_BYTES} bytes")));
+    }
+    // Commands: the same id twice in one batch is one command if the requests are equal,
+    // and a conflict if they are not.
+    let mut seen: HashMap<&str, &[u8; 32]> = HashMap::new();
+    let mut command_ids = Vec::with_capacity(request.commands.len());
+    let mut request_hashes = Vec::with_capacity(request.commands.len());
+    for command in &request.commands {
+        if command.command_id.is_empty() || command.command_id.len() > 128 {
+            return Err(invalid("command id must be 1..=128 bytes"));
+        }
+        match seen.get(command.command_id.as_str()) {
+            Some(hash) if **hash == command.request_hash => continue,
+            Some(_) => return Err(StoreError::IdempotencyConflict { command_id: command.command_id.clone() }),
+            None => {
+                seen.insert(&command.command_id, &command.request_hash);
+                command_ids.push(command.command_id.clone());
+                request_hashes.push(command.request_hash.to_vec());
+            }
+        }
+    }
+
+    let event_count: usize = request.streams.iter().map(|s| s.events.len()).sum();
+    if event_count == 0 || event_count > MAX_EVENTS_PER_APPEND {
+        return Err(invalid(format!("an append carries 1..={MAX_EVENTS_PER_APPEND} events")));
+    }
+    let mut encoded = EncodedAppend {
+        property: request.property.clone(),
+        append_id: Uuid::now_v7(),
+        command_ids,
+        request_hashes,
+        reply: request.reply.clone(),
+        streams: Vec::with_capacity(request.streams.len()),
+        expected: Vec::with_capacity(request.streams.len()),
+        event_stream: Vec::with_capacity(event_count),
+        event_ids: Vec::with_capacity(event_count),
+        event_types: Vec::with_capacity(event_count),
+        schema_versions: Vec::with_capacity(event_count),
+        payloads: Vec::with_capacity(event_count),
+        metadata: Vec::with_capacity(event_count),
+        bodies: Vec::with_capacity(event_count),
+        posting_event: Vec::new(),
+        posting_index: Vec::new(),
+        posting_account: Vec::new(),
+        posting_amount: Vec::new(),
+        projection_ops: Vec::new(),
+    };
+    let mut ops: Vec<ProjectionOp> = request.projection_ops.clone();
+    for (stream_index, stream) in request.streams.iter().enumerate() {
+        if stream.stream.is_empty() || stream.stream.len() > 128 {
+            return Err(invalid("stream id must be 1..=128 bytes"));
+        }
+        if encoded.streams.contains(&stream.stream) {
+            return Err(invalid(format!("stream {} appears twice in one append", stream.stream)));
+        }
+        if let ExpectedVersion::Exact(version) = stream.expected_version
+            && version < 1
+        {
+            return Err(invalid("ExpectedVersion::Exact needs a version >= 1 (use NoStream)"));
+        }
+        encoded.streams.push(stream.stream.clone());
+        encoded.expected.push(stream.expected_version.wire());
+        for event in &stream.events {
+            let event_index = encoded.event_ids.len();
+            if event.event_type.is_empty() || event.event_type.len() > 128 {
+                return Err(invalid("event type must be 1..=128 bytes"));
+            }
+            if event.postings.len() > MAX_POSTINGS_PER_EVENT {
+                return Err(invalid(format!("at most {MAX_POSTINGS_PER_EVENT} postings per event")));
+            }
+            let sum_cents: i128 = event.postings.iter().map(|p| i128::from(p.amount_cents)).sum();
+            if sum_cents != 0 {
+                return Err(StoreError::Unbalanced { event_index, sum_cents });
+            }
+            let metadata = serde_json::to_value(&event.metadata).map_err(|e| invalid(e.to_string()))?;
+            let body = chain::body(&BodyFields {
+                property: &request.property,
+                stream: &stream.stream,
+                event_id: &event.event_id,
+                event_type: &event.event_type,
+                schema_version: event.schema_version,
+                payload: &event.payload,
+                metadata: &metadata,
+                postings: &event.postings,
+            })?;
+            if body.len() > MAX_PAYLOAD_BYTES * 2 {
+                return Err(invalid(format!("event larger than {MAX_PAYLOAD_BYTES} bytes")));
+            }
+            for (posting_index, posting) in event.postings.iter().enumerate() {
+                if posting.account.is_empty() || posting.account.len() > 128 {
+                    return Err(invalid("account key must be 1..=128 bytes"));
+                }
+                encoded.posting_event.push(event_index as i32 + 1);
+                encoded.posting_index.push(posting_index as i16);
+                encoded.posting_account.push(posting.account.clone());
+                encoded.posting_amount.push(posting.amount_cents);
+            }
+            if let Some(projection) = projection {
+                projection.project(&stream.stream, event, &mut ops);
+            }
+            encoded.event_stream.push(stream_index as i32 + 1);
+            encoded.event_ids.push(event.event_id);
+            encoded.event_types.push(event.event_type.clone());
+            encoded.schema_versions.push(event.schema_version);
+            encoded.payloads.push(event.payload.clone());
+            encoded.metadata.push(metadata);
+            encoded.bodies.push(body);
+        }
+    }
+    encoded.projection_ops = ops
+        .iter()
+        .map(|op| serde_json::to_value(op).map_err(|e| invalid(e.to_string())))
+        .collect::<Result<_, _>>()?;
+    Ok(encoded)
+}
+
+#[derive(Deserialize)]
+struct StoredOutcome {
+    append_id: Uuid,
+    first_position: i64,
+    last_position: i64,
+    last_hash: String,
+    recorded_at_micros: i64,
+    stream_versions: Vec<(String, i64)>,
+}
+
+fn decode_outcome(replayed: bool, outcome_json: String, reply: Vec<u8>) -> Result<AppendOutcome, StoreError> {
+    let stored: StoredOutcome = serde_json::from_str(&outcome_json)
+        .map_err(|e| StoreError::Corrupt(format!("stored outcome {outcome_json:?}: {e}")))?;
+    let mut last_hash = [0u8; 32];
+    hex::decode_to_slice(&stored.last_hash, &mut last_hash)
+        .map_err(|e| StoreError::Corrupt(format!("stored outcome hash: {e}")))?;
+    Ok(AppendOutcome {
+        append_id: stored.append_id,
+        first_position: stored.first_position,
+        last_position: stored.last_position,
+        last_hash,
+        recorded_at_micros: stored.recorded_at_micros,
+        stream_versions: stored.stream_versions,
+        replayed,
+        outcome_json,
+        reply,
+    })
+}
+
+/// Run the append statement on a connection (autocommit) or inside a caller's transaction.
+pub(crate) async fn execute(conn: &mut PgConnection, encoded: &EncodedAppend) -> Result<AppendOutcome, StoreError> {
+    let (replayed, outcome_json, reply): (bool, String, Vec<u8>) = sqlx::query_as(
+        "SELECT replayed, outcome, reply FROM chipledger_append(\
+         $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)",
+    )
+    .bind(&encoded.property)
+    .bind(encoded.append_id)
+    .bind(&encoded.command_ids)
+    .bind(&encoded.request_hashes)
+    .bind(&encoded.reply)
+    .bind(&encoded.streams)
+    .bind(&encoded.expected)
+    .bind(&encoded.event_stream)
+    .bind(&encoded.event_ids)
+    .bind(&encoded.event_types)
+    .bind(&encoded.schema_versions)
+    .bind(&encoded.payloads)
+    .bind(&encoded.metadata)
+    .bind(&encoded.bodies)
+    .bind(&encoded.posting_event)
+    .bind(&encoded.posting_index)
+    .bind(&encoded.posting_account)
+    .bind(&encoded.posting_amount)
+    .bind(&encoded.projection_ops)
+    .fetch_one(conn)
+    .await
+    .map_err(classify)?;
+    decode_outcome(replayed, outcome_json, reply)
+}

@@ -1,0 +1,82 @@
+//! Typed errors of the store. Database refusals of domain invariants arrive from PostgreSQL as
+//! SQLSTATEs of class `CL` with a JSON detail and are turned into variants here, in one place.
+
+use serde::Deserialize;
+
+/// Everything an append or query can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// A stream was not at the expected version; nothing was written.
+    #[error("version conflict on {stream}: expected {expected}, actual {actual}")]
+    VersionConflict { stream: String, expected: i64, actual: i64 },
+    /// A command id was already recorded with a different request (or in another append).
+    #[error("command id {command_id} was already used for a different request")]
+    IdempotencyConflict { command_id: String },
+    /// An event's postings do not sum to zero (R-UNIT-3).
+    #[error("postings of event {event_index} sum to {sum_cents}, not zero (R-UNIT-3)")]
+    Unbalanced { event_index: usize, sum_cents: i128 },
+    /// The append would leave an account that may not go negative below zero (R-UNIT-4).
+    #[error("account {account} would go negative: {balance_cents} cents (R-UNIT-4)")]
+    NegativeBalance { account: String, balance_cents: i64 },
+    /// The request breaks a structural bound or format rule; nothing was sent.
+    #[error("invalid request: {0}")]
+    InvalidRequest(String),
+    /// A concurrent transaction created the same stream, account or command first; retrying the
+    /// whole transaction resolves it (`Store::append` retries by itself).
+    #[error("concurrent write, retry the transaction: {0}")]
+    Contention(String),
+    /// Stored data could not be decoded (a sign of tampering or a bug).
+    #[error("corrupt stored data: {0}")]
+    Corrupt(String),
+    #[error("database: {0}")]
+    Database(#[from] sqlx::Error),
+    #[error("migration: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+}
+
+#[derive(Deserialize)]
+struct ConflictDetail {
+    stream: String,
+    expected: i64,
+    actual: i64,
+}
+#[derive(Deserialize)]
+struct CommandDetail {
+    command_id: String,
+}
+#[derive(Deserialize)]
+struct UnbalancedDetail {
+    event_index: usize,
+    sum_cents: i128,
+}
+#[derive(Deserialize)]
+struct NegativeDetail {
+    account: String,
+    balance_cents: i64,
+}
+
+/// Map a database error to a typed one where PostgreSQL told us which invariant held.
+pub(crate) fn classify(error: sqlx::Error) -> StoreError {
+    let Some(db) = error.as_database_error() else { return StoreError::Database(error) };
+    let code = db.code().map(|c| c.into_owned()).unwrap_or_default();
+    let detail = db
+        .try_downcast_ref::<sqlx::postgres::PgDatabaseError>()
+        .and_then(|e| e.detail())
+        .unwrap_or("")
+        .to_owned();
+    let parsed = match code.as_str() {
+        "CL001" => serde_json::from_str::<ConflictDetail>(&detail)
+            .map(|d| StoreError::VersionConflict { stream: d.stream, expected: d.expected, actual: d.actual }),
+        "CL002" => serde_json::from_str::<CommandDetail>(&detail)
+            .map(|d| StoreError::IdempotencyConflict { command_id: d.command_id }),
+        "CL003" => serde_json::from_str::<UnbalancedDetail>(&detail)
+            .map(|d| StoreError::Unbalanced { event_index: d.event_index, sum_cents: d.sum_cents }),
+        "CL004" => serde_json::from_str::<NegativeDetail>(&detail)
+            .map(|d| StoreError::NegativeBalance { account: d.account, balance_cents: d.balance_cents }),
+        "CL005" => Ok(StoreError::InvalidRequest(detail.clone())),
+        // unique_violation, deadlock_detected, serialization_failure
+        "23505" | "40P01" | "40001" => Ok(StoreError::Contention(db.message().to_owned())),
+        _ => return StoreError::Database(error),
+    };
+    parsed.unwrap_or_else(|e| StoreError::Corrupt(format!("undecodable detail {detail:?} for {code}: {e}")))
+}

@@ -1,0 +1,161 @@
+//! What goes into the log and what comes out of it.
+
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use crate::projection::ProjectionOp;
+
+/// Bounds on one append (TigerStyle: everything that grows has a limit).
+pub const MAX_EVENTS_PER_APPEND: usize = 2_000;
+pub const MAX_STREAMS_PER_APPEND: usize = 64;
+pub const MAX_COMMANDS_PER_APPEND: usize = 1_000;
+pub const MAX_POSTINGS_PER_EVENT: usize = 256;
+pub const MAX_PAYLOAD_BYTES: usize = 64 * 1024;
+pub const MAX_REPLY_BYTES: usize = 1024 * 1024;
+/// Largest page any read returns.
+pub const MAX_PAGE: i64 = 5_000;
+
+/// Who, where, when and why of an event (R-AUDIT-2). Stored as JSON and covered by the hash.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct EventMetadata {
+    pub actor_id: String,
+    pub actor_role: String,
+    pub device: Option<String>,
+    pub command_id: Option<String>,
+    pub correlation_id: Option<String>,
+    pub causation_id: Option<String>,
+    pub trace_id: Option<String>,
+    /// `YYYY-MM-DD`, computed by the caller per R-CHIP-6.
+    pub gaming_day: String,
+    pub config_version: i64,
+    pub reason_code: Option<String>,
+}
+
+/// One leg of a double-entry movement (R-UNIT-3). Account keys follow
+/// `chipledger_rules::Account::key()`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewPosting {
+    pub account: String,
+    pub amount_cents: i64,
+}
+
+/// An event to append. Its stream is given by the [`StreamAppend`] holding it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewEvent {
+    pub event_id: Uuid,
+    pub event_type: String,
+    pub schema_version: i16,
+    /// Any JSON without floating-point numbers (R-UNIT-1).
+    pub payload: serde_json::Value,
+    pub metadata: EventMetadata,
+    pub postings: Vec<NewPosting>,
+}
+
+/// Optimistic concurrency for one stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ExpectedVersion {
+    /// The stream has no events yet.
+    NoStream,
+    /// The stream's last event has exactly this version (versions start at 1).
+    Exact(i64),
+    /// No check (use sparingly: nothing serialises the caller's decision).
+    Any,
+}
+
+impl ExpectedVersion {
+    pub(crate) fn wire(self) -> i64 {
+        match self {
+            ExpectedVersion::NoStream => 0,
+            ExpectedVersion::Exact(version) => version,
+            ExpectedVersion::Any => -1,
+        }
+    }
+}
+
+/// The events for one stream, with the version the decision was made against. A stream with
+/// no events is a pure guard: it is locked and checked but not written, so a decision that only
+/// read it still serialises against writers of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamAppend {
+    pub stream: String,
+    pub expected_version: ExpectedVersion,
+    pub events: Vec<NewEvent>,
+}
+
+/// A client command carried by an append, for idempotency.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandRecord {
+    pub command_id: String,
+    /// SHA-256 of the request as the caller canonicalises it (see [`request_hash`]).
+    pub request_hash: [u8; 32],
+}
+
+/// SHA-256 of a request's bytes, the usual way to fill [`CommandRecord::request_hash`].
+pub fn request_hash(request_bytes: &[u8]) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::digest(request_bytes).into()
+}
+
+/// One atomic append: several commands (a whole hand for the batch RPC), several streams.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AppendRequest {
+    pub property: String,
+    pub commands: Vec<CommandRecord>,
+    pub streams: Vec<StreamAppend>,
+    /// Opaque bytes stored with the commands and returned unchanged on an idempotent replay
+    /// (e.g. the serialised decision); together with the outcome it rebuilds the reply.
+    pub reply: Vec<u8>,
+    /// Extra domain projection writes decided by the caller (in addition to those the store's
+    /// [`crate::InlineProjection`] derives from the events).
+    pub projection_ops: Vec<ProjectionOp>,
+}
+
+/// What an append did. On a replay every field except `replayed` is the original one, and
+/// `outcome_json`/`reply` are byte-identical to the first answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppendOutcome {
+    pub append_id: Uuid,
+    pub first_position: i64,
+    pub last_position: i64,
+    pub last_hash: [u8; 32],
+    pub recorded_at_micros: i64,
+    /// The new version of each stream of the request, in request order.
+    pub stream_versions: Vec<(String, i64)>,
+    pub replayed: bool,
+    /// The stored outcome, exactly as first returned.
+    pub outcome_json: String,
+    pub reply: Vec<u8>,
+}
+
+impl AppendOutcome {
+    /// Positions of the request's events in request order (streams in order, events in order).
+    pub fn positions(&self) -> std::ops::RangeInclusive<i64> {
+        self.first_position..=self.last_position
+    }
+}
+
+/// An event as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedEvent {
+    pub property: String,
+    pub position: i64,
+    pub stream: String,
+    pub stream_version: i64,
+    pub event_id: Uuid,
+    pub event_type: String,
+    pub schema_version: i16,
+    pub payload: serde_json::Value,
+    /// Kept as stored JSON so the hash is recomputed from exactly what is there.
+    pub metadata: serde_json::Value,
+    pub recorded_at: OffsetDateTime,
+    pub hash: [u8; 32],
+    pub postings: Vec<NewPosting>,
+}
+
+impl RecordedEvent {
+    /// The metadata as its typed form.
+    pub fn typed_metadata(&self) -> Result<EventMetadata, serde_json::Error> {
+        serde_json::from_value(self.metadata.clone())
+    }
+}

@@ -1,0 +1,174 @@
+//! Async projections (reports): built from the log after the fact, each with a checkpoint
+//! (last position applied) written in the same transaction as its rows, so a crash never
+//! applies an event twice or skips one, and a rebuild from position zero gives the same rows.
+//!
+//! [`TableDayReport`]: movements per table per gaming day, for cage reconciliation.
+
+use std::collections::BTreeMap;
+
+use crate::Store;
+use crate::error::StoreError;
+use crate::event::RecordedEvent;
+
+const PROJECTION: &str = "report_table_day";
+const PAGE_EVENTS: i64 = 1_000;
+
+/// One row of the table/day report.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct TableDayRow {
+    pub table_id: String,
+    pub gaming_day: String,
+    pub event_count: i64,
+    /// Events that moved chips (non-empty postings).
+    pub movement_count: i64,
+    /// Sum of postings into the table's accounts.
+    pub chips_in_cents: i64,
+    /// Sum of postings out of the table's accounts, as a positive number.
+    pub chips_out_cents: i64,
+    pub last_position: i64,
+}
+
+/// Movements per table per gaming day.
+pub struct TableDayReport;
+
+impl TableDayReport {
+    /// Apply up to `max_events` new events; returns how many were applied.
+    pub async fn catch_up(store: &Store, property: &str, max_events: i64) -> Result<i64, StoreError> {
+        let mut applied = 0;
+        while applied < max_events {
+            let step = Self::apply_page(store, property, (max_events - applied).min(PAGE_EVENTS)).await?;
+            if step == 0 {
+                break;
+            }
+            applied += step;
+        }
+        Ok(applied)
+    }
+
+    async fn apply_page(store: &Store, property: &str, limit: i64) -> Result<i64, StoreError> {
+        let mut tx = store.pool().begin().await?;
+        sqlx::query("INSERT INTO projection_checkpoints (projection, property, position) VALUES ($1, $2, 0) ON CONFLICT DO NOTHING")
+            .bind(PROJECTION)
+            .bind(property)
+            .execute(&mut *tx)
+            .await?;
+        let checkpoint: i64 = sqlx::query_scalar(
+            "SELECT position FROM projection_checkpoints WHERE projection = $1 AND property = $2 FOR UPDATE",
+        )
+        .bind(PROJECTION)
+        .bind(property)
+        .fetch_one(&mut *tx)
+        .await?;
+        let events = crate::read::read_all(&mut *tx, property, checkpoint, limit).await?;
+        let Some(last) = events.last().map(|e| e.position) else { return Ok(0) };
+        let rows = aggregate(&events);
+        let mut table_ids = Vec::new();
+        let mut days = Vec::new();
+        let mut columns: [Vec<i64>; 5] = Default::default();
+        for ((table_id, day), row) in rows {
+            table_ids.push(table_id);
+            days.push(day);
+            for (column, value) in columns.iter_mut().zip([
+                row.event_count,
+                row.movement_count,
+                row.chips_in_cents,
+                row.chips_out_cents,
+                row.last_position,
+            ]) {
+                column.push(value);
+            }
+        }
+        sqlx::query(
+            "INSERT INTO report_table_day AS r (property, table_id, gaming_day, event_count, movement_count, \
+             chips_in_cents, chips_out_cents, last_position) \
+             SELECT $1, * FROM unnest($2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[]) \
+             ON CONFLICT (property, table_id, gaming_day) DO UPDATE SET \
+               event_count = r.event_count + EXCLUDED.event_count, \
+               movement_count = r.movement_count + EXCLUDED.movement_count, \
+               chips_in_cents = r.chips_in_cents + EXCLUDED.chips_in_cents, \
+               chips_out_cents = r.chips_out_cents + EXCLUDED.chips_out_cents, \
+               last_position = EXCLUDED.last_position",
+        )
+        .bind(property)
+        .bind(&table_ids)
+        .bind(&days)
+        .bind(&columns[0])
+        .bind(&columns[1])
+        .bind(&columns[2])
+        .bind(&columns[3])
+        .bind(&columns[4])
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query("UPDATE projection_checkpoints SET position = $3 WHERE projection = $1 AND property = $2")
+            .bind(PROJECTION)
+            .bind(property)
+            .bind(last)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(events.len() as i64)
+    }
+
+    /// Drop the property's rows and checkpoint, and rebuild from position zero to the head.
+    pub async fn rebuild(store: &Store, property: &str) -> Result<i64, StoreError> {
+        let mut tx = store.pool().begin().await?;
+        sqlx::query("INSERT INTO projection_checkpoints (projection, property, position) VALUES ($1, $2, 0) \
+                     ON CONFLICT (projection, property) DO UPDATE SET position = 0")
+            .bind(PROJECTION)
+            .bind(property)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("DELETE FROM report_table_day WHERE property = $1").bind(property).execute(&mut *tx).await?;
+        tx.commit().await?;
+        Self::catch_up(store, property, i64::MAX).await
+    }
+
+    pub async fn checkpoint(store: &Store, property: &str) -> Result<i64, StoreError> {
+        let position: Option<i64> =
+            sqlx::query_scalar("SELECT position FROM projection_checkpoints WHERE projection = $1 AND property = $2")
+                .bind(PROJECTION)
+                .bind(property)
+                .fetch_optional(store.pool())
+                .await?;
+        Ok(position.unwrap_or(0))
+    }
+
+    pub async fn rows(store: &Store, property: &str) -> Result<Vec<TableDayRow>, StoreError> {
+        Ok(sqlx::query_as(
+            "SELECT table_id, gaming_day, event_count, movement_count, chips_in_cents, chips_out_cents, last_position \
+             FROM report_table_day WHERE property = $1 ORDER BY table_id, gaming_day",
+        )
+        .bind(property)
+        .fetch_all(store.pool())
+        .await?)
+    }
+}
+
+fn aggregate(events: &[RecordedEvent]) -> BTreeMap<(String, String), TableDayRow> {
+    let mut rows: BTreeMap<(String, String), TableDayRow> = BTreeMap::new();
+    for event in events {
+        let Some(table_id) = event.stream.strip_prefix("table-") else { continue };
+        let day = event.metadata.get("gaming_day").and_then(|d| d.as_str()).unwrap_or("").to_owned();
+        let row = rows.entry((table_id.to_owned(), day.clone())).or_insert_with(|| TableDayRow {
+            table_id: table_id.to_owned(),
+            gaming_day: day,
+            event_count: 0,
+            movement_count: 0,
+            chips_in_cents: 0,
+            chips_out_cents: 0,
+            last_position: 0,
+        });
+        row.event_count += 1;
+        row.movement_count += i64::from(!event.postings.is_empty());
+        let prefix = format!("table/{table_id}/");
+        for posting in event.postings.iter().filter(|p| p.account.starts_with(&prefix)) {
+            if posting.amount_cents > 0 {
+                row.chips_in_cents += posting.amount_cents;
+            } else {
+                row.chips_out_cents -= posting.amount_cents;
+            }
+        }
+        row.last_position = event.position;
+    }
+    rows
+}

@@ -1,0 +1,198 @@
+//! Append, expected versions, idempotency, postings and balances.
+
+use chipledger_store::*;
+
+use crate::*;
+
+#[tokio::test]
+async fn append_then_read_back_in_order_with_dense_positions() -> anyhow::Result<()> {
+    let db = fresh("append_read").await?;
+    let first = db.store.append(&one_stream("table-T1", ExpectedVersion::NoStream, buy_ins(3, "c1"))).await?;
+    assert_eq!((first.first_position, first.last_position), (1, 3));
+    assert_eq!(first.stream_versions, vec![("table-T1".to_owned(), 3)]);
+    let second = db.store.append(&one_stream("table-T1", ExpectedVersion::Exact(3), buy_ins(2, "c2"))).await?;
+    assert_eq!((second.first_position, second.last_position), (4, 5));
+
+    let all = db.store.read_all(PROPERTY, 0, 100).await?;
+    assert_eq!(all.iter().map(|e| e.position).collect::<Vec<_>>(), vec![1, 2, 3, 4, 5]);
+    assert_eq!(all.iter().map(|e| e.stream_version).collect::<Vec<_>>(), vec![1, 2, 3, 4, 5]);
+    assert_eq!(all[0].payload["note"], "é\"\\\u{1}");
+    assert_eq!(all[0].postings[1], NewPosting { account: "table/T1/seat/1".into(), amount_cents: 100 });
+    assert_eq!(all[4].hash, second.last_hash);
+    assert_eq!(all[0].typed_metadata()?, metadata("c1"));
+    let stream = db.store.read_stream(PROPERTY, "table-T1", 3, 10).await?;
+    assert_eq!(stream.iter().map(|e| e.position).collect::<Vec<_>>(), vec![4, 5]);
+    // Another property has its own positions and chain.
+    let other = AppendRequest { property: "casino-2".into(), ..one_stream("table-T1", ExpectedVersion::NoStream, buy_ins(1, "c1")) };
+    assert_eq!(db.store.append(&other).await?.first_position, 1);
+    Ok(())
+}
+
+#[tokio::test]
+async fn version_conflict_is_typed_and_writes_nothing() -> anyhow::Result<()> {
+    let db = fresh("append_conflict").await?;
+    db.store.append(&one_stream("table-T1", ExpectedVersion::NoStream, buy_ins(2, "c1"))).await?;
+    // Two streams, the second one stale: nothing of the first may land either.
+    let mut request = one_stream("player-P1", ExpectedVersion::NoStream, buy_ins(1, "c2"));
+    request.commands = vec![command("c2", "buy-in 1")];
+    request.streams.push(StreamAppend {
+        stream: "table-T1".into(),
+        expected_version: ExpectedVersion::Exact(1),
+        events: buy_ins(1, "c2"),
+    });
+    let error = db.store.append(&request).await.unwrap_err();
+    assert!(
+        matches!(&error, StoreError::VersionConflict { stream, expected: 1, actual: 2 } if stream == "table-T1"),
+        "{error:?}"
+    );
+    assert_eq!(db.store.read_all(PROPERTY, 0, 100).await?.len(), 2);
+    assert_eq!(db.store.stream_version(PROPERTY, "player-P1").await?, 0);
+    // NoStream on an existing stream conflicts too; the command id was not consumed.
+    let error = db.store.append(&one_stream("table-T1", ExpectedVersion::NoStream, buy_ins(1, "c3"))).await.unwrap_err();
+    assert!(matches!(error, StoreError::VersionConflict { expected: 0, actual: 2, .. }), "{error:?}");
+    request.streams[1].expected_version = ExpectedVersion::Exact(2);
+    assert!(!db.store.append(&request).await?.replayed);
+    Ok(())
+}
+
+#[tokio::test]
+async fn idempotent_replay_returns_the_original_bytes_and_a_changed_request_conflicts() -> anyhow::Result<()> {
+    let db = fresh("append_idem").await?;
+    let mut request = one_stream("table-T1", ExpectedVersion::NoStream, buy_ins(2, "cmd-1"));
+    request.commands = vec![command("cmd-1", "buy-in 200")];
+    request.reply = b"decision: two events".to_vec();
+    let original = db.store.append(&request).await?;
+    assert!(!original.replayed);
+
+    // A retry (new event ids, as a client retry would produce) returns the original outcome,
+    // even from another Store (a restarted server) and even though the version moved on.
+    let restarted = migrated_store(&db.admin_url).await?;
+    let mut retry = one_stream("table-T1", ExpectedVersion::NoStream, buy_ins(2, "cmd-1"));
+    retry.commands = request.commands.clone();
+    let replay = restarted.append(&retry).await?;
+    assert!(replay.replayed);
+    assert_eq!(replay.outcome_json.as_bytes(), original.outcome_json.as_bytes());
+    assert_eq!(replay.reply, b"decision: two events");
+    assert_eq!((replay.first_position, replay.last_position, replay.last_hash), (1, 2, original.last_hash));
+    assert_eq!(db.store.read_all(PROPERTY, 0, 100).await?.len(), 2);
+
+    // Same id, different request: conflict, nothing written.
+    retry.commands = vec![command("cmd-1", "buy-in 300")];
+    let error = restarted.append(&retry).await.unwrap_err();
+    assert!(matches!(&error, StoreError::IdempotencyConflict { command_id } if command_id == "cmd-1"), "{error:?}");
+
+    // Inside one batch: the same id twice with equal requests is one command; with different
+    // requests it is a conflict.
+    let mut batch = one_stream("table-T1", ExpectedVersion::Exact(2), buy_ins(1, "cmd-2"));
+    batch.commands = vec![command("cmd-2", "a"), command("cmd-3", "b"), command("cmd-2", "a")];
+    assert!(!db.store.append(&batch).await?.replayed);
+    assert!(db.store.append(&batch).await?.replayed);
+    batch.commands = vec![command("cmd-4", "a"), command("cmd-4", "b")];
+    assert!(matches!(db.store.append(&batch).await, Err(StoreError::IdempotencyConflict { .. })));
+    // A new batch reusing an executed command id alongside new ones is a conflict, not a replay.
+    batch.commands = vec![command("cmd-5", "x"), command("cmd-2", "a")];
+    assert!(matches!(db.store.append(&batch).await, Err(StoreError::IdempotencyConflict { .. })));
+    assert_eq!(db.store.read_all(PROPERTY, 0, 100).await?.len(), 3);
+    Ok(())
+}
+
+#[tokio::test]
+async fn r_unit_3_unbalanced_postings_are_refused() -> anyhow::Result<()> {
+    let db = fresh("append_unbalanced").await?;
+    let mut events = buy_ins(2, "c1");
+    events[1].postings[0].amount_cents -= 1;
+    let error = db.store.append(&one_stream("table-T1", ExpectedVersion::NoStream, events)).await.unwrap_err();
+    assert!(matches!(error, StoreError::Unbalanced { event_index: 1, sum_cents: -1 }), "{error:?}");
+    assert!(db.store.read_all(PROPERTY, 0, 10).await?.is_empty());
+    Ok(())
+}
+
+#[tokio::test]
+async fn r_unit_4_seat_stack_may_not_go_negative() -> anyhow::Result<()> {
+    let db = fresh("append_negative").await?;
+    let request = one_stream("table-T1", ExpectedVersion::NoStream, vec![movement("BuyIn", "house/bank", "table/T1/seat/2", 500, "c1")]);
+    db.store.append(&request).await?;
+    let bet = movement("Bet", "table/T1/seat/2", "table/T1/pot/0", 600, "c2");
+    let error = db.store.append(&one_stream("table-T1", ExpectedVersion::Exact(1), vec![bet])).await.unwrap_err();
+    assert!(
+        matches!(&error, StoreError::NegativeBalance { account, balance_cents: -100 } if account == "table/T1/seat/2"),
+        "{error:?}"
+    );
+    // house accounts may go negative; a fresh pocket may not.
+    let pocket = movement("Cashout", "player/P1/pocket", "cage/MAIN/cash", 1, "c3");
+    assert!(matches!(
+        db.store.append(&one_stream("player-P1", ExpectedVersion::NoStream, vec![pocket])).await,
+        Err(StoreError::NegativeBalance { .. })
+    ));
+    assert_eq!(db.store.projected_balance(PROPERTY, "table/T1/seat/2").await?, 500);
+    assert_eq!(db.store.projected_balance(PROPERTY, "house/bank").await?, -500);
+    Ok(())
+}
+
+#[tokio::test]
+async fn balances_as_of_position_and_time_and_the_sum_is_zero_everywhere() -> anyhow::Result<()> {
+    let db = fresh("append_balances").await?;
+    let a = db.store.append(&one_stream("table-T1", ExpectedVersion::NoStream, buy_ins(2, "c1"))).await?; // 100 + 101
+    let events = db.store.read_all(PROPERTY, 0, 10).await?;
+    let b = db.store.append(&one_stream("table-T1", ExpectedVersion::Exact(2), vec![movement("Bet", "table/T1/seat/1", "table/T1/pot/0", 150, "c2")])).await?;
+    assert_eq!(db.store.balance(PROPERTY, "table/T1/seat/1", AsOf::Position(1)).await?, 100);
+    assert_eq!(db.store.balance(PROPERTY, "table/T1/seat/1", AsOf::Position(a.last_position)).await?, 201);
+    assert_eq!(db.store.balance(PROPERTY, "table/T1/seat/1", AsOf::Head).await?, 51);
+    assert_eq!(db.store.balance(PROPERTY, "table/T1/seat/1", AsOf::Time(events[1].recorded_at)).await?, 201);
+    assert_eq!(db.store.projected_balance(PROPERTY, "table/T1/seat/1").await?, 51);
+    for position in 0..=b.last_position {
+        assert_eq!(db.store.balances_sum(PROPERTY, AsOf::Position(position)).await?, 0);
+    }
+    let filtered = db
+        .store
+        .events_by_filter(PROPERTY, &EventFilter { account: Some("table/T1/pot/0".into()), limit: 10, ..Default::default() })
+        .await?;
+    assert_eq!(filtered.iter().map(|e| e.position).collect::<Vec<_>>(), vec![3]);
+    let by_command = db
+        .store
+        .events_by_filter(PROPERTY, &EventFilter { command_id: Some("c1".into()), limit: 10, ..Default::default() })
+        .await?;
+    assert_eq!(by_command.len(), 2);
+    Ok(())
+}
+
+#[tokio::test]
+async fn floats_and_oversized_batches_are_refused_before_the_database() -> anyhow::Result<()> {
+    let db = fresh("append_invalid").await?;
+    let mut events = buy_ins(1, "c1");
+    events[0].payload = serde_json::json!({"amount": 1.5});
+    assert!(matches!(
+        db.store.append(&one_stream("table-T1", ExpectedVersion::NoStream, events)).await,
+        Err(StoreError::InvalidRequest(_))
+    ));
+    let too_many = buy_ins(MAX_EVENTS_PER_APPEND + 1, "c1");
+    assert!(matches!(
+        db.store.append(&one_stream("table-T1", ExpectedVersion::NoStream, too_many)).await,
+        Err(StoreError::InvalidRequest(_))
+    ));
+    Ok(())
+}
+
+#[tokio::test]
+async fn rejections_are_recorded_for_auditors_and_move_nothing() -> anyhow::Result<()> {
+    let db = fresh("append_rejections").await?;
+    let record = RejectionRecord {
+        property: PROPERTY.into(),
+        command_id: "cmd-9".into(),
+        reason_code: "RATHOLING_FORBIDDEN".into(),
+        rule_id: "R-STAKE-2".into(),
+        numbers: vec![("stack_cents".into(), 30_000), ("removed_cents".into(), 10_000)],
+        detail: "took chips off the table".into(),
+        actor_id: "dealer-7".into(),
+        actor_role: "Dealer".into(),
+        device: None,
+        streams: vec!["table-T1".into()],
+        request: serde_json::json!({"remove_cents": 10000}),
+    };
+    let id = db.store.record_rejection(&record).await?;
+    let stored = db.store.rejections(PROPERTY, 0, 10).await?;
+    assert_eq!(stored.len(), 1);
+    assert_eq!((stored[0].rejection_id, &stored[0].record), (id, &record));
+    assert!(db.store.read_all(PROPERTY, 0, 10).await?.is_empty());
+    Ok(())
+}
