@@ -259,17 +259,25 @@ BEGIN
             DETAIL = json_build_object('event_index', k - 1, 'sum_cents', v_conflict::numeric)::text;
     END IF;
 
-    -- 4. Account balances: lock existing rows in account order, check R-UNIT-4, apply.
+    -- 4. Account balances: create missing rows at zero (a concurrent creator just makes us
+    --    wait), lock all rows in account order, check R-UNIT-4, apply.
     IF cardinality(p_posting_account) > 0 THEN
+        INSERT INTO account_balances (property, account, balance_cents)
+        SELECT DISTINCT p_property, p.account, 0::bigint
+          FROM unnest(p_posting_account) AS p(account)
+         WHERE NOT EXISTS (SELECT 1 FROM account_balances b
+                            WHERE b.property = p_property AND b.account = p.account)
+         ORDER BY p.account
+        ON CONFLICT (property, account) DO NOTHING;
         PERFORM 1 FROM account_balances b
           WHERE b.property = p_property AND b.account = ANY (p_posting_account)
           ORDER BY b.account FOR UPDATE;
-        SELECT d.account, coalesce(b.balance_cents, 0) + d.delta INTO v_account, v_balance
+        SELECT d.account, b.balance_cents + d.delta INTO v_account, v_balance
           FROM (SELECT p.account, sum(p.amount)::bigint AS delta
                   FROM unnest(p_posting_account, p_posting_amount) AS p(account, amount)
                  GROUP BY p.account) d
-          LEFT JOIN account_balances b ON b.property = p_property AND b.account = d.account
-         WHERE coalesce(b.balance_cents, 0) + d.delta < 0
+          JOIN account_balances b ON b.property = p_property AND b.account = d.account
+         WHERE b.balance_cents + d.delta < 0
            AND chipledger_account_non_negative(d.account)
          ORDER BY d.account LIMIT 1;
         IF FOUND THEN
@@ -282,12 +290,6 @@ BEGIN
                     GROUP BY p.account)
         UPDATE account_balances b SET balance_cents = b.balance_cents + d.delta
           FROM d WHERE b.property = p_property AND b.account = d.account AND d.delta <> 0;
-        INSERT INTO account_balances (property, account, balance_cents)
-        SELECT p_property, p.account, sum(p.amount)::bigint
-          FROM unnest(p_posting_account, p_posting_amount) AS p(account, amount)
-         WHERE NOT EXISTS (SELECT 1 FROM account_balances b
-                            WHERE b.property = p_property AND b.account = p.account)
-         GROUP BY p.account ORDER BY p.account;
     END IF;
 
     -- 5. Domain projections (written by chipledger_apply_projection_ops, see 0002).

@@ -75,7 +75,8 @@ impl ExpectedVersion {
 
 /// The events for one stream, with the version the decision was made against. A stream with
 /// no events is a pure guard: it is locked and checked but not written, so a decision that only
-/// read it still serialises against writers of it.
+/// read it serialises against writers of it, but not against other guards. Decisions that must
+/// exclude each other (two buy-ins of one player) each append an event to the shared stream.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StreamAppend {
     pub stream: String,
