@@ -1,1 +1,261 @@
-//! chipledger-rules: the pure rules core (work in progress).
+//! # chipledger-rules: the pure rules core of the chip ledger
+//!
+//! Deciders and pure queries for every rule of `RULES.md`: a command is judged against the
+//! state of the streams it touches and either becomes events (each chip movement carrying its
+//! double-entry postings) or is refused with a stable reason. No I/O, no async, no clock (time
+//! comes in the [`CommandContext`]), no SQL, no gRPC, no randomness. Not for: persistence,
+//! authentication, wire formats.
+//!
+//! ## API map
+//! - Units: [`Cents`] (`i64`, R-UNIT-1), [`ChipSet`], [`ChipCount`] (`money`).
+//! - Ids and streams: [`TableId`], [`PlayerId`], [`CageId`], [`StreamId`] (`key()`/`FromStr`:
+//!   `table-T1`, `player-P7`, `cage-MAIN`), [`Seat`] (`u8`, 1..=10).
+//! - Accounts: [`Account`] (`key()`/`FromStr`, serde as the key string), [`Posting`],
+//!   [`HouseAccount`] (`accounts`).
+//! - Refusals: [`Reason`] `{code, rule}`, [`Rejection`] `{reason, numbers, detail}`,
+//!   [`all_reasons()`]. Each module lists its reasons in `REASONS`.
+//! - Configuration: [`TableConfig`] with presets `no_limit_holdem`, `pot_limit_holdem`,
+//!   `pot_limit_omaha`, `half_pot_limit_holdem`, `cap_limit_holdem`, `fixed_limit_holdem`,
+//!   `fixed_limit_holdem_kill`, `spread_limit_holdem`, `seven_card_stud` (`config`).
+//! - Commands: [`Command`] = `Table(`[`TableCommand`]` {table_id, op: `[`TableOp`]`})`
+//!   | `Player(`[`PlayerCommand`]`)` | `Cage(`[`CageCommand`]`)`; [`Command::streams`].
+//! - Events: [`Event`] = `Table(`[`TableEvent`]`)` | `Player(`[`PlayerEvent`]`)` |
+//!   `Cage(`[`CageEvent`]`)`; [`Event::event_type`], [`Event::postings`], [`Event::moves_chips`].
+//!   Serde: internally tagged with `"type"` = the variant name.
+//! - Deciding: [`decide`]`(&`[`Snapshot`]`, &`[`CommandContext`]`, &Command) ->
+//!   Result<Vec<(StreamId, Event)>, Rejection>`. Fast path for one table:
+//!   [`decide_table`]`(&TableState, &CommandContext, &TableCommand)`.
+//! - Evolving: [`TableState::evolve`], [`PlayerState::evolve`], [`CageState::evolve`] (by value).
+//! - Queries: [`legal_actions`]`(&TableState) -> Option<`[`LegalActions`]`>`,
+//!   [`pots::layer_pots`], [`TableState::balances`], [`TableState::stack_cents`].
+//! - Hand commands ([`TableOp`]): `StartHand{hand_no, button_seat, dealt_seats}`,
+//!   `Post{seat, kind: `[`PostKind`]`, amount_cents}`, `Act{seat, action: `[`Action`]`}`
+//!   (`Bet{to_cents}`/`Raise{to_cents}` are "raise to" totals and interchangeable; `AllIn`;
+//!   `Complete`), `NextRound{first_to_act_seat}`, `Showdown{high, low}`, `EndHand`.
+//!
+//! ## The snapshot
+//! [`Snapshot`] is the set of stream states the caller loaded for a command: build it with
+//! `Snapshot::new().with_table(&id, &state).with_player(..).with_cage(..)`. A stream that does
+//! not exist yet is passed as its `Default` state. [`Command::streams`] says which streams to
+//! load; a missing one is refused with `STREAM_NOT_LOADED`. AML thresholds ride on the snapshot
+//! (`Snapshot::aml`, default $3,000 / $10,000).
+//!
+//! ## The model
+//! **Accounts** (R-UNIT-3). Every chip or cash holding is an [`Account`]: per table the seat
+//! stacks, the tray by denomination, the drop box, rake box, toke box, kitty, jackpot fund and
+//! `pot/0` (chips of the hand in play); per patron the pocket (chips off the table) and IOUs;
+//! per cage the chips by denomination, cash and marker receivable; and house accounts for
+//! value entering or leaving (`house/patrons` for cash and credit, `house/chip-stock` for
+//! chips put into circulation). An event's postings sum to zero; so the sum of all balances
+//! is zero at every position of the log. No stack, tray denomination, kitty or pot is ever
+//! negative (R-UNIT-4).
+//!
+//! **Streams.** `table-{id}` holds the table session (config version, seats, hands, tray,
+//! fills/credits, rake, kitty, tips, shift closes); `player-{id}` the patron (pocket chips,
+//! credit line and markers, departures for the re-buy wait, daily cash totals); `cage-{id}`
+//! the cage (inventory, chip issue and redemption, slip and marker numbers). A command that
+//! touches several streams returns one event per stream, and its postings are on exactly one
+//! of them: the table event if a table is touched, else the cage event, else the player event.
+//! Each state's `evolve` reads its own event; [`TableState`] applies the postings on its own
+//! accounts, so its balances are exactly the ledger's.
+//!
+//! **A hand.** `StartHand` fixes who is dealt (R-STAKE-1: from now on the stacks change only
+//! by betting). `Post`s put antes (dead) and blinds (live) into `pot/0`. Then `Act` by the seat
+//! in turn only (R-BET-1); [`legal_actions`] tells who is in turn and the minimum and maximum
+//! "raise to" for the structure (no limit, pot limit, half pot, fixed limit with cap and
+//! heads-up exception, spread, cap limit) and the full-bet or half-bet rule for short all-ins.
+//! When nobody has to act the round is complete; `NextRound` deals the next street (the round
+//! index gives small or big bet in fixed limit). The last fold settles the hand at once;
+//! otherwise `Showdown` reports the ranking (ties grouped, optional low ranking) and the
+//! engine layers contributions into main and side pots at the all-in levels (R-POT-1..3),
+//! returns what was not called (R-POT-4), takes rake from the main pot first and the jackpot
+//! drop (R-RAKE-1, -2), the kitty chip (R-KITTY-1), and awards each pot to its eligible
+//! winners with odd chips clockwise from the button (R-POT-5). `EndHand` closes it; between
+//! hands players may buy in, top up, color change, tip, or cash out.
+//!
+//! **Configuration version** (R-AUDIT-2): every table event is judged under
+//! `TableState::config.version`; the store records it in the event metadata together with the
+//! actor, role and gaming day of the [`CommandContext`].
+
+pub mod accounts;
+pub mod aml;
+pub mod betting;
+pub mod cage;
+pub mod config;
+pub mod corrections;
+pub mod hand;
+pub mod inventory;
+pub mod iou;
+pub mod kitty;
+pub mod ledger;
+pub mod markers;
+pub mod money;
+pub mod player;
+pub mod posts;
+pub mod pots;
+pub mod rake;
+pub mod rebuy;
+pub mod rejection;
+pub mod seating;
+pub mod streams;
+pub mod table;
+pub mod table_stakes;
+pub mod tips;
+
+use serde::{Deserialize, Serialize};
+
+pub use accounts::{Account, HouseAccount, Posting};
+pub use aml::{AmlThresholds, CashDirection};
+pub use betting::{LegalActions, RaiseRange, legal_actions};
+pub use cage::{CageCommand, CageEvent, CageOp, CageState, MarkerDelivery};
+pub use config::{BettingStructure, FeePolicy, IncompleteRaiseRule, KillPolicy, StakesMode, TableConfig};
+pub use hand::{Action, ActionKind, HandPhase, HandState, InHand, PostKind};
+pub use ledger::{decide, decide_table};
+pub use money::{Cents, ChipCount, ChipSet};
+pub use player::{PlayerCommand, PlayerEvent, PlayerOp, PlayerState};
+pub use pots::PotResult;
+pub use rejection::{Reason, Rejection};
+pub use streams::{CageId, PlayerId, Seat, StreamId, TableId};
+pub use table::{FundsSource, Signers, TableCommand, TableEvent, TableOp, TableState};
+
+/// Seats per table, at most (bound).
+pub const MAX_SEATS: usize = 10;
+
+/// Who issued a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Role {
+    Dealer,
+    FloorSupervisor,
+    Cage,
+    Auditor,
+    Admin,
+    System,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Actor {
+    pub id: String,
+    pub role: Role,
+}
+
+/// Context of a command: time and gaming day come from the caller (no clock in the core).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommandContext {
+    pub at_unix_ms: i64,
+    /// `YYYY-MM-DD`, computed by the caller per R-CHIP-6.
+    pub gaming_day: String,
+    pub actor: Actor,
+}
+
+/// Any command.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Command {
+    Table(TableCommand),
+    Player(PlayerCommand),
+    Cage(CageCommand),
+}
+
+/// Any event.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Event {
+    Table(TableEvent),
+    Player(PlayerEvent),
+    Cage(CageEvent),
+}
+
+impl Command {
+    /// The streams `decide` needs (and may append to), the command's own stream first.
+    pub fn streams(&self) -> Vec<StreamId> {
+        ledger::streams_of(self)
+    }
+}
+
+impl Event {
+    pub fn event_type(&self) -> &'static str {
+        match self {
+            Event::Table(e) => e.event_type(),
+            Event::Player(e) => e.event_type(),
+            Event::Cage(e) => e.event_type(),
+        }
+    }
+
+    /// The double-entry postings of this event (R-UNIT-3); they sum to zero.
+    pub fn postings(&self) -> Vec<Posting> {
+        match self {
+            Event::Table(e) => e.postings().to_vec(),
+            Event::Player(_) => Vec::new(),
+            Event::Cage(e) => e.postings().to_vec(),
+        }
+    }
+
+    /// A chip movement: an event with postings.
+    pub fn moves_chips(&self) -> bool {
+        match self {
+            Event::Table(e) => !e.postings().is_empty(),
+            Event::Player(_) => false,
+            Event::Cage(e) => !e.postings().is_empty(),
+        }
+    }
+}
+
+/// The states of the streams a command touches, loaded by the caller.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot<'a> {
+    pub tables: Vec<(&'a TableId, &'a TableState)>,
+    pub players: Vec<(&'a PlayerId, &'a PlayerState)>,
+    pub cages: Vec<(&'a CageId, &'a CageState)>,
+    pub aml: AmlThresholds,
+}
+
+impl<'a> Snapshot<'a> {
+    pub fn new() -> Snapshot<'a> {
+        Snapshot::default()
+    }
+    pub fn with_table(mut self, id: &'a TableId, state: &'a TableState) -> Snapshot<'a> {
+        self.tables.push((id, state));
+        self
+    }
+    pub fn with_player(mut self, id: &'a PlayerId, state: &'a PlayerState) -> Snapshot<'a> {
+        self.players.push((id, state));
+        self
+    }
+    pub fn with_cage(mut self, id: &'a CageId, state: &'a CageState) -> Snapshot<'a> {
+        self.cages.push((id, state));
+        self
+    }
+    pub fn table(&self, id: &TableId) -> Option<&'a TableState> {
+        self.tables.iter().find(|(t, _)| *t == id).map(|(_, s)| *s)
+    }
+    pub fn player(&self, id: &PlayerId) -> Option<&'a PlayerState> {
+        self.players.iter().find(|(p, _)| *p == id).map(|(_, s)| *s)
+    }
+    pub fn cage(&self, id: &CageId) -> Option<&'a CageState> {
+        self.cages.iter().find(|(c, _)| *c == id).map(|(_, s)| *s)
+    }
+}
+
+/// Every reason code the core can return, across modules.
+pub fn all_reasons() -> Vec<Reason> {
+    let lists: &[&[Reason]] = &[
+        money::REASONS,
+        accounts::REASONS,
+        streams::REASONS,
+        config::REASONS,
+        ledger::REASONS,
+        seating::REASONS,
+        table_stakes::REASONS,
+        rebuy::REASONS,
+        posts::REASONS,
+        betting::REASONS,
+        pots::REASONS,
+        tips::REASONS,
+        kitty::REASONS,
+        rake::REASONS,
+        inventory::REASONS,
+        cage::REASONS,
+        markers::REASONS,
+        iou::REASONS,
+        corrections::REASONS,
+    ];
+    lists.iter().flat_map(|l| l.iter().copied()).collect()
+}

@@ -1,0 +1,128 @@
+//! Anti-money-laundering aggregation per patron per gaming day (R-AUDIT-4).
+//!
+//! Cash in and cash out are summed separately, never netted. Each cash transaction over the
+//! MTL threshold (default $3,000) goes to the multiple transaction log; the first time a day's
+//! total in either direction goes over the CTR threshold (default $10,000) a currency
+//! transaction report is required (due within 15 days). Thresholds are configuration.
+
+use serde::{Deserialize, Serialize};
+
+use crate::money::Cents;
+
+/// Direction of a cash transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CashDirection {
+    In,
+    Out,
+}
+
+/// Property-wide AML thresholds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AmlThresholds {
+    /// A single transaction strictly over this goes to the MTL.
+    pub mtl_over_cents: Cents,
+    /// A day's total strictly over this requires a CTR.
+    pub ctr_over_cents: Cents,
+    pub ctr_due_days: u32,
+}
+
+impl Default for AmlThresholds {
+    fn default() -> AmlThresholds {
+        AmlThresholds { mtl_over_cents: 300_000, ctr_over_cents: 1_000_000, ctr_due_days: 15 }
+    }
+}
+
+/// A patron's cash totals for one gaming day.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CashDay {
+    pub gaming_day: String,
+    pub cash_in_cents: Cents,
+    pub cash_out_cents: Cents,
+    pub ctr_in_required: bool,
+    pub ctr_out_required: bool,
+}
+
+impl CashDay {
+    /// The totals as seen on `gaming_day` (a new day starts from zero).
+    pub fn on(&self, gaming_day: &str) -> CashDay {
+        if self.gaming_day == gaming_day {
+            self.clone()
+        } else {
+            CashDay { gaming_day: gaming_day.to_string(), ..CashDay::default() }
+        }
+    }
+
+    pub(crate) fn record(&mut self, gaming_day: &str, direction: CashDirection, amount_cents: Cents, ctr_required: bool) {
+        if self.gaming_day != gaming_day {
+            *self = CashDay { gaming_day: gaming_day.to_string(), ..CashDay::default() };
+        }
+        match direction {
+            CashDirection::In => {
+                self.cash_in_cents += amount_cents;
+                self.ctr_in_required |= ctr_required;
+            }
+            CashDirection::Out => {
+                self.cash_out_cents += amount_cents;
+                self.ctr_out_required |= ctr_required;
+            }
+        }
+    }
+}
+
+/// The AML record of one cash transaction: (mtl_entry, ctr_required, day_total_cents).
+pub fn assess(day: &CashDay, gaming_day: &str, direction: CashDirection, amount_cents: Cents, t: &AmlThresholds) -> (bool, bool, Cents) {
+    let today = day.on(gaming_day);
+    let (before, already) = match direction {
+        CashDirection::In => (today.cash_in_cents, today.ctr_in_required),
+        CashDirection::Out => (today.cash_out_cents, today.ctr_out_required),
+    };
+    let after = before + amount_cents;
+    let mtl = amount_cents > t.mtl_over_cents;
+    let ctr = !already && before <= t.ctr_over_cents && after > t.ctr_over_cents;
+    (mtl, ctr, after)
+}
+
+/// The player event recording a cash transaction.
+pub fn cash_event(
+    player: &crate::player::PlayerState,
+    gaming_day: &str,
+    direction: CashDirection,
+    amount_cents: Cents,
+    t: &AmlThresholds,
+) -> crate::player::PlayerEvent {
+    let (mtl_entry, ctr_required, day_total_cents) = assess(&player.cash_day, gaming_day, direction, amount_cents, t);
+    crate::player::PlayerEvent::CashTransaction {
+        gaming_day: gaming_day.to_string(),
+        direction,
+        amount_cents,
+        mtl_entry,
+        ctr_required,
+        day_total_cents,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn r_audit_4_in_and_out_never_netted_and_ctr_once() {
+        let t = AmlThresholds::default();
+        let mut day = CashDay::default();
+        let cases = [
+            (CashDirection::In, 400_000, true, false, 400_000),
+            (CashDirection::Out, 900_000, true, false, 900_000),
+            (CashDirection::In, 200_000, false, false, 600_000),
+            (CashDirection::In, 500_000, true, true, 1_100_000),
+            (CashDirection::In, 500_000, true, false, 1_600_000),
+            (CashDirection::Out, 200_000, false, true, 1_100_000),
+        ];
+        for (dir, amount, mtl, ctr, total) in cases {
+            let got = assess(&day, "2026-01-02", dir, amount, &t);
+            assert_eq!(got, (mtl, ctr, total), "{dir:?} {amount}");
+            day.record("2026-01-02", dir, amount, got.1);
+        }
+        // A new gaming day starts from zero.
+        assert_eq!(assess(&day, "2026-01-03", CashDirection::In, 100, &t), (false, false, 100));
+    }
+}

@@ -1,0 +1,494 @@
+//! Betting: whose turn, what is legal, and how an action changes the round (section 5).
+//!
+//! All amounts are "raise to" totals for the round (R-BET-5). The round keeps the current bet
+//! (`bet_to_cents`), the level of the last *full* bet or raise (`full_level_cents`) and its
+//! size (`min_raise_cents`). A short all-in raises the bet without moving the full level; under
+//! the full bet rule it reopens nothing (R-BET-11), under the half bet rule an all-in of at
+//! least half a bet counts as full (R-BET-11, R-BET-12). A player may raise again only if a
+//! full bet or raise happened after their last action.
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::{BettingStructure, IncompleteRaiseRule, TableConfig};
+use crate::hand::{Action, ActionKind, BettingRound, HandPhase, HandPlayer, HandState, InHand};
+use crate::money::Cents;
+use crate::rejection::{Reason, Rejection};
+use crate::streams::Seat;
+use crate::table::TableState;
+
+pub const NO_HAND_IN_PROGRESS: Reason = Reason::new("NO_HAND_IN_PROGRESS", "R-BET-1");
+pub const NOT_YOUR_TURN: Reason = Reason::new("NOT_YOUR_TURN", "R-BET-1");
+pub const BETTING_ROUND_CLOSED: Reason = Reason::new("BETTING_ROUND_CLOSED", "R-BET-1");
+pub const ROUND_NOT_COMPLETE: Reason = Reason::new("ROUND_NOT_COMPLETE", "R-BET-1");
+pub const NO_MORE_ROUNDS: Reason = Reason::new("NO_MORE_ROUNDS", "R-BET-6");
+pub const CANNOT_CHECK_FACING_BET: Reason = Reason::new("CANNOT_CHECK_FACING_BET", "R-BET-2");
+pub const NO_OPPONENT_TO_RAISE: Reason = Reason::new("NO_OPPONENT_TO_RAISE", "R-BET-2");
+pub const BET_EXCEEDS_STACK: Reason = Reason::new("BET_EXCEEDS_STACK", "R-STAKE-1");
+pub const BET_BELOW_MINIMUM: Reason = Reason::new("BET_BELOW_MINIMUM", "R-BET-3");
+pub const RAISE_BELOW_MINIMUM: Reason = Reason::new("RAISE_BELOW_MINIMUM", "R-BET-3");
+pub const RAISE_NOT_REOPENED: Reason = Reason::new("RAISE_NOT_REOPENED", "R-BET-11");
+pub const NOTHING_TO_COMPLETE: Reason = Reason::new("NOTHING_TO_COMPLETE", "R-BET-11");
+pub const FIXED_LIMIT_AMOUNT: Reason = Reason::new("FIXED_LIMIT_AMOUNT", "R-BET-6");
+pub const BETTING_CAPPED: Reason = Reason::new("BETTING_CAPPED", "R-BET-6");
+pub const RAISE_ABOVE_POT_LIMIT: Reason = Reason::new("RAISE_ABOVE_POT_LIMIT", "R-BET-7");
+pub const RAISE_ABOVE_HALF_POT: Reason = Reason::new("RAISE_ABOVE_HALF_POT", "R-BET-8");
+pub const BET_OUTSIDE_SPREAD: Reason = Reason::new("BET_OUTSIDE_SPREAD", "R-BET-9");
+pub const ABOVE_HAND_CAP: Reason = Reason::new("ABOVE_HAND_CAP", "R-BET-10");
+pub const ALL_IN_AFTER_BORROW_TO_RAISE: Reason = Reason::new("ALL_IN_AFTER_BORROW_TO_RAISE", "R-MARK-3");
+
+pub const REASONS: &[Reason] = &[
+    NO_HAND_IN_PROGRESS,
+    NOT_YOUR_TURN,
+    BETTING_ROUND_CLOSED,
+    ROUND_NOT_COMPLETE,
+    NO_MORE_ROUNDS,
+    CANNOT_CHECK_FACING_BET,
+    NO_OPPONENT_TO_RAISE,
+    BET_EXCEEDS_STACK,
+    BET_BELOW_MINIMUM,
+    RAISE_BELOW_MINIMUM,
+    RAISE_NOT_REOPENED,
+    NOTHING_TO_COMPLETE,
+    FIXED_LIMIT_AMOUNT,
+    BETTING_CAPPED,
+    RAISE_ABOVE_POT_LIMIT,
+    RAISE_ABOVE_HALF_POT,
+    BET_OUTSIDE_SPREAD,
+    ABOVE_HAND_CAP,
+    ALL_IN_AFTER_BORROW_TO_RAISE,
+];
+
+/// The range of legal "raise to" totals for a bet, raise or completion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RaiseRange {
+    /// `Bet`, `Raise` or `Complete`.
+    pub kind: ActionKind,
+    /// Smallest legal total (the all-in total if the stack is short of a full bet, R-BET-4).
+    pub min_to_cents: Cents,
+    /// Largest legal total (pot limit, spread, cap, or the whole stack).
+    pub max_to_cents: Cents,
+}
+
+/// What the seat in turn may do (R-BET-2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LegalActions {
+    pub seat: Seat,
+    pub stack_cents: Cents,
+    /// Live chips already in front of the player this round.
+    pub round_cents: Cents,
+    /// Current bet of the round.
+    pub bet_to_cents: Cents,
+    /// What a call adds (at most the stack).
+    pub call_cents: Cents,
+    pub can_check: bool,
+    pub can_call: bool,
+    /// Bet, raise or complete, if allowed.
+    pub raise: Option<RaiseRange>,
+    /// The round total if the player goes all in; `all_in_allowed` says if that is legal.
+    pub all_in_to_cents: Cents,
+    pub all_in_allowed: bool,
+    /// Chips must be whole minimum playable chips except all in (R-UNIT-2).
+    pub min_chip_cents: Cents,
+}
+
+/// A fresh hand: nobody has posted or acted.
+pub fn new_hand(hand_no: u64, button_seat: Seat, dealt_seats: &[Seat], config: &TableConfig) -> HandState {
+    let mut seats: Vec<Seat> = dealt_seats.to_vec();
+    seats.sort_unstable();
+    seats.dedup();
+    let players = seats
+        .into_iter()
+        .map(|seat| HandPlayer {
+            seat,
+            status: InHand::Active,
+            round_cents: 0,
+            hand_cents: 0,
+            acted: false,
+            acted_at_raise_no: 0,
+            posted_mask: 0,
+            borrowed_to_raise: false,
+        })
+        .collect();
+    let mut hand = HandState {
+        hand_no,
+        button_seat,
+        players,
+        phase: HandPhase::Betting,
+        round: fresh_round(0, button_seat, 0, config),
+        pot_cents: 0,
+        kill: None,
+        flop_seen: false,
+    };
+    hand.round.to_act = hand.next_to_act_after(button_seat);
+    hand
+}
+
+fn fresh_round(index: u8, anchor_seat: Seat, start_pot_cents: Cents, config: &TableConfig) -> BettingRound {
+    BettingRound {
+        index,
+        bet_to_cents: 0,
+        full_level_cents: 0,
+        min_raise_cents: config.min_bet_cents,
+        raises: 0,
+        capped: false,
+        full_raise_no: 0,
+        anchor_seat,
+        opened: false,
+        to_act: None,
+        start_pot_cents,
+    }
+}
+
+/// Start betting round `index` (R-BET-1): first to act is `first_to_act_seat` (stud) or the
+/// first player left of the button who has to act.
+pub fn start_round(hand: &mut HandState, index: u8, first_to_act_seat: Option<Seat>, config: &TableConfig) {
+    let anchor = match first_to_act_seat {
+        // The seat before the named one, so `next_to_act_after(anchor)` finds it first.
+        Some(seat) => {
+            let i = hand.index_of(seat).unwrap_or(0);
+            let n = hand.players.len();
+            hand.players[(i + n - 1) % n].seat
+        }
+        None => hand.button_seat,
+    };
+    hand.round = fresh_round(index, anchor, hand.pot_cents, config);
+    for p in &mut hand.players {
+        p.round_cents = 0;
+        p.acted = false;
+        p.acted_at_raise_no = 0;
+    }
+    if index >= 1 {
+        hand.flop_seen = true;
+    }
+    hand.phase = HandPhase::Betting;
+    hand.advance_from(anchor);
+}
+
+/// Fixed-limit bet size of the round, scaled by a kill (R-BET-6, R-POST-6).
+pub fn fixed_increment_cents(hand: &HandState, config: &TableConfig) -> Option<Cents> {
+    let BettingStructure::FixedLimit { small_bet_cents, big_bet_cents, .. } = &config.betting else {
+        return None;
+    };
+    let base = if hand.round.index >= config.big_bet_from_round { *big_bet_cents } else { *small_bet_cents };
+    Some(match hand.kill {
+        Some(k) => {
+            let (num, den) = k.factor();
+            base * num / den
+        }
+        None => base,
+    })
+}
+
+/// Structural sizing of a bet/raise for `p`, before looking at the stack.
+struct Sizing {
+    kind: ActionKind,
+    min_to_cents: Cents,
+    max_to_cents: Cents,
+    over_max: Reason,
+}
+
+/// Why `p` may not bet or raise now, if so (R-BET-2, R-BET-6, R-BET-10, R-BET-11).
+fn raise_blocked(hand: &HandState, config: &TableConfig, p: &HandPlayer, stack_cents: Cents) -> Option<Rejection> {
+    let owe = (hand.round.bet_to_cents - p.round_cents).max(0);
+    if p.acted && hand.round.full_raise_no <= p.acted_at_raise_no {
+        return Some(
+            Rejection::new(RAISE_NOT_REOPENED, "no full bet or raise since this player acted; call or fold")
+                .with("call_cents", owe.min(stack_cents)),
+        );
+    }
+    if !hand.players.iter().any(|o| o.seat != p.seat && o.status == InHand::Active) {
+        return Some(Rejection::new(NO_OPPONENT_TO_RAISE, "every opponent is all in or folded"));
+    }
+    if stack_cents <= owe {
+        return Some(Rejection::new(BET_EXCEEDS_STACK, "the stack does not cover more than a call").with("stack_cents", stack_cents));
+    }
+    if let BettingStructure::FixedLimit { max_raises, heads_up_uncapped, .. } = &config.betting {
+        let reached = hand.round.raises >= 1 + *max_raises;
+        let heads_up = *heads_up_uncapped && hand.live_count() == 2 && !hand.round.capped;
+        if hand.round.capped || (reached && !heads_up) {
+            return Some(Rejection::new(BETTING_CAPPED, "the round is capped").with("raises", hand.round.raises as Cents));
+        }
+    }
+    if let BettingStructure::CapLimit { cap_cents, .. } = &config.betting {
+        if p.hand_cents + owe >= *cap_cents {
+            return Some(Rejection::new(ABOVE_HAND_CAP, "a call reaches the cap").with("cap_cents", *cap_cents));
+        }
+    }
+    None
+}
+
+fn sizing(hand: &HandState, config: &TableConfig, p: &HandPlayer) -> Sizing {
+    let r = &hand.round;
+    let owe = (r.bet_to_cents - p.round_cents).max(0);
+    let open_or_raise = if r.bet_to_cents == 0 { ActionKind::Bet } else { ActionKind::Raise };
+    let chip = config.chip_set.min_playable_chip_cents;
+    let nl_min = r.bet_to_cents + r.min_raise_cents;
+    match &config.betting {
+        BettingStructure::FixedLimit { .. } => {
+            let inc = fixed_increment_cents(hand, config).unwrap_or(r.min_raise_cents);
+            let target = r.full_level_cents + inc;
+            let kind = if r.bet_to_cents > r.full_level_cents { ActionKind::Complete } else { open_or_raise };
+            Sizing { kind, min_to_cents: target, max_to_cents: target, over_max: FIXED_LIMIT_AMOUNT }
+        }
+        BettingStructure::NoLimit => {
+            Sizing { kind: open_or_raise, min_to_cents: nl_min, max_to_cents: Cents::MAX, over_max: BET_EXCEEDS_STACK }
+        }
+        BettingStructure::PotLimit => Sizing {
+            kind: open_or_raise,
+            min_to_cents: nl_min,
+            max_to_cents: r.bet_to_cents + hand.pot_cents + owe,
+            over_max: RAISE_ABOVE_POT_LIMIT,
+        },
+        BettingStructure::HalfPotLimit => {
+            let half = (hand.pot_cents + owe) / 2;
+            let half = half - half % chip;
+            Sizing {
+                kind: open_or_raise,
+                min_to_cents: nl_min,
+                max_to_cents: (r.bet_to_cents + half).max(nl_min),
+                over_max: RAISE_ABOVE_HALF_POT,
+            }
+        }
+        BettingStructure::SpreadLimit { min_bet_cents, max_bet_cents, last_round_max_bet_cents } => {
+            let last = r.index + 1 >= config.betting_rounds;
+            let max_inc = match (last, last_round_max_bet_cents) {
+                (true, Some(m)) => *m,
+                _ => *max_bet_cents,
+            };
+            let min_inc = r.min_raise_cents.max(*min_bet_cents).min(max_inc);
+            Sizing {
+                kind: open_or_raise,
+                min_to_cents: r.bet_to_cents + min_inc,
+                max_to_cents: r.bet_to_cents + max_inc,
+                over_max: BET_OUTSIDE_SPREAD,
+            }
+        }
+        BettingStructure::CapLimit { pot_limit, cap_cents } => {
+            let room = p.round_cents + (cap_cents - p.hand_cents);
+            let pot_max = if *pot_limit { r.bet_to_cents + hand.pot_cents + owe } else { Cents::MAX };
+            Sizing { kind: open_or_raise, min_to_cents: nl_min, max_to_cents: pot_max.min(room), over_max: ABOVE_HAND_CAP }
+        }
+    }
+}
+
+/// Legal actions for the seat in turn, or `None` if nobody is to act (R-BET-2).
+pub fn legal_actions(table: &TableState) -> Option<LegalActions> {
+    let hand = table.hand.as_ref()?;
+    let config = table.config.as_ref()?;
+    if hand.phase != HandPhase::Betting {
+        return None;
+    }
+    let seat = hand.round.to_act?;
+    let p = hand.player(seat)?;
+    Some(legal_for(hand, config, p, table.stack_cents(seat)))
+}
+
+fn legal_for(hand: &HandState, config: &TableConfig, p: &HandPlayer, stack_cents: Cents) -> LegalActions {
+    let owe = (hand.round.bet_to_cents - p.round_cents).max(0);
+    let all_in_to = p.round_cents + stack_cents;
+    let raise = if raise_blocked(hand, config, p, stack_cents).is_none() {
+        let s = sizing(hand, config, p);
+        let max_to = s.max_to_cents.min(all_in_to);
+        let min_to = s.min_to_cents.min(max_to);
+        Some(RaiseRange { kind: s.kind, min_to_cents: min_to, max_to_cents: max_to })
+    } else {
+        None
+    };
+    let all_in_raise_ok = raise.is_some_and(|r| r.max_to_cents == all_in_to);
+    let all_in_allowed = !p.borrowed_to_raise && (all_in_to <= hand.round.bet_to_cents || all_in_raise_ok);
+    LegalActions {
+        seat: p.seat,
+        stack_cents,
+        round_cents: p.round_cents,
+        bet_to_cents: hand.round.bet_to_cents,
+        call_cents: owe.min(stack_cents),
+        can_check: owe == 0,
+        can_call: owe > 0,
+        raise,
+        all_in_to_cents: all_in_to,
+        all_in_allowed,
+        min_chip_cents: config.chip_set.min_playable_chip_cents,
+    }
+}
+
+/// An accepted action: the classified kind and the player's new total for the round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Judged {
+    pub kind: ActionKind,
+    pub to_cents: Cents,
+    pub amount_cents: Cents,
+    pub all_in: bool,
+}
+
+/// Judge `action` by `seat` (R-BET-1..12).
+pub fn judge_action(table: &TableState, seat: Seat, action: Action) -> Result<Judged, Rejection> {
+    let (hand, config) = match (table.hand.as_ref(), table.config.as_ref()) {
+        (Some(h), Some(c)) => (h, c),
+        _ => return Err(Rejection::new(NO_HAND_IN_PROGRESS, "no hand is being played")),
+    };
+    if hand.phase != HandPhase::Betting || hand.round.to_act.is_none() {
+        return Err(Rejection::new(BETTING_ROUND_CLOSED, "nobody is to act in this round"));
+    }
+    let to_act = hand.round.to_act.unwrap_or_default();
+    if seat != to_act {
+        return Err(Rejection::new(NOT_YOUR_TURN, format!("seat {seat} acted out of turn; seat {to_act} is to act"))
+            .with("seat", seat as Cents)
+            .with("seat_to_act", to_act as Cents));
+    }
+    let Some(p) = hand.player(seat) else {
+        return Err(Rejection::new(NOT_YOUR_TURN, "seat not in the hand"));
+    };
+    let stack = table.stack_cents(seat);
+    let owe = (hand.round.bet_to_cents - p.round_cents).max(0);
+    let all_in_to = p.round_cents + stack;
+    let done = |kind, to_cents: Cents| {
+        let amount_cents = to_cents - p.round_cents;
+        Ok(Judged { kind, to_cents, amount_cents, all_in: amount_cents > 0 && amount_cents == stack })
+    };
+    match action {
+        Action::Fold => done(ActionKind::Fold, p.round_cents),
+        Action::Check => {
+            if owe > 0 {
+                return Err(Rejection::new(CANNOT_CHECK_FACING_BET, "facing a bet: call, raise or fold")
+                    .with("amount_owed_cents", owe));
+            }
+            done(ActionKind::Check, p.round_cents)
+        }
+        // A call with nothing owed is a check (PHH `cc`).
+        Action::Call if owe == 0 => done(ActionKind::Check, p.round_cents),
+        Action::Call => {
+            if p.borrowed_to_raise && owe >= stack {
+                return Err(Rejection::new(ALL_IN_AFTER_BORROW_TO_RAISE, "borrowed to raise: may not go all in this hand")
+                    .with("stack_cents", stack));
+            }
+            done(ActionKind::Call, p.round_cents + owe.min(stack))
+        }
+        Action::AllIn => {
+            if stack == 0 {
+                return Err(Rejection::new(BET_EXCEEDS_STACK, "no chips left").with("stack_cents", 0));
+            }
+            if p.borrowed_to_raise {
+                return Err(Rejection::new(ALL_IN_AFTER_BORROW_TO_RAISE, "borrowed to raise: may not go all in this hand")
+                    .with("stack_cents", stack));
+            }
+            if all_in_to <= hand.round.bet_to_cents {
+                return done(ActionKind::Call, all_in_to);
+            }
+            judge_raise(hand, config, p, stack, all_in_to)
+        }
+        Action::Complete => {
+            if !config.is_limit() || hand.round.bet_to_cents <= hand.round.full_level_cents {
+                return Err(Rejection::new(NOTHING_TO_COMPLETE, "no incomplete bet to complete")
+                    .with("bet_to_cents", hand.round.bet_to_cents));
+            }
+            let target = sizing(hand, config, p).min_to_cents.min(all_in_to);
+            judge_raise(hand, config, p, stack, target)
+        }
+        Action::Bet { to_cents } | Action::Raise { to_cents } => judge_raise(hand, config, p, stack, to_cents),
+    }
+}
+
+fn judge_raise(hand: &HandState, config: &TableConfig, p: &HandPlayer, stack: Cents, to_cents: Cents) -> Result<Judged, Rejection> {
+    let all_in_to = p.round_cents + stack;
+    let bet_to = hand.round.bet_to_cents;
+    if to_cents > all_in_to {
+        return Err(Rejection::new(BET_EXCEEDS_STACK, "more than the chips in front of the player (table stakes)")
+            .with("to_cents", to_cents)
+            .with("max_to_cents", all_in_to)
+            .with("stack_cents", stack));
+    }
+    if let Some(r) = raise_blocked(hand, config, p, stack) {
+        return Err(r);
+    }
+    let s = sizing(hand, config, p);
+    let all_in = to_cents == all_in_to;
+    if all_in && p.borrowed_to_raise {
+        return Err(Rejection::new(ALL_IN_AFTER_BORROW_TO_RAISE, "borrowed to raise: may not go all in this hand")
+            .with("stack_cents", stack));
+    }
+    if to_cents > s.max_to_cents {
+        return Err(Rejection::new(s.over_max, "above the largest bet or raise allowed")
+            .with("to_cents", to_cents)
+            .with("max_raise_to_cents", s.max_to_cents));
+    }
+    if to_cents < s.min_to_cents && !all_in || to_cents <= bet_to {
+        let reason = if bet_to == 0 { BET_BELOW_MINIMUM } else { RAISE_BELOW_MINIMUM };
+        let reason = if matches!(config.betting, BettingStructure::FixedLimit { .. }) { FIXED_LIMIT_AMOUNT } else { reason };
+        let name = if bet_to == 0 { "min_bet_to_cents" } else { "min_raise_to_cents" };
+        return Err(Rejection::new(reason, "below the smallest legal bet or raise")
+            .with("to_cents", to_cents)
+            .with(name, s.min_to_cents.min(all_in_to)));
+    }
+    if !all_in && !config.chip_set.is_playable(to_cents) {
+        return Err(Rejection::new(crate::money::NOT_MULTIPLE_OF_MIN_CHIP, "bets are whole minimum playable chips")
+            .with("to_cents", to_cents)
+            .with("min_playable_chip_cents", config.chip_set.min_playable_chip_cents));
+    }
+    Ok(Judged { kind: s.kind, to_cents, amount_cents: to_cents - p.round_cents, all_in })
+}
+
+/// Does a bet or raise to `to_cents` count as a full bet/raise (reopening the betting)?
+fn is_full_raise(hand: &HandState, config: &TableConfig, to_cents: Cents) -> bool {
+    let r = &hand.round;
+    let half_rule = config.incomplete_raise_rule == IncompleteRaiseRule::HalfBet;
+    match fixed_increment_cents(hand, config) {
+        Some(inc) => {
+            let over = to_cents - r.full_level_cents;
+            over >= inc || (half_rule && 2 * over >= inc)
+        }
+        None => {
+            let over = to_cents - r.bet_to_cents;
+            over >= r.min_raise_cents || (half_rule && 2 * over >= r.min_raise_cents)
+        }
+    }
+}
+
+/// Apply an accepted action (used by `evolve`). `stack_after_cents` is the seat's stack after
+/// the action's postings.
+pub fn apply_action(hand: &mut HandState, config: &TableConfig, seat: Seat, kind: ActionKind, to_cents: Cents, stack_after_cents: Cents) {
+    if matches!(kind, ActionKind::Bet | ActionKind::Raise | ActionKind::Complete) && to_cents > hand.round.bet_to_cents {
+        if is_full_raise(hand, config, to_cents) {
+            let r = &mut hand.round;
+            if fixed_increment_cents_for(config).is_none() {
+                r.min_raise_cents = r.min_raise_cents.max(to_cents - r.bet_to_cents);
+            }
+            r.full_level_cents = to_cents;
+            r.full_raise_no += 1;
+            r.raises = r.raises.saturating_add(1);
+            if let BettingStructure::FixedLimit { max_raises, .. } = &config.betting {
+                let live = hand.players.iter().filter(|p| p.status != InHand::Folded).count();
+                if hand.round.raises >= 1 + *max_raises && live > 2 {
+                    hand.round.capped = true;
+                }
+            }
+        }
+        hand.round.bet_to_cents = to_cents;
+    }
+    let raise_no = hand.round.full_raise_no;
+    let cap = match &config.betting {
+        BettingStructure::CapLimit { cap_cents, .. } => Some(*cap_cents),
+        _ => None,
+    };
+    if let Some(p) = hand.player_mut(seat) {
+        match kind {
+            ActionKind::Fold => p.status = InHand::Folded,
+            ActionKind::Check => {}
+            _ => {
+                let added = to_cents - p.round_cents;
+                p.round_cents = to_cents;
+                p.hand_cents += added;
+                if stack_after_cents == 0 || cap.is_some_and(|c| p.hand_cents >= c) {
+                    p.status = InHand::AllIn;
+                }
+            }
+        }
+        p.acted = true;
+        p.acted_at_raise_no = raise_no;
+    }
+    hand.round.opened = true;
+    hand.advance_from(seat);
+}
+
+fn fixed_increment_cents_for(config: &TableConfig) -> Option<()> {
+    matches!(config.betting, BettingStructure::FixedLimit { .. }).then_some(())
+}

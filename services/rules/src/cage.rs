@@ -1,0 +1,338 @@
+//! The cage stream `cage-{id}`: chip and cash inventory, chip issue and redemption, fills and
+//! credits (R-CHIP-3, R-CHIP-5), markers (R-MARK-1).
+
+use serde::{Deserialize, Serialize};
+
+use crate::money::{Cents, ChipCount};
+use crate::streams::{CageId, PlayerId, TableId};
+use crate::table::Signers;
+
+/// How a marker's chips are delivered.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind")]
+pub enum MarkerDelivery {
+    /// To the patron's pocket.
+    Pocket,
+    /// To the stack at a seat, between hands (touches the table stream).
+    Seat { table_id: TableId, seat: crate::streams::Seat },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CageCommand {
+    pub cage_id: CageId,
+    pub op: CageOp,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op")]
+pub enum CageOp {
+    /// Open the cage with its chip stock (by denomination) and cash float.
+    OpenCage { denominations_cents: Vec<Cents>, chips: Vec<ChipCount>, cash_cents: Cents },
+    /// R-CHIP-2: cash for chips, chips to the patron's pocket. Touches the player stream.
+    SellChips { player_id: PlayerId, chips: Vec<ChipCount> },
+    /// R-CHIP-5: chips for cash. Touches the player stream.
+    RedeemChips { player_id: PlayerId, chips: Vec<ChipCount> },
+    /// R-MARK-1: a marker against the credit line. Touches the player stream (and the table).
+    IssueMarker { player_id: PlayerId, marker_no: u64, chips: Vec<ChipCount>, approved_by: String, delivery: MarkerDelivery },
+    /// R-MARK-1: redeem a marker in whole or part with cash. Touches the player stream.
+    RedeemMarker { player_id: PlayerId, marker_no: u64, amount_cents: Cents },
+    /// R-MARK-1: write off with an independent approver. Touches the player stream.
+    WriteOffMarker { player_id: PlayerId, marker_no: u64, approved_by: String },
+    /// R-CHIP-5: close the gaming day, recording chip liability per denomination.
+    CloseGamingDay,
+}
+
+/// Events of a cage stream.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum CageEvent {
+    CageOpened { cage_id: CageId, denominations_cents: Vec<Cents>, chips: Vec<ChipCount>, cash_cents: Cents, postings: Vec<crate::accounts::Posting> },
+    ChipsSold { player_id: PlayerId, chips: Vec<ChipCount>, amount_cents: Cents, postings: Vec<crate::accounts::Posting> },
+    ChipsRedeemed { player_id: PlayerId, chips: Vec<ChipCount>, amount_cents: Cents, postings: Vec<crate::accounts::Posting> },
+    /// Chips out to a table tray; postings are on the table's `FillReceived`.
+    FillIssued { table_id: TableId, slip_no: u64, chips: Vec<ChipCount>, signers: Signers },
+    /// Chips back from a table tray; postings are on the table's `CreditSent`.
+    CreditReceived { table_id: TableId, slip_no: u64, chips: Vec<ChipCount>, signers: Signers },
+    /// Postings here when delivered to the pocket; on the table event when delivered to a seat.
+    MarkerIssued { player_id: PlayerId, marker_no: u64, chips: Vec<ChipCount>, amount_cents: Cents, issued_by: String, approved_by: String, postings: Vec<crate::accounts::Posting> },
+    MarkerRedeemed { player_id: PlayerId, marker_no: u64, amount_cents: Cents, postings: Vec<crate::accounts::Posting> },
+    MarkerWrittenOff { player_id: PlayerId, marker_no: u64, amount_cents: Cents, approved_by: String, postings: Vec<crate::accounts::Posting> },
+    /// R-CHIP-5: chips outstanding (outside the cage: trays and patrons) per denomination =
+    /// issued - returned, cumulative.
+    GamingDayClosed { gaming_day: String, issued: Vec<ChipCount>, returned: Vec<ChipCount>, liability: Vec<ChipCount> },
+}
+
+impl CageEvent {
+    pub fn event_type(&self) -> &'static str {
+        match self {
+            CageEvent::CageOpened { .. } => "CageOpened",
+            CageEvent::ChipsSold { .. } => "ChipsSold",
+            CageEvent::ChipsRedeemed { .. } => "ChipsRedeemed",
+            CageEvent::FillIssued { .. } => "FillIssued",
+            CageEvent::CreditReceived { .. } => "CreditReceived",
+            CageEvent::MarkerIssued { .. } => "MarkerIssued",
+            CageEvent::MarkerRedeemed { .. } => "MarkerRedeemed",
+            CageEvent::MarkerWrittenOff { .. } => "MarkerWrittenOff",
+            CageEvent::GamingDayClosed { .. } => "GamingDayClosed",
+        }
+    }
+
+    pub fn postings(&self) -> &[crate::accounts::Posting] {
+        match self {
+            CageEvent::CageOpened { postings, .. }
+            | CageEvent::ChipsSold { postings, .. }
+            | CageEvent::ChipsRedeemed { postings, .. }
+            | CageEvent::MarkerIssued { postings, .. }
+            | CageEvent::MarkerRedeemed { postings, .. }
+            | CageEvent::MarkerWrittenOff { postings, .. } => postings,
+            CageEvent::FillIssued { .. } | CageEvent::CreditReceived { .. } | CageEvent::GamingDayClosed { .. } => &[],
+        }
+    }
+}
+
+/// State of one cage.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CageState {
+    pub cage_id: Option<CageId>,
+    pub denominations_cents: Vec<Cents>,
+    /// Chips in the cage by denomination (`cage/C/chips/D`).
+    pub chips: Vec<ChipCount>,
+    pub cash_cents: Cents,
+    pub markers_receivable_cents: Cents,
+    pub last_fill_slip_no: u64,
+    pub last_credit_slip_no: u64,
+    pub last_marker_no: u64,
+    /// Chips issued out of the cage (to patrons, tables, markers) and returned, cumulative:
+    /// chips outstanding per denomination = issued - returned (R-CHIP-5).
+    pub issued: Vec<ChipCount>,
+    pub returned: Vec<ChipCount>,
+    pub version: u64,
+}
+
+fn add_chips(list: &mut Vec<ChipCount>, chips: &[ChipCount], sign: i64) {
+    for c in chips {
+        match list.iter_mut().find(|x| x.denomination_cents == c.denomination_cents) {
+            Some(x) => x.count += sign * c.count,
+            None => {
+                list.push(ChipCount { denomination_cents: c.denomination_cents, count: sign * c.count });
+                list.sort_by_key(|x| x.denomination_cents);
+            }
+        }
+    }
+}
+
+impl CageState {
+    pub fn new() -> CageState {
+        CageState::default()
+    }
+
+    pub fn chip_count(&self, denomination_cents: Cents) -> i64 {
+        self.chips.iter().find(|c| c.denomination_cents == denomination_cents).map_or(0, |c| c.count)
+    }
+
+    pub fn evolve(mut self, event: &CageEvent) -> CageState {
+        self.version += 1;
+        match event {
+            CageEvent::CageOpened { cage_id, denominations_cents, chips, cash_cents, .. } => {
+                self.cage_id = Some(cage_id.clone());
+                self.denominations_cents = denominations_cents.clone();
+                add_chips(&mut self.chips, chips, 1);
+                self.cash_cents += cash_cents;
+            }
+            CageEvent::ChipsSold { chips, amount_cents, .. } => {
+                add_chips(&mut self.chips, chips, -1);
+                add_chips(&mut self.issued, chips, 1);
+                self.cash_cents += amount_cents;
+            }
+            CageEvent::ChipsRedeemed { chips, amount_cents, .. } => {
+                add_chips(&mut self.chips, chips, 1);
+                add_chips(&mut self.returned, chips, 1);
+                self.cash_cents -= amount_cents;
+            }
+            CageEvent::FillIssued { slip_no, chips, .. } => {
+                add_chips(&mut self.chips, chips, -1);
+                add_chips(&mut self.issued, chips, 1);
+                self.last_fill_slip_no = *slip_no;
+            }
+            CageEvent::CreditReceived { slip_no, chips, .. } => {
+                add_chips(&mut self.chips, chips, 1);
+                add_chips(&mut self.returned, chips, 1);
+                self.last_credit_slip_no = *slip_no;
+            }
+            CageEvent::MarkerIssued { marker_no, chips, amount_cents, .. } => {
+                add_chips(&mut self.chips, chips, -1);
+                add_chips(&mut self.issued, chips, 1);
+                self.markers_receivable_cents += amount_cents;
+                self.last_marker_no = *marker_no;
+            }
+            CageEvent::MarkerRedeemed { amount_cents, .. } => {
+                self.markers_receivable_cents -= amount_cents;
+                self.cash_cents += amount_cents;
+            }
+            CageEvent::MarkerWrittenOff { amount_cents, .. } => self.markers_receivable_cents -= amount_cents,
+            CageEvent::GamingDayClosed { .. } => {}
+        }
+        self
+    }
+}
+
+
+
+use crate::accounts::{Account, HouseAccount, Posting};
+use crate::aml::CashDirection;
+use crate::player::{PlayerEvent, PlayerState};
+use crate::rejection::{Reason, Rejection};
+use crate::streams::StreamId;
+use crate::{CommandContext, Event, Snapshot};
+
+pub const CAGE_NOT_OPEN: Reason = Reason::new("CAGE_NOT_OPEN", "R-CHIP-5");
+pub const CAGE_ALREADY_OPEN: Reason = Reason::new("CAGE_ALREADY_OPEN", "R-CHIP-5");
+pub const CAGE_CHIPS_SHORT: Reason = Reason::new("CAGE_CHIPS_SHORT", "R-CHIP-5");
+pub const CAGE_CASH_SHORT: Reason = Reason::new("CAGE_CASH_SHORT", "R-CHIP-5");
+
+pub const REASONS: &[Reason] = &[CAGE_NOT_OPEN, CAGE_ALREADY_OPEN, CAGE_CHIPS_SHORT, CAGE_CASH_SHORT];
+
+/// The cage holds these chips.
+pub fn cage_has(cage: &CageState, chips: &[ChipCount]) -> Result<(), Rejection> {
+    for c in chips {
+        let have = cage.chip_count(c.denomination_cents);
+        if have < c.count {
+            return Err(Rejection::new(CAGE_CHIPS_SHORT, "the cage does not hold these chips")
+                .with("denomination_cents", c.denomination_cents)
+                .with("count", c.count)
+                .with("cage_count", have));
+        }
+    }
+    Ok(())
+}
+
+/// Chips valid for this cage: known denominations, positive counts. Returns the total.
+pub fn check_cage_chips(cage: &CageState, chips: &[ChipCount]) -> Result<Cents, Rejection> {
+    let set = crate::money::ChipSet {
+        denominations_cents: cage.denominations_cents.clone(),
+        min_playable_chip_cents: cage.denominations_cents.first().copied().unwrap_or(1),
+    };
+    crate::money::check_chips(&set, chips)
+}
+
+fn chip_postings(cage_id: &CageId, chips: &[ChipCount], sign: i64, postings: &mut Vec<Posting>) {
+    for c in chips {
+        postings.push(Posting::new(
+            Account::CageChips { cage_id: cage_id.clone(), denomination_cents: c.denomination_cents },
+            sign * c.value_cents(),
+        ));
+    }
+}
+
+fn loaded_player<'a>(snapshot: &Snapshot<'a>, id: &PlayerId) -> Result<&'a PlayerState, Rejection> {
+    snapshot
+        .player(id)
+        .ok_or_else(|| Rejection::new(crate::ledger::STREAM_NOT_LOADED, format!("stream player-{id} was not loaded")))
+}
+
+/// Decide a cage command (R-CHIP-2, R-CHIP-5, R-MARK-1, R-AUDIT-4).
+pub fn decide_cage(snapshot: &Snapshot, ctx: &CommandContext, c: &CageCommand) -> Result<Vec<(StreamId, Event)>, Rejection> {
+    let cage = snapshot
+        .cage(&c.cage_id)
+        .ok_or_else(|| Rejection::new(crate::ledger::STREAM_NOT_LOADED, format!("stream cage-{} was not loaded", c.cage_id)))?;
+    let csid = StreamId::Cage(c.cage_id.clone());
+    let cage_id = &c.cage_id;
+    if let CageOp::OpenCage { denominations_cents, chips, cash_cents } = &c.op {
+        if cage.cage_id.is_some() {
+            return Err(Rejection::new(CAGE_ALREADY_OPEN, "the cage is already open"));
+        }
+        let set = crate::money::ChipSet {
+            denominations_cents: denominations_cents.clone(),
+            min_playable_chip_cents: denominations_cents.first().copied().unwrap_or(0),
+        };
+        set.validate()?;
+        let total = crate::money::check_chips(&set, chips)?;
+        if *cash_cents < 0 || *cash_cents > crate::money::MAX_AMOUNT_CENTS {
+            return Err(Rejection::new(crate::money::AMOUNT_NOT_POSITIVE, "cash float out of range").with("cash_cents", *cash_cents));
+        }
+        let mut postings = Vec::with_capacity(chips.len() + 3);
+        chip_postings(cage_id, chips, 1, &mut postings);
+        postings.push(Posting::new(Account::House(HouseAccount::ChipStock), -total));
+        crate::accounts::transfer(&mut postings, Account::House(HouseAccount::Bank), Account::CageCash { cage_id: cage_id.clone() }, *cash_cents);
+        let e = CageEvent::CageOpened {
+            cage_id: cage_id.clone(),
+            denominations_cents: denominations_cents.clone(),
+            chips: chips.clone(),
+            cash_cents: *cash_cents,
+            postings,
+        };
+        return Ok(vec![(csid, Event::Cage(e))]);
+    }
+    if cage.cage_id.is_none() {
+        return Err(Rejection::new(CAGE_NOT_OPEN, "the cage is not open"));
+    }
+    match &c.op {
+        CageOp::OpenCage { .. } => unreachable_open(),
+        CageOp::SellChips { player_id, chips } => {
+            let player = loaded_player(snapshot, player_id)?;
+            let amount = check_cage_chips(cage, chips)?;
+            cage_has(cage, chips)?;
+            let mut postings = Vec::with_capacity(chips.len() + 3);
+            crate::accounts::transfer(&mut postings, Account::House(HouseAccount::Patrons), Account::CageCash { cage_id: cage_id.clone() }, amount);
+            chip_postings(cage_id, chips, -1, &mut postings);
+            postings.push(Posting::new(Account::Pocket { player_id: player_id.clone() }, amount));
+            let psid = StreamId::Player(player_id.clone());
+            Ok(vec![
+                (csid, Event::Cage(CageEvent::ChipsSold { player_id: player_id.clone(), chips: chips.clone(), amount_cents: amount, postings })),
+                (psid.clone(), Event::Player(PlayerEvent::ChipsBought { cage_id: cage_id.clone(), amount_cents: amount })),
+                (psid, Event::Player(crate::aml::cash_event(player, &ctx.gaming_day, CashDirection::In, amount, &snapshot.aml))),
+            ])
+        }
+        CageOp::RedeemChips { player_id, chips } => {
+            let player = loaded_player(snapshot, player_id)?;
+            let amount = check_cage_chips(cage, chips)?;
+            if player.pocket_cents < amount {
+                return Err(Rejection::new(crate::table_stakes::POCKET_INSUFFICIENT, "the patron's pocket does not hold that much")
+                    .with("amount_cents", amount)
+                    .with("pocket_cents", player.pocket_cents));
+            }
+            if cage.cash_cents < amount {
+                return Err(Rejection::new(CAGE_CASH_SHORT, "not enough cash in the cage")
+                    .with("amount_cents", amount)
+                    .with("cage_cash_cents", cage.cash_cents));
+            }
+            let mut postings = Vec::with_capacity(chips.len() + 3);
+            postings.push(Posting::new(Account::Pocket { player_id: player_id.clone() }, -amount));
+            chip_postings(cage_id, chips, 1, &mut postings);
+            crate::accounts::transfer(&mut postings, Account::CageCash { cage_id: cage_id.clone() }, Account::House(HouseAccount::Patrons), amount);
+            let psid = StreamId::Player(player_id.clone());
+            Ok(vec![
+                (csid, Event::Cage(CageEvent::ChipsRedeemed { player_id: player_id.clone(), chips: chips.clone(), amount_cents: amount, postings })),
+                (psid.clone(), Event::Player(PlayerEvent::ChipsRedeemed { cage_id: cage_id.clone(), amount_cents: amount })),
+                (psid, Event::Player(crate::aml::cash_event(player, &ctx.gaming_day, CashDirection::Out, amount, &snapshot.aml))),
+            ])
+        }
+        CageOp::IssueMarker { player_id, marker_no, chips, approved_by, delivery } => {
+            let player = loaded_player(snapshot, player_id)?;
+            crate::markers::decide_issue(snapshot, ctx, cage, player, player_id, *marker_no, chips, approved_by, delivery)
+        }
+        CageOp::RedeemMarker { player_id, marker_no, amount_cents } => {
+            let player = loaded_player(snapshot, player_id)?;
+            crate::markers::decide_redeem(snapshot, ctx, cage_id, player, player_id, *marker_no, *amount_cents)
+        }
+        CageOp::WriteOffMarker { player_id, marker_no, approved_by } => {
+            let player = loaded_player(snapshot, player_id)?;
+            crate::markers::decide_write_off(ctx, cage_id, player, player_id, *marker_no, approved_by)
+        }
+        CageOp::CloseGamingDay => {
+            let mut liability = cage.issued.clone();
+            add_chips(&mut liability, &cage.returned, -1);
+            let e = CageEvent::GamingDayClosed {
+                gaming_day: ctx.gaming_day.clone(),
+                issued: cage.issued.clone(),
+                returned: cage.returned.clone(),
+                liability,
+            };
+            Ok(vec![(csid, Event::Cage(e))])
+        }
+    }
+}
+
+fn unreachable_open() -> Result<Vec<(StreamId, Event)>, Rejection> {
+    Err(Rejection::new(CAGE_ALREADY_OPEN, "the cage is already open"))
+}

@@ -1,0 +1,357 @@
+//! Table configuration as data, versioned (R-AUDIT-2): betting structure, forced bets, chip
+//! set, buy-in limits, re-buy wait, rake and fees. Presets give the defaults of RULES.md.
+
+use serde::{Deserialize, Serialize};
+
+use crate::money::{Cents, ChipSet};
+use crate::rejection::{Reason, Rejection};
+
+pub const INVALID_CONFIG: Reason = Reason::new("INVALID_CONFIG", "R-UNIT-2");
+pub const REASONS: &[Reason] = &[INVALID_CONFIG];
+
+/// Betting structures of RULES.md section 5.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind")]
+pub enum BettingStructure {
+    /// R-BET-3.
+    NoLimit,
+    /// R-BET-7.
+    PotLimit,
+    /// R-BET-8.
+    HalfPotLimit,
+    /// R-BET-6: small bet for rounds before `big_bet_from_round`, big bet after.
+    FixedLimit { small_bet_cents: Cents, big_bet_cents: Cents, max_raises: u8, heads_up_uncapped: bool },
+    /// R-BET-9: bet/raise sizes within `min..=max`; optionally a larger maximum on the last round.
+    SpreadLimit { min_bet_cents: Cents, max_bet_cents: Cents, last_round_max_bet_cents: Option<Cents> },
+    /// R-BET-10: no-limit (or pot-limit) play with a per-player cap on the hand total.
+    CapLimit { pot_limit: bool, cap_cents: Cents },
+}
+
+/// R-BET-11: which all-in raises reopen the betting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum IncompleteRaiseRule {
+    /// An all-in short of a full raise does not reopen (default NL/PL).
+    FullBet,
+    /// An all-in of at least half a bet counts as a full raise (option for limit games).
+    HalfBet,
+}
+
+/// R-STAKE-1 / R-MARK-3.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind")]
+pub enum StakesMode {
+    TableStakes,
+    /// Private games: IOUs with acceptance, cash buys at any time (R-MARK-3, R-MARK-4).
+    OpenStakes { iou_auto_accept_below_cents: Cents },
+}
+
+/// R-POST-4: where a straddle may be posted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StraddlePolicy {
+    None,
+    UnderTheGun,
+    UnderTheGunOrButton,
+}
+
+/// R-POST-6: kill blind size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum KillPolicy {
+    /// 2x the big blind, limits doubled.
+    Full,
+    /// 1.5x the big blind, limits x1.5.
+    Half,
+}
+
+impl KillPolicy {
+    /// (numerator, denominator) of the scale factor.
+    pub fn factor(self) -> (Cents, Cents) {
+        match self {
+            KillPolicy::Full => (2, 1),
+            KillPolicy::Half => (3, 2),
+        }
+    }
+}
+
+/// R-POST-3 button policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ButtonPolicy {
+    Simplified,
+    Moving,
+    Dead,
+}
+
+/// R-STAKE-3 / R-CHIP-2.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BuyInLimits {
+    pub min_cents: Cents,
+    pub max_cents: Cents,
+    /// One short buy-in per session (option of R-STAKE-3), at least this much.
+    pub short_buy_min_cents: Option<Cents>,
+    /// Buy-ins at or above this need a supervisor's id (R-CHIP-2, default $10,000).
+    pub supervisor_threshold_cents: Cents,
+}
+
+/// R-REBUY-1.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RebuyPolicy {
+    /// Default 60 minutes.
+    pub wait_window_ms: i64,
+    /// Tolerance in basis points below the amount left with (default 0).
+    pub tolerance_bps: i64,
+}
+
+/// R-RAKE-1 / R-RAKE-3: one fee type per table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind")]
+pub enum FeePolicy {
+    NoFee,
+    Rake {
+        /// Basis points: 1000 = 10%.
+        percent_bps: i64,
+        increment_cents: Cents,
+        cap_cents: Cents,
+        no_flop_no_drop: bool,
+        min_pot_cents: Cents,
+    },
+    TimeCollection { fee_cents: Cents, interval_minutes: u32 },
+}
+
+/// R-RAKE-2.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JackpotDrop {
+    pub amount_cents: Cents,
+    /// Only when the pot (after rake) is at least this.
+    pub min_pot_cents: Cents,
+}
+
+/// R-KITTY-1.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KittyPolicy {
+    /// The winner of a pot at least this large contributes one minimum playable chip.
+    pub min_pot_cents: Cents,
+}
+
+/// Everything that varies from table to table. `version` increases on each change; every
+/// event of the table is judged under `TableState::config.version` (R-AUDIT-2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableConfig {
+    pub version: u32,
+    /// Game and limits, e.g. "NLHE 1/2". Scope of the re-buy wait (R-REBUY-1).
+    pub game_key: String,
+    pub chip_set: ChipSet,
+    pub betting: BettingStructure,
+    pub incomplete_raise_rule: IncompleteRaiseRule,
+    /// Betting rounds per hand: 4 for hold'em/Omaha, 5 for seven-card stud.
+    pub betting_rounds: u8,
+    /// Fixed limit: rounds with index >= this use the big bet (2 for hold'em and stud).
+    pub big_bet_from_round: u8,
+    /// Blinds in posting order: small, big, optional third. Empty for stud.
+    pub blinds_cents: Vec<Cents>,
+    pub ante_cents: Cents,
+    pub button_ante: bool,
+    /// Minimum opening bet (NL/PL: the big blind).
+    pub min_bet_cents: Cents,
+    /// Stud bring-in (R-POST-5).
+    pub bring_in_cents: Option<Cents>,
+    pub straddle: StraddlePolicy,
+    pub kill: Option<KillPolicy>,
+    pub button_policy: ButtonPolicy,
+    pub stakes: StakesMode,
+    pub buy_in: BuyInLimits,
+    pub rebuy: RebuyPolicy,
+    pub fee: FeePolicy,
+    pub jackpot_drop: Option<JackpotDrop>,
+    pub kitty: Option<KittyPolicy>,
+    /// R-TIP-1 cap per tip.
+    pub tip_cap_cents: Cents,
+    /// R-STAKE-5.
+    pub cash_in_play_allowed: bool,
+    /// High-low split games (R-POT-5).
+    pub hi_lo: bool,
+    pub max_seats: u8,
+}
+
+impl TableConfig {
+    fn base(game_key: &str, betting: BettingStructure, small_blind_cents: Cents, big_blind_cents: Cents) -> TableConfig {
+        TableConfig {
+            version: 1,
+            game_key: game_key.to_string(),
+            chip_set: ChipSet::standard(),
+            betting,
+            incomplete_raise_rule: IncompleteRaiseRule::FullBet,
+            betting_rounds: 4,
+            big_bet_from_round: 2,
+            blinds_cents: vec![small_blind_cents, big_blind_cents],
+            ante_cents: 0,
+            button_ante: false,
+            min_bet_cents: big_blind_cents,
+            bring_in_cents: None,
+            straddle: StraddlePolicy::UnderTheGun,
+            kill: None,
+            button_policy: ButtonPolicy::Dead,
+            stakes: StakesMode::TableStakes,
+            buy_in: BuyInLimits {
+                min_cents: 20 * big_blind_cents,
+                max_cents: 100 * big_blind_cents,
+                short_buy_min_cents: None,
+                supervisor_threshold_cents: 1_000_000,
+            },
+            rebuy: RebuyPolicy { wait_window_ms: 60 * 60 * 1000, tolerance_bps: 0 },
+            fee: FeePolicy::Rake {
+                percent_bps: 1000,
+                increment_cents: 100,
+                cap_cents: 500,
+                no_flop_no_drop: true,
+                min_pot_cents: 0,
+            },
+            jackpot_drop: None,
+            kitty: None,
+            tip_cap_cents: 2_500,
+            cash_in_play_allowed: false,
+            hi_lo: false,
+            max_seats: 10,
+        }
+    }
+
+    /// No-limit hold'em, e.g. `no_limit_holdem(100, 200)` for $1/$2 (buy-in $40..$200).
+    pub fn no_limit_holdem(small_blind_cents: Cents, big_blind_cents: Cents) -> TableConfig {
+        let key = format!("NLHE {small_blind_cents}/{big_blind_cents}");
+        TableConfig::base(&key, BettingStructure::NoLimit, small_blind_cents, big_blind_cents)
+    }
+
+    /// Pot-limit hold'em.
+    pub fn pot_limit_holdem(small_blind_cents: Cents, big_blind_cents: Cents) -> TableConfig {
+        let key = format!("PLHE {small_blind_cents}/{big_blind_cents}");
+        TableConfig::base(&key, BettingStructure::PotLimit, small_blind_cents, big_blind_cents)
+    }
+
+    /// Pot-limit Omaha.
+    pub fn pot_limit_omaha(small_blind_cents: Cents, big_blind_cents: Cents) -> TableConfig {
+        let key = format!("PLO {small_blind_cents}/{big_blind_cents}");
+        let mut c = TableConfig::base(&key, BettingStructure::PotLimit, small_blind_cents, big_blind_cents);
+        c.max_seats = 9;
+        c
+    }
+
+    /// Half-pot limit hold'em (R-BET-8).
+    pub fn half_pot_limit_holdem(small_blind_cents: Cents, big_blind_cents: Cents) -> TableConfig {
+        let key = format!("HPLHE {small_blind_cents}/{big_blind_cents}");
+        TableConfig::base(&key, BettingStructure::HalfPotLimit, small_blind_cents, big_blind_cents)
+    }
+
+    /// Cap-limit no-limit hold'em (R-BET-10).
+    pub fn cap_limit_holdem(small_blind_cents: Cents, big_blind_cents: Cents, cap_cents: Cents) -> TableConfig {
+        let key = format!("CAP {small_blind_cents}/{big_blind_cents} cap {cap_cents}");
+        let betting = BettingStructure::CapLimit { pot_limit: false, cap_cents };
+        TableConfig::base(&key, betting, small_blind_cents, big_blind_cents)
+    }
+
+    /// Fixed-limit hold'em `small_bet/big_bet`, blinds half and one small bet, cap `max_raises`
+    /// (3 or 4) raises after the bet, heads-up exception on, half bet rule (R-BET-6, R-BET-12).
+    pub fn fixed_limit_holdem(small_bet_cents: Cents, big_bet_cents: Cents, max_raises: u8) -> TableConfig {
+        let key = format!("LHE {small_bet_cents}/{big_bet_cents}");
+        let betting =
+            BettingStructure::FixedLimit { small_bet_cents, big_bet_cents, max_raises, heads_up_uncapped: true };
+        let mut c = TableConfig::base(&key, betting, small_bet_cents / 2, small_bet_cents);
+        c.incomplete_raise_rule = IncompleteRaiseRule::HalfBet;
+        c.buy_in.min_cents = 10 * big_bet_cents;
+        c.buy_in.max_cents = 100 * big_bet_cents;
+        c
+    }
+
+    /// Fixed-limit hold'em with a kill blind (R-POST-6).
+    pub fn fixed_limit_holdem_kill(small_bet_cents: Cents, big_bet_cents: Cents, kill: KillPolicy) -> TableConfig {
+        let mut c = TableConfig::fixed_limit_holdem(small_bet_cents, big_bet_cents, 3);
+        c.kill = Some(kill);
+        c.game_key.push_str(" kill");
+        c
+    }
+
+    /// Spread-limit hold'em, e.g. $1-$5 with $10 on the end.
+    pub fn spread_limit_holdem(
+        small_blind_cents: Cents,
+        big_blind_cents: Cents,
+        min_bet_cents: Cents,
+        max_bet_cents: Cents,
+        last_round_max_bet_cents: Option<Cents>,
+    ) -> TableConfig {
+        let key = format!("SPREAD {min_bet_cents}-{max_bet_cents}");
+        let betting = BettingStructure::SpreadLimit { min_bet_cents, max_bet_cents, last_round_max_bet_cents };
+        let mut c = TableConfig::base(&key, betting, small_blind_cents, big_blind_cents);
+        c.min_bet_cents = min_bet_cents;
+        c.incomplete_raise_rule = IncompleteRaiseRule::HalfBet;
+        c
+    }
+
+    /// Seven-card stud: antes, bring-in, five rounds, small bet on 3rd and 4th street.
+    pub fn seven_card_stud(ante_cents: Cents, bring_in_cents: Cents, small_bet_cents: Cents, big_bet_cents: Cents) -> TableConfig {
+        let key = format!("STUD {small_bet_cents}/{big_bet_cents}");
+        let betting =
+            BettingStructure::FixedLimit { small_bet_cents, big_bet_cents, max_raises: 3, heads_up_uncapped: true };
+        let mut c = TableConfig::base(&key, betting, 0, small_bet_cents);
+        c.blinds_cents = Vec::new();
+        c.ante_cents = ante_cents;
+        c.bring_in_cents = Some(bring_in_cents);
+        c.min_bet_cents = small_bet_cents;
+        c.betting_rounds = 5;
+        c.big_bet_from_round = 2;
+        c.straddle = StraddlePolicy::None;
+        c.incomplete_raise_rule = IncompleteRaiseRule::HalfBet;
+        c.buy_in.min_cents = 10 * big_bet_cents;
+        c.buy_in.max_cents = 100 * big_bet_cents;
+        c.max_seats = 8;
+        c
+    }
+
+    pub fn big_blind_cents(&self) -> Cents {
+        self.blinds_cents.last().copied().unwrap_or(self.min_bet_cents)
+    }
+
+    pub fn is_limit(&self) -> bool {
+        matches!(self.betting, BettingStructure::FixedLimit { .. } | BettingStructure::SpreadLimit { .. })
+    }
+
+    pub fn validate(&self) -> Result<(), Rejection> {
+        self.chip_set.validate()?;
+        let bad = |what: &str| Err(Rejection::new(INVALID_CONFIG, what.to_string()));
+        if self.max_seats == 0 || self.max_seats as usize > crate::MAX_SEATS {
+            return bad("max_seats must be 1..=10");
+        }
+        if self.betting_rounds == 0 || self.betting_rounds > 8 {
+            return bad("betting_rounds must be 1..=8");
+        }
+        if self.min_bet_cents <= 0 || self.blinds_cents.iter().any(|b| *b < 0) || self.ante_cents < 0 {
+            return bad("forced bets must be non-negative and the minimum bet positive");
+        }
+        if self.buy_in.min_cents <= 0 || self.buy_in.max_cents < self.buy_in.min_cents {
+            return bad("buy-in limits must satisfy 0 < min <= max");
+        }
+        if self.blinds_cents.len() > 3 {
+            return bad("at most three blinds");
+        }
+        match &self.betting {
+            BettingStructure::FixedLimit { small_bet_cents, big_bet_cents, max_raises, .. } => {
+                if *small_bet_cents <= 0 || *big_bet_cents < *small_bet_cents || !(1..=10).contains(max_raises) {
+                    return bad("fixed limit needs 0 < small bet <= big bet and 1..=10 raises");
+                }
+            }
+            BettingStructure::SpreadLimit { min_bet_cents, max_bet_cents, .. } => {
+                if *min_bet_cents <= 0 || *max_bet_cents < *min_bet_cents {
+                    return bad("spread limit needs 0 < min <= max");
+                }
+            }
+            BettingStructure::CapLimit { cap_cents, .. } => {
+                if *cap_cents <= 0 {
+                    return bad("cap must be positive");
+                }
+            }
+            _ => {}
+        }
+        if let FeePolicy::Rake { percent_bps, increment_cents, cap_cents, .. } = &self.fee {
+            if !(0..=10_000).contains(percent_bps) || *increment_cents <= 0 || *cap_cents < 0 {
+                return bad("rake needs 0..=10000 bps, a positive increment and a non-negative cap");
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,218 @@
+//! The hand in play: its life cycle and state (R-STAKE-1, R-BET-1).
+//!
+//! Life cycle, driven by the dealer's commands:
+//! `StartHand` -> `Post`* (antes, blinds, straddle, bring-in, kill, new-player and missed-blind
+//! posts) -> `Act`* until the round closes -> `NextRound` -> `Act`* ... -> `Showdown` (or the
+//! last fold, which settles at once) -> `EndHand`.
+//! Chips bet or posted go from the seat to `pot/0`; at settlement `pots` layers them into main
+//! and side pots, `rake` takes rake and the jackpot drop, and awards go back to the seats.
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::KillPolicy;
+use crate::money::Cents;
+use crate::streams::Seat;
+
+/// Where the hand is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum HandPhase {
+    /// Players are (or will be) acting in the current round.
+    Betting,
+    /// Nobody has to act in this round; next is `NextRound` or `Showdown`.
+    RoundComplete,
+    /// Pots are awarded; next is `EndHand`.
+    Settled,
+}
+
+/// A player's standing in the hand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum InHand {
+    Active,
+    Folded,
+    /// No chips left to bet (or capped, R-BET-10).
+    AllIn,
+}
+
+/// A dealt player.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HandPlayer {
+    pub seat: Seat,
+    pub status: InHand,
+    /// Live chips in front of the player in the current round (the "raise to" total, R-BET-5).
+    pub round_cents: Cents,
+    /// Everything the player put in the pot this hand, live and dead.
+    pub hand_cents: Cents,
+    /// The player has acted voluntarily in this round (posts do not count, a bring-in does).
+    pub acted: bool,
+    /// `BettingRound::full_raise_no` when the player last acted (R-BET-11 reopening).
+    pub acted_at_raise_no: u32,
+    /// Post kinds already posted this hand (bit set of `PostKind::bit`).
+    pub posted_mask: u16,
+    /// R-MARK-3: borrowed to raise, so may not go all in this hand.
+    pub borrowed_to_raise: bool,
+}
+
+/// State of the current betting round.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BettingRound {
+    pub index: u8,
+    /// Highest live total any player has in this round: what a call matches.
+    pub bet_to_cents: Cents,
+    /// The level set by the last full bet or raise (or the big blind): fixed limit completes from it.
+    pub full_level_cents: Cents,
+    /// Size of the last full bet or raise; the next raise adds at least this (R-BET-3).
+    pub min_raise_cents: Cents,
+    /// Bets and raises that count toward the fixed-limit cap (R-BET-6).
+    pub raises: u8,
+    /// The fixed-limit cap was reached with more than two players (R-BET-6).
+    pub capped: bool,
+    /// Count of full bets/raises; a player may raise again only after a later one (R-BET-11).
+    pub full_raise_no: u32,
+    /// Seat after which action starts (the big blind or straddle preflop, the button later).
+    pub anchor_seat: Seat,
+    /// A voluntary action happened in this round (no more posts).
+    pub opened: bool,
+    /// Whose turn it is, if anybody's.
+    pub to_act: Option<Seat>,
+    /// Pot at the start of the round (pot-limit `S`, R-BET-7).
+    pub start_pot_cents: Cents,
+}
+
+/// The hand in play.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HandState {
+    pub hand_no: u64,
+    pub button_seat: Seat,
+    /// Dealt players in clockwise (ascending seat) order.
+    pub players: Vec<HandPlayer>,
+    pub phase: HandPhase,
+    pub round: BettingRound,
+    /// Chips in the middle (`pot/0`).
+    pub pot_cents: Cents,
+    /// R-POST-6: the kill blind was posted; limits scale.
+    pub kill: Option<KillPolicy>,
+    /// The hand reached a second round or a showdown (no flop, no drop: R-RAKE-1).
+    pub flop_seen: bool,
+}
+
+impl HandState {
+    pub fn player(&self, seat: Seat) -> Option<&HandPlayer> {
+        self.players.iter().find(|p| p.seat == seat)
+    }
+
+    pub fn player_mut(&mut self, seat: Seat) -> Option<&mut HandPlayer> {
+        self.players.iter_mut().find(|p| p.seat == seat)
+    }
+
+    pub fn index_of(&self, seat: Seat) -> Option<usize> {
+        self.players.iter().position(|p| p.seat == seat)
+    }
+
+    /// Players not folded.
+    pub fn live_count(&self) -> usize {
+        self.players.iter().filter(|p| p.status != InHand::Folded).count()
+    }
+
+    /// Players who can still bet.
+    pub fn active_count(&self) -> usize {
+        self.players.iter().filter(|p| p.status == InHand::Active).count()
+    }
+
+    /// Does `p` still have to act in this round?
+    pub fn needs_action(&self, p: &HandPlayer) -> bool {
+        if p.status != InHand::Active {
+            return false;
+        }
+        if p.round_cents < self.round.bet_to_cents {
+            return true;
+        }
+        !p.acted && self.players.iter().any(|o| o.seat != p.seat && o.status == InHand::Active)
+    }
+
+    /// First player clockwise strictly after `seat` who has to act.
+    pub fn next_to_act_after(&self, seat: Seat) -> Option<Seat> {
+        let n = self.players.len();
+        let start = self.players.iter().position(|p| p.seat > seat).unwrap_or(0);
+        (0..n).map(|k| &self.players[(start + k) % n]).find(|p| self.needs_action(p)).map(|p| p.seat)
+    }
+
+    /// Recompute whose turn it is after `seat` acted (or from the anchor) and close the round.
+    pub fn advance_from(&mut self, seat: Seat) {
+        self.round.to_act = self.next_to_act_after(seat);
+        if self.round.to_act.is_none() && self.phase == HandPhase::Betting {
+            self.phase = HandPhase::RoundComplete;
+        }
+    }
+
+    /// Clockwise order starting after the button (odd chips, R-POT-5).
+    pub fn clockwise_from_button(&self, seats: &[Seat]) -> Vec<Seat> {
+        let mut v: Vec<Seat> = seats.to_vec();
+        let b = self.button_seat;
+        v.sort_by_key(|s| if *s > b { (0, *s) } else { (1, *s) });
+        v
+    }
+}
+
+/// Kinds of forced bets (section 4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum PostKind {
+    /// R-POST-1, dead.
+    Ante,
+    /// R-POST-1 option: one player posts the ante for everyone, dead.
+    ButtonAnte,
+    /// R-POST-2, live.
+    SmallBlind,
+    BigBlind,
+    ThirdBlind,
+    /// R-POST-4, live, twice the current level.
+    Straddle,
+    /// R-POST-5 (stud), live, counts as the first action.
+    BringIn,
+    /// R-POST-6, live, scales the limits of this hand.
+    Kill,
+    /// R-POST-3: a new player posts a live big blind to be dealt in.
+    NewPlayer,
+    /// R-POST-3: a returning player's missed big blind, live.
+    MissedBigBlind,
+    /// R-POST-3: a returning player's missed small blind, dead.
+    MissedSmallBlindDead,
+}
+
+impl PostKind {
+    pub fn bit(self) -> u16 {
+        1 << (self as u16)
+    }
+
+    /// Dead posts go to the pot without counting toward the player's bet in the round.
+    pub fn is_dead(self) -> bool {
+        matches!(self, PostKind::Ante | PostKind::ButtonAnte | PostKind::MissedSmallBlindDead)
+    }
+}
+
+/// What a player does when it is their turn (R-BET-2). Amounts are "raise to" totals for the
+/// round (R-BET-5): `Bet { to_cents }` and `Raise { to_cents }` are the same request (the engine
+/// classifies it), so an importer may map PHH `cbr X` to either.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind")]
+pub enum Action {
+    Fold,
+    Check,
+    Call,
+    Bet { to_cents: Cents },
+    Raise { to_cents: Cents },
+    /// Complete an incomplete bet (bring-in or short all-in) to a full bet (R-POST-5, R-BET-11).
+    Complete,
+    /// Everything the player has: a call, bet or raise for the whole stack.
+    AllIn,
+}
+
+/// How the engine classified an accepted action (recorded in the event).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ActionKind {
+    Fold,
+    Check,
+    Call,
+    Bet,
+    Raise,
+    Complete,
+}

@@ -1,0 +1,187 @@
+//! Table inventory: the tray by denomination, chips paid out for cash, color changes, fills
+//! and credits with slip numbers and two signers, and the shift close (R-CHIP-1, -3, -4).
+
+use crate::accounts::{Account, HouseAccount, Posting};
+use crate::cage::CageEvent;
+use crate::money::{Cents, ChipCount};
+use crate::rejection::{Reason, Rejection};
+use crate::streams::{Seat, StreamId};
+use crate::table::{Signers, TableCommand, TableEvent, TableOp, TableState};
+use crate::{Event, Snapshot};
+
+pub const TRAY_SHORT: Reason = Reason::new("TRAY_SHORT", "R-CHIP-1");
+pub const COLOR_CHANGE_UNEQUAL: Reason = Reason::new("COLOR_CHANGE_UNEQUAL", "R-CHIP-1");
+pub const SLIP_OUT_OF_SEQUENCE: Reason = Reason::new("SLIP_OUT_OF_SEQUENCE", "R-CHIP-3");
+pub const SIGNERS_NOT_DISTINCT: Reason = Reason::new("SIGNERS_NOT_DISTINCT", "R-CHIP-3");
+pub const CLOSING_COUNT_MISMATCH: Reason = Reason::new("CLOSING_COUNT_MISMATCH", "R-CHIP-4");
+pub const DROP_COUNT_MISMATCH: Reason = Reason::new("DROP_COUNT_MISMATCH", "R-CHIP-4");
+
+pub const REASONS: &[Reason] =
+    &[TRAY_SHORT, COLOR_CHANGE_UNEQUAL, SLIP_OUT_OF_SEQUENCE, SIGNERS_NOT_DISTINCT, CLOSING_COUNT_MISMATCH, DROP_COUNT_MISMATCH];
+
+/// Chips from the tray for `amount_cents`, largest denominations first (R-CHIP-2), or `TRAY_SHORT`.
+pub fn tray_payout(table: &TableState, amount_cents: Cents) -> Result<Vec<ChipCount>, Rejection> {
+    let mut left = amount_cents;
+    let mut out = Vec::new();
+    for c in table.tray.iter().rev() {
+        if left <= 0 {
+            break;
+        }
+        let n = (left / c.denomination_cents).min(c.count);
+        if n > 0 {
+            out.push(ChipCount { denomination_cents: c.denomination_cents, count: n });
+            left -= n * c.denomination_cents;
+        }
+    }
+    if left != 0 {
+        return Err(Rejection::new(TRAY_SHORT, "the tray cannot pay this amount: a fill is needed")
+            .with("amount_cents", amount_cents)
+            .with("short_cents", left)
+            .with("tray_cents", table.tray_value_cents()));
+    }
+    out.reverse();
+    Ok(out)
+}
+
+fn tray_has(table: &TableState, chips: &[ChipCount]) -> Result<(), Rejection> {
+    for c in chips {
+        let have = table.tray_count(c.denomination_cents);
+        if have < c.count {
+            return Err(Rejection::new(TRAY_SHORT, "the tray does not hold these chips")
+                .with("denomination_cents", c.denomination_cents)
+                .with("count", c.count)
+                .with("tray_count", have));
+        }
+    }
+    Ok(())
+}
+
+/// R-CHIP-1: color up/down between a seated player and the tray, equal value both ways.
+pub fn decide_color_change(table: &TableState, seat: Seat, give: &[ChipCount], receive: &[ChipCount]) -> Result<TableEvent, Rejection> {
+    let (table_id, config) = crate::ledger::open_table(table)?;
+    let s = crate::ledger::occupied(table, seat)?;
+    crate::ledger::not_live_in_hand(table, seat)?;
+    let give_cents = crate::money::check_chips(&config.chip_set, give)?;
+    let receive_cents = crate::money::check_chips(&config.chip_set, receive)?;
+    if give_cents != receive_cents || give_cents > s.stack_cents {
+        return Err(Rejection::new(COLOR_CHANGE_UNEQUAL, "a color change is of equal value and within the stack")
+            .with("give_cents", give_cents)
+            .with("receive_cents", receive_cents)
+            .with("stack_cents", s.stack_cents));
+    }
+    // The tray must hold what it gives after taking what it receives.
+    for r in receive {
+        let incoming: i64 = give.iter().filter(|g| g.denomination_cents == r.denomination_cents).map(|g| g.count).sum();
+        let have = table.tray_count(r.denomination_cents) + incoming;
+        if have < r.count {
+            return Err(Rejection::new(TRAY_SHORT, "the tray does not hold these chips")
+                .with("denomination_cents", r.denomination_cents)
+                .with("count", r.count)
+                .with("tray_count", have));
+        }
+    }
+    let mut postings = Vec::with_capacity(give.len() + receive.len());
+    for g in give {
+        postings.push(Posting::new(Account::Tray { table_id: table_id.clone(), denomination_cents: g.denomination_cents }, g.value_cents()));
+    }
+    for r in receive {
+        postings.push(Posting::new(Account::Tray { table_id: table_id.clone(), denomination_cents: r.denomination_cents }, -r.value_cents()));
+    }
+    Ok(TableEvent::ColorChanged { seat, give: give.to_vec(), receive: receive.to_vec(), postings })
+}
+
+fn check_signers(signers: &Signers) -> Result<(), Rejection> {
+    let (a, b) = (signers.first.trim(), signers.second.trim());
+    if a.is_empty() || b.is_empty() || a == b {
+        return Err(Rejection::new(SIGNERS_NOT_DISTINCT, "a slip carries two distinct signers"));
+    }
+    Ok(())
+}
+
+/// R-CHIP-3: a fill (cage to tray) or credit (tray to cage). Postings ride on the table event;
+/// the cage event records the slip.
+pub fn decide_slip(snapshot: &Snapshot, table: &TableState, c: &TableCommand) -> Result<Vec<(StreamId, Event)>, Rejection> {
+    let (table_id, config) = crate::ledger::open_table(table)?;
+    let (cage_id, slip_no, chips, signers, is_fill) = match &c.op {
+        TableOp::Fill { cage_id, slip_no, chips, signers } => (cage_id, *slip_no, chips, signers, true),
+        TableOp::Credit { cage_id, slip_no, chips, signers } => (cage_id, *slip_no, chips, signers, false),
+        _ => return Err(Rejection::new(crate::ledger::STREAM_NOT_LOADED, "not a slip command")),
+    };
+    let cage = snapshot
+        .cage(cage_id)
+        .ok_or_else(|| Rejection::new(crate::ledger::STREAM_NOT_LOADED, format!("stream cage-{cage_id} was not loaded")))?;
+    if cage.cage_id.is_none() {
+        return Err(Rejection::new(crate::cage::CAGE_NOT_OPEN, "the cage is not open"));
+    }
+    check_signers(signers)?;
+    crate::money::check_chips(&config.chip_set, chips)?;
+    let last = if is_fill { cage.last_fill_slip_no } else { cage.last_credit_slip_no };
+    if slip_no != last + 1 {
+        return Err(Rejection::new(SLIP_OUT_OF_SEQUENCE, "slip numbers are sequential")
+            .with("slip_no", slip_no as Cents)
+            .with("expected_slip_no", (last + 1) as Cents));
+    }
+    if is_fill {
+        crate::cage::cage_has(cage, chips)?;
+    } else {
+        tray_has(table, chips)?;
+    }
+    let sign = if is_fill { 1 } else { -1 };
+    let mut postings = Vec::with_capacity(2 * chips.len());
+    for ch in chips {
+        let v = sign * ch.value_cents();
+        postings.push(Posting::new(Account::CageChips { cage_id: cage_id.clone(), denomination_cents: ch.denomination_cents }, -v));
+        postings.push(Posting::new(Account::Tray { table_id: table_id.clone(), denomination_cents: ch.denomination_cents }, v));
+    }
+    let (te, ce) = if is_fill {
+        (
+            TableEvent::FillReceived { cage_id: cage_id.clone(), slip_no, chips: chips.clone(), signers: signers.clone(), postings },
+            CageEvent::FillIssued { table_id: table_id.clone(), slip_no, chips: chips.clone(), signers: signers.clone() },
+        )
+    } else {
+        (
+            TableEvent::CreditSent { cage_id: cage_id.clone(), slip_no, chips: chips.clone(), signers: signers.clone(), postings },
+            CageEvent::CreditReceived { table_id: table_id.clone(), slip_no, chips: chips.clone(), signers: signers.clone() },
+        )
+    };
+    Ok(vec![(StreamId::Table(table_id.clone()), Event::Table(te)), (StreamId::Cage(cage_id.clone()), Event::Cage(ce))])
+}
+
+/// R-CHIP-4: close the shift. The counted tray must equal the ledger's tray and the counted
+/// drop the drop box; result = drop + credits + closing - opening - fills. The drop goes to
+/// the count room.
+pub fn decide_close_shift(table: &TableState, counted_tray: &[ChipCount], counted_drop_cents: Cents) -> Result<TableEvent, Rejection> {
+    let (table_id, _) = crate::ledger::open_table(table)?;
+    crate::ledger::between_hands(table)?;
+    for c in &table.tray {
+        let counted: i64 = counted_tray.iter().filter(|x| x.denomination_cents == c.denomination_cents).map(|x| x.count).sum();
+        if counted != c.count {
+            return Err(Rejection::new(CLOSING_COUNT_MISMATCH, "the counted tray differs from the ledger")
+                .with("denomination_cents", c.denomination_cents)
+                .with("counted", counted)
+                .with("ledger_count", c.count));
+        }
+    }
+    if counted_tray.iter().any(|x| !table.tray.iter().any(|c| c.denomination_cents == x.denomination_cents) && x.count != 0) {
+        return Err(Rejection::new(CLOSING_COUNT_MISMATCH, "counted a denomination the table does not use"));
+    }
+    if counted_drop_cents != table.drop_cents {
+        return Err(Rejection::new(DROP_COUNT_MISMATCH, "the counted drop differs from the ledger")
+            .with("counted_drop_cents", counted_drop_cents)
+            .with("ledger_drop_cents", table.drop_cents));
+    }
+    let opening = crate::money::chips_value_cents(&table.shift.opening_tray);
+    let closing = table.tray_value_cents();
+    let result_cents = table.drop_cents + table.shift.credits_cents + closing - opening - table.shift.fills_cents;
+    let mut postings = Vec::with_capacity(2);
+    crate::accounts::transfer(&mut postings, Account::Drop { table_id: table_id.clone() }, Account::House(HouseAccount::CountRoom), table.drop_cents);
+    Ok(TableEvent::ShiftClosed {
+        opening_tray: table.shift.opening_tray.clone(),
+        closing_tray: table.tray.clone(),
+        fills_cents: table.shift.fills_cents,
+        credits_cents: table.shift.credits_cents,
+        drop_cents: table.drop_cents,
+        result_cents,
+        postings,
+    })
+}

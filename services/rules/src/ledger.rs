@@ -1,0 +1,328 @@
+//! The decider: routes a command to the rules that judge it and returns the events for each
+//! stream it touches. Pure: no clock, no I/O.
+
+use crate::accounts::{Account, Posting};
+use crate::cage::CageOp;
+use crate::config::TableConfig;
+use crate::hand::{HandPhase, InHand};
+use crate::money::Cents;
+use crate::player::{PlayerCommand, PlayerEvent, PlayerOp};
+use crate::rejection::{Reason, Rejection};
+use crate::streams::{Seat, StreamId, TableId};
+use crate::table::{SeatState, TableCommand, TableEvent, TableOp, TableState};
+use crate::{Command, CommandContext, Event, Snapshot};
+
+pub const STREAM_NOT_LOADED: Reason = Reason::new("STREAM_NOT_LOADED", "R-AUDIT-2");
+pub const TABLE_NOT_OPEN: Reason = Reason::new("TABLE_NOT_OPEN", "R-AUDIT-2");
+pub const TABLE_ALREADY_OPEN: Reason = Reason::new("TABLE_ALREADY_OPEN", "R-AUDIT-2");
+pub const HAND_IN_PROGRESS: Reason = Reason::new("HAND_IN_PROGRESS", "R-STAKE-1");
+pub const HAND_ALREADY_STARTED: Reason = Reason::new("HAND_ALREADY_STARTED", "R-STAKE-1");
+pub const HAND_NUMBER_NOT_INCREASING: Reason = Reason::new("HAND_NUMBER_NOT_INCREASING", "R-AUDIT-2");
+pub const TOO_FEW_PLAYERS: Reason = Reason::new("TOO_FEW_PLAYERS", "R-STAKE-1");
+
+pub const REASONS: &[Reason] = &[
+    STREAM_NOT_LOADED,
+    TABLE_NOT_OPEN,
+    TABLE_ALREADY_OPEN,
+    HAND_IN_PROGRESS,
+    HAND_ALREADY_STARTED,
+    HAND_NUMBER_NOT_INCREASING,
+    TOO_FEW_PLAYERS,
+];
+
+/// The table's id and configuration, or `TABLE_NOT_OPEN`.
+pub fn open_table(table: &TableState) -> Result<(&TableId, &TableConfig), Rejection> {
+    match (table.table_id.as_ref(), table.config.as_ref()) {
+        (Some(id), Some(c)) => Ok((id, c)),
+        _ => Err(Rejection::new(TABLE_NOT_OPEN, "the table has not been opened")),
+    }
+}
+
+/// Refuse while a hand is in play (R-STAKE-1).
+pub fn between_hands(table: &TableState) -> Result<(), Rejection> {
+    match &table.hand {
+        Some(h) => Err(Rejection::new(HAND_IN_PROGRESS, "only between hands").with("hand_no", h.hand_no as Cents)),
+        None => Ok(()),
+    }
+}
+
+/// Refuse while `seat` is live (dealt and not folded) in the hand in play (R-STAKE-1).
+pub fn not_live_in_hand(table: &TableState, seat: Seat) -> Result<(), Rejection> {
+    if let Some(h) = &table.hand {
+        if h.phase != HandPhase::Settled && h.player(seat).is_some_and(|p| p.status != InHand::Folded) {
+            return Err(Rejection::new(HAND_IN_PROGRESS, "the seat is in the hand in play")
+                .with("hand_no", h.hand_no as Cents)
+                .with("seat", seat as Cents));
+        }
+    }
+    Ok(())
+}
+
+/// The occupied seat, or `INVALID_SEAT` / `SEAT_EMPTY`.
+pub fn occupied(table: &TableState, seat: Seat) -> Result<&SeatState, Rejection> {
+    crate::seating::check_seat_number(table, seat)?;
+    table.seat(seat).ok_or_else(|| Rejection::new(crate::seating::SEAT_EMPTY, format!("seat {seat} is empty")).with("seat", seat as Cents))
+}
+
+/// Streams a command touches, its own first.
+pub fn streams_of(command: &Command) -> Vec<StreamId> {
+    match command {
+        Command::Table(c) => {
+            let mut v = vec![StreamId::Table(c.table_id.clone())];
+            match &c.op {
+                TableOp::BuyIn { player_id, .. }
+                | TableOp::TopUp { player_id, .. }
+                | TableOp::PutCashInPlay { player_id, .. }
+                | TableOp::CashOut { player_id, .. } => v.push(StreamId::Player(player_id.clone())),
+                TableOp::MovePlayer { to_table_id, .. } => v.push(StreamId::Table(to_table_id.clone())),
+                TableOp::Fill { cage_id, .. } | TableOp::Credit { cage_id, .. } => v.push(StreamId::Cage(cage_id.clone())),
+                _ => {}
+            }
+            v
+        }
+        Command::Player(c) => vec![StreamId::Player(c.player_id.clone())],
+        Command::Cage(c) => {
+            let mut v = vec![StreamId::Cage(c.cage_id.clone())];
+            match &c.op {
+                CageOp::SellChips { player_id, .. }
+                | CageOp::RedeemChips { player_id, .. }
+                | CageOp::RedeemMarker { player_id, .. }
+                | CageOp::WriteOffMarker { player_id, .. } => v.push(StreamId::Player(player_id.clone())),
+                CageOp::IssueMarker { player_id, delivery, .. } => {
+                    v.push(StreamId::Player(player_id.clone()));
+                    if let crate::cage::MarkerDelivery::Seat { table_id, .. } = delivery {
+                        v.push(StreamId::Table(table_id.clone()));
+                    }
+                }
+                CageOp::OpenCage { .. } | CageOp::CloseGamingDay => {}
+            }
+            v
+        }
+    }
+}
+
+fn table_of<'a>(snapshot: &Snapshot<'a>, id: &TableId) -> Result<&'a TableState, Rejection> {
+    snapshot.table(id).ok_or_else(|| Rejection::new(STREAM_NOT_LOADED, format!("stream table-{id} was not loaded")))
+}
+
+/// Judge `command` against the loaded streams. On success, the events to append, each with
+/// its stream; chip postings are on exactly one of them.
+pub fn decide(snapshot: &Snapshot, ctx: &CommandContext, command: &Command) -> Result<Vec<(StreamId, Event)>, Rejection> {
+    match command {
+        Command::Table(c) => {
+            let table = table_of(snapshot, &c.table_id)?;
+            let sid = || StreamId::Table(c.table_id.clone());
+            let wrap = |events: Vec<TableEvent>| events.into_iter().map(|e| (sid(), Event::Table(e))).collect();
+            match &c.op {
+                TableOp::BuyIn { .. } | TableOp::TopUp { .. } | TableOp::CashOut { .. } | TableOp::PutCashInPlay { .. } => {
+                    crate::table_stakes::decide_funds(snapshot, table, ctx, c)
+                }
+                TableOp::MovePlayer { seat, to_table_id, to_seat } => {
+                    let to = table_of(snapshot, to_table_id)?;
+                    crate::seating::decide_move(table, to, *seat, to_table_id, *to_seat)
+                }
+                TableOp::Fill { .. } | TableOp::Credit { .. } => crate::inventory::decide_slip(snapshot, table, c),
+                _ => decide_table(table, ctx, c).map(wrap),
+            }
+        }
+        Command::Player(c) => decide_player(snapshot, ctx, c),
+        Command::Cage(c) => crate::cage::decide_cage(snapshot, ctx, c),
+    }
+}
+
+fn decide_player(snapshot: &Snapshot, ctx: &CommandContext, c: &PlayerCommand) -> Result<Vec<(StreamId, Event)>, Rejection> {
+    let _player = snapshot
+        .player(&c.player_id)
+        .ok_or_else(|| Rejection::new(STREAM_NOT_LOADED, format!("stream player-{} was not loaded", c.player_id)))?;
+    match &c.op {
+        PlayerOp::SetCreditLine { line_cents, approved_by } => {
+            if *line_cents < 0 || *line_cents > crate::money::MAX_AMOUNT_CENTS {
+                return Err(Rejection::new(crate::money::AMOUNT_NOT_POSITIVE, "credit line out of range").with("line_cents", *line_cents));
+            }
+            if approved_by.is_empty() || *approved_by == ctx.actor.id {
+                return Err(Rejection::new(crate::markers::APPROVER_SAME_AS_ISSUER, "a credit line is approved by someone else"));
+            }
+            let e = PlayerEvent::CreditLineSet { line_cents: *line_cents, approved_by: approved_by.clone() };
+            Ok(vec![(StreamId::Player(c.player_id.clone()), Event::Player(e))])
+        }
+    }
+}
+
+/// Fast path for commands that touch only their table (every hand command). Cross-stream
+/// commands (`BuyIn`, `TopUp`, `CashOut`, `MovePlayer`, `Fill`, `Credit`) need [`decide`].
+pub fn decide_table(table: &TableState, ctx: &CommandContext, command: &TableCommand) -> Result<Vec<TableEvent>, Rejection> {
+    let one = |e: TableEvent| Ok(vec![e]);
+    match &command.op {
+        TableOp::OpenTable { config } => {
+            if table.table_id.is_some() {
+                return Err(Rejection::new(TABLE_ALREADY_OPEN, "the table is already open"));
+            }
+            config.validate()?;
+            let mut config = config.clone();
+            config.version = 1;
+            one(TableEvent::TableOpened { table_id: command.table_id.clone(), config })
+        }
+        TableOp::ChangeConfig { config } => {
+            let (_, current) = open_table(table)?;
+            between_hands(table)?;
+            config.validate()?;
+            if config.chip_set != current.chip_set {
+                return Err(Rejection::new(crate::config::INVALID_CONFIG, "the chip set of an open table cannot change"));
+            }
+            let mut config = config.clone();
+            config.version = current.version + 1;
+            one(TableEvent::ConfigChanged { config })
+        }
+        TableOp::SeatPlayer { seat, player_id } => crate::seating::decide_seat(table, *seat, player_id).and_then(one),
+        TableOp::ConvertCashInPlay { seat } => crate::table_stakes::decide_convert_cash(table, *seat).and_then(one),
+        TableOp::RemoveChips { seat, amount_cents } => Err(crate::table_stakes::rathole(table, *seat, *amount_cents)),
+        TableOp::Tip { seat, amount_cents } => {
+            not_live_in_hand(table, *seat)?;
+            crate::tips::decide_tip(table, *seat, *amount_cents).and_then(one)
+        }
+        TableOp::PayKittyExpense { amount_cents, purpose, to_dealer } => {
+            crate::kitty::decide_expense(table, *amount_cents, purpose, *to_dealer).and_then(one)
+        }
+        TableOp::CollectTime { seats } => crate::rake::decide_collect_time(table, seats).and_then(one),
+        TableOp::ColorChange { seat, give, receive } => crate::inventory::decide_color_change(table, *seat, give, receive).and_then(one),
+        TableOp::CloseShift { counted_tray, counted_drop_cents } => {
+            crate::inventory::decide_close_shift(table, counted_tray, *counted_drop_cents).and_then(one)
+        }
+        TableOp::StartHand { hand_no, button_seat, dealt_seats } => start_hand(table, *hand_no, *button_seat, dealt_seats).and_then(one),
+        TableOp::Post { seat, kind, amount_cents } => {
+            let all_in = crate::posts::judge_post(table, *seat, *kind, *amount_cents)?;
+            let (table_id, _) = open_table(table)?;
+            let postings = chips_to_pot(table_id, *seat, *amount_cents);
+            one(TableEvent::Posted { seat: *seat, kind: *kind, amount_cents: *amount_cents, all_in, postings })
+        }
+        TableOp::Act { seat, action } => act(table, *seat, *action),
+        TableOp::NextRound { first_to_act_seat } => next_round(table, *first_to_act_seat).and_then(one),
+        TableOp::Showdown { high, low } => showdown(table, high, low.as_deref()).and_then(one),
+        TableOp::EndHand => {
+            let Some(hand) = &table.hand else {
+                return Err(Rejection::new(crate::betting::NO_HAND_IN_PROGRESS, "no hand is being played"));
+            };
+            if hand.phase != HandPhase::Settled {
+                return Err(Rejection::new(crate::pots::HAND_NOT_SETTLED, "the pots are not awarded yet")
+                    .with("pot_cents", hand.pot_cents));
+            }
+            one(TableEvent::HandEnded { hand_no: hand.hand_no })
+        }
+        TableOp::WriteIou { seat, amount_cents, lender, accepted_by, to_raise } => {
+            crate::iou::decide_iou(table, *seat, *amount_cents, lender.as_ref(), accepted_by, *to_raise).and_then(one)
+        }
+        TableOp::Correct { reverses_event_id, original_postings, approved_by, reason } => {
+            crate::corrections::decide_correction(table, ctx, reverses_event_id, original_postings, approved_by, reason).and_then(one)
+        }
+        TableOp::BuyIn { .. }
+        | TableOp::TopUp { .. }
+        | TableOp::CashOut { .. }
+        | TableOp::PutCashInPlay { .. }
+        | TableOp::MovePlayer { .. } | TableOp::Fill { .. } | TableOp::Credit { .. } => {
+            Err(Rejection::new(STREAM_NOT_LOADED, "this command touches other streams: use decide()"))
+        }
+    }
+}
+
+fn chips_to_pot(table_id: &TableId, seat: Seat, amount_cents: Cents) -> Vec<Posting> {
+    let mut postings = Vec::with_capacity(2);
+    crate::accounts::transfer(
+        &mut postings,
+        Account::Seat { table_id: table_id.clone(), seat },
+        Account::Pot { table_id: table_id.clone(), pot_index: 0 },
+        amount_cents,
+    );
+    postings
+}
+
+fn start_hand(table: &TableState, hand_no: u64, button_seat: Seat, dealt_seats: &[Seat]) -> Result<TableEvent, Rejection> {
+    let (_, config) = open_table(table)?;
+    if let Some(h) = &table.hand {
+        return Err(Rejection::new(HAND_ALREADY_STARTED, "end the hand in play first").with("hand_no", h.hand_no as Cents));
+    }
+    if hand_no <= table.last_hand_no {
+        return Err(Rejection::new(HAND_NUMBER_NOT_INCREASING, "hand numbers increase")
+            .with("hand_no", hand_no as Cents)
+            .with("last_hand_no", table.last_hand_no as Cents));
+    }
+    if dealt_seats.len() < 2 || dealt_seats.len() > config.max_seats as usize {
+        return Err(Rejection::new(TOO_FEW_PLAYERS, "a hand needs 2 to max_seats dealt players").with("dealt", dealt_seats.len() as Cents));
+    }
+    crate::seating::check_seat_number(table, button_seat)?;
+    for (i, seat) in dealt_seats.iter().enumerate() {
+        let s = occupied(table, *seat)?;
+        if dealt_seats[..i].contains(seat) {
+            return Err(Rejection::new(crate::seating::INVALID_SEAT, "seat dealt twice").with("seat", *seat as Cents));
+        }
+        if s.stack_cents <= 0 {
+            return Err(Rejection::new(crate::table_stakes::NO_CHIPS, "a player with no chips is not dealt in").with("seat", *seat as Cents));
+        }
+        if s.cash_in_play_cents > 0 {
+            return Err(Rejection::new(crate::table_stakes::CASH_IN_PLAY_NOT_CONVERTED, "convert the cash in play to chips first")
+                .with("seat", *seat as Cents)
+                .with("cash_in_play_cents", s.cash_in_play_cents));
+        }
+    }
+    Ok(TableEvent::HandStarted { hand_no, button_seat, dealt_seats: dealt_seats.to_vec() })
+}
+
+fn act(table: &TableState, seat: Seat, action: crate::hand::Action) -> Result<Vec<TableEvent>, Rejection> {
+    let judged = crate::betting::judge_action(table, seat, action)?;
+    let (table_id, _) = open_table(table)?;
+    let postings = chips_to_pot(table_id, seat, judged.amount_cents);
+    let acted = TableEvent::Acted {
+        seat,
+        kind: judged.kind,
+        to_cents: judged.to_cents,
+        amount_cents: judged.amount_cents,
+        all_in: judged.all_in,
+        postings,
+    };
+    // The last fold settles the hand at once: one live player takes every pot.
+    let last_fold = judged.kind == crate::hand::ActionKind::Fold
+        && table.hand.as_ref().is_some_and(|h| h.live_count() == 2);
+    if !last_fold {
+        return Ok(vec![acted]);
+    }
+    let after = table.clone().evolve(&acted);
+    let settled = crate::pots::settle(&after, &[], None, false)?;
+    Ok(vec![acted, settled])
+}
+
+fn next_round(table: &TableState, first_to_act_seat: Option<Seat>) -> Result<TableEvent, Rejection> {
+    let (_, config) = open_table(table)?;
+    let Some(hand) = &table.hand else {
+        return Err(Rejection::new(crate::betting::NO_HAND_IN_PROGRESS, "no hand is being played"));
+    };
+    if hand.phase != HandPhase::RoundComplete {
+        return Err(Rejection::new(crate::betting::ROUND_NOT_COMPLETE, "players still have to act in this round")
+            .with("round_index", hand.round.index as Cents));
+    }
+    let next = hand.round.index + 1;
+    if next >= config.betting_rounds {
+        return Err(Rejection::new(crate::betting::NO_MORE_ROUNDS, "the last betting round is over: showdown")
+            .with("betting_rounds", config.betting_rounds as Cents));
+    }
+    if let Some(s) = first_to_act_seat {
+        if hand.player(s).is_none_or(|p| p.status == InHand::Folded) {
+            return Err(Rejection::new(crate::posts::SEAT_NOT_IN_HAND, "first to act must be a live player").with("seat", s as Cents));
+        }
+    }
+    Ok(TableEvent::RoundStarted { round_index: next, first_to_act_seat })
+}
+
+fn showdown(table: &TableState, high: &[Vec<Seat>], low: Option<&[Vec<Seat>]>) -> Result<TableEvent, Rejection> {
+    let (_, config) = open_table(table)?;
+    let Some(hand) = &table.hand else {
+        return Err(Rejection::new(crate::betting::NO_HAND_IN_PROGRESS, "no hand is being played"));
+    };
+    let betting_over = hand.round.index + 1 >= config.betting_rounds || hand.active_count() <= 1;
+    if hand.phase != HandPhase::RoundComplete || !betting_over {
+        return Err(Rejection::new(crate::pots::SHOWDOWN_NOT_READY, "betting is not over")
+            .with("round_index", hand.round.index as Cents));
+    }
+    if high.len() > crate::MAX_SEATS || low.is_some_and(|l| l.len() > crate::MAX_SEATS) {
+        return Err(Rejection::new(crate::pots::SHOWDOWN_INVALID_RANKING, "at most 10 groups"));
+    }
+    crate::pots::settle(table, high, low, true)
+}

@@ -1,0 +1,140 @@
+//! Money and chips (R-UNIT-1, R-UNIT-2).
+//!
+//! Every amount is an integer number of cents (`Cents`). A table plays with a [`ChipSet`]:
+//! the denominations it uses and its *minimum playable chip*, the smallest chip that may be
+//! bet, posted, raked or collected. Smaller chips (tip chips) never play.
+
+use serde::{Deserialize, Serialize};
+
+use crate::rejection::{Reason, Rejection};
+
+/// R-UNIT-1: integer minor units (cents). Never a float.
+pub type Cents = i64;
+
+/// Largest amount accepted in any command: $10,000,000,000. Keeps every sum far from overflow.
+pub const MAX_AMOUNT_CENTS: Cents = 1_000_000_000_000;
+
+/// Largest number of denominations in a chip set.
+pub const MAX_DENOMINATIONS: usize = 16;
+
+pub const AMOUNT_NOT_POSITIVE: Reason = Reason::new("AMOUNT_NOT_POSITIVE", "R-UNIT-1");
+pub const AMOUNT_TOO_LARGE: Reason = Reason::new("AMOUNT_TOO_LARGE", "R-UNIT-1");
+pub const NOT_MULTIPLE_OF_MIN_CHIP: Reason = Reason::new("NOT_MULTIPLE_OF_MIN_CHIP", "R-UNIT-2");
+pub const UNKNOWN_DENOMINATION: Reason = Reason::new("UNKNOWN_DENOMINATION", "R-UNIT-2");
+pub const INVALID_CHIP_SET: Reason = Reason::new("INVALID_CHIP_SET", "R-UNIT-2");
+
+pub const REASONS: &[Reason] = &[
+    AMOUNT_NOT_POSITIVE,
+    AMOUNT_TOO_LARGE,
+    NOT_MULTIPLE_OF_MIN_CHIP,
+    UNKNOWN_DENOMINATION,
+    INVALID_CHIP_SET,
+];
+
+/// A count of chips of one denomination, e.g. 4 x $25 = `ChipCount { denomination_cents: 2500, count: 4 }`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChipCount {
+    pub denomination_cents: Cents,
+    pub count: i64,
+}
+
+impl ChipCount {
+    pub fn value_cents(&self) -> Cents {
+        self.denomination_cents * self.count
+    }
+}
+
+/// Total value of a list of chip counts.
+pub fn chips_value_cents(chips: &[ChipCount]) -> Cents {
+    chips.iter().map(ChipCount::value_cents).sum()
+}
+
+/// R-UNIT-2: a table's chips. Denominations ascending; `min_playable_chip_cents` is one of them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChipSet {
+    pub denominations_cents: Vec<Cents>,
+    pub min_playable_chip_cents: Cents,
+}
+
+impl ChipSet {
+    /// The usual casino set: $1, $5, $25, $100, $500, $1,000, $5,000; $1 plays.
+    pub fn standard() -> ChipSet {
+        ChipSet {
+            denominations_cents: vec![100, 500, 2_500, 10_000, 50_000, 100_000, 500_000],
+            min_playable_chip_cents: 100,
+        }
+    }
+
+    /// A chip set whose minimum playable chip is one cent (imports of hand histories).
+    pub fn cent_chips() -> ChipSet {
+        ChipSet {
+            denominations_cents: vec![1, 5, 25, 100, 500, 2_500, 10_000, 50_000, 100_000, 500_000],
+            min_playable_chip_cents: 1,
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), Rejection> {
+        let d = &self.denominations_cents;
+        let ascending = d.windows(2).all(|w| w[0] < w[1]);
+        if d.is_empty()
+            || d.len() > MAX_DENOMINATIONS
+            || !ascending
+            || d[0] <= 0
+            || !d.contains(&self.min_playable_chip_cents)
+        {
+            return Err(Rejection::new(INVALID_CHIP_SET, "denominations must be ascending, positive, and contain the minimum playable chip")
+                .with("min_playable_chip_cents", self.min_playable_chip_cents));
+        }
+        Ok(())
+    }
+
+    pub fn has_denomination(&self, denomination_cents: Cents) -> bool {
+        self.denominations_cents.contains(&denomination_cents)
+    }
+
+    /// R-UNIT-2: is `amount_cents` a whole number of minimum playable chips?
+    pub fn is_playable(&self, amount_cents: Cents) -> bool {
+        amount_cents % self.min_playable_chip_cents == 0
+    }
+
+    /// Round down to a whole number of minimum playable chips.
+    pub fn floor_playable(&self, amount_cents: Cents) -> Cents {
+        amount_cents - amount_cents.rem_euclid(self.min_playable_chip_cents)
+    }
+}
+
+/// R-UNIT-1: a command amount must be positive and bounded.
+pub fn check_positive(name: &'static str, amount_cents: Cents) -> Result<(), Rejection> {
+    if amount_cents <= 0 {
+        return Err(Rejection::new(AMOUNT_NOT_POSITIVE, "amount must be positive").with(name, amount_cents));
+    }
+    if amount_cents > MAX_AMOUNT_CENTS {
+        return Err(Rejection::new(AMOUNT_TOO_LARGE, "amount above the bound")
+            .with(name, amount_cents)
+            .with("max_amount_cents", MAX_AMOUNT_CENTS));
+    }
+    Ok(())
+}
+
+/// Validate a list of chips against a chip set: known denominations, positive counts, bounded.
+pub fn check_chips(chip_set: &ChipSet, chips: &[ChipCount]) -> Result<Cents, Rejection> {
+    if chips.is_empty() || chips.len() > MAX_DENOMINATIONS {
+        return Err(Rejection::new(AMOUNT_NOT_POSITIVE, "a chip list needs 1 to 16 entries")
+            .with("entries", chips.len() as Cents));
+    }
+    let mut total_cents: Cents = 0;
+    for c in chips {
+        if !chip_set.has_denomination(c.denomination_cents) {
+            return Err(Rejection::new(UNKNOWN_DENOMINATION, "denomination not in the table's chip set")
+                .with("denomination_cents", c.denomination_cents));
+        }
+        if c.count <= 0 || c.count > MAX_AMOUNT_CENTS / c.denomination_cents {
+            return Err(Rejection::new(AMOUNT_NOT_POSITIVE, "chip counts must be positive and bounded")
+                .with("denomination_cents", c.denomination_cents)
+                .with("count", c.count));
+        }
+        total_cents += c.value_cents();
+    }
+    check_positive("total_cents", total_cents)?;
+    Ok(total_cents)
+}

@@ -1,0 +1,169 @@
+//! The player (patron) stream `player-{id}`: pocket chips, credit line and markers, departures
+//! for the re-buy wait (R-REBUY-1), cash aggregation per gaming day (R-AUDIT-4).
+
+use serde::{Deserialize, Serialize};
+
+use crate::aml::{CashDay, CashDirection};
+use crate::money::Cents;
+use crate::streams::{CageId, PlayerId, Seat, TableId};
+
+/// Departures kept for the re-buy wait; older ones are dropped (bound).
+pub const MAX_DEPARTURES: usize = 32;
+/// Open markers per patron (bound).
+pub const MAX_OPEN_MARKERS: usize = 64;
+
+/// A command for one patron.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlayerCommand {
+    pub player_id: PlayerId,
+    pub op: PlayerOp,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op")]
+pub enum PlayerOp {
+    /// R-MARK-1: set the approved credit line; the approver differs from the actor.
+    SetCreditLine { line_cents: Cents, approved_by: String },
+}
+
+/// One cash-out from a game, for the re-buy wait (R-REBUY-1).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Departure {
+    pub game_key: String,
+    pub table_id: TableId,
+    pub amount_cents: Cents,
+    pub at_unix_ms: i64,
+}
+
+/// An outstanding casino marker (R-MARK-1).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Marker {
+    pub cage_id: CageId,
+    pub marker_no: u64,
+    pub amount_cents: Cents,
+    pub outstanding_cents: Cents,
+    pub issued_by: String,
+}
+
+/// Events of a player stream. Chip and cash postings of cross-stream commands are carried
+/// by the table (or cage) event of the same command; player events carry amounts only.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum PlayerEvent {
+    CreditLineSet { line_cents: Cents, approved_by: String },
+    /// Pocket chips brought to a table (buy-in or top-up).
+    PocketChipsPlayed { table_id: TableId, seat: Seat, amount_cents: Cents },
+    /// Chips taken from a table into the pocket on leaving.
+    LeftTable { table_id: TableId, seat: Seat, game_key: String, amount_cents: Cents, at_unix_ms: i64 },
+    /// Seated at a table (buy-in); for the record.
+    JoinedTable { table_id: TableId, seat: Seat, game_key: String, amount_cents: Cents },
+    /// Chips bought at the cage (to the pocket).
+    ChipsBought { cage_id: CageId, amount_cents: Cents },
+    /// Chips redeemed at the cage (from the pocket).
+    ChipsRedeemed { cage_id: CageId, amount_cents: Cents },
+    /// R-AUDIT-4: a cash transaction, aggregated per gaming day.
+    CashTransaction {
+        gaming_day: String,
+        direction: CashDirection,
+        amount_cents: Cents,
+        /// Over the MTL threshold: entered in the multiple transaction log.
+        mtl_entry: bool,
+        /// This transaction first took the day's total in this direction over the CTR threshold.
+        ctr_required: bool,
+        day_total_cents: Cents,
+    },
+    MarkerIssued { cage_id: CageId, marker_no: u64, amount_cents: Cents, issued_by: String, to_pocket: bool },
+    MarkerRedeemed { cage_id: CageId, marker_no: u64, amount_cents: Cents },
+    MarkerWrittenOff { cage_id: CageId, marker_no: u64, amount_cents: Cents, approved_by: String },
+}
+
+impl PlayerEvent {
+    pub fn event_type(&self) -> &'static str {
+        match self {
+            PlayerEvent::CreditLineSet { .. } => "CreditLineSet",
+            PlayerEvent::PocketChipsPlayed { .. } => "PocketChipsPlayed",
+            PlayerEvent::LeftTable { .. } => "LeftTable",
+            PlayerEvent::JoinedTable { .. } => "JoinedTable",
+            PlayerEvent::ChipsBought { .. } => "ChipsBought",
+            PlayerEvent::ChipsRedeemed { .. } => "ChipsRedeemed",
+            PlayerEvent::CashTransaction { .. } => "CashTransaction",
+            PlayerEvent::MarkerIssued { .. } => "MarkerIssued",
+            PlayerEvent::MarkerRedeemed { .. } => "MarkerRedeemed",
+            PlayerEvent::MarkerWrittenOff { .. } => "MarkerWrittenOff",
+        }
+    }
+}
+
+/// State of one patron.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlayerState {
+    /// Chips held off the table (`player/P/pocket`).
+    pub pocket_cents: Cents,
+    pub credit_line_cents: Cents,
+    pub markers: Vec<Marker>,
+    /// Most recent last, at most `MAX_DEPARTURES`.
+    pub departures: Vec<Departure>,
+    pub cash_day: CashDay,
+    pub version: u64,
+}
+
+impl PlayerState {
+    pub fn new() -> PlayerState {
+        PlayerState::default()
+    }
+
+    /// Credit in use: outstanding markers.
+    pub fn markers_outstanding_cents(&self) -> Cents {
+        self.markers.iter().map(|m| m.outstanding_cents).sum()
+    }
+
+    pub fn available_credit_cents(&self) -> Cents {
+        self.credit_line_cents - self.markers_outstanding_cents()
+    }
+
+    pub fn evolve(mut self, event: &PlayerEvent) -> PlayerState {
+        self.version += 1;
+        match event {
+            PlayerEvent::CreditLineSet { line_cents, .. } => self.credit_line_cents = *line_cents,
+            PlayerEvent::PocketChipsPlayed { amount_cents, .. } => self.pocket_cents -= amount_cents,
+            PlayerEvent::LeftTable { table_id, game_key, amount_cents, at_unix_ms, .. } => {
+                self.pocket_cents += amount_cents;
+                if self.departures.len() >= MAX_DEPARTURES {
+                    self.departures.remove(0);
+                }
+                self.departures.push(Departure {
+                    game_key: game_key.clone(),
+                    table_id: table_id.clone(),
+                    amount_cents: *amount_cents,
+                    at_unix_ms: *at_unix_ms,
+                });
+            }
+            PlayerEvent::JoinedTable { .. } => {}
+            PlayerEvent::ChipsBought { amount_cents, .. } => self.pocket_cents += amount_cents,
+            PlayerEvent::ChipsRedeemed { amount_cents, .. } => self.pocket_cents -= amount_cents,
+            PlayerEvent::CashTransaction { gaming_day, direction, amount_cents, ctr_required, .. } => {
+                self.cash_day.record(gaming_day, *direction, *amount_cents, *ctr_required);
+            }
+            PlayerEvent::MarkerIssued { cage_id, marker_no, amount_cents, issued_by, to_pocket } => {
+                if *to_pocket {
+                    self.pocket_cents += amount_cents;
+                }
+                self.markers.push(Marker {
+                    cage_id: cage_id.clone(),
+                    marker_no: *marker_no,
+                    amount_cents: *amount_cents,
+                    outstanding_cents: *amount_cents,
+                    issued_by: issued_by.clone(),
+                });
+            }
+            PlayerEvent::MarkerRedeemed { cage_id, marker_no, amount_cents }
+            | PlayerEvent::MarkerWrittenOff { cage_id, marker_no, amount_cents, .. } => {
+                if let Some(m) = self.markers.iter_mut().find(|m| m.marker_no == *marker_no && &m.cage_id == cage_id) {
+                    m.outstanding_cents -= amount_cents;
+                }
+                self.markers.retain(|m| m.outstanding_cents > 0);
+            }
+        }
+        self
+    }
+}

@@ -1,0 +1,99 @@
+//! Rake, jackpot drop and time collection (R-RAKE-1..3).
+
+use crate::accounts::{Account, Posting};
+use crate::config::{FeePolicy, TableConfig};
+use crate::money::Cents;
+use crate::rejection::{Reason, Rejection};
+use crate::streams::Seat;
+use crate::table::{TableEvent, TableState};
+
+pub const TIME_COLLECTION_NOT_CONFIGURED: Reason = Reason::new("TIME_COLLECTION_NOT_CONFIGURED", "R-RAKE-3");
+pub const TIME_FEE_EXCEEDS_STACK: Reason = Reason::new("TIME_FEE_EXCEEDS_STACK", "R-RAKE-3");
+
+pub const REASONS: &[Reason] = &[TIME_COLLECTION_NOT_CONFIGURED, TIME_FEE_EXCEEDS_STACK];
+
+/// R-RAKE-1: rake for each pot, given the rakeable amount of each pot (uncalled chips already
+/// excluded): a percentage of the total, rounded down to the increment, capped, taken from the
+/// main pot first. No flop, no drop.
+pub fn rake_by_pot(fee: &FeePolicy, bases_cents: &[Cents], flop_seen: bool) -> Vec<Cents> {
+    let mut out = vec![0; bases_cents.len()];
+    let FeePolicy::Rake { percent_bps, increment_cents, cap_cents, no_flop_no_drop, min_pot_cents } = fee else {
+        return out;
+    };
+    if *no_flop_no_drop && !flop_seen {
+        return out;
+    }
+    let total: Cents = bases_cents.iter().sum();
+    if total <= 0 || total < *min_pot_cents {
+        return out;
+    }
+    let raw = total * percent_bps / 10_000;
+    let mut rake = (raw - raw % increment_cents).min(*cap_cents);
+    for (i, base) in bases_cents.iter().enumerate() {
+        let take = rake.min(*base);
+        out[i] = take;
+        rake -= take;
+    }
+    out
+}
+
+/// R-RAKE-2: the jackpot drop from the main pot, after the rake, when the flop was seen.
+pub fn jackpot_drop_cents(config: &TableConfig, main_pot_after_rake_cents: Cents, flop_seen: bool) -> Cents {
+    match &config.jackpot_drop {
+        Some(j) if flop_seen && main_pot_after_rake_cents >= j.min_pot_cents => j.amount_cents.min(main_pot_after_rake_cents),
+        _ => 0,
+    }
+}
+
+/// R-RAKE-3: time collection, paid in advance by each listed seat, between hands.
+pub fn decide_collect_time(table: &TableState, seats: &[Seat]) -> Result<TableEvent, Rejection> {
+    let (table_id, config) = crate::ledger::open_table(table)?;
+    crate::ledger::between_hands(table)?;
+    let FeePolicy::TimeCollection { fee_cents, .. } = &config.fee else {
+        return Err(Rejection::new(TIME_COLLECTION_NOT_CONFIGURED, "this table takes rake, not time"));
+    };
+    if seats.is_empty() || seats.len() > crate::MAX_SEATS {
+        return Err(Rejection::new(crate::seating::INVALID_SEAT, "list 1 to 10 seats").with("seats", seats.len() as Cents));
+    }
+    let mut postings = Vec::with_capacity(seats.len() + 1);
+    for (i, seat) in seats.iter().enumerate() {
+        let s = crate::ledger::occupied(table, *seat)?;
+        if seats[..i].contains(seat) {
+            return Err(Rejection::new(crate::seating::INVALID_SEAT, "seat listed twice").with("seat", *seat as Cents));
+        }
+        if s.stack_cents < *fee_cents {
+            return Err(Rejection::new(TIME_FEE_EXCEEDS_STACK, "the stack does not cover the time fee")
+                .with("seat", *seat as Cents)
+                .with("fee_cents", *fee_cents)
+                .with("stack_cents", s.stack_cents));
+        }
+        postings.push(Posting::new(Account::Seat { table_id: table_id.clone(), seat: *seat }, -fee_cents));
+    }
+    postings.push(Posting::new(Account::Rake { table_id: table_id.clone() }, fee_cents * seats.len() as Cents));
+    Ok(TableEvent::TimeCollected { seats: seats.to_vec(), fee_cents: *fee_cents, postings })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rake10() -> FeePolicy {
+        FeePolicy::Rake { percent_bps: 1000, increment_cents: 100, cap_cents: 500, no_flop_no_drop: true, min_pot_cents: 0 }
+    }
+
+    #[test]
+    fn r_rake_1_table() {
+        // (pots, flop seen, expected rake per pot)
+        let cases: &[(&[Cents], bool, &[Cents])] = &[
+            (&[2_000], true, &[200]),
+            (&[1_990], true, &[100]),
+            (&[10_000], true, &[500]),
+            (&[10_000], false, &[0]),
+            (&[300, 4_000], true, &[300, 100]),
+            (&[0], true, &[0]),
+        ];
+        for (bases, flop, want) in cases {
+            assert_eq!(rake_by_pot(&rake10(), bases, *flop), want.to_vec(), "{bases:?} flop={flop}");
+        }
+    }
+}

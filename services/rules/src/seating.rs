@@ -1,0 +1,99 @@
+//! Seats: sitting down, and house moves that keep the stack (R-STAKE-6).
+
+use crate::accounts::{Account, Posting};
+use crate::money::Cents;
+use crate::rejection::{Reason, Rejection};
+use crate::streams::{PlayerId, Seat, StreamId, TableId};
+use crate::table::{TableEvent, TableState};
+use crate::Event;
+
+pub const INVALID_SEAT: Reason = Reason::new("INVALID_SEAT", "R-STAKE-4");
+pub const SEAT_TAKEN: Reason = Reason::new("SEAT_TAKEN", "R-STAKE-4");
+pub const SEAT_EMPTY: Reason = Reason::new("SEAT_EMPTY", "R-STAKE-4");
+pub const PLAYER_ALREADY_SEATED: Reason = Reason::new("PLAYER_ALREADY_SEATED", "R-STAKE-4");
+
+pub const REASONS: &[Reason] = &[INVALID_SEAT, SEAT_TAKEN, SEAT_EMPTY, PLAYER_ALREADY_SEATED];
+
+/// Seat numbers run 1..=max_seats of the table's configuration.
+pub fn check_seat_number(table: &TableState, seat: Seat) -> Result<(), Rejection> {
+    let (_, config) = crate::ledger::open_table(table)?;
+    if seat == 0 || seat > config.max_seats {
+        return Err(Rejection::new(INVALID_SEAT, format!("no seat {seat} at this table"))
+            .with("seat", seat as Cents)
+            .with("max_seats", config.max_seats as Cents));
+    }
+    Ok(())
+}
+
+/// The seat is free for `player_id` (empty, or already held by them without chips).
+pub fn check_free_for(table: &TableState, seat: Seat, player_id: &PlayerId) -> Result<(), Rejection> {
+    check_seat_number(table, seat)?;
+    if let Some(s) = table.seat(seat) {
+        if &s.player_id != player_id {
+            return Err(Rejection::new(SEAT_TAKEN, format!("seat {seat} is taken")).with("seat", seat as Cents));
+        }
+    }
+    let elsewhere = table
+        .seats
+        .iter()
+        .enumerate()
+        .any(|(i, s)| i + 1 != seat as usize && s.as_ref().is_some_and(|s| &s.player_id == player_id));
+    if elsewhere {
+        return Err(Rejection::new(PLAYER_ALREADY_SEATED, "the player already has a seat at this table"));
+    }
+    Ok(())
+}
+
+pub fn decide_seat(table: &TableState, seat: Seat, player_id: &PlayerId) -> Result<TableEvent, Rejection> {
+    check_free_for(table, seat, player_id)?;
+    if table.seat(seat).is_some() {
+        return Err(Rejection::new(SEAT_TAKEN, format!("seat {seat} is taken")).with("seat", seat as Cents));
+    }
+    Ok(TableEvent::PlayerSeated { seat, player_id: player_id.clone() })
+}
+
+/// R-STAKE-6: the house moves a player to another table with the stack unchanged (even below
+/// that table's minimum), between the player's hands. Postings ride on the leaving side.
+pub fn decide_move(
+    from: &TableState,
+    to: &TableState,
+    seat: Seat,
+    to_table_id: &TableId,
+    to_seat: Seat,
+) -> Result<Vec<(StreamId, Event)>, Rejection> {
+    let (from_id, _) = crate::ledger::open_table(from)?;
+    let s = crate::ledger::occupied(from, seat)?;
+    crate::ledger::not_live_in_hand(from, seat)?;
+    if to.table_id.as_ref() != Some(to_table_id) || from_id == to_table_id {
+        return Err(Rejection::new(crate::ledger::TABLE_NOT_OPEN, "the destination is not another open table"));
+    }
+    check_free_for(to, to_seat, &s.player_id)?;
+    if to.seat(to_seat).is_some() {
+        return Err(Rejection::new(SEAT_TAKEN, format!("seat {to_seat} is taken")).with("seat", to_seat as Cents));
+    }
+    if s.cash_in_play_cents > 0 {
+        return Err(Rejection::new(crate::table_stakes::CASH_IN_PLAY_NOT_CONVERTED, "convert the cash in play first")
+            .with("cash_in_play_cents", s.cash_in_play_cents));
+    }
+    let amount = s.stack_cents;
+    let mut postings: Vec<Posting> = Vec::with_capacity(2);
+    crate::accounts::transfer(
+        &mut postings,
+        Account::Seat { table_id: from_id.clone(), seat },
+        Account::Seat { table_id: to_table_id.clone(), seat: to_seat },
+        amount,
+    );
+    let out = TableEvent::PlayerMovedOut {
+        seat,
+        player_id: s.player_id.clone(),
+        to_table_id: to_table_id.clone(),
+        to_seat,
+        amount_cents: amount,
+        postings,
+    };
+    let arrive = TableEvent::PlayerMovedIn { seat: to_seat, player_id: s.player_id.clone(), from_table_id: from_id.clone(), amount_cents: amount };
+    Ok(vec![
+        (StreamId::Table(from_id.clone()), Event::Table(out)),
+        (StreamId::Table(to_table_id.clone()), Event::Table(arrive)),
+    ])
+}

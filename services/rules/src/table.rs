@@ -1,0 +1,521 @@
+//! The table stream `table-{id}`: commands, events, state and `evolve`.
+//!
+//! The state keeps the balance of every table account (seat stacks, tray by denomination,
+//! pot, drop, rake, toke, kitty, jackpot, cash in play). `evolve` applies the postings of each
+//! event to the accounts of this table, then the event's other effects, so the balances are
+//! by construction what the ledger says (R-STAKE-4).
+
+use serde::{Deserialize, Serialize};
+
+use crate::accounts::{Account, Posting};
+use crate::config::TableConfig;
+use crate::hand::{Action, ActionKind, HandPhase, HandState, PostKind};
+use crate::money::{Cents, ChipCount};
+use crate::pots::PotResult;
+use crate::streams::{CageId, PlayerId, Seat, TableId};
+
+/// Where the money for a buy-in or top-up comes from (R-CHIP-2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FundsSource {
+    /// Cash handed to the dealer: to the drop box, chips from the tray. Touches the player
+    /// stream for AML aggregation (R-AUDIT-4).
+    Cash,
+    /// Chips from the player's pocket (bought at the cage): touches the player stream.
+    PocketChips,
+}
+
+/// A command for one table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableCommand {
+    pub table_id: TableId,
+    pub op: TableOp,
+}
+
+/// Two distinct signers of a slip (R-CHIP-3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Signers {
+    pub first: String,
+    pub second: String,
+}
+
+/// Everything a table can be asked to do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op")]
+pub enum TableOp {
+    /// Create the table with its first configuration (version forced to 1).
+    OpenTable { config: TableConfig },
+    /// New configuration between hands; version becomes previous + 1.
+    ChangeConfig { config: TableConfig },
+    /// Sit a patron down at an empty seat with no chips (a buy-in follows).
+    SeatPlayer { seat: Seat, player_id: PlayerId },
+    /// First chips of a session (R-STAKE-3, R-REBUY-1, R-CHIP-2). Touches the player stream.
+    BuyIn {
+        seat: Seat,
+        player_id: PlayerId,
+        amount_cents: Cents,
+        source: FundsSource,
+        /// Required at or above the configured threshold (R-CHIP-2).
+        supervisor_id: Option<String>,
+        /// Use the session's one short buy-in (R-STAKE-3 option).
+        short_buy: bool,
+    },
+    /// Add chips between hands, or after folding (R-STAKE-1, R-STAKE-3). Touches the player stream.
+    TopUp { seat: Seat, player_id: PlayerId, amount_cents: Cents, source: FundsSource, supervisor_id: Option<String> },
+    /// R-STAKE-5: cash on the table deemed in play: it plays as part of the stack and must be
+    /// converted to chips after the hand. Touches the player stream (AML).
+    PutCashInPlay { seat: Seat, player_id: PlayerId, amount_cents: Cents },
+    /// R-STAKE-5: the cash in play is converted to chips after the hand.
+    ConvertCashInPlay { seat: Seat },
+    /// The player leaves with the whole stack (R-STAKE-2). Touches the player stream (departure).
+    CashOut { seat: Seat, player_id: PlayerId },
+    /// Take part of a stack off the table: always refused (R-STAKE-2), the attempt is audited.
+    RemoveChips { seat: Seat, amount_cents: Cents },
+    /// R-STAKE-6: the house moves the player with the stack unchanged. Touches both tables.
+    MovePlayer { seat: Seat, to_table_id: TableId, to_seat: Seat },
+    /// R-TIP-1.
+    Tip { seat: Seat, amount_cents: Cents },
+    /// R-KITTY-1: pay a non-betting expense from the kitty; `to_dealer` pays the toke box.
+    PayKittyExpense { amount_cents: Cents, purpose: String, to_dealer: bool },
+    /// R-RAKE-3: collect the time fee, in advance, from the listed seats (between hands).
+    CollectTime { seats: Vec<Seat> },
+    /// R-CHIP-1: the player gives `give` to the tray and receives `receive`, equal value.
+    ColorChange { seat: Seat, give: Vec<ChipCount>, receive: Vec<ChipCount> },
+    /// R-CHIP-3: chips from the cage to the tray. Touches the cage stream.
+    Fill { cage_id: CageId, slip_no: u64, chips: Vec<ChipCount>, signers: Signers },
+    /// R-CHIP-3: chips from the tray to the cage. Touches the cage stream.
+    Credit { cage_id: CageId, slip_no: u64, chips: Vec<ChipCount>, signers: Signers },
+    /// R-CHIP-4: close the shift with the counted tray and the counted drop.
+    CloseShift { counted_tray: Vec<ChipCount>, counted_drop_cents: Cents },
+    /// Deal a hand to `dealt_seats` (R-STAKE-1: stacks are fixed from here).
+    StartHand { hand_no: u64, button_seat: Seat, dealt_seats: Vec<Seat> },
+    /// A forced bet (section 4). `amount_cents` may be short only when it is the whole stack.
+    Post { seat: Seat, kind: PostKind, amount_cents: Cents },
+    /// A betting action by the seat in turn (R-BET-1).
+    Act { seat: Seat, action: Action },
+    /// Deal the next street: the next betting round starts. Stud names who acts first.
+    NextRound { first_to_act_seat: Option<Seat> },
+    /// The dealer reports the showdown: groups of seats, best first, ties in one group; seats
+    /// not listed mucked. `low` ranks qualifying low hands in high-low games.
+    Showdown { high: Vec<Vec<Seat>>, low: Option<Vec<Vec<Seat>>> },
+    /// Close a settled hand.
+    EndHand,
+    /// R-MARK-3: an IOU in an open-stakes game, accepted by the listed seats.
+    WriteIou { seat: Seat, amount_cents: Cents, lender: Option<PlayerId>, accepted_by: Vec<Seat>, to_raise: bool },
+    /// R-AUDIT-1: reverse an earlier event of this table. The caller supplies the original
+    /// event id and postings (from the store); the approver must differ from the actor.
+    Correct { reverses_event_id: String, original_postings: Vec<Posting>, approved_by: String, reason: String },
+}
+
+/// Seat occupant and the stack in front of them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeatState {
+    pub player_id: PlayerId,
+    /// Balance of `table/T/seat/N`.
+    pub stack_cents: Cents,
+    /// Part of the stack that is cash deemed in play, to convert after the hand (R-STAKE-5).
+    pub cash_in_play_cents: Cents,
+    /// Total bought in this session (for the record).
+    pub bought_in_cents: Cents,
+    pub has_bought_in: bool,
+    pub short_buy_used: bool,
+    /// Outstanding open-stakes IOUs written at this seat (R-MARK-3).
+    pub iou_cents: Cents,
+}
+
+/// Totals of the current shift (R-CHIP-4).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShiftTotals {
+    pub opening_tray: Vec<ChipCount>,
+    pub fills_cents: Cents,
+    pub credits_cents: Cents,
+}
+
+/// State of one table stream.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableState {
+    pub table_id: Option<TableId>,
+    pub config: Option<TableConfig>,
+    /// Index `seat - 1`; length `MAX_SEATS`.
+    pub seats: Vec<Option<SeatState>>,
+    /// Tray counts, one entry per denomination of the chip set, ascending.
+    pub tray: Vec<ChipCount>,
+    pub pot_cents: Cents,
+    pub drop_cents: Cents,
+    pub rake_cents: Cents,
+    pub toke_cents: Cents,
+    pub kitty_cents: Cents,
+    pub jackpot_cents: Cents,
+    pub hand: Option<HandState>,
+    pub last_hand_no: u64,
+    pub shift: ShiftTotals,
+    /// Events applied (the stream version this state reflects).
+    pub version: u64,
+}
+
+/// Events of a table stream. Chip-moving events carry their postings (R-UNIT-3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum TableEvent {
+    TableOpened { table_id: TableId, config: TableConfig },
+    ConfigChanged { config: TableConfig },
+    PlayerSeated { seat: Seat, player_id: PlayerId },
+    BoughtIn {
+        seat: Seat,
+        player_id: PlayerId,
+        amount_cents: Cents,
+        source: FundsSource,
+        supervisor_id: Option<String>,
+        short_buy: bool,
+        /// Chips handed out of the tray (cash buy-ins).
+        chips: Vec<ChipCount>,
+        postings: Vec<Posting>,
+    },
+    ToppedUp {
+        seat: Seat,
+        amount_cents: Cents,
+        source: FundsSource,
+        supervisor_id: Option<String>,
+        chips: Vec<ChipCount>,
+        postings: Vec<Posting>,
+    },
+    CashPutInPlay { seat: Seat, amount_cents: Cents, postings: Vec<Posting> },
+    CashInPlayConverted { seat: Seat, amount_cents: Cents, chips: Vec<ChipCount>, postings: Vec<Posting> },
+    CashedOut { seat: Seat, player_id: PlayerId, amount_cents: Cents, postings: Vec<Posting> },
+    PlayerMovedOut { seat: Seat, player_id: PlayerId, to_table_id: TableId, to_seat: Seat, amount_cents: Cents, postings: Vec<Posting> },
+    /// The arriving side of a move; the chips were posted on `PlayerMovedOut`.
+    PlayerMovedIn { seat: Seat, player_id: PlayerId, from_table_id: TableId, amount_cents: Cents },
+    Tipped { seat: Seat, amount_cents: Cents, postings: Vec<Posting> },
+    KittyExpensePaid { amount_cents: Cents, purpose: String, to_dealer: bool, postings: Vec<Posting> },
+    TimeCollected { seats: Vec<Seat>, fee_cents: Cents, postings: Vec<Posting> },
+    ColorChanged { seat: Seat, give: Vec<ChipCount>, receive: Vec<ChipCount>, postings: Vec<Posting> },
+    FillReceived { cage_id: CageId, slip_no: u64, chips: Vec<ChipCount>, signers: Signers, postings: Vec<Posting> },
+    CreditSent { cage_id: CageId, slip_no: u64, chips: Vec<ChipCount>, signers: Signers, postings: Vec<Posting> },
+    /// R-CHIP-4: result = drop + credits + closing - opening - fills. The drop goes to the count room.
+    ShiftClosed {
+        opening_tray: Vec<ChipCount>,
+        closing_tray: Vec<ChipCount>,
+        fills_cents: Cents,
+        credits_cents: Cents,
+        drop_cents: Cents,
+        result_cents: Cents,
+        postings: Vec<Posting>,
+    },
+    HandStarted { hand_no: u64, button_seat: Seat, dealt_seats: Vec<Seat> },
+    Posted { seat: Seat, kind: PostKind, amount_cents: Cents, all_in: bool, postings: Vec<Posting> },
+    /// `to_cents` is the player's live total for the round after the action; `amount_cents`
+    /// what it added.
+    Acted { seat: Seat, kind: ActionKind, to_cents: Cents, amount_cents: Cents, all_in: bool, postings: Vec<Posting> },
+    RoundStarted { round_index: u8, first_to_act_seat: Option<Seat> },
+    /// Pots, rake, drop, kitty and awards (R-POT-*, R-RAKE-*, R-KITTY-1).
+    HandSettled {
+        pots: Vec<PotResult>,
+        rake_cents: Cents,
+        jackpot_cents: Cents,
+        kitty_cents: Cents,
+        showdown: bool,
+        postings: Vec<Posting>,
+    },
+    HandEnded { hand_no: u64 },
+    /// R-MARK-1: marker chips delivered to a seat between hands (postings here, not on the cage event).
+    MarkerChipsSeated { seat: Seat, player_id: PlayerId, cage_id: CageId, marker_no: u64, amount_cents: Cents, postings: Vec<Posting> },
+    IouWritten { seat: Seat, amount_cents: Cents, lender: Option<PlayerId>, accepted_by: Vec<Seat>, to_raise: bool, postings: Vec<Posting> },
+    Corrected { reverses_event_id: String, approved_by: String, reason: String, postings: Vec<Posting> },
+}
+
+impl TableEvent {
+    pub fn event_type(&self) -> &'static str {
+        match self {
+            TableEvent::TableOpened { .. } => "TableOpened",
+            TableEvent::ConfigChanged { .. } => "ConfigChanged",
+            TableEvent::PlayerSeated { .. } => "PlayerSeated",
+            TableEvent::BoughtIn { .. } => "BoughtIn",
+            TableEvent::ToppedUp { .. } => "ToppedUp",
+            TableEvent::CashPutInPlay { .. } => "CashPutInPlay",
+            TableEvent::CashInPlayConverted { .. } => "CashInPlayConverted",
+            TableEvent::CashedOut { .. } => "CashedOut",
+            TableEvent::PlayerMovedOut { .. } => "PlayerMovedOut",
+            TableEvent::PlayerMovedIn { .. } => "PlayerMovedIn",
+            TableEvent::Tipped { .. } => "Tipped",
+            TableEvent::KittyExpensePaid { .. } => "KittyExpensePaid",
+            TableEvent::TimeCollected { .. } => "TimeCollected",
+            TableEvent::ColorChanged { .. } => "ColorChanged",
+            TableEvent::FillReceived { .. } => "FillReceived",
+            TableEvent::CreditSent { .. } => "CreditSent",
+            TableEvent::ShiftClosed { .. } => "ShiftClosed",
+            TableEvent::HandStarted { .. } => "HandStarted",
+            TableEvent::Posted { .. } => "Posted",
+            TableEvent::Acted { .. } => "Acted",
+            TableEvent::RoundStarted { .. } => "RoundStarted",
+            TableEvent::HandSettled { .. } => "HandSettled",
+            TableEvent::HandEnded { .. } => "HandEnded",
+            TableEvent::MarkerChipsSeated { .. } => "MarkerChipsSeated",
+            TableEvent::IouWritten { .. } => "IouWritten",
+            TableEvent::Corrected { .. } => "Corrected",
+        }
+    }
+
+    /// The postings of this event (empty if it moves no chips).
+    pub fn postings(&self) -> &[Posting] {
+        match self {
+            TableEvent::BoughtIn { postings, .. }
+            | TableEvent::ToppedUp { postings, .. }
+            | TableEvent::CashPutInPlay { postings, .. }
+            | TableEvent::CashInPlayConverted { postings, .. }
+            | TableEvent::CashedOut { postings, .. }
+            | TableEvent::PlayerMovedOut { postings, .. }
+            | TableEvent::Tipped { postings, .. }
+            | TableEvent::KittyExpensePaid { postings, .. }
+            | TableEvent::TimeCollected { postings, .. }
+            | TableEvent::ColorChanged { postings, .. }
+            | TableEvent::FillReceived { postings, .. }
+            | TableEvent::CreditSent { postings, .. }
+            | TableEvent::ShiftClosed { postings, .. }
+            | TableEvent::Posted { postings, .. }
+            | TableEvent::Acted { postings, .. }
+            | TableEvent::HandSettled { postings, .. }
+            | TableEvent::IouWritten { postings, .. }
+            | TableEvent::MarkerChipsSeated { postings, .. }
+            | TableEvent::Corrected { postings, .. } => postings,
+            TableEvent::TableOpened { .. }
+            | TableEvent::ConfigChanged { .. }
+            | TableEvent::PlayerSeated { .. }
+            | TableEvent::PlayerMovedIn { .. }
+            | TableEvent::HandStarted { .. }
+            | TableEvent::RoundStarted { .. }
+            | TableEvent::HandEnded { .. } => &[],
+        }
+    }
+}
+
+impl TableState {
+    pub fn new() -> TableState {
+        TableState::default()
+    }
+
+    pub fn seat(&self, seat: Seat) -> Option<&SeatState> {
+        self.seats.get((seat as usize).wrapping_sub(1)).and_then(|s| s.as_ref())
+    }
+
+    fn seat_mut(&mut self, seat: Seat) -> Option<&mut SeatState> {
+        self.seats.get_mut((seat as usize).wrapping_sub(1)).and_then(|s| s.as_mut())
+    }
+
+    /// Stack of a seat (0 if empty), R-STAKE-4.
+    pub fn stack_cents(&self, seat: Seat) -> Cents {
+        self.seat(seat).map_or(0, |s| s.stack_cents)
+    }
+
+    /// Tray count of a denomination.
+    pub fn tray_count(&self, denomination_cents: Cents) -> i64 {
+        self.tray.iter().find(|c| c.denomination_cents == denomination_cents).map_or(0, |c| c.count)
+    }
+
+    pub fn tray_value_cents(&self) -> Cents {
+        crate::money::chips_value_cents(&self.tray)
+    }
+
+    /// Balances of this table's accounts (non-zero ones), for audits and tests.
+    pub fn balances(&self) -> Vec<Posting> {
+        let Some(table_id) = self.table_id.clone() else { return Vec::new() };
+        let mut out = Vec::new();
+        let mut push = |account: Account, amount_cents: Cents| {
+            if amount_cents != 0 {
+                out.push(Posting::new(account, amount_cents));
+            }
+        };
+        for (i, s) in self.seats.iter().enumerate() {
+            if let Some(s) = s {
+                let seat = (i + 1) as Seat;
+                push(Account::Seat { table_id: table_id.clone(), seat }, s.stack_cents);
+            }
+        }
+        for c in &self.tray {
+            push(Account::Tray { table_id: table_id.clone(), denomination_cents: c.denomination_cents }, c.value_cents());
+        }
+        push(Account::Pot { table_id: table_id.clone(), pot_index: 0 }, self.pot_cents);
+        push(Account::Drop { table_id: table_id.clone() }, self.drop_cents);
+        push(Account::Rake { table_id: table_id.clone() }, self.rake_cents);
+        push(Account::Toke { table_id: table_id.clone() }, self.toke_cents);
+        push(Account::Kitty { table_id: table_id.clone() }, self.kitty_cents);
+        push(Account::Jackpot { table_id }, self.jackpot_cents);
+        out
+    }
+
+    /// Apply the postings that belong to this table.
+    fn apply_postings(&mut self, postings: &[Posting]) {
+        for p in postings {
+            let Some(tid) = p.account.table_id() else { continue };
+            if self.table_id.as_ref() != Some(tid) {
+                continue;
+            }
+            let a = p.amount_cents;
+            match &p.account {
+                Account::Seat { seat, .. } => {
+                    if let Some(s) = self.seat_mut(*seat) {
+                        s.stack_cents += a;
+                    }
+                }
+                Account::Tray { denomination_cents, .. } => {
+                    let d = *denomination_cents;
+                    match self.tray.iter_mut().find(|c| c.denomination_cents == d) {
+                        Some(c) => c.count += a / d,
+                        None => {
+                            self.tray.push(ChipCount { denomination_cents: d, count: a / d });
+                            self.tray.sort_by_key(|c| c.denomination_cents);
+                        }
+                    }
+                }
+                Account::Pot { .. } => {
+                    self.pot_cents += a;
+                    if let Some(h) = self.hand.as_mut() {
+                        h.pot_cents += a;
+                    }
+                }
+                Account::Drop { .. } => self.drop_cents += a,
+                Account::Rake { .. } => self.rake_cents += a,
+                Account::Toke { .. } => self.toke_cents += a,
+                Account::Kitty { .. } => self.kitty_cents += a,
+                Account::Jackpot { .. } => self.jackpot_cents += a,
+                _ => {}
+            }
+        }
+    }
+
+    fn place(&mut self, seat: Seat, player_id: &PlayerId) {
+        let i = (seat as usize).wrapping_sub(1);
+        if i < self.seats.len() && self.seats[i].is_none() {
+            self.seats[i] = Some(SeatState {
+                player_id: player_id.clone(),
+                stack_cents: 0,
+                cash_in_play_cents: 0,
+                bought_in_cents: 0,
+                has_bought_in: false,
+                short_buy_used: false,
+                iou_cents: 0,
+            });
+        }
+    }
+
+    /// Rebuild the state one event further. Never fails: events were judged by `decide`.
+    pub fn evolve(mut self, event: &TableEvent) -> TableState {
+        self.version += 1;
+        match event {
+            TableEvent::TableOpened { table_id, config } => {
+                self.table_id = Some(table_id.clone());
+                self.seats = vec![None; crate::MAX_SEATS];
+                self.tray = config
+                    .chip_set
+                    .denominations_cents
+                    .iter()
+                    .map(|d| ChipCount { denomination_cents: *d, count: 0 })
+                    .collect();
+                self.config = Some(config.clone());
+            }
+            TableEvent::ConfigChanged { config } => self.config = Some(config.clone()),
+            TableEvent::PlayerSeated { seat, player_id } => self.place(*seat, player_id),
+            TableEvent::BoughtIn { seat, player_id, amount_cents, short_buy, postings, .. } => {
+                self.place(*seat, player_id);
+                self.apply_postings(postings);
+                if let Some(s) = self.seat_mut(*seat) {
+                    s.bought_in_cents += amount_cents;
+                    s.has_bought_in = true;
+                    s.short_buy_used |= *short_buy;
+                }
+            }
+            TableEvent::ToppedUp { seat, amount_cents, postings, .. } => {
+                self.apply_postings(postings);
+                if let Some(s) = self.seat_mut(*seat) {
+                    s.bought_in_cents += amount_cents;
+                }
+            }
+            TableEvent::CashedOut { seat, postings, .. } | TableEvent::PlayerMovedOut { seat, postings, .. } => {
+                self.apply_postings(postings);
+                if let Some(slot) = self.seats.get_mut((*seat as usize).wrapping_sub(1)) {
+                    *slot = None;
+                }
+            }
+            TableEvent::PlayerMovedIn { seat, player_id, amount_cents, .. } => {
+                self.place(*seat, player_id);
+                if let Some(s) = self.seat_mut(*seat) {
+                    s.stack_cents += amount_cents;
+                    s.has_bought_in = true;
+                }
+            }
+            TableEvent::FillReceived { chips, postings, .. } => {
+                self.apply_postings(postings);
+                self.shift.fills_cents += crate::money::chips_value_cents(chips);
+            }
+            TableEvent::CreditSent { chips, postings, .. } => {
+                self.apply_postings(postings);
+                self.shift.credits_cents += crate::money::chips_value_cents(chips);
+            }
+            TableEvent::ShiftClosed { closing_tray, postings, .. } => {
+                self.apply_postings(postings);
+                self.shift = ShiftTotals { opening_tray: closing_tray.clone(), fills_cents: 0, credits_cents: 0 };
+            }
+            TableEvent::IouWritten { seat, amount_cents, to_raise, postings, .. } => {
+                self.apply_postings(postings);
+                if let Some(s) = self.seat_mut(*seat) {
+                    s.iou_cents += amount_cents;
+                }
+                if *to_raise {
+                    if let Some(p) = self.hand.as_mut().and_then(|h| h.player_mut(*seat)) {
+                        p.borrowed_to_raise = true;
+                    }
+                }
+            }
+            TableEvent::HandStarted { hand_no, button_seat, dealt_seats } => {
+                self.last_hand_no = *hand_no;
+                if let Some(config) = self.config.as_ref() {
+                    self.hand = Some(crate::betting::new_hand(*hand_no, *button_seat, dealt_seats, config));
+                }
+            }
+            TableEvent::Posted { seat, kind, amount_cents, postings, .. } => {
+                self.apply_postings(postings);
+                let stack_cents = self.stack_cents(*seat);
+                if let (Some(hand), Some(config)) = (self.hand.as_mut(), self.config.as_ref()) {
+                    crate::posts::apply_post(hand, config, *seat, *kind, *amount_cents, stack_cents);
+                }
+            }
+            TableEvent::Acted { seat, kind, to_cents, postings, .. } => {
+                self.apply_postings(postings);
+                let stack_cents = self.stack_cents(*seat);
+                if let (Some(hand), Some(config)) = (self.hand.as_mut(), self.config.as_ref()) {
+                    crate::betting::apply_action(hand, config, *seat, *kind, *to_cents, stack_cents);
+                }
+            }
+            TableEvent::RoundStarted { round_index, first_to_act_seat } => {
+                if let (Some(hand), Some(config)) = (self.hand.as_mut(), self.config.as_ref()) {
+                    crate::betting::start_round(hand, *round_index, *first_to_act_seat, config);
+                }
+            }
+            TableEvent::HandSettled { postings, .. } => {
+                self.apply_postings(postings);
+                if let Some(hand) = self.hand.as_mut() {
+                    hand.phase = HandPhase::Settled;
+                    hand.round.to_act = None;
+                }
+            }
+            TableEvent::HandEnded { .. } => self.hand = None,
+            TableEvent::CashPutInPlay { seat, amount_cents, postings } => {
+                self.apply_postings(postings);
+                if let Some(s) = self.seat_mut(*seat) {
+                    s.cash_in_play_cents += amount_cents;
+                }
+            }
+            TableEvent::CashInPlayConverted { seat, amount_cents, postings, .. } => {
+                self.apply_postings(postings);
+                if let Some(s) = self.seat_mut(*seat) {
+                    s.cash_in_play_cents -= amount_cents;
+                }
+            }
+            TableEvent::Tipped { postings, .. }
+            | TableEvent::KittyExpensePaid { postings, .. }
+            | TableEvent::TimeCollected { postings, .. }
+            | TableEvent::ColorChanged { postings, .. }
+            | TableEvent::MarkerChipsSeated { postings, .. }
+            | TableEvent::Corrected { postings, .. } => self.apply_postings(postings),
+        }
+        self
+    }
+}
