@@ -25,7 +25,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 suite="bookworm"
 # Bump when the package list or the slimming changes: the cached tarball is keyed on it.
 rootfs_version="2"
-base_tag="chipledger/debian-postgresql-15-base:${suite}-${rootfs_version}"
+# The imported root file system; also the base of chipledgerd's image (deploy/Dockerfile).
+base_tag="chipledger/debian-postgresql-15-base:${suite}"
 cache_dir="${CHIPLEDGER_CACHE_DIR:-/var/cache/chipledger}"
 rootfs_tar="${cache_dir}/rootfs-${suite}-postgresql-15-v${rootfs_version}.tar"
 started_at=$SECONDS
@@ -126,18 +127,21 @@ else
     log "using cached $rootfs_tar"
 fi
 
-if [ "$force" = 1 ] || ! image_exists "$base_tag"; then
+# Import when the base is missing or was made from another root file system version.
+base_version="$(docker image inspect -f '{{index .Config.Labels "org.chipledger.rootfs"}}' "$base_tag" 2>/dev/null || true)"
+if [ "$force" = 1 ] || [ "$base_version" != "$rootfs_version" ]; then
     log "docker import $base_tag"
-    docker import "$rootfs_tar" "$base_tag" >/dev/null
+    docker import \
+        --change "LABEL org.chipledger.image=base org.chipledger.rootfs=${rootfs_version}" \
+        --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+        "$rootfs_tar" "$base_tag" >/dev/null
 fi
 
 log "docker build $tag"
 # The classic builder: BuildKit is not installed everywhere and we need nothing from it.
 DOCKER_BUILDKIT=0 docker build -q --build-arg "BASE=${base_tag}" -t "$tag" "$here" >/dev/null 2>&1 ||
     DOCKER_BUILDKIT=0 docker build --build-arg "BASE=${base_tag}" -t "$tag" "$here"
-# Leftovers of earlier builds: the replaced image, other base versions, other cached tarballs.
-docker image prune -f --filter label=org.chipledger.image=postgres >/dev/null 2>&1 || true
-docker image ls --format '{{.Repository}}:{{.Tag}}' "${base_tag%%:*}" | grep -vxF "$base_tag" |
-    xargs -r docker rmi >/dev/null 2>&1 || true
+# Leftovers of earlier builds: replaced (now untagged) images, other cached tarballs.
+docker image prune -f --filter label=org.chipledger.image >/dev/null 2>&1 || true
 find "$cache_dir" -maxdepth 1 -name 'rootfs-*.tar' ! -path "$rootfs_tar" -delete
 report
