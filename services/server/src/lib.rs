@@ -1,1 +1,18 @@
-//! chipledger-server (work in progress).
+//! chipledger-server: the gRPC face of the chip ledger (binary `chipledgerd`).
+//!
+//! For: authenticating callers and checking their role ([`access`], [`gate`]), turning wire
+//! requests into rules commands and back ([`convert`], the one proto <-> domain mapping), the
+//! command path (idempotency, load state, decide, append, retry: [`ledger`]), the query and
+//! subscription handlers ([`service`]), errors as rich `tonic::Status` ([`status`]), telemetry,
+//! configuration and the embedded PostgreSQL. Not for: rules (chipledger-rules) or SQL
+//! (chipledger-store).
+
+pub mod access;
+pub mod config;
+pub mod convert;
+pub mod database;
+pub mod gate;
+pub mod ledger;
+pub mod shutdown;
+pub mod status;
+pub mod telemetry;

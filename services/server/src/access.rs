@@ -1,0 +1,403 @@
+//! Who may call what. Callers authenticate with a client certificate (mutual TLS: subject CN or
+//! a DNS/email SAN names the principal) or a bearer token from the configuration; each principal
+//! has one role. [`allowed_roles`] is the single table of which roles may call which RPC: a dealer
+//! cannot issue a marker or approve a correction, an auditor can only read. The authenticated
+//! principal is the actor recorded on every event (R-AUDIT-2).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use chipledger_rules::Role;
+use sha2::{Digest, Sha256};
+use tonic::Status;
+use tonic_types::{ErrorDetails, StatusExt};
+
+use crate::config::{Config, PrincipalConfig};
+use crate::status::DOMAIN;
+
+/// The authenticated caller, put in the request extensions for the handlers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    pub id: String,
+    pub role: Role,
+    pub via: Credential,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Credential {
+    ClientCertificate,
+    BearerToken,
+    DevAnonymous,
+}
+
+/// Actor id of callers without credentials on a plain local development server.
+pub const DEV_ANONYMOUS_ID: &str = "local-dev";
+
+use Role::{Admin, Auditor, Cage, Dealer, FloorSupervisor, System};
+
+/// Plays at a table: seating, chips in and out of a seat, hands.
+const TABLE_PLAY: &[Role] = &[Dealer, FloorSupervisor, Admin, System];
+/// Table management and approvals (corrections, kitty expenses, moves).
+const FLOOR: &[Role] = &[FloorSupervisor, Admin, System];
+/// Cage windows: cash for chips, chips for cash, marker redemption.
+const CAGE: &[Role] = &[Cage, Admin, System];
+/// Fills and credits need the cage and the floor (R-CHIP-3).
+const CAGE_AND_FLOOR: &[Role] = &[Cage, FloorSupervisor, Admin, System];
+/// Credit decisions (credit lines, write-offs).
+const CREDIT: &[Role] = &[Admin, System];
+/// What a dealer needs to read to run the table.
+const TABLE_READ: &[Role] = &[Dealer, FloorSupervisor, Cage, Auditor, Admin, System];
+/// The log and balances.
+const LEDGER_READ: &[Role] = &[FloorSupervisor, Cage, Auditor, Admin, System];
+/// Reconciliation reports.
+const RECONCILE: &[Role] = &[FloorSupervisor, Cage, Auditor, Admin, System];
+/// Compliance (cash activity per patron).
+const COMPLIANCE: &[Role] = &[Cage, Auditor, Admin, System];
+/// Rejected attempts and the chain.
+const AUDIT: &[Role] = &[Auditor, FloorSupervisor, Admin, System];
+const CHAIN: &[Role] = &[Auditor, Admin, System];
+/// A batch is allowed to anyone who writes; each command inside is checked on its own.
+const BATCH: &[Role] = &[Dealer, FloorSupervisor, Cage, Admin, System];
+
+/// RPCs anyone may call without credentials: health and reflection.
+pub fn is_public(path: &str) -> bool {
+    path.starts_with("/grpc.health.v1.Health/")
+        || path.starts_with("/grpc.reflection.v1.ServerReflection/")
+        || path.starts_with("/grpc.reflection.v1alpha.ServerReflection/")
+}
+
+/// The roles allowed to call the RPC at `path` ("/chipledger.v1.TableService/BuyIn").
+/// `None` for an unknown path: refused (deny by default).
+pub fn allowed_roles(path: &str) -> Option<&'static [Role]> {
+    let (service, method) = path.strip_prefix("/chipledger.v1.")?.split_once('/')?;
+    let roles = match (service, method) {
+        ("TableService", "OpenTable" | "ChangeTableConfig" | "CloseShift") => FLOOR,
+        ("TableService", "MovePlayer" | "KittyExpense") => FLOOR,
+        (
+            "TableService",
+            "SeatPlayer" | "BuyIn" | "TopUp" | "CashInPlay" | "ConvertCashInPlay" | "CashOut"
+            | "RemoveChips" | "ColorChange" | "Tip" | "CollectTime" | "StartHand" | "Post" | "Act"
+            | "NextRound" | "Showdown" | "EndHand" | "WriteIou",
+        ) => TABLE_PLAY,
+        ("TableService", "GetTable" | "GetLegalActions" | "GetHand") => TABLE_READ,
+        ("CageService", "OpenCage" | "SellChips" | "RedeemChips" | "RedeemMarker") => CAGE,
+        ("CageService", "CloseGamingDay") => CAGE,
+        ("CageService", "IssueMarker" | "Fill" | "Credit") => CAGE_AND_FLOOR,
+        ("CageService", "SetCreditLine" | "WriteOffMarker") => CREDIT,
+        ("LedgerService", "RecordBatch") => BATCH,
+        ("LedgerService", "Correct") => FLOOR,
+        (
+            "LedgerService",
+            "GetBalance" | "ListEvents" | "ListPlayerHistory" | "ListPlayerSessions" | "Subscribe",
+        ) => LEDGER_READ,
+        ("AuditService", "TableShiftReconciliation" | "GamingDayReconciliation") => RECONCILE,
+        ("AuditService", "PatronCashActivity") => COMPLIANCE,
+        ("AuditService", "ListRejections") => AUDIT,
+        ("AuditService", "VerifyChain" | "GetChainDigest") => CHAIN,
+        _ => return None,
+    };
+    Some(roles)
+}
+
+/// Maps credentials to principals. Built once from the configuration.
+#[derive(Debug, Clone)]
+pub struct Authenticator {
+    by_cert_name: Arc<HashMap<String, (String, Role)>>,
+    /// Keyed by SHA-256 of the token, so lookups do not compare secrets byte by byte.
+    by_token_hash: Arc<HashMap<[u8; 32], (String, Role)>>,
+    dev_anonymous_role: Option<Role>,
+}
+
+fn token_hash(token: &str) -> [u8; 32] {
+    Sha256::digest(token.as_bytes()).into()
+}
+
+impl Authenticator {
+    pub fn new(principals: &[PrincipalConfig], dev_anonymous_role: Option<Role>) -> Authenticator {
+        let mut by_cert_name = HashMap::new();
+        let mut by_token_hash = HashMap::new();
+        for principal in principals {
+            let entry = (principal.id.clone(), principal.role.clone());
+            for name in &principal.cert_names {
+                by_cert_name.insert(name.clone(), entry.clone());
+            }
+            for token in &principal.tokens {
+                by_token_hash.insert(token_hash(token), entry.clone());
+            }
+        }
+        Authenticator {
+            by_cert_name: Arc::new(by_cert_name),
+            by_token_hash: Arc::new(by_token_hash),
+            dev_anonymous_role,
+        }
+    }
+
+    pub fn from_config(config: &Config) -> Authenticator {
+        Authenticator::new(&config.principals, config.dev_anonymous_role.clone())
+    }
+
+    /// Who is calling. A client certificate wins over a token; a certificate or a token that
+    /// maps to no principal is refused rather than falling back to anonymous access.
+    pub fn authenticate(
+        &self,
+        certificate_names: Option<&[String]>,
+        authorization: Option<&str>,
+    ) -> Result<Principal, Status> {
+        if let Some(names) = certificate_names {
+            return names
+                .iter()
+                .find_map(|name| self.by_cert_name.get(name))
+                .map(|(id, role)| Principal {
+                    id: id.clone(),
+                    role: role.clone(),
+                    via: Credential::ClientCertificate,
+                })
+                .ok_or_else(|| {
+                    unauthenticated(
+                        "CERTIFICATE_NOT_MAPPED",
+                        format!("client certificate names {names:?} map to no principal"),
+                    )
+                });
+        }
+        if let Some(header) = authorization {
+            let token = header
+                .strip_prefix("Bearer ")
+                .or_else(|| header.strip_prefix("bearer "))
+                .ok_or_else(|| unauthenticated("BAD_AUTHORIZATION", "expected `Bearer <token>`"))?;
+            return self
+                .by_token_hash
+                .get(&token_hash(token.trim()))
+                .map(|(id, role)| Principal {
+                    id: id.clone(),
+                    role: role.clone(),
+                    via: Credential::BearerToken,
+                })
+                .ok_or_else(|| unauthenticated("UNKNOWN_TOKEN", "bearer token maps to no principal"));
+        }
+        match &self.dev_anonymous_role {
+            Some(role) => Ok(Principal {
+                id: DEV_ANONYMOUS_ID.to_string(),
+                role: role.clone(),
+                via: Credential::DevAnonymous,
+            }),
+            None => Err(unauthenticated(
+                "NO_CREDENTIALS",
+                "present a client certificate or an `authorization: Bearer` token",
+            )),
+        }
+    }
+}
+
+/// Checks the role table for `path`.
+pub fn authorize(principal: &Principal, path: &str) -> Result<(), Status> {
+    let allowed = allowed_roles(path).ok_or_else(|| {
+        access_status(tonic::Code::PermissionDenied, "UNKNOWN_METHOD", path, principal, "no such method")
+    })?;
+    if allowed.contains(&principal.role) {
+        Ok(())
+    } else {
+        Err(access_status(
+            tonic::Code::PermissionDenied,
+            "ROLE_NOT_PERMITTED",
+            path,
+            principal,
+            &format!("role {:?} may not call {path}", principal.role),
+        ))
+    }
+}
+
+fn access_status(code: tonic::Code, reason: &str, path: &str, principal: &Principal, message: &str) -> Status {
+    let metadata = HashMap::from([
+        ("method".to_string(), path.to_string()),
+        ("principal".to_string(), principal.id.clone()),
+        ("role".to_string(), role_name(&principal.role).to_string()),
+    ]);
+    Status::with_error_details(code, message, ErrorDetails::with_error_info(reason, DOMAIN, metadata))
+}
+
+fn unauthenticated(reason: &str, message: impl Into<String>) -> Status {
+    Status::with_error_details(
+        tonic::Code::Unauthenticated,
+        message,
+        ErrorDetails::with_error_info(reason, DOMAIN, HashMap::new()),
+    )
+}
+
+/// Stable lowercase role name, as written in configuration and metrics.
+pub fn role_name(role: &Role) -> &'static str {
+    match role {
+        Dealer => "dealer",
+        FloorSupervisor => "floor_supervisor",
+        Cage => "cage",
+        Auditor => "auditor",
+        Admin => "admin",
+        System => "system",
+    }
+}
+
+/// Subject CN and DNS/email SANs of a DER certificate (the names a principal can be mapped by).
+pub fn certificate_names(der: &[u8]) -> Result<Vec<String>, Status> {
+    use x509_parser::prelude::{FromDer, GeneralName, X509Certificate};
+    let (_, certificate) = X509Certificate::from_der(der)
+        .map_err(|_| unauthenticated("BAD_CERTIFICATE", "client certificate does not parse"))?;
+    let mut names: Vec<String> = certificate
+        .subject()
+        .iter_common_name()
+        .filter_map(|cn| cn.as_str().ok().map(str::to_string))
+        .collect();
+    if let Ok(Some(san)) = certificate.subject_alternative_name() {
+        for name in &san.value.general_names {
+            match name {
+                GeneralName::DNSName(dns) => names.push(dns.to_string()),
+                GeneralName::RFC822Name(email) => names.push(email.to_string()),
+                GeneralName::URI(uri) => names.push(uri.to_string()),
+                _ => {}
+            }
+        }
+    }
+    Ok(names)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prost::Message;
+
+    fn principal(role: Role) -> Principal {
+        Principal { id: "p".into(), role, via: Credential::BearerToken }
+    }
+
+    fn allowed(role: Role, path: &str) -> bool {
+        authorize(&principal(role), path).is_ok()
+    }
+
+    /// Every RPC of every chipledger.v1 service has an entry; nothing falls through to "deny"
+    /// by accident, and the table names no RPC that does not exist.
+    #[test]
+    fn role_table_covers_every_rpc_in_the_descriptor_set() {
+        let set = prost_types::FileDescriptorSet::decode(chipledger_proto::FILE_DESCRIPTOR_SET)
+            .expect("descriptor set decodes");
+        let mut count = 0;
+        for file in &set.file {
+            for service in &file.service {
+                for method in &service.method {
+                    let path = format!(
+                        "/{}.{}/{}",
+                        file.package(),
+                        service.name(),
+                        method.name()
+                    );
+                    assert!(allowed_roles(&path).is_some(), "no role entry for {path}");
+                    count += 1;
+                }
+            }
+        }
+        assert!(count > 45, "expected all RPCs, saw {count}");
+        assert!(allowed_roles("/chipledger.v1.TableService/Nope").is_none());
+    }
+
+    #[test]
+    fn dealer_cannot_issue_a_marker_or_approve_a_correction() {
+        assert!(allowed(Dealer, "/chipledger.v1.TableService/BuyIn"));
+        assert!(allowed(Dealer, "/chipledger.v1.TableService/Act"));
+        assert!(!allowed(Dealer, "/chipledger.v1.CageService/IssueMarker"));
+        assert!(!allowed(Dealer, "/chipledger.v1.LedgerService/Correct"));
+        assert!(!allowed(Dealer, "/chipledger.v1.TableService/KittyExpense"));
+        assert!(!allowed(Dealer, "/chipledger.v1.CageService/SellChips"));
+        assert!(allowed(FloorSupervisor, "/chipledger.v1.LedgerService/Correct"));
+        assert!(allowed(Cage, "/chipledger.v1.CageService/IssueMarker"));
+    }
+
+    #[test]
+    fn auditor_can_only_read() {
+        let set = prost_types::FileDescriptorSet::decode(chipledger_proto::FILE_DESCRIPTOR_SET).unwrap();
+        for file in &set.file {
+            for service in &file.service {
+                for method in &service.method {
+                    let path = format!("/chipledger.v1.{}/{}", service.name(), method.name());
+                    // Every command RPC returns CommandResult or BatchResult.
+                    let writes = method.output_type().ends_with("CommandResult")
+                        || method.output_type().ends_with("BatchResult");
+                    assert_eq!(allowed(Auditor, &path), !writes, "{path}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn unknown_method_is_denied_even_for_admin() {
+        let status = authorize(&principal(Admin), "/chipledger.v1.Secret/Do").unwrap_err();
+        assert_eq!(status.code(), tonic::Code::PermissionDenied);
+        let status = authorize(&principal(Dealer), "/chipledger.v1.CageService/IssueMarker").unwrap_err();
+        assert_eq!(status.code(), tonic::Code::PermissionDenied);
+        assert_eq!(status.get_error_details().error_info().unwrap().reason, "ROLE_NOT_PERMITTED");
+    }
+
+    #[test]
+    fn public_paths_are_health_and_both_reflection_versions() {
+        assert!(is_public("/grpc.health.v1.Health/Check"));
+        assert!(is_public("/grpc.reflection.v1.ServerReflection/ServerReflectionInfo"));
+        assert!(is_public("/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo"));
+        assert!(!is_public("/chipledger.v1.TableService/GetTable"));
+    }
+
+    fn authenticator() -> Authenticator {
+        Authenticator::new(
+            &[
+                PrincipalConfig {
+                    id: "anna".into(),
+                    role: Dealer,
+                    cert_names: vec!["anna.dealers.example".into()],
+                    tokens: vec!["anna-token-0123456789".into()],
+                },
+                PrincipalConfig {
+                    id: "ivan".into(),
+                    role: Auditor,
+                    cert_names: vec![],
+                    tokens: vec!["ivan-token-0123456789".into()],
+                },
+            ],
+            None,
+        )
+    }
+
+    #[test]
+    fn certificate_names_and_tokens_map_to_principals() {
+        let auth = authenticator();
+        let by_cert = auth
+            .authenticate(Some(&["other".into(), "anna.dealers.example".into()]), None)
+            .unwrap();
+        assert_eq!((by_cert.id.as_str(), by_cert.role.clone()), ("anna", Dealer));
+        let by_token = auth.authenticate(None, Some("Bearer ivan-token-0123456789")).unwrap();
+        assert_eq!((by_token.id.as_str(), by_token.role), ("ivan", Auditor));
+    }
+
+    #[test]
+    fn unknown_credentials_are_unauthenticated_not_anonymous() {
+        let auth = Authenticator::new(&[], Some(Admin));
+        let status = auth.authenticate(None, Some("Bearer nope-nope-nope-nope")).unwrap_err();
+        assert_eq!(status.code(), tonic::Code::Unauthenticated);
+        let status = auth.authenticate(Some(&["x".into()]), None).unwrap_err();
+        assert_eq!(status.code(), tonic::Code::Unauthenticated);
+        let anonymous = auth.authenticate(None, None).unwrap();
+        assert_eq!(anonymous.id, DEV_ANONYMOUS_ID);
+
+        let strict = authenticator();
+        assert_eq!(strict.authenticate(None, None).unwrap_err().code(), tonic::Code::Unauthenticated);
+        assert_eq!(
+            strict.authenticate(None, Some("Basic abc")).unwrap_err().code(),
+            tonic::Code::Unauthenticated
+        );
+    }
+
+    #[test]
+    fn certificate_names_reads_cn_and_sans() {
+        let mut params = rcgen::CertificateParams::new(vec!["anna.dealers.example".to_string()]).unwrap();
+        params.distinguished_name.push(rcgen::DnType::CommonName, "anna");
+        let key = rcgen::KeyPair::generate().unwrap();
+        let certificate = params.self_signed(&key).unwrap();
+        let names = certificate_names(certificate.der()).unwrap();
+        assert_eq!(names, vec!["anna".to_string(), "anna.dealers.example".to_string()]);
+        assert!(certificate_names(b"not a certificate").is_err());
+    }
+}

@@ -1,0 +1,795 @@
+//! The command path (ARCHITECTURE.md, "Flow of one command"): actor and time, load the state of
+//! the streams the commands touch (cached aggregate + the events since), decide with the rules
+//! core, append every event atomically with the expected versions, reply with positions and
+//! new balances. A rejection moves no chips and is recorded for auditors (R-AUDIT-3). A version
+//! conflict reloads and decides again, a bounded number of times. Idempotency: the client's
+//! command id and the hash of the request bytes; a repeat returns the first answer.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use chipledger_proto::v1 as pb;
+use chipledger_rules::{
+    self as rules, Actor, CageState, Command, CommandContext, Event, PlayerState, Role, Snapshot, StreamId,
+    TableState,
+};
+use chipledger_store::{
+    AppendOutcome, AppendRequest, CommandRecord, EventMetadata, ExpectedVersion, NewEvent, NewPosting,
+    RejectionRecord, StoreError, StreamAppend,
+};
+use opentelemetry::KeyValue;
+use prost::Message;
+use serde::{Deserialize, Serialize};
+use tonic::Status;
+use uuid::Uuid;
+
+use crate::access::{self, Principal};
+use crate::config::{GamingDayClock, Limits};
+use crate::convert::{self, CorrectionRequest, Decidable, Envelope, WireCommand};
+use crate::shutdown::Drain;
+use crate::status::{self, FieldErrors};
+use crate::telemetry;
+
+/// Events read per page while catching a stream up.
+const READ_PAGE: i64 = 1_000;
+/// Stream states kept in memory (bound); the least recently used goes first.
+const MAX_CACHED_STREAMS: usize = 10_000;
+/// Stored payload format of every event this server writes.
+const SCHEMA_VERSION: i16 = 1;
+
+/// The state of one stream as the rules core sees it.
+#[derive(Debug, Clone)]
+pub enum StreamState {
+    Table(TableState),
+    Player(PlayerState),
+    Cage(CageState),
+}
+
+impl StreamState {
+    fn empty(stream: &StreamId) -> StreamState {
+        match stream {
+            StreamId::Table(_) => StreamState::Table(TableState::default()),
+            StreamId::Player(_) => StreamState::Player(PlayerState::default()),
+            StreamId::Cage(_) => StreamState::Cage(CageState::default()),
+        }
+    }
+
+    /// Applies a stored event (payload JSON of the stream's event type).
+    fn evolve_stored(self, payload: &serde_json::Value) -> Result<StreamState, serde_json::Error> {
+        Ok(match self {
+            StreamState::Table(state) => StreamState::Table(state.evolve(&serde_json::from_value(payload.clone())?)),
+            StreamState::Player(state) => StreamState::Player(state.evolve(&serde_json::from_value(payload.clone())?)),
+            StreamState::Cage(state) => StreamState::Cage(state.evolve(&serde_json::from_value(payload.clone())?)),
+        })
+    }
+
+    /// Applies an event just decided. A mismatch of stream and event kind is a core bug.
+    fn evolve_decided(self, event: &Event) -> Result<StreamState, Status> {
+        Ok(match (self, event) {
+            (StreamState::Table(state), Event::Table(event)) => StreamState::Table(state.evolve(event)),
+            (StreamState::Player(state), Event::Player(event)) => StreamState::Player(state.evolve(event)),
+            (StreamState::Cage(state), Event::Cage(event)) => StreamState::Cage(state.evolve(event)),
+            (_, event) => {
+                return Err(status::internal("decide", &format!("event {} on a stream of another kind", event.event_type())));
+            }
+        })
+    }
+
+    pub fn as_table(&self) -> Option<&TableState> {
+        match self {
+            StreamState::Table(state) => Some(state),
+            _ => None,
+        }
+    }
+}
+
+/// The payload stored for an event: the stream's own event type, tagged with "type".
+fn payload(event: &Event) -> Result<serde_json::Value, serde_json::Error> {
+    match event {
+        Event::Table(event) => serde_json::to_value(event),
+        Event::Player(event) => serde_json::to_value(event),
+        Event::Cage(event) => serde_json::to_value(event),
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Cached {
+    state: StreamState,
+    version: i64,
+    last_used: u64,
+}
+
+/// Aggregates by (property, stream): a hit only needs the events after its version.
+#[derive(Debug, Default)]
+struct StateCache {
+    entries: HashMap<(String, String), Cached>,
+    tick: u64,
+}
+
+impl StateCache {
+    fn get(&mut self, key: &(String, String)) -> Option<(StreamState, i64)> {
+        self.tick += 1;
+        let tick = self.tick;
+        self.entries.get_mut(key).map(|cached| {
+            cached.last_used = tick;
+            (cached.state.clone(), cached.version)
+        })
+    }
+
+    fn put(&mut self, key: (String, String), state: StreamState, version: i64) {
+        self.tick += 1;
+        if let Some(existing) = self.entries.get(&key)
+            && existing.version > version
+        {
+            return; // a newer state is already cached
+        }
+        if self.entries.len() >= MAX_CACHED_STREAMS && !self.entries.contains_key(&key) {
+            let oldest = self.entries.iter().min_by_key(|(_, cached)| cached.last_used).map(|(key, _)| key.clone());
+            if let Some(oldest) = oldest {
+                self.entries.remove(&oldest);
+            }
+        }
+        self.entries.insert(key, Cached { state, version, last_used: self.tick });
+    }
+
+    fn forget(&mut self, key: &(String, String)) {
+        self.entries.remove(key);
+    }
+}
+
+/// One command of a submission.
+struct Entry {
+    rpc: &'static str,
+    decidable: Decidable,
+    device: Option<String>,
+}
+
+/// What the reply needs that only the append can tell (positions), kept with the command so
+/// that a replay rebuilds the same answer: the order events were sent in, and the reply with
+/// zero positions.
+#[derive(Serialize, Deserialize)]
+struct StoredReply {
+    /// Streams in request order, each with its event ids in order.
+    layout: Vec<(String, Vec<Uuid>)>,
+    /// `pb::BatchResult`, positions and versions still zero.
+    result_hex: String,
+}
+
+/// The command service: stateless apart from the cache, so replicas can run side by side.
+pub struct Ledger {
+    store: chipledger_store::Store,
+    default_property: String,
+    clock: GamingDayClock,
+    limits: Limits,
+    aml: rules::AmlThresholds,
+    cache: Mutex<StateCache>,
+    drain: Drain,
+}
+
+fn now_unix_ms() -> i64 {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    i64::try_from(now.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// A store failure as the API reports it.
+pub fn store_status(context: &str, error: StoreError) -> Status {
+    match error {
+        StoreError::IdempotencyConflict { command_id } => status::command_id_reused(&command_id),
+        StoreError::VersionConflict { stream, expected, .. } => status::version_conflict(&stream, expected, 1),
+        StoreError::Contention(_) => status::version_conflict("(several)", -1, 1),
+        StoreError::InvalidRequest(message) => status::invalid_field("request", message),
+        StoreError::Database(sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) | sqlx::Error::PoolClosed) => {
+            status::unavailable(context, &"connection")
+        }
+        // Unbalanced postings or a negative balance refused by PostgreSQL: the rules core let
+        // through what the database's own invariants (R-UNIT-3, R-UNIT-4) refuse. Nothing was
+        // written; it is a bug to investigate, not a user error.
+        other => status::internal(context, &other),
+    }
+}
+
+impl Ledger {
+    pub fn new(
+        store: chipledger_store::Store,
+        default_property: String,
+        clock: GamingDayClock,
+        limits: Limits,
+        drain: Drain,
+    ) -> Ledger {
+        Ledger {
+            store,
+            default_property,
+            clock,
+            limits,
+            aml: rules::AmlThresholds::default(),
+            cache: Mutex::new(StateCache::default()),
+            drain,
+        }
+    }
+
+    pub fn store(&self) -> &chipledger_store::Store {
+        &self.store
+    }
+
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    pub fn clock(&self) -> GamingDayClock {
+        self.clock
+    }
+
+    /// The property a request names, or the default.
+    pub fn property(&self, requested: &str) -> String {
+        if requested.is_empty() { self.default_property.clone() } else { requested.to_string() }
+    }
+
+    /// One typed command RPC.
+    pub async fn submit<T: WireCommand>(&self, principal: &Principal, request: T) -> Result<pb::CommandResult, Status> {
+        let mut errors = FieldErrors::new();
+        let envelope = convert::envelope(&mut errors, "header", request.header());
+        let decidable = request.to_domain(&mut errors);
+        let (Some(envelope), Some(decidable)) = (envelope, decidable) else {
+            return Err(errors.into_status());
+        };
+        let request_hash = request_hash(T::RPC, &request.encode_to_vec());
+        let device = envelope.device.clone();
+        let entries = vec![Entry { rpc: T::RPC, decidable, device }];
+        let mut batch = self.run(principal, envelope, entries, request_hash).await?;
+        let mut result = batch.results.pop().ok_or_else(|| status::internal("reply", &"no result"))?;
+        result.replayed = batch.replayed;
+        Ok(result)
+    }
+
+    /// `RecordBatch`: every command decided in order, one atomic append.
+    pub async fn submit_batch(&self, principal: &Principal, request: pb::RecordBatch) -> Result<pb::BatchResult, Status> {
+        let mut errors = FieldErrors::new();
+        let envelope = convert::envelope(&mut errors, "header", request.header.as_ref());
+        let max = self.limits.max_batch_commands as usize;
+        if request.commands.is_empty() || request.commands.len() > max {
+            errors.add("commands", format!("1 to {max} commands"));
+        }
+        let mut entries = Vec::with_capacity(request.commands.len().min(max));
+        for (index, command) in request.commands.iter().enumerate().take(max) {
+            let Some(command) = &command.command else {
+                errors.add(format!("commands[{index}]"), "empty command");
+                continue;
+            };
+            let mut entry_errors = FieldErrors::new();
+            let (header, rpc, decidable) = convert::batch_entry(command, &mut entry_errors);
+            for violation in entry_errors.into_violations() {
+                errors.add(format!("commands[{index}].{}", violation.field), violation.description);
+            }
+            // Each command is checked against the role table as if sent on its own.
+            access::authorize(principal, rpc)?;
+            if let Some(decidable) = decidable {
+                let device = header.and_then(|header| header.device.clone());
+                entries.push(Entry { rpc, decidable, device });
+            }
+        }
+        let Some(envelope) = envelope else { return Err(errors.into_status()) };
+        errors.finish()?;
+        let request_hash = request_hash("/chipledger.v1.LedgerService/RecordBatch", &request.encode_to_vec());
+        self.run(principal, envelope, entries, request_hash).await
+    }
+
+    fn context(&self, principal: &Principal, envelope: &Envelope) -> Result<CommandContext, Status> {
+        let importing = envelope.import_actor_id.is_some() || envelope.import_occurred_at_unix_ms.is_some();
+        if importing && !matches!(principal.role, Role::Admin | Role::System) {
+            return Err(status::invalid_field(
+                "header.import_actor_id",
+                "only admin or system principals may import with another actor or time",
+            ));
+        }
+        let at_unix_ms = envelope.import_occurred_at_unix_ms.unwrap_or_else(now_unix_ms);
+        let actor_id = envelope.import_actor_id.clone().unwrap_or_else(|| principal.id.clone());
+        Ok(CommandContext {
+            at_unix_ms,
+            gaming_day: self.clock.gaming_day(at_unix_ms),
+            actor: Actor { id: actor_id, role: principal.role },
+        })
+    }
+
+    async fn run(
+        &self,
+        principal: &Principal,
+        envelope: Envelope,
+        entries: Vec<Entry>,
+        request_hash: [u8; 32],
+    ) -> Result<pb::BatchResult, Status> {
+        tracing::Span::current().record("command_id", envelope.command_id.as_str());
+        let property = self.property(&envelope.property_id);
+        let context = self.context(principal, &envelope)?;
+        // The append finishes even if the caller goes away, and shutdown waits for it.
+        let _in_flight = self.drain.enter().ok_or_else(status::shutting_down)?;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let decision = self.decide_all(&property, &context, &envelope, &entries).await?;
+            let decision = match decision {
+                Ok(decision) => decision,
+                Err((index, rejection, streams, command)) => {
+                    return self
+                        .refuse(&property, &context, &envelope, &request_hash, index, &rejection, streams, command)
+                        .await;
+                }
+            };
+            let started = Instant::now();
+            let appended = self.store.append(&decision.request(&property, &envelope, request_hash)?).await;
+            telemetry::metrics().append_duration.record(started.elapsed().as_secs_f64(), &[]);
+            match appended {
+                Ok(outcome) => {
+                    if !outcome.replayed {
+                        self.remember(&property, &decision, &outcome);
+                        for event_type in &decision.event_types {
+                            telemetry::metrics()
+                                .events_appended
+                                .add(1, &[KeyValue::new("event_type", *event_type)]);
+                        }
+                    }
+                    return rebuild_reply(&outcome);
+                }
+                Err(StoreError::VersionConflict { stream, expected, .. }) => {
+                    telemetry::metrics().version_conflicts.add(1, &[]);
+                    self.cache_forget(&property, &stream);
+                    if attempt > self.limits.conflict_retries {
+                        return Err(status::version_conflict(&stream, expected, attempt));
+                    }
+                    tracing::debug!(%stream, attempt, "version conflict, deciding again");
+                }
+                Err(error) => return Err(store_status("append", error)),
+            }
+        }
+    }
+
+    /// A refusal: answered with its reason, kept for auditors. If the command id was already
+    /// recorded with this very request (a retry of a command that went through), the first
+    /// answer wins over the rejection the changed state now gives.
+    #[allow(clippy::too_many_arguments)]
+    async fn refuse(
+        &self,
+        property: &str,
+        context: &CommandContext,
+        envelope: &Envelope,
+        request_hash: &[u8; 32],
+        index: usize,
+        rejection: &rules::Rejection,
+        streams: Vec<String>,
+        command: Option<&Command>,
+    ) -> Result<pb::BatchResult, Status> {
+        match self.recorded(property, &envelope.command_id).await? {
+            Some((hash, outcome)) if &hash == request_hash => return rebuild_reply(&outcome),
+            Some(_) => return Err(status::command_id_reused(&envelope.command_id)),
+            None => {}
+        }
+        telemetry::metrics().rejections.add(
+            1,
+            &[KeyValue::new("reason", rejection.reason.code), KeyValue::new("rule_id", rejection.reason.rule)],
+        );
+        let record = RejectionRecord {
+            property: property.to_string(),
+            command_id: envelope.command_id.clone(),
+            reason_code: rejection.reason.code.to_string(),
+            rule_id: rejection.reason.rule.to_string(),
+            numbers: rejection.numbers.iter().map(|(name, value)| ((*name).to_string(), *value)).collect(),
+            detail: rejection.detail.clone(),
+            actor_id: context.actor.id.clone(),
+            actor_role: access::role_name(&context.actor.role).to_string(),
+            device: envelope.device.clone(),
+            streams,
+            request: serde_json::json!({ "index": index, "command": command }),
+        };
+        if let Err(error) = self.store.record_rejection(&record).await {
+            // The caller still learns the reason; the missing audit row is logged loudly.
+            tracing::error!(%error, command_id = %envelope.command_id, "could not record a rejection");
+        }
+        let mut status = status::rejection(rejection);
+        if let Ok(value) = index.to_string().parse() {
+            status.metadata_mut().insert("x-chipledger-command-index", value);
+        }
+        Err(status)
+    }
+
+    /// Decides every entry in order on a working copy of the loaded states.
+    async fn decide_all<'e>(
+        &self,
+        property: &str,
+        context: &CommandContext,
+        envelope: &Envelope,
+        entries: &'e [Entry],
+    ) -> Result<Result<Decision, (usize, rules::Rejection, Vec<String>, Option<&'e Command>)>, Status> {
+        let mut decision = Decision::default();
+        let mut commands = Vec::with_capacity(entries.len());
+        for entry in entries {
+            commands.push(match &entry.decidable {
+                Decidable::Command(command) => command.clone(),
+                Decidable::Correction(correction) => self.correction_command(property, correction).await?,
+            });
+        }
+        for (index, (entry, command)) in entries.iter().zip(&commands).enumerate() {
+            let streams = command.streams();
+            for stream in &streams {
+                if !decision.states.contains_key(stream) {
+                    let (state, version) = self.load(property, stream).await?;
+                    decision.order.push(stream.clone());
+                    decision.base_versions.insert(stream.clone(), version);
+                    decision.states.insert(stream.clone(), state);
+                }
+            }
+            let decided = {
+                let snapshot = snapshot_of(&decision.states, &streams, self.aml.clone());
+                let _span = tracing::info_span!("rules.decide", rpc = entry.rpc).entered();
+                rules::decide(&snapshot, context, command)
+            };
+            let events = match decided {
+                Ok(events) => events,
+                Err(rejection) => {
+                    let keys = streams.iter().map(StreamId::key).collect();
+                    let original = match &entry.decidable {
+                        Decidable::Command(command) => Some(command),
+                        Decidable::Correction(_) => None,
+                    };
+                    return Ok(Err((index, rejection, keys, original)));
+                }
+            };
+            decision.record(index, entry, envelope, context, events)?;
+        }
+        Ok(Ok(decision))
+    }
+
+    /// Completes a correction from the log: the reversed event's table and postings (R-AUDIT-1).
+    async fn correction_command(&self, property: &str, correction: &CorrectionRequest) -> Result<Command, Status> {
+        let Ok(event_id) = Uuid::parse_str(&correction.reverses_event_id) else {
+            return Err(status::invalid_field("reverses_event_id", "not a UUID"));
+        };
+        // TODO(store): use a `Store::event_by_id` once the store offers one.
+        let found: Option<(String, i64)> =
+            sqlx::query_as("SELECT stream, stream_version FROM events WHERE property = $1 AND event_id = $2")
+                .bind(property)
+                .bind(event_id)
+                .fetch_optional(self.store.pool())
+                .await
+                .map_err(|error| status::internal("find reversed event", &error))?;
+        let Some((stream, version)) = found else {
+            return Err(status::not_found("event", &correction.reverses_event_id));
+        };
+        let events = self
+            .store
+            .read_stream(property, &stream, version - 1, 1)
+            .await
+            .map_err(|error| store_status("read reversed event", error))?;
+        let event = events.first().ok_or_else(|| status::not_found("event", &correction.reverses_event_id))?;
+        let Ok(StreamId::Table(table_id)) = stream.parse::<StreamId>() else {
+            return Err(status::invalid_field(
+                "reverses_event_id",
+                "only table events can be corrected (the rules core has no player/cage correction)",
+            ));
+        };
+        let mut original_postings = Vec::with_capacity(event.postings.len());
+        for posting in &event.postings {
+            let account = posting
+                .account
+                .parse::<rules::Account>()
+                .map_err(|_| status::internal("read reversed event", &format!("account {:?}", posting.account)))?;
+            original_postings.push(rules::Posting { account, amount_cents: posting.amount_cents });
+        }
+        Ok(Command::Table(rules::TableCommand {
+            table_id,
+            op: rules::TableOp::Correct {
+                reverses_event_id: correction.reverses_event_id.clone(),
+                original_postings,
+                approved_by: correction.approved_by.clone(),
+                reason: correction.reason.clone(),
+            },
+        }))
+    }
+
+    /// The state of a stream: the cached aggregate plus the events after it.
+    pub async fn load(&self, property: &str, stream: &StreamId) -> Result<(StreamState, i64), Status> {
+        let key = (property.to_string(), stream.key());
+        let cached = self.cache.lock().map_err(|_| status::internal("cache", &"poisoned"))?.get(&key);
+        let (mut state, mut version) = cached.unwrap_or_else(|| (StreamState::empty(stream), 0));
+        loop {
+            let page = self
+                .store
+                .read_stream(property, &key.1, version, READ_PAGE)
+                .await
+                .map_err(|error| store_status("read stream", error))?;
+            for event in &page {
+                if event.stream_version != version + 1 {
+                    return Err(status::internal("read stream", &format!("{} skips version {}", key.1, version + 1)));
+                }
+                state = state
+                    .evolve_stored(&event.payload)
+                    .map_err(|error| status::internal("decode stored event", &error))?;
+                version = event.stream_version;
+            }
+            if (page.len() as i64) < READ_PAGE {
+                break;
+            }
+        }
+        if let Ok(mut cache) = self.cache.lock() {
+            cache.put(key, state.clone(), version);
+        }
+        Ok((state, version))
+    }
+
+    fn remember(&self, property: &str, decision: &Decision, outcome: &AppendOutcome) {
+        let Ok(mut cache) = self.cache.lock() else { return };
+        for (stream_key, version) in &outcome.stream_versions {
+            let Some(stream) = decision.order.iter().find(|stream| &stream.key() == stream_key) else { continue };
+            if let Some(state) = decision.states.get(stream) {
+                cache.put((property.to_string(), stream_key.clone()), state.clone(), *version);
+            }
+        }
+    }
+
+    fn cache_forget(&self, property: &str, stream: &str) {
+        if let Ok(mut cache) = self.cache.lock() {
+            cache.forget(&(property.to_string(), stream.to_string()));
+        }
+    }
+
+    /// A recorded command: its request hash and the append outcome.
+    // TODO(store): replace with a `Store::recorded_command` lookup once the store offers one.
+    async fn recorded(&self, property: &str, command_id: &str) -> Result<Option<([u8; 32], AppendOutcome)>, Status> {
+        let row: Option<(Vec<u8>, String, Vec<u8>)> =
+            sqlx::query_as("SELECT request_hash, outcome, reply FROM commands WHERE property = $1 AND command_id = $2")
+                .bind(property)
+                .bind(command_id)
+                .fetch_optional(self.store.pool())
+                .await
+                .map_err(|error| status::internal("idempotency lookup", &error))?;
+        let Some((hash, outcome_json, reply)) = row else { return Ok(None) };
+        let hash: [u8; 32] = hash.try_into().map_err(|_| status::internal("idempotency lookup", &"hash length"))?;
+        #[derive(Deserialize)]
+        struct Stored {
+            append_id: Uuid,
+            first_position: i64,
+            last_position: i64,
+            last_hash: String,
+            recorded_at_micros: i64,
+            stream_versions: Vec<(String, i64)>,
+        }
+        let stored: Stored =
+            serde_json::from_str(&outcome_json).map_err(|error| status::internal("idempotency lookup", &error))?;
+        let mut last_hash = [0u8; 32];
+        hex::decode_to_slice(&stored.last_hash, &mut last_hash)
+            .map_err(|error| status::internal("idempotency lookup", &error))?;
+        Ok(Some((
+            hash,
+            AppendOutcome {
+                append_id: stored.append_id,
+                first_position: stored.first_position,
+                last_position: stored.last_position,
+                last_hash,
+                recorded_at_micros: stored.recorded_at_micros,
+                stream_versions: stored.stream_versions,
+                replayed: true,
+                outcome_json,
+                reply,
+            },
+        )))
+    }
+}
+
+fn snapshot_of<'a>(
+    states: &'a HashMap<StreamId, StreamState>,
+    streams: &'a [StreamId],
+    aml: rules::AmlThresholds,
+) -> Snapshot<'a> {
+    let mut snapshot = Snapshot::new();
+    snapshot.aml = aml;
+    for stream in streams {
+        match (stream, states.get(stream)) {
+            (StreamId::Table(id), Some(StreamState::Table(state))) => snapshot = snapshot.with_table(id, state),
+            (StreamId::Player(id), Some(StreamState::Player(state))) => snapshot = snapshot.with_player(id, state),
+            (StreamId::Cage(id), Some(StreamState::Cage(state))) => snapshot = snapshot.with_cage(id, state),
+            _ => {}
+        }
+    }
+    snapshot
+}
+
+/// SHA-256 over the RPC path and the request's protobuf bytes (deterministic for our
+/// messages: no maps, fields in number order).
+pub fn request_hash(rpc: &str, request_bytes: &[u8]) -> [u8; 32] {
+    let mut bytes = Vec::with_capacity(rpc.len() + 1 + request_bytes.len());
+    bytes.extend_from_slice(rpc.as_bytes());
+    bytes.push(0);
+    bytes.extend_from_slice(request_bytes);
+    chipledger_store::request_hash(&bytes)
+}
+
+/// Events decided for a submission, per stream, and the reply without positions.
+#[derive(Default)]
+struct Decision {
+    /// Streams in the order first touched (the append's request order).
+    order: Vec<StreamId>,
+    base_versions: HashMap<StreamId, i64>,
+    states: HashMap<StreamId, StreamState>,
+    events: HashMap<StreamId, Vec<NewEvent>>,
+    event_types: Vec<&'static str>,
+    results: Vec<pb::CommandResult>,
+}
+
+impl Decision {
+    fn record(
+        &mut self,
+        index: usize,
+        entry: &Entry,
+        envelope: &Envelope,
+        context: &CommandContext,
+        events: Vec<(StreamId, Event)>,
+    ) -> Result<(), Status> {
+        let command_id =
+            if index == 0 && self.results.is_empty() { envelope.command_id.clone() } else { format!("{}/{index}", envelope.command_id) };
+        let mut result = pb::CommandResult { command_id: command_id.clone(), ..Default::default() };
+        let mut touched_accounts: Vec<String> = Vec::new();
+        for (stream, event) in events {
+            let state = self
+                .states
+                .remove(&stream)
+                .ok_or_else(|| status::internal("decide", &format!("event for unloaded stream {stream}")))?;
+            let config_version = state.as_table().and_then(|table| table.config.as_ref()).map_or(0, |c| i64::from(c.version));
+            let postings: Vec<NewPosting> = event
+                .postings()
+                .iter()
+                .map(|posting| NewPosting { account: posting.account.key(), amount_cents: posting.amount_cents })
+                .collect();
+            for posting in &postings {
+                if !touched_accounts.contains(&posting.account) {
+                    touched_accounts.push(posting.account.clone());
+                }
+            }
+            let event_id = Uuid::now_v7();
+            let new_event = NewEvent {
+                event_id,
+                event_type: event.event_type().to_string(),
+                schema_version: SCHEMA_VERSION,
+                payload: payload(&event).map_err(|error| status::internal("encode event", &error))?,
+                metadata: EventMetadata {
+                    actor_id: context.actor.id.clone(),
+                    actor_role: access::role_name(&context.actor.role).to_string(),
+                    device: entry.device.clone().or_else(|| envelope.device.clone()),
+                    command_id: Some(command_id.clone()),
+                    correlation_id: Some(envelope.command_id.clone()),
+                    causation_id: None,
+                    trace_id: Some(telemetry::current_trace_id()).filter(|id| !id.is_empty()),
+                    gaming_day: context.gaming_day.clone(),
+                    config_version,
+                    reason_code: Some(envelope.reason_note.clone()).filter(|note| !note.is_empty()),
+                },
+                postings,
+            };
+            self.event_types.push(event.event_type());
+            result.events.push(pb::AppendedEvent {
+                global_position: 0,
+                stream_id: stream.key(),
+                stream_version: 0,
+                event_type: event.event_type().to_string(),
+                event_id: event_id.to_string(),
+            });
+            self.events.entry(stream.clone()).or_default().push(new_event);
+            let state = state.evolve_decided(&event)?;
+            self.states.insert(stream, state);
+        }
+        result.balances = touched_accounts
+            .iter()
+            .filter_map(|account| self.balance_of(account).map(|balance_cents| pb::AccountBalance {
+                account: account.clone(),
+                balance_cents,
+            }))
+            .collect();
+        self.results.push(result);
+        Ok(())
+    }
+
+    /// Balance after the decision of an account whose stream state holds it (table accounts,
+    /// pockets, cage inventory). House and IOU accounts are answered by `GetBalance`.
+    fn balance_of(&self, account_key: &str) -> Option<i64> {
+        let account: rules::Account = account_key.parse().ok()?;
+        match &account {
+            rules::Account::Pocket { player_id } => match self.states.get(&StreamId::Player(player_id.clone()))? {
+                StreamState::Player(player) => Some(player.pocket_cents),
+                _ => None,
+            },
+            rules::Account::CageChips { cage_id, denomination_cents } => {
+                match self.states.get(&StreamId::Cage(cage_id.clone()))? {
+                    StreamState::Cage(cage) => Some(
+                        cage.chips
+                            .iter()
+                            .find(|chip| chip.denomination_cents == *denomination_cents)
+                            .map_or(0, |chip| chip.value_cents()),
+                    ),
+                    _ => None,
+                }
+            }
+            rules::Account::CageCash { cage_id } => match self.states.get(&StreamId::Cage(cage_id.clone()))? {
+                StreamState::Cage(cage) => Some(cage.cash_cents),
+                _ => None,
+            },
+            rules::Account::CageMarkers { cage_id } => match self.states.get(&StreamId::Cage(cage_id.clone()))? {
+                StreamState::Cage(cage) => Some(cage.markers_receivable_cents),
+                _ => None,
+            },
+            _ => {
+                let table_id = account.table_id()?;
+                match self.states.get(&StreamId::Table(table_id.clone()))? {
+                    StreamState::Table(table) => Some(
+                        table
+                            .balances()
+                            .iter()
+                            .find(|posting| posting.account == account)
+                            .map_or(0, |posting| posting.amount_cents),
+                    ),
+                    _ => None,
+                }
+            }
+        }
+    }
+
+    /// The append: every loaded stream with its expected version (streams that only guarded a
+    /// decision are locked and checked, not written).
+    fn request(&self, property: &str, envelope: &Envelope, request_hash: [u8; 32]) -> Result<AppendRequest, Status> {
+        let mut layout = Vec::with_capacity(self.order.len());
+        let mut streams = Vec::with_capacity(self.order.len());
+        for stream in &self.order {
+            let events = self.events.get(stream).cloned().unwrap_or_default();
+            let base = self.base_versions.get(stream).copied().unwrap_or(0);
+            layout.push((stream.key(), events.iter().map(|event| event.event_id).collect::<Vec<_>>()));
+            streams.push(StreamAppend {
+                stream: stream.key(),
+                expected_version: if base == 0 { ExpectedVersion::NoStream } else { ExpectedVersion::Exact(base) },
+                events,
+            });
+        }
+        let result = pb::BatchResult { command_id: envelope.command_id.clone(), results: self.results.clone(), ..Default::default() };
+        let stored = StoredReply { layout, result_hex: hex::encode(result.encode_to_vec()) };
+        let reply = serde_json::to_vec(&stored).map_err(|error| status::internal("encode reply", &error))?;
+        Ok(AppendRequest {
+            property: property.to_string(),
+            commands: vec![CommandRecord { command_id: envelope.command_id.clone(), request_hash }],
+            streams,
+            reply,
+            projection_ops: Vec::new(),
+        })
+    }
+}
+
+/// The reply of an append (first time or replay): positions from the outcome and the layout.
+fn rebuild_reply(outcome: &AppendOutcome) -> Result<pb::BatchResult, Status> {
+    let stored: StoredReply =
+        serde_json::from_slice(&outcome.reply).map_err(|error| status::internal("decode reply", &error))?;
+    let bytes = hex::decode(&stored.result_hex).map_err(|error| status::internal("decode reply", &error))?;
+    let mut result = pb::BatchResult::decode(bytes.as_slice()).map_err(|error| status::internal("decode reply", &error))?;
+    let mut placed: HashMap<String, (i64, i64)> = HashMap::new();
+    let mut position = outcome.first_position;
+    for (stream, event_ids) in &stored.layout {
+        let new_version = outcome
+            .stream_versions
+            .iter()
+            .find(|(key, _)| key == stream)
+            .map(|(_, version)| *version)
+            .ok_or_else(|| status::internal("reply", &format!("no version for {stream}")))?;
+        let first_version = new_version - event_ids.len() as i64 + 1;
+        for (offset, event_id) in event_ids.iter().enumerate() {
+            placed.insert(event_id.to_string(), (position, first_version + offset as i64));
+            position += 1;
+        }
+    }
+    for command in &mut result.results {
+        for event in &mut command.events {
+            if let Some((position, version)) = placed.get(&event.event_id) {
+                event.global_position = *position;
+                event.stream_version = *version;
+            }
+        }
+        command.replayed = outcome.replayed;
+        command.chain_hash_hex = hex::encode(outcome.last_hash);
+    }
+    result.replayed = outcome.replayed;
+    result.chain_hash_hex = hex::encode(outcome.last_hash);
+    Ok(result)
+}

@@ -1,0 +1,204 @@
+//! Every error the API returns is a `tonic::Status` with rich details (never a bare string):
+//! - a rules rejection is FAILED_PRECONDITION with `google.rpc.ErrorInfo` (reason = stable code,
+//!   domain "chipledger.v1", metadata `rule_id`, `detail` and every number involved; R-AUDIT-3);
+//! - malformed input is INVALID_ARGUMENT with `google.rpc.BadRequest` field violations;
+//! - a concurrent writer that outlasted the retries is ABORTED (safe to retry the command);
+//! - a command id reused for a different request is ALREADY_EXISTS.
+
+use std::collections::HashMap;
+
+use chipledger_rules::Rejection;
+use tonic::{Code, Status};
+use tonic_types::{ErrorDetails, FieldViolation, StatusExt};
+
+/// `google.rpc.ErrorInfo.domain` of every chipledger error.
+pub const DOMAIN: &str = "chipledger.v1";
+
+/// A refused command.
+pub fn rejection(rejection: &Rejection) -> Status {
+    let mut metadata = HashMap::with_capacity(rejection.numbers.len() + 2);
+    metadata.insert("rule_id".to_string(), rejection.reason.rule.to_string());
+    if !rejection.detail.is_empty() {
+        metadata.insert("detail".to_string(), rejection.detail.clone());
+    }
+    for (name, value) in &rejection.numbers {
+        metadata.insert((*name).to_string(), value.to_string());
+    }
+    let message = format!("{} ({}): {}", rejection.reason.code, rejection.reason.rule, rejection.detail);
+    Status::with_error_details(
+        Code::FailedPrecondition,
+        message,
+        ErrorDetails::with_error_info(rejection.reason.code, DOMAIN, metadata),
+    )
+}
+
+fn with_info(code: Code, reason: &str, message: impl Into<String>, metadata: HashMap<String, String>) -> Status {
+    Status::with_error_details(code, message, ErrorDetails::with_error_info(reason, DOMAIN, metadata))
+}
+
+/// The same command id was recorded earlier for a different request (idempotency).
+pub fn command_id_reused(command_id: &str) -> Status {
+    with_info(
+        Code::AlreadyExists,
+        "COMMAND_ID_REUSED",
+        format!("command id {command_id:?} was already used for a different request"),
+        HashMap::from([("command_id".to_string(), command_id.to_string())]),
+    )
+}
+
+/// Another writer kept changing a stream this command needs; retrying later is safe.
+pub fn version_conflict(stream_id: &str, expected_version: i64, attempts: u32) -> Status {
+    with_info(
+        Code::Aborted,
+        "VERSION_CONFLICT",
+        format!("stream {stream_id} changed concurrently {attempts} times; retry the command"),
+        HashMap::from([
+            ("stream_id".to_string(), stream_id.to_string()),
+            ("expected_version".to_string(), expected_version.to_string()),
+            ("attempts".to_string(), attempts.to_string()),
+        ]),
+    )
+}
+
+/// Something the server could not do through no fault of the request. The detail is logged,
+/// not returned: it may carry SQL or connection strings.
+pub fn internal(context: &str, error: &dyn std::fmt::Display) -> Status {
+    tracing::error!(%error, context, "internal error");
+    with_info(Code::Internal, "INTERNAL", format!("internal error during {context}"), HashMap::new())
+}
+
+pub fn unavailable(context: &str, error: &dyn std::fmt::Display) -> Status {
+    tracing::warn!(%error, context, "database unavailable");
+    with_info(Code::Unavailable, "UNAVAILABLE", format!("{context}: database unavailable"), HashMap::new())
+}
+
+pub fn not_found(what: &str, id: &str) -> Status {
+    with_info(
+        Code::NotFound,
+        "NOT_FOUND",
+        format!("{what} {id:?} not found"),
+        HashMap::from([(what.to_string(), id.to_string())]),
+    )
+}
+
+pub fn shutting_down() -> Status {
+    with_info(Code::Unavailable, "SHUTTING_DOWN", "the server is shutting down", HashMap::new())
+}
+
+/// Collects field violations while a request is checked; `finish` turns them into one
+/// INVALID_ARGUMENT listing every bad field at once.
+#[derive(Debug, Default)]
+pub struct FieldErrors {
+    violations: Vec<FieldViolation>,
+}
+
+impl FieldErrors {
+    pub fn new() -> FieldErrors {
+        FieldErrors::default()
+    }
+
+    pub fn add(&mut self, field: impl Into<String>, description: impl Into<String>) {
+        self.violations.push(FieldViolation::new(field, description));
+    }
+
+    /// Records a violation when `ok` is false.
+    pub fn check(&mut self, ok: bool, field: &str, description: impl FnOnce() -> String) {
+        if !ok {
+            self.add(field, description());
+        }
+    }
+
+    pub fn into_violations(self) -> Vec<FieldViolation> {
+        self.violations
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.violations.is_empty()
+    }
+
+    pub fn finish(self) -> Result<(), Status> {
+        if self.violations.is_empty() {
+            return Ok(());
+        }
+        Err(self.into_status())
+    }
+
+    pub fn into_status(self) -> Status {
+        let summary = self
+            .violations
+            .iter()
+            .map(|violation| format!("{}: {}", violation.field, violation.description))
+            .collect::<Vec<_>>()
+            .join("; ");
+        Status::with_error_details(
+            Code::InvalidArgument,
+            format!("invalid request: {summary}"),
+            ErrorDetails::with_bad_request(self.violations),
+        )
+    }
+}
+
+/// One bad field, as a ready Status.
+pub fn invalid_field(field: &str, description: impl Into<String>) -> Status {
+    let mut errors = FieldErrors::new();
+    errors.add(field, description);
+    errors.into_status()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chipledger_rules::Reason;
+
+    #[test]
+    fn rejection_carries_reason_rule_and_numbers_in_error_info() {
+        let rejection = Rejection {
+            reason: Reason::new("REBUY_BELOW_AMOUNT_LEFT", "R-REBUY-1"),
+            numbers: vec![("amount_left_with_cents", 30_000), ("buy_in_cents", 20_000)],
+            detail: "left with 300.00 within the wait window".to_string(),
+        };
+        let status = super::rejection(&rejection);
+        assert_eq!(status.code(), Code::FailedPrecondition);
+        assert!(status.message().starts_with("REBUY_BELOW_AMOUNT_LEFT (R-REBUY-1)"));
+        let details = status.get_error_details();
+        let info = details.error_info().expect("error info");
+        assert_eq!(info.reason, "REBUY_BELOW_AMOUNT_LEFT");
+        assert_eq!(info.domain, "chipledger.v1");
+        assert_eq!(info.metadata["rule_id"], "R-REBUY-1");
+        assert_eq!(info.metadata["amount_left_with_cents"], "30000");
+        assert_eq!(info.metadata["buy_in_cents"], "20000");
+        assert_eq!(info.metadata["detail"], "left with 300.00 within the wait window");
+    }
+
+    #[test]
+    fn field_errors_become_one_bad_request_with_every_violation() {
+        let mut errors = FieldErrors::new();
+        errors.check(true, "seat", || "fine".into());
+        errors.check(false, "amount_cents", || "must be positive".into());
+        errors.add("header.command_id", "required");
+        let status = errors.finish().unwrap_err();
+        assert_eq!(status.code(), Code::InvalidArgument);
+        let details = status.get_error_details();
+        let bad_request = details.bad_request().expect("bad request");
+        let fields: Vec<&str> = bad_request.field_violations.iter().map(|v| v.field.as_str()).collect();
+        assert_eq!(fields, ["amount_cents", "header.command_id"]);
+        assert!(FieldErrors::new().finish().is_ok());
+    }
+
+    #[test]
+    fn conflicts_and_reuse_have_their_own_codes() {
+        let status = version_conflict("table-T1", 7, 3);
+        assert_eq!(status.code(), Code::Aborted);
+        assert_eq!(status.get_error_details().error_info().unwrap().metadata["expected_version"], "7");
+        let status = command_id_reused("c-1");
+        assert_eq!(status.code(), Code::AlreadyExists);
+        assert_eq!(status.get_error_details().error_info().unwrap().reason, "COMMAND_ID_REUSED");
+    }
+
+    #[test]
+    fn internal_errors_do_not_leak_detail() {
+        let status = internal("append", &"password=secret host=db");
+        assert_eq!(status.code(), Code::Internal);
+        assert!(!status.message().contains("secret"));
+    }
+}

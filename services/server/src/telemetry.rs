@@ -1,0 +1,266 @@
+//! Logs, traces and metrics. `tracing` spans for each RPC, rules decision and SQL call are
+//! always on (printed per `RUST_LOG`); when the standard `OTEL_*` variables name an OTLP endpoint
+//! the spans and the metrics below are also exported over OTLP. Trace context comes from the
+//! caller's `traceparent` metadata (W3C), so a client's trace continues into the ledger.
+
+use std::sync::OnceLock;
+
+use opentelemetry::metrics::{Counter, Histogram, Meter};
+use opentelemetry::propagation::Extractor;
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_sdk::metrics::SdkMeterProvider;
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use opentelemetry_sdk::trace::SdkTracerProvider;
+use opentelemetry_sdk::Resource;
+use tracing_opentelemetry::OpenTelemetrySpanExt;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::EnvFilter;
+
+const SERVICE_NAME: &str = "chipledgerd";
+
+#[derive(Debug, thiserror::Error)]
+pub enum TelemetryError {
+    #[error("cannot build the OTLP exporter: {0}")]
+    Exporter(String),
+    #[error("cannot install the tracing subscriber: {0}")]
+    Subscriber(String),
+}
+
+/// The installed OpenTelemetry providers; shut them down to flush what is buffered.
+#[derive(Debug, Default)]
+pub struct Telemetry {
+    tracer_provider: Option<SdkTracerProvider>,
+    meter_provider: Option<SdkMeterProvider>,
+}
+
+fn env_set(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|value| !value.trim().is_empty())
+}
+
+fn env_is(name: &str, expected: &str) -> bool {
+    std::env::var(name).is_ok_and(|value| value.trim().eq_ignore_ascii_case(expected))
+}
+
+/// OTLP export is on when an endpoint is configured and the SDK is not disabled.
+fn otlp_wanted(signal_endpoint: &str, signal_exporter: &str) -> bool {
+    !env_is("OTEL_SDK_DISABLED", "true")
+        && !env_is(signal_exporter, "none")
+        && (env_set("OTEL_EXPORTER_OTLP_ENDPOINT") || env_set(signal_endpoint))
+}
+
+fn uses_http(signal_protocol: &str) -> bool {
+    let protocol = std::env::var(signal_protocol)
+        .or_else(|_| std::env::var("OTEL_EXPORTER_OTLP_PROTOCOL"))
+        .unwrap_or_default();
+    protocol.trim().starts_with("http")
+}
+
+fn resource() -> Resource {
+    let builder = Resource::builder();
+    if env_set("OTEL_SERVICE_NAME") {
+        builder.build()
+    } else {
+        builder.with_service_name(SERVICE_NAME).build()
+    }
+}
+
+/// Installs the global subscriber (fmt + env filter + OpenTelemetry when enabled), the W3C
+/// propagator and the meter provider. Call once, inside the Tokio runtime.
+pub fn init() -> Result<Telemetry, TelemetryError> {
+    opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
+    let mut telemetry = Telemetry::default();
+
+    if otlp_wanted("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_TRACES_EXPORTER") {
+        let exporter = if uses_http("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") {
+            opentelemetry_otlp::SpanExporter::builder().with_http().build()
+        } else {
+            opentelemetry_otlp::SpanExporter::builder().with_tonic().build()
+        }
+        .map_err(|error| TelemetryError::Exporter(error.to_string()))?;
+        telemetry.tracer_provider = Some(
+            SdkTracerProvider::builder()
+                .with_resource(resource())
+                .with_batch_exporter(exporter)
+                .build(),
+        );
+    }
+    if otlp_wanted("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "OTEL_METRICS_EXPORTER") {
+        let exporter = if uses_http("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL") {
+            opentelemetry_otlp::MetricExporter::builder().with_http().build()
+        } else {
+            opentelemetry_otlp::MetricExporter::builder().with_tonic().build()
+        }
+        .map_err(|error| TelemetryError::Exporter(error.to_string()))?;
+        let provider = SdkMeterProvider::builder()
+            .with_resource(resource())
+            .with_periodic_exporter(exporter)
+            .build();
+        opentelemetry::global::set_meter_provider(provider.clone());
+        telemetry.meter_provider = Some(provider);
+    }
+
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,h2=warn,tower=warn"));
+    let otel_layer = telemetry
+        .tracer_provider
+        .as_ref()
+        .map(|provider| tracing_opentelemetry::layer().with_tracer(provider.tracer(SERVICE_NAME)));
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(tracing_subscriber::fmt::layer().with_target(false))
+        .with(otel_layer)
+        .try_init()
+        .map_err(|error| TelemetryError::Subscriber(error.to_string()))?;
+    Ok(telemetry)
+}
+
+impl Telemetry {
+    pub fn exporting(&self) -> (bool, bool) {
+        (self.tracer_provider.is_some(), self.meter_provider.is_some())
+    }
+
+    /// Flushes and stops the exporters. The SDK's shutdown blocks, so it runs on a blocking
+    /// thread of the multi-thread runtime.
+    pub async fn shutdown(self) {
+        let Telemetry { tracer_provider, meter_provider } = self;
+        let flushed = tokio::task::spawn_blocking(move || {
+            if let Some(provider) = tracer_provider
+                && let Err(error) = provider.shutdown()
+            {
+                eprintln!("chipledgerd: trace exporter shutdown: {error}");
+            }
+            if let Some(provider) = meter_provider
+                && let Err(error) = provider.shutdown()
+            {
+                eprintln!("chipledgerd: metric exporter shutdown: {error}");
+            }
+        })
+        .await;
+        if let Err(error) = flushed {
+            eprintln!("chipledgerd: telemetry shutdown task failed: {error}");
+        }
+    }
+}
+
+/// Reads W3C `traceparent`/`tracestate` from gRPC metadata (HTTP/2 headers).
+struct HeaderExtractor<'a>(&'a http::HeaderMap);
+
+impl Extractor for HeaderExtractor<'_> {
+    fn get(&self, key: &str) -> Option<&str> {
+        self.0.get(key).and_then(|value| value.to_str().ok())
+    }
+    fn keys(&self) -> Vec<&str> {
+        self.0.keys().map(http::HeaderName::as_str).collect()
+    }
+}
+
+/// The span of one RPC, child of the caller's trace when `traceparent` is present.
+pub fn rpc_span(path: &str, headers: &http::HeaderMap) -> tracing::Span {
+    let (service, method) = path.trim_start_matches('/').split_once('/').unwrap_or((path, ""));
+    let span = tracing::info_span!(
+        "rpc",
+        otel.name = %path.trim_start_matches('/'),
+        otel.kind = "server",
+        rpc.system = "grpc",
+        rpc.service = %service,
+        rpc.method = %method,
+        principal = tracing::field::Empty,
+        role = tracing::field::Empty,
+        command_id = tracing::field::Empty,
+    );
+    let parent = opentelemetry::global::get_text_map_propagator(|propagator| {
+        propagator.extract(&HeaderExtractor(headers))
+    });
+    // An invalid or absent traceparent leaves the span a root; that is not an error.
+    let _ = span.set_parent(parent);
+    span
+}
+
+/// The trace id of the current span (hex), recorded in event metadata (R-AUDIT-2).
+pub fn current_trace_id() -> String {
+    use opentelemetry::trace::TraceContextExt;
+    let context = tracing::Span::current().context();
+    let span_context = context.span().span_context().clone();
+    if span_context.is_valid() { span_context.trace_id().to_string() } else { String::new() }
+}
+
+/// The service's metric instruments.
+pub struct Metrics {
+    /// Events appended, by event type.
+    pub events_appended: Counter<u64>,
+    /// Commands refused by the rules, by reason code and rule id.
+    pub rejections: Counter<u64>,
+    /// RPC latency in seconds, by method.
+    pub rpc_duration: Histogram<f64>,
+    /// Time to append one command's events (transaction included), seconds.
+    pub append_duration: Histogram<f64>,
+    /// Version conflicts retried.
+    pub version_conflicts: Counter<u64>,
+    /// How far a subscriber is behind the head of the log when an event is delivered (events).
+    pub subscription_lag: Histogram<u64>,
+}
+
+impl Metrics {
+    fn new(meter: &Meter) -> Metrics {
+        Metrics {
+            events_appended: meter
+                .u64_counter("chipledger.events.appended")
+                .with_description("Events appended, by event type")
+                .build(),
+            rejections: meter
+                .u64_counter("chipledger.commands.rejected")
+                .with_description("Commands refused by the rules, by reason")
+                .build(),
+            rpc_duration: meter
+                .f64_histogram("rpc.server.duration")
+                .with_unit("s")
+                .with_description("RPC latency")
+                .build(),
+            append_duration: meter
+                .f64_histogram("chipledger.append.duration")
+                .with_unit("s")
+                .with_description("Append latency (one transaction)")
+                .build(),
+            version_conflicts: meter
+                .u64_counter("chipledger.append.version_conflicts")
+                .with_description("Optimistic concurrency conflicts, retried or returned as ABORTED")
+                .build(),
+            subscription_lag: meter
+                .u64_histogram("chipledger.subscription.lag")
+                .with_unit("{event}")
+                .with_description("Events between a delivered event and the head of the log")
+                .build(),
+        }
+    }
+}
+
+/// The instruments, created on first use from the global meter provider (a no-op provider
+/// until `init` installs the OTLP one, so call `init` first).
+pub fn metrics() -> &'static Metrics {
+    static METRICS: OnceLock<Metrics> = OnceLock::new();
+    METRICS.get_or_init(|| Metrics::new(&opentelemetry::global::meter(SERVICE_NAME)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn traceparent_from_metadata_becomes_the_parent_of_the_rpc_span() {
+        use opentelemetry::trace::TraceContextExt;
+        opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
+        let mut headers = http::HeaderMap::new();
+        headers.insert(
+            "traceparent",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".parse().unwrap(),
+        );
+        let parent = opentelemetry::global::get_text_map_propagator(|propagator| {
+            propagator.extract(&HeaderExtractor(&headers))
+        });
+        let span_context = parent.span().span_context().clone();
+        assert!(span_context.is_remote());
+        assert_eq!(span_context.trace_id().to_string(), "4bf92f3577b34da6a3ce929d0e0e4736");
+        assert_eq!(span_context.span_id().to_string(), "00f067aa0ba902b7");
+    }
+}
