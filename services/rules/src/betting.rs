@@ -236,7 +236,7 @@ fn sizing(hand: &HandState, config: &TableConfig, p: &HandPlayer) -> Sizing {
         BettingStructure::PotLimit => Sizing {
             kind: open_or_raise,
             min_to_cents: nl_min,
-            max_to_cents: r.bet_to_cents + hand.pot_cents + owe,
+            max_to_cents: (r.bet_to_cents + hand.pot_cents + owe).max(nl_min),
             over_max: RAISE_ABOVE_POT_LIMIT,
         },
         BettingStructure::HalfPotLimit => {
@@ -265,7 +265,7 @@ fn sizing(hand: &HandState, config: &TableConfig, p: &HandPlayer) -> Sizing {
         }
         BettingStructure::CapLimit { pot_limit, cap_cents } => {
             let room = p.round_cents + (cap_cents - p.hand_cents);
-            let pot_max = if *pot_limit { r.bet_to_cents + hand.pot_cents + owe } else { Cents::MAX };
+            let pot_max = if *pot_limit { (r.bet_to_cents + hand.pot_cents + owe).max(nl_min) } else { Cents::MAX };
             Sizing { kind: open_or_raise, min_to_cents: nl_min, max_to_cents: pot_max.min(room), over_max: ABOVE_HAND_CAP }
         }
     }

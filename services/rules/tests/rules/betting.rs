@@ -1,0 +1,491 @@
+//! Section 5 worked examples (R-BET-*), driven through `decide` and `evolve`.
+
+use chipledger_rules::*;
+
+use crate::support::*;
+
+/// No blinds: the first round plays like a post-flop round with a minimum bet.
+fn no_blinds(mut c: TableConfig, min_bet_cents: Cents) -> TableConfig {
+    c.blinds_cents = Vec::new();
+    c.min_bet_cents = min_bet_cents;
+    example_config(c)
+}
+
+fn nl(min_bet_dollars: i64) -> TableConfig {
+    no_blinds(TableConfig::no_limit_holdem(d(1), d(2)), d(min_bet_dollars))
+}
+
+#[test]
+fn r_bet_3_raise_at_least_previous_bet_or_raise() {
+    let mut g = Game::new(nl(5), &[(1, d(500)), (2, d(500)), (3, d(500))]);
+    g.start(1, 3, &[1, 2, 3]);
+    g.ok(1, bet(5));
+    let l = g.legal();
+    assert_eq!((l.seat, l.raise.unwrap().min_to_cents), (2, d(10)), "$5 bet: raise to at least $10");
+    g.ok(2, raise(12));
+    assert_eq!(g.legal().raise.unwrap().min_to_cents, d(19), "$5 raised by $7 to $12: next raise to at least $19");
+    let r = rejected(g.act(3, raise(18)), "RAISE_BELOW_MINIMUM");
+    assert_eq!(r.number("min_raise_to_cents"), Some(d(19)));
+    g.ok(3, raise(19));
+}
+
+#[test]
+fn r_bet_3_opening_bet_at_least_the_minimum_bet() {
+    let mut g = Game::new(nl(5), &[(1, d(500)), (2, d(500))]);
+    g.start(1, 2, &[1, 2]);
+    let r = rejected(g.act(1, bet(4)), "BET_BELOW_MINIMUM");
+    assert_eq!(r.number("min_bet_to_cents"), Some(d(5)));
+}
+
+#[test]
+fn r_bet_4_all_in_for_less_than_a_legal_bet() {
+    let mut g = Game::new(nl(5), &[(1, d(4)), (2, d(500)), (3, d(500))]);
+    g.start(1, 3, &[1, 2, 3]);
+    g.ok(1, Action::AllIn);
+    let l = g.legal();
+    assert_eq!(l.call_cents, d(4), "the next player may call $4");
+    assert_eq!(l.raise.unwrap().min_to_cents, d(9), "or raise to at least $9");
+    rejected(g.act(2, raise(8)), "RAISE_BELOW_MINIMUM");
+}
+
+#[test]
+fn r_bet_5_raise_to_is_the_round_total() {
+    let mut g = Game::new(nl(5), &[(1, d(500)), (2, d(500))]);
+    g.start(1, 2, &[1, 2]);
+    g.ok(1, bet(5));
+    let events = g.act(2, raise(15)).unwrap();
+    match &events[0].1 {
+        Event::Table(TableEvent::Acted { kind, to_cents, amount_cents, .. }) => {
+            assert_eq!((*kind, *to_cents, *amount_cents), (ActionKind::Raise, d(15), d(15)));
+        }
+        e => panic!("{e:?}"),
+    }
+    assert_eq!(g.hand().round.min_raise_cents, d(10), "raise to $15 is a raise of $10 more than the $5 bet");
+    assert_eq!(g.stack(2), d(485));
+    // Alice re-raising "to $25" puts in $20 more than her $5.
+    let events = g.act(1, raise(25)).unwrap();
+    match &events[0].1 {
+        Event::Table(TableEvent::Acted { amount_cents, .. }) => assert_eq!(*amount_cents, d(20)),
+        e => panic!("{e:?}"),
+    }
+}
+
+#[test]
+fn r_bet_7_pot_limit_sequence_to_520() {
+    let config = no_blinds(TableConfig::pot_limit_holdem(d(1), d(2)), d(5));
+    let mut g = Game::new(config, &[(1, d(1000)), (2, d(1000)), (3, d(1000)), (4, d(1000))]);
+    g.start(1, 4, &[1, 2, 3, 4]);
+    // First round builds the $20 pot.
+    g.ok(1, bet(5));
+    for s in [2, 3, 4] {
+        g.ok(s, Action::Call);
+    }
+    g.next_round();
+    assert_eq!(g.hand().pot_cents, d(20));
+    g.ok(1, bet(5)); // A bets $5
+    assert_eq!(g.legal().raise.unwrap().max_to_cents, d(35), "B pots: calls $5 and raises $30 to $35");
+    g.ok(2, raise(35));
+    assert_eq!(g.hand().pot_cents, d(60));
+    g.ok(3, Action::Call);
+    assert_eq!(g.hand().pot_cents, d(95));
+    assert_eq!(g.legal().raise.unwrap().max_to_cents, d(165), "D pots: 3*35 + 40 + 20 = $165");
+    let r = rejected(g.act(4, raise(166)), "RAISE_ABOVE_POT_LIMIT");
+    assert_eq!(r.number("max_raise_to_cents"), Some(d(165)));
+    g.ok(4, raise(165));
+    g.ok(1, Action::Fold);
+    g.ok(2, Action::Call);
+    g.ok(3, Action::Call);
+    assert_eq!(g.hand().pot_cents, d(520), "pot $520");
+    assert_eq!(g.hand().phase, HandPhase::RoundComplete);
+}
+
+#[test]
+fn r_bet_8_half_pot_limit() {
+    let config = no_blinds(TableConfig::half_pot_limit_holdem(d(1), d(2)), d(5));
+    let mut g = Game::new(config, &[(1, d(1000)), (2, d(1000)), (3, d(1000))]);
+    g.start(1, 3, &[1, 2, 3]);
+    g.ok(1, bet(5));
+    g.ok(2, Action::Call);
+    g.ok(3, Action::Call);
+    g.next_round();
+    g.ok(1, bet(6)); // pot 15 + 6
+    // after the call: pot 27; half = 13.50 -> $13 in whole chips; raise to 6 + 13 = 19.
+    assert_eq!(g.legal().raise.unwrap().max_to_cents, d(19));
+    let r = rejected(g.act(2, raise(20)), "RAISE_ABOVE_HALF_POT");
+    assert_eq!(r.number("max_raise_to_cents"), Some(d(19)));
+    g.ok(2, raise(19));
+}
+
+#[test]
+fn r_bet_9_spread_limit_range_and_bigger_on_the_end() {
+    let mut c = TableConfig::spread_limit_holdem(d(1), d(1), d(1), d(5), Some(d(10)));
+    c.blinds_cents = Vec::new();
+    let mut g = Game::new(example_config(c), &[(1, d(500)), (2, d(500))]);
+    g.start(1, 2, &[1, 2]);
+    rejected(g.act(1, bet(6)), "BET_OUTSIDE_SPREAD");
+    g.ok(1, bet(3));
+    let l = g.legal().raise.unwrap();
+    assert_eq!((l.min_to_cents, l.max_to_cents), (d(6), d(8)), "raise at least the previous bet, at most $5");
+    g.ok(2, Action::Call);
+    assert_eq!(g.hand().phase, HandPhase::RoundComplete);
+}
+
+#[test]
+fn r_bet_9_spread_limit_last_round_allows_ten() {
+    let mut c = TableConfig::spread_limit_holdem(d(1), d(1), d(1), d(5), Some(d(10)));
+    c.blinds_cents = Vec::new();
+    let mut g = Game::new(example_config(c), &[(1, d(500)), (2, d(500))]);
+    g.start(1, 2, &[1, 2]);
+    for round in 0..4 {
+        if round > 0 {
+            g.next_round();
+        }
+        if round < 3 {
+            g.ok(1, Action::Check);
+            g.ok(2, Action::Check);
+        }
+    }
+    let l = g.legal().raise.unwrap();
+    assert_eq!((l.min_to_cents, l.max_to_cents), (d(1), d(10)));
+    g.ok(1, bet(10));
+}
+
+#[test]
+fn r_bet_10_cap_limit_winner_receives_180() {
+    let config = no_blinds(TableConfig::cap_limit_holdem(d(1), d(2), d(60)), d(2));
+    let mut g = Game::new(config, &[(1, d(100)), (2, d(100)), (3, d(100))]);
+    g.start(1, 3, &[1, 2, 3]);
+    g.ok(1, bet(2)); // A bets $2
+    g.ok(2, raise(10)); // B raises to $10
+    assert_eq!(g.legal().raise.unwrap().max_to_cents, d(60));
+    rejected(g.act(3, raise(61)), "ABOVE_HAND_CAP");
+    g.ok(3, raise(60)); // C goes to $60
+    let a = g.act(1, Action::Call).unwrap();
+    let b = g.act(2, Action::Call).unwrap();
+    let added = |e: &[(StreamId, Event)]| match &e[0].1 {
+        Event::Table(TableEvent::Acted { amount_cents, .. }) => *amount_cents,
+        _ => 0,
+    };
+    assert_eq!((added(&a), added(&b)), (d(58), d(50)), "A and B call $58 and $50");
+    assert!(legal_actions(g.state()).is_none(), "no more betting");
+    assert!(g.hand().players.iter().all(|p| p.status == InHand::AllIn), "capped players are treated as all in");
+    let pots = g.showdown(vec![vec![3], vec![1], vec![2]]);
+    assert_eq!(pots.len(), 1);
+    assert_eq!(pots[0].awards, vec![(3, d(180))], "the winner receives $180");
+    assert_eq!(g.stack(3), d(220));
+}
+
+#[test]
+fn r_bet_11_full_bet_rule_opener_may_only_call_the_extra() {
+    let mut g = Game::new(nl(10), &[(1, d(1000)), (2, d(30)), (3, d(1000))]);
+    g.start(1, 3, &[1, 2, 3]);
+    g.ok(1, bet(20)); // opener $20
+    g.ok(2, Action::AllIn); // all in for $30, short of a full raise
+    g.ok(3, Action::Call); // third calls $30
+    let l = g.legal();
+    assert_eq!((l.seat, l.call_cents, l.raise), (1, d(10), None), "the opener may only call $10 more");
+    let r = rejected(g.act(1, raise(60)), "RAISE_NOT_REOPENED");
+    assert_eq!(r.number("call_cents"), Some(d(10)));
+    g.ok(1, Action::Call);
+}
+
+fn limit_20() -> TableConfig {
+    let mut c = TableConfig::fixed_limit_holdem(d(20), d(40), 3);
+    c.blinds_cents = Vec::new();
+    c.min_bet_cents = d(20);
+    example_config(c)
+}
+
+#[test]
+fn r_bet_11_half_bet_rule_call_complete_and_checkers_only_call() {
+    let mut g = Game::new(limit_20(), &[(1, d(500)), (2, d(500)), (3, d(5)), (4, d(500))]);
+    g.start(1, 4, &[1, 2, 3, 4]);
+    g.ok(1, Action::Check);
+    g.ok(2, Action::Check);
+    g.ok(3, Action::AllIn); // all in for $5
+    let l = g.legal();
+    assert_eq!(l.call_cents, d(5));
+    let range = l.raise.unwrap();
+    assert_eq!((range.kind, range.min_to_cents, range.max_to_cents), (ActionKind::Complete, d(20), d(20)), "complete to $20");
+    g.ok(4, Action::Call); // only calls
+    let l = g.legal();
+    assert_eq!((l.seat, l.call_cents, l.raise), (1, d(5), None), "the checkers may only call or fold");
+    rejected(g.act(1, Action::Complete), "RAISE_NOT_REOPENED");
+}
+
+#[test]
+fn r_bet_11_half_bet_rule_completion_reopens_for_the_checkers() {
+    let mut g = Game::new(limit_20(), &[(1, d(500)), (2, d(500)), (3, d(5)), (4, d(500))]);
+    g.start(1, 4, &[1, 2, 3, 4]);
+    g.ok(1, Action::Check);
+    g.ok(2, Action::Check);
+    g.ok(3, Action::AllIn);
+    g.ok(4, Action::Complete);
+    assert_eq!(g.hand().round.bet_to_cents, d(20));
+    let range = g.legal().raise.unwrap();
+    assert_eq!((range.kind, range.min_to_cents), (ActionKind::Raise, d(40)), "the completion reopens the betting");
+}
+
+#[test]
+fn r_bet_12_limit_all_in_of_half_a_bet_counts_as_full() {
+    let mut g = Game::new(limit_20(), &[(1, d(15)), (2, d(500)), (3, d(500))]);
+    g.start(1, 3, &[1, 2, 3]);
+    g.ok(1, Action::AllIn); // all in for $15 in a $20 round
+    let range = g.legal().raise.unwrap();
+    assert_eq!((range.kind, range.min_to_cents, range.max_to_cents), (ActionKind::Raise, d(35), d(35)), "the next may raise to $35");
+    g.ok(2, raise(35));
+}
+
+#[test]
+fn r_bet_12_limit_all_in_below_half_does_not_reopen() {
+    let mut g = Game::new(limit_20(), &[(1, d(500)), (2, d(9)), (3, d(500))]);
+    g.start(1, 3, &[1, 2, 3]);
+    g.ok(1, bet(20));
+    g.ok(2, Action::AllIn); // $9 facing $20: a call for less
+    g.ok(3, raise(40));
+    g.ok(1, Action::Call);
+    assert_eq!(g.hand().phase, HandPhase::RoundComplete);
+}
+
+fn limit_3_6() -> TableConfig {
+    let mut c = TableConfig::fixed_limit_holdem(d(3), d(6), 3);
+    c.chip_set = ChipSet { denominations_cents: vec![50, 100, 500, 2_500, 10_000], min_playable_chip_cents: 50 };
+    example_config(c)
+}
+
+fn post_blinds(g: &mut Game, sb: Seat, bb: Seat) {
+    let blinds = g.state().config.as_ref().unwrap().blinds_cents.clone();
+    g.post(sb, PostKind::SmallBlind, blinds[0]).unwrap();
+    g.post(bb, PostKind::BigBlind, blinds[1]).unwrap();
+}
+
+#[test]
+fn r_bet_6_small_bet_first_two_rounds_big_bet_last_two() {
+    let mut g = Game::new(limit_3_6(), &[(1, d(100)), (2, d(100)), (3, d(100))]);
+    g.start(1, 3, &[1, 2, 3]);
+    post_blinds(&mut g, 1, 2);
+    let r = g.legal().raise.unwrap();
+    assert_eq!((r.min_to_cents, r.max_to_cents), (d(6), d(6)), "$3 preflop: raise to $6");
+    rejected(g.act(3, raise(9)), "FIXED_LIMIT_AMOUNT");
+    g.ok(3, Action::Call);
+    g.ok(1, Action::Call);
+    g.ok(2, Action::Check);
+    let expected = [d(3), d(6), d(6)];
+    for want in expected {
+        g.next_round();
+        assert_eq!(g.legal().raise.unwrap().min_to_cents, want);
+        for s in [1, 2, 3] {
+            g.ok(s, Action::Check);
+        }
+    }
+}
+
+#[test]
+fn r_bet_6_fixed_limit_cap_after_a_bet_and_three_raises() {
+    let mut g = Game::new(limit_3_6(), &[(1, d(100)), (2, d(100)), (3, d(100))]);
+    g.start(1, 3, &[1, 2, 3]);
+    post_blinds(&mut g, 1, 2);
+    g.ok(3, raise(6));
+    g.ok(1, raise(9));
+    g.ok(2, raise(12)); // the big blind was the bet; three raises: capped
+    let l = g.legal();
+    assert_eq!(l.raise, None);
+    let r = rejected(g.act(3, raise(15)), "BETTING_CAPPED");
+    assert_eq!(r.number("raises"), Some(4));
+    g.ok(3, Action::Call);
+    g.ok(1, Action::Call);
+    assert_eq!(g.hand().pot_cents, d(36));
+}
+
+#[test]
+fn r_bet_6_cap_configurable_to_four_raises() {
+    let mut c = limit_3_6();
+    if let BettingStructure::FixedLimit { max_raises, .. } = &mut c.betting {
+        *max_raises = 4;
+    }
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(100))]);
+    g.start(1, 3, &[1, 2, 3]);
+    post_blinds(&mut g, 1, 2);
+    g.ok(3, raise(6));
+    g.ok(1, raise(9));
+    g.ok(2, raise(12));
+    g.ok(3, raise(15));
+    rejected(g.act(1, raise(18)), "BETTING_CAPPED");
+}
+
+#[test]
+fn r_bet_6_heads_up_exception_no_cap() {
+    let mut g = Game::new(limit_3_6(), &[(1, d(100)), (2, d(100))]);
+    g.start(1, 1, &[1, 2]);
+    post_blinds(&mut g, 1, 2);
+    let mut to = 6;
+    let mut seat = 1;
+    for _ in 0..6 {
+        g.ok(seat, raise(to));
+        to += 3;
+        seat = 3 - seat;
+    }
+    assert_eq!(g.hand().round.bet_to_cents, d(21), "heads-up: raising continues past the cap");
+}
+
+#[test]
+fn r_bet_6_cap_reached_stays_after_a_fold_leaves_two() {
+    let mut g = Game::new(limit_3_6(), &[(1, d(100)), (2, d(100)), (3, d(100))]);
+    g.start(1, 3, &[1, 2, 3]);
+    post_blinds(&mut g, 1, 2);
+    g.ok(3, raise(6));
+    g.ok(1, raise(9));
+    g.ok(2, raise(12));
+    g.ok(3, Action::Fold);
+    rejected(g.act(1, raise(15)), "BETTING_CAPPED");
+}
+
+#[test]
+fn r_bet_1_out_of_turn_rejected() {
+    let mut g = Game::new(nl(5), &[(1, d(100)), (2, d(100)), (3, d(100))]);
+    g.start(1, 3, &[1, 2, 3]);
+    let r = rejected(g.act(2, bet(5)), "NOT_YOUR_TURN");
+    assert_eq!(r.number("seat_to_act"), Some(1));
+}
+
+#[test]
+fn r_bet_2_check_facing_a_bet_rejected() {
+    let mut g = Game::new(nl(5), &[(1, d(100)), (2, d(100))]);
+    g.start(1, 2, &[1, 2]);
+    g.ok(1, bet(5));
+    let r = rejected(g.act(2, Action::Check), "CANNOT_CHECK_FACING_BET");
+    assert_eq!(r.number("amount_owed_cents"), Some(d(5)));
+}
+
+#[test]
+fn r_post_2_big_blind_option_once() {
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.fee = FeePolicy::NoFee;
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(100))]);
+    g.start(1, 3, &[1, 2, 3]);
+    post_blinds(&mut g, 1, 2);
+    assert_eq!(g.legal().seat, 3, "first to act is left of the big blind");
+    g.ok(3, Action::Call);
+    g.ok(1, Action::Call);
+    let l = g.legal();
+    assert_eq!((l.seat, l.can_check), (2, true), "the big blind has the option");
+    assert_eq!(l.raise.unwrap().min_to_cents, d(4));
+    g.ok(2, Action::Check);
+    assert_eq!(g.hand().phase, HandPhase::RoundComplete);
+}
+
+#[test]
+fn r_post_4_straddle_live_and_min_raise_measured_from_it() {
+    let c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(100)), (4, d(100))]);
+    g.start(1, 4, &[1, 2, 3, 4]);
+    post_blinds(&mut g, 1, 2);
+    g.post(3, PostKind::Straddle, d(4)).unwrap();
+    let l = g.legal();
+    assert_eq!((l.seat, l.call_cents, l.raise.unwrap().min_to_cents), (4, d(4), d(8)));
+    g.ok(4, Action::Call);
+    g.ok(1, Action::Call);
+    g.ok(2, Action::Call);
+    let l = g.legal();
+    assert_eq!((l.seat, l.can_check), (3, true), "the straddle is live and has the option");
+}
+
+#[test]
+fn r_post_5_stud_bring_in_call_or_complete() {
+    let c = example_config(TableConfig::seven_card_stud(d(1), d(2), d(5), d(10)));
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(100))]);
+    g.start(1, 3, &[1, 2, 3]);
+    for s in [1, 2, 3] {
+        g.post(s, PostKind::Ante, d(1)).unwrap();
+    }
+    g.post(2, PostKind::BringIn, d(2)).unwrap();
+    let l = g.legal();
+    assert_eq!(l.seat, 3);
+    assert_eq!(l.call_cents, d(2));
+    let r = l.raise.unwrap();
+    assert_eq!((r.kind, r.min_to_cents), (ActionKind::Complete, d(5)), "complete to the full bet");
+    g.ok(3, Action::Complete);
+    let r = g.legal().raise.unwrap();
+    assert_eq!((r.kind, r.min_to_cents), (ActionKind::Raise, d(10)), "the completion counts as the bet");
+    g.ok(1, Action::Call);
+    g.ok(2, Action::Call);
+    assert_eq!(g.hand().phase, HandPhase::RoundComplete);
+    // Fourth street: the dealer names the first to act (highest board).
+    g.table(TableOp::NextRound { first_to_act_seat: Some(3) }).unwrap();
+    assert_eq!(g.legal().seat, 3);
+    assert_eq!(g.legal().raise.unwrap().min_to_cents, d(5));
+}
+
+#[test]
+fn r_post_5_bring_in_poster_has_no_option_when_called() {
+    let c = example_config(TableConfig::seven_card_stud(d(1), d(2), d(5), d(10)));
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(100))]);
+    g.start(1, 3, &[1, 2, 3]);
+    g.post(1, PostKind::BringIn, d(2)).unwrap();
+    g.ok(2, Action::Call);
+    g.ok(3, Action::Call);
+    assert_eq!(g.hand().phase, HandPhase::RoundComplete);
+}
+
+#[test]
+fn r_post_6_kill_blind_doubles_the_limits() {
+    let c = example_config(TableConfig::fixed_limit_holdem_kill(d(4), d(8), KillPolicy::Full));
+    let mut g = Game::new(c, &[(1, d(200)), (2, d(200)), (3, d(200)), (4, d(200))]);
+    g.start(1, 4, &[1, 2, 3, 4]);
+    post_blinds(&mut g, 1, 2);
+    g.post(3, PostKind::Kill, d(8)).unwrap();
+    let l = g.legal();
+    assert_eq!((l.seat, l.call_cents), (4, d(8)));
+    assert_eq!(l.raise.unwrap().min_to_cents, d(16), "limits scale by 2: $8/$16");
+    g.ok(4, Action::Call);
+    g.ok(1, Action::Call);
+    g.ok(2, Action::Call);
+    g.ok(3, Action::Check);
+    g.next_round();
+    assert_eq!(g.legal().raise.unwrap().min_to_cents, d(8));
+    for s in [1, 2, 3, 4] {
+        g.ok(s, Action::Check);
+    }
+    g.next_round();
+    assert_eq!(g.legal().raise.unwrap().min_to_cents, d(16));
+}
+
+#[test]
+fn r_post_6_half_kill_scales_by_one_and_a_half() {
+    let c = example_config(TableConfig::fixed_limit_holdem_kill(d(4), d(8), KillPolicy::Half));
+    let mut g = Game::new(c, &[(1, d(200)), (2, d(200)), (3, d(200))]);
+    g.start(1, 3, &[1, 2, 3]);
+    post_blinds(&mut g, 1, 2);
+    g.post(3, PostKind::Kill, d(6)).unwrap();
+    assert_eq!(g.legal().raise.unwrap().min_to_cents, d(12), "$6 kill: limits $6/$12");
+}
+
+#[test]
+fn r_post_7_short_player_posts_all_in() {
+    let c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(1)), (3, d(100))]);
+    g.start(1, 3, &[1, 2, 3]);
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    let r = rejected(g.post(2, PostKind::BigBlind, d(1) / 2), "POST_WRONG_AMOUNT");
+    assert_eq!(r.number("required_cents"), Some(d(2)));
+    g.post(2, PostKind::BigBlind, d(1)).unwrap();
+    assert_eq!(g.hand().player(2).unwrap().status, InHand::AllIn);
+    assert_eq!(g.legal().call_cents, d(2), "the call is the full big blind");
+}
+
+#[test]
+fn r_post_3_new_player_live_and_missed_small_blind_dead() {
+    let c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(100)), (5, d(100))]);
+    g.start(1, 3, &[1, 2, 3, 5]);
+    post_blinds(&mut g, 1, 2);
+    g.post(5, PostKind::MissedBigBlind, d(2)).unwrap();
+    g.post(5, PostKind::MissedSmallBlindDead, d(1)).unwrap();
+    assert_eq!(g.hand().player(5).unwrap().round_cents, d(2), "the big blind is live, the small blind dead");
+    assert_eq!(g.hand().pot_cents, d(6));
+    g.ok(3, Action::Call);
+    g.ok(5, Action::Check);
+    g.ok(1, Action::Call);
+    g.ok(2, Action::Check);
+    assert_eq!(g.hand().phase, HandPhase::RoundComplete);
+}

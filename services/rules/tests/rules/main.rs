@@ -1,0 +1,10 @@
+//! Integration tests of the rules core: one test per worked example of RULES.md, one per
+//! rejection reason, and property tests over random play.
+
+mod betting;
+mod pots;
+mod props;
+mod reasons;
+mod sessions;
+mod support;
+mod treasury;

@@ -1,0 +1,254 @@
+//! Section 6 and 7 worked examples: pots, side pots, payouts, rake, drops, kitty.
+
+use chipledger_rules::*;
+
+use crate::support::*;
+
+fn nl_no_blinds(min_bet_cents: Cents) -> TableConfig {
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.blinds_cents = Vec::new();
+    c.min_bet_cents = min_bet_cents;
+    c
+}
+
+fn summary(pots: &[PotResult]) -> Vec<(Cents, Vec<Seat>, Vec<(Seat, Cents)>)> {
+    pots.iter().map(|p| (p.amount_cents, p.eligible.clone(), p.awards.clone())).collect()
+}
+
+#[test]
+fn r_pot_2_three_players_main_30_side_40() {
+    // A = seat 1, B = seat 2, C = seat 3.
+    let mut g = Game::new(nl_no_blinds(d(10)), &[(1, d(100)), (2, d(10)), (3, d(30))]);
+    g.start(1, 3, &[1, 2, 3]);
+    g.ok(1, bet(20)); // A opens $20
+    g.ok(2, Action::AllIn); // B calls all in for $10
+    g.ok(3, Action::AllIn); // C raises all in to $30
+    g.ok(1, Action::Call); // A calls
+    let pots = g.showdown(vec![vec![2], vec![1], vec![3]]);
+    assert_eq!(
+        summary(&pots),
+        vec![(d(30), vec![1, 2, 3], vec![(2, d(30))]), (d(40), vec![1, 3], vec![(1, d(40))])],
+        "main pot $30 to B, side pot $40 to A"
+    );
+    assert_eq!((g.stack(1), g.stack(2), g.stack(3)), (d(110), d(30), 0));
+    g.end();
+}
+
+#[test]
+fn r_pot_3_short_big_blind_side_pot_paid_to_carol() {
+    // Antes $1 x 10, blinds $4/$8. Seat 1 small blind, seat 2 Alice ($8), seat 3 Dianne,
+    // seat 4 Carol, seats 5..10 the others, button seat 10.
+    let mut c = example_config(TableConfig::no_limit_holdem(d(4), d(8)));
+    c.ante_cents = d(1);
+    let mut stacks: Vec<(Seat, Cents)> = (1..=10).map(|s| (s, d(100))).collect();
+    stacks[1].1 = d(8);
+    let mut g = Game::new(c, &stacks);
+    let seats: Vec<Seat> = (1..=10).collect();
+    g.start(1, 10, &seats);
+    for s in 1..=10 {
+        g.post(s, PostKind::Ante, d(1)).unwrap();
+    }
+    g.post(1, PostKind::SmallBlind, d(4)).unwrap();
+    g.post(2, PostKind::BigBlind, d(7)).unwrap(); // Alice: $1 ante and $7 of the big blind
+    g.ok(3, Action::Call); // Dianne calls $8
+    g.ok(4, raise(16)); // Carol raises to $16
+    for s in 5..=10 {
+        g.ok(s, Action::Fold);
+    }
+    g.ok(1, Action::Fold); // the small blind folds
+    g.ok(3, Action::Fold); // Dianne folds
+    assert!(legal_actions(g.state()).is_none());
+    let pots = g.showdown(vec![vec![2], vec![4]]);
+    assert_eq!(pots[0].amount_cents, d(35), "main pot = $10 + $4 + 3 x $7");
+    assert_eq!(pots[0].eligible, vec![2, 4]);
+    assert_eq!(pots[1].amount_cents, d(10), "side pot $10: $1 from Dianne, $9 from Carol");
+    assert_eq!(pots[1].eligible, vec![4]);
+    assert_eq!(pots[1].awards, vec![(4, d(10))], "paid to Carol");
+    assert_eq!(pots[1].returned_cents, d(8), "of which $8 was never called (R-POT-4)");
+    assert_eq!(g.stack(2), d(35));
+    assert_eq!(g.stack(4), d(100) - d(17) + d(10));
+}
+
+#[test]
+fn r_pot_3_all_in_for_part_of_the_ante() {
+    let mut c = nl_no_blinds(d(2));
+    c.ante_cents = d(2);
+    let mut g = Game::new(c, &[(1, d(1)), (2, d(100)), (3, d(100))]);
+    g.start(1, 3, &[1, 2, 3]);
+    g.post(1, PostKind::Ante, d(1)).unwrap();
+    g.post(2, PostKind::Ante, d(2)).unwrap();
+    g.post(3, PostKind::Ante, d(2)).unwrap();
+    g.ok(2, bet(10));
+    g.ok(3, Action::Call);
+    g.next_round();
+    for _ in 1..3 {
+        g.ok(2, Action::Check);
+        g.ok(3, Action::Check);
+        g.next_round();
+    }
+    g.ok(2, Action::Check);
+    g.ok(3, Action::Check);
+    let pots = g.showdown(vec![vec![1], vec![2], vec![3]]);
+    assert_eq!(pots[0].amount_cents, d(3), "an equal share ($1) of every ante to the main pot");
+    assert_eq!(pots[1].amount_cents, d(22), "the rest of the antes and the bets to the side pot");
+    assert_eq!(pots[1].awards, vec![(2, d(22))]);
+}
+
+#[test]
+fn r_pot_4_uncalled_bet_returned_and_not_raked() {
+    let mut c = nl_no_blinds(d(2));
+    c.fee = FeePolicy::Rake { percent_bps: 1000, increment_cents: d(1), cap_cents: d(5), no_flop_no_drop: true, min_pot_cents: 0 };
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100))]);
+    g.start(1, 2, &[1, 2]);
+    g.ok(1, bet(10));
+    g.ok(2, Action::Call);
+    g.next_round();
+    g.ok(1, bet(50));
+    let events = g.act(2, Action::Fold).unwrap();
+    let pots = settled_pots(&events);
+    assert_eq!(pots[0].returned_cents, d(50), "the uncalled $50 returns");
+    assert_eq!(pots[0].rake_cents, d(2), "rake 10% of the $20 called, never of the uncalled bet");
+    assert_eq!(g.stack(1), d(100) + d(10) - d(2));
+}
+
+#[test]
+fn r_pot_5_split_pot_odd_chip_first_clockwise_from_button() {
+    let mut g = Game::new(nl_no_blinds(d(1)), &[(1, d(100)), (2, d(100)), (3, d(100))]);
+    g.start(1, 1, &[1, 2, 3]);
+    g.ok(2, bet(1));
+    g.ok(3, Action::Call);
+    g.ok(1, Action::Call);
+    for _ in 0..3 {
+        g.next_round();
+        for s in [2, 3, 1] {
+            g.ok(s, Action::Check);
+        }
+    }
+    // $3 pot, seats 1 and 3 tie: $1 each in whole chips, the odd $1 to seat 3 (first
+    // clockwise from the button at seat 1).
+    let pots = g.showdown(vec![vec![1, 3], vec![2]]);
+    assert_eq!(pots[0].awards, vec![(3, d(2)), (1, d(1))]);
+}
+
+#[test]
+fn r_pot_5_high_low_split_odd_chip_to_high() {
+    let mut c = nl_no_blinds(d(1));
+    c.hi_lo = true;
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(100))]);
+    g.start(1, 3, &[1, 2, 3]);
+    g.ok(1, bet(1));
+    g.ok(2, Action::Call);
+    g.ok(3, Action::Call);
+    for _ in 0..3 {
+        g.next_round();
+        for s in [1, 2, 3] {
+            g.ok(s, Action::Check);
+        }
+    }
+    let events = g.table(TableOp::Showdown { high: vec![vec![1], vec![2], vec![3]], low: Some(vec![vec![2]]) }).unwrap();
+    let pots = settled_pots(&events);
+    assert_eq!(pots[0].awards, vec![(1, d(2)), (2, d(1))], "$3: high $2 (odd chip), low $1");
+}
+
+#[test]
+fn r_pot_5_no_qualifying_low_high_takes_all() {
+    let mut c = nl_no_blinds(d(1));
+    c.hi_lo = true;
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100))]);
+    g.start(1, 2, &[1, 2]);
+    g.ok(1, bet(2));
+    g.ok(2, Action::Call);
+    for _ in 0..3 {
+        g.next_round();
+        g.ok(1, Action::Check);
+        g.ok(2, Action::Check);
+    }
+    let events = g.table(TableOp::Showdown { high: vec![vec![2], vec![1]], low: Some(vec![]) }).unwrap();
+    assert_eq!(settled_pots(&events)[0].awards, vec![(2, d(4))]);
+}
+
+fn raked(mut c: TableConfig) -> TableConfig {
+    c.fee = FeePolicy::Rake { percent_bps: 1000, increment_cents: d(1), cap_cents: d(5), no_flop_no_drop: true, min_pot_cents: 0 };
+    c
+}
+
+#[test]
+fn r_rake_1_no_flop_no_drop() {
+    let mut g = Game::new(raked(nl_no_blinds(d(2))), &[(1, d(100)), (2, d(100))]);
+    g.start(1, 2, &[1, 2]);
+    g.ok(1, bet(10));
+    g.ok(2, raise(30));
+    let events = g.act(1, Action::Fold).unwrap();
+    assert_eq!(settled_pots(&events)[0].rake_cents, 0, "a hand that ends before the flop is not raked");
+    assert_eq!(g.stack(2), d(110));
+}
+
+#[test]
+fn r_rake_1_ten_percent_rounded_down_capped_main_pot_first() {
+    // Side pot case: seat 1 all in for $20; seats 2 and 3 play $80 each.
+    let mut g = Game::new(raked(nl_no_blinds(d(2))), &[(1, d(20)), (2, d(200)), (3, d(200))]);
+    g.start(1, 3, &[1, 2, 3]);
+    g.ok(1, Action::AllIn);
+    g.ok(2, raise(80));
+    g.ok(3, Action::Call);
+    g.next_round();
+    g.ok(2, Action::Check);
+    g.ok(3, Action::Check);
+    g.next_round();
+    g.ok(2, Action::Check);
+    g.ok(3, Action::Check);
+    g.next_round();
+    g.ok(2, Action::Check);
+    g.ok(3, Action::Check);
+    let pots = g.showdown(vec![vec![1], vec![2], vec![3]]);
+    // Pots $60 (main) and $120 (side): 10% of $180 = $18, capped at $5, all from the main pot.
+    assert_eq!((pots[0].amount_cents, pots[0].rake_cents), (d(60), d(5)));
+    assert_eq!((pots[1].amount_cents, pots[1].rake_cents), (d(120), 0));
+    assert_eq!(pots[0].awards, vec![(1, d(55))]);
+    assert_eq!(g.world.balance(&Account::Rake { table_id: tid(TABLE) }), d(5));
+}
+
+#[test]
+fn r_rake_2_jackpot_drop_after_rake_when_flop_seen() {
+    let mut c = raked(nl_no_blinds(d(2)));
+    c.jackpot_drop = Some(config::JackpotDrop { amount_cents: d(1), min_pot_cents: d(10) });
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100))]);
+    g.start(1, 2, &[1, 2]);
+    g.ok(1, bet(10));
+    g.ok(2, Action::Call);
+    g.next_round();
+    g.ok(1, bet(10));
+    let events = g.act(2, Action::Fold).unwrap();
+    let p = &settled_pots(&events)[0];
+    assert_eq!((p.rake_cents, p.jackpot_cents), (d(2), d(1)), "rake $2, then the $1 jackpot drop");
+    assert_eq!(g.world.balance(&Account::Jackpot { table_id: tid(TABLE) }), d(1));
+    assert_eq!(g.stack(1), d(100) + d(10) - d(3));
+}
+
+#[test]
+fn r_kitty_1_winner_contributes_one_chip() {
+    let mut c = nl_no_blinds(d(2));
+    c.kitty = Some(config::KittyPolicy { min_pot_cents: d(10) });
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100))]);
+    g.start(1, 2, &[1, 2]);
+    g.ok(1, bet(10));
+    g.ok(2, Action::Call);
+    g.next_round();
+    g.ok(1, bet(10));
+    g.ok(2, Action::Fold);
+    assert_eq!(g.state().kitty_cents, d(1));
+    assert_eq!(g.stack(1), d(100) + d(10) - d(1));
+    g.end();
+    g.table(TableOp::PayKittyExpense { amount_cents: d(1), purpose: "fresh decks".into(), to_dealer: false }).unwrap();
+    assert_eq!(g.state().kitty_cents, 0);
+}
+
+#[test]
+fn r_rake_3_time_collection_in_advance() {
+    let mut c = nl_no_blinds(d(2));
+    c.fee = FeePolicy::TimeCollection { fee_cents: d(6), interval_minutes: 30 };
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100))]);
+    g.table(TableOp::CollectTime { seats: vec![1, 2] }).unwrap();
+    assert_eq!((g.stack(1), g.stack(2)), (d(94), d(94)));
+    assert_eq!(g.state().rake_cents, d(12));
+}
