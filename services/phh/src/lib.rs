@@ -6,16 +6,21 @@
 //! ranks showdown hands (with `rs_poker`) but every chip movement, pot and award is
 //! decided by `chipledger-rules`.
 
-/// Integer minor units (R-UNIT-1); the same type as `chipledger_rules::Cents`.
-pub type Cents = i64;
+/// Integer minor units (R-UNIT-1).
+pub use chipledger_rules::Cents;
 
 pub mod amount;
 pub mod card;
+pub mod convert;
 mod error;
 pub mod hand_rank;
 pub mod history;
 mod parse;
+pub mod replay;
+pub mod showdown;
 
 pub use error::PhhError;
 pub use history::{Action, ActionEntry, HandHistory, Player, Shown, Variant};
+pub use convert::{Conversion, ConvertError, Step, commands, convert};
 pub use parse::{MAX_FILE_BYTES, load_file, parse_hand, parse_hands};
+pub use replay::{RejectedStep, ReplayOutcome, StackMismatch, Streams, replay};

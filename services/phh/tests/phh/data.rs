@@ -25,3 +25,23 @@ pub fn sample(name: &str) -> Option<PathBuf> {
     let path = phh_dir_or_skip(name)?.join("samples").join(name);
     Some(path)
 }
+
+/// Every `.phh` file under `dir`, recursively, in a stable order.
+pub fn phh_files(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    collect(dir, &mut files);
+    files
+}
+
+fn collect(dir: &std::path::Path, files: &mut Vec<PathBuf>) {
+    let mut entries: Vec<PathBuf> =
+        std::fs::read_dir(dir).expect("readable data dir").map(|e| e.expect("dir entry").path()).collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            collect(&path, files);
+        } else if path.extension().is_some_and(|ext| ext == "phh") {
+            files.push(path);
+        }
+    }
+}

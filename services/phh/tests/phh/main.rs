@@ -3,3 +3,4 @@
 mod data;
 mod parse;
 mod rank;
+mod replay;

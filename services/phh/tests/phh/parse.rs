@@ -212,8 +212,7 @@ fn missing_file_is_a_read_error() {
 #[test]
 fn every_shared_hand_parses() {
     let Some(dir) = crate::data::phh_dir_or_skip("every_shared_hand_parses") else { return };
-    let mut files = Vec::new();
-    collect(&dir, &mut files);
+    let files = crate::data::phh_files(&dir);
     assert!(files.len() >= 10_000, "expected the 10,000 Pluribus hands, found {}", files.len());
     let (mut parsed, mut unsupported) = (0, 0);
     for file in &files {
@@ -230,15 +229,4 @@ fn every_shared_hand_parses() {
     }
     println!("parsed {parsed}, unsupported {unsupported}");
     assert_eq!(unsupported, 3, "the FB, F2L3D and NS samples");
-}
-
-fn collect(dir: &std::path::Path, files: &mut Vec<std::path::PathBuf>) {
-    for entry in std::fs::read_dir(dir).expect("readable data dir") {
-        let path = entry.expect("dir entry").path();
-        if path.is_dir() {
-            collect(&path, files);
-        } else if path.extension().is_some_and(|ext| ext == "phh") {
-            files.push(path);
-        }
-    }
 }

@@ -1,0 +1,148 @@
+//! decide + evolve throughput over the 10,000 Pluribus hands, single thread (= per core).
+//!
+//! Rerun: `cargo bench -p chipledger-phh --bench decide_evolve`
+//! (data from `../shared/phh/pluribus`, or `$CHIPLEDGER_PHH_DIR/pluribus`).
+//!
+//! Set-up (not measured): parse every hand and convert it to commands once. Measured:
+//! `decide_evolve` judges and applies every command of every hand on fresh stream states;
+//! `baseline_clone_commands` only clones each command and context (the floor any replay
+//! pays to hand commands over). A chip movement is an event with postings.
+
+use std::cell::Cell;
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use chipledger_phh::replay::run;
+use chipledger_phh::{Conversion, Streams, convert, load_file};
+use criterion::{Criterion, criterion_group, criterion_main};
+
+const RERUN: &str = "cargo bench -p chipledger-phh --bench decide_evolve";
+const GOAL_MOVEMENTS_PER_SECOND: f64 = 1_000_000.0;
+
+fn pluribus_dir() -> PathBuf {
+    let base = match std::env::var_os("CHIPLEDGER_PHH_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/phh"),
+    };
+    base.join("pluribus")
+}
+
+fn phh_files(dir: &Path, files: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut paths: Vec<PathBuf> = entries.filter_map(|entry| entry.ok().map(|e| e.path())).collect();
+    paths.sort();
+    for path in paths {
+        if path.is_dir() {
+            phh_files(&path, files);
+        } else if path.extension().is_some_and(|ext| ext == "phh") {
+            files.push(path);
+        }
+    }
+}
+
+struct Workload {
+    conversions: Vec<Conversion>,
+    commands: u64,
+    movements: u64,
+}
+
+fn load_workload(dir: &Path) -> Workload {
+    let mut files = Vec::new();
+    phh_files(dir, &mut files);
+    let mut conversions = Vec::with_capacity(files.len());
+    for file in &files {
+        for hand in load_file(file).into_iter().flatten() {
+            if let Ok(conversion) = convert(&hand) {
+                conversions.push(conversion);
+            }
+        }
+    }
+    let commands = conversions.iter().map(|c| c.steps.len() as u64).sum();
+    // Movements per pass, counted once (every pass replays the same commands).
+    let movements = replay_all(&conversions).expect("every converted Pluribus hand replays");
+    Workload { conversions, commands, movements }
+}
+
+fn replay_all(conversions: &[Conversion]) -> Result<u64, String> {
+    let mut movements = 0;
+    for conversion in conversions {
+        let mut streams = Streams::default();
+        movements += run(conversion, &mut streams).map_err(|rejected| format!("{}: {rejected}", conversion.table_id))? as u64;
+        black_box(&streams);
+    }
+    Ok(movements)
+}
+
+fn clone_all(conversions: &[Conversion]) {
+    for conversion in conversions {
+        for step in &conversion.steps {
+            black_box((step.context.clone(), step.command.clone()));
+        }
+    }
+}
+
+/// Runs `pass` under criterion and also returns the mean seconds per pass it measured.
+fn measure(c: &mut Criterion, name: &str, pass: impl Fn()) -> f64 {
+    let total = Cell::new((Duration::ZERO, 0u64));
+    c.bench_function(name, |b| {
+        b.iter_custom(|iters| {
+            let start = Instant::now();
+            for _ in 0..iters {
+                pass();
+            }
+            let elapsed = start.elapsed();
+            let (sum, count) = total.get();
+            total.set((sum + elapsed, count + iters));
+            elapsed
+        })
+    });
+    let (sum, count) = total.get();
+    sum.as_secs_f64() / count.max(1) as f64
+}
+
+fn bench(c: &mut Criterion) {
+    let dir = pluribus_dir();
+    if !dir.is_dir() {
+        println!("SKIPPED decide_evolve: Pluribus hands not found at {} (set CHIPLEDGER_PHH_DIR)", dir.display());
+        return;
+    }
+    let workload = load_workload(&dir);
+    let hands = workload.conversions.len();
+    println!(
+        "decide_evolve workload: {hands} hands, {} commands, {} chip movements per pass",
+        workload.commands, workload.movements
+    );
+    let decide_seconds = measure(c, "decide_evolve/pluribus", || {
+        replay_all(&workload.conversions).expect("replays");
+    });
+    let clone_seconds = measure(c, "baseline_clone_commands/pluribus", || clone_all(&workload.conversions));
+    let per_second = |count: u64, seconds: f64| count as f64 / seconds.max(f64::MIN_POSITIVE);
+    let movements_per_second = per_second(workload.movements, decide_seconds);
+    println!("--- results (one thread = per core) ---");
+    println!(
+        "decide+evolve: {:.1} ms per pass, {:.0} chip movements/s per core, {:.0} commands/s, {:.0} hands/s",
+        decide_seconds * 1e3,
+        movements_per_second,
+        per_second(workload.commands, decide_seconds),
+        per_second(hands as u64, decide_seconds),
+    );
+    println!(
+        "baseline (clone commands, no decide): {:.1} ms per pass, {:.0} commands/s; decide+evolve costs {:.1}x the clone",
+        clone_seconds * 1e3,
+        per_second(workload.commands, clone_seconds),
+        decide_seconds / clone_seconds.max(f64::MIN_POSITIVE),
+    );
+    println!(
+        "goal >= {GOAL_MOVEMENTS_PER_SECOND:.0} movements/s per core: {}",
+        if movements_per_second >= GOAL_MOVEMENTS_PER_SECOND { "MET" } else { "NOT MET" }
+    );
+    println!("rerun: {RERUN}");
+}
+
+fn config() -> Criterion {
+    Criterion::default().sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(10))
+}
+
+criterion_group! { name = benches; config = config(); targets = bench }
+criterion_main!(benches);

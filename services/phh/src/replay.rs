@@ -1,0 +1,212 @@
+//! Offline replay: each command judged by `chipledger_rules::decide` against the states of
+//! the streams it touches, its events applied with `evolve`, then the seat stacks compared
+//! with the hand's `finishing_stacks`. No store, no server: the states live in [`Streams`].
+
+use chipledger_rules::{
+    CageId, CageState, Command, CommandContext, Event, PlayerId, PlayerState, Rejection, Snapshot,
+    StreamId, TableId, TableOp, TableState, decide, decide_table,
+};
+
+use crate::Cents;
+use crate::convert::{Conversion, ConvertError, convert};
+use crate::history::{HandHistory, Player};
+
+/// How replaying one hand ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReplayOutcome {
+    /// Every final stack equals `finishing_stacks`.
+    Matched,
+    /// Replayed without a refusal, but the file has no `finishing_stacks` to compare with.
+    NotCompared,
+    /// Replayed without a refusal, and some final stacks differ from the file's.
+    Mismatched { stacks: Vec<StackMismatch> },
+    /// The hand uses something this crate does not replay (variant, antes, unknown cards...).
+    Unsupported { reason: String },
+    /// The rules core refused a command.
+    Rejected(RejectedStep),
+}
+
+/// One player's final stack, expected (from the file) against what the ledger holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StackMismatch {
+    pub player: Player,
+    pub expected_cents: Cents,
+    pub got_cents: Cents,
+}
+
+/// A command the rules core refused, located in the hand.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RejectedStep {
+    /// Index of the command in the converted sequence.
+    pub step: usize,
+    /// PHH line of the action, when the command comes from one.
+    pub line: Option<u32>,
+    /// The command, shortly (`Act { seat: 3, action: Raise { to_cents: 450 } }`).
+    pub command: String,
+    pub code: &'static str,
+    pub rule: &'static str,
+    pub detail: String,
+}
+
+impl std::fmt::Display for RejectedStep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let at = self.line.map_or_else(|| format!("step {}", self.step), |line| format!("line {line}"));
+        write!(f, "{} ({}) at {at}: {} [{}]", self.code, self.rule, self.detail, self.command)
+    }
+}
+
+/// The states of the streams one hand touches: its table, its cage and its players.
+#[derive(Debug, Clone, Default)]
+pub struct Streams {
+    pub table_id: Option<TableId>,
+    pub table: TableState,
+    pub cage_id: Option<CageId>,
+    pub cage: CageState,
+    pub players: Vec<(PlayerId, PlayerState)>,
+}
+
+impl Streams {
+    /// Judges `command` against the loaded states and applies its events.
+    /// Returns the number of chip movements (events with postings).
+    pub fn apply(&mut self, context: &CommandContext, command: &Command) -> Result<usize, Rejection> {
+        // Fast path: hand commands touch only their table (no snapshot to assemble).
+        if let Command::Table(table_command) = command
+            && touches_only_its_table(&table_command.op)
+        {
+            self.table_id.get_or_insert_with(|| table_command.table_id.clone());
+            let events = decide_table(&self.table, context, table_command)?;
+            let mut movements = 0;
+            for event in &events {
+                movements += usize::from(!event.postings().is_empty());
+                self.table = std::mem::take(&mut self.table).evolve(event);
+            }
+            return Ok(movements);
+        }
+        for stream in command.streams() {
+            match stream {
+                StreamId::Table(id) => {
+                    self.table_id.get_or_insert(id);
+                }
+                StreamId::Cage(id) => {
+                    self.cage_id.get_or_insert(id);
+                }
+                StreamId::Player(id) => {
+                    if !self.players.iter().any(|(known, _)| *known == id) {
+                        self.players.push((id, PlayerState::default()));
+                    }
+                }
+            }
+        }
+        let events = {
+            let mut snapshot = Snapshot::new();
+            if let Some(id) = &self.table_id {
+                snapshot = snapshot.with_table(id, &self.table);
+            }
+            if let Some(id) = &self.cage_id {
+                snapshot = snapshot.with_cage(id, &self.cage);
+            }
+            for (id, state) in &self.players {
+                snapshot = snapshot.with_player(id, state);
+            }
+            decide(&snapshot, context, command)?
+        };
+        let mut movements = 0;
+        for (stream, event) in &events {
+            movements += usize::from(event.moves_chips());
+            self.evolve(stream, event);
+        }
+        Ok(movements)
+    }
+
+    fn evolve(&mut self, stream: &StreamId, event: &Event) {
+        match (stream, event) {
+            (StreamId::Table(id), Event::Table(event)) if self.table_id.as_ref() == Some(id) => {
+                self.table = std::mem::take(&mut self.table).evolve(event);
+            }
+            (StreamId::Cage(id), Event::Cage(event)) if self.cage_id.as_ref() == Some(id) => {
+                self.cage = std::mem::take(&mut self.cage).evolve(event);
+            }
+            (StreamId::Player(id), Event::Player(event)) => {
+                if let Some((_, state)) = self.players.iter_mut().find(|(known, _)| known == id) {
+                    *state = std::mem::take(state).evolve(event);
+                }
+            }
+            // One hand touches one table and one cage; anything else is a conversion bug.
+            _ => panic!("event {} for stream {} outside this replay", event.event_type(), stream.key()),
+        }
+    }
+}
+
+/// Table commands judged by the table alone (`decide_table`); the others also load a
+/// player or cage stream and go through `decide`.
+fn touches_only_its_table(op: &TableOp) -> bool {
+    !matches!(
+        op,
+        TableOp::BuyIn { .. }
+            | TableOp::TopUp { .. }
+            | TableOp::CashOut { .. }
+            | TableOp::PutCashInPlay { .. }
+            | TableOp::MovePlayer { .. }
+            | TableOp::Fill { .. }
+            | TableOp::Credit { .. }
+    )
+}
+
+/// Replays one hand: convert, judge and apply every command, compare the stacks.
+pub fn replay(hand: &HandHistory) -> ReplayOutcome {
+    let conversion = match convert(hand) {
+        Ok(conversion) => conversion,
+        Err(ConvertError::Unsupported { reason, .. }) => return ReplayOutcome::Unsupported { reason },
+        Err(error @ ConvertError::Inconsistent { .. }) => {
+            return ReplayOutcome::Unsupported { reason: error.to_string() };
+        }
+    };
+    let mut streams = Streams::default();
+    if let Err(rejected) = run(&conversion, &mut streams) {
+        return ReplayOutcome::Rejected(rejected);
+    }
+    compare(hand, &conversion, &streams.table)
+}
+
+/// Applies every step of a conversion; the first refusal stops it.
+pub fn run(conversion: &Conversion, streams: &mut Streams) -> Result<usize, RejectedStep> {
+    let mut movements = 0;
+    for (step, entry) in conversion.steps.iter().enumerate() {
+        movements += streams.apply(&entry.context, &entry.command).map_err(|rejection| RejectedStep {
+            step,
+            line: entry.line,
+            command: describe(&entry.command),
+            code: rejection.reason.code,
+            rule: rejection.reason.rule,
+            detail: rejection.detail.clone(),
+        })?;
+    }
+    Ok(movements)
+}
+
+fn describe(command: &Command) -> String {
+    match command {
+        Command::Table(table) => format!("{:?}", table.op),
+        Command::Cage(cage) => format!("{:?}", cage.op),
+        Command::Player(player) => format!("{:?}", player.op),
+    }
+}
+
+fn compare(hand: &HandHistory, conversion: &Conversion, table: &TableState) -> ReplayOutcome {
+    let Some(expected) = &hand.finishing_stacks_cents else { return ReplayOutcome::NotCompared };
+    let stacks: Vec<StackMismatch> = conversion
+        .seats
+        .iter()
+        .zip(expected)
+        .enumerate()
+        .filter_map(|(index, (&seat, &expected_cents))| {
+            let got_cents = table.stack_cents(seat);
+            (got_cents != expected_cents).then_some(StackMismatch {
+                player: Player(index as u8),
+                expected_cents,
+                got_cents,
+            })
+        })
+        .collect();
+    if stacks.is_empty() { ReplayOutcome::Matched } else { ReplayOutcome::Mismatched { stacks } }
+}

@@ -1,0 +1,147 @@
+//! Replay through the rules core: small hands with known results, and every shared hand.
+
+use chipledger_phh::{ReplayOutcome, load_file, parse_hand, replay};
+
+/// Heads-up: p2 is the button and posts the small blind (PHH reverses heads-up blinds).
+const HEADS_UP: &str = r#"
+variant = "NT"
+antes = [0, 0]
+blinds_or_straddles = [1, 2]
+min_bet = 2
+starting_stacks = [200, 200]
+actions = ["d dh p1 AhKh", "d dh p2 7c2d", "p2 cbr 6", "p1 f"]
+finishing_stacks = [198, 202]
+"#;
+
+/// Three-handed showdown with a side pot: p3 is all in for 50, p1 and p2 play on.
+const SIDE_POT: &str = r#"
+variant = "NT"
+antes = [0, 0, 0]
+blinds_or_straddles = [1, 2, 0]
+min_bet = 2
+starting_stacks = [200, 200, 50]
+actions = [
+  "d dh p1 AhAd", "d dh p2 KhKd", "d dh p3 QhQd",
+  "p3 cbr 50", "p1 cbr 120", "p2 cc",
+  "d db 2c7d9s", "p1 cbr 80", "p2 cc",
+  "d db 3h", "d db 4s",
+  "p1 sm AhAd", "p2 sm KhKd", "p3 sm QhQd",
+]
+finishing_stacks = [450, 0, 0]
+"#;
+
+#[test]
+fn heads_up_raise_and_fold_matches() {
+    let hand = parse_hand(HEADS_UP, "heads-up.phh").expect("parses");
+    assert_eq!(replay(&hand), ReplayOutcome::Matched);
+}
+
+#[test]
+fn side_pot_showdown_matches() {
+    let hand = parse_hand(SIDE_POT, "side-pot.phh").expect("parses");
+    assert_eq!(replay(&hand), ReplayOutcome::Matched);
+}
+
+#[test]
+fn wrong_finishing_stacks_are_reported_exactly() {
+    let text = HEADS_UP.replace("finishing_stacks = [198, 202]", "finishing_stacks = [200, 200]");
+    let hand = parse_hand(&text, "wrong.phh").expect("parses");
+    match replay(&hand) {
+        ReplayOutcome::Mismatched { stacks } => {
+            assert_eq!(stacks.len(), 2);
+            assert_eq!((stacks[0].expected_cents, stacks[0].got_cents), (20_000, 19_800));
+            assert_eq!((stacks[1].expected_cents, stacks[1].got_cents), (20_000, 20_200));
+        }
+        other => panic!("expected a mismatch, got {other:?}"),
+    }
+}
+
+#[test]
+fn without_finishing_stacks_nothing_is_compared() {
+    let text = HEADS_UP.replace("finishing_stacks = [198, 202]", "");
+    let hand = parse_hand(&text, "open.phh").expect("parses");
+    assert_eq!(replay(&hand), ReplayOutcome::NotCompared);
+}
+
+#[test]
+fn illegal_raise_is_rejected_with_reason_and_rule() {
+    // After the big blind of 2 a raise must go to at least 4 (R-BET-3).
+    let text = HEADS_UP.replace("p2 cbr 6", "p2 cbr 3");
+    let hand = parse_hand(&text, "short-raise.phh").expect("parses");
+    match replay(&hand) {
+        ReplayOutcome::Rejected(rejected) => {
+            assert_eq!(rejected.rule, "R-BET-3", "{rejected}");
+            assert_eq!(rejected.line, Some(7), "{rejected}");
+        }
+        other => panic!("expected a rejection, got {other:?}"),
+    }
+}
+
+#[test]
+fn unknown_cards_at_showdown_make_the_hand_unsupported() {
+    let text = SIDE_POT.replace("d dh p2 KhKd", "d dh p2 ????").replace("p2 sm KhKd", "p2 sm ????");
+    let hand = parse_hand(&text, "unknown.phh").expect("parses");
+    assert!(matches!(replay(&hand), ReplayOutcome::Unsupported { .. }));
+}
+
+#[test]
+fn every_shared_hand_with_finishing_stacks_matches() {
+    let Some(dir) = crate::data::phh_dir_or_skip("every_shared_hand_with_finishing_stacks_matches") else {
+        return;
+    };
+    let files = crate::data::phh_files(&dir);
+    let (mut matched, mut not_compared, mut unsupported) = (0, 0, 0);
+    let mut failures = Vec::new();
+    for file in &files {
+        for hand in load_file(file) {
+            let Ok(hand) = hand else { unsupported += 1; continue };
+            match replay(&hand) {
+                ReplayOutcome::Matched => matched += 1,
+                ReplayOutcome::NotCompared => not_compared += 1,
+                ReplayOutcome::Unsupported { reason } => {
+                    unsupported += 1;
+                    assert!(hand.finishing_stacks_cents.is_none(), "{}: unsupported: {reason}", hand.origin);
+                }
+                failure => failures.push(format!("{}: {failure:?}", hand.origin)),
+            }
+        }
+    }
+    println!(
+        "hands: {}, matched: {matched}, not compared: {not_compared}, unsupported: {unsupported}, failed: {}",
+        matched + not_compared + unsupported + failures.len(),
+        failures.len()
+    );
+    for failure in failures.iter().take(20) {
+        println!("{failure}");
+    }
+    assert!(failures.is_empty(), "{} hands failed; first: {}", failures.len(), failures[0]);
+    assert!(matched >= 10_000, "expected the 10,000 Pluribus hands to match, got {matched}");
+}
+
+/// A shared sample with `finishing_stacks` computed by hand appended (the file has none).
+fn sample_with_finishing_stacks(file: &str, finishing: &str) -> Option<chipledger_phh::HandHistory> {
+    let path = crate::data::sample(file)?;
+    let text = std::fs::read_to_string(&path).expect("sample readable");
+    Some(parse_hand(&format!("{text}\nfinishing_stacks = {finishing}\n"), file).expect("parses"))
+}
+
+#[test]
+fn dwan_ivey_uncalled_raise_returns_and_dwan_wins_the_pot() {
+    // Turn: Ivey all in for 1,067,100, Dwan calls all in for 495,000: 572,100 goes back to
+    // Ivey (R-POT-4); pot 1,500 antes + 2,000 dead big blind + 2 x (23,000 + 35,000 + 495,000)
+    // = 1,109,500 to Dwan's six-high straight over Ivey's wheel.
+    let Some(hand) = sample_with_finishing_stacks("dwan-ivey-2009.phh", "[572100, 1997500, 1109500]") else {
+        return;
+    };
+    assert_eq!(replay(&hand), ReplayOutcome::Matched);
+}
+
+#[test]
+fn antonius_blom_pot_limit_omaha_with_cents_goes_to_the_wheel() {
+    // Blom all in for 597,473.50 on the flop; 181,526.50 of Antonius's raise to 779,000 is
+    // uncalled; the 1,356,947 pot goes to Antonius (A3 with 4-5-2: exactly two hole cards).
+    let Some(hand) = sample_with_finishing_stacks("antonius-blom-2009.phh", "[1937923.75, 0]") else {
+        return;
+    };
+    assert_eq!(replay(&hand), ReplayOutcome::Matched);
+}
