@@ -13,6 +13,8 @@ pub mod convert;
 pub mod database;
 pub mod gate;
 pub mod ledger;
+pub mod serve;
+pub mod service;
 pub mod shutdown;
 pub mod status;
 pub mod telemetry;

@@ -1,0 +1,126 @@
+//! Builds and runs the tonic server: the four chipledger services behind the gate, gRPC health
+//! (v1) and server reflection (v1 and v1alpha), plain or TLS/mTLS, with graceful shutdown.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chipledger_proto::v1::audit_service_server::AuditServiceServer;
+use chipledger_proto::v1::cage_service_server::CageServiceServer;
+use chipledger_proto::v1::ledger_service_server::LedgerServiceServer;
+use chipledger_proto::v1::table_service_server::TableServiceServer;
+use tokio::net::TcpListener;
+use tonic::transport::server::TcpIncoming;
+use tonic::transport::{Certificate, Identity, Server, ServerTlsConfig};
+
+use crate::access::Authenticator;
+use crate::config::{Config, TlsFile};
+use crate::gate::GateLayer;
+use crate::ledger::Ledger;
+use crate::service::Services;
+use crate::shutdown::Drain;
+
+/// Largest request accepted (a batch of 1000 commands fits easily).
+const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("cannot read TLS file {path}: {source}")]
+    TlsFile { path: std::path::PathBuf, source: std::io::Error },
+    #[error("invalid TLS configuration: {0}")]
+    Tls(tonic::transport::Error),
+    #[error("cannot build reflection: {0}")]
+    Reflection(#[from] tonic_reflection::server::Error),
+    #[error("server failed: {0}")]
+    Transport(tonic::transport::Error),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind { addr: SocketAddr, source: std::io::Error },
+}
+
+fn read(path: &std::path::Path) -> Result<Vec<u8>, ServeError> {
+    std::fs::read(path).map_err(|source| ServeError::TlsFile { path: path.to_path_buf(), source })
+}
+
+fn tls_config(tls: &TlsFile) -> Result<ServerTlsConfig, ServeError> {
+    let identity = Identity::from_pem(read(&tls.cert)?, read(&tls.key)?);
+    let mut config = ServerTlsConfig::new().identity(identity);
+    if let Some(ca) = &tls.client_ca {
+        config = config.client_ca_root(Certificate::from_pem(read(ca)?)).client_auth_optional(tls.client_auth_optional);
+    }
+    Ok(config)
+}
+
+/// Binds the listen address (port 0 picks a free port; see `local_addr`).
+pub async fn bind(addr: SocketAddr) -> Result<TcpListener, ServeError> {
+    TcpListener::bind(addr).await.map_err(|source| ServeError::Bind { addr, source })
+}
+
+/// Serves until `shutdown` resolves, then stops accepting, ends subscriptions, waits for the
+/// appends in flight (at most `config.shutdown_grace`) and returns.
+pub async fn serve(
+    config: &Config,
+    listener: TcpListener,
+    ledger: Arc<Ledger>,
+    drain: Drain,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    let (health_reporter, health_service) = tonic_health::server::health_reporter();
+    health_reporter.set_serving::<TableServiceServer<Services>>().await;
+    health_reporter.set_serving::<CageServiceServer<Services>>().await;
+    health_reporter.set_serving::<LedgerServiceServer<Services>>().await;
+    health_reporter.set_serving::<AuditServiceServer<Services>>().await;
+
+    let reflection_v1 = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(chipledger_proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()?;
+    let reflection_v1alpha = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(chipledger_proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1alpha()?;
+
+    let services = Services::new(ledger, drain.clone());
+    let mut builder = Server::builder();
+    if let Some(tls) = &config.tls {
+        builder = builder.tls_config(tls_config(tls)?).map_err(ServeError::Tls)?;
+    }
+    let router = builder
+        .layer(GateLayer::new(Authenticator::from_config(config)))
+        .add_service(health_service)
+        .add_service(reflection_v1)
+        .add_service(reflection_v1alpha)
+        .add_service(TableServiceServer::new(services.clone()).max_decoding_message_size(MAX_MESSAGE_BYTES))
+        .add_service(CageServiceServer::new(services.clone()).max_decoding_message_size(MAX_MESSAGE_BYTES))
+        .add_service(LedgerServiceServer::new(services.clone()).max_decoding_message_size(MAX_MESSAGE_BYTES))
+        .add_service(AuditServiceServer::new(services).max_decoding_message_size(MAX_MESSAGE_BYTES));
+
+    let grace = config.shutdown_grace;
+    let (stop_accepting, stopped_accepting) = tokio::sync::oneshot::channel::<()>();
+    let drain_on_signal = {
+        let drain = drain.clone();
+        async move {
+            shutdown.await;
+            health_reporter.set_not_serving::<TableServiceServer<Services>>().await;
+            // End subscriptions so that connections can close, then let hyper drain the rest.
+            let drained = tokio::time::timeout(grace, drain.close()).await;
+            if drained.is_err() {
+                tracing::warn!(?grace, "appends still in flight after the grace period");
+            }
+            let _ = stop_accepting.send(());
+        }
+    };
+    tokio::spawn(drain_on_signal);
+    let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
+    let served = router.serve_with_incoming_shutdown(incoming, async move {
+        let _ = stopped_accepting.await;
+    });
+    // Hyper's graceful shutdown waits for open requests; bound it too.
+    match tokio::time::timeout(grace + Duration::from_secs(5), served).await {
+        Ok(result) => result.map_err(ServeError::Transport),
+        Err(_) => {
+            tracing::warn!("connections still open after the grace period; closing them");
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,991 @@
+//! The four gRPC services. Command RPCs hand the typed message to the [`Ledger`]; queries read
+//! the log through the store and rebuild state with the rules core. The role check happened at
+//! the gate; here the principal only names the actor.
+
+use std::collections::BTreeMap;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use chipledger_proto::v1 as pb;
+use chipledger_proto::v1::audit_service_server::AuditService;
+use chipledger_proto::v1::cage_service_server::CageService;
+use chipledger_proto::v1::ledger_service_server::LedgerService;
+use chipledger_proto::v1::table_service_server::TableService;
+use chipledger_rules::{self as rules, StreamId, TableEvent};
+use chipledger_store::{AsOf, EventFilter, RecordedEvent};
+use futures::{Stream, StreamExt};
+use tonic::{Request, Response, Status};
+
+use crate::access::Principal;
+use crate::convert::{self, WireCommand};
+use crate::ledger::{Ledger, store_status};
+use crate::shutdown::Drain;
+use crate::status;
+use crate::telemetry;
+
+/// Default page size when a request leaves it zero.
+const DEFAULT_PAGE_SIZE: u32 = 100;
+/// Events scanned at most per query call when filtering in the server (bound).
+const MAX_SCAN_EVENTS: i64 = 50_000;
+/// Events a hand may have at most when rebuilt (bound).
+const MAX_HAND_EVENTS: i64 = 5_000;
+
+#[derive(Clone)]
+pub struct Services {
+    ledger: Arc<Ledger>,
+    drain: Drain,
+}
+
+impl Services {
+    pub fn new(ledger: Arc<Ledger>, drain: Drain) -> Services {
+        Services { ledger, drain }
+    }
+
+    async fn command<T: WireCommand>(&self, request: Request<T>) -> Result<Response<pb::CommandResult>, Status> {
+        let principal = principal(&request)?;
+        let result = self.ledger.submit(&principal, request.into_inner()).await?;
+        Ok(Response::new(result))
+    }
+
+    fn page_size(&self, page: Option<&pb::PageRequest>) -> i64 {
+        let requested = page.map_or(0, |page| page.page_size);
+        let size = if requested == 0 { DEFAULT_PAGE_SIZE } else { requested };
+        i64::from(size.min(self.ledger.limits().max_page_size))
+    }
+}
+
+fn principal<T>(request: &Request<T>) -> Result<Principal, Status> {
+    request
+        .extensions()
+        .get::<Principal>()
+        .cloned()
+        .ok_or_else(|| Status::unauthenticated("no authenticated principal"))
+}
+
+/// Page tokens are the last global position returned.
+fn page_after(page: Option<&pb::PageRequest>) -> Result<i64, Status> {
+    match page.map(|page| page.page_token.as_str()) {
+        None | Some("") => Ok(0),
+        Some(token) => token
+            .parse::<i64>()
+            .ok()
+            .filter(|position| *position >= 0)
+            .ok_or_else(|| status::invalid_field("page.page_token", "not a token from a previous page")),
+    }
+}
+
+fn next_token(last_position: Option<i64>, full_page: bool) -> Option<pb::PageResponse> {
+    Some(pb::PageResponse {
+        next_page_token: match (last_position, full_page) {
+            (Some(position), true) => position.to_string(),
+            _ => String::new(),
+        },
+    })
+}
+
+fn unix_ms(at: time::OffsetDateTime) -> i64 {
+    i64::try_from(at.unix_timestamp_nanos() / 1_000_000).unwrap_or(i64::MAX)
+}
+
+/// A stored event on the wire.
+pub fn recorded_event_to_wire(event: &RecordedEvent) -> pb::RecordedEvent {
+    let metadata = event.typed_metadata().ok().map(|metadata| pb::EventMetadata {
+        actor_id: metadata.actor_id,
+        actor_role: role_from_name(&metadata.actor_role) as i32,
+        device: metadata.device,
+        command_id: metadata.command_id.unwrap_or_default(),
+        gaming_day: metadata.gaming_day,
+        config_version: metadata.config_version,
+        trace_id: metadata.trace_id.unwrap_or_default(),
+        reason_note: metadata.reason_code.unwrap_or_default(),
+        correlation_id: metadata.correlation_id.unwrap_or_default(),
+    });
+    pb::RecordedEvent {
+        global_position: event.position,
+        stream_id: event.stream.clone(),
+        stream_version: event.stream_version,
+        event_id: event.event_id.to_string(),
+        event_type: event.event_type.clone(),
+        schema_version: i32::from(event.schema_version),
+        payload_json: event.payload.to_string(),
+        metadata,
+        recorded_at_unix_ms: unix_ms(event.recorded_at),
+        hash_hex: hex::encode(event.hash),
+        postings: event
+            .postings
+            .iter()
+            .map(|posting| pb::Posting { account: posting.account.clone(), amount_cents: posting.amount_cents })
+            .collect(),
+    }
+}
+
+fn role_from_name(name: &str) -> pb::Role {
+    match name {
+        "dealer" => pb::Role::Dealer,
+        "floor_supervisor" => pb::Role::FloorSupervisor,
+        "cage" => pb::Role::Cage,
+        "auditor" => pb::Role::Auditor,
+        "admin" => pb::Role::Admin,
+        "system" => pb::Role::System,
+        _ => pb::Role::Unspecified,
+    }
+}
+
+fn table_stream(table_id: &str) -> Result<(rules::TableId, StreamId), Status> {
+    let id = rules::TableId::new(table_id)
+        .map_err(|_| status::invalid_field("table_id", "1 to 64 characters of A-Z a-z 0-9 _ . -"))?;
+    Ok((id.clone(), StreamId::Table(id)))
+}
+
+fn player_stream_key(player_id: &str) -> Result<String, Status> {
+    let id = rules::PlayerId::new(player_id)
+        .map_err(|_| status::invalid_field("player_id", "1 to 64 characters of A-Z a-z 0-9 _ . -"))?;
+    Ok(StreamId::Player(id).key())
+}
+
+/// Events of the store filter, further narrowed in the server by time range and event types,
+/// scanning at most [`MAX_SCAN_EVENTS`]; returns the matches and the last position scanned.
+async fn scan(
+    ledger: &Ledger,
+    property: &str,
+    mut filter: EventFilter,
+    event_types: &[String],
+    time_range: Option<&pb::TimeRange>,
+    page_size: i64,
+) -> Result<(Vec<RecordedEvent>, Option<i64>, bool), Status> {
+    if event_types.len() == 1 {
+        filter.event_type = Some(event_types[0].clone());
+    }
+    let in_range = |event: &RecordedEvent| {
+        let at = unix_ms(event.recorded_at);
+        time_range.is_none_or(|range| {
+            range.from_unix_ms.is_none_or(|from| at >= from) && range.to_unix_ms.is_none_or(|to| at <= to)
+        })
+    };
+    let mut matched = Vec::new();
+    let mut scanned = 0;
+    let mut last_position = None;
+    loop {
+        filter.limit = page_size;
+        let page = ledger
+            .store()
+            .events_by_filter(property, &filter)
+            .await
+            .map_err(|error| store_status("list events", error))?;
+        let exhausted = (page.len() as i64) < page_size;
+        for event in page {
+            scanned += 1;
+            last_position = Some(event.position);
+            filter.after_position = event.position;
+            let type_ok = event_types.len() <= 1 || event_types.contains(&event.event_type);
+            if type_ok && in_range(&event) {
+                matched.push(event);
+                if matched.len() as i64 >= page_size {
+                    return Ok((matched, last_position, true));
+                }
+            }
+        }
+        if exhausted {
+            return Ok((matched, last_position, false));
+        }
+        if scanned >= MAX_SCAN_EVENTS {
+            // More may match: the caller continues from the token.
+            return Ok((matched, last_position, true));
+        }
+    }
+}
+
+/// An impl of a service trait whose command RPCs all go to [`Services::command`]; the other
+/// items follow the list. (`async_trait` must see the expanded methods, so the macro emits the
+/// whole impl.)
+macro_rules! service_impl {
+    ($service:ident { $($method:ident: $message:ident),* $(,)? } $($rest:tt)*) => {
+        #[tonic::async_trait]
+        impl $service for Services {
+            $(
+                async fn $method(&self, request: Request<pb::$message>) -> Result<Response<pb::CommandResult>, Status> {
+                    self.command(request).await
+                }
+            )*
+            $($rest)*
+        }
+    };
+}
+
+service_impl! { TableService {
+        open_table: OpenTable,
+        change_table_config: ChangeTableConfig,
+        close_shift: CloseShift,
+        seat_player: SeatPlayer,
+        move_player: MovePlayer,
+        buy_in: BuyIn,
+        top_up: TopUp,
+        cash_in_play: CashInPlay,
+        convert_cash_in_play: ConvertCashInPlay,
+        cash_out: CashOut,
+        remove_chips: RemoveChips,
+        color_change: ColorChange,
+        tip: Tip,
+        kitty_expense: KittyExpense,
+        collect_time: CollectTime,
+        start_hand: StartHand,
+        post: Post,
+        act: Act,
+        next_round: NextRound,
+        showdown: Showdown,
+        end_hand: EndHand,
+        write_iou: WriteIou,
+    }
+
+    async fn get_table(&self, request: Request<pb::GetTableRequest>) -> Result<Response<pb::TableView>, Status> {
+        let request = request.into_inner();
+        let property = self.ledger.property(&request.property_id);
+        let (table_id, stream) = table_stream(&request.table_id)?;
+        let (state, version) = self.ledger.load(&property, &stream).await?;
+        let Some(table) = state.as_table() else { return Err(status::internal("get table", &"not a table")) };
+        if table.config.is_none() {
+            return Err(status::not_found("table", table_id.as_str()));
+        }
+        Ok(Response::new(table_view(&table_id, table, version)))
+    }
+
+    async fn get_legal_actions(
+        &self,
+        request: Request<pb::GetLegalActionsRequest>,
+    ) -> Result<Response<pb::LegalActions>, Status> {
+        let request = request.into_inner();
+        let property = self.ledger.property(&request.property_id);
+        let (table_id, stream) = table_stream(&request.table_id)?;
+        let (state, _) = self.ledger.load(&property, &stream).await?;
+        let Some(table) = state.as_table() else { return Err(status::internal("legal actions", &"not a table")) };
+        if table.config.is_none() {
+            return Err(status::not_found("table", table_id.as_str()));
+        }
+        let mut reply = pb::LegalActions {
+            table_id: table_id.to_string(),
+            hand_no: table.hand.as_ref().map_or(0, |hand| hand.hand_no),
+            ..Default::default()
+        };
+        if let Some(legal) = rules::legal_actions(table) {
+            reply.seat_to_act = true;
+            reply.seat = u32::from(legal.seat);
+            reply.stack_cents = legal.stack_cents;
+            reply.round_cents = legal.round_cents;
+            reply.bet_to_cents = legal.bet_to_cents;
+            reply.call_cents = legal.call_cents;
+            reply.can_check = legal.can_check;
+            reply.can_call = legal.can_call;
+            reply.raise = legal.raise.map(|raise| pb::RaiseRange {
+                kind: convert::action_kind_to_wire(raise.kind) as i32,
+                min_to_cents: raise.min_to_cents,
+                max_to_cents: raise.max_to_cents,
+            });
+            reply.all_in_to_cents = legal.all_in_to_cents;
+            reply.all_in_allowed = legal.all_in_allowed;
+            reply.min_chip_cents = legal.min_chip_cents;
+        }
+        Ok(Response::new(reply))
+    }
+
+    async fn get_hand(&self, request: Request<pb::GetHandRequest>) -> Result<Response<pb::HandView>, Status> {
+        let request = request.into_inner();
+        let property = self.ledger.property(&request.property_id);
+        let (table_id, stream) = table_stream(&request.table_id)?;
+        let (state, _) = self.ledger.load(&property, &stream).await?;
+        let Some(table) = state.as_table() else { return Err(status::internal("get hand", &"not a table")) };
+        let hand_no = match request.hand_no {
+            Some(hand_no) => hand_no,
+            None => table.hand.as_ref().map_or(table.last_hand_no, |hand| hand.hand_no),
+        };
+        let hand = rebuild_hand(&self.ledger, &property, &table_id, &stream.key(), hand_no).await?;
+        Ok(Response::new(hand))
+    }
+}
+
+fn table_view(table_id: &rules::TableId, table: &rules::TableState, version: i64) -> pb::TableView {
+    let seats = table
+        .seats
+        .iter()
+        .enumerate()
+        .filter_map(|(index, seat)| {
+            let seat_state = seat.as_ref()?;
+            let seat_no = (index + 1) as rules::Seat;
+            let in_hand = table.hand.as_ref().and_then(|hand| hand.player(seat_no));
+            let status = match in_hand.map(|player| player.status) {
+                Some(rules::InHand::Active) => pb::SeatStatus::InHand,
+                Some(rules::InHand::Folded) => pb::SeatStatus::Folded,
+                Some(rules::InHand::AllIn) => pb::SeatStatus::AllIn,
+                None => pb::SeatStatus::Seated,
+            };
+            Some(pb::SeatView {
+                seat: u32::from(seat_no),
+                player_id: seat_state.player_id.to_string(),
+                status: status as i32,
+                stack_cents: seat_state.stack_cents,
+                cash_in_play_cents: seat_state.cash_in_play_cents,
+                committed_this_round_cents: in_hand.map_or(0, |player| player.round_cents),
+                missed_blinds: false,
+            })
+        })
+        .collect();
+    pb::TableView {
+        table_id: table_id.to_string(),
+        open: table.config.is_some(),
+        config: table.config.as_ref().map(convert::table_config_to_wire),
+        config_version: table.config.as_ref().map_or(0, |config| i64::from(config.version)),
+        stream_version: version,
+        seats,
+        tray: convert::chips_to_wire(&table.tray),
+        drop_cents: table.drop_cents,
+        rake_cents: table.rake_cents,
+        toke_cents: table.toke_cents,
+        kitty_cents: table.kitty_cents,
+        jackpot_cents: table.jackpot_cents,
+        hand_no: table.hand.as_ref().map(|hand| hand.hand_no),
+        pot_total_cents: table.pot_cents,
+    }
+}
+
+/// Every event of one hand, from `HandStarted` to `HandEnded`, with pots and awards from
+/// the settlement and the stacks at the start.
+async fn rebuild_hand(
+    ledger: &Ledger,
+    property: &str,
+    table_id: &rules::TableId,
+    stream_key: &str,
+    hand_no: u64,
+) -> Result<pb::HandView, Status> {
+    // Find the HandStarted event of this hand.
+    let mut filter = EventFilter {
+        stream: Some(stream_key.to_string()),
+        event_type: Some("HandStarted".to_string()),
+        ..Default::default()
+    };
+    let mut start: Option<RecordedEvent> = None;
+    let mut scanned = 0;
+    'search: loop {
+        filter.limit = 1_000;
+        let page = ledger
+            .store()
+            .events_by_filter(property, &filter)
+            .await
+            .map_err(|error| store_status("find hand", error))?;
+        let exhausted = page.len() < 1_000;
+        for event in page {
+            filter.after_position = event.position;
+            scanned += 1;
+            if event.payload.get("hand_no").and_then(serde_json::Value::as_u64) == Some(hand_no) {
+                start = Some(event);
+                break 'search;
+            }
+        }
+        if exhausted || scanned >= MAX_SCAN_EVENTS {
+            break;
+        }
+    }
+    let Some(start) = start else {
+        return Err(status::not_found("hand", &format!("{table_id}#{hand_no}")));
+    };
+    // The table as it was when the hand started: replay up to the event before.
+    let mut before = rules::TableState::default();
+    let mut after_version = 0;
+    while after_version < start.stream_version - 1 {
+        let limit = (start.stream_version - 1 - after_version).min(1_000);
+        let page = ledger
+            .store()
+            .read_stream(property, stream_key, after_version, limit)
+            .await
+            .map_err(|error| store_status("rebuild hand", error))?;
+        if page.is_empty() {
+            break;
+        }
+        for event in &page {
+            let table_event: TableEvent = serde_json::from_value(event.payload.clone())
+                .map_err(|error| status::internal("decode stored event", &error))?;
+            before = before.evolve(&table_event);
+            after_version = event.stream_version;
+        }
+    }
+    let mut view = pb::HandView {
+        table_id: table_id.to_string(),
+        hand_no,
+        starting_seats: table_view(table_id, &before, after_version).seats,
+        ..Default::default()
+    };
+    let mut after_version = start.stream_version - 1;
+    'events: loop {
+        let page = ledger
+            .store()
+            .read_stream(property, stream_key, after_version, 1_000)
+            .await
+            .map_err(|error| store_status("rebuild hand", error))?;
+        let exhausted = page.len() < 1_000;
+        for event in page {
+            after_version = event.stream_version;
+            let table_event: TableEvent = serde_json::from_value(event.payload.clone())
+                .map_err(|error| status::internal("decode stored event", &error))?;
+            match &table_event {
+                TableEvent::HandStarted { button_seat, .. } => view.button_seat = u32::from(*button_seat),
+                TableEvent::HandSettled { pots, rake_cents, jackpot_cents, .. } => {
+                    view.rake_cents = *rake_cents;
+                    view.jackpot_drop_cents = *jackpot_cents;
+                    for pot in pots {
+                        view.pots.push(pb::PotView {
+                            amount_cents: pot.amount_cents,
+                            eligible_seats: pot.eligible.iter().map(|seat| u32::from(*seat)).collect(),
+                        });
+                        for (seat, amount_cents) in &pot.awards {
+                            let player_id = before
+                                .seat(*seat)
+                                .map(|seat_state| seat_state.player_id.to_string())
+                                .unwrap_or_default();
+                            view.awards.push(pb::AwardView {
+                                pot_index: u32::from(pot.index),
+                                seat: u32::from(*seat),
+                                player_id,
+                                amount_cents: *amount_cents,
+                            });
+                        }
+                    }
+                }
+                _ => {}
+            }
+            let ended = matches!(table_event, TableEvent::HandEnded { hand_no: ended } if ended == hand_no);
+            view.events.push(recorded_event_to_wire(&event));
+            if ended {
+                view.ended = true;
+                break 'events;
+            }
+            if view.events.len() as i64 >= MAX_HAND_EVENTS {
+                return Err(status::internal("rebuild hand", &"hand longer than the bound"));
+            }
+        }
+        if exhausted {
+            break;
+        }
+    }
+    Ok(view)
+}
+
+service_impl! { CageService {
+        open_cage: OpenCage,
+        sell_chips: SellChips,
+        redeem_chips: RedeemChips,
+        fill: Fill,
+        credit: Credit,
+        close_gaming_day: CloseGamingDay,
+        set_credit_line: SetCreditLine,
+        issue_marker: IssueMarker,
+        redeem_marker: RedeemMarker,
+        write_off_marker: WriteOffMarker,
+    }
+}
+
+type EventStream = Pin<Box<dyn Stream<Item = Result<pb::RecordedEvent, Status>> + Send + 'static>>;
+
+#[tonic::async_trait]
+impl LedgerService for Services {
+    async fn record_batch(&self, request: Request<pb::RecordBatch>) -> Result<Response<pb::BatchResult>, Status> {
+        let principal = principal(&request)?;
+        Ok(Response::new(self.ledger.submit_batch(&principal, request.into_inner()).await?))
+    }
+
+    async fn correct(&self, request: Request<pb::Correction>) -> Result<Response<pb::CommandResult>, Status> {
+        let principal = principal(&request)?;
+        let correction = request.get_ref();
+        if correction.approved_by == principal.id {
+            return Err(status::invalid_field("approved_by", "the approver must differ from the caller (R-AUDIT-1)"));
+        }
+        self.command(request).await
+    }
+
+    async fn get_balance(
+        &self,
+        request: Request<pb::GetBalanceRequest>,
+    ) -> Result<Response<pb::GetBalanceResponse>, Status> {
+        use pb::get_balance_request::AsOf as WireAsOf;
+        let request = request.into_inner();
+        let property = self.ledger.property(&request.property_id);
+        if request.account.parse::<rules::Account>().is_err() {
+            return Err(status::invalid_field("account", "an account key such as table/T1/seat/3 or player/P7/pocket"));
+        }
+        let as_of = match request.as_of {
+            None => AsOf::Head,
+            Some(WireAsOf::GlobalPosition(position)) if position >= 0 => AsOf::Position(position),
+            Some(WireAsOf::GlobalPosition(_)) => return Err(status::invalid_field("global_position", "must be >= 0")),
+            Some(WireAsOf::UnixMs(unix_ms)) => {
+                let at = time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(unix_ms) * 1_000_000)
+                    .map_err(|_| status::invalid_field("unix_ms", "out of range"))?;
+                AsOf::Time(at)
+            }
+        };
+        let balance_cents = self
+            .ledger
+            .store()
+            .balance(&property, &request.account, as_of)
+            .await
+            .map_err(|error| store_status("balance", error))?;
+        let global_position = match as_of {
+            AsOf::Position(position) => position,
+            _ => 0,
+        };
+        Ok(Response::new(pb::GetBalanceResponse { account: request.account, balance_cents, global_position }))
+    }
+
+    async fn list_events(
+        &self,
+        request: Request<pb::ListEventsRequest>,
+    ) -> Result<Response<pb::ListEventsResponse>, Status> {
+        let request = request.into_inner();
+        let property = self.ledger.property(&request.property_id);
+        let wire = request.filter.unwrap_or_default();
+        let mut streams = Vec::new();
+        if !wire.stream_id.is_empty() {
+            streams.push(wire.stream_id.parse::<StreamId>().map_err(|_| {
+                status::invalid_field("filter.stream_id", "table-<id>, player-<id> or cage-<id>")
+            })?.key());
+        }
+        if !wire.table_id.is_empty() {
+            streams.push(table_stream(&wire.table_id)?.1.key());
+        }
+        if !wire.player_id.is_empty() {
+            streams.push(player_stream_key(&wire.player_id)?);
+        }
+        if streams.len() > 1 {
+            return Err(status::invalid_field("filter", "name at most one of stream_id, table_id, player_id"));
+        }
+        let after = page_after(request.page.as_ref())?.max(wire.from_position.saturating_sub(1));
+        let filter = EventFilter {
+            stream: streams.pop(),
+            gaming_day: Some(wire.gaming_day.clone()).filter(|day| !day.is_empty()),
+            after_position: after,
+            ..Default::default()
+        };
+        let page_size = self.page_size(request.page.as_ref());
+        let (events, last, more) =
+            scan(&self.ledger, &property, filter, &wire.event_types, wire.time_range.as_ref(), page_size).await?;
+        Ok(Response::new(pb::ListEventsResponse {
+            events: events.iter().map(recorded_event_to_wire).collect(),
+            page: next_token(last, more),
+        }))
+    }
+
+    async fn list_player_history(
+        &self,
+        request: Request<pb::ListPlayerHistoryRequest>,
+    ) -> Result<Response<pb::ListEventsResponse>, Status> {
+        let request = request.into_inner();
+        let property = self.ledger.property(&request.property_id);
+        let filter = EventFilter {
+            stream: Some(player_stream_key(&request.player_id)?),
+            after_position: page_after(request.page.as_ref())?,
+            ..Default::default()
+        };
+        let page_size = self.page_size(request.page.as_ref());
+        let (events, last, more) = scan(&self.ledger, &property, filter, &[], request.time_range.as_ref(), page_size).await?;
+        Ok(Response::new(pb::ListEventsResponse {
+            events: events.iter().map(recorded_event_to_wire).collect(),
+            page: next_token(last, more),
+        }))
+    }
+
+    async fn list_player_sessions(
+        &self,
+        request: Request<pb::ListPlayerSessionsRequest>,
+    ) -> Result<Response<pb::ListPlayerSessionsResponse>, Status> {
+        let request = request.into_inner();
+        let property = self.ledger.property(&request.property_id);
+        let filter = EventFilter {
+            stream: Some(player_stream_key(&request.player_id)?),
+            after_position: page_after(request.page.as_ref())?,
+            ..Default::default()
+        };
+        let page_size = self.page_size(request.page.as_ref());
+        let types = ["JoinedTable".to_string(), "LeftTable".to_string()];
+        let (events, last, more) =
+            scan(&self.ledger, &property, filter, &types, request.time_range.as_ref(), page_size).await?;
+        let mut sessions: Vec<pb::PlayerSession> = Vec::new();
+        for event in &events {
+            let payload = &event.payload;
+            let table_id = payload.get("table_id").and_then(serde_json::Value::as_str).unwrap_or_default().to_string();
+            let seat = payload.get("seat").and_then(serde_json::Value::as_u64).unwrap_or(0) as u32;
+            let amount_cents = payload.get("amount_cents").and_then(serde_json::Value::as_i64).unwrap_or(0);
+            match event.event_type.as_str() {
+                "JoinedTable" => sessions.push(pb::PlayerSession {
+                    table_id,
+                    seat,
+                    game: payload.get("game_key").and_then(serde_json::Value::as_str).unwrap_or_default().to_string(),
+                    started_at_unix_ms: unix_ms(event.recorded_at),
+                    ended_at_unix_ms: None,
+                    bought_in_cents: amount_cents,
+                    left_with_cents: None,
+                }),
+                _ => {
+                    let open = sessions
+                        .iter_mut()
+                        .rev()
+                        .find(|session| session.table_id == table_id && session.ended_at_unix_ms.is_none());
+                    let ended_at = payload.get("at_unix_ms").and_then(serde_json::Value::as_i64).unwrap_or(unix_ms(event.recorded_at));
+                    match open {
+                        Some(session) => {
+                            session.ended_at_unix_ms = Some(ended_at);
+                            session.left_with_cents = Some(amount_cents);
+                        }
+                        // The session started before this page: report the departure alone.
+                        None => sessions.push(pb::PlayerSession {
+                            table_id,
+                            seat,
+                            game: payload.get("game_key").and_then(serde_json::Value::as_str).unwrap_or_default().to_string(),
+                            started_at_unix_ms: 0,
+                            ended_at_unix_ms: Some(ended_at),
+                            bought_in_cents: 0,
+                            left_with_cents: Some(amount_cents),
+                        }),
+                    }
+                }
+            }
+        }
+        Ok(Response::new(pb::ListPlayerSessionsResponse { sessions, page: next_token(last, more) }))
+    }
+
+    type SubscribeStream = EventStream;
+
+    async fn subscribe(&self, request: Request<pb::SubscribeRequest>) -> Result<Response<EventStream>, Status> {
+        let request = request.into_inner();
+        let property = self.ledger.property(&request.property_id);
+        if request.after_position < 0 {
+            return Err(status::invalid_field("after_position", "must be >= 0"));
+        }
+        let subscription = self
+            .ledger
+            .store()
+            .subscribe(&property, request.after_position)
+            .await
+            .map_err(|error| store_status("subscribe", error))?;
+        let streams = request.stream_ids;
+        let types = request.event_types;
+        let mut stopping = self.drain.stopping();
+        let store = self.ledger.store().clone();
+        let events = subscription
+            .take_until(async move {
+                let _ = stopping.wait_for(|stopping| *stopping).await;
+            })
+            .filter_map(move |item| {
+                let keep = match &item {
+                    Ok(event) => {
+                        (streams.is_empty() || streams.contains(&event.stream))
+                            && (types.is_empty() || types.contains(&event.event_type))
+                    }
+                    Err(_) => true,
+                };
+                let store = store.clone();
+                let property = property.clone();
+                async move {
+                    if !keep {
+                        return None;
+                    }
+                    Some(match item {
+                        Ok(event) => {
+                            // Lag: events between this one and the head of the log.
+                            if event.position % 100 == 0
+                                && let Ok(lag) = store.lag(&property, event.position).await
+                            {
+                                telemetry::metrics().subscription_lag.record(lag.positions_behind.max(0) as u64, &[]);
+                            }
+                            Ok(recorded_event_to_wire(&event))
+                        }
+                        Err(error) => Err(store_status("subscription", error)),
+                    })
+                }
+            });
+        Ok(Response::new(Box::pin(events)))
+    }
+}
+
+#[tonic::async_trait]
+impl AuditService for Services {
+    async fn table_shift_reconciliation(
+        &self,
+        request: Request<pb::TableShiftReconciliationRequest>,
+    ) -> Result<Response<pb::TableShiftReconciliation>, Status> {
+        let request = request.into_inner();
+        let property = self.ledger.property(&request.property_id);
+        let (table_id, stream) = table_stream(&request.table_id)?;
+        let filter = EventFilter {
+            stream: Some(stream.key()),
+            event_type: Some("ShiftClosed".to_string()),
+            after_position: request.shift_close_position.map_or(0, |position| (position - 1).max(0)),
+            ..Default::default()
+        };
+        let (events, _, _) = scan(&self.ledger, &property, filter, &[], None, MAX_SCAN_EVENTS.min(10_000)).await?;
+        let chosen = match request.shift_close_position {
+            Some(position) => events.into_iter().find(|event| event.position == position),
+            None => events.into_iter().last(),
+        };
+        let Some(event) = chosen else { return Err(status::not_found("shift close of table", table_id.as_str())) };
+        Ok(Response::new(shift_reconciliation(&table_id, &event)?))
+    }
+
+    async fn gaming_day_reconciliation(
+        &self,
+        request: Request<pb::GamingDayReconciliationRequest>,
+    ) -> Result<Response<pb::GamingDayReconciliation>, Status> {
+        let request = request.into_inner();
+        let property = self.ledger.property(&request.property_id);
+        if time::Date::parse(&request.gaming_day, &time::macros::format_description!("[year]-[month]-[day]")).is_err() {
+            return Err(status::invalid_field("gaming_day", "YYYY-MM-DD"));
+        }
+        let day_filter = |event_type: &str| EventFilter {
+            event_type: Some(event_type.to_string()),
+            gaming_day: Some(request.gaming_day.clone()),
+            ..Default::default()
+        };
+        let (closes, _, _) = scan(&self.ledger, &property, day_filter("GamingDayClosed"), &[], None, 1_000).await?;
+        let mut issued: BTreeMap<i64, i64> = BTreeMap::new();
+        let mut returned: BTreeMap<i64, i64> = BTreeMap::new();
+        for close in &closes {
+            let rules::Event::Cage(rules::CageEvent::GamingDayClosed { issued: i, returned: r, .. }) =
+                decode_event(close)?
+            else {
+                continue;
+            };
+            for chip in i {
+                *issued.entry(chip.denomination_cents).or_default() += chip.count;
+            }
+            for chip in r {
+                *returned.entry(chip.denomination_cents).or_default() += chip.count;
+            }
+        }
+        let to_list = |map: &BTreeMap<i64, i64>| -> Vec<pb::ChipCount> {
+            map.iter().map(|(denomination_cents, count)| pb::ChipCount { denomination_cents: *denomination_cents, count: *count }).collect()
+        };
+        let value = |map: &BTreeMap<i64, i64>| map.iter().map(|(d, c)| d * c).sum::<i64>();
+        let (shifts, _, _) = scan(&self.ledger, &property, day_filter("ShiftClosed"), &[], None, 1_000).await?;
+        let mut tables = Vec::with_capacity(shifts.len());
+        for shift in &shifts {
+            let table_id = shift.stream.strip_prefix("table-").unwrap_or(&shift.stream);
+            let table_id = rules::TableId::new(table_id).map_err(|_| status::internal("reconcile", &"bad table stream"))?;
+            tables.push(shift_reconciliation(&table_id, shift)?);
+        }
+        let sum = self
+            .ledger
+            .store()
+            .balances_sum(&property, AsOf::Head)
+            .await
+            .map_err(|error| store_status("sum of balances", error))?;
+        Ok(Response::new(pb::GamingDayReconciliation {
+            gaming_day: request.gaming_day.clone(),
+            chips_issued: to_list(&issued),
+            chips_returned: to_list(&returned),
+            chip_liability_cents: value(&issued) - value(&returned),
+            tables,
+            sum_of_balances_cents: i64::try_from(sum).map_err(|_| status::internal("sum of balances", &"overflow"))?,
+        }))
+    }
+
+    async fn patron_cash_activity(
+        &self,
+        request: Request<pb::PatronCashActivityRequest>,
+    ) -> Result<Response<pb::PatronCashActivityResponse>, Status> {
+        let request = request.into_inner();
+        let property = self.ledger.property(&request.property_id);
+        if request.gaming_day.is_empty() {
+            return Err(status::invalid_field("gaming_day", "required, YYYY-MM-DD"));
+        }
+        let filter = EventFilter {
+            stream: if request.player_id.is_empty() { None } else { Some(player_stream_key(&request.player_id)?) },
+            event_type: Some("CashTransaction".to_string()),
+            gaming_day: Some(request.gaming_day.clone()),
+            after_position: page_after(request.page.as_ref())?,
+            ..Default::default()
+        };
+        let page_size = self.page_size(request.page.as_ref());
+        let (events, last, more) = scan(&self.ledger, &property, filter, &[], None, page_size).await?;
+        // R-AUDIT-4: cash in and cash out summed separately, never netted.
+        let mut patrons: BTreeMap<String, pb::PatronCashActivity> = BTreeMap::new();
+        for event in &events {
+            let rules::Event::Player(rules::PlayerEvent::CashTransaction {
+                direction, amount_cents, mtl_entry, ctr_required, ..
+            }) = decode_event(event)?
+            else {
+                continue;
+            };
+            let player_id = event.stream.strip_prefix("player-").unwrap_or(&event.stream).to_string();
+            let patron = patrons.entry(player_id.clone()).or_insert_with(|| pb::PatronCashActivity {
+                player_id,
+                gaming_day: request.gaming_day.clone(),
+                ..Default::default()
+            });
+            let inbound = matches!(direction, rules::CashDirection::In);
+            if inbound {
+                patron.cash_in_cents += amount_cents;
+                patron.ctr_required_cash_in |= ctr_required;
+            } else {
+                patron.cash_out_cents += amount_cents;
+                patron.ctr_required_cash_out |= ctr_required;
+            }
+            if mtl_entry {
+                patron.mtl_entries.push(pb::CashTransaction {
+                    global_position: event.position,
+                    amount_cents,
+                    direction: if inbound { "in" } else { "out" }.to_string(),
+                    event_type: event.event_type.clone(),
+                    at_unix_ms: unix_ms(event.recorded_at),
+                });
+            }
+        }
+        Ok(Response::new(pb::PatronCashActivityResponse {
+            patrons: patrons.into_values().collect(),
+            page: next_token(last, more),
+        }))
+    }
+
+    async fn list_rejections(
+        &self,
+        request: Request<pb::ListRejectionsRequest>,
+    ) -> Result<Response<pb::ListRejectionsResponse>, Status> {
+        let request = request.into_inner();
+        let property = self.ledger.property(&request.property_id);
+        let mut after_id = page_after(request.page.as_ref())?;
+        let page_size = self.page_size(request.page.as_ref());
+        let table_stream = (!request.table_id.is_empty()).then(|| format!("table-{}", request.table_id));
+        let player_stream = (!request.player_id.is_empty()).then(|| format!("player-{}", request.player_id));
+        let mut matched = Vec::new();
+        let mut scanned = 0;
+        let mut more = false;
+        loop {
+            let page = self
+                .ledger
+                .store()
+                .rejections(&property, after_id, page_size)
+                .await
+                .map_err(|error| store_status("list rejections", error))?;
+            let exhausted = (page.len() as i64) < page_size;
+            for rejection in page {
+                after_id = rejection.rejection_id;
+                scanned += 1;
+                let record = &rejection.record;
+                let at = unix_ms(rejection.recorded_at);
+                let keep = table_stream.as_ref().is_none_or(|stream| record.streams.contains(stream))
+                    && player_stream.as_ref().is_none_or(|stream| record.streams.contains(stream))
+                    && (request.reason_code.is_empty() || record.reason_code == request.reason_code)
+                    && request.time_range.as_ref().is_none_or(|range| {
+                        range.from_unix_ms.is_none_or(|from| at >= from) && range.to_unix_ms.is_none_or(|to| at <= to)
+                    });
+                if keep {
+                    matched.push(pb::RejectionRecord {
+                        command_id: record.command_id.clone(),
+                        command_type: record
+                            .request
+                            .pointer("/command")
+                            .map(command_type_of)
+                            .unwrap_or_default(),
+                        reason_code: record.reason_code.clone(),
+                        rule_id: record.rule_id.clone(),
+                        numbers: record.numbers.iter().cloned().collect(),
+                        detail: record.detail.clone(),
+                        actor_id: record.actor_id.clone(),
+                        actor_role: role_from_name(&record.actor_role) as i32,
+                        at_unix_ms: at,
+                        gaming_day: String::new(),
+                        request_json: record.request.to_string(),
+                    });
+                    if matched.len() as i64 >= page_size {
+                        more = true;
+                        break;
+                    }
+                }
+            }
+            if more || exhausted {
+                break;
+            }
+            if scanned >= MAX_SCAN_EVENTS {
+                more = true;
+                break;
+            }
+        }
+        Ok(Response::new(pb::ListRejectionsResponse {
+            rejections: matched,
+            page: Some(pb::PageResponse { next_page_token: if more { after_id.to_string() } else { String::new() } }),
+        }))
+    }
+
+    async fn verify_chain(
+        &self,
+        request: Request<pb::VerifyChainRequest>,
+    ) -> Result<Response<pb::VerifyChainResponse>, Status> {
+        let property = self.ledger.property(&request.get_ref().property_id);
+        let report = self
+            .ledger
+            .store()
+            .verify_chain(&property)
+            .await
+            .map_err(|error| store_status("verify chain", error))?;
+        Ok(Response::new(pb::VerifyChainResponse {
+            ok: report.ok,
+            events_checked: report.events_checked,
+            first_bad_position: report.first_bad_position,
+            problem: report.problem.map(|problem| format!("{problem:?}")).unwrap_or_default(),
+            head: Some(pb::ChainDigest { global_position: report.head.position, chain_hash_hex: hex::encode(report.head.hash) }),
+        }))
+    }
+
+    async fn get_chain_digest(
+        &self,
+        request: Request<pb::GetChainDigestRequest>,
+    ) -> Result<Response<pb::ChainDigest>, Status> {
+        let property = self.ledger.property(&request.get_ref().property_id);
+        let digest = self
+            .ledger
+            .store()
+            .chain_digest(&property)
+            .await
+            .map_err(|error| store_status("chain digest", error))?;
+        Ok(Response::new(pb::ChainDigest { global_position: digest.position, chain_hash_hex: hex::encode(digest.hash) }))
+    }
+}
+
+/// The name of a recorded rules command (`{"Table":{"op":{"op":"BuyIn",...}}}` -> "BuyIn").
+fn command_type_of(command: &serde_json::Value) -> String {
+    command
+        .as_object()
+        .and_then(|outer| outer.values().next())
+        .and_then(|inner| inner.pointer("/op/op"))
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// A stored event as the rules core's event, by its stream kind.
+fn decode_event(event: &RecordedEvent) -> Result<rules::Event, Status> {
+    let stream: StreamId = event.stream.parse().map_err(|_| status::internal("decode", &"bad stream key"))?;
+    let decoded = match stream {
+        StreamId::Table(_) => serde_json::from_value(event.payload.clone()).map(rules::Event::Table),
+        StreamId::Player(_) => serde_json::from_value(event.payload.clone()).map(rules::Event::Player),
+        StreamId::Cage(_) => serde_json::from_value(event.payload.clone()).map(rules::Event::Cage),
+    };
+    decoded.map_err(|error| status::internal("decode stored event", &error))
+}
+
+fn shift_reconciliation(table_id: &rules::TableId, event: &RecordedEvent) -> Result<pb::TableShiftReconciliation, Status> {
+    let rules::Event::Table(TableEvent::ShiftClosed {
+        opening_tray, closing_tray, fills_cents, credits_cents, drop_cents, result_cents, ..
+    }) = decode_event(event)?
+    else {
+        return Err(status::internal("reconcile", &"not a ShiftClosed event"));
+    };
+    let gaming_day = event.typed_metadata().map(|metadata| metadata.gaming_day).unwrap_or_default();
+    Ok(pb::TableShiftReconciliation {
+        table_id: table_id.to_string(),
+        gaming_day,
+        opening_inventory_cents: rules::money::chips_value_cents(&opening_tray),
+        closing_inventory_cents: rules::money::chips_value_cents(&closing_tray),
+        fills_cents,
+        credits_cents,
+        drop_cents,
+        result_cents,
+        shift_close_position: event.position,
+        opening_tray: convert::chips_to_wire(&opening_tray),
+        closing_tray: convert::chips_to_wire(&closing_tray),
+    })
+}
