@@ -1,1 +1,273 @@
-//! (in progress)
+//! Table sessions: buy-in, top-up, table stakes, cash-out, re-buy wait, moves, cash in play
+//! (R-STAKE-*, R-REBUY-*, R-CHIP-2, R-AUDIT-4).
+
+use chipledger_rules::*;
+
+use crate::support::*;
+
+/// $1/$2 no limit: buy-in $40..$200.
+fn nl_1_2() -> TableConfig {
+    let mut c = TableConfig::no_limit_holdem(d(1), d(2));
+    c.fee = FeePolicy::NoFee;
+    c
+}
+
+fn game() -> Game {
+    Game::new(nl_1_2(), &[])
+}
+
+fn buy_in(g: &mut Game, seat: Seat, player: &str, amount_cents: Cents) -> Result<Vec<(StreamId, Event)>, Rejection> {
+    g.sit(seat, player, amount_cents)
+}
+
+fn top_up(g: &mut Game, seat: Seat, player: &str, amount_cents: Cents) -> Result<Vec<(StreamId, Event)>, Rejection> {
+    g.table(TableOp::TopUp { seat, player_id: pid(player), amount_cents, source: FundsSource::Cash, supervisor_id: None })
+}
+
+fn cash_out(g: &mut Game, seat: Seat, player: &str) -> Result<Vec<(StreamId, Event)>, Rejection> {
+    g.table(TableOp::CashOut { seat, player_id: pid(player) })
+}
+
+#[test]
+fn r_stake_3_buy_in_limits_default_20_and_100_big_blinds() {
+    let mut g = game();
+    let r = rejected(buy_in(&mut g, 1, "P1", d(39)), "BUY_IN_BELOW_MINIMUM");
+    assert_eq!(r.number("min_buy_in_cents"), Some(d(40)));
+    let r = rejected(buy_in(&mut g, 1, "P1", d(201)), "BUY_IN_ABOVE_MAXIMUM");
+    assert_eq!(r.number("max_buy_in_cents"), Some(d(200)));
+    buy_in(&mut g, 1, "P1", d(40)).unwrap();
+    buy_in(&mut g, 2, "P2", d(200)).unwrap();
+    assert_eq!(g.stack(1), d(40));
+    assert_eq!(g.world.balance(&Account::Drop { table_id: tid(TABLE) }), d(240));
+    rejected(buy_in(&mut g, 1, "P1", d(40)), "ALREADY_BOUGHT_IN");
+}
+
+#[test]
+fn r_stake_3_one_short_buy_in_per_session() {
+    let mut c = nl_1_2();
+    c.buy_in.short_buy_min_cents = Some(d(20));
+    let mut g = Game::new(c, &[]);
+    g.table(TableOp::BuyIn { seat: 1, player_id: pid("P1"), amount_cents: d(20), source: FundsSource::Cash, supervisor_id: None, short_buy: true })
+        .unwrap();
+    assert!(g.state().seat(1).unwrap().short_buy_used);
+    let mut g2 = game();
+    rejected(
+        g2.table(TableOp::BuyIn { seat: 1, player_id: pid("P1"), amount_cents: d(20), source: FundsSource::Cash, supervisor_id: None, short_buy: true }),
+        "SHORT_BUY_NOT_AVAILABLE",
+    );
+}
+
+#[test]
+fn r_stake_3_top_up_between_hands_up_to_the_maximum() {
+    let mut g = game();
+    buy_in(&mut g, 1, "P1", d(100)).unwrap();
+    buy_in(&mut g, 2, "P2", d(100)).unwrap();
+    let r = rejected(top_up(&mut g, 1, "P1", d(101)), "TOP_UP_ABOVE_MAXIMUM");
+    assert_eq!(r.number("max_buy_in_cents"), Some(d(200)));
+    top_up(&mut g, 1, "P1", d(100)).unwrap();
+    assert_eq!(g.stack(1), d(200));
+}
+
+#[test]
+fn r_stake_1_no_top_up_during_a_hand_unless_folded() {
+    let mut g = game();
+    for s in 1..=3 {
+        buy_in(&mut g, s, &format!("P{s}"), d(100)).unwrap();
+    }
+    g.start(1, 3, &[1, 2, 3]);
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    let r = rejected(top_up(&mut g, 3, "P3", d(10)), "HAND_IN_PROGRESS");
+    assert_eq!(r.number("seat"), Some(3));
+    g.ok(3, Action::Fold);
+    top_up(&mut g, 3, "P3", d(10)).unwrap();
+    assert_eq!(g.stack(3), d(110), "a player who folded may top up");
+}
+
+#[test]
+fn r_stake_2_ratholing_refused_with_the_numbers() {
+    let mut g = game();
+    buy_in(&mut g, 1, "P1", d(100)).unwrap();
+    let r = rejected(g.table(TableOp::RemoveChips { seat: 1, amount_cents: d(60) }), "RATHOLING_FORBIDDEN");
+    assert_eq!((r.number("amount_cents"), r.number("stack_cents")), (Some(d(60)), Some(d(100))));
+    assert_eq!(g.stack(1), d(100));
+}
+
+#[test]
+fn r_stake_2_cash_out_takes_the_whole_stack_to_the_pocket() {
+    let mut g = game();
+    buy_in(&mut g, 1, "P1", d(150)).unwrap();
+    cash_out(&mut g, 1, "P1").unwrap();
+    assert!(g.state().seat(1).is_none());
+    let p = &g.world.players[&pid("P1")];
+    assert_eq!(p.pocket_cents, d(150));
+    assert_eq!(p.departures.last().unwrap().amount_cents, d(150));
+}
+
+#[test]
+fn r_rebuy_1_return_within_window_must_bring_amount_left_even_above_max() {
+    let mut g = game();
+    buy_in(&mut g, 1, "P1", d(200)).unwrap();
+    top_up(&mut g, 1, "P1", 0).err();
+    // Win chips: simulate by a second player losing a pot.
+    buy_in(&mut g, 2, "P2", d(200)).unwrap();
+    g.start(1, 2, &[1, 2]);
+    g.post(2, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(1, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(2, raise(100));
+    g.ok(1, Action::Call);
+    for _ in 0..3 {
+        g.next_round();
+        g.ok(1, Action::Check);
+        g.ok(2, Action::Check);
+    }
+    g.showdown(vec![vec![1], vec![2]]);
+    g.end();
+    cash_out(&mut g, 1, "P1").unwrap(); // leaves with $300 (hit and run is allowed, R-REBUY-2)
+    g.world.ctx.at_unix_ms += 30 * 60 * 1000;
+    let r = rejected(buy_in(&mut g, 3, "P1", d(200)), "REBUY_BELOW_AMOUNT_LEFT");
+    assert_eq!(r.number("amount_left_with_cents"), Some(d(300)));
+    assert_eq!(r.number("buy_in_cents"), Some(d(200)));
+    // $300 is above the $200 table maximum, yet required and allowed.
+    let mut g2_ctx = g.world.ctx.clone();
+    g2_ctx.at_unix_ms += 1;
+    g.world.ctx = g2_ctx;
+    g.table(TableOp::BuyIn { seat: 3, player_id: pid("P1"), amount_cents: d(300), source: FundsSource::PocketChips, supervisor_id: None, short_buy: false })
+        .unwrap();
+    assert_eq!(g.stack(3), d(300));
+}
+
+#[test]
+fn r_rebuy_1_after_the_window_ordinary_limits_apply() {
+    let mut g = game();
+    buy_in(&mut g, 1, "P1", d(200)).unwrap();
+    cash_out(&mut g, 1, "P1").unwrap();
+    g.world.ctx.at_unix_ms += 61 * 60 * 1000;
+    buy_in(&mut g, 1, "P1", d(40)).unwrap();
+}
+
+#[test]
+fn r_rebuy_1_scope_is_the_whole_room_same_game_and_limits() {
+    let mut g = game();
+    buy_in(&mut g, 1, "P1", d(200)).unwrap();
+    cash_out(&mut g, 1, "P1").unwrap();
+    // Another table of the same game and limits: bound. A different game: free.
+    let t2 = tid("T2");
+    let t3 = tid("T3");
+    let mut other = TableConfig::no_limit_holdem(d(2), d(5));
+    other.fee = FeePolicy::NoFee;
+    for (t, c) in [(&t2, nl_1_2()), (&t3, other)] {
+        g.world.exec(Command::Table(TableCommand { table_id: t.clone(), op: TableOp::OpenTable { config: c } })).unwrap();
+        let chips = vec![ChipCount { denomination_cents: 100, count: 1_000 }];
+        let slip_no = g.next_fill_slip;
+        g.world
+            .exec(Command::Table(TableCommand {
+                table_id: t.clone(),
+                op: TableOp::Fill { cage_id: cid(CAGE), slip_no, chips, signers: Signers { first: "a".into(), second: "b".into() } },
+            }))
+            .unwrap();
+        g.next_fill_slip += 1;
+    }
+    let buy = |t: &TableId, amount_cents| {
+        Command::Table(TableCommand {
+            table_id: t.clone(),
+            op: TableOp::BuyIn { seat: 1, player_id: pid("P1"), amount_cents, source: FundsSource::PocketChips, supervisor_id: None, short_buy: false },
+        })
+    };
+    rejected(g.world.exec(buy(&t2, d(100))), "REBUY_BELOW_AMOUNT_LEFT");
+    g.world.exec(buy(&t3, d(100))).unwrap();
+}
+
+#[test]
+fn r_stake_6_house_move_keeps_a_short_stack() {
+    let mut g = game();
+    buy_in(&mut g, 1, "P1", d(40)).unwrap();
+    buy_in(&mut g, 2, "P2", d(40)).unwrap();
+    g.start(1, 2, &[1, 2]);
+    g.post(2, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(1, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(2, Action::Fold);
+    g.end();
+    assert_eq!(g.stack(1), d(41));
+    g.start(2, 1, &[1, 2]);
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(1, raise(20));
+    g.ok(2, Action::Fold);
+    g.end();
+    assert_eq!(g.stack(2), d(37), "below the $40 minimum");
+    let t2 = tid("T2");
+    g.world.exec(Command::Table(TableCommand { table_id: t2.clone(), op: TableOp::OpenTable { config: nl_1_2() } })).unwrap();
+    g.table(TableOp::MovePlayer { seat: 2, to_table_id: t2.clone(), to_seat: 5 }).unwrap();
+    assert_eq!(g.world.tables[&t2].stack_cents(5), d(37), "the stack moves unchanged, no new buy-in");
+    assert!(g.state().seat(2).is_none());
+}
+
+#[test]
+fn r_stake_5_cash_in_play_converted_after_the_hand() {
+    let mut c = nl_1_2();
+    c.cash_in_play_allowed = true;
+    let mut g = Game::new(c, &[]);
+    buy_in(&mut g, 1, "P1", d(100)).unwrap();
+    buy_in(&mut g, 2, "P2", d(100)).unwrap();
+    g.table(TableOp::PutCashInPlay { seat: 1, player_id: pid("P1"), amount_cents: d(50) }).unwrap();
+    assert_eq!(g.stack(1), d(150));
+    let r = rejected(g.table(TableOp::StartHand { hand_no: 1, button_seat: 2, dealt_seats: vec![1, 2] }), "CASH_IN_PLAY_NOT_CONVERTED");
+    assert_eq!(r.number("cash_in_play_cents"), Some(d(50)));
+    g.table(TableOp::ConvertCashInPlay { seat: 1 }).unwrap();
+    assert_eq!(g.state().seat(1).unwrap().cash_in_play_cents, 0);
+    assert_eq!(g.world.balance(&Account::Drop { table_id: tid(TABLE) }), d(250));
+    rejected(g.table(TableOp::ConvertCashInPlay { seat: 1 }), "NO_CASH_IN_PLAY");
+}
+
+#[test]
+fn r_chip_2_large_buy_in_needs_a_supervisor() {
+    let mut c = nl_1_2();
+    c.buy_in.max_cents = d(50_000);
+    let mut g = Game::new(c, &[]);
+    let r = rejected(buy_in(&mut g, 1, "P1", d(10_000)), "SUPERVISOR_REQUIRED");
+    assert_eq!(r.number("threshold_cents"), Some(d(10_000)));
+    g.table(TableOp::BuyIn {
+        seat: 1,
+        player_id: pid("P1"),
+        amount_cents: d(10_000),
+        source: FundsSource::Cash,
+        supervisor_id: Some("floor-7".into()),
+        short_buy: false,
+    })
+    .unwrap();
+}
+
+#[test]
+fn r_audit_4_cash_buy_in_recorded_for_aml() {
+    let mut c = nl_1_2();
+    c.buy_in.max_cents = d(50_000);
+    c.buy_in.supervisor_threshold_cents = d(100_000);
+    let mut g = Game::new(c, &[]);
+    let events = buy_in(&mut g, 1, "P1", d(4_000)).unwrap();
+    let aml: Vec<&PlayerEvent> = events
+        .iter()
+        .filter_map(|(_, e)| match e {
+            Event::Player(p @ PlayerEvent::CashTransaction { .. }) => Some(p),
+            _ => None,
+        })
+        .collect();
+    assert!(matches!(aml[0], PlayerEvent::CashTransaction { mtl_entry: true, ctr_required: false, .. }));
+    let events = top_up(&mut g, 1, "P1", d(7_000)).unwrap();
+    assert!(events.iter().any(|(_, e)| matches!(e, Event::Player(PlayerEvent::CashTransaction { ctr_required: true, day_total_cents, .. }) if *day_total_cents == d(11_000))));
+    assert!(g.world.players[&pid("P1")].cash_day.ctr_in_required);
+}
+
+#[test]
+fn r_stake_4_seats_and_stacks() {
+    let mut g = game();
+    rejected(buy_in(&mut g, 11, "P1", d(100)), "INVALID_SEAT");
+    buy_in(&mut g, 1, "P1", d(100)).unwrap();
+    rejected(buy_in(&mut g, 1, "P2", d(100)), "SEAT_TAKEN");
+    rejected(buy_in(&mut g, 2, "P1", d(100)), "PLAYER_ALREADY_SEATED");
+    rejected(g.table(TableOp::Tip { seat: 4, amount_cents: d(1) }), "SEAT_EMPTY");
+    rejected(top_up(&mut g, 1, "P9", d(10)), "WRONG_PLAYER");
+    g.table(TableOp::SeatPlayer { seat: 3, player_id: pid("P3") }).unwrap();
+    rejected(top_up(&mut g, 3, "P3", d(10)), "NOT_BOUGHT_IN");
+    assert_eq!(g.state().stack_cents(1), d(100));
+}

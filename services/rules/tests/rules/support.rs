@@ -83,6 +83,7 @@ impl World {
         for (sid, e) in &events {
             self.apply(sid, e);
         }
+        self.check_invariants();
         Ok(events)
     }
 
@@ -109,7 +110,6 @@ impl World {
             _ => panic!("event on the wrong stream: {sid} {e:?}"),
         }
         self.log.push((sid.clone(), e.clone()));
-        self.check_invariants();
     }
 
     /// R-UNIT-4 and R-STAKE-4: sum zero, nothing negative, table states equal the ledger.
