@@ -82,3 +82,65 @@ async fn shared_server_is_started_once_per_process() {
     let url = first.fresh_database("shared").await.expect("database");
     assert_eq!(select_one(&url).await, 1);
 }
+
+/// Not a test on its own: the process that `a_killed_test_process_leaves_no_server_behind` kills.
+#[tokio::test]
+#[ignore = "run by a_killed_test_process_leaves_no_server_behind"]
+async fn holds_a_server_until_killed() {
+    let server = TestPostgres::start().await.expect("start");
+    println!("{URL_LINE}{}", server.url());
+    std::future::pending::<()>().await;
+}
+
+const URL_LINE: &str = "server url: ";
+
+/// SIGKILL gives no chance to run any drop: the server must go away all the same.
+#[tokio::test]
+async fn a_killed_test_process_leaves_no_server_behind() {
+    let mut backends = vec!["local"];
+    if container_backend().await.is_some() {
+        backends.push("container");
+    }
+    for backend in backends {
+        let mut child = std::process::Command::new(std::env::current_exe().expect("own path"))
+            .args([
+                "--ignored",
+                "--exact",
+                "test_postgres::holds_a_server_until_killed",
+            ])
+            .arg("--nocapture")
+            .env("CHIPLEDGER_TEST_PG", backend)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn child test process");
+        let stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+        let url = std::io::BufRead::lines(stdout)
+            .map(|line| line.expect("read child output"))
+            .find_map(|line| line.strip_prefix(URL_LINE).map(str::to_owned))
+            .expect("child printed no URL");
+        assert_eq!(
+            select_one(&url).await,
+            1,
+            "{backend}: child's server not up"
+        );
+
+        child.kill().expect("SIGKILL");
+        child.wait().expect("reap child");
+
+        assert!(
+            server_goes_away(&url).await,
+            "{backend}: server still answers after its process was killed"
+        );
+    }
+}
+
+/// Poll (bounded: 30 s) until nothing answers at `url`.
+async fn server_goes_away(url: &str) -> bool {
+    for _ in 0..300 {
+        if sqlx::PgConnection::connect(url).await.is_err() {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    false
+}
