@@ -1,0 +1,265 @@
+//! End-to-end smoke test of chipledgerd's service over real gRPC against a real PostgreSQL
+//! (chipledger-postgres picks a container or a local throwaway cluster): roles, a buy-in with
+//! positions and balances, a rejection with ErrorInfo recorded for auditors, idempotent replay,
+//! command id reuse, health, reflection, chain verification, graceful shutdown.
+
+use std::sync::Arc;
+
+use chipledger_postgres::TestPostgres;
+use chipledger_proto::v1 as pb;
+use chipledger_proto::v1::audit_service_client::AuditServiceClient;
+use chipledger_proto::v1::cage_service_client::CageServiceClient;
+use chipledger_proto::v1::table_service_client::TableServiceClient;
+use chipledger_server::config::{Config, FileConfig, Flags};
+use chipledger_server::ledger::Ledger;
+use chipledger_server::shutdown::Drain;
+use chipledger_server::serve;
+use chipledger_store::Store;
+use tonic::metadata::MetadataValue;
+use tonic::transport::Channel;
+use tonic::{Code, Request};
+use tonic_types::StatusExt;
+
+const ADMIN: &str = "admin-token-0123456789";
+const DEALER: &str = "dealer-token-0123456789";
+const AUDITOR: &str = "auditor-token-0123456789";
+const CAGE: &str = "cage-token-0123456789";
+
+fn config() -> Config {
+    let file: FileConfig = toml::from_str(&format!(
+        r#"
+        [[auth.principals]]
+        id = "alice-admin"
+        role = "admin"
+        tokens = ["{ADMIN}"]
+        [[auth.principals]]
+        id = "dan-dealer"
+        role = "dealer"
+        tokens = ["{DEALER}"]
+        [[auth.principals]]
+        id = "ann-auditor"
+        role = "auditor"
+        tokens = ["{AUDITOR}"]
+        [[auth.principals]]
+        id = "carl-cage"
+        role = "cage"
+        tokens = ["{CAGE}"]
+        "#
+    ))
+    .expect("test config parses");
+    let flags = Flags { listen: Some("127.0.0.1:0".parse().unwrap()), ..Flags::default() };
+    Config::resolve(flags, file).expect("test config resolves")
+}
+
+fn authed<T>(token: &str, message: T) -> Request<T> {
+    let mut request = Request::new(message);
+    let value: MetadataValue<_> = format!("Bearer {token}").parse().unwrap();
+    request.metadata_mut().insert("authorization", value);
+    request
+}
+
+fn header(command_id: &str) -> Option<pb::CommandHeader> {
+    Some(pb::CommandHeader { command_id: command_id.to_string(), ..Default::default() })
+}
+
+fn chips(denomination_cents: i64, count: i64) -> pb::ChipCount {
+    pb::ChipCount { denomination_cents, count }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chipledgerd_serves_commands_queries_and_errors_over_grpc() {
+    let postgres = TestPostgres::start().await.expect("a PostgreSQL for the test");
+    let url = postgres.url();
+    Store::migrate(&url).await.expect("migrations");
+    let store = Store::connect(&url).await.expect("connect");
+
+    let config = config();
+    let drain = Drain::new();
+    let ledger = Arc::new(Ledger::new(store, "casino".into(), config.gaming_day, config.limits, drain.clone()));
+    let listener = serve::bind(config.listen).await.expect("bind");
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = {
+        let config = config.clone();
+        tokio::spawn(async move {
+            serve::serve(&config, listener, ledger, drain, async move {
+                let _ = stopped.await;
+            })
+            .await
+        })
+    };
+
+    let channel = Channel::from_shared(format!("http://{addr}")).unwrap().connect().await.expect("connect");
+    let mut table = TableServiceClient::new(channel.clone());
+    let mut cage = CageServiceClient::new(channel.clone());
+    let mut audit = AuditServiceClient::new(channel.clone());
+
+    // Health and reflection need no credentials.
+    let mut health = tonic_health::pb::health_client::HealthClient::new(channel.clone());
+    let serving = health
+        .check(tonic_health::pb::HealthCheckRequest { service: "chipledger.v1.TableService".into() })
+        .await
+        .expect("health answers");
+    assert_eq!(serving.into_inner().status, tonic_health::pb::health_check_response::ServingStatus::Serving as i32);
+
+    // No credentials: refused.
+    let anonymous = table
+        .get_table(pb::GetTableRequest { table_id: "T1".into(), ..Default::default() })
+        .await
+        .unwrap_err();
+    assert_eq!(anonymous.code(), Code::Unauthenticated);
+
+    // The cage opens with chips; the table opens from a preset and gets a fill.
+    cage.open_cage(authed(
+        CAGE,
+        pb::OpenCage {
+            header: header("open-cage"),
+            cage_id: "MAIN".into(),
+            denominations_cents: vec![100, 500, 2_500, 10_000],
+            chips: vec![chips(100, 1_000), chips(500, 1_000), chips(2_500, 400), chips(10_000, 100)],
+            cash_cents: 1_000_000,
+        },
+    ))
+    .await
+    .expect("open cage");
+    table
+        .open_table(authed(
+            ADMIN,
+            pb::OpenTable {
+                header: header("open-T1"),
+                table_id: "T1".into(),
+                configuration: Some(pb::open_table::Configuration::Preset(pb::TablePreset {
+                    game: pb::GamePreset::NoLimitHoldem as i32,
+                    small_cents: 100,
+                    big_cents: 200,
+                })),
+            },
+        ))
+        .await
+        .expect("open table");
+    cage.fill(authed(
+        CAGE,
+        pb::Fill {
+            header: header("fill-1"),
+            table_id: "T1".into(),
+            cage_id: "MAIN".into(),
+            slip_no: 1,
+            chips: vec![chips(100, 200), chips(500, 200), chips(2_500, 40)],
+            signer_1: "carl-cage".into(),
+            signer_2: "fred-floor".into(),
+        },
+    ))
+    .await
+    .expect("fill");
+
+    // A dealer seats a player and takes a cash buy-in.
+    table
+        .seat_player(authed(
+            DEALER,
+            pb::SeatPlayer { header: header("seat-P7"), table_id: "T1".into(), seat: 3, player_id: "P7".into() },
+        ))
+        .await
+        .expect("seat");
+    let buy_in = pb::BuyIn {
+        header: header("buyin-P7"),
+        table_id: "T1".into(),
+        seat: 3,
+        player_id: "P7".into(),
+        amount_cents: 20_000,
+        source: pb::FundsSource::Cash as i32,
+        supervisor_id: None,
+        short_buy: false,
+    };
+    let first = table.buy_in(authed(DEALER, buy_in.clone())).await.expect("buy-in").into_inner();
+    assert!(!first.replayed);
+    assert!(first.events.iter().all(|event| event.global_position > 0), "{first:?}");
+    let seat_balance = first.balances.iter().find(|balance| balance.account == "table/T1/seat/3");
+    assert_eq!(seat_balance.map(|balance| balance.balance_cents), Some(20_000), "{first:?}");
+
+    // The same command again: the first answer, marked as a replay.
+    let again = table.buy_in(authed(DEALER, buy_in.clone())).await.expect("replay").into_inner();
+    assert!(again.replayed);
+    assert_eq!(
+        again.events.iter().map(|event| event.global_position).collect::<Vec<_>>(),
+        first.events.iter().map(|event| event.global_position).collect::<Vec<_>>()
+    );
+    // The same id for a different request: ALREADY_EXISTS.
+    let reused = table
+        .buy_in(authed(DEALER, pb::BuyIn { amount_cents: 30_000, ..buy_in.clone() }))
+        .await
+        .unwrap_err();
+    assert_eq!(reused.code(), Code::AlreadyExists);
+
+    // The stack is answerable (R-STAKE-4).
+    let view = table
+        .get_table(authed(AUDITOR, pb::GetTableRequest { table_id: "T1".into(), ..Default::default() }))
+        .await
+        .expect("auditor reads the table")
+        .into_inner();
+    let seat = view.seats.iter().find(|seat| seat.seat == 3).expect("seat 3");
+    assert_eq!((seat.player_id.as_str(), seat.stack_cents), ("P7", 20_000));
+
+    // Roles: a dealer cannot issue a marker; an auditor cannot write.
+    let denied = cage
+        .issue_marker(authed(
+            DEALER,
+            pb::IssueMarker {
+                header: header("marker-1"),
+                cage_id: "MAIN".into(),
+                player_id: "P7".into(),
+                marker_no: 1,
+                chips: vec![chips(10_000, 1)],
+                approved_by: "boss".into(),
+                delivery: Some(pb::issue_marker::Delivery::ToPocket(true)),
+            },
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(denied.code(), Code::PermissionDenied);
+    let denied = table
+        .tip(authed(AUDITOR, pb::Tip { header: header("tip-1"), table_id: "T1".into(), seat: 3, amount_cents: 100 }))
+        .await
+        .unwrap_err();
+    assert_eq!(denied.code(), Code::PermissionDenied);
+
+    // Ratholing: refused with the reason and rule id, and recorded for auditors (R-STAKE-2).
+    let rathole = table
+        .remove_chips(authed(
+            DEALER,
+            pb::RemoveChips { header: header("rathole-1"), table_id: "T1".into(), seat: 3, amount_cents: 5_000 },
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(rathole.code(), Code::FailedPrecondition);
+    let details = rathole.get_error_details();
+    let info = details.error_info().expect("ErrorInfo");
+    assert_eq!(info.reason, "RATHOLING_FORBIDDEN");
+    assert_eq!(info.domain, "chipledger.v1");
+    assert_eq!(info.metadata.get("rule_id").map(String::as_str), Some("R-STAKE-2"));
+    let rejections = audit
+        .list_rejections(authed(AUDITOR, pb::ListRejectionsRequest::default()))
+        .await
+        .expect("auditor lists rejections")
+        .into_inner();
+    assert!(
+        rejections.rejections.iter().any(|r| r.command_id == "rathole-1" && r.reason_code == "RATHOLING_FORBIDDEN"),
+        "{rejections:?}"
+    );
+
+    // Malformed input: INVALID_ARGUMENT with a BadRequest naming the fields.
+    let malformed = table
+        .buy_in(authed(DEALER, pb::BuyIn { header: header("bad-1"), seat: 0, ..Default::default() }))
+        .await
+        .unwrap_err();
+    assert_eq!(malformed.code(), Code::InvalidArgument);
+    assert!(malformed.get_error_details().bad_request().is_some());
+
+    // The chain verifies and the digest is at the head.
+    let verified = audit.verify_chain(authed(AUDITOR, pb::VerifyChainRequest::default())).await.expect("verify").into_inner();
+    assert!(verified.ok, "{verified:?}");
+    let digest = audit.get_chain_digest(authed(AUDITOR, pb::GetChainDigestRequest::default())).await.expect("digest").into_inner();
+    assert!(digest.global_position >= first.events.iter().map(|event| event.global_position).max().unwrap());
+
+    stop.send(()).expect("server running");
+    server.await.expect("server task").expect("server stopped cleanly");
+}
