@@ -102,6 +102,35 @@ async fn chipledgerd_serves_commands_queries_and_errors_over_grpc() {
         .expect("health answers");
     assert_eq!(serving.into_inner().status, tonic_health::pb::health_check_response::ServingStatus::Serving as i32);
 
+    // Reflection, both versions, lists our services.
+    {
+        use tonic_reflection::pb::v1::server_reflection_client::ServerReflectionClient;
+        use tonic_reflection::pb::v1::server_reflection_request::MessageRequest;
+        use tonic_reflection::pb::v1::server_reflection_response::MessageResponse;
+        use tonic_reflection::pb::v1::ServerReflectionRequest;
+        let mut reflection = ServerReflectionClient::new(channel.clone());
+        let request = ServerReflectionRequest { host: String::new(), message_request: Some(MessageRequest::ListServices(String::new())) };
+        let mut responses = reflection.server_reflection_info(futures::stream::iter([request])).await.expect("v1").into_inner();
+        let response = responses.message().await.expect("v1 answer").expect("one response");
+        let Some(MessageResponse::ListServicesResponse(list)) = response.message_response else { panic!("list services") };
+        let names: Vec<String> = list.service.into_iter().map(|service| service.name).collect();
+        for name in ["chipledger.v1.TableService", "chipledger.v1.CageService", "chipledger.v1.LedgerService", "chipledger.v1.AuditService", "grpc.health.v1.Health"] {
+            assert!(names.iter().any(|n| n == name), "{name} missing from {names:?}");
+        }
+    }
+    {
+        use tonic_reflection::pb::v1alpha::server_reflection_client::ServerReflectionClient;
+        use tonic_reflection::pb::v1alpha::server_reflection_request::MessageRequest;
+        use tonic_reflection::pb::v1alpha::server_reflection_response::MessageResponse;
+        use tonic_reflection::pb::v1alpha::ServerReflectionRequest;
+        let mut reflection = ServerReflectionClient::new(channel.clone());
+        let request = ServerReflectionRequest { host: String::new(), message_request: Some(MessageRequest::ListServices(String::new())) };
+        let mut responses = reflection.server_reflection_info(futures::stream::iter([request])).await.expect("v1alpha").into_inner();
+        let response = responses.message().await.expect("v1alpha answer").expect("one response");
+        let Some(MessageResponse::ListServicesResponse(list)) = response.message_response else { panic!("list services") };
+        assert!(list.service.iter().any(|service| service.name == "chipledger.v1.LedgerService"));
+    }
+
     // No credentials: refused.
     let anonymous = table
         .get_table(pb::GetTableRequest { table_id: "T1".into(), ..Default::default() })
