@@ -402,6 +402,12 @@ fn judge_raise(hand: &HandState, config: &TableConfig, p: &HandPlayer, stack: Ce
     }
     let s = sizing(hand, config, p);
     let all_in = to_cents == all_in_to;
+    // R-BET-10: reaching the cap is like going all in (short of a full raise is allowed).
+    let cap_to = match &config.betting {
+        BettingStructure::CapLimit { cap_cents, .. } => p.round_cents + cap_cents - p.hand_cents,
+        _ => Cents::MAX,
+    };
+    let short_ok = all_in || to_cents == cap_to;
     if all_in && p.borrowed_to_raise {
         return Err(Rejection::new(ALL_IN_AFTER_BORROW_TO_RAISE, "borrowed to raise: may not go all in this hand")
             .with("stack_cents", stack));
@@ -411,7 +417,7 @@ fn judge_raise(hand: &HandState, config: &TableConfig, p: &HandPlayer, stack: Ce
             .with("to_cents", to_cents)
             .with("max_raise_to_cents", s.max_to_cents));
     }
-    if to_cents < s.min_to_cents && !all_in || to_cents <= bet_to {
+    if to_cents < s.min_to_cents && !short_ok || to_cents <= bet_to {
         let reason = if bet_to == 0 { BET_BELOW_MINIMUM } else { RAISE_BELOW_MINIMUM };
         let reason = if matches!(config.betting, BettingStructure::FixedLimit { .. }) { FIXED_LIMIT_AMOUNT } else { reason };
         let name = if bet_to == 0 { "min_bet_to_cents" } else { "min_raise_to_cents" };
@@ -419,7 +425,7 @@ fn judge_raise(hand: &HandState, config: &TableConfig, p: &HandPlayer, stack: Ce
             .with("to_cents", to_cents)
             .with(name, s.min_to_cents.min(all_in_to)));
     }
-    if !all_in && !config.chip_set.is_playable(to_cents) {
+    if !short_ok && !config.chip_set.is_playable(to_cents) {
         return Err(Rejection::new(crate::money::NOT_MULTIPLE_OF_MIN_CHIP, "bets are whole minimum playable chips")
             .with("to_cents", to_cents)
             .with("min_playable_chip_cents", config.chip_set.min_playable_chip_cents));
