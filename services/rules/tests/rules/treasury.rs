@@ -1,1 +1,320 @@
-//! (in progress)
+//! Chips, cage and inventory (R-CHIP-*), markers and IOUs (R-MARK-*), corrections (R-AUDIT-1).
+
+use chipledger_rules::*;
+
+use crate::support::*;
+
+fn nl() -> TableConfig {
+    example_config(TableConfig::no_limit_holdem(d(1), d(2)))
+}
+
+fn cage(g: &mut Game, op: CageOp) -> Result<Vec<(StreamId, Event)>, Rejection> {
+    g.world.exec(Command::Cage(CageCommand { cage_id: cid(CAGE), op }))
+}
+
+fn chips(denomination_dollars: i64, count: i64) -> Vec<ChipCount> {
+    vec![ChipCount { denomination_cents: d(denomination_dollars), count }]
+}
+
+fn signers() -> Signers {
+    Signers { first: "cage-1".into(), second: "floor-1".into() }
+}
+
+#[test]
+fn r_chip_1_color_up_keeps_value_and_tray_counts() {
+    let mut g = Game::new(nl(), &[(1, d(100))]);
+    let before = (g.state().tray_count(d(1)), g.state().tray_count(d(25)));
+    g.table(TableOp::ColorChange { seat: 1, give: chips(1, 50), receive: chips(25, 2) }).unwrap();
+    assert_eq!(g.stack(1), d(100), "the value of the stack is unchanged");
+    assert_eq!((g.state().tray_count(d(1)), g.state().tray_count(d(25))), (before.0 + 50, before.1 - 2));
+    let r = rejected(g.table(TableOp::ColorChange { seat: 1, give: chips(1, 5), receive: chips(5, 2) }), "COLOR_CHANGE_UNEQUAL");
+    assert_eq!((r.number("give_cents"), r.number("receive_cents")), (Some(d(5)), Some(d(10))));
+    rejected(g.table(TableOp::ColorChange { seat: 1, give: chips(5, 1000), receive: chips(500, 10) }), "COLOR_CHANGE_UNEQUAL");
+    let r = rejected(g.table(TableOp::ColorChange { seat: 1, give: chips(3, 1), receive: chips(1, 3) }), "UNKNOWN_DENOMINATION");
+    assert_eq!(r.number("denomination_cents"), Some(d(3)));
+}
+
+#[test]
+fn r_chip_1_tray_never_negative() {
+    let mut g = Game::new(nl(), &[(1, d(100))]);
+    // Empty the $5 chips of the tray by credit, then ask for them.
+    let n = g.state().tray_count(d(5));
+    g.table(TableOp::Credit { cage_id: cid(CAGE), slip_no: 1, chips: chips(5, n), signers: signers() }).unwrap();
+    let r = rejected(g.table(TableOp::ColorChange { seat: 1, give: chips(25, 1), receive: chips(5, 5) }), "TRAY_SHORT");
+    assert_eq!(r.number("tray_count"), Some(0));
+}
+
+#[test]
+fn r_chip_2_buying_chips_at_the_table_needs_a_tray_that_can_pay() {
+    let mut c = nl();
+    c.buy_in.max_cents = d(100_000_000);
+    c.buy_in.supervisor_threshold_cents = d(100_000_000);
+    let mut g = Game::new(c, &[]);
+    let r = rejected(g.sit(1, "P1", d(20_000_000)), "TRAY_SHORT");
+    assert!(r.number("short_cents").unwrap() > 0);
+}
+
+#[test]
+fn r_chip_3_fills_and_credits_sequential_slips_two_signers() {
+    let mut g = Game::new(nl(), &[]);
+    let tray_before = g.state().tray_value_cents();
+    g.fill(chips(100, 10)).unwrap();
+    assert_eq!(g.state().tray_value_cents(), tray_before + d(1000));
+    let r = rejected(
+        g.table(TableOp::Fill { cage_id: cid(CAGE), slip_no: 9, chips: chips(100, 1), signers: signers() }),
+        "SLIP_OUT_OF_SEQUENCE",
+    );
+    assert_eq!(r.number("expected_slip_no"), Some(3));
+    rejected(
+        g.table(TableOp::Fill { cage_id: cid(CAGE), slip_no: 3, chips: chips(100, 1), signers: Signers { first: "a".into(), second: "a".into() } }),
+        "SIGNERS_NOT_DISTINCT",
+    );
+    g.table(TableOp::Credit { cage_id: cid(CAGE), slip_no: 1, chips: chips(100, 5), signers: signers() }).unwrap();
+    assert_eq!(g.world.cages[&cid(CAGE)].last_credit_slip_no, 1);
+    let r = rejected(g.table(TableOp::Credit { cage_id: cid(CAGE), slip_no: 2, chips: chips(100, 100_000), signers: signers() }), "TRAY_SHORT");
+    assert!(r.number("tray_count").is_some());
+    let r = rejected(g.table(TableOp::Fill { cage_id: cid(CAGE), slip_no: 3, chips: chips(5000, 200_000), signers: signers() }), "CAGE_CHIPS_SHORT");
+    assert!(r.number("cage_count").is_some());
+}
+
+#[test]
+fn r_chip_4_shift_close_table_result() {
+    let mut g = Game::new(nl(), &[]);
+    // Opening inventory: the first fill. Play: a $200 cash buy-in pays chips out of the tray.
+    g.sit(1, "P1", d(200)).unwrap();
+    g.sit(2, "P2", d(100)).unwrap();
+    g.table(TableOp::Credit { cage_id: cid(CAGE), slip_no: 1, chips: chips(1, 100), signers: signers() }).unwrap();
+    let fills = g.state().shift.fills_cents;
+    let tray = g.state().tray.clone();
+    let drop = g.state().drop_cents;
+    let r = rejected(g.table(TableOp::CloseShift { counted_tray: tray.clone(), counted_drop_cents: drop - 1 }), "DROP_COUNT_MISMATCH");
+    assert_eq!(r.number("ledger_drop_cents"), Some(d(300)));
+    let mut short = tray.clone();
+    short[0].count -= 1;
+    rejected(g.table(TableOp::CloseShift { counted_tray: short, counted_drop_cents: drop }), "CLOSING_COUNT_MISMATCH");
+    let events = g.table(TableOp::CloseShift { counted_tray: tray.clone(), counted_drop_cents: drop }).unwrap();
+    match &events[0].1 {
+        Event::Table(TableEvent::ShiftClosed { result_cents, fills_cents, credits_cents, drop_cents, .. }) => {
+            let closing = g.state().tray_value_cents();
+            assert_eq!((*fills_cents, *credits_cents, *drop_cents), (fills, d(100), d(300)));
+            // drop + credits + closing - opening - fills = 300 + 100 + (fills - 300 - 100) - 0 - fills = 0
+            assert_eq!(*result_cents, d(300) + d(100) + closing - fills);
+            assert_eq!(*result_cents, 0, "no rake taken: the table neither won nor lost");
+        }
+        e => panic!("{e:?}"),
+    }
+    assert_eq!(g.state().drop_cents, 0, "the drop went to the count room");
+    assert_eq!(g.state().shift.opening_tray, tray, "the next opening inventory is this closing");
+}
+
+#[test]
+fn r_chip_5_cage_sells_redeems_and_reports_liability() {
+    let mut g = Game::new(nl(), &[]);
+    let events = cage(&mut g, CageOp::SellChips { player_id: pid("P1"), chips: chips(100, 5) }).unwrap();
+    assert_eq!(events.len(), 3);
+    assert_eq!(g.world.players[&pid("P1")].pocket_cents, d(500));
+    let r = rejected(cage(&mut g, CageOp::RedeemChips { player_id: pid("P1"), chips: chips(100, 6) }), "POCKET_INSUFFICIENT");
+    assert_eq!(r.number("pocket_cents"), Some(d(500)));
+    cage(&mut g, CageOp::RedeemChips { player_id: pid("P1"), chips: chips(100, 2) }).unwrap();
+    assert_eq!(g.world.players[&pid("P1")].pocket_cents, d(300));
+    // Pocket chips brought to a table are a buy-in.
+    g.table(TableOp::BuyIn { seat: 1, player_id: pid("P1"), amount_cents: d(200), source: FundsSource::PocketChips, supervisor_id: None, short_buy: false })
+        .unwrap();
+    rejected(
+        g.table(TableOp::BuyIn { seat: 2, player_id: pid("P2"), amount_cents: d(200), source: FundsSource::PocketChips, supervisor_id: None, short_buy: false }),
+        "POCKET_INSUFFICIENT",
+    );
+    let events = cage(&mut g, CageOp::CloseGamingDay).unwrap();
+    match &events[0].1 {
+        Event::Cage(CageEvent::GamingDayClosed { liability, .. }) => {
+            let hundreds = liability.iter().find(|c| c.denomination_cents == d(100)).map(|c| c.count);
+            assert_eq!(hundreds, Some(2_000 + 5 - 2), "issued (fill and sale) minus returned");
+        }
+        e => panic!("{e:?}"),
+    }
+}
+
+#[test]
+fn r_chip_5_cage_open_once_and_cash_limits() {
+    let mut g = Game::new(nl(), &[]);
+    rejected(cage(&mut g, CageOp::OpenCage { denominations_cents: vec![100], chips: chips(1, 1), cash_cents: 0 }), "CAGE_ALREADY_OPEN");
+    let other = Command::Cage(CageCommand { cage_id: cid("EAST"), op: CageOp::SellChips { player_id: pid("P1"), chips: chips(1, 1) } });
+    rejected(g.world.exec(other), "CAGE_NOT_OPEN");
+    rejected(cage(&mut g, CageOp::SellChips { player_id: pid("P1"), chips: chips(5000, 200_000) }), "CAGE_CHIPS_SHORT");
+    // Patron holds more chips than the cage has cash.
+    g.world.exec(Command::Player(PlayerCommand { player_id: pid("P1"), op: PlayerOp::SetCreditLine { line_cents: d(10_000_000), approved_by: "credit-mgr".into() } })).unwrap();
+    cage(&mut g, CageOp::IssueMarker { player_id: pid("P1"), marker_no: 1, chips: chips(5000, 30), approved_by: "shift-mgr".into(), delivery: MarkerDelivery::Pocket })
+        .unwrap();
+    let r = rejected(cage(&mut g, CageOp::RedeemChips { player_id: pid("P1"), chips: chips(5000, 30) }), "CAGE_CASH_SHORT");
+    assert_eq!(r.number("cage_cash_cents"), Some(d(100_000)));
+}
+
+fn credit(g: &mut Game, line: Cents) {
+    g.world
+        .exec(Command::Player(PlayerCommand { player_id: pid("P1"), op: PlayerOp::SetCreditLine { line_cents: line, approved_by: "credit-mgr".into() } }))
+        .unwrap();
+}
+
+fn marker(g: &mut Game, no: u64, dollars: i64, approved_by: &str, delivery: MarkerDelivery) -> Result<Vec<(StreamId, Event)>, Rejection> {
+    cage(g, CageOp::IssueMarker { player_id: pid("P1"), marker_no: no, chips: chips(100, dollars / 100), approved_by: approved_by.into(), delivery })
+}
+
+#[test]
+fn r_mark_1_markers_against_the_credit_line() {
+    let mut g = Game::new(nl(), &[]);
+    rejected(
+        g.world.exec(Command::Player(PlayerCommand { player_id: pid("P1"), op: PlayerOp::SetCreditLine { line_cents: d(1000), approved_by: "dealer-1".into() } })),
+        "APPROVER_SAME_AS_ISSUER",
+    );
+    credit(&mut g, d(1000));
+    let r = rejected(marker(&mut g, 1, 1100, "shift-mgr", MarkerDelivery::Pocket), "CREDIT_LINE_EXCEEDED");
+    assert_eq!(r.number("available_credit_cents"), Some(d(1000)));
+    rejected(marker(&mut g, 1, 500, "dealer-1", MarkerDelivery::Pocket), "APPROVER_SAME_AS_ISSUER");
+    rejected(marker(&mut g, 2, 500, "shift-mgr", MarkerDelivery::Pocket), "MARKER_OUT_OF_SEQUENCE");
+    marker(&mut g, 1, 600, "shift-mgr", MarkerDelivery::Pocket).unwrap();
+    assert_eq!(g.world.players[&pid("P1")].pocket_cents, d(600));
+    assert_eq!(g.world.balance(&Account::CageMarkers { cage_id: cid(CAGE) }), d(600));
+    rejected(marker(&mut g, 2, 500, "shift-mgr", MarkerDelivery::Pocket), "CREDIT_LINE_EXCEEDED");
+    // Redeem in part, then write off the rest with an independent approver.
+    let redeem = |no, amount| CageOp::RedeemMarker { player_id: pid("P1"), marker_no: no, amount_cents: amount };
+    rejected(cage(&mut g, redeem(7, d(1))), "MARKER_NOT_FOUND");
+    let r = rejected(cage(&mut g, redeem(1, d(700))), "MARKER_REDEEM_EXCEEDS");
+    assert_eq!(r.number("outstanding_cents"), Some(d(600)));
+    cage(&mut g, redeem(1, d(400))).unwrap();
+    assert_eq!(g.world.players[&pid("P1")].available_credit_cents(), d(800));
+    rejected(cage(&mut g, CageOp::WriteOffMarker { player_id: pid("P1"), marker_no: 1, approved_by: "dealer-1".into() }), "APPROVER_SAME_AS_ISSUER");
+    cage(&mut g, CageOp::WriteOffMarker { player_id: pid("P1"), marker_no: 1, approved_by: "controller".into() }).unwrap();
+    assert_eq!(g.world.balance(&Account::CageMarkers { cage_id: cid(CAGE) }), 0);
+    assert_eq!(g.world.balance(&Account::House(HouseAccount::BadDebt)), d(200));
+    assert!(g.world.players[&pid("P1")].markers.is_empty());
+}
+
+#[test]
+fn r_mark_2_marker_to_the_stack_only_between_hands() {
+    let mut g = Game::new(nl(), &[]);
+    credit(&mut g, d(5000));
+    g.sit(1, "P1", d(100)).unwrap();
+    g.sit(2, "P2", d(100)).unwrap();
+    let at_seat = MarkerDelivery::Seat { table_id: tid(TABLE), seat: 1 };
+    g.start(1, 2, &[1, 2]);
+    rejected(marker(&mut g, 1, 100, "shift-mgr", at_seat.clone()), "HAND_IN_PROGRESS");
+    g.ok(1, Action::Fold);
+    g.end();
+    let events = marker(&mut g, 1, 100, "shift-mgr", at_seat).unwrap();
+    assert_eq!(events.len(), 3, "cage, player and table events");
+    assert_eq!(g.stack(1), d(200));
+}
+
+#[test]
+fn r_mark_1_open_markers_are_bounded() {
+    let mut g = Game::new(nl(), &[]);
+    credit(&mut g, d(1_000_000));
+    for no in 1..=64 {
+        marker(&mut g, no, 100, "shift-mgr", MarkerDelivery::Pocket).unwrap();
+    }
+    rejected(marker(&mut g, 65, 100, "shift-mgr", MarkerDelivery::Pocket), "TOO_MANY_OPEN_MARKERS");
+}
+
+fn open_stakes() -> TableConfig {
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.stakes = StakesMode::OpenStakes { iou_auto_accept_below_cents: d(10) };
+    c.blinds_cents = Vec::new();
+    c
+}
+
+#[test]
+fn r_mark_3_iou_needs_every_active_player_and_borrow_to_raise_forfeits_all_in() {
+    let mut g = Game::new(open_stakes(), &[(1, d(50)), (2, d(100)), (3, d(100))]);
+    g.start(1, 3, &[1, 2, 3]);
+    g.ok(1, bet(50));
+    let iou = |accepted_by: Vec<Seat>, to_raise| TableOp::WriteIou { seat: 2, amount_cents: d(100), lender: None, accepted_by, to_raise };
+    let r = rejected(g.table(iou(vec![1], true)), "IOU_NOT_ACCEPTED");
+    assert_eq!(r.number("first_missing_seat"), Some(3));
+    g.table(iou(vec![1, 3], true)).unwrap();
+    assert_eq!(g.stack(2), d(200));
+    rejected(g.act(2, Action::AllIn), "ALL_IN_AFTER_BORROW_TO_RAISE");
+    g.ok(2, raise(150));
+    g.ok(3, Action::Fold);
+    // IOUs in play may not be taken off the table.
+    g.showdown(vec![vec![2], vec![1]]);
+    g.end();
+    rejected(g.table(TableOp::CashOut { seat: 2, player_id: pid("P2") }), "IOU_OUTSTANDING");
+}
+
+#[test]
+fn r_mark_3_small_iou_accepted_automatically_and_r_mark_4_cash_during_hand() {
+    let mut g = Game::new(open_stakes(), &[(1, d(50)), (2, d(100))]);
+    g.start(1, 2, &[1, 2]);
+    g.table(TableOp::WriteIou { seat: 1, amount_cents: d(5), lender: None, accepted_by: vec![], to_raise: false }).unwrap();
+    g.table(TableOp::TopUp { seat: 1, player_id: pid("P1"), amount_cents: d(20), source: FundsSource::Cash, supervisor_id: None }).unwrap();
+    assert_eq!(g.stack(1), d(75));
+}
+
+#[test]
+fn r_mark_2_table_stakes_accept_no_iou() {
+    let mut g = Game::new(nl(), &[(1, d(100)), (2, d(100))]);
+    rejected(g.table(TableOp::WriteIou { seat: 1, amount_cents: d(5), lender: None, accepted_by: vec![2], to_raise: false }), "IOU_NOT_ALLOWED");
+}
+
+#[test]
+fn r_audit_1_correction_reverses_with_an_approver() {
+    let mut g = Game::new(nl(), &[(1, d(100))]);
+    let events = g.table(TableOp::Tip { seat: 1, amount_cents: d(5) }).unwrap();
+    let original = events[0].1.postings();
+    let correct = |approved_by: &str, postings: Vec<Posting>| TableOp::Correct {
+        reverses_event_id: "evt-42".into(),
+        original_postings: postings,
+        approved_by: approved_by.into(),
+        reason: "tip keyed twice".into(),
+    };
+    rejected(g.table(correct("dealer-1", original.clone())), "CORRECTION_APPROVER_REQUIRED");
+    rejected(g.table(correct("floor-2", Vec::new())), "CORRECTION_INVALID");
+    let mut unbalanced = original.clone();
+    unbalanced[0].amount_cents -= 1;
+    rejected(g.table(correct("floor-2", unbalanced)), "POSTINGS_UNBALANCED");
+    let too_much = vec![
+        Posting::new(Account::Seat { table_id: tid(TABLE), seat: 1 }, -d(50)),
+        Posting::new(Account::Toke { table_id: tid(TABLE) }, d(50)),
+    ];
+    let r = rejected(g.table(correct("floor-2", too_much)), "CORRECTION_WOULD_GO_NEGATIVE");
+    assert!(r.number("balance_cents").unwrap() < 0);
+    let events = g.table(correct("floor-2", original)).unwrap();
+    assert!(matches!(&events[0].1, Event::Table(TableEvent::Corrected { reverses_event_id, approved_by, .. }) if reverses_event_id == "evt-42" && approved_by == "floor-2"));
+    assert_eq!(g.stack(1), d(100));
+    assert_eq!(g.state().toke_cents, 0);
+}
+
+#[test]
+fn r_tip_1_tip_capped_and_within_the_stack() {
+    let mut g = Game::new(nl(), &[(1, d(10))]);
+    let r = rejected(g.table(TableOp::Tip { seat: 1, amount_cents: d(26) }), "TIP_ABOVE_CAP");
+    assert_eq!(r.number("tip_cap_cents"), Some(d(25)));
+    rejected(g.table(TableOp::Tip { seat: 1, amount_cents: d(11) }), "TIP_EXCEEDS_STACK");
+    rejected(g.table(TableOp::Tip { seat: 1, amount_cents: 0 }), "AMOUNT_NOT_POSITIVE");
+    rejected(g.table(TableOp::Tip { seat: 1, amount_cents: i64::MAX / 2 }), "AMOUNT_TOO_LARGE");
+    g.table(TableOp::Tip { seat: 1, amount_cents: d(2) }).unwrap();
+    assert_eq!(g.state().toke_cents, d(2));
+}
+
+#[test]
+fn r_kitty_1_kitty_pays_named_expenses_and_never_goes_negative() {
+    let mut g = Game::new(nl(), &[(1, d(10))]);
+    rejected(g.table(TableOp::PayKittyExpense { amount_cents: d(1), purpose: "decks".into(), to_dealer: false }), "KITTY_NOT_ENABLED");
+    let mut c = nl();
+    c.kitty = Some(config::KittyPolicy { min_pot_cents: 0 });
+    let mut g = Game::new(c, &[(1, d(10))]);
+    rejected(g.table(TableOp::PayKittyExpense { amount_cents: d(1), purpose: " ".into(), to_dealer: false }), "KITTY_PURPOSE_REQUIRED");
+    let r = rejected(g.table(TableOp::PayKittyExpense { amount_cents: d(1), purpose: "decks".into(), to_dealer: true }), "KITTY_INSUFFICIENT");
+    assert_eq!(r.number("kitty_cents"), Some(0));
+}
+
+#[test]
+fn r_rake_3_time_collection_refusals() {
+    let mut g = Game::new(nl(), &[(1, d(10))]);
+    rejected(g.table(TableOp::CollectTime { seats: vec![1] }), "TIME_COLLECTION_NOT_CONFIGURED");
+    let mut c = nl();
+    c.fee = FeePolicy::TimeCollection { fee_cents: d(12), interval_minutes: 30 };
+    let mut g = Game::new(c, &[(1, d(10))]);
+    let r = rejected(g.table(TableOp::CollectTime { seats: vec![1] }), "TIME_FEE_EXCEEDS_STACK");
+    assert_eq!(r.number("fee_cents"), Some(d(12)));
+}
