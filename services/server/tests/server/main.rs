@@ -283,6 +283,112 @@ async fn chipledgerd_serves_commands_queries_and_errors_over_grpc() {
     assert_eq!(malformed.code(), Code::InvalidArgument);
     assert!(malformed.get_error_details().bad_request().is_some());
 
+    // Two more players, then a whole hand in one atomic batch (the docs/API.md example).
+    for (seat, player) in [(1, "P8"), (5, "P9")] {
+        table
+            .seat_player(authed(
+                DEALER,
+                pb::SeatPlayer { header: header(&format!("seat-{player}")), table_id: "T1".into(), seat, player_id: player.into() },
+            ))
+            .await
+            .expect("seat");
+        table
+            .buy_in(authed(
+                DEALER,
+                pb::BuyIn {
+                    header: header(&format!("buyin-{player}")),
+                    seat,
+                    player_id: player.into(),
+                    ..buy_in.clone()
+                },
+            ))
+            .await
+            .expect("buy-in");
+    }
+    let mut ledger_client = chipledger_proto::v1::ledger_service_client::LedgerServiceClient::new(channel.clone());
+    let entry = |command: pb::command::Command| pb::Command { command: Some(command) };
+    let batch = pb::RecordBatch {
+        header: header("hand-T1-1"),
+        commands: vec![
+            entry(pb::command::Command::StartHand(pb::StartHand {
+                table_id: "T1".into(),
+                hand_no: 1,
+                button_seat: 3,
+                dealt_seats: vec![1, 3, 5],
+                ..Default::default()
+            })),
+            entry(pb::command::Command::Post(pb::Post {
+                table_id: "T1".into(),
+                seat: 5,
+                kind: pb::PostKind::SmallBlind as i32,
+                amount_cents: 100,
+                ..Default::default()
+            })),
+            entry(pb::command::Command::Post(pb::Post {
+                table_id: "T1".into(),
+                seat: 1,
+                kind: pb::PostKind::BigBlind as i32,
+                amount_cents: 200,
+                ..Default::default()
+            })),
+            entry(pb::command::Command::Act(pb::Act { table_id: "T1".into(), seat: 3, kind: pb::ActionKind::Fold as i32, ..Default::default() })),
+            entry(pb::command::Command::Act(pb::Act { table_id: "T1".into(), seat: 5, kind: pb::ActionKind::Fold as i32, ..Default::default() })),
+            entry(pb::command::Command::EndHand(pb::EndHand { table_id: "T1".into(), ..Default::default() })),
+        ],
+    };
+    let recorded = ledger_client.record_batch(authed(DEALER, batch)).await.expect("hand batch").into_inner();
+    assert_eq!(recorded.results.len(), 6);
+    let positions: Vec<i64> = recorded.results.iter().flat_map(|r| r.events.iter().map(|e| e.global_position)).collect();
+    assert!(positions.windows(2).all(|pair| pair[1] == pair[0] + 1), "dense positions {positions:?}");
+    let hand = table
+        .get_hand(authed(AUDITOR, pb::GetHandRequest { table_id: "T1".into(), hand_no: Some(1), ..Default::default() }))
+        .await
+        .expect("hand")
+        .into_inner();
+    assert!(hand.ended);
+    assert_eq!(hand.button_seat, 3);
+    // No flop, no drop (R-RAKE-1): the big blind gets the small blind back with their own.
+    assert_eq!(hand.rake_cents, 0);
+    let to_seat_1: i64 = hand.awards.iter().filter(|award| award.seat == 1).map(|award| award.amount_cents).sum();
+    assert_eq!(to_seat_1, 300, "{hand:?}");
+    let stacks = table
+        .get_table(authed(DEALER, pb::GetTableRequest { table_id: "T1".into(), ..Default::default() }))
+        .await
+        .unwrap()
+        .into_inner();
+    let stack = |seat: u32| stacks.seats.iter().find(|s| s.seat == seat).map(|s| s.stack_cents);
+    assert_eq!((stack(1), stack(3), stack(5)), (Some(20_100), Some(20_000), Some(19_900)));
+
+    // The seat in turn and its options, from the rules core.
+    table
+        .start_hand(authed(
+            DEALER,
+            pb::StartHand { header: header("h2-start"), table_id: "T1".into(), hand_no: 2, button_seat: 5, dealt_seats: vec![1, 3, 5] },
+        ))
+        .await
+        .expect("start hand 2");
+    for (seat, kind, amount, id) in [(1, pb::PostKind::SmallBlind, 100, "h2-sb"), (3, pb::PostKind::BigBlind, 200, "h2-bb")] {
+        table
+            .post(authed(DEALER, pb::Post { header: header(id), table_id: "T1".into(), seat, kind: kind as i32, amount_cents: amount }))
+            .await
+            .expect("post");
+    }
+    let legal = table
+        .get_legal_actions(authed(DEALER, pb::GetLegalActionsRequest { table_id: "T1".into(), ..Default::default() }))
+        .await
+        .expect("legal actions")
+        .into_inner();
+    assert!(legal.seat_to_act);
+    assert_eq!((legal.seat, legal.call_cents, legal.hand_no), (5, 200, 2), "{legal:?}");
+    assert_eq!(legal.raise.map(|raise| raise.min_to_cents), Some(400), "R-BET-3: raise to at least twice the big blind");
+    // Out of turn is refused (R-BET-1).
+    let out_of_turn = table
+        .act(authed(DEALER, pb::Act { header: header("h2-oot"), table_id: "T1".into(), seat: 1, kind: pb::ActionKind::Fold as i32, to_cents: 0 }))
+        .await
+        .unwrap_err();
+    assert_eq!(out_of_turn.code(), Code::FailedPrecondition);
+    assert!(out_of_turn.get_error_details().error_info().is_some_and(|info| info.metadata.get("rule_id").is_some()));
+
     // The chain verifies and the digest is at the head.
     let verified = audit.verify_chain(authed(AUDITOR, pb::VerifyChainRequest::default())).await.expect("verify").into_inner();
     assert!(verified.ok, "{verified:?}");
