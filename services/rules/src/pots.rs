@@ -220,7 +220,9 @@ pub fn settle(table: &TableState, high: &[Vec<Seat>], low: Option<&[Vec<Seat>]>,
     }
     per_seat.sort_unstable();
     let mut postings = Vec::with_capacity(per_seat.len() + 4);
-    postings.push(Posting::new(Account::Pot { table_id: table_id.clone(), pot_index: 0 }, -hand.pot_cents));
+    if hand.pot_cents != 0 {
+        postings.push(Posting::new(Account::Pot { table_id: table_id.clone(), pot_index: 0 }, -hand.pot_cents));
+    }
     for (seat, amount) in per_seat {
         postings.push(Posting::new(Account::Seat { table_id: table_id.clone(), seat }, amount));
     }

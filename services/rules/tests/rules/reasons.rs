@@ -1,1 +1,162 @@
-//! (in progress)
+//! The remaining refusals, one named test each, and the guard that every reason code of
+//! `all_reasons()` is exercised by a test of this binary (R-AUDIT-3).
+
+use std::collections::BTreeSet;
+
+use chipledger_rules::*;
+
+use crate::support::*;
+
+fn nl() -> TableConfig {
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.straddle = config::StraddlePolicy::UnderTheGun;
+    c
+}
+
+fn three() -> Game {
+    Game::new(nl(), &[(1, d(100)), (2, d(100)), (3, d(100))])
+}
+
+#[test]
+fn every_reason_has_a_named_test() {
+    let sources = [
+        include_str!("betting.rs"),
+        include_str!("pots.rs"),
+        include_str!("sessions.rs"),
+        include_str!("treasury.rs"),
+        include_str!("props.rs"),
+        include_str!("reasons.rs"),
+    ]
+    .concat();
+    let mut seen = BTreeSet::new();
+    for reason in all_reasons() {
+        assert!(seen.insert(reason.code), "duplicate code {}", reason.code);
+        assert!(reason.code.bytes().all(|b| b.is_ascii_uppercase() || b == b'_'), "{} is SCREAMING_SNAKE_CASE", reason.code);
+        let id = reason.rule.strip_prefix("R-").unwrap_or_else(|| panic!("{} has a rule id", reason.code));
+        assert!(id.split('-').count() == 2, "rule id {}", reason.rule);
+        assert!(sources.contains(&format!("\"{}\"", reason.code)), "no test asserts the refusal {}", reason.code);
+    }
+    assert!(seen.len() >= 90);
+}
+
+#[test]
+fn r_audit_2_invalid_ids_and_accounts() {
+    assert_eq!(TableId::new("").unwrap_err().reason.code, "INVALID_ID");
+    assert_eq!(PlayerId::new("a b").unwrap_err().reason.code, "INVALID_ID");
+    assert_eq!(TableId::new("x".repeat(65)).unwrap_err().reason.code, "INVALID_ID");
+    assert_eq!("bank-7".parse::<StreamId>().unwrap_err().reason.code, "INVALID_ID");
+    assert_eq!("table/T1/bogus".parse::<Account>().unwrap_err().reason.code, "INVALID_ACCOUNT");
+    for key in ["table/T1/seat/3", "table/T1/tray/500", "table/T1/pot/0", "player/P7/pocket", "player/P7/iou", "cage/MAIN/chips/500", "cage/MAIN/markers", "house/patrons"] {
+        let a: Account = key.parse().unwrap();
+        assert_eq!(a.key(), key);
+        assert_eq!(serde_json::to_string(&a).unwrap(), format!("\"{key}\""));
+    }
+    assert_eq!("table-T1".parse::<StreamId>().unwrap().key(), "table-T1");
+}
+
+#[test]
+fn r_unit_2_invalid_chip_set_and_config() {
+    let mut g = Game::new(nl(), &[]);
+    let mut bad = nl();
+    bad.chip_set.min_playable_chip_cents = 7;
+    let t2 = tid("T2");
+    let open = |c: TableConfig| Command::Table(TableCommand { table_id: t2.clone(), op: TableOp::OpenTable { config: c } });
+    rejected(g.world.exec(open(bad)), "INVALID_CHIP_SET");
+    let mut bad = nl();
+    bad.max_seats = 0;
+    rejected(g.world.exec(open(bad)), "INVALID_CONFIG");
+    rejected(g.table(TableOp::OpenTable { config: nl() }), "TABLE_ALREADY_OPEN");
+    let seat = Command::Table(TableCommand { table_id: tid("T9"), op: TableOp::SeatPlayer { seat: 1, player_id: pid("P1") } });
+    rejected(g.world.exec(seat), "TABLE_NOT_OPEN");
+}
+
+#[test]
+fn r_unit_2_bets_in_whole_minimum_chips() {
+    let mut g = three();
+    g.start(1, 3, &[1, 2, 3]);
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    let r = rejected(g.act(3, Action::Raise { to_cents: 450 }), "NOT_MULTIPLE_OF_MIN_CHIP");
+    assert_eq!(r.number("min_playable_chip_cents"), Some(100));
+}
+
+#[test]
+fn r_audit_2_stream_must_be_loaded() {
+    let ctx = ctx_at(0, "dealer-1");
+    let cmd = Command::Table(TableCommand { table_id: tid("T1"), op: TableOp::EndHand });
+    rejected(decide(&Snapshot::new(), &ctx, &cmd), "STREAM_NOT_LOADED");
+    assert_eq!(cmd.streams(), vec![StreamId::Table(tid("T1"))]);
+}
+
+#[test]
+fn r_stake_1_hand_life_cycle_refusals() {
+    let mut g = three();
+    rejected(g.act(1, Action::Check), "NO_HAND_IN_PROGRESS");
+    rejected(g.table(TableOp::StartHand { hand_no: 1, button_seat: 3, dealt_seats: vec![1] }), "TOO_FEW_PLAYERS");
+    g.table(TableOp::SeatPlayer { seat: 5, player_id: pid("P5") }).unwrap();
+    rejected(g.table(TableOp::StartHand { hand_no: 1, button_seat: 3, dealt_seats: vec![1, 5] }), "NO_CHIPS");
+    g.start(1, 3, &[1, 2, 3]);
+    rejected(g.table(TableOp::StartHand { hand_no: 2, button_seat: 3, dealt_seats: vec![1, 2] }), "HAND_ALREADY_STARTED");
+    rejected(g.table(TableOp::EndHand), "HAND_NOT_SETTLED");
+    g.ok(1, Action::Fold);
+    g.ok(2, Action::Fold);
+    g.end();
+    let r = rejected(g.table(TableOp::StartHand { hand_no: 1, button_seat: 1, dealt_seats: vec![1, 2] }), "HAND_NUMBER_NOT_INCREASING");
+    assert_eq!(r.number("last_hand_no"), Some(1));
+}
+
+#[test]
+fn r_post_refusals() {
+    let mut g = Game::new(nl(), &[(1, d(100)), (2, d(100)), (3, d(100)), (4, d(100))]);
+    g.start(1, 4, &[1, 2, 3]);
+    rejected(g.post(4, PostKind::BigBlind, d(2)), "SEAT_NOT_IN_HAND");
+    rejected(g.post(1, PostKind::Ante, d(1)), "POST_NOT_CONFIGURED");
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    rejected(g.post(1, PostKind::SmallBlind, d(1)), "DUPLICATE_POST");
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    rejected(g.post(1, PostKind::Straddle, d(4)), "STRADDLE_OUT_OF_POSITION");
+    g.ok(3, Action::Call);
+    rejected(g.post(3, PostKind::Straddle, d(4)), "POSTS_CLOSED");
+}
+
+#[test]
+fn r_bet_1_round_and_showdown_sequence_refusals() {
+    let mut g = three();
+    g.start(1, 3, &[1, 2, 3]);
+    rejected(g.table(TableOp::NextRound { first_to_act_seat: None }), "ROUND_NOT_COMPLETE");
+    rejected(g.table(TableOp::Showdown { high: vec![vec![1]], low: None }), "SHOWDOWN_NOT_READY");
+    g.ok(1, bet(2));
+    g.ok(2, Action::Call);
+    g.ok(3, Action::Call);
+    rejected(g.act(1, Action::Check), "BETTING_ROUND_CLOSED");
+    for _ in 0..3 {
+        g.next_round();
+        for s in [1, 2, 3] {
+            g.ok(s, Action::Check);
+        }
+    }
+    rejected(g.table(TableOp::NextRound { first_to_act_seat: None }), "NO_MORE_ROUNDS");
+    rejected(g.table(TableOp::Showdown { high: vec![vec![9]], low: None }), "SHOWDOWN_INVALID_RANKING");
+    rejected(g.table(TableOp::Showdown { high: vec![vec![1], vec![1]], low: None }), "SHOWDOWN_INVALID_RANKING");
+    rejected(g.table(TableOp::Showdown { high: vec![], low: None }), "SHOWDOWN_NO_ELIGIBLE_WINNER");
+    g.showdown(vec![vec![2]]);
+}
+
+#[test]
+fn r_bet_2_raise_needs_chips_and_an_opponent() {
+    let mut g = Game::new(nl(), &[(1, d(50)), (2, d(100))]);
+    g.start(1, 2, &[1, 2]);
+    let r = rejected(g.act(1, bet(51)), "BET_EXCEEDS_STACK");
+    assert_eq!(r.number("stack_cents"), Some(d(50)));
+    g.ok(1, Action::AllIn);
+    let r = rejected(g.act(2, raise(100)), "NO_OPPONENT_TO_RAISE");
+    assert_eq!(r.reason.rule, "R-BET-2");
+    rejected(g.act(2, Action::Complete), "NOTHING_TO_COMPLETE");
+    g.ok(2, Action::Call);
+}
+
+#[test]
+fn r_stake_5_cash_in_play_only_where_allowed() {
+    let mut g = Game::new(nl(), &[(1, d(100))]);
+    rejected(g.table(TableOp::PutCashInPlay { seat: 1, player_id: pid("P1"), amount_cents: d(20) }), "CASH_IN_PLAY_NOT_ALLOWED");
+}
