@@ -203,17 +203,16 @@ fn raise_blocked(hand: &HandState, config: &TableConfig, p: &HandPlayer, stack_c
         return Some(Rejection::new(BET_EXCEEDS_STACK, "the stack does not cover more than a call").with("stack_cents", stack_cents));
     }
     if let BettingStructure::FixedLimit { max_raises, heads_up_uncapped, .. } = &config.betting {
-        let reached = hand.round.raises >= 1 + *max_raises;
+        let reached = hand.round.raises > *max_raises;
         let heads_up = *heads_up_uncapped && hand.live_count() == 2 && !hand.round.capped;
         if hand.round.capped || (reached && !heads_up) {
             return Some(Rejection::new(BETTING_CAPPED, "the round is capped").with("raises", hand.round.raises as Cents));
         }
     }
-    if let BettingStructure::CapLimit { cap_cents, .. } = &config.betting {
-        if p.hand_cents + owe >= *cap_cents {
+    if let BettingStructure::CapLimit { cap_cents, .. } = &config.betting
+        && p.hand_cents + owe >= *cap_cents {
             return Some(Rejection::new(ABOVE_HAND_CAP, "a call reaches the cap").with("cap_cents", *cap_cents));
         }
-    }
     None
 }
 
@@ -463,7 +462,7 @@ pub fn apply_action(hand: &mut HandState, config: &TableConfig, seat: Seat, kind
             r.raises = r.raises.saturating_add(1);
             if let BettingStructure::FixedLimit { max_raises, .. } = &config.betting {
                 let live = hand.players.iter().filter(|p| p.status != InHand::Folded).count();
-                if hand.round.raises >= 1 + *max_raises && live > 2 {
+                if hand.round.raises > *max_raises && live > 2 {
                     hand.round.capped = true;
                 }
             }

@@ -330,28 +330,24 @@ impl TableConfig {
             return bad("at most three blinds");
         }
         match &self.betting {
-            BettingStructure::FixedLimit { small_bet_cents, big_bet_cents, max_raises, .. } => {
-                if *small_bet_cents <= 0 || *big_bet_cents < *small_bet_cents || !(1..=10).contains(max_raises) {
+            BettingStructure::FixedLimit { small_bet_cents, big_bet_cents, max_raises, .. }
+                if (*small_bet_cents <= 0 || *big_bet_cents < *small_bet_cents || !(1..=10).contains(max_raises)) => {
                     return bad("fixed limit needs 0 < small bet <= big bet and 1..=10 raises");
                 }
-            }
-            BettingStructure::SpreadLimit { min_bet_cents, max_bet_cents, .. } => {
-                if *min_bet_cents <= 0 || *max_bet_cents < *min_bet_cents {
+            BettingStructure::SpreadLimit { min_bet_cents, max_bet_cents, .. }
+                if (*min_bet_cents <= 0 || *max_bet_cents < *min_bet_cents) => {
                     return bad("spread limit needs 0 < min <= max");
                 }
-            }
-            BettingStructure::CapLimit { cap_cents, .. } => {
-                if *cap_cents <= 0 {
+            BettingStructure::CapLimit { cap_cents, .. }
+                if *cap_cents <= 0 => {
                     return bad("cap must be positive");
                 }
-            }
             _ => {}
         }
-        if let FeePolicy::Rake { percent_bps, increment_cents, cap_cents, .. } = &self.fee {
-            if !(0..=10_000).contains(percent_bps) || *increment_cents <= 0 || *cap_cents < 0 {
+        if let FeePolicy::Rake { percent_bps, increment_cents, cap_cents, .. } = &self.fee
+            && (!(0..=10_000).contains(percent_bps) || *increment_cents <= 0 || *cap_cents < 0) {
                 return bad("rake needs 0..=10000 bps, a positive increment and a non-negative cap");
             }
-        }
         Ok(())
     }
 }

@@ -35,11 +35,10 @@ pub fn decide_iou(
         return Err(Rejection::new(crate::money::NOT_MULTIPLE_OF_MIN_CHIP, "IOUs are whole minimum chips").with("amount_cents", amount_cents));
     }
     if let Some(hand) = &table.hand {
-        if let Some(p) = hand.player(seat) {
-            if p.status != InHand::Active {
+        if let Some(p) = hand.player(seat)
+            && p.status != InHand::Active {
                 return Err(Rejection::new(IOU_NOT_ALLOWED, "only an active player borrows during a hand"));
             }
-        }
         if amount_cents >= *iou_auto_accept_below_cents {
             // Every other player still active in the pot must accept.
             let missing: Vec<Seat> = hand

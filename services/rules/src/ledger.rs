@@ -48,13 +48,12 @@ pub fn between_hands(table: &TableState) -> Result<(), Rejection> {
 
 /// Refuse while `seat` is live (dealt and not folded) in the hand in play (R-STAKE-1).
 pub fn not_live_in_hand(table: &TableState, seat: Seat) -> Result<(), Rejection> {
-    if let Some(h) = &table.hand {
-        if h.phase != HandPhase::Settled && h.player(seat).is_some_and(|p| p.status != InHand::Folded) {
+    if let Some(h) = &table.hand
+        && h.phase != HandPhase::Settled && h.player(seat).is_some_and(|p| p.status != InHand::Folded) {
             return Err(Rejection::new(HAND_IN_PROGRESS, "the seat is in the hand in play")
                 .with("hand_no", h.hand_no as Cents)
                 .with("seat", seat as Cents));
         }
-    }
     Ok(())
 }
 
@@ -303,11 +302,10 @@ fn next_round(table: &TableState, first_to_act_seat: Option<Seat>) -> Result<Tab
         return Err(Rejection::new(crate::betting::NO_MORE_ROUNDS, "the last betting round is over: showdown")
             .with("betting_rounds", config.betting_rounds as Cents));
     }
-    if let Some(s) = first_to_act_seat {
-        if hand.player(s).is_none_or(|p| p.status == InHand::Folded) {
+    if let Some(s) = first_to_act_seat
+        && hand.player(s).is_none_or(|p| p.status == InHand::Folded) {
             return Err(Rejection::new(crate::posts::SEAT_NOT_IN_HAND, "first to act must be a live player").with("seat", s as Cents));
         }
-    }
     Ok(TableEvent::RoundStarted { round_index: next, first_to_act_seat })
 }
 

@@ -71,11 +71,10 @@ pub fn layer_pots(contributions: &[Contribution]) -> Vec<PotLayer> {
     // R-POT-4: the unmatched part of the largest contribution.
     if let Some(top_c) = contributions.iter().max_by_key(|c| c.amount_cents) {
         let second = contributions.iter().filter(|c| c.seat != top_c.seat).map(|c| c.amount_cents).max().unwrap_or(0);
-        if !top_c.folded && top_c.amount_cents > second {
-            if let Some(last) = pots.last_mut() {
+        if !top_c.folded && top_c.amount_cents > second
+            && let Some(last) = pots.last_mut() {
                 last.returned_cents = (top_c.amount_cents - second).min(last.amount_cents);
             }
-        }
     }
     pots
 }

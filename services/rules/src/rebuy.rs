@@ -25,15 +25,14 @@ pub fn required_min_cents(player: &PlayerState, game_key: &str, now_ms: i64, pol
 
 /// Refuse a return buy-in below the amount left with.
 pub fn check(player: &PlayerState, game_key: &str, now_ms: i64, policy: &RebuyPolicy, amount_cents: Cents) -> Result<(), Rejection> {
-    if let Some(required) = required_min_cents(player, game_key, now_ms, policy) {
-        if amount_cents < required {
+    if let Some(required) = required_min_cents(player, game_key, now_ms, policy)
+        && amount_cents < required {
             let left = player.departures.iter().rev().find(|d| d.game_key == game_key).map_or(required, |d| d.amount_cents);
             return Err(Rejection::new(REBUY_BELOW_AMOUNT_LEFT, "returning within the wait window: buy in for at least the amount left with")
                 .with("amount_left_with_cents", left)
                 .with("required_min_cents", required)
                 .with("buy_in_cents", amount_cents));
         }
-    }
     Ok(())
 }
 

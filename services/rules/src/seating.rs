@@ -28,11 +28,10 @@ pub fn check_seat_number(table: &TableState, seat: Seat) -> Result<(), Rejection
 /// The seat is free for `player_id` (empty, or already held by them without chips).
 pub fn check_free_for(table: &TableState, seat: Seat, player_id: &PlayerId) -> Result<(), Rejection> {
     check_seat_number(table, seat)?;
-    if let Some(s) = table.seat(seat) {
-        if &s.player_id != player_id {
+    if let Some(s) = table.seat(seat)
+        && &s.player_id != player_id {
             return Err(Rejection::new(SEAT_TAKEN, format!("seat {seat} is taken")).with("seat", seat as Cents));
         }
-    }
     let elsewhere = table
         .seats
         .iter()

@@ -458,11 +458,10 @@ impl TableState {
                 if let Some(s) = self.seat_mut(*seat) {
                     s.iou_cents += amount_cents;
                 }
-                if *to_raise {
-                    if let Some(p) = self.hand.as_mut().and_then(|h| h.player_mut(*seat)) {
+                if *to_raise
+                    && let Some(p) = self.hand.as_mut().and_then(|h| h.player_mut(*seat)) {
                         p.borrowed_to_raise = true;
                     }
-                }
             }
             TableEvent::HandStarted { hand_no, button_seat, dealt_seats } => {
                 self.last_hand_no = *hand_no;

@@ -66,7 +66,15 @@ fn check_supervisor(config: &TableConfig, ctx: &CommandContext, amount_cents: Ce
     Ok(())
 }
 
+/// What funds arriving at a seat produce: tray chips paid out, postings, player events.
+struct Funding {
+    chips: Vec<ChipCount>,
+    postings: Vec<Posting>,
+    player_events: Vec<PlayerEvent>,
+}
+
 /// Postings and chips for funds arriving at a seat, plus the player's events.
+#[allow(clippy::too_many_arguments)]
 fn fund_seat(
     table: &TableState,
     table_id: &TableId,
@@ -77,7 +85,7 @@ fn fund_seat(
     ctx: &CommandContext,
     source: FundsSource,
     amount_cents: Cents,
-) -> Result<(Vec<ChipCount>, Vec<Posting>, Vec<PlayerEvent>), Rejection> {
+) -> Result<Funding, Rejection> {
     let seat_account = Account::Seat { table_id: table_id.clone(), seat };
     let mut postings = Vec::with_capacity(8);
     let mut player_events = Vec::with_capacity(2);
@@ -106,7 +114,7 @@ fn fund_seat(
             player_events.push(PlayerEvent::PocketChipsPlayed { table_id: table_id.clone(), seat, amount_cents });
         }
     }
-    Ok((chips, postings, player_events))
+    Ok(Funding { chips, postings, player_events })
 }
 
 /// BuyIn, TopUp, PutCashInPlay and CashOut: they touch the table and the player streams.
@@ -150,7 +158,7 @@ pub fn decide_funds(snapshot: &Snapshot, table: &TableState, ctx: &CommandContex
                     .with("max_buy_in_cents", max));
             }
             check_supervisor(config, ctx, amount, supervisor_id.as_ref())?;
-            let (chips, postings, pevents) = fund_seat(table, table_id, seat, player_id, player, snapshot, ctx, *source, amount)?;
+            let Funding { chips, postings, player_events: pevents } = fund_seat(table, table_id, seat, player_id, player, snapshot, ctx, *source, amount)?;
             out.push((
                 tsid,
                 Event::Table(TableEvent::BoughtIn {
@@ -187,7 +195,7 @@ pub fn decide_funds(snapshot: &Snapshot, table: &TableState, ctx: &CommandContex
                     .with("max_buy_in_cents", config.buy_in.max_cents));
             }
             check_supervisor(config, ctx, amount, supervisor_id.as_ref())?;
-            let (chips, postings, pevents) = fund_seat(table, table_id, seat, player_id, player, snapshot, ctx, *source, amount)?;
+            let Funding { chips, postings, player_events: pevents } = fund_seat(table, table_id, seat, player_id, player, snapshot, ctx, *source, amount)?;
             out.push((
                 tsid,
                 Event::Table(TableEvent::ToppedUp { seat, amount_cents: amount, source: *source, supervisor_id: supervisor_id.clone(), chips, postings }),

@@ -11,7 +11,9 @@ fn nl_no_blinds(min_bet_cents: Cents) -> TableConfig {
     c
 }
 
-fn summary(pots: &[PotResult]) -> Vec<(Cents, Vec<Seat>, Vec<(Seat, Cents)>)> {
+type PotSummary = (Cents, Vec<Seat>, Vec<(Seat, Cents)>);
+
+fn summary(pots: &[PotResult]) -> Vec<PotSummary> {
     pots.iter().map(|p| (p.amount_cents, p.eligible.clone(), p.awards.clone())).collect()
 }
 

@@ -42,7 +42,7 @@ fn choose(l: &LegalActions, seed: u32) -> Action {
     let options = 3 + l.raise.is_some() as u32 + l.all_in_allowed as u32;
     match seed % options {
         0 if l.can_call => Action::Fold,
-        0 | 1 | 2 => {
+        0..=2 => {
             if l.can_check {
                 Action::Check
             } else {
