@@ -117,7 +117,7 @@ impl Authenticator {
         let mut by_cert_name = HashMap::new();
         let mut by_token_hash = HashMap::new();
         for principal in principals {
-            let entry = (principal.id.clone(), principal.role.clone());
+            let entry = (principal.id.clone(), principal.role);
             for name in &principal.cert_names {
                 by_cert_name.insert(name.clone(), entry.clone());
             }
@@ -133,7 +133,7 @@ impl Authenticator {
     }
 
     pub fn from_config(config: &Config) -> Authenticator {
-        Authenticator::new(&config.principals, config.dev_anonymous_role.clone())
+        Authenticator::new(&config.principals, config.dev_anonymous_role)
     }
 
     /// Who is calling. A client certificate wins over a token; a certificate or a token that
@@ -149,7 +149,7 @@ impl Authenticator {
                 .find_map(|name| self.by_cert_name.get(name))
                 .map(|(id, role)| Principal {
                     id: id.clone(),
-                    role: role.clone(),
+                    role: *role,
                     via: Credential::ClientCertificate,
                 })
                 .ok_or_else(|| {
@@ -169,15 +169,15 @@ impl Authenticator {
                 .get(&token_hash(token.trim()))
                 .map(|(id, role)| Principal {
                     id: id.clone(),
-                    role: role.clone(),
+                    role: *role,
                     via: Credential::BearerToken,
                 })
                 .ok_or_else(|| unauthenticated("UNKNOWN_TOKEN", "bearer token maps to no principal"));
         }
-        match &self.dev_anonymous_role {
+        match self.dev_anonymous_role {
             Some(role) => Ok(Principal {
                 id: DEV_ANONYMOUS_ID.to_string(),
-                role: role.clone(),
+                role,
                 via: Credential::DevAnonymous,
             }),
             None => Err(unauthenticated(
@@ -367,7 +367,7 @@ mod tests {
         let by_cert = auth
             .authenticate(Some(&["other".into(), "anna.dealers.example".into()]), None)
             .unwrap();
-        assert_eq!((by_cert.id.as_str(), by_cert.role.clone()), ("anna", Dealer));
+        assert_eq!((by_cert.id.as_str(), by_cert.role), ("anna", Dealer));
         let by_token = auth.authenticate(None, Some("Bearer ivan-token-0123456789")).unwrap();
         assert_eq!((by_token.id.as_str(), by_token.role), ("ivan", Auditor));
     }

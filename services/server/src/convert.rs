@@ -538,6 +538,7 @@ pub struct CorrectionRequest {
 
 /// What a wire command becomes: a rules command, or a correction to complete from the log.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[allow(clippy::large_enum_variant)] // built once per command, moved rarely
 pub enum Decidable {
     Command(Command),
     Correction(CorrectionRequest),
@@ -788,15 +789,9 @@ wire_command!(EndHand, "TableService", |m, e| {
 wire_command!(WriteIou, "TableService", |m, e| {
     let id = table_id(e, "table_id", &m.table_id);
     let seat = seat(e, "seat", m.seat);
-    let lender = match &m.lender_player_id {
-        Some(lender) => Some(player_id(e, "lender_player_id", lender)),
-        None => None,
-    };
-    let lender = match lender {
-        Some(lender) => Some(lender?),
-        None => None,
-    };
     let accepted_by = seats(e, "accepted_by", &m.accepted_by);
+    let lender = m.lender_player_id.as_ref().map(|lender| player_id(e, "lender_player_id", lender));
+    let lender = lender.map(|lender| lender.ok_or(())).transpose().ok()?;
     table(
         id?,
         TableOp::WriteIou {

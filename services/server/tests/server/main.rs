@@ -387,7 +387,7 @@ async fn chipledgerd_serves_commands_queries_and_errors_over_grpc() {
         .await
         .unwrap_err();
     assert_eq!(out_of_turn.code(), Code::FailedPrecondition);
-    assert!(out_of_turn.get_error_details().error_info().is_some_and(|info| info.metadata.get("rule_id").is_some()));
+    assert!(out_of_turn.get_error_details().error_info().is_some_and(|info| info.metadata.contains_key("rule_id")));
 
     // The chain verifies and the digest is at the head.
     let verified = audit.verify_chain(authed(AUDITOR, pb::VerifyChainRequest::default())).await.expect("verify").into_inner();
