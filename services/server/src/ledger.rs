@@ -302,8 +302,10 @@ impl Ledger {
         tracing::Span::current().record("command_id", envelope.command_id.as_str());
         let property = self.property(&envelope.property_id);
         let context = self.context(principal, &envelope)?;
-        // The append finishes even if the caller goes away, and shutdown waits for it.
-        let _in_flight = self.drain.enter().ok_or_else(status::shutting_down)?;
+        // Refused once shutdown has begun; appends already started are waited for.
+        if self.drain.enter().is_none() {
+            return Err(status::shutting_down());
+        }
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -317,7 +319,17 @@ impl Ledger {
                 }
             };
             let started = Instant::now();
-            let appended = self.store.append(&decision.request(&property, &envelope, request_hash)?).await;
+            // The append runs in its own task holding a drain guard: it reaches its COMMIT (or
+            // rollback) even if the caller goes away, and shutdown waits for it.
+            let request = decision.request(&property, &envelope, request_hash)?;
+            let in_flight = self.drain.enter().ok_or_else(status::shutting_down)?;
+            let store = self.store.clone();
+            let appended = tokio::spawn(async move {
+                let _in_flight = in_flight;
+                store.append(&request).await
+            })
+            .await
+            .map_err(|error| status::internal("append task", &error))?;
             telemetry::metrics().append_duration.record(started.elapsed().as_secs_f64(), &[]);
             match appended {
                 Ok(outcome) => {
