@@ -56,13 +56,7 @@ async fn run_with(config: &Config, database: &Database) -> anyhow::Result<()> {
     let store = Store::connect_with(options, 16).await.context("connecting as the application role")?;
 
     let drain = Drain::new();
-    let ledger = Arc::new(Ledger::new(
-        store.clone(),
-        config.property_id.clone(),
-        config.gaming_day,
-        config.limits,
-        drain.clone(),
-    ));
+    let ledger = Arc::new(Ledger::for_config(store.clone(), config, drain.clone()));
     let listener = serve::bind(config.listen).await?;
     let local_addr = listener.local_addr().context("listen address")?;
     print_banner(config, local_addr);
