@@ -1,1 +1,315 @@
-//! chipledger-tests: shared fixtures (work in progress).
+//! chipledger-tests: shared fixtures for the black-box tests (`tests/blackbox`).
+//!
+//! For: starting `chipledgerd` against a real PostgreSQL (in-process through the server
+//! library's `serve` entry point, or the built binary as a child process when the test needs
+//! its own process environment), typed gRPC clients that authenticate as one principal, and
+//! the small helpers every scenario uses (command headers, ErrorInfo, the head of the log).
+//! Not for: assertions about the domain (those live in the tests, next to the arithmetic).
+
+pub mod binary;
+pub mod certs;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use chipledger_postgres::TestPostgres;
+use chipledger_proto::v1 as pb;
+use chipledger_proto::v1::audit_service_client::AuditServiceClient;
+use chipledger_proto::v1::cage_service_client::CageServiceClient;
+use chipledger_proto::v1::ledger_service_client::LedgerServiceClient;
+use chipledger_proto::v1::table_service_client::TableServiceClient;
+use chipledger_server::config::{Config, FileConfig, Flags, PrincipalFile, TlsFile};
+use chipledger_server::ledger::Ledger;
+use chipledger_server::serve;
+use chipledger_server::shutdown::Drain;
+use chipledger_store::Store;
+use tonic::metadata::{AsciiMetadataValue, MetadataValue};
+use tonic::service::Interceptor;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
+use tonic::{Request, Status};
+use tonic_health::pb::health_check_response::ServingStatus;
+use tonic_health::pb::health_client::HealthClient;
+use tonic_health::pb::HealthCheckRequest;
+use tonic_types::{ErrorInfo, StatusExt};
+
+/// Bearer tokens of the test principals (ids are what events record as the actor).
+pub mod principal {
+    pub const ADMIN: (&str, &str, &str) = ("alice-admin", "admin", "admin-token-0123456789");
+    pub const FLOOR: (&str, &str, &str) = ("fred-floor", "floor_supervisor", "floor-token-0123456789");
+    pub const DEALER: (&str, &str, &str) = ("dan-dealer", "dealer", "dealer-token-0123456789");
+    pub const DEALER_2: (&str, &str, &str) = ("dora-dealer", "dealer", "dealer2-token-0123456789");
+    pub const CAGE: (&str, &str, &str) = ("carl-cage", "cage", "cage-token-0123456789");
+    pub const AUDITOR: (&str, &str, &str) = ("ann-auditor", "auditor", "auditor-token-0123456789");
+    pub const ALL: [(&str, &str, &str); 6] = [ADMIN, FLOOR, DEALER, DEALER_2, CAGE, AUDITOR];
+}
+
+/// How long a test waits for a server to answer health checks before failing.
+pub const STARTUP_BOUND: Duration = Duration::from_secs(120);
+/// Pause between health probes while waiting (bounded by [`STARTUP_BOUND`]).
+const PROBE_INTERVAL: Duration = Duration::from_millis(100);
+
+/// One application-role password per test process: the role is cluster-wide, so every
+/// database of the shared test server must agree on it.
+fn app_password() -> &'static str {
+    static PASSWORD: OnceLock<String> = OnceLock::new();
+    PASSWORD.get_or_init(|| uuid::Uuid::new_v4().simple().to_string())
+}
+
+/// Extra server settings for a scenario.
+#[derive(Debug, Default, Clone)]
+pub struct ServerOptions {
+    /// Serve TLS (and mutual TLS when `client_ca` is set).
+    pub tls: Option<TlsFile>,
+    /// Principals authenticated by client certificate: (id, role, certificate name).
+    pub cert_principals: Vec<(String, String, String)>,
+}
+
+/// `chipledgerd` served in-process on 127.0.0.1 (free port) against a fresh database of the
+/// process's test PostgreSQL, exactly as `main` wires it: migrations as the owner, then the
+/// least-privileged application role.
+pub struct TestServer {
+    pub addr: SocketAddr,
+    pub database_url: String,
+    pub property_id: String,
+    tls: Option<ClientTlsConfig>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<Result<(), serve::ServeError>>>,
+}
+
+impl TestServer {
+    /// Plaintext, bearer-token authentication, no anonymous access.
+    pub async fn start(name: &str) -> anyhow::Result<TestServer> {
+        TestServer::start_with(name, ServerOptions::default(), None).await
+    }
+
+    /// With TLS settings; `client_tls` is what [`TestServer::channel`] uses to connect.
+    pub async fn start_with(
+        name: &str,
+        options: ServerOptions,
+        client_tls: Option<ClientTlsConfig>,
+    ) -> anyhow::Result<TestServer> {
+        let postgres = TestPostgres::shared().await.context("a PostgreSQL for the tests")?;
+        let database_url = postgres.fresh_database(name).await.context("a fresh database")?;
+        Store::migrate(&database_url).await.context("migrations")?;
+        Store::set_app_password(&database_url, app_password()).await.context("application role")?;
+        let options_pg = Store::app_options(&database_url, app_password()).context("app options")?;
+        let store = Store::connect_with(options_pg, 16).await.context("connect as the application role")?;
+
+        let config = config(&options)?;
+        let drain = Drain::new();
+        let property_id = format!("prop-{name}");
+        let ledger = Arc::new(Ledger::new(store, property_id.clone(), config.gaming_day, config.limits, drain.clone()));
+        let listener = serve::bind(config.listen).await.context("bind")?;
+        let addr = listener.local_addr().context("local addr")?;
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            serve::serve(&config, listener, ledger, drain, async move {
+                let _ = stopped.await;
+            })
+            .await
+        });
+        let server = TestServer { addr, database_url, property_id, tls: client_tls, stop: Some(stop), task: Some(task) };
+        if server.tls.is_some() {
+            // A TLS server is probed by the test itself (it may refuse the probe's identity).
+            return Ok(server);
+        }
+        wait_until_serving(&format!("http://{addr}"), None).await?;
+        Ok(server)
+    }
+
+    pub fn endpoint(&self) -> anyhow::Result<Endpoint> {
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        let mut endpoint = Endpoint::from_shared(format!("{scheme}://{}", self.addr))?
+            .connect_timeout(Duration::from_secs(10))
+            .timeout(Duration::from_secs(60));
+        if let Some(tls) = &self.tls {
+            endpoint = endpoint.tls_config(tls.clone())?;
+        }
+        Ok(endpoint)
+    }
+
+    pub async fn channel(&self) -> anyhow::Result<Channel> {
+        Ok(self.endpoint()?.connect().await?)
+    }
+
+    /// Clients on a new connection, authenticated by `principal`'s bearer token.
+    pub async fn client(&self, principal: (&str, &str, &str)) -> anyhow::Result<Client> {
+        Ok(Client::new(self.channel().await?, Some(principal.2)))
+    }
+
+    /// Clients without any credentials.
+    pub async fn anonymous(&self) -> anyhow::Result<Client> {
+        Ok(Client::new(self.channel().await?, None))
+    }
+
+    /// Graceful stop: the same path as SIGTERM in the binary.
+    pub async fn stop(mut self) -> anyhow::Result<()> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            tokio::time::timeout(Duration::from_secs(60), task).await.context("server stops")???;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+fn config(options: &ServerOptions) -> anyhow::Result<Config> {
+    let mut principals: Vec<PrincipalFile> = principal::ALL
+        .iter()
+        .map(|(id, role, token)| PrincipalFile {
+            id: (*id).to_string(),
+            role: (*role).to_string(),
+            cert_names: Vec::new(),
+            tokens: vec![(*token).to_string()],
+        })
+        .collect();
+    for (id, role, cert_name) in &options.cert_principals {
+        principals.push(PrincipalFile {
+            id: id.clone(),
+            role: role.clone(),
+            cert_names: vec![cert_name.clone()],
+            tokens: Vec::new(),
+        });
+    }
+    let mut file = FileConfig { tls: options.tls.clone(), shutdown_grace_seconds: Some(5), ..FileConfig::default() };
+    file.auth.principals = principals;
+    let flags = Flags { listen: Some("127.0.0.1:0".parse()?), ..Flags::default() };
+    Ok(Config::resolve(flags, file)?)
+}
+
+/// Polls gRPC health until the server reports SERVING (bounded by [`STARTUP_BOUND`]).
+pub async fn wait_until_serving(url: &str, tls: Option<ClientTlsConfig>) -> anyhow::Result<Duration> {
+    let started = std::time::Instant::now();
+    let mut last_problem = String::new();
+    while started.elapsed() < STARTUP_BOUND {
+        let mut endpoint = Endpoint::from_shared(url.to_string())?.connect_timeout(Duration::from_secs(2));
+        if let Some(tls) = &tls {
+            endpoint = endpoint.tls_config(tls.clone())?;
+        }
+        match endpoint.connect().await {
+            Ok(channel) => {
+                let answer = HealthClient::new(channel).check(HealthCheckRequest { service: String::new() }).await;
+                match answer {
+                    Ok(reply) if reply.get_ref().status == ServingStatus::Serving as i32 => return Ok(started.elapsed()),
+                    Ok(reply) => last_problem = format!("health status {}", reply.get_ref().status),
+                    Err(status) => last_problem = format!("health check: {status}"),
+                }
+            }
+            Err(error) => last_problem = format!("connect: {error}"),
+        }
+        tokio::time::sleep(PROBE_INTERVAL).await;
+    }
+    bail!("{url} not SERVING within {STARTUP_BOUND:?}: {last_problem}")
+}
+
+/// Adds `authorization: Bearer <token>` to every request.
+#[derive(Clone)]
+pub struct Bearer(Option<AsciiMetadataValue>);
+
+impl Interceptor for Bearer {
+    fn call(&mut self, mut request: Request<()>) -> Result<Request<()>, Status> {
+        if let Some(value) = &self.0 {
+            request.metadata_mut().insert("authorization", value.clone());
+        }
+        Ok(request)
+    }
+}
+
+pub type Authed = InterceptedService<Channel, Bearer>;
+
+/// The four chipledger services, as one principal.
+#[derive(Clone)]
+pub struct Client {
+    pub table: TableServiceClient<Authed>,
+    pub cage: CageServiceClient<Authed>,
+    pub ledger: LedgerServiceClient<Authed>,
+    pub audit: AuditServiceClient<Authed>,
+}
+
+impl Client {
+    pub fn new(channel: Channel, token: Option<&str>) -> Client {
+        let bearer = Bearer(token.map(|token| {
+            let value: MetadataValue<_> = format!("Bearer {token}").parse().expect("token is ASCII");
+            value
+        }));
+        Client {
+            table: TableServiceClient::with_interceptor(channel.clone(), bearer.clone()),
+            cage: CageServiceClient::with_interceptor(channel.clone(), bearer.clone()),
+            ledger: LedgerServiceClient::with_interceptor(channel.clone(), bearer.clone()),
+            audit: AuditServiceClient::with_interceptor(channel, bearer),
+        }
+    }
+}
+
+/// A command header with this id and nothing else.
+pub fn header(command_id: &str) -> Option<pb::CommandHeader> {
+    Some(pb::CommandHeader { command_id: command_id.to_string(), ..Default::default() })
+}
+
+pub fn chips(denomination_cents: i64, count: i64) -> pb::ChipCount {
+    pb::ChipCount { denomination_cents, count }
+}
+
+/// The `google.rpc.ErrorInfo` of a status (panics with the status when there is none: every
+/// chipledger error must carry one).
+pub fn error_info(status: &Status) -> ErrorInfo {
+    status
+        .get_error_details()
+        .error_info()
+        .cloned()
+        .unwrap_or_else(|| panic!("no ErrorInfo in {status:?}"))
+}
+
+/// Balance of `account` in a command's reply.
+pub fn reply_balance(result: &pb::CommandResult, account: &str) -> Option<i64> {
+    result.balances.iter().find(|balance| balance.account == account).map(|balance| balance.balance_cents)
+}
+
+/// Every event of the property, in global order (pages followed to the end, bounded).
+pub async fn all_events(client: &mut Client, filter: pb::EventFilter) -> anyhow::Result<Vec<pb::RecordedEvent>> {
+    const MAX_PAGES: usize = 1_000;
+    let mut events = Vec::new();
+    let mut token = String::new();
+    for _ in 0..MAX_PAGES {
+        let page = client
+            .ledger
+            .list_events(pb::ListEventsRequest {
+                property_id: String::new(),
+                filter: Some(filter.clone()),
+                page: Some(pb::PageRequest { page_size: 500, page_token: token.clone() }),
+            })
+            .await?
+            .into_inner();
+        events.extend(page.events);
+        token = page.page.map(|page| page.next_page_token).unwrap_or_default();
+        if token.is_empty() {
+            return Ok(events);
+        }
+    }
+    bail!("more than {MAX_PAGES} pages of events")
+}
+
+/// The head of the log (position and chain hash), read as an auditor would.
+pub async fn head(client: &mut Client) -> anyhow::Result<pb::ChainDigest> {
+    Ok(client.audit.get_chain_digest(pb::GetChainDigestRequest::default()).await?.into_inner())
+}
+
+/// Where the PEM files of a TLS scenario live.
+pub fn write_file(dir: &std::path::Path, name: &str, contents: &str) -> anyhow::Result<PathBuf> {
+    let path = dir.join(name);
+    std::fs::write(&path, contents).with_context(|| format!("write {}", path.display()))?;
+    Ok(path)
+}

@@ -1,0 +1,17 @@
+//! Black-box tests of `chipledgerd` over real gRPC against a real PostgreSQL
+//! (chipledger-postgres: a container when Docker and the image are there, else a throwaway
+//! local cluster; `CHIPLEDGER_TEST_PG=container|local` forces one).
+//!
+//! Each module proves one property of the service as a client sees it; the scenarios, with
+//! their hand-computed numbers, are in the modules. Rule ids are cited where they are proved.
+
+mod access;
+mod embedded;
+mod idempotency;
+mod race;
+mod reflection;
+mod refusals;
+mod scenario;
+mod session;
+mod subscription;
+mod telemetry;
