@@ -337,6 +337,9 @@ pub fn judge_action(table: &TableState, seat: Seat, action: Action) -> Result<Ju
     let Some(p) = hand.player(seat) else {
         return Err(Rejection::new(NOT_YOUR_TURN, "seat not in the hand"));
     };
+    if action != Action::Fold {
+        crate::posts::check_entry_post(table, hand, seat)?;
+    }
     let stack = table.stack_cents(seat);
     let owe = (hand.round.bet_to_cents - p.round_cents).max(0);
     let all_in_to = p.round_cents + stack;

@@ -14,9 +14,22 @@ pub const DUPLICATE_POST: Reason = Reason::new("DUPLICATE_POST", "R-POST-2");
 pub const POST_NOT_CONFIGURED: Reason = Reason::new("POST_NOT_CONFIGURED", "R-POST-2");
 pub const POST_WRONG_AMOUNT: Reason = Reason::new("POST_WRONG_AMOUNT", "R-POST-7");
 pub const STRADDLE_OUT_OF_POSITION: Reason = Reason::new("STRADDLE_OUT_OF_POSITION", "R-POST-4");
+pub const ENTRY_POST_REQUIRED: Reason = Reason::new("ENTRY_POST_REQUIRED", "R-POST-3");
 
 pub const REASONS: &[Reason] =
-    &[POSTS_CLOSED, SEAT_NOT_IN_HAND, DUPLICATE_POST, POST_NOT_CONFIGURED, POST_WRONG_AMOUNT, STRADDLE_OUT_OF_POSITION];
+    &[POSTS_CLOSED, SEAT_NOT_IN_HAND, DUPLICATE_POST, POST_NOT_CONFIGURED, POST_WRONG_AMOUNT, STRADDLE_OUT_OF_POSITION, ENTRY_POST_REQUIRED];
+
+/// R-POST-3: a player who sat down after the game started must post a live big blind (or be
+/// in the big blind) before playing a hand. Checked at the player's first action.
+pub fn check_entry_post(table: &TableState, hand: &HandState, seat: Seat) -> Result<(), Rejection> {
+    let owes = table.seat(seat).is_some_and(|s| s.owes_entry_post);
+    if owes && hand.round.index == 0 {
+        return Err(Rejection::new(ENTRY_POST_REQUIRED, "a new player posts a live big blind to be dealt in")
+            .with("seat", seat as Cents)
+            .with("big_blind_cents", table.config.as_ref().map_or(0, |c| c.big_blind_cents())));
+    }
+    Ok(())
+}
 
 /// The full amount of a post of `kind` now (a short-stacked player may post less, all in).
 pub fn nominal_cents(kind: PostKind, config: &TableConfig, hand: &HandState) -> Option<Cents> {

@@ -120,6 +120,10 @@ pub struct SeatState {
     pub short_buy_used: bool,
     /// Outstanding open-stakes IOUs written at this seat (R-MARK-3).
     pub iou_cents: Cents,
+    /// R-POST-3: sat down after the game started and has not yet posted a big blind (in the
+    /// big blind position or as a new-player post).
+    #[serde(default)]
+    pub owes_entry_post: bool,
 }
 
 /// Totals of the current shift (R-CHIP-4).
@@ -381,7 +385,7 @@ impl TableState {
         }
     }
 
-    fn place(&mut self, seat: Seat, player_id: &PlayerId) {
+    fn place(&mut self, seat: Seat, player_id: &PlayerId, owes_entry_post: bool) {
         let i = (seat as usize).wrapping_sub(1);
         if i < self.seats.len() && self.seats[i].is_none() {
             self.seats[i] = Some(SeatState {
@@ -392,6 +396,7 @@ impl TableState {
                 has_bought_in: false,
                 short_buy_used: false,
                 iou_cents: 0,
+                owes_entry_post,
             });
         }
     }
@@ -412,9 +417,9 @@ impl TableState {
                 self.config = Some(config.clone());
             }
             TableEvent::ConfigChanged { config } => self.config = Some(config.clone()),
-            TableEvent::PlayerSeated { seat, player_id } => self.place(*seat, player_id),
+            TableEvent::PlayerSeated { seat, player_id } => self.place(*seat, player_id, self.last_hand_no > 0),
             TableEvent::BoughtIn { seat, player_id, amount_cents, short_buy, postings, .. } => {
-                self.place(*seat, player_id);
+                self.place(*seat, player_id, self.last_hand_no > 0);
                 self.apply_postings(postings);
                 if let Some(s) = self.seat_mut(*seat) {
                     s.bought_in_cents += amount_cents;
@@ -435,7 +440,8 @@ impl TableState {
                 }
             }
             TableEvent::PlayerMovedIn { seat, player_id, amount_cents, .. } => {
-                self.place(*seat, player_id);
+                // R-STAKE-6: a house move is not a new player.
+                self.place(*seat, player_id, false);
                 if let Some(s) = self.seat_mut(*seat) {
                     s.stack_cents += amount_cents;
                     s.has_bought_in = true;
@@ -471,6 +477,11 @@ impl TableState {
             }
             TableEvent::Posted { seat, kind, amount_cents, postings, .. } => {
                 self.apply_postings(postings);
+                if matches!(kind, PostKind::BigBlind | PostKind::NewPlayer | PostKind::MissedBigBlind | PostKind::Kill) {
+                    if let Some(s) = self.seat_mut(*seat) {
+                        s.owes_entry_post = false;
+                    }
+                }
                 let stack_cents = self.stack_cents(*seat);
                 if let (Some(hand), Some(config)) = (self.hand.as_mut(), self.config.as_ref()) {
                     crate::posts::apply_post(hand, config, *seat, *kind, *amount_cents, stack_cents);

@@ -489,3 +489,27 @@ fn r_post_3_new_player_live_and_missed_small_blind_dead() {
     g.ok(2, Action::Check);
     assert_eq!(g.hand().phase, HandPhase::RoundComplete);
 }
+
+#[test]
+fn r_post_3_player_arriving_after_the_start_posts_a_live_big_blind() {
+    let c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100))]);
+    g.start(1, 1, &[1, 2]);
+    g.ok(2, Action::Fold);
+    g.end();
+    g.sit(3, "P3", d(100)).unwrap();
+    g.start(2, 2, &[1, 2, 3]);
+    g.post(3, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(1, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(2, Action::Call);
+    let r = rejected(g.act(3, Action::Call), "ENTRY_POST_REQUIRED");
+    assert_eq!(r.number("big_blind_cents"), Some(d(2)));
+    g.ok(3, Action::Fold);
+    g.ok(1, Action::Fold);
+    g.end();
+    g.start(3, 3, &[1, 2, 3]);
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    g.post(3, PostKind::NewPlayer, d(2)).unwrap();
+    g.ok(3, Action::Check);
+}
