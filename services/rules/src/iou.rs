@@ -30,6 +30,7 @@ pub fn decide_iou(
         return Err(Rejection::new(IOU_NOT_ALLOWED, "table-stakes games accept no IOUs"));
     };
     let s = crate::ledger::occupied(table, seat)?;
+    crate::rebuy::check_full_rebuy(s, config.buy_in.min_cents, None)?;
     crate::money::check_positive("amount_cents", amount_cents)?;
     if !config.chip_set.is_playable(amount_cents) {
         return Err(Rejection::new(crate::money::NOT_MULTIPLE_OF_MIN_CHIP, "IOUs are whole minimum chips").with("amount_cents", amount_cents));

@@ -9,7 +9,23 @@ use crate::rejection::{Reason, Rejection};
 
 pub const REBUY_BELOW_AMOUNT_LEFT: Reason = Reason::new("REBUY_BELOW_AMOUNT_LEFT", "R-REBUY-1");
 
-pub const REASONS: &[Reason] = &[REBUY_BELOW_AMOUNT_LEFT];
+pub const FULL_REBUY_REQUIRED: Reason = Reason::new("FULL_REBUY_REQUIRED", "R-REBUY-3");
+
+pub const REASONS: &[Reason] = &[REBUY_BELOW_AMOUNT_LEFT, FULL_REBUY_REQUIRED];
+
+/// R-REBUY-3 (open stakes): after winning a short all-in pot, chips are added only by a
+/// re-buy to a full buy-in, and nothing is borrowed.
+pub fn check_full_rebuy(seat: &crate::table::SeatState, min_buy_in_cents: Cents, adding_cents: Option<Cents>) -> Result<(), Rejection> {
+    if !seat.needs_full_rebuy {
+        return Ok(());
+    }
+    match adding_cents {
+        Some(a) if seat.stack_cents + a >= min_buy_in_cents => Ok(()),
+        _ => Err(Rejection::new(FULL_REBUY_REQUIRED, "after a short all-in win, re-buy to a full buy-in first")
+            .with("stack_cents", seat.stack_cents)
+            .with("min_buy_in_cents", min_buy_in_cents)),
+    }
+}
 
 /// The smallest buy-in allowed by the re-buy wait at `now_ms`, if one applies: the amount of
 /// the most recent departure from `game_key` within the window, less the tolerance.

@@ -124,6 +124,10 @@ pub struct SeatState {
     /// big blind position or as a new-player post).
     #[serde(default)]
     pub owes_entry_post: bool,
+    /// R-REBUY-3 (open stakes): went all in and won a pot smaller than the minimum buy-in;
+    /// may add chips or borrow only by re-buying to a full buy-in.
+    #[serde(default)]
+    pub needs_full_rebuy: bool,
 }
 
 /// Totals of the current shift (R-CHIP-4).
@@ -397,7 +401,27 @@ impl TableState {
                 short_buy_used: false,
                 iou_cents: 0,
                 owes_entry_post,
+                needs_full_rebuy: false,
             });
+        }
+    }
+
+    /// R-REBUY-3: in open stakes, an all-in player who won less than the minimum buy-in.
+    fn mark_short_all_in_winners(&mut self, pots: &[PotResult]) {
+        let Some(config) = self.config.as_ref() else { return };
+        if !matches!(config.stakes, crate::config::StakesMode::OpenStakes { .. }) {
+            return;
+        }
+        let min_cents = config.buy_in.min_cents;
+        let Some(hand) = self.hand.as_ref() else { return };
+        let all_in: Vec<Seat> = hand.players.iter().filter(|p| p.status == crate::hand::InHand::AllIn).map(|p| p.seat).collect();
+        for seat in all_in {
+            let won: Cents = pots.iter().flat_map(|p| p.awards.iter()).filter(|(s, _)| *s == seat).map(|(_, a)| a).sum();
+            if won > 0 && won < min_cents {
+                if let Some(s) = self.seat_mut(seat) {
+                    s.needs_full_rebuy = true;
+                }
+            }
         }
     }
 
@@ -429,8 +453,12 @@ impl TableState {
             }
             TableEvent::ToppedUp { seat, amount_cents, postings, .. } => {
                 self.apply_postings(postings);
+                let min_cents = self.config.as_ref().map_or(0, |c| c.buy_in.min_cents);
                 if let Some(s) = self.seat_mut(*seat) {
                     s.bought_in_cents += amount_cents;
+                    if s.stack_cents >= min_cents {
+                        s.needs_full_rebuy = false;
+                    }
                 }
             }
             TableEvent::CashedOut { seat, postings, .. } | TableEvent::PlayerMovedOut { seat, postings, .. } => {
@@ -499,8 +527,9 @@ impl TableState {
                     crate::betting::start_round(hand, *round_index, *first_to_act_seat, config);
                 }
             }
-            TableEvent::HandSettled { postings, .. } => {
+            TableEvent::HandSettled { pots, postings, .. } => {
                 self.apply_postings(postings);
+                self.mark_short_all_in_winners(pots);
                 if let Some(hand) = self.hand.as_mut() {
                     hand.phase = HandPhase::Settled;
                     hand.round.to_act = None;

@@ -188,6 +188,7 @@ pub fn decide_funds(snapshot: &Snapshot, table: &TableState, ctx: &CommandContex
             }
             crate::money::check_positive("amount_cents", amount)?;
             let player = player_of(player_id)?;
+            crate::rebuy::check_full_rebuy(s, config.buy_in.min_cents, Some(amount))?;
             if s.stack_cents + amount > config.buy_in.max_cents && !open_stakes {
                 return Err(Rejection::new(TOP_UP_ABOVE_MAXIMUM, "a top-up may bring the stack up to the maximum buy-in")
                     .with("stack_cents", s.stack_cents)

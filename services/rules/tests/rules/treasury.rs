@@ -318,3 +318,46 @@ fn r_rake_3_time_collection_refusals() {
     let r = rejected(g.table(TableOp::CollectTime { seats: vec![1] }), "TIME_FEE_EXCEEDS_STACK");
     assert_eq!(r.number("fee_cents"), Some(d(12)));
 }
+
+#[test]
+fn r_rebuy_3_open_stakes_short_all_in_winner_must_rebuy_in_full() {
+    let mut c = open_stakes();
+    c.buy_in.min_cents = d(100);
+    c.buy_in.max_cents = d(1000);
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(300)), (3, d(300))]);
+    // Seat 1 loses most of the stack, then goes all in for $20 and wins $60.
+    g.start(1, 3, &[1, 2, 3]);
+    g.ok(1, bet(80));
+    g.ok(2, Action::Call);
+    g.ok(3, Action::Fold);
+    g.next_round();
+    for _ in 1..4 {
+        g.ok(1, Action::Check);
+        g.ok(2, Action::Check);
+        if g.hand().round.index < 3 {
+            g.next_round();
+        }
+    }
+    g.showdown(vec![vec![2], vec![1]]);
+    g.end();
+    assert_eq!(g.stack(1), d(20));
+    g.start(2, 1, &[1, 2, 3]);
+    g.ok(2, bet(20));
+    g.ok(3, Action::Call);
+    g.ok(1, Action::AllIn);
+    for _ in 0..3 {
+        g.next_round();
+        g.ok(2, Action::Check);
+        g.ok(3, Action::Check);
+    }
+    g.showdown(vec![vec![1], vec![2, 3]]);
+    g.end();
+    assert_eq!(g.stack(1), d(60));
+    assert!(g.state().seat(1).unwrap().needs_full_rebuy);
+    let top_up = |amount| TableOp::TopUp { seat: 1, player_id: pid("P1"), amount_cents: amount, source: FundsSource::Cash, supervisor_id: None };
+    let r = rejected(g.table(top_up(d(10))), "FULL_REBUY_REQUIRED");
+    assert_eq!(r.number("min_buy_in_cents"), Some(d(100)));
+    rejected(g.table(TableOp::WriteIou { seat: 1, amount_cents: d(5), lender: None, accepted_by: vec![], to_raise: false }), "FULL_REBUY_REQUIRED");
+    g.table(top_up(d(40))).unwrap();
+    assert!(!g.state().seat(1).unwrap().needs_full_rebuy);
+}
