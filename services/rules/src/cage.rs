@@ -194,16 +194,7 @@ pub const REASONS: &[Reason] = &[CAGE_NOT_OPEN, CAGE_ALREADY_OPEN, CAGE_CHIPS_SH
 
 /// The cage holds these chips.
 pub fn cage_has(cage: &CageState, chips: &[ChipCount]) -> Result<(), Rejection> {
-    for c in chips {
-        let have = cage.chip_count(c.denomination_cents);
-        if have < c.count {
-            return Err(Rejection::new(CAGE_CHIPS_SHORT, "the cage does not hold these chips")
-                .with("denomination_cents", c.denomination_cents)
-                .with("count", c.count)
-                .with("cage_count", have));
-        }
-    }
-    Ok(())
+    crate::money::check_holds(chips, |d| cage.chip_count(d), CAGE_CHIPS_SHORT, "cage_count")
 }
 
 /// Chips valid for this cage: known denominations, positive counts. Returns the total.

@@ -44,16 +44,7 @@ pub fn tray_payout(table: &TableState, amount_cents: Cents) -> Result<Vec<ChipCo
 }
 
 fn tray_has(table: &TableState, chips: &[ChipCount]) -> Result<(), Rejection> {
-    for c in chips {
-        let have = table.tray_count(c.denomination_cents);
-        if have < c.count {
-            return Err(Rejection::new(TRAY_SHORT, "the tray does not hold these chips")
-                .with("denomination_cents", c.denomination_cents)
-                .with("count", c.count)
-                .with("tray_count", have));
-        }
-    }
-    Ok(())
+    crate::money::check_holds(chips, |d| table.tray_count(d), TRAY_SHORT, "tray_count")
 }
 
 /// R-CHIP-1: color up/down between a seated player and the tray, equal value both ways.
@@ -70,16 +61,8 @@ pub fn decide_color_change(table: &TableState, seat: Seat, give: &[ChipCount], r
             .with("stack_cents", s.stack_cents));
     }
     // The tray must hold what it gives after taking what it receives.
-    for r in receive {
-        let incoming: i64 = give.iter().filter(|g| g.denomination_cents == r.denomination_cents).map(|g| g.count).sum();
-        let have = table.tray_count(r.denomination_cents) + incoming;
-        if have < r.count {
-            return Err(Rejection::new(TRAY_SHORT, "the tray does not hold these chips")
-                .with("denomination_cents", r.denomination_cents)
-                .with("count", r.count)
-                .with("tray_count", have));
-        }
-    }
+    let incoming = |d: Cents| give.iter().filter(|g| g.denomination_cents == d).map(|g| g.count).sum::<i64>();
+    crate::money::check_holds(receive, |d| table.tray_count(d) + incoming(d), TRAY_SHORT, "tray_count")?;
     let mut postings = Vec::with_capacity(give.len() + receive.len());
     for g in give {
         postings.push(Posting::new(Account::Tray { table_id: table_id.clone(), denomination_cents: g.denomination_cents }, g.value_cents()));

@@ -138,3 +138,23 @@ pub fn check_chips(chip_set: &ChipSet, chips: &[ChipCount]) -> Result<Cents, Rej
     check_positive("total_cents", total_cents)?;
     Ok(total_cents)
 }
+
+/// Refuse with `reason` unless a holder (tray, cage) has every chip of `chips`; `count_of`
+/// gives the holder's count of a denomination (R-CHIP-1, R-CHIP-5: never negative).
+pub fn check_holds(
+    chips: &[ChipCount],
+    count_of: impl Fn(Cents) -> i64,
+    reason: Reason,
+    holder_count_name: &'static str,
+) -> Result<(), Rejection> {
+    for c in chips {
+        let have = count_of(c.denomination_cents);
+        if have < c.count {
+            return Err(Rejection::new(reason, "not that many chips of this denomination")
+                .with("denomination_cents", c.denomination_cents)
+                .with("count", c.count)
+                .with(holder_count_name, have));
+        }
+    }
+    Ok(())
+}

@@ -82,14 +82,7 @@ fn r_pot_3_all_in_for_part_of_the_ante() {
     g.post(3, PostKind::Ante, d(2)).unwrap();
     g.ok(2, bet(10));
     g.ok(3, Action::Call);
-    g.next_round();
-    for _ in 1..3 {
-        g.ok(2, Action::Check);
-        g.ok(3, Action::Check);
-        g.next_round();
-    }
-    g.ok(2, Action::Check);
-    g.ok(3, Action::Check);
+    g.check_down(&[2, 3]);
     let pots = g.showdown(vec![vec![1], vec![2], vec![3]]);
     assert_eq!(pots[0].amount_cents, d(3), "an equal share ($1) of every ante to the main pot");
     assert_eq!(pots[1].amount_cents, d(22), "the rest of the antes and the bets to the side pot");
@@ -120,12 +113,7 @@ fn r_pot_5_split_pot_odd_chip_first_clockwise_from_button() {
     g.ok(2, bet(1));
     g.ok(3, Action::Call);
     g.ok(1, Action::Call);
-    for _ in 0..3 {
-        g.next_round();
-        for s in [2, 3, 1] {
-            g.ok(s, Action::Check);
-        }
-    }
+    g.check_down(&[2, 3, 1]);
     // $3 pot, seats 1 and 3 tie: $1 each in whole chips, the odd $1 to seat 3 (first
     // clockwise from the button at seat 1).
     let pots = g.showdown(vec![vec![1, 3], vec![2]]);
@@ -141,12 +129,7 @@ fn r_pot_5_high_low_split_odd_chip_to_high() {
     g.ok(1, bet(1));
     g.ok(2, Action::Call);
     g.ok(3, Action::Call);
-    for _ in 0..3 {
-        g.next_round();
-        for s in [1, 2, 3] {
-            g.ok(s, Action::Check);
-        }
-    }
+    g.check_down(&[1, 2, 3]);
     let events = g.table(TableOp::Showdown { high: vec![vec![1], vec![2], vec![3]], low: Some(vec![vec![2]]) }).unwrap();
     let pots = settled_pots(&events);
     assert_eq!(pots[0].awards, vec![(1, d(2)), (2, d(1))], "$3: high $2 (odd chip), low $1");
@@ -160,11 +143,7 @@ fn r_pot_5_no_qualifying_low_high_takes_all() {
     g.start(1, 2, &[1, 2]);
     g.ok(1, bet(2));
     g.ok(2, Action::Call);
-    for _ in 0..3 {
-        g.next_round();
-        g.ok(1, Action::Check);
-        g.ok(2, Action::Check);
-    }
+    g.check_down(&[1, 2]);
     let events = g.table(TableOp::Showdown { high: vec![vec![2], vec![1]], low: Some(vec![]) }).unwrap();
     assert_eq!(settled_pots(&events)[0].awards, vec![(2, d(4))]);
 }
@@ -193,15 +172,7 @@ fn r_rake_1_ten_percent_rounded_down_capped_main_pot_first() {
     g.ok(1, Action::AllIn);
     g.ok(2, raise(80));
     g.ok(3, Action::Call);
-    g.next_round();
-    g.ok(2, Action::Check);
-    g.ok(3, Action::Check);
-    g.next_round();
-    g.ok(2, Action::Check);
-    g.ok(3, Action::Check);
-    g.next_round();
-    g.ok(2, Action::Check);
-    g.ok(3, Action::Check);
+    g.check_down(&[2, 3]);
     let pots = g.showdown(vec![vec![1], vec![2], vec![3]]);
     // Pots $60 (main) and $120 (side): 10% of $180 = $18, capped at $5, all from the main pot.
     assert_eq!((pots[0].amount_cents, pots[0].rake_cents), (d(60), d(5)));

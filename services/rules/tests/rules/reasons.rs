@@ -129,12 +129,7 @@ fn r_bet_1_round_and_showdown_sequence_refusals() {
     g.ok(2, Action::Call);
     g.ok(3, Action::Call);
     rejected(g.act(1, Action::Check), "BETTING_ROUND_CLOSED");
-    for _ in 0..3 {
-        g.next_round();
-        for s in [1, 2, 3] {
-            g.ok(s, Action::Check);
-        }
-    }
+    g.check_down(&[1, 2, 3]);
     rejected(g.table(TableOp::NextRound { first_to_act_seat: None }), "NO_MORE_ROUNDS");
     rejected(g.table(TableOp::Showdown { high: vec![vec![9]], low: None }), "SHOWDOWN_INVALID_RANKING");
     rejected(g.table(TableOp::Showdown { high: vec![vec![1], vec![1]], low: None }), "SHOWDOWN_INVALID_RANKING");

@@ -116,11 +116,7 @@ fn r_rebuy_1_return_within_window_must_bring_amount_left_even_above_max() {
     g.post(1, PostKind::BigBlind, d(2)).unwrap();
     g.ok(2, raise(100));
     g.ok(1, Action::Call);
-    for _ in 0..3 {
-        g.next_round();
-        g.ok(1, Action::Check);
-        g.ok(2, Action::Check);
-    }
+    g.check_down(&[1, 2]);
     g.showdown(vec![vec![1], vec![2]]);
     g.end();
     cash_out(&mut g, 1, "P1").unwrap(); // leaves with $300 (hit and run is allowed, R-REBUY-2)

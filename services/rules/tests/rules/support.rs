@@ -248,6 +248,17 @@ impl Game {
         settled_pots(&events)
     }
 
+    /// Everyone checks the remaining rounds, in `order`, each after a `NextRound`.
+    pub fn check_down(&mut self, order: &[Seat]) {
+        let rounds = self.state().config.as_ref().map_or(4, |c| c.betting_rounds);
+        while self.hand().round.index + 1 < rounds {
+            self.next_round();
+            for s in order {
+                self.ok(*s, Action::Check);
+            }
+        }
+    }
+
     pub fn legal(&self) -> LegalActions {
         legal_actions(self.state()).expect("someone is to act")
     }

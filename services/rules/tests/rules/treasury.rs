@@ -330,14 +330,7 @@ fn r_rebuy_3_open_stakes_short_all_in_winner_must_rebuy_in_full() {
     g.ok(1, bet(80));
     g.ok(2, Action::Call);
     g.ok(3, Action::Fold);
-    g.next_round();
-    for _ in 1..4 {
-        g.ok(1, Action::Check);
-        g.ok(2, Action::Check);
-        if g.hand().round.index < 3 {
-            g.next_round();
-        }
-    }
+    g.check_down(&[1, 2]);
     g.showdown(vec![vec![2], vec![1]]);
     g.end();
     assert_eq!(g.stack(1), d(20));
@@ -345,11 +338,7 @@ fn r_rebuy_3_open_stakes_short_all_in_winner_must_rebuy_in_full() {
     g.ok(2, bet(20));
     g.ok(3, Action::Call);
     g.ok(1, Action::AllIn);
-    for _ in 0..3 {
-        g.next_round();
-        g.ok(2, Action::Check);
-        g.ok(3, Action::Check);
-    }
+    g.check_down(&[2, 3]);
     g.showdown(vec![vec![1], vec![2, 3]]);
     g.end();
     assert_eq!(g.stack(1), d(60));
