@@ -73,6 +73,41 @@
 //! winners with odd chips clockwise from the button (R-POT-5). `EndHand` closes it; between
 //! hands players may buy in, top up, color change, tip, or cash out.
 //!
+//! ## Details other crates rely on
+//! - `Act`: `Bet{to_cents}` and `Raise{to_cents}` are the same request ("raise to" total for
+//!   the round); `Call` with nothing owed is a check (PHH `cc`); `AllIn` is a call, bet or
+//!   raise for the whole stack; `Fold` is accepted from the seat in turn even when it could
+//!   check. A bet or raise short of the minimum is accepted only as an all-in (or, in cap
+//!   limit, as the amount that reaches the cap).
+//! - First to act: preflop the seat after the last big blind / third blind / straddle / kill
+//!   / bring-in poster (heads-up this is the button), later rounds the first live seat after
+//!   the button, or `NextRound{first_to_act_seat}` (stud).
+//! - The last fold returns two events: `Acted` and `HandSettled` (uncontested, no ranking).
+//!   `Showdown` is accepted once the round is complete and either it was the last round or at
+//!   most one player can still bet (all-in showdowns before the board is dealt out).
+//! - Uncalled chips (R-POT-4) stay in the top pot as `PotResult::returned_cents`, are never
+//!   raked, and are included in that pot's award to the bettor (the only one eligible): the
+//!   R-POT-3 example reads "side pot $10 paid to Carol", of which $8 returned.
+//! - R-POST-3: a player seated after the table's first hand owes a live big blind
+//!   (`BigBlind`, `NewPlayer` or `MissedBigBlind` post) before any action other than a fold
+//!   (`ENTRY_POST_REQUIRED`); a house move (R-STAKE-6) does not owe it.
+//! - Postings of a cross-stream command: on the table event if a table is touched
+//!   (buy-in, top-up, cash in play, cash-out, move, fill, credit, marker to a seat), else on
+//!   the cage event (cage sales, redemptions, markers to the pocket); player events never
+//!   carry postings.
+//! - Cage chip liability (`GamingDayClosed::liability`) is cumulative chips issued out of the
+//!   cage (sales, fills, markers) minus returned (redemptions, credits): chips outside the
+//!   cage, in trays and with patrons (R-CHIP-5).
+//!
+//! ## Not enforced here (the dealer or the caller decides)
+//! - Positions: which seat is the button, blinds and straddle (apart from under the gun) are
+//!   the dealer's `Post`s; missed-blind bookkeeping across hands and the button policy are not
+//!   tracked (the amounts of `MissedBigBlind`/`MissedSmallBlindDead` are checked).
+//! - R-BET-7 "assumed call" option, R-BET-13 short-bet correction, R-BET-14 change making,
+//!   R-CHIP-3 slip voids, color changes with the cage: not implemented.
+//! - Corrections (R-AUDIT-1) exist for table streams only; the caller supplies the reversed
+//!   event's id and postings from the store.
+//!
 //! **Configuration version** (R-AUDIT-2): every table event is judged under
 //! `TableState::config.version`; the store records it in the event metadata together with the
 //! actor, role and gaming day of the [`CommandContext`].
