@@ -1,32 +1,176 @@
 //! `chipledger`: the operators' and auditors' command line. Each subcommand lives in
 //! its own module; this file only parses arguments and dispatches.
+//!
+//! Exit codes: 0 success; 1 a refused command, a mismatch or a broken chain; 2 bad input
+//! (arguments, files, server address) or a failed RPC. Errors are one line on stderr.
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 
+mod audit;
+mod bench;
+mod connect;
+mod demo;
+mod export;
+mod operate;
+mod output;
 mod phh;
+mod phh_load;
+mod send;
+mod wire;
+
+use connect::{Client, ServerArgs};
+use output::Output;
 
 #[derive(Parser)]
 #[command(name = "chipledger", version, about = "Chip ledger for casino poker rooms")]
 struct Cli {
+    #[command(flatten)]
+    server: ServerArgs,
+    /// Print JSON instead of tables (for scripts).
+    #[arg(long, global = true)]
+    json: bool,
     #[command(subcommand)]
     command: Command,
 }
 
+/// Header options of an operator command.
+#[derive(Args, Debug)]
+struct CommandOptions {
+    /// Idempotency key (default: a new UUID). Resending the same id returns the first answer.
+    #[arg(long)]
+    command_id: Option<String>,
+    /// Device the command is entered on (R-AUDIT-2).
+    #[arg(long)]
+    device: Option<String>,
+    /// Why (required by some commands).
+    #[arg(long, default_value = "")]
+    reason: String,
+}
+
 #[derive(Subcommand)]
 enum Command {
-    /// Poker Hand History (PHH) files: replay them through the rules core.
+    /// Movements at a table (dealer and floor).
+    Table {
+        #[command(flatten)]
+        options: CommandOptions,
+        #[command(subcommand)]
+        operation: operate::TableOperation,
+    },
+    /// The cage: cash-ins, redemptions, fills, credits, markers.
+    Cage {
+        #[command(flatten)]
+        options: CommandOptions,
+        #[command(subcommand)]
+        operation: operate::CageOperation,
+    },
+    /// Reverse a recorded event with a new one (R-AUDIT-1).
+    Correct {
+        #[command(flatten)]
+        options: CommandOptions,
+        #[arg(long)]
+        event_id: String,
+        #[arg(long)]
+        approved_by: String,
+        #[arg(long = "why")]
+        why: String,
+    },
+    /// A player's history with running balances.
+    History(audit::HistoryArgs),
+    /// A hand reconstructed: posts, contributions, pots, awards, rake.
+    Hand(audit::HandArgs),
+    /// Table stacks now or as of a time.
+    Stacks(audit::StacksArgs),
+    /// Reconciliation of a table shift or a gaming day.
+    Reconcile {
+        #[command(subcommand)]
+        what: audit::ReconcileArgs,
+    },
+    /// Patron cash activity above the reporting thresholds (R-AUDIT-4).
+    CashActivity(audit::CashActivityArgs),
+    /// Refused commands kept for auditors (R-AUDIT-3).
+    Rejections(audit::RejectionsArgs),
+    /// The chain head digest (save it with --out).
+    Digest(audit::DigestArgs),
+    /// Verify the hash chain, optionally against a saved digest.
+    Verify(audit::VerifyArgs),
+    /// Export events to CSV or JSON lines.
+    Export(export::ExportArgs),
+    /// Play a realistic room session against a running server.
+    Demo(demo::DemoArgs),
+    /// Poker Hand History (PHH) files: replay offline, or load through the server.
     Phh {
         #[command(subcommand)]
-        command: phh::PhhCommand,
+        command: PhhCli,
     },
+    /// Throughput, latency and CPU of chipledgerd on Pluribus hands beside a plain-INSERT baseline.
+    Bench(bench::BenchArgs),
+}
+
+#[derive(Subcommand)]
+enum PhhCli {
+    #[command(flatten)]
+    Offline(phh::PhhCommand),
+    /// Record hands through chipledgerd and check the finishing stacks and the chain.
+    Load(phh_load::LoadArgs),
+}
+
+fn header(options: CommandOptions, property_id: &str) -> send::Header {
+    let command_id = options.command_id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    let mut header = send::Header::new(command_id, property_id);
+    header.device = options.device;
+    header.reason_note = options.reason;
+    header
+}
+
+async fn run_online(server: ServerArgs, output: Output, command: Command) -> anyhow::Result<ExitCode> {
+    let mut client = Client::connect(&server).await?;
+    let property_id = client.property_id.clone();
+    match command {
+        Command::Table { options, operation } => {
+            send::run(&mut client, &header(options, &property_id), operation.into_wire(), output).await
+        }
+        Command::Cage { options, operation } => {
+            send::run(&mut client, &header(options, &property_id), operation.into_wire(), output).await
+        }
+        Command::Correct { options, event_id, approved_by, why } => {
+            let correction = chipledger_proto::v1::Correction { header: None, reverses_event_id: event_id, approved_by, reason: why };
+            let wire = chipledger_proto::v1::command::Command::Correction(correction);
+            send::run(&mut client, &header(options, &property_id), wire, output).await
+        }
+        Command::History(args) => audit::history(&mut client, args, output).await,
+        Command::Hand(args) => audit::hand(&mut client, args, output).await,
+        Command::Stacks(args) => audit::stacks(&mut client, args, output).await,
+        Command::Reconcile { what } => audit::reconcile(&mut client, what, output).await,
+        Command::CashActivity(args) => audit::cash_activity(&mut client, args, output).await.map(|_| ExitCode::SUCCESS),
+        Command::Rejections(args) => audit::rejections(&mut client, args, output).await,
+        Command::Digest(args) => audit::digest(&mut client, args, output).await,
+        Command::Verify(args) => audit::verify(&mut client, args, output).await,
+        Command::Export(args) => export::export(&mut client, args).await,
+        Command::Demo(args) => demo::run(client, args, output).await,
+        Command::Phh { command: PhhCli::Load(args) } => phh_load::run(args, client).await,
+        Command::Phh { command: PhhCli::Offline(command) } => phh::run(command),
+        Command::Bench(args) => bench::run(args, &server.server).await,
+    }
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let output = Output { json: cli.json };
     let result = match cli.command {
-        Command::Phh { command } => phh::run(command),
+        Command::Phh { command: PhhCli::Offline(command) } => phh::run(command),
+        // Starts its own server unless --database-url names an existing one: no client first.
+        Command::Bench(args) => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(anyhow::Error::from)
+            .and_then(|runtime| runtime.block_on(bench::run(args, &cli.server.server))),
+        command => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(anyhow::Error::from)
+            .and_then(|runtime| runtime.block_on(run_online(cli.server, output, command))),
     };
     match result {
         Ok(code) => code,

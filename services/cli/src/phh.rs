@@ -118,7 +118,7 @@ fn replay_paths(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn collect_files(path: &Path, files: &mut Vec<PathBuf>) -> anyhow::Result<()> {
+pub(crate) fn collect_files(path: &Path, files: &mut Vec<PathBuf>) -> anyhow::Result<()> {
     let meta = std::fs::metadata(path).with_context(|| format!("{}: cannot read", path.display()))?;
     if meta.is_file() {
         files.push(path.to_owned());

@@ -1,0 +1,732 @@
+//! Auditor queries: a player's history with running balances, a hand reconstructed, table
+//! stacks as of a time, shift and gaming-day reconciliation (R-CHIP-4, R-CHIP-5), cash activity
+//! above the reporting thresholds (R-AUDIT-4), refused commands (R-AUDIT-3), and the chain
+//! checked against a saved digest. Every list is read page by page (bounded pages).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use chipledger_proto::v1 as pb;
+use clap::{Args, Subcommand};
+use serde_json::json;
+
+use crate::connect::{Client, rpc_error};
+use crate::output::{Output, money, timestamp};
+
+/// Events or rows asked for per page.
+pub const PAGE_SIZE: u32 = 1_000;
+/// Most pages one query reads (1,000,000 rows).
+pub const MAX_PAGES: usize = 1_000;
+
+fn page(token: &str) -> Option<pb::PageRequest> {
+    Some(pb::PageRequest { page_size: PAGE_SIZE, page_token: token.to_string() })
+}
+
+fn next_token(page: Option<&pb::PageResponse>) -> Option<String> {
+    page.map(|page| page.next_page_token.clone()).filter(|token| !token.is_empty())
+}
+
+/// `2024-05-01T10:00:00Z` (RFC 3339) or Unix milliseconds.
+fn parse_instant(text: &str) -> anyhow::Result<i64> {
+    if let Ok(unix_ms) = text.parse::<i64>() {
+        return Ok(unix_ms);
+    }
+    let at = time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339)
+        .with_context(|| format!("{text:?}: expected an RFC 3339 time (2024-05-01T10:00:00Z) or Unix milliseconds"))?;
+    i64::try_from(at.unix_timestamp_nanos() / 1_000_000).context("time out of range")
+}
+
+fn time_range(from: Option<&str>, to: Option<&str>) -> anyhow::Result<Option<pb::TimeRange>> {
+    if from.is_none() && to.is_none() {
+        return Ok(None);
+    }
+    Ok(Some(pb::TimeRange {
+        from_unix_ms: from.map(parse_instant).transpose()?,
+        to_unix_ms: to.map(parse_instant).transpose()?,
+    }))
+}
+
+fn postings_text(postings: &[pb::Posting]) -> String {
+    postings.iter().map(|p| format!("{}:{}", p.account, p.amount_cents)).collect::<Vec<_>>().join(";")
+}
+
+fn payload_field(event: &pb::RecordedEvent, field: &str) -> Option<serde_json::Value> {
+    serde_json::from_str::<serde_json::Value>(&event.payload_json).ok()?.get(field).cloned()
+}
+
+pub fn event_json(event: &pb::RecordedEvent) -> serde_json::Value {
+    let metadata = event.metadata.clone().unwrap_or_default();
+    json!({
+        "global_position": event.global_position,
+        "stream_id": event.stream_id,
+        "stream_version": event.stream_version,
+        "event_id": event.event_id,
+        "event_type": event.event_type,
+        "schema_version": event.schema_version,
+        "recorded_at_unix_ms": event.recorded_at_unix_ms,
+        "gaming_day": metadata.gaming_day,
+        "actor_id": metadata.actor_id,
+        "actor_role": pb::Role::try_from(metadata.actor_role).map_or("UNKNOWN", |role| role.as_str_name()),
+        "command_id": metadata.command_id,
+        "config_version": metadata.config_version,
+        "hash_hex": event.hash_hex,
+        "postings": event.postings.iter().map(|p| json!({"account": p.account, "amount_cents": p.amount_cents})).collect::<Vec<_>>(),
+        "payload": serde_json::from_str::<serde_json::Value>(&event.payload_json).unwrap_or(serde_json::Value::Null),
+    })
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    #[arg(long)]
+    player: String,
+    /// From this time (RFC 3339 or Unix ms).
+    #[arg(long)]
+    from: Option<String>,
+    #[arg(long)]
+    to: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct HandArgs {
+    #[arg(long)]
+    table: String,
+    /// The hand number (default: the hand in progress or the last one).
+    #[arg(long)]
+    hand_no: Option<u64>,
+}
+
+#[derive(Debug, Args)]
+pub struct StacksArgs {
+    #[arg(long)]
+    table: String,
+    /// As of this time (RFC 3339 or Unix ms); default now.
+    #[arg(long, conflicts_with = "position")]
+    at: Option<String>,
+    /// As of this global position.
+    #[arg(long)]
+    position: Option<i64>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ReconcileArgs {
+    /// A table's shift (R-CHIP-4): result = drop + credits + closing - opening - fills.
+    Shift {
+        #[arg(long)]
+        table: String,
+        /// The ShiftClosed event's position (default: the last closed shift).
+        #[arg(long)]
+        position: Option<i64>,
+    },
+    /// A gaming day (R-CHIP-5): chip liability per denomination, shifts, sum of balances.
+    Day {
+        #[arg(long)]
+        day: String,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct CashActivityArgs {
+    #[arg(long)]
+    day: String,
+    #[arg(long, default_value = "")]
+    player: String,
+}
+
+impl CashActivityArgs {
+    pub fn for_player(day: &str, player: &str) -> CashActivityArgs {
+        CashActivityArgs { day: day.to_string(), player: player.to_string() }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct RejectionsArgs {
+    #[arg(long, default_value = "")]
+    table: String,
+    #[arg(long, default_value = "")]
+    player: String,
+    #[arg(long, default_value = "")]
+    reason: String,
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// A digest saved earlier with `chipledger digest --out FILE`; the chain must still pass
+    /// through it (same hash at the same position).
+    #[arg(long)]
+    digest_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct DigestArgs {
+    /// Save the digest (JSON) to this file.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+pub async fn history(client: &mut Client, args: HistoryArgs, output: Output) -> anyhow::Result<ExitCode> {
+    let range = time_range(args.from.as_deref(), args.to.as_deref())?;
+    let mut events = Vec::new();
+    let mut token = String::new();
+    for _ in 0..MAX_PAGES {
+        let reply = client
+            .ledger
+            .list_player_history(pb::ListPlayerHistoryRequest {
+                property_id: client.property_id.clone(),
+                player_id: args.player.clone(),
+                time_range: range,
+                page: page(&token),
+            })
+            .await
+            .map_err(|status| rpc_error("player history", &status))?
+            .into_inner();
+        events.extend(reply.events);
+        match next_token(reply.page.as_ref()) {
+            Some(next) => token = next,
+            None => break,
+        }
+    }
+    // Running balances of the player's own accounts, starting from their balances just
+    // before the first event shown (zero for a full history).
+    let prefix = format!("player/{}/", args.player);
+    let mut balances: BTreeMap<String, i64> = BTreeMap::new();
+    if let Some(first) = events.first() {
+        for account in ["pocket", "iou"] {
+            let account = format!("{prefix}{account}");
+            let reply = client
+                .ledger
+                .get_balance(pb::GetBalanceRequest {
+                    property_id: client.property_id.clone(),
+                    account: account.clone(),
+                    as_of: Some(pb::get_balance_request::AsOf::GlobalPosition(first.global_position - 1)),
+                })
+                .await
+                .map_err(|status| rpc_error("opening balance", &status))?
+                .into_inner();
+            balances.insert(account, reply.balance_cents);
+        }
+    }
+    let mut rows = Vec::with_capacity(events.len());
+    for event in &events {
+        let mut change = 0;
+        for posting in event.postings.iter().filter(|p| p.account.starts_with(&prefix)) {
+            *balances.entry(posting.account.clone()).or_default() += posting.amount_cents;
+            change += posting.amount_cents;
+        }
+        let pocket = balances.get(&format!("{prefix}pocket")).copied().unwrap_or(0);
+        let iou = balances.get(&format!("{prefix}iou")).copied().unwrap_or(0);
+        rows.push((event, change, pocket, iou));
+    }
+    if output.json {
+        let list: Vec<_> = rows
+            .iter()
+            .map(|(event, change, pocket, iou)| {
+                let mut value = event_json(event);
+                value["player_accounts_change_cents"] = json!(change);
+                value["pocket_balance_cents"] = json!(pocket);
+                value["iou_balance_cents"] = json!(iou);
+                value
+            })
+            .collect();
+        println!("{}", json!({ "player_id": args.player, "events": list }));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut table = output.table(&["position", "time", "event", "table", "amount", "change", "pocket", "iou"]);
+    for (event, change, pocket, iou) in &rows {
+        let table_id = payload_field(event, "table_id").and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+        let amount = payload_field(event, "amount_cents").and_then(|v| v.as_i64()).map(money).unwrap_or_default();
+        table.add_row(vec![
+            event.global_position.to_string(),
+            timestamp(event.recorded_at_unix_ms),
+            event.event_type.clone(),
+            table_id,
+            amount,
+            money(*change),
+            money(*pocket),
+            money(*iou),
+        ]);
+    }
+    println!("history of player {} ({} events)", args.player, rows.len());
+    println!("{table}");
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn hand(client: &mut Client, args: HandArgs, output: Output) -> anyhow::Result<ExitCode> {
+    let view = client
+        .table
+        .get_hand(pb::GetHandRequest {
+            property_id: client.property_id.clone(),
+            table_id: args.table.clone(),
+            hand_no: args.hand_no,
+        })
+        .await
+        .map_err(|status| rpc_error("reading the hand", &status))?
+        .into_inner();
+    print_hand(&view, output);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Per seat: chips put in (posts, bets, calls) and chips received (awards, uncalled returns).
+pub fn contributions(view: &pb::HandView) -> BTreeMap<u32, (i64, i64)> {
+    let prefix = format!("table/{}/seat/", view.table_id);
+    let mut per_seat: BTreeMap<u32, (i64, i64)> = BTreeMap::new();
+    for event in &view.events {
+        for posting in &event.postings {
+            let Some(seat) = posting.account.strip_prefix(&prefix).and_then(|seat| seat.parse::<u32>().ok()) else {
+                continue;
+            };
+            let entry = per_seat.entry(seat).or_default();
+            if posting.amount_cents < 0 {
+                entry.0 += -posting.amount_cents;
+            } else {
+                entry.1 += posting.amount_cents;
+            }
+        }
+    }
+    per_seat
+}
+
+pub fn print_hand(view: &pb::HandView, output: Output) {
+    let per_seat = contributions(view);
+    if output.json {
+        println!(
+            "{}",
+            json!({
+                "table_id": view.table_id,
+                "hand_no": view.hand_no,
+                "ended": view.ended,
+                "button_seat": view.button_seat,
+                "starting_seats": view.starting_seats.iter().map(|s| json!({"seat": s.seat, "player_id": s.player_id, "stack_cents": s.stack_cents})).collect::<Vec<_>>(),
+                "contributions": per_seat.iter().map(|(seat, (put_in, received))| json!({"seat": seat, "put_in_cents": put_in, "received_cents": received})).collect::<Vec<_>>(),
+                "pots": view.pots.iter().map(|p| json!({"amount_cents": p.amount_cents, "eligible_seats": p.eligible_seats})).collect::<Vec<_>>(),
+                "awards": view.awards.iter().map(|a| json!({"pot_index": a.pot_index, "seat": a.seat, "player_id": a.player_id, "amount_cents": a.amount_cents})).collect::<Vec<_>>(),
+                "rake_cents": view.rake_cents,
+                "jackpot_drop_cents": view.jackpot_drop_cents,
+                "board": view.board,
+                "events": view.events.iter().map(event_json).collect::<Vec<_>>(),
+            })
+        );
+        return;
+    }
+    println!(
+        "hand {} at table {} (button seat {}, {})",
+        view.hand_no,
+        view.table_id,
+        view.button_seat,
+        if view.ended { "ended" } else { "in progress" }
+    );
+    let mut seats = output.table(&["seat", "player", "starting stack", "put in", "received", "net"]);
+    for seat in &view.starting_seats {
+        let (put_in, received) = per_seat.get(&seat.seat).copied().unwrap_or_default();
+        seats.add_row(vec![
+            seat.seat.to_string(),
+            seat.player_id.clone(),
+            money(seat.stack_cents),
+            money(put_in),
+            money(received),
+            money(received - put_in),
+        ]);
+    }
+    println!("{seats}");
+    let mut events = output.table(&["position", "event", "seat", "amount", "postings"]);
+    for event in &view.events {
+        let seat = payload_field(event, "seat").map(|v| v.to_string()).unwrap_or_default();
+        let amount = payload_field(event, "amount_cents").and_then(|v| v.as_i64()).map(money).unwrap_or_default();
+        events.add_row(vec![
+            event.global_position.to_string(),
+            event.event_type.clone(),
+            seat,
+            amount,
+            postings_text(&event.postings),
+        ]);
+    }
+    println!("{events}");
+    let mut pots = output.table(&["pot", "amount", "eligible seats"]);
+    for (index, pot) in view.pots.iter().enumerate() {
+        let eligible: Vec<String> = pot.eligible_seats.iter().map(u32::to_string).collect();
+        pots.add_row(vec![index.to_string(), money(pot.amount_cents), eligible.join(",")]);
+    }
+    println!("{pots}");
+    let mut awards = output.table(&["pot", "seat", "player", "award"]);
+    for award in &view.awards {
+        awards.add_row(vec![award.pot_index.to_string(), award.seat.to_string(), award.player_id.clone(), money(award.amount_cents)]);
+    }
+    println!("{awards}");
+    println!("rake {}, jackpot drop {}", money(view.rake_cents), money(view.jackpot_drop_cents));
+}
+
+pub async fn stacks(client: &mut Client, args: StacksArgs, output: Output) -> anyhow::Result<ExitCode> {
+    let view = client
+        .table
+        .get_table(pb::GetTableRequest { property_id: client.property_id.clone(), table_id: args.table.clone() })
+        .await
+        .map_err(|status| rpc_error("reading the table", &status))?
+        .into_inner();
+    let as_of = match (&args.at, args.position) {
+        (Some(at), _) => Some(pb::get_balance_request::AsOf::UnixMs(parse_instant(at)?)),
+        (None, Some(position)) => Some(pb::get_balance_request::AsOf::GlobalPosition(position)),
+        (None, None) => None,
+    };
+    let max_seats = view.config.as_ref().map_or(10, |config| config.max_seats).clamp(1, 10);
+    let mut rows = Vec::new();
+    for seat in 1..=max_seats {
+        let occupant = view.seats.iter().find(|view| view.seat == seat);
+        let stack_cents = match &as_of {
+            None => occupant.map_or(0, |view| view.stack_cents),
+            Some(as_of) => {
+                client
+                    .ledger
+                    .get_balance(pb::GetBalanceRequest {
+                        property_id: client.property_id.clone(),
+                        account: format!("table/{}/seat/{seat}", args.table),
+                        as_of: Some(*as_of),
+                    })
+                    .await
+                    .map_err(|status| rpc_error("reading a seat balance", &status))?
+                    .into_inner()
+                    .balance_cents
+            }
+        };
+        // As of a past time the seat's occupant may have changed: only the current one is known.
+        let player = if as_of.is_none() { occupant.map(|view| view.player_id.clone()).unwrap_or_default() } else { String::new() };
+        if stack_cents != 0 || !player.is_empty() {
+            rows.push((seat, player, stack_cents));
+        }
+    }
+    if output.json {
+        let seats: Vec<_> = rows
+            .iter()
+            .map(|(seat, player, stack)| json!({"seat": seat, "player_id": player, "stack_cents": stack}))
+            .collect();
+        println!("{}", json!({"table_id": args.table, "seats": seats}));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let when = match (&args.at, args.position) {
+        (Some(at), _) => format!("as of {at}"),
+        (None, Some(position)) => format!("as of position {position}"),
+        (None, None) => "now".to_string(),
+    };
+    println!("stacks at table {} {when}", args.table);
+    let mut table = output.table(&["seat", "player", "stack"]);
+    for (seat, player, stack) in &rows {
+        table.add_row(vec![seat.to_string(), player.clone(), money(*stack)]);
+    }
+    println!("{table}");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn chips_text(chips: &[pb::ChipCount]) -> String {
+    chips.iter().map(|c| format!("{}x{}", money(c.denomination_cents), c.count)).collect::<Vec<_>>().join(", ")
+}
+
+pub fn shift_json(shift: &pb::TableShiftReconciliation) -> serde_json::Value {
+    json!({
+        "table_id": shift.table_id,
+        "gaming_day": shift.gaming_day,
+        "opening_inventory_cents": shift.opening_inventory_cents,
+        "closing_inventory_cents": shift.closing_inventory_cents,
+        "fills_cents": shift.fills_cents,
+        "credits_cents": shift.credits_cents,
+        "drop_cents": shift.drop_cents,
+        "result_cents": shift.result_cents,
+        "shift_close_position": shift.shift_close_position,
+    })
+}
+
+pub fn print_shift(shift: &pb::TableShiftReconciliation, output: Output) {
+    let mut table = output.table(&["table", "day", "opening", "fills", "credits", "drop", "closing", "result"]);
+    table.add_row(vec![
+        shift.table_id.clone(),
+        shift.gaming_day.clone(),
+        money(shift.opening_inventory_cents),
+        money(shift.fills_cents),
+        money(shift.credits_cents),
+        money(shift.drop_cents),
+        money(shift.closing_inventory_cents),
+        money(shift.result_cents),
+    ]);
+    println!("{table}");
+    println!(
+        "  result = drop {} + credits {} + closing {} - opening {} - fills {} = {} (R-CHIP-4)",
+        money(shift.drop_cents),
+        money(shift.credits_cents),
+        money(shift.closing_inventory_cents),
+        money(shift.opening_inventory_cents),
+        money(shift.fills_cents),
+        money(shift.result_cents)
+    );
+}
+
+pub fn day_json(day: &pb::GamingDayReconciliation) -> serde_json::Value {
+    let chips = |list: &[pb::ChipCount]| -> Vec<serde_json::Value> {
+        list.iter().map(|c| json!({"denomination_cents": c.denomination_cents, "count": c.count})).collect()
+    };
+    json!({
+        "gaming_day": day.gaming_day,
+        "chips_issued": chips(&day.chips_issued),
+        "chips_returned": chips(&day.chips_returned),
+        "chip_liability_cents": day.chip_liability_cents,
+        "sum_of_balances_cents": day.sum_of_balances_cents,
+        "tables": day.tables.iter().map(shift_json).collect::<Vec<_>>(),
+    })
+}
+
+pub fn print_day(day: &pb::GamingDayReconciliation, output: Output) {
+    println!("gaming day {}", day.gaming_day);
+    println!("  chips issued:   {}", chips_text(&day.chips_issued));
+    println!("  chips returned: {}", chips_text(&day.chips_returned));
+    println!("  chip liability: {} (R-CHIP-5)", money(day.chip_liability_cents));
+    println!("  sum of all balances: {} (R-UNIT-4: must be 0.00)", money(day.sum_of_balances_cents));
+    for shift in &day.tables {
+        print_shift(shift, output);
+    }
+}
+
+pub async fn reconcile(client: &mut Client, args: ReconcileArgs, output: Output) -> anyhow::Result<ExitCode> {
+    match args {
+        ReconcileArgs::Shift { table, position } => {
+            let shift = client
+                .audit
+                .table_shift_reconciliation(pb::TableShiftReconciliationRequest {
+                    property_id: client.property_id.clone(),
+                    table_id: table,
+                    shift_close_position: position,
+                })
+                .await
+                .map_err(|status| rpc_error("shift reconciliation", &status))?
+                .into_inner();
+            if output.json {
+                println!("{}", shift_json(&shift));
+            } else {
+                print_shift(&shift, output);
+            }
+        }
+        ReconcileArgs::Day { day } => {
+            let report = client
+                .audit
+                .gaming_day_reconciliation(pb::GamingDayReconciliationRequest {
+                    property_id: client.property_id.clone(),
+                    gaming_day: day,
+                })
+                .await
+                .map_err(|status| rpc_error("gaming-day reconciliation", &status))?
+                .into_inner();
+            if output.json {
+                println!("{}", day_json(&report));
+            } else {
+                print_day(&report, output);
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn cash_activity(client: &mut Client, args: CashActivityArgs, output: Output) -> anyhow::Result<Vec<pb::PatronCashActivity>> {
+    let mut patrons = Vec::new();
+    let mut token = String::new();
+    for _ in 0..MAX_PAGES {
+        let reply = client
+            .audit
+            .patron_cash_activity(pb::PatronCashActivityRequest {
+                property_id: client.property_id.clone(),
+                gaming_day: args.day.clone(),
+                player_id: args.player.clone(),
+                page: page(&token),
+            })
+            .await
+            .map_err(|status| rpc_error("cash activity", &status))?
+            .into_inner();
+        patrons.extend(reply.patrons);
+        match next_token(reply.page.as_ref()) {
+            Some(next) => token = next,
+            None => break,
+        }
+    }
+    if output.json {
+        let list: Vec<_> = patrons
+            .iter()
+            .map(|p| {
+                json!({
+                    "player_id": p.player_id,
+                    "gaming_day": p.gaming_day,
+                    "cash_in_cents": p.cash_in_cents,
+                    "cash_out_cents": p.cash_out_cents,
+                    "ctr_required_cash_in": p.ctr_required_cash_in,
+                    "ctr_required_cash_out": p.ctr_required_cash_out,
+                    "mtl_entries": p.mtl_entries.iter().map(|e| json!({"global_position": e.global_position, "amount_cents": e.amount_cents, "direction": e.direction, "event_type": e.event_type, "at_unix_ms": e.at_unix_ms})).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        println!("{}", json!({"gaming_day": args.day, "patrons": list}));
+        return Ok(patrons);
+    }
+    println!("cash activity on gaming day {} (R-AUDIT-4: in and out summed separately)", args.day);
+    let mut table = output.table(&["patron", "cash in", "cash out", "MTL entries", "CTR"]);
+    for p in &patrons {
+        let ctr = match (p.ctr_required_cash_in, p.ctr_required_cash_out) {
+            (true, true) => "in + out",
+            (true, false) => "in",
+            (false, true) => "out",
+            (false, false) => "-",
+        };
+        let mtl: Vec<String> =
+            p.mtl_entries.iter().map(|e| format!("{} {} @{}", e.direction, money(e.amount_cents), e.global_position)).collect();
+        table.add_row(vec![p.player_id.clone(), money(p.cash_in_cents), money(p.cash_out_cents), mtl.join("; "), ctr.to_string()]);
+    }
+    println!("{table}");
+    Ok(patrons)
+}
+
+pub async fn rejections(client: &mut Client, args: RejectionsArgs, output: Output) -> anyhow::Result<ExitCode> {
+    let mut rows = Vec::new();
+    let mut token = String::new();
+    for _ in 0..MAX_PAGES {
+        let reply = client
+            .audit
+            .list_rejections(pb::ListRejectionsRequest {
+                property_id: client.property_id.clone(),
+                table_id: args.table.clone(),
+                player_id: args.player.clone(),
+                reason_code: args.reason.clone(),
+                time_range: None,
+                page: page(&token),
+            })
+            .await
+            .map_err(|status| rpc_error("rejections", &status))?
+            .into_inner();
+        rows.extend(reply.rejections);
+        match next_token(reply.page.as_ref()) {
+            Some(next) => token = next,
+            None => break,
+        }
+    }
+    if output.json {
+        let list: Vec<_> = rows
+            .iter()
+            .map(|r| json!({"command_id": r.command_id, "command_type": r.command_type, "reason_code": r.reason_code, "rule_id": r.rule_id, "numbers": r.numbers, "detail": r.detail, "actor_id": r.actor_id, "at_unix_ms": r.at_unix_ms, "gaming_day": r.gaming_day}))
+            .collect();
+        println!("{}", json!({"rejections": list}));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut table = output.table(&["time", "command", "reason", "rule", "numbers", "actor"]);
+    for r in &rows {
+        let numbers: Vec<String> = r.numbers.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        table.add_row(vec![
+            timestamp(r.at_unix_ms),
+            r.command_type.clone(),
+            r.reason_code.clone(),
+            r.rule_id.clone(),
+            numbers.join(", "),
+            r.actor_id.clone(),
+        ]);
+    }
+    println!("{table}");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A chain digest saved for later comparison.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub struct SavedDigest {
+    pub global_position: i64,
+    pub chain_hash_hex: String,
+}
+
+pub async fn digest(client: &mut Client, args: DigestArgs, output: Output) -> anyhow::Result<ExitCode> {
+    let head = client
+        .audit
+        .get_chain_digest(pb::GetChainDigestRequest { property_id: client.property_id.clone() })
+        .await
+        .map_err(|status| rpc_error("chain digest", &status))?
+        .into_inner();
+    let saved = SavedDigest { global_position: head.global_position, chain_hash_hex: head.chain_hash_hex };
+    let text = serde_json::to_string_pretty(&saved)?;
+    if let Some(path) = &args.out {
+        std::fs::write(path, format!("{text}\n")).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if output.json {
+        println!("{}", serde_json::to_string(&saved)?);
+    } else {
+        println!("chain head: position {} hash {}", saved.global_position, saved.chain_hash_hex);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The verified chain, or the reason it is not.
+pub struct Verified {
+    pub ok: bool,
+    pub events_checked: i64,
+    pub head: pb::ChainDigest,
+    pub problem: String,
+}
+
+pub async fn verify_chain(client: &mut Client) -> anyhow::Result<Verified> {
+    let reply = client
+        .audit
+        .verify_chain(pb::VerifyChainRequest { property_id: client.property_id.clone() })
+        .await
+        .map_err(|status| rpc_error("verifying the chain", &status))?
+        .into_inner();
+    let problem = match reply.first_bad_position {
+        Some(position) => format!("first bad position {position}: {}", reply.problem),
+        None => reply.problem.clone(),
+    };
+    Ok(Verified { ok: reply.ok, events_checked: reply.events_checked, head: reply.head.unwrap_or_default(), problem })
+}
+
+pub async fn verify(client: &mut Client, args: VerifyArgs, output: Output) -> anyhow::Result<ExitCode> {
+    let verified = verify_chain(client).await?;
+    let mut ok = verified.ok;
+    let mut problem = verified.problem.clone();
+    if ok && let Some(path) = &args.digest_file {
+        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let saved: SavedDigest =
+            serde_json::from_str(&text).with_context(|| format!("{}: not a saved digest", path.display()))?;
+        if saved.global_position > verified.head.global_position {
+            ok = false;
+            problem = format!(
+                "saved digest is at position {} but the chain ends at {} (events lost)",
+                saved.global_position, verified.head.global_position
+            );
+        } else if saved.global_position > 0 {
+            let reply = client
+                .ledger
+                .list_events(pb::ListEventsRequest {
+                    property_id: client.property_id.clone(),
+                    filter: Some(pb::EventFilter { from_position: saved.global_position, ..Default::default() }),
+                    page: Some(pb::PageRequest { page_size: 1, page_token: String::new() }),
+                })
+                .await
+                .map_err(|status| rpc_error("reading the saved position", &status))?
+                .into_inner();
+            match reply.events.first() {
+                Some(event) if event.global_position == saved.global_position && event.hash_hex == saved.chain_hash_hex => {}
+                Some(event) => {
+                    ok = false;
+                    problem = format!(
+                        "at position {} the chain hash is {} but the saved digest says {}",
+                        event.global_position, event.hash_hex, saved.chain_hash_hex
+                    );
+                }
+                None => {
+                    ok = false;
+                    problem = format!("position {} is missing from the log", saved.global_position);
+                }
+            }
+        }
+    }
+    if output.json {
+        println!(
+            "{}",
+            json!({"ok": ok, "events_checked": verified.events_checked, "head_position": verified.head.global_position, "head_hash_hex": verified.head.chain_hash_hex, "problem": problem})
+        );
+    } else if ok {
+        println!(
+            "chain verified: {} events, head position {} hash {}",
+            verified.events_checked, verified.head.global_position, verified.head.chain_hash_hex
+        );
+    } else {
+        println!("CHAIN NOT VERIFIED: {problem}");
+    }
+    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}

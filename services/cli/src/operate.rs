@@ -1,0 +1,690 @@
+//! Operator commands: one subcommand per movement the API offers (`chipledger table buy-in`,
+//! `chipledger cage fill`, ...). Each only builds its wire message; sending, the header and
+//! printing the reply or refusal are the one shared path in [`crate::send`].
+//! Amounts are integer cents (R-UNIT-1); chip lists are `DENOMINATIONxCOUNT,...` in cents,
+//! e.g. `500x20,2500x4`.
+
+use anyhow::{Context, bail};
+use chipledger_proto::v1 as pb;
+use clap::{Subcommand, ValueEnum};
+use pb::command::Command as Wire;
+
+/// Most entries in a chip list (the rules' bound on denominations).
+const MAX_CHIP_ENTRIES: usize = 16;
+
+/// `500x20,2500x4` -> chip counts.
+pub fn parse_chips(text: &str) -> anyhow::Result<Vec<pb::ChipCount>> {
+    let mut chips = Vec::new();
+    for entry in text.split(',').map(str::trim).filter(|entry| !entry.is_empty()) {
+        let (denomination, count) = entry
+            .split_once(['x', 'X'])
+            .with_context(|| format!("chip entry {entry:?}: expected DENOMINATION_CENTSxCOUNT, e.g. 500x20"))?;
+        let denomination_cents: i64 =
+            denomination.trim().parse().with_context(|| format!("chip entry {entry:?}: bad denomination"))?;
+        let count: i64 = count.trim().parse().with_context(|| format!("chip entry {entry:?}: bad count"))?;
+        chips.push(pb::ChipCount { denomination_cents, count });
+    }
+    if chips.len() > MAX_CHIP_ENTRIES {
+        bail!("at most {MAX_CHIP_ENTRIES} chip entries");
+    }
+    Ok(chips)
+}
+
+/// A chip list argument.
+#[derive(Debug, Clone)]
+pub struct Chips(pub Vec<pb::ChipCount>);
+
+fn chips_arg(text: &str) -> Result<Chips, String> {
+    parse_chips(text).map(Chips).map_err(|error| format!("{error:#}"))
+}
+
+/// Showdown groups argument.
+#[derive(Debug, Clone)]
+pub struct Groups(pub Vec<pb::SeatGroup>);
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Game {
+    Nlhe,
+    Plhe,
+    Plo,
+    Hplhe,
+    Lhe,
+}
+
+impl Game {
+    fn preset(self) -> pb::GamePreset {
+        match self {
+            Game::Nlhe => pb::GamePreset::NoLimitHoldem,
+            Game::Plhe => pb::GamePreset::PotLimitHoldem,
+            Game::Plo => pb::GamePreset::PotLimitOmaha,
+            Game::Hplhe => pb::GamePreset::HalfPotLimitHoldem,
+            Game::Lhe => pb::GamePreset::FixedLimitHoldem,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Source {
+    Cash,
+    Pocket,
+}
+
+impl Source {
+    fn wire(self) -> i32 {
+        match self {
+            Source::Cash => pb::FundsSource::Cash as i32,
+            Source::Pocket => pb::FundsSource::PocketChips as i32,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Post {
+    Ante,
+    ButtonAnte,
+    SmallBlind,
+    BigBlind,
+    ThirdBlind,
+    Straddle,
+    BringIn,
+    Kill,
+    NewPlayer,
+    MissedBigBlind,
+    MissedSmallBlindDead,
+}
+
+impl Post {
+    fn wire(self) -> i32 {
+        let kind = match self {
+            Post::Ante => pb::PostKind::Ante,
+            Post::ButtonAnte => pb::PostKind::ButtonAnte,
+            Post::SmallBlind => pb::PostKind::SmallBlind,
+            Post::BigBlind => pb::PostKind::BigBlind,
+            Post::ThirdBlind => pb::PostKind::ThirdBlind,
+            Post::Straddle => pb::PostKind::Straddle,
+            Post::BringIn => pb::PostKind::BringIn,
+            Post::Kill => pb::PostKind::Kill,
+            Post::NewPlayer => pb::PostKind::NewPlayer,
+            Post::MissedBigBlind => pb::PostKind::MissedBigBlind,
+            Post::MissedSmallBlindDead => pb::PostKind::MissedSmallBlindDead,
+        };
+        kind as i32
+    }
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ActionArg {
+    Fold,
+    Check,
+    Call,
+    Bet,
+    Raise,
+    Complete,
+    AllIn,
+}
+
+impl ActionArg {
+    fn wire(self) -> i32 {
+        let kind = match self {
+            ActionArg::Fold => pb::ActionKind::Fold,
+            ActionArg::Check => pb::ActionKind::Check,
+            ActionArg::Call => pb::ActionKind::Call,
+            ActionArg::Bet => pb::ActionKind::Bet,
+            ActionArg::Raise => pb::ActionKind::Raise,
+            ActionArg::Complete => pb::ActionKind::Complete,
+            ActionArg::AllIn => pb::ActionKind::AllIn,
+        };
+        kind as i32
+    }
+}
+
+/// `1,2;3` -> groups [[1,2],[3]] (best first, ties share a group).
+fn seat_groups(text: &str) -> Result<Groups, String> {
+    text.split(';')
+        .map(|group| {
+            group
+                .split(',')
+                .map(|seat| seat.trim().parse::<u32>().map_err(|_| format!("bad seat {seat:?} in {text:?}")))
+                .collect::<Result<Vec<u32>, String>>()
+                .map(|seats| pb::SeatGroup { seats })
+        })
+        .collect::<Result<Vec<_>, String>>()
+        .map(Groups)
+}
+
+/// Movements at a table (dealer and floor).
+#[derive(Debug, Subcommand)]
+pub enum TableOperation {
+    /// Open a table with a preset configuration (RULES.md defaults for the game).
+    Open {
+        #[arg(long)]
+        table: String,
+        #[arg(long, value_enum)]
+        game: Game,
+        /// Small blind (small bet for limit games), cents.
+        #[arg(long)]
+        small_cents: i64,
+        /// Big blind (big bet for limit games), cents.
+        #[arg(long)]
+        big_cents: i64,
+    },
+    /// Close the shift with the counted tray and drop (R-CHIP-4).
+    CloseShift {
+        #[arg(long)]
+        table: String,
+        #[arg(long, value_parser = chips_arg)]
+        counted_tray: Chips,
+        #[arg(long)]
+        counted_drop_cents: i64,
+    },
+    /// Seat a patron (a buy-in follows).
+    Seat {
+        #[arg(long)]
+        table: String,
+        #[arg(long)]
+        seat: u32,
+        #[arg(long)]
+        player: String,
+    },
+    /// Move a player with the stack unchanged (R-STAKE-6).
+    Move {
+        #[arg(long)]
+        table: String,
+        #[arg(long)]
+        seat: u32,
+        #[arg(long)]
+        to_table: String,
+        #[arg(long)]
+        to_seat: u32,
+    },
+    /// First chips of a session (R-STAKE-3, R-REBUY-1).
+    BuyIn {
+        #[arg(long)]
+        table: String,
+        #[arg(long)]
+        seat: u32,
+        #[arg(long)]
+        player: String,
+        #[arg(long)]
+        amount_cents: i64,
+        #[arg(long, value_enum, default_value = "cash")]
+        source: Source,
+        #[arg(long)]
+        supervisor: Option<String>,
+        #[arg(long)]
+        short_buy: bool,
+    },
+    /// Add chips between hands (R-STAKE-1, R-STAKE-3).
+    TopUp {
+        #[arg(long)]
+        table: String,
+        #[arg(long)]
+        seat: u32,
+        #[arg(long)]
+        player: String,
+        #[arg(long)]
+        amount_cents: i64,
+        #[arg(long, value_enum, default_value = "cash")]
+        source: Source,
+        #[arg(long)]
+        supervisor: Option<String>,
+    },
+    /// Cash on the table deemed in play (R-STAKE-5).
+    CashInPlay {
+        #[arg(long)]
+        table: String,
+        #[arg(long)]
+        seat: u32,
+        #[arg(long)]
+        player: String,
+        #[arg(long)]
+        amount_cents: i64,
+    },
+    /// Convert the seat's cash in play to chips (R-STAKE-5).
+    ConvertCash {
+        #[arg(long)]
+        table: String,
+        #[arg(long)]
+        seat: u32,
+    },
+    /// The player leaves with the whole stack (R-STAKE-2, starts the re-buy wait).
+    CashOut {
+        #[arg(long)]
+        table: String,
+        #[arg(long)]
+        seat: u32,
+        #[arg(long)]
+        player: String,
+    },
+    /// Take chips off a seated stack: always refused (R-STAKE-2), recorded for auditors.
+    RemoveChips {
+        #[arg(long)]
+        table: String,
+        #[arg(long)]
+        seat: u32,
+        #[arg(long)]
+        amount_cents: i64,
+    },
+    /// Color up / down with the tray (R-CHIP-1).
+    ColorChange {
+        #[arg(long)]
+        table: String,
+        #[arg(long)]
+        seat: u32,
+        #[arg(long, value_parser = chips_arg)]
+        give: Chips,
+        #[arg(long, value_parser = chips_arg)]
+        receive: Chips,
+    },
+    /// A tip to the toke box (R-TIP-1).
+    Tip {
+        #[arg(long)]
+        table: String,
+        #[arg(long)]
+        seat: u32,
+        #[arg(long)]
+        amount_cents: i64,
+    },
+    /// Pay an expense from the kitty (R-KITTY-1).
+    KittyExpense {
+        #[arg(long)]
+        table: String,
+        #[arg(long)]
+        amount_cents: i64,
+        #[arg(long)]
+        purpose: String,
+        #[arg(long)]
+        to_dealer: bool,
+    },
+    /// Collect the time fee from seats (R-RAKE-3).
+    CollectTime {
+        #[arg(long)]
+        table: String,
+        #[arg(long, value_delimiter = ',')]
+        seats: Vec<u32>,
+    },
+    /// Deal a hand.
+    StartHand {
+        #[arg(long)]
+        table: String,
+        #[arg(long)]
+        hand_no: u64,
+        #[arg(long)]
+        button: u32,
+        #[arg(long, value_delimiter = ',')]
+        seats: Vec<u32>,
+    },
+    /// A forced bet (section 4).
+    Post {
+        #[arg(long)]
+        table: String,
+        #[arg(long)]
+        seat: u32,
+        #[arg(long, value_enum)]
+        kind: Post,
+        #[arg(long)]
+        amount_cents: i64,
+    },
+    /// A betting action; `--to-cents` is the "raise to" total (R-BET-5).
+    Act {
+        #[arg(long)]
+        table: String,
+        #[arg(long)]
+        seat: u32,
+        #[arg(long, value_enum)]
+        action: ActionArg,
+        #[arg(long, default_value_t = 0)]
+        to_cents: i64,
+    },
+    /// Deal the next street.
+    NextRound {
+        #[arg(long)]
+        table: String,
+        #[arg(long)]
+        first_to_act: Option<u32>,
+    },
+    /// Report the showdown: `--high "3;1,5"` (best first, ties comma-separated).
+    Showdown {
+        #[arg(long)]
+        table: String,
+        #[arg(long, value_parser = seat_groups)]
+        high: Groups,
+        #[arg(long, value_parser = seat_groups)]
+        low: Option<Groups>,
+    },
+    /// Close a settled hand.
+    EndHand {
+        #[arg(long)]
+        table: String,
+    },
+    /// An IOU in an open-stakes game (R-MARK-3).
+    WriteIou {
+        #[arg(long)]
+        table: String,
+        #[arg(long)]
+        seat: u32,
+        #[arg(long)]
+        amount_cents: i64,
+        #[arg(long)]
+        lender: Option<String>,
+        #[arg(long, value_delimiter = ',')]
+        accepted_by: Vec<u32>,
+        #[arg(long)]
+        to_raise: bool,
+    },
+}
+
+/// The cage: chips for cash, fills and credits, markers.
+#[derive(Debug, Subcommand)]
+pub enum CageOperation {
+    /// Open a cage with its chip stock and cash float.
+    Open {
+        #[arg(long)]
+        cage: String,
+        #[arg(long, value_delimiter = ',')]
+        denominations_cents: Vec<i64>,
+        #[arg(long, value_parser = chips_arg)]
+        chips: Chips,
+        #[arg(long, default_value_t = 0)]
+        cash_cents: i64,
+    },
+    /// Cash-in: chips to the patron's pocket (R-CHIP-2).
+    Sell {
+        #[arg(long)]
+        cage: String,
+        #[arg(long)]
+        player: String,
+        #[arg(long, value_parser = chips_arg)]
+        chips: Chips,
+    },
+    /// Redemption: chips back, cash out (R-CHIP-5).
+    Redeem {
+        #[arg(long)]
+        cage: String,
+        #[arg(long)]
+        player: String,
+        #[arg(long, value_parser = chips_arg)]
+        chips: Chips,
+    },
+    /// Chips from the cage to a table tray (R-CHIP-3).
+    Fill {
+        #[arg(long)]
+        cage: String,
+        #[arg(long)]
+        table: String,
+        #[arg(long)]
+        slip: u64,
+        #[arg(long, value_parser = chips_arg)]
+        chips: Chips,
+        #[arg(long)]
+        signer1: String,
+        #[arg(long)]
+        signer2: String,
+    },
+    /// Chips from a table tray to the cage (R-CHIP-3).
+    Credit {
+        #[arg(long)]
+        cage: String,
+        #[arg(long)]
+        table: String,
+        #[arg(long)]
+        slip: u64,
+        #[arg(long, value_parser = chips_arg)]
+        chips: Chips,
+        #[arg(long)]
+        signer1: String,
+        #[arg(long)]
+        signer2: String,
+    },
+    /// Close the gaming day (R-CHIP-5).
+    CloseDay {
+        #[arg(long)]
+        cage: String,
+    },
+    /// Set a patron's approved credit line (R-MARK-1).
+    CreditLine {
+        #[arg(long)]
+        player: String,
+        #[arg(long)]
+        line_cents: i64,
+        #[arg(long)]
+        approved_by: String,
+    },
+    /// Issue a marker to the pocket, or to a seat with `--table/--seat` (R-MARK-1).
+    Marker {
+        #[arg(long)]
+        cage: String,
+        #[arg(long)]
+        player: String,
+        #[arg(long)]
+        marker_no: u64,
+        #[arg(long, value_parser = chips_arg)]
+        chips: Chips,
+        #[arg(long)]
+        approved_by: String,
+        #[arg(long, requires = "seat")]
+        table: Option<String>,
+        #[arg(long, requires = "table")]
+        seat: Option<u32>,
+    },
+    /// Redeem a marker in whole or part.
+    RedeemMarker {
+        #[arg(long)]
+        cage: String,
+        #[arg(long)]
+        player: String,
+        #[arg(long)]
+        marker_no: u64,
+        #[arg(long)]
+        amount_cents: i64,
+    },
+    /// Write a marker off (independent approver).
+    WriteOff {
+        #[arg(long)]
+        cage: String,
+        #[arg(long)]
+        player: String,
+        #[arg(long)]
+        marker_no: u64,
+        #[arg(long)]
+        approved_by: String,
+    },
+}
+
+impl TableOperation {
+    pub fn into_wire(self) -> Wire {
+        match self {
+            TableOperation::Open { table, game, small_cents, big_cents } => Wire::OpenTable(pb::OpenTable {
+                header: None,
+                table_id: table,
+                configuration: Some(pb::open_table::Configuration::Preset(pb::TablePreset {
+                    game: game.preset() as i32,
+                    small_cents,
+                    big_cents,
+                })),
+            }),
+            TableOperation::CloseShift { table, counted_tray, counted_drop_cents } => {
+                Wire::CloseShift(pb::CloseShift { header: None, table_id: table, counted_tray: counted_tray.0, counted_drop_cents })
+            }
+            TableOperation::Seat { table, seat, player } => {
+                Wire::SeatPlayer(pb::SeatPlayer { header: None, table_id: table, seat, player_id: player })
+            }
+            TableOperation::Move { table, seat, to_table, to_seat } => Wire::MovePlayer(pb::MovePlayer {
+                header: None,
+                table_id: table,
+                seat,
+                to_table_id: to_table,
+                to_seat,
+            }),
+            TableOperation::BuyIn { table, seat, player, amount_cents, source, supervisor, short_buy } => {
+                Wire::BuyIn(pb::BuyIn {
+                    header: None,
+                    table_id: table,
+                    seat,
+                    player_id: player,
+                    amount_cents,
+                    source: source.wire(),
+                    supervisor_id: supervisor,
+                    short_buy,
+                })
+            }
+            TableOperation::TopUp { table, seat, player, amount_cents, source, supervisor } => Wire::TopUp(pb::TopUp {
+                header: None,
+                table_id: table,
+                seat,
+                amount_cents,
+                source: source.wire(),
+                supervisor_id: supervisor,
+                player_id: player,
+            }),
+            TableOperation::CashInPlay { table, seat, player, amount_cents } => {
+                Wire::CashInPlay(pb::CashInPlay { header: None, table_id: table, seat, amount_cents, player_id: player })
+            }
+            TableOperation::ConvertCash { table, seat } => {
+                Wire::ConvertCashInPlay(pb::ConvertCashInPlay { header: None, table_id: table, seat })
+            }
+            TableOperation::CashOut { table, seat, player } => {
+                Wire::CashOut(pb::CashOut { header: None, table_id: table, seat, player_id: player })
+            }
+            TableOperation::RemoveChips { table, seat, amount_cents } => {
+                Wire::RemoveChips(pb::RemoveChips { header: None, table_id: table, seat, amount_cents })
+            }
+            TableOperation::ColorChange { table, seat, give, receive } => Wire::ColorChange(pb::ColorChange {
+                header: None,
+                table_id: table,
+                seat,
+                give: give.0,
+                receive: receive.0,
+            }),
+            TableOperation::Tip { table, seat, amount_cents } => {
+                Wire::Tip(pb::Tip { header: None, table_id: table, seat, amount_cents })
+            }
+            TableOperation::KittyExpense { table, amount_cents, purpose, to_dealer } => {
+                Wire::KittyExpense(pb::KittyExpense { header: None, table_id: table, amount_cents, purpose, to_dealer })
+            }
+            TableOperation::CollectTime { table, seats } => {
+                Wire::CollectTime(pb::CollectTime { header: None, table_id: table, seats })
+            }
+            TableOperation::StartHand { table, hand_no, button, seats } => Wire::StartHand(pb::StartHand {
+                header: None,
+                table_id: table,
+                hand_no,
+                button_seat: button,
+                dealt_seats: seats,
+            }),
+            TableOperation::Post { table, seat, kind, amount_cents } => {
+                Wire::Post(pb::Post { header: None, table_id: table, seat, kind: kind.wire(), amount_cents })
+            }
+            TableOperation::Act { table, seat, action, to_cents } => {
+                Wire::Act(pb::Act { header: None, table_id: table, seat, kind: action.wire(), to_cents })
+            }
+            TableOperation::NextRound { table, first_to_act } => {
+                Wire::NextRound(pb::NextRound { header: None, table_id: table, first_to_act_seat: first_to_act })
+            }
+            TableOperation::Showdown { table, high, low } => Wire::Showdown(pb::Showdown {
+                header: None,
+                table_id: table,
+                has_low: low.is_some(),
+                low: low.map(|groups| groups.0).unwrap_or_default(),
+                high: high.0,
+            }),
+            TableOperation::EndHand { table } => Wire::EndHand(pb::EndHand { header: None, table_id: table }),
+            TableOperation::WriteIou { table, seat, amount_cents, lender, accepted_by, to_raise } => {
+                Wire::WriteIou(pb::WriteIou {
+                    header: None,
+                    table_id: table,
+                    seat,
+                    amount_cents,
+                    lender_player_id: lender,
+                    accepted_by,
+                    to_raise,
+                })
+            }
+        }
+    }
+}
+
+impl CageOperation {
+    pub fn into_wire(self) -> Wire {
+        match self {
+            CageOperation::Open { cage, denominations_cents, chips, cash_cents } => Wire::OpenCage(pb::OpenCage {
+                header: None,
+                cage_id: cage,
+                denominations_cents,
+                chips: chips.0,
+                cash_cents,
+            }),
+            CageOperation::Sell { cage, player, chips } => {
+                Wire::SellChips(pb::SellChips { header: None, cage_id: cage, player_id: player, chips: chips.0 })
+            }
+            CageOperation::Redeem { cage, player, chips } => {
+                Wire::RedeemChips(pb::RedeemChips { header: None, cage_id: cage, player_id: player, chips: chips.0 })
+            }
+            CageOperation::Fill { cage, table, slip, chips, signer1, signer2 } => Wire::Fill(pb::Fill {
+                header: None,
+                table_id: table,
+                cage_id: cage,
+                slip_no: slip,
+                chips: chips.0,
+                signer_1: signer1,
+                signer_2: signer2,
+            }),
+            CageOperation::Credit { cage, table, slip, chips, signer1, signer2 } => Wire::Credit(pb::Credit {
+                header: None,
+                table_id: table,
+                cage_id: cage,
+                slip_no: slip,
+                chips: chips.0,
+                signer_1: signer1,
+                signer_2: signer2,
+            }),
+            CageOperation::CloseDay { cage } => Wire::CloseGamingDay(pb::CloseGamingDay { header: None, cage_id: cage }),
+            CageOperation::CreditLine { player, line_cents, approved_by } => {
+                Wire::SetCreditLine(pb::SetCreditLine { header: None, player_id: player, line_cents, approved_by })
+            }
+            CageOperation::Marker { cage, player, marker_no, chips, approved_by, table, seat } => {
+                let delivery = match (table, seat) {
+                    (Some(table_id), Some(seat)) => pb::issue_marker::Delivery::ToSeat(pb::MarkerToSeat { table_id, seat }),
+                    _ => pb::issue_marker::Delivery::ToPocket(true),
+                };
+                Wire::IssueMarker(pb::IssueMarker {
+                    header: None,
+                    cage_id: cage,
+                    player_id: player,
+                    marker_no,
+                    chips: chips.0,
+                    approved_by,
+                    delivery: Some(delivery),
+                })
+            }
+            CageOperation::RedeemMarker { cage, player, marker_no, amount_cents } => {
+                Wire::RedeemMarker(pb::RedeemMarker { header: None, cage_id: cage, player_id: player, marker_no, amount_cents })
+            }
+            CageOperation::WriteOff { cage, player, marker_no, approved_by } => {
+                Wire::WriteOffMarker(pb::WriteOffMarker { header: None, cage_id: cage, player_id: player, marker_no, approved_by })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chip_lists_parse_and_refuse_garbage() {
+        let chips = parse_chips("500x20, 2500X4").unwrap();
+        assert_eq!(chips, vec![
+            pb::ChipCount { denomination_cents: 500, count: 20 },
+            pb::ChipCount { denomination_cents: 2_500, count: 4 },
+        ]);
+        assert!(parse_chips("500").is_err());
+        assert!(parse_chips("fivex2").is_err());
+    }
+
+    #[test]
+    fn seat_groups_parse_best_first() {
+        let groups = seat_groups("3;1,5").unwrap().0;
+        assert_eq!(groups, vec![pb::SeatGroup { seats: vec![3] }, pb::SeatGroup { seats: vec![1, 5] }]);
+    }
+}

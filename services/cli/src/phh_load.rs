@@ -1,0 +1,326 @@
+//! `chipledger phh load PATH...`: records PHH hands through a running `chipledgerd`, the same
+//! commands `phh replay` judges offline (`chipledger_phh::convert`: cage, table opened with the
+//! hand's stakes, fill, seats and buy-ins, every post and action, the showdown ranking), then
+//! reads the final stacks back from the server (`GetTable`), compares them with
+//! `finishing_stacks`, cashes every player out, and at the end verifies the hash chain.
+//!
+//! Each hand gets its own table id, unique per run (`<run>-<n>-<hand>`), so loading the same
+//! files twice records them twice instead of colliding. By default a hand is one `RecordBatch`
+//! (atomic); `--live` sends one RPC per command, like a dealer's terminal would.
+//! The caller needs a principal allowed to open cages and tables (admin or system).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::bail;
+use chipledger_phh::{Conversion, ConvertError, HandHistory, PhhError, load_file};
+use chipledger_proto::v1 as pb;
+use chipledger_rules::TableId;
+use clap::Args;
+use futures::StreamExt;
+use indicatif::{ProgressBar, ProgressStyle};
+use pb::command::Command as Wire;
+
+use crate::connect::{Client, Refusal, describe_status, rpc_error};
+use crate::send::{Header, send, send_batch};
+use crate::wire::command_to_wire;
+
+/// Most commands in one `RecordBatch` (the server's default `limits.max_batch_commands`).
+const MAX_BATCH_COMMANDS: usize = 1_000;
+/// Most hands in flight at once.
+const MAX_JOBS: usize = 64;
+
+/// Every variant code of the PHH specification. A code outside it is bad input (a typo or
+/// not a PHH file), unlike a real variant this ledger does not replay.
+const PHH_VARIANTS: &[&str] = &["FT", "NT", "NS", "PO", "FO/8", "F7S", "F7S/8", "FR", "N2L1D", "F2L3D", "FB"];
+
+fn unknown_variant(error: &PhhError) -> bool {
+    matches!(error, PhhError::Unsupported { variant, .. } if !PHH_VARIANTS.contains(&variant.as_str()))
+}
+
+#[derive(Args, Debug)]
+pub struct LoadArgs {
+    /// `.phh`/`.phhs` files, or folders searched recursively for them.
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+    /// Print one line per hand.
+    #[arg(long, short)]
+    verbose: bool,
+    /// One RPC per command instead of one batch per hand.
+    #[arg(long)]
+    live: bool,
+    /// Hands recorded concurrently (each on its own table).
+    #[arg(long, default_value_t = 4)]
+    jobs: usize,
+    /// Record at most this many hands (in path order).
+    #[arg(long)]
+    limit: Option<usize>,
+}
+
+/// How loading one hand ended.
+enum Outcome {
+    Matched,
+    NotCompared,
+    Mismatched(String),
+    Unsupported(String),
+    Rejected(String),
+}
+
+#[derive(Default)]
+struct Summary {
+    hands: u64,
+    matched: u64,
+    mismatched: u64,
+    unsupported: u64,
+    rejected: u64,
+    not_compared: u64,
+    malformed: u64,
+}
+
+impl Summary {
+    fn count(&mut self, outcome: &Outcome) {
+        self.hands += 1;
+        match outcome {
+            Outcome::Matched => self.matched += 1,
+            Outcome::NotCompared => self.not_compared += 1,
+            Outcome::Mismatched(_) => self.mismatched += 1,
+            Outcome::Unsupported(_) => self.unsupported += 1,
+            Outcome::Rejected(_) => self.rejected += 1,
+        }
+    }
+}
+
+/// The table id of the `seq`-th hand of a run: `<run>-<seq>-<hand>`, within the id bounds
+/// (the conversion appends `.cage` and `.pN` to it).
+fn table_id(run_tag: &str, seq: usize, hand: &HandHistory) -> anyhow::Result<TableId> {
+    let base = chipledger_phh::convert::table_id_for(hand);
+    let base = base.as_str().trim_start_matches("phh-");
+    let mut id = format!("{run_tag}-{seq}-{base}");
+    id.truncate(chipledger_rules::streams::MAX_ID_LEN - 6);
+    TableId::new(id.clone()).map_err(|rejection| anyhow::anyhow!("table id {id:?}: {}", rejection.detail))
+}
+
+pub async fn run(args: LoadArgs, client: Client) -> anyhow::Result<ExitCode> {
+    let mut files = Vec::new();
+    for path in &args.paths {
+        crate::phh::collect_files(path, &mut files)?;
+    }
+    let mut summary = Summary::default();
+    let mut hands = Vec::new();
+    for file in &files {
+        for parsed in load_file(file) {
+            match parsed {
+                Ok(hand) => hands.push(hand),
+                Err(error) if unknown_variant(&error) => {
+                    summary.malformed += 1;
+                    eprintln!("error: {error} (not a PHH variant code)");
+                }
+                Err(error) if error.is_unsupported() => {
+                    summary.count(&Outcome::Unsupported(error.to_string()));
+                    if args.verbose {
+                        println!("unsupported {error}");
+                    }
+                }
+                Err(error) => {
+                    summary.malformed += 1;
+                    eprintln!("error: {error}");
+                }
+            }
+        }
+    }
+    if let Some(limit) = args.limit {
+        hands.truncate(limit);
+    }
+    let run_tag = format!("ld{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
+    let jobs = args.jobs.clamp(1, MAX_JOBS);
+    let progress = ProgressBar::new(hands.len() as u64);
+    progress.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} hands, {per_sec}, eta {eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let live = args.live;
+    let mut outcomes = futures::stream::iter(hands.iter().enumerate())
+        .map(|(seq, hand)| {
+            let mut client = client.clone();
+            let run_tag = run_tag.as_str();
+            async move { (hand, load_hand(&mut client, run_tag, seq, hand, live).await) }
+        })
+        .buffered(jobs);
+    while let Some((hand, outcome)) = outcomes.next().await {
+        let outcome = outcome?;
+        progress.inc(1);
+        summary.count(&outcome);
+        let label = &hand.origin;
+        let line = match &outcome {
+            Outcome::Matched => format!("matched {label}"),
+            Outcome::NotCompared => format!("loaded {label} (no finishing_stacks to compare)"),
+            Outcome::Mismatched(diffs) => format!("MISMATCHED {label}: {diffs}"),
+            Outcome::Unsupported(reason) => format!("unsupported {label}: {reason}"),
+            Outcome::Rejected(reason) => format!("REJECTED {label}: {reason}"),
+        };
+        if args.verbose || matches!(outcome, Outcome::Mismatched(_) | Outcome::Rejected(_)) {
+            progress.suspend(|| println!("{line}"));
+        }
+    }
+    drop(outcomes);
+    progress.finish_and_clear();
+
+    let mut client = client;
+    let verified = client
+        .audit
+        .verify_chain(pb::VerifyChainRequest { property_id: client.property_id.clone() })
+        .await
+        .map_err(|status| rpc_error("verifying the chain", &status))?
+        .into_inner();
+    let head = verified.head.unwrap_or_default();
+    let chain_ok = verified.ok;
+    if chain_ok {
+        println!(
+            "chain verified: {} events, head position {} hash {}",
+            verified.events_checked, head.global_position, head.chain_hash_hex
+        );
+    } else {
+        println!(
+            "CHAIN BROKEN at position {}: {}",
+            verified.first_bad_position.unwrap_or_default(),
+            verified.problem
+        );
+    }
+    if summary.not_compared > 0 {
+        println!("loaded without finishing_stacks (not compared): {}", summary.not_compared);
+    }
+    if summary.malformed > 0 {
+        println!("malformed files: {}", summary.malformed);
+    }
+    println!(
+        "hands: {}, matched: {}, mismatched: {}, unsupported: {}, rejected: {}",
+        summary.hands, summary.matched, summary.mismatched, summary.unsupported, summary.rejected
+    );
+    Ok(if summary.malformed > 0 {
+        ExitCode::from(2)
+    } else if summary.mismatched > 0 || summary.rejected > 0 || !chain_ok {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// A refusal becomes the hand's outcome; anything else (transport, invalid request) stops the load.
+fn refused(what: &str, status: &tonic::Status) -> anyhow::Result<Outcome> {
+    match Refusal::from_status(status) {
+        Some(refusal) => Ok(Outcome::Rejected(format!("{what}: {refusal}"))),
+        None => bail!("{what}: {}", describe_status(status)),
+    }
+}
+
+/// Sends `commands` as batches (or one by one with `live`); `Some(outcome)` on a refusal.
+async fn record(
+    client: &mut Client,
+    command_id: &str,
+    commands: Vec<(Option<u32>, Wire)>,
+    live: bool,
+) -> anyhow::Result<Option<Outcome>> {
+    let property_id = client.property_id.clone();
+    if live {
+        for (index, (line, command)) in commands.into_iter().enumerate() {
+            let kind = crate::send::name(&command);
+            let header = Header::new(format!("{command_id}-{index}"), &property_id);
+            if let Err(status) = send(client, &header, command).await {
+                let at = line.map_or_else(|| format!("command {index} ({kind})"), |line| format!("line {line} ({kind})"));
+                return refused(&at, &status).map(Some);
+            }
+        }
+        return Ok(None);
+    }
+    let mut rest = commands;
+    let mut chunk_no = 0;
+    while !rest.is_empty() {
+        let tail = rest.split_off(rest.len().min(MAX_BATCH_COMMANDS));
+        let chunk = std::mem::replace(&mut rest, tail);
+        let lines: Vec<(Option<u32>, &'static str)> =
+            chunk.iter().map(|(line, command)| (*line, crate::send::name(command))).collect();
+        let header = Header::new(format!("{command_id}-b{chunk_no}"), &property_id);
+        if let Err(status) = send_batch(client, &header, chunk.into_iter().map(|(_, command)| command).collect()).await {
+            // The server names the refused command's index in the batch.
+            let index = status
+                .metadata()
+                .get("x-chipledger-command-index")
+                .and_then(|value| value.to_str().ok())
+                .and_then(|value| value.parse::<usize>().ok());
+            let at = match index.and_then(|index| lines.get(index).map(|entry| (index, entry))) {
+                Some((_, (Some(line), kind))) => format!("line {line} ({kind})"),
+                Some((index, (None, kind))) => format!("command {index} ({kind})"),
+                None => "batch".to_string(),
+            };
+            return refused(&at, &status).map(Some);
+        }
+        chunk_no += 1;
+    }
+    Ok(None)
+}
+
+async fn load_hand(
+    client: &mut Client,
+    run_tag: &str,
+    seq: usize,
+    hand: &HandHistory,
+    live: bool,
+) -> anyhow::Result<Outcome> {
+    let table_id = table_id(run_tag, seq, hand)?;
+    let conversion: Conversion = match chipledger_phh::convert::convert_at(hand, table_id.clone()) {
+        Ok(conversion) => conversion,
+        Err(ConvertError::Unsupported { reason, .. }) => return Ok(Outcome::Unsupported(reason)),
+        Err(error @ ConvertError::Inconsistent { .. }) => return Ok(Outcome::Unsupported(error.to_string())),
+    };
+    let command_id = format!("{table_id}-hand");
+    let commands: Vec<(Option<u32>, Wire)> =
+        conversion.steps.iter().map(|step| (step.line, command_to_wire(&step.command))).collect();
+    if let Some(outcome) = record(client, &command_id, commands, live).await? {
+        return Ok(outcome);
+    }
+
+    // The final stacks, as the server holds them.
+    let view = client
+        .table
+        .get_table(pb::GetTableRequest { property_id: client.property_id.clone(), table_id: table_id.to_string() })
+        .await
+        .map_err(|status| rpc_error(&format!("reading table {table_id}"), &status))?
+        .into_inner();
+    let stack_of = |seat: u32| view.seats.iter().find(|view| view.seat == seat);
+    let outcome = match &hand.finishing_stacks_cents {
+        None => Outcome::NotCompared,
+        Some(expected) => {
+            let mut diffs = Vec::new();
+            for (index, (&seat, &expected_cents)) in conversion.seats.iter().zip(expected).enumerate() {
+                let got_cents = stack_of(u32::from(seat)).map_or(0, |view| view.stack_cents);
+                if got_cents != expected_cents {
+                    diffs.push(format!("p{} expected {expected_cents} got {got_cents} cents", index + 1));
+                }
+            }
+            if diffs.is_empty() { Outcome::Matched } else { Outcome::Mismatched(diffs.join("; ")) }
+        }
+    };
+
+    // Everyone leaves with their whole stack (R-STAKE-2).
+    let cash_outs: Vec<(Option<u32>, Wire)> = conversion
+        .seats
+        .iter()
+        .filter_map(|&seat| stack_of(u32::from(seat)))
+        .filter(|view| !view.player_id.is_empty())
+        .map(|view| {
+            let command = Wire::CashOut(pb::CashOut {
+                header: None,
+                table_id: table_id.to_string(),
+                seat: view.seat,
+                player_id: view.player_id.clone(),
+            });
+            (None, command)
+        })
+        .collect();
+    if !cash_outs.is_empty()
+        && let Some(refusal) = record(client, &format!("{table_id}-out"), cash_outs, live).await?
+    {
+        return Ok(refusal);
+    }
+    Ok(outcome)
+}

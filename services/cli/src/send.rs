@@ -1,0 +1,204 @@
+//! The one path every operator command takes: stamp a command header (a fresh or given command
+//! id, the property, the device), send it on its typed RPC, and print the reply or the refusal.
+//! Commands are carried as `chipledger.v1.Command` (the `RecordBatch` oneof) so that one
+//! function serves all of them.
+
+use chipledger_proto::v1 as pb;
+use pb::command::Command as Wire;
+use tonic::Status;
+
+use crate::connect::{Client, Refusal, describe_status};
+use crate::output::{Output, money};
+
+/// The header of one command.
+#[derive(Debug, Clone)]
+pub struct Header {
+    pub command_id: String,
+    pub property_id: String,
+    pub device: Option<String>,
+    pub reason_note: String,
+}
+
+impl Header {
+    pub fn new(command_id: impl Into<String>, property_id: &str) -> Header {
+        Header { command_id: command_id.into(), property_id: property_id.to_string(), device: None, reason_note: String::new() }
+    }
+
+    fn to_wire(&self) -> pb::CommandHeader {
+        pb::CommandHeader {
+            command_id: self.command_id.clone(),
+            property_id: self.property_id.clone(),
+            device: self.device.clone(),
+            reason_note: self.reason_note.clone(),
+            import_actor_id: None,
+            import_occurred_at_unix_ms: None,
+        }
+    }
+}
+
+/// For each command: its header field, its RPC, and its name.
+macro_rules! commands {
+    ($($variant:ident => $service:ident . $method:ident),* $(,)?) => {
+        /// The command's header slot.
+        pub fn header_mut(command: &mut Wire) -> &mut Option<pb::CommandHeader> {
+            match command {
+                $(Wire::$variant(message) => &mut message.header,)*
+            }
+        }
+
+        /// The message name, e.g. `BuyIn`.
+        pub fn name(command: &Wire) -> &'static str {
+            match command {
+                $(Wire::$variant(_) => stringify!($variant),)*
+            }
+        }
+
+        async fn call(client: &mut Client, command: Wire) -> Result<pb::CommandResult, Status> {
+            let reply = match command {
+                $(Wire::$variant(message) => client.$service.$method(message).await,)*
+            };
+            reply.map(tonic::Response::into_inner)
+        }
+    };
+}
+
+commands!(
+    OpenTable => table.open_table,
+    ChangeTableConfig => table.change_table_config,
+    CloseShift => table.close_shift,
+    SeatPlayer => table.seat_player,
+    MovePlayer => table.move_player,
+    BuyIn => table.buy_in,
+    TopUp => table.top_up,
+    CashInPlay => table.cash_in_play,
+    ConvertCashInPlay => table.convert_cash_in_play,
+    CashOut => table.cash_out,
+    RemoveChips => table.remove_chips,
+    ColorChange => table.color_change,
+    Tip => table.tip,
+    KittyExpense => table.kitty_expense,
+    CollectTime => table.collect_time,
+    StartHand => table.start_hand,
+    Post => table.post,
+    Act => table.act,
+    NextRound => table.next_round,
+    Showdown => table.showdown,
+    EndHand => table.end_hand,
+    WriteIou => table.write_iou,
+    Fill => cage.fill,
+    Credit => cage.credit,
+    OpenCage => cage.open_cage,
+    SellChips => cage.sell_chips,
+    RedeemChips => cage.redeem_chips,
+    CloseGamingDay => cage.close_gaming_day,
+    SetCreditLine => cage.set_credit_line,
+    IssueMarker => cage.issue_marker,
+    RedeemMarker => cage.redeem_marker,
+    WriteOffMarker => cage.write_off_marker,
+    Correction => ledger.correct,
+);
+
+/// Sends one command on its typed RPC with the given header.
+pub async fn send(client: &mut Client, header: &Header, mut command: Wire) -> Result<pb::CommandResult, Status> {
+    *header_mut(&mut command) = Some(header.to_wire());
+    call(client, command).await
+}
+
+/// Records many commands atomically with `RecordBatch` (inner headers carry only the device).
+pub async fn send_batch(client: &mut Client, header: &Header, commands: Vec<Wire>) -> Result<pb::BatchResult, Status> {
+    let request = pb::RecordBatch {
+        header: Some(header.to_wire()),
+        commands: commands.into_iter().map(|command| pb::Command { command: Some(command) }).collect(),
+    };
+    client.ledger.record_batch(request).await.map(tonic::Response::into_inner)
+}
+
+/// Sends an operator command and prints what happened. A refusal is printed with its reason
+/// and numbers and makes the process exit 1; other errors propagate as one-line errors.
+pub async fn run(client: &mut Client, header: &Header, command: Wire, output: Output) -> anyhow::Result<std::process::ExitCode> {
+    let kind = name(&command);
+    match send(client, header, command).await {
+        Ok(result) => {
+            print_result(kind, &result, output);
+            Ok(std::process::ExitCode::SUCCESS)
+        }
+        Err(status) => match Refusal::from_status(&status) {
+            Some(refusal) => {
+                if output.json {
+                    println!("{}", refusal_json(kind, &header.command_id, &refusal));
+                } else {
+                    eprintln!("{kind} refused: {refusal}");
+                }
+                Ok(std::process::ExitCode::from(1))
+            }
+            None => anyhow::bail!("{kind}: {}", describe_status(&status)),
+        },
+    }
+}
+
+pub fn refusal_json(kind: &str, command_id: &str, refusal: &Refusal) -> serde_json::Value {
+    let numbers: serde_json::Map<String, serde_json::Value> = refusal
+        .numbers
+        .iter()
+        .map(|(name, value)| {
+            let value = value.parse::<i64>().map_or_else(|_| serde_json::json!(value), |n| serde_json::json!(n));
+            (name.clone(), value)
+        })
+        .collect();
+    serde_json::json!({
+        "command": kind,
+        "command_id": command_id,
+        "refused": true,
+        "reason_code": refusal.code,
+        "rule_id": refusal.rule_id,
+        "detail": refusal.detail,
+        "numbers": numbers,
+    })
+}
+
+pub fn result_json(kind: &str, result: &pb::CommandResult) -> serde_json::Value {
+    serde_json::json!({
+        "command": kind,
+        "command_id": result.command_id,
+        "replayed": result.replayed,
+        "chain_hash_hex": result.chain_hash_hex,
+        "events": result.events.iter().map(|event| serde_json::json!({
+            "global_position": event.global_position,
+            "stream_id": event.stream_id,
+            "stream_version": event.stream_version,
+            "event_type": event.event_type,
+            "event_id": event.event_id,
+        })).collect::<Vec<_>>(),
+        "balances": result.balances.iter().map(|balance| serde_json::json!({
+            "account": balance.account,
+            "balance_cents": balance.balance_cents,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+pub fn print_result(kind: &str, result: &pb::CommandResult, output: Output) {
+    if output.json {
+        println!("{}", result_json(kind, result));
+        return;
+    }
+    let replayed = if result.replayed { " (replayed: already recorded)" } else { "" };
+    println!("{kind} recorded, command id {}{replayed}", result.command_id);
+    let mut events = output.table(&["position", "stream", "version", "event"]);
+    for event in &result.events {
+        events.add_row(vec![
+            event.global_position.to_string(),
+            event.stream_id.clone(),
+            event.stream_version.to_string(),
+            event.event_type.clone(),
+        ]);
+    }
+    println!("{events}");
+    if !result.balances.is_empty() {
+        let mut balances = output.table(&["account", "balance"]);
+        for balance in &result.balances {
+            balances.add_row(vec![balance.account.clone(), money(balance.balance_cents)]);
+        }
+        println!("{balances}");
+    }
+    println!("chain head {}", result.chain_hash_hex);
+}

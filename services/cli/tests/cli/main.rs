@@ -1,0 +1,8 @@
+//! Black-box tests of the `chipledger` binary: each starts chipledgerd's service in-process
+//! (the server library, a real PostgreSQL from chipledger-postgres's TestPostgres) and runs
+//! `chipledger` as a subprocess, checking exit codes and output lines.
+
+mod bad_input;
+mod demo;
+mod phh_load;
+mod server;
