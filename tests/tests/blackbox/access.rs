@@ -7,6 +7,7 @@ use chipledger_server::config::TlsFile;
 use chipledger_tests::certs::Authority;
 use chipledger_tests::{Client, ServerOptions, TestServer, error_info, head, header, principal, write_file};
 use tonic::Code;
+use tonic_types::StatusExt;
 use tonic::transport::{Certificate, ClientTlsConfig, Identity};
 
 use crate::scenario::{self, CAGE, TABLE, cash_buy_in, table_view};
@@ -197,6 +198,7 @@ async fn mtls_accepts_a_known_client_certificate_and_rejects_one_from_an_unknown
     };
     let refused = rogue_call.await.expect_err("a certificate from an unknown CA is rejected");
     eprintln!("rogue client refused: {refused:#}");
+    assert_refused_before_the_gate(&refused);
     // No certificate at all is refused too (client authentication is required).
     let anonymous_call = async {
         let endpoint = tonic::transport::Endpoint::from_shared(url.clone())?.tls_config(client_tls(None))?;
@@ -207,5 +209,19 @@ async fn mtls_accepts_a_known_client_certificate_and_rejects_one_from_an_unknown
     };
     let refused = anonymous_call.await.expect_err("no client certificate is rejected");
     eprintln!("client without certificate refused: {refused:#}");
+    assert_refused_before_the_gate(&refused);
     server.stop().await
+}
+
+/// The TLS handshake refused the client: the failure is a transport error, never an answer of
+/// the service (which would carry a chipledger ErrorInfo, e.g. UNAUTHENTICATED from the gate).
+fn assert_refused_before_the_gate(error: &anyhow::Error) {
+    if let Some(status) = error.downcast_ref::<tonic::Status>() {
+        let answered = status.get_error_details().error_info().is_some_and(|info| info.domain == "chipledger.v1");
+        assert!(!answered, "the request reached the service: {status:?}");
+        assert!(
+            matches!(status.code(), Code::Cancelled | Code::Unavailable | Code::Unknown),
+            "expected a transport failure, got {status:?}"
+        );
+    }
 }

@@ -36,7 +36,9 @@ async fn chipledgerd_without_configuration_serves_embedded_postgres_and_stops_cl
     let postmaster: i32 = pid_text.lines().next().unwrap_or_default().trim().parse()?;
     assert!(process_alive(postmaster), "the embedded postmaster {postmaster} runs while serving");
 
+    let stopping = Instant::now();
     let (status, output) = child.terminate().await?;
+    eprintln!("chipledgerd stopped {:?} after SIGTERM", stopping.elapsed());
     assert!(status.success(), "exit {status}:\n{}", output.join("\n"));
     assert!(!pid_file.exists(), "postmaster.pid left behind:\n{}", output.join("\n"));
     assert!(!process_alive(postmaster), "postmaster {postmaster} still running after chipledgerd exited");

@@ -153,3 +153,59 @@ async fn two_dealers_racing_on_one_table_lose_no_update_and_match_a_serial_repla
     replay.stop().await?;
     server.stop().await
 }
+
+/// Hands raced in the same-turn test.
+const RACED_HANDS: u64 = 6;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_dealers_acting_on_the_same_turn_apply_exactly_one_action_r_bet_1() -> anyhow::Result<()> {
+    let server = TestServer::start("race_turn").await?;
+    setup(&server).await?;
+    let mut dealer_a = server.client(principal::DEALER).await?;
+    let dealer_b = server.client(principal::DEALER_2).await?;
+    // Model of seats 1 and 2 (20,000 each after setup).
+    let (mut seat1, mut seat2) = (20_000i64, 20_000i64);
+    for hand_no in 1..=RACED_HANDS {
+        let start = pb::StartHand {
+            header: header(&format!("h{hand_no}-start")),
+            table_id: TABLE.into(),
+            hand_no,
+            button_seat: 4,
+            dealt_seats: vec![1, 2],
+        };
+        dealer_a.table.start_hand(start).await?;
+        dealer_a.table.post(scenario::post(&format!("h{hand_no}-sb"), 1, pb::PostKind::SmallBlind, 100)).await?;
+        dealer_a.table.post(scenario::post(&format!("h{hand_no}-bb"), 2, pb::PostKind::BigBlind, 200)).await?;
+        // Seat 1 is to act (R-BET-1). Dealer A records a call, dealer B a fold, at once.
+        let call = scenario::act(&format!("h{hand_no}-call"), 1, pb::ActionKind::Call, 0);
+        let fold = scenario::act(&format!("h{hand_no}-fold"), 1, pb::ActionKind::Fold, 0);
+        let (mut a, mut b) = (dealer_a.clone(), dealer_b.clone());
+        let call_task = tokio::spawn(async move { a.table.act(call).await });
+        let fold_task = tokio::spawn(async move { b.table.act(fold).await });
+        let (called, folded) = (call_task.await?, fold_task.await?);
+        let (winner_is_call, loser) = match (&called, &folded) {
+            (Ok(_), Err(status)) => (true, status.clone()),
+            (Err(status), Ok(_)) => (false, status.clone()),
+            _ => anyhow::bail!("hand {hand_no}: exactly one action may apply: call {called:?}, fold {folded:?}"),
+        };
+        assert_eq!(loser.code(), Code::FailedPrecondition, "hand {hand_no}: the loser is refused cleanly: {loser:?}");
+        let reason = error_info(&loser).reason;
+        assert!(
+            ["NOT_YOUR_TURN", "BETTING_ROUND_CLOSED", "NO_HAND_IN_PROGRESS"].contains(&reason.as_str()),
+            "hand {hand_no}: {reason}"
+        );
+        if winner_is_call {
+            // Seat 2 folds to the call: seat 1 takes 200 + 200 (no flop, no rake, R-RAKE-1).
+            dealer_a.table.act(scenario::act(&format!("h{hand_no}-bb-fold"), 2, pb::ActionKind::Fold, 0)).await?;
+            (seat1, seat2) = (seat1 + 200, seat2 - 200);
+        } else {
+            // Seat 1 folded its small blind: seat 2 takes 100 and gets its 200 back.
+            (seat1, seat2) = (seat1 - 100, seat2 + 100);
+        }
+        dealer_a.table.end_hand(pb::EndHand { header: header(&format!("h{hand_no}-end")), table_id: TABLE.into() }).await?;
+        let view = table_view(&mut dealer_a, TABLE).await?;
+        assert_eq!((stack(&view, 1), stack(&view, 2)), (seat1, seat2), "hand {hand_no}");
+        assert_eq!(view.pot_total_cents, 0, "R-UNIT-4: the pot is empty when the hand ends");
+    }
+    server.stop().await
+}
