@@ -203,21 +203,23 @@ BEGIN
     -- 1. Idempotency: all commands known with equal hashes from one append = replay.
     IF cardinality(p_command_ids) > 0 THEN
         SELECT count(*)::int,
-               count(*) FILTER (WHERE c.request_hash = i.request_hash)::int,
+               count(*) FILTER (WHERE c.request_hash = p_request_hashes[array_position(p_command_ids, c.command_id)])::int,
                count(DISTINCT c.append_id)::int
           INTO v_found, v_same, v_appends
-          FROM unnest(p_command_ids, p_request_hashes) AS i(command_id, request_hash)
-          JOIN commands c ON c.property = p_property AND c.command_id = i.command_id;
+          FROM commands c
+         WHERE c.property = p_property AND c.command_id = ANY (p_command_ids);
         IF v_found > 0 THEN
             IF v_same = v_found AND v_found = cardinality(p_command_ids) AND v_appends = 1 THEN
                 RETURN QUERY SELECT true, c.outcome, c.reply FROM commands c
                      WHERE c.property = p_property AND c.command_id = p_command_ids[1];
                 RETURN;
             END IF;
-            SELECT i.command_id INTO v_conflict
-              FROM unnest(p_command_ids, p_request_hashes) WITH ORDINALITY AS i(command_id, request_hash, ord)
-              JOIN commands c ON c.property = p_property AND c.command_id = i.command_id
-             ORDER BY (c.request_hash = i.request_hash), i.ord LIMIT 1;
+            SELECT c.command_id INTO v_conflict
+              FROM commands c
+             WHERE c.property = p_property AND c.command_id = ANY (p_command_ids)
+             ORDER BY (c.request_hash = p_request_hashes[array_position(p_command_ids, c.command_id)]),
+                      array_position(p_command_ids, c.command_id)
+             LIMIT 1;
             RAISE EXCEPTION 'chipledger: command id reused' USING ERRCODE = 'CL002',
                 DETAIL = json_build_object('command_id', v_conflict)::text;
         END IF;
