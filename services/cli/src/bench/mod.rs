@@ -1,0 +1,213 @@
+//! `chipledger bench`: throughput, latency and CPU of chipledgerd on real hands, beside the
+//! physical baseline (the same rows, plain INSERTs, same PostgreSQL, same transaction
+//! granularity), plus the rules core alone, report rebuild, Subscribe catch-up and lag, and
+//! chain verification. Prints a Markdown report (docs/BENCHMARKS.md) and the command to rerun.
+//!
+//! Figures only: no goal is asserted; each is printed as MET / NOT MET.
+
+mod drive;
+mod figures;
+mod target;
+mod usage;
+mod wire;
+mod workload;
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use chipledger_store::Store;
+use chipledger_store::report::TableDayReport;
+use clap::Args;
+
+use drive::Mode;
+use figures::{Latencies, Pair};
+use target::Target;
+
+/// Largest table count accepted (each is one connection and one task).
+const MAX_TABLES: usize = 256;
+/// Most hands per run (bound on memory: every call's latency is kept).
+const MAX_HANDS: usize = 10_000;
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Bench the chipledgerd at the global --server, whose PostgreSQL this superuser URL
+    /// names (baseline tables, settings). Without it, an embedded chipledgerd is started in
+    /// this process on a fresh PostgreSQL (fsync on) and removed afterwards.
+    #[arg(long)]
+    database_url: Option<String>,
+    /// Concurrent tables (dealers) per run, comma separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,16,64")]
+    tables: Vec<usize>,
+    /// Pluribus hands per run (each table count runs live and batch with this many hands).
+    #[arg(long, default_value_t = 300)]
+    hands: usize,
+    /// PHH data directory (holds pluribus/).
+    #[arg(long, env = "CHIPLEDGER_PHH_DIR", default_value = "../shared/phh")]
+    phh_dir: PathBuf,
+    /// Minimum seconds of the rules-core measurement.
+    #[arg(long, default_value_t = 3)]
+    core_seconds: u64,
+    /// Also write the Markdown report to this file.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+pub async fn run(args: BenchArgs, server_url: &str) -> anyhow::Result<ExitCode> {
+    if args.tables.is_empty() || args.tables.iter().any(|&t| t == 0 || t > MAX_TABLES) {
+        bail!("--tables: each count must be 1..={MAX_TABLES}");
+    }
+    if args.hands == 0 || args.hands > MAX_HANDS {
+        bail!("--hands must be 1..={MAX_HANDS}");
+    }
+    let server = args.database_url.as_ref().map(|_| server_url.to_owned());
+    let report = bench(&args, server.as_deref()).await?;
+    println!("{report}");
+    if let Some(path) = &args.out {
+        std::fs::write(path, &report).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn rerun_command(args: &BenchArgs, server: Option<&str>) -> String {
+    let tables: Vec<String> = args.tables.iter().map(usize::to_string).collect();
+    let mut command = format!(
+        "chipledger bench --tables {} --hands {} --phh-dir {} --core-seconds {}",
+        tables.join(","),
+        args.hands,
+        args.phh_dir.display(),
+        args.core_seconds
+    );
+    if let Some(server) = server {
+        let _ = write!(command, " --server {server} --database-url \"$BENCH_DATABASE_URL\"");
+    }
+    command
+}
+
+async fn bench(args: &BenchArgs, server: Option<&str>) -> anyhow::Result<String> {
+    let hands = workload::load_hands(&args.phh_dir, args.hands)?;
+    eprintln!("bench: {} Pluribus hands loaded from {}", hands.len(), args.phh_dir.display());
+    let target = match (server, &args.database_url) {
+        (Some(server), Some(url)) => Target::external(server, url).await?,
+        _ => Target::embedded().await?,
+    };
+    let outcome = measure(args, server, &hands, &target).await;
+    target.close().await?;
+    outcome
+}
+
+async fn measure(args: &BenchArgs, server: Option<&str>, hands: &[chipledger_phh::HandHistory], target: &Target) -> anyhow::Result<String> {
+    let run_id = &uuid::Uuid::new_v4().simple().to_string()[..8];
+    let property = format!("bench-{run_id}");
+    let machine = target::describe(&target.admin).await?;
+    drive::prepare_baseline_tables(&target.admin).await?;
+
+    let mut pairs = Vec::new();
+    let mut lags: Vec<(String, Latencies)> = Vec::new();
+    for &tables in &args.tables {
+        for mode in [Mode::Live, Mode::Batch] {
+            let (tag, label) = match mode {
+                Mode::Live => (format!("live{tables}"), format!("live, 1 RPC per command, {tables} tables")),
+                Mode::Batch => (format!("batch{tables}"), format!("batch, 1 RecordBatch per hand, {tables} tables")),
+            };
+            let plan = workload::plan(hands, tables, &tag, &property, run_id)?;
+            let from = drive::head(&target.admin, &property).await?;
+            let probe = drive::LagProbe::start(&target.grpc_url, &property, from).await?;
+            eprintln!("bench: {label}: {} hands, {} commands ...", plan.hands, plan.commands);
+            let server = drive::server_run(target, plan, mode, &label).await?;
+            let to = drive::head(&target.admin, &property).await?;
+            if (to - from) as u64 != server.events {
+                bail!("{label}: replies name {} events, the log grew by {}", server.events, to - from);
+            }
+            lags.push((label.clone(), probe.finish(to).await?));
+            eprintln!("bench: {label}: baseline ...");
+            let baseline = drive::baseline(target, &property, from, to, &format!("{property}.base.{tag}"), &server).await?;
+            if baseline.movements != server.movements {
+                bail!("{label}: {} movements planned, {} found in the log", server.movements, baseline.movements);
+            }
+            pairs.push(Pair { server, baseline });
+        }
+    }
+
+    let head = drive::head(&target.admin, &property).await?;
+    eprintln!("bench: read paths over {head} events ...");
+    let (caught_up, catch_up_time) = drive::catch_up(&target.grpc_url, &property, head).await?;
+    let store = Store::connect(&target.admin_url).await?;
+    let started = Instant::now();
+    let rebuilt = TableDayReport::rebuild(&store, &property).await?;
+    let rebuild_time = started.elapsed();
+    store.pool().close().await;
+    let (verified, verify_time) = drive::verify_chain(&target.grpc_url, &property).await?;
+    eprintln!("bench: rules core ...");
+    let core = workload::rules_core(hands, Duration::from_secs(args.core_seconds))?;
+
+    let mut out = String::new();
+    let _ = writeln!(out, "## Figures\n");
+    let _ = writeln!(out, "Command: `{}`\n", rerun_command(args, server));
+    let server_kind = if target.in_process { "embedded (in-process chipledgerd, fresh LocalCluster)" } else { "external" };
+    let _ = writeln!(out, "Server: {server_kind}; property `{property}`; {} hands per run.\n", hands.len());
+    let _ = writeln!(out, "| machine / PostgreSQL | value |\n|---|---|");
+    for (name, value) in &machine {
+        let _ = writeln!(out, "| {name} | {value} |");
+    }
+    let _ = writeln!(out);
+    out.push_str(&figures::markdown_table(&mut pairs));
+    let _ = writeln!(out);
+    let process = if target.in_process { "bench client + in-process server" } else { "bench client only" };
+    let _ = writeln!(
+        out,
+        "CPU columns: `{process}` (getrusage) and PostgreSQL (postmaster + children via /proc), per chip movement. \
+         Latency is per RPC (server runs) or per transaction (baselines). `vs baseline` compares events/s.\n"
+    );
+    let _ = writeln!(out, "| read path / core | events | seconds | events/s |\n|---|---:|---:|---:|");
+    let rate = |count: u64, time: Duration| count as f64 / time.as_secs_f64().max(1e-9);
+    let _ = writeln!(out, "| Subscribe catch-up from 0 | {caught_up} | {:.3} | {:.0} |", catch_up_time.as_secs_f64(), rate(caught_up, catch_up_time));
+    let _ = writeln!(out, "| report rebuild from 0 (TableDayReport) | {rebuilt} | {:.3} | {:.0} |", rebuild_time.as_secs_f64(), rate(rebuilt as u64, rebuild_time));
+    let _ = writeln!(out, "| VerifyChain | {verified} | {:.3} | {:.0} |", verify_time.as_secs_f64(), rate(verified, verify_time));
+    let core_rate = rate(core.movements, core.elapsed);
+    let _ = writeln!(
+        out,
+        "| rules core decide+evolve, 1 thread ({} passes, {} commands) | {} movements | {:.3} | {:.0} movements/s |",
+        core.passes,
+        core.commands,
+        core.movements,
+        core.elapsed.as_secs_f64(),
+        core_rate
+    );
+    let _ = writeln!(out, "\n| live subscription lag (delivery - recorded_at) | events | p50 ms | p99 ms | max ms |\n|---|---:|---:|---:|---:|");
+    let mut worst_lag_p99: f64 = 0.0;
+    for (label, lag) in &mut lags {
+        let p99 = lag.quantile_ms(0.99);
+        worst_lag_p99 = worst_lag_p99.max(p99);
+        let _ = writeln!(out, "| during {label} | {} | {:.0} | {:.0} | {:.0} |", lag.len(), lag.quantile_ms(0.5), p99, lag.quantile_ms(1.0));
+    }
+
+    let _ = writeln!(out, "\n## Goals\n");
+    let verdict = |met: bool| if met { "MET" } else { "NOT MET" };
+    for pair in &mut pairs {
+        let ratio = pair.server.events_per_second() / pair.baseline.events_per_second().max(1e-9);
+        let _ = writeln!(out, "- {} at >= 50% of its baseline: {:.0}% {}", pair.server.label, 100.0 * ratio, verdict(ratio >= 0.5));
+    }
+    for pair in pairs.iter_mut().filter(|pair| pair.server.label.starts_with("live")) {
+        let rate = pair.server.calls_per_second();
+        let p99 = pair.server.latencies.quantile_ms(0.99);
+        let _ = writeln!(
+            out,
+            "- live p99 <= 10 ms at 1,000 actions/s: {} ran closed-loop at {rate:.0} RPC/s with p99 {p99:.2} ms: {}",
+            pair.server.label,
+            if rate >= 1000.0 { verdict(p99 <= 10.0) } else { "NOT MET (1,000 actions/s not reached)" }
+        );
+    }
+    let _ = writeln!(out, "- rules core >= 1,000,000 movements/s per core: {core_rate:.0} {}", verdict(core_rate >= 1e6));
+    let catch_up_rate = rate(caught_up, catch_up_time);
+    let rebuild_rate = rate(rebuilt as u64, rebuild_time);
+    let verify_rate = rate(verified, verify_time);
+    let _ = writeln!(out, "- catch-up >= 100,000 events/s: {catch_up_rate:.0} {}", verdict(catch_up_rate >= 1e5));
+    let _ = writeln!(out, "- rebuild >= 100,000 events/s: {rebuild_rate:.0} {}", verdict(rebuild_rate >= 1e5));
+    let _ = writeln!(out, "- chain verification >= 200,000 events/s: {verify_rate:.0} {}", verdict(verify_rate >= 2e5));
+    let _ = writeln!(out, "- subscription lag p99 <= 50 ms: worst {worst_lag_p99:.0} ms {}", verdict(worst_lag_p99 <= 50.0));
+    let _ = writeln!(out, "\nRerun: `{}`", rerun_command(args, server));
+    Ok(out)
+}
