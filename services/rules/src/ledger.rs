@@ -213,6 +213,8 @@ pub fn decide_table(table: &TableState, ctx: &CommandContext, command: &TableCom
         TableOp::Correct { reverses_event_id, original_postings, approved_by, reason } => {
             crate::corrections::decide_correction(table, ctx, reverses_event_id, original_postings, approved_by, reason).and_then(one)
         }
+        TableOp::SitOut { seat } => crate::posts::decide_sit(table, *seat, true).and_then(one),
+        TableOp::SitIn { seat } => crate::posts::decide_sit(table, *seat, false).and_then(one),
         TableOp::BuyIn { .. }
         | TableOp::TopUp { .. }
         | TableOp::CashOut { .. }
@@ -248,6 +250,7 @@ fn start_hand(table: &TableState, hand_no: u64, button_seat: Seat, dealt_seats: 
         return Err(Rejection::new(TOO_FEW_PLAYERS, "a hand needs 2 to max_seats dealt players").with("dealt", dealt_seats.len() as Cents));
     }
     crate::seating::check_seat_number(table, button_seat)?;
+    crate::posts::check_deal(table, config, button_seat, dealt_seats)?;
     for (i, seat) in dealt_seats.iter().enumerate() {
         let s = occupied(table, *seat)?;
         if dealt_seats[..i].contains(seat) {

@@ -33,6 +33,17 @@
 //!   (`Bet{to_cents}`/`Raise{to_cents}` are "raise to" totals and interchangeable; `AllIn`;
 //!   `Complete`), `NextRound{first_to_act_seat}`, `Showdown{high, low}`, `EndHand`.
 //!
+//! ### Additions (after the first release of this map; all additive)
+//! - R-POST-3 missed blinds: `TableOp::SitOut{seat}` / `SitIn{seat}` -> `TableEvent::SatOut` /
+//!   `SatIn`; `SeatState::{sitting_out, missed_big_blind, missed_small_blind}` and
+//!   `TableState::{last_big_blind_seat, last_small_blind_seat}` (serde default). A blind posted
+//!   passes the sat-out seats since the previous blind of its kind: they owe it (one set, flags).
+//!   The big blind in position clears the set; `MissedBigBlind` (live) and
+//!   `MissedSmallBlindDead` (dead) posts pay it. Reasons `MISSED_BLINDS_REQUIRED` (first
+//!   non-fold action before paying), `SEAT_SITTING_OUT` (dealt while absent),
+//!   `ALREADY_SITTING_OUT`, `NOT_SITTING_OUT`, `BUTTON_NOT_DEALT` (`ButtonPolicy::Moving` /
+//!   `Simplified`: the button is a dealt player; `Dead` (the default) may sit on an empty seat).
+//!
 //! ## The snapshot
 //! [`Snapshot`] is the set of stream states the caller loaded for a command: build it with
 //! `Snapshot::new().with_table(&id, &state).with_player(..).with_cage(..)`. A stream that does
@@ -101,8 +112,8 @@
 //!
 //! ## Not enforced here (the dealer or the caller decides)
 //! - Positions: which seat is the button, blinds and straddle (apart from under the gun) are
-//!   the dealer's `Post`s; missed-blind bookkeeping across hands and the button policy are not
-//!   tracked (the amounts of `MissedBigBlind`/`MissedSmallBlindDead` are checked).
+//!   the dealer's `Post`s; the button policy only decides whether the button may be dead
+//!   (moving-button make-up of blinds skipped by departures is the dealer's).
 //! - R-BET-7 "assumed call" option, R-BET-13 short-bet correction, R-BET-14 change making,
 //!   R-CHIP-3 slip voids, color changes with the cage: not implemented.
 //! - Corrections (R-AUDIT-1) exist for table streams only; the caller supplies the reversed

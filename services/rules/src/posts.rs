@@ -1,12 +1,12 @@
 //! Forced bets and posts (section 4): antes, blinds, straddle, bring-in, kill, new-player and
 //! missed-blind posts, short-stacked posts.
 
-use crate::config::{StraddlePolicy, TableConfig};
+use crate::config::{ButtonPolicy, StraddlePolicy, TableConfig};
 use crate::hand::{HandPhase, HandState, InHand, PostKind};
 use crate::money::Cents;
 use crate::rejection::{Reason, Rejection};
 use crate::streams::Seat;
-use crate::table::TableState;
+use crate::table::{TableEvent, TableState};
 
 pub const POSTS_CLOSED: Reason = Reason::new("POSTS_CLOSED", "R-POST-1");
 pub const SEAT_NOT_IN_HAND: Reason = Reason::new("SEAT_NOT_IN_HAND", "R-POST-1");
@@ -15,9 +15,26 @@ pub const POST_NOT_CONFIGURED: Reason = Reason::new("POST_NOT_CONFIGURED", "R-PO
 pub const POST_WRONG_AMOUNT: Reason = Reason::new("POST_WRONG_AMOUNT", "R-POST-7");
 pub const STRADDLE_OUT_OF_POSITION: Reason = Reason::new("STRADDLE_OUT_OF_POSITION", "R-POST-4");
 pub const ENTRY_POST_REQUIRED: Reason = Reason::new("ENTRY_POST_REQUIRED", "R-POST-3");
+pub const MISSED_BLINDS_REQUIRED: Reason = Reason::new("MISSED_BLINDS_REQUIRED", "R-POST-3");
+pub const SEAT_SITTING_OUT: Reason = Reason::new("SEAT_SITTING_OUT", "R-POST-3");
+pub const ALREADY_SITTING_OUT: Reason = Reason::new("ALREADY_SITTING_OUT", "R-POST-3");
+pub const NOT_SITTING_OUT: Reason = Reason::new("NOT_SITTING_OUT", "R-POST-3");
+pub const BUTTON_NOT_DEALT: Reason = Reason::new("BUTTON_NOT_DEALT", "R-POST-3");
 
-pub const REASONS: &[Reason] =
-    &[POSTS_CLOSED, SEAT_NOT_IN_HAND, DUPLICATE_POST, POST_NOT_CONFIGURED, POST_WRONG_AMOUNT, STRADDLE_OUT_OF_POSITION, ENTRY_POST_REQUIRED];
+pub const REASONS: &[Reason] = &[
+    POSTS_CLOSED,
+    SEAT_NOT_IN_HAND,
+    DUPLICATE_POST,
+    POST_NOT_CONFIGURED,
+    POST_WRONG_AMOUNT,
+    STRADDLE_OUT_OF_POSITION,
+    ENTRY_POST_REQUIRED,
+    MISSED_BLINDS_REQUIRED,
+    SEAT_SITTING_OUT,
+    ALREADY_SITTING_OUT,
+    NOT_SITTING_OUT,
+    BUTTON_NOT_DEALT,
+];
 
 /// R-POST-3: a player who sat down after the game started must post a live big blind (or be
 /// in the big blind) before playing a hand. Checked at the player's first action.
@@ -27,6 +44,92 @@ pub fn check_entry_post(table: &TableState, hand: &HandState, seat: Seat) -> Res
         return Err(Rejection::new(ENTRY_POST_REQUIRED, "a new player posts a live big blind to be dealt in")
             .with("seat", seat as Cents)
             .with("big_blind_cents", table.config.as_ref().map_or(0, |c| c.big_blind_cents())));
+    }
+    // R-POST-3: a returning player posts the missed big blind live and the small blind dead
+    // (the flags are cleared by those posts, or by the big blind in position).
+    let missed = table.seat(seat).map_or((false, false), |s| (s.missed_big_blind, s.missed_small_blind));
+    if (missed.0 || missed.1) && hand.round.index == 0 {
+        return Err(Rejection::new(MISSED_BLINDS_REQUIRED, "a returning player posts the missed big blind live and the small blind dead")
+            .with("seat", seat as Cents)
+            .with("missed_big_blind", missed.0 as Cents)
+            .with("missed_small_blind", missed.1 as Cents));
+    }
+    Ok(())
+}
+
+/// Seats strictly between `from` and `to`, clockwise over `1..=max_seats`.
+fn seats_between(from: Seat, to: Seat, max_seats: u8) -> impl Iterator<Item = Seat> {
+    let n = max_seats.max(1);
+    let steps = (to as i16 - from as i16 - 1).rem_euclid(n as i16) as u8;
+    (1..=steps).map(move |k| ((from - 1 + k) % n) + 1)
+}
+
+/// R-POST-3, applied by `evolve` on every post: a blind posted at `seat` passes the absent
+/// (sat-out) seats since the previous blind of that kind, which owe it on return. Only one
+/// set accumulates (flags, not counts). The big blind at a seat clears its missed blinds
+/// (it "returns to the seat"); the returning posts clear what they pay.
+pub fn track_missed_blinds(table: &mut TableState, seat: Seat, kind: PostKind) {
+    let max_seats = table.config.as_ref().map_or(crate::MAX_SEATS as u8, |c| c.max_seats);
+    let (previous, is_big) = match kind {
+        PostKind::BigBlind => (table.last_big_blind_seat, true),
+        PostKind::SmallBlind => (table.last_small_blind_seat, false),
+        PostKind::MissedBigBlind | PostKind::NewPlayer => {
+            if let Some(s) = table.seat_mut(seat) {
+                s.missed_big_blind = false;
+            }
+            return;
+        }
+        PostKind::MissedSmallBlindDead => {
+            if let Some(s) = table.seat_mut(seat) {
+                s.missed_small_blind = false;
+            }
+            return;
+        }
+        _ => return,
+    };
+    if let Some(from) = previous.filter(|p| *p != seat && *p >= 1 && *p <= max_seats) {
+        for passed in seats_between(from, seat, max_seats) {
+            if let Some(s) = table.seat_mut(passed).filter(|s| s.sitting_out) {
+                if is_big {
+                    s.missed_big_blind = true;
+                } else {
+                    s.missed_small_blind = true;
+                }
+            }
+        }
+    }
+    if is_big {
+        table.last_big_blind_seat = Some(seat);
+        if let Some(s) = table.seat_mut(seat) {
+            s.missed_big_blind = false;
+            s.missed_small_blind = false;
+        }
+    } else {
+        table.last_small_blind_seat = Some(seat);
+    }
+}
+
+/// R-POST-3: sit out (absent) or sit back in. Not while live in the hand in play.
+pub fn decide_sit(table: &TableState, seat: Seat, out: bool) -> Result<TableEvent, Rejection> {
+    let s = crate::ledger::occupied(table, seat)?;
+    crate::ledger::not_live_in_hand(table, seat)?;
+    match (out, s.sitting_out) {
+        (true, true) => Err(Rejection::new(ALREADY_SITTING_OUT, "the player is already sitting out").with("seat", seat as Cents)),
+        (false, false) => Err(Rejection::new(NOT_SITTING_OUT, "the player is not sitting out").with("seat", seat as Cents)),
+        (true, false) => Ok(TableEvent::SatOut { seat }),
+        (false, true) => Ok(TableEvent::SatIn { seat }),
+    }
+}
+
+/// R-POST-3 at the deal: an absent player is not dealt in; under a moving or simplified
+/// button the button is a dealt player (only a dead button may sit on an empty seat).
+pub fn check_deal(table: &TableState, config: &TableConfig, button_seat: Seat, dealt_seats: &[Seat]) -> Result<(), Rejection> {
+    if let Some(seat) = dealt_seats.iter().find(|s| table.seat(**s).is_some_and(|s| s.sitting_out)) {
+        return Err(Rejection::new(SEAT_SITTING_OUT, "an absent player is not dealt in").with("seat", *seat as Cents));
+    }
+    if config.button_policy != ButtonPolicy::Dead && !dealt_seats.contains(&button_seat) {
+        return Err(Rejection::new(BUTTON_NOT_DEALT, "with a moving or simplified button the button is a dealt player")
+            .with("button_seat", button_seat as Cents));
     }
     Ok(())
 }

@@ -104,6 +104,11 @@ pub enum TableOp {
     /// R-AUDIT-1: reverse an earlier event of this table. The caller supplies the original
     /// event id and postings (from the store); the approver must differ from the actor.
     Correct { reverses_event_id: String, original_postings: Vec<Posting>, approved_by: String, reason: String },
+    /// R-POST-3: the player at `seat` is absent: not dealt in; the blinds that pass the seat
+    /// meanwhile are owed on return (one set at most). Not while live in a hand.
+    SitOut { seat: Seat },
+    /// R-POST-3: the absent player returns; owed missed blinds are posted before playing.
+    SitIn { seat: Seat },
 }
 
 /// Seat occupant and the stack in front of them.
@@ -128,6 +133,15 @@ pub struct SeatState {
     /// may add chips or borrow only by re-buying to a full buy-in.
     #[serde(default)]
     pub needs_full_rebuy: bool,
+    /// R-POST-3: absent (sat out): never dealt in until `SitIn`.
+    #[serde(default)]
+    pub sitting_out: bool,
+    /// R-POST-3: the big blind passed the seat while absent: owes a live big blind.
+    #[serde(default)]
+    pub missed_big_blind: bool,
+    /// R-POST-3: the small blind passed the seat while absent: owes a dead small blind.
+    #[serde(default)]
+    pub missed_small_blind: bool,
 }
 
 /// Totals of the current shift (R-CHIP-4).
@@ -155,6 +169,13 @@ pub struct TableState {
     pub jackpot_cents: Cents,
     pub hand: Option<HandState>,
     pub last_hand_no: u64,
+    /// R-POST-3: seat of the last big blind posted (the big blind "passes" the seats from here
+    /// to the next big blind).
+    #[serde(default)]
+    pub last_big_blind_seat: Option<Seat>,
+    /// R-POST-3: seat of the last small blind posted.
+    #[serde(default)]
+    pub last_small_blind_seat: Option<Seat>,
     pub shift: ShiftTotals,
     /// Events applied (the stream version this state reflects).
     pub version: u64,
@@ -228,6 +249,10 @@ pub enum TableEvent {
     MarkerChipsSeated { seat: Seat, player_id: PlayerId, cage_id: CageId, marker_no: u64, amount_cents: Cents, postings: Vec<Posting> },
     IouWritten { seat: Seat, amount_cents: Cents, lender: Option<PlayerId>, accepted_by: Vec<Seat>, to_raise: bool, postings: Vec<Posting> },
     Corrected { reverses_event_id: String, approved_by: String, reason: String, postings: Vec<Posting> },
+    /// R-POST-3.
+    SatOut { seat: Seat },
+    /// R-POST-3.
+    SatIn { seat: Seat },
 }
 
 impl TableEvent {
@@ -259,6 +284,8 @@ impl TableEvent {
             TableEvent::MarkerChipsSeated { .. } => "MarkerChipsSeated",
             TableEvent::IouWritten { .. } => "IouWritten",
             TableEvent::Corrected { .. } => "Corrected",
+            TableEvent::SatOut { .. } => "SatOut",
+            TableEvent::SatIn { .. } => "SatIn",
         }
     }
 
@@ -290,7 +317,9 @@ impl TableEvent {
             | TableEvent::PlayerMovedIn { .. }
             | TableEvent::HandStarted { .. }
             | TableEvent::RoundStarted { .. }
-            | TableEvent::HandEnded { .. } => &[],
+            | TableEvent::HandEnded { .. }
+            | TableEvent::SatOut { .. }
+            | TableEvent::SatIn { .. } => &[],
         }
     }
 }
@@ -304,7 +333,7 @@ impl TableState {
         self.seats.get((seat as usize).wrapping_sub(1)).and_then(|s| s.as_ref())
     }
 
-    fn seat_mut(&mut self, seat: Seat) -> Option<&mut SeatState> {
+    pub(crate) fn seat_mut(&mut self, seat: Seat) -> Option<&mut SeatState> {
         self.seats.get_mut((seat as usize).wrapping_sub(1)).and_then(|s| s.as_mut())
     }
 
@@ -402,6 +431,9 @@ impl TableState {
                 iou_cents: 0,
                 owes_entry_post,
                 needs_full_rebuy: false,
+                sitting_out: false,
+                missed_big_blind: false,
+                missed_small_blind: false,
             });
         }
     }
@@ -510,6 +542,7 @@ impl TableState {
                         s.owes_entry_post = false;
                     }
                 }
+                crate::posts::track_missed_blinds(&mut self, *seat, *kind);
                 let stack_cents = self.stack_cents(*seat);
                 if let (Some(hand), Some(config)) = (self.hand.as_mut(), self.config.as_ref()) {
                     crate::posts::apply_post(hand, config, *seat, *kind, *amount_cents, stack_cents);
@@ -536,6 +569,12 @@ impl TableState {
                 }
             }
             TableEvent::HandEnded { .. } => self.hand = None,
+            TableEvent::SatOut { seat } | TableEvent::SatIn { seat } => {
+                let out = matches!(event, TableEvent::SatOut { .. });
+                if let Some(s) = self.seat_mut(*seat) {
+                    s.sitting_out = out;
+                }
+            }
             TableEvent::CashPutInPlay { seat, amount_cents, postings } => {
                 self.apply_postings(postings);
                 if let Some(s) = self.seat_mut(*seat) {

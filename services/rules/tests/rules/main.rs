@@ -2,6 +2,7 @@
 //! rejection reason, and property tests over random play.
 
 mod betting;
+mod blinds;
 mod pots;
 mod props;
 mod reasons;

@@ -1,0 +1,106 @@
+//! Missed blinds and sitting out (R-POST-3), button antes and third blinds (R-POST-1, R-POST-2),
+//! and the pot-limit "assumed call" option (R-BET-7).
+
+use chipledger_rules::*;
+
+use crate::support::*;
+
+fn four() -> Game {
+    Game::new(example_config(TableConfig::no_limit_holdem(d(1), d(2))), &[(1, d(100)), (2, d(100)), (3, d(100)), (4, d(100))])
+}
+
+/// Blinds then everybody folds to the big blind.
+fn blinds_and_folds(g: &mut Game, hand_no: u64, button: Seat, sb: Seat, bb: Seat, dealt: &[Seat]) {
+    g.start(hand_no, button, dealt);
+    g.post(sb, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(bb, PostKind::BigBlind, d(2)).unwrap();
+    while let Some(l) = legal_actions(g.state()) {
+        g.ok(l.seat, Action::Fold);
+    }
+    g.end();
+}
+
+fn missed(g: &Game, seat: Seat) -> (bool, bool) {
+    let s = g.state().seat(seat).unwrap();
+    (s.missed_big_blind, s.missed_small_blind)
+}
+
+#[test]
+fn r_post_3_absent_player_accumulates_one_set_and_posts_big_live_small_dead() {
+    let mut g = four();
+    blinds_and_folds(&mut g, 1, 4, 1, 2, &[1, 2, 3, 4]);
+    g.table(TableOp::SitOut { seat: 3 }).unwrap();
+    rejected(g.table(TableOp::SitOut { seat: 3 }), "ALREADY_SITTING_OUT");
+    rejected(g.table(TableOp::StartHand { hand_no: 2, button_seat: 1, dealt_seats: vec![1, 2, 3, 4] }), "SEAT_SITTING_OUT");
+    // Hand 2: the big blind moves from seat 2 to seat 4, passing the absent seat 3.
+    blinds_and_folds(&mut g, 2, 1, 2, 4, &[1, 2, 4]);
+    assert_eq!(missed(&g, 3), (true, false));
+    // Hand 3: the small blind moves from seat 2 to seat 4, passing seat 3 too.
+    blinds_and_folds(&mut g, 3, 2, 4, 1, &[1, 2, 4]);
+    assert_eq!(missed(&g, 3), (true, true));
+    // Hand 4 and 5: another orbit away; still one set (flags, not counts).
+    blinds_and_folds(&mut g, 4, 4, 1, 2, &[1, 2, 4]);
+    blinds_and_folds(&mut g, 5, 1, 2, 4, &[1, 2, 4]);
+    assert_eq!(missed(&g, 3), (true, true));
+    // Back: dealt in, but may not play before posting both.
+    g.table(TableOp::SitIn { seat: 3 }).unwrap();
+    rejected(g.table(TableOp::SitIn { seat: 3 }), "NOT_SITTING_OUT");
+    g.start(6, 3, &[1, 2, 3, 4]);
+    g.post(4, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(1, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(2, Action::Fold);
+    let r = rejected(g.act(3, Action::Call), "MISSED_BLINDS_REQUIRED");
+    assert_eq!(r.number("missed_big_blind"), Some(1));
+    assert_eq!(r.number("missed_small_blind"), Some(1));
+    g.ok(3, Action::Fold); // a fold is always allowed; the debt stays
+    while let Some(l) = legal_actions(g.state()) {
+        g.ok(l.seat, Action::Fold);
+    }
+    g.end();
+    assert_eq!(missed(&g, 3), (true, true));
+    // Hand 7: seat 3 (under the gun) posts the set before the action.
+    g.start(7, 4, &[1, 2, 3, 4]);
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    let stack_before = g.stack(3);
+    g.post(3, PostKind::MissedBigBlind, d(2)).unwrap();
+    g.post(3, PostKind::MissedSmallBlindDead, d(1)).unwrap();
+    assert_eq!(missed(&g, 3), (false, false));
+    assert_eq!(g.stack(3), stack_before - d(3));
+    // The big blind is live (seat 3 may check its option), the small blind dead.
+    let p3 = g.hand().player(3).unwrap().clone();
+    assert_eq!((p3.round_cents, p3.hand_cents), (d(2), d(3)));
+    g.ok(3, Action::Check);
+}
+
+#[test]
+fn r_post_3_missed_blinds_cleared_when_the_big_blind_returns_to_the_seat() {
+    let mut g = four();
+    blinds_and_folds(&mut g, 1, 4, 1, 2, &[1, 2, 3, 4]);
+    g.table(TableOp::SitOut { seat: 3 }).unwrap();
+    blinds_and_folds(&mut g, 2, 1, 2, 4, &[1, 2, 4]);
+    blinds_and_folds(&mut g, 3, 2, 4, 1, &[1, 2, 4]);
+    assert_eq!(missed(&g, 3), (true, true));
+    // The player waits for the big blind: dealt in as the big blind, no make-up posts.
+    g.table(TableOp::SitIn { seat: 3 }).unwrap();
+    g.start(4, 1, &[1, 2, 3, 4]);
+    g.post(2, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(3, PostKind::BigBlind, d(2)).unwrap();
+    assert_eq!(missed(&g, 3), (false, false));
+    g.ok(4, Action::Call);
+    g.ok(1, Action::Call);
+    g.ok(2, Action::Call);
+    g.ok(3, Action::Check);
+}
+
+#[test]
+fn r_post_3_moving_button_sits_on_a_dealt_player_dead_button_may_be_empty() {
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.button_policy = config::ButtonPolicy::Moving;
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(100))]);
+    let r = rejected(g.table(TableOp::StartHand { hand_no: 1, button_seat: 5, dealt_seats: vec![1, 2, 3] }), "BUTTON_NOT_DEALT");
+    assert_eq!(r.number("button_seat"), Some(5));
+    g.start(1, 3, &[1, 2, 3]);
+    let mut g = four();
+    g.start(1, 5, &[1, 2, 3, 4]); // dead button on the empty seat 5
+}
