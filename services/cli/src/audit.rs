@@ -187,35 +187,34 @@ pub async fn history(client: &mut Client, args: HistoryArgs, output: Output) -> 
             None => break,
         }
     }
-    // Running balances of the player's own accounts, starting from their balances just
-    // before the first event shown (zero for a full history).
-    let prefix = format!("player/{}/", args.player);
-    let mut balances: BTreeMap<String, i64> = BTreeMap::new();
-    if let Some(first) = events.first() {
-        for account in ["pocket", "iou"] {
-            let account = format!("{prefix}{account}");
-            let reply = client
-                .ledger
-                .get_balance(pb::GetBalanceRequest {
-                    property_id: client.property_id.clone(),
-                    account: account.clone(),
-                    as_of: Some(pb::get_balance_request::AsOf::GlobalPosition(first.global_position - 1)),
-                })
-                .await
-                .map_err(|status| rpc_error("opening balance", &status))?
-                .into_inner();
-            balances.insert(account, reply.balance_cents);
-        }
-    }
+    // Running balances of the player's own accounts after each event. A command appends its
+    // events at consecutive positions and the chip postings sit on the table or cage event of
+    // the same command, so the balance is read as of each event's position from the ledger.
     let mut rows = Vec::with_capacity(events.len());
+    let mut previous_pocket = None;
     for event in &events {
-        let mut change = 0;
-        for posting in event.postings.iter().filter(|p| p.account.starts_with(&prefix)) {
-            *balances.entry(posting.account.clone()).or_default() += posting.amount_cents;
-            change += posting.amount_cents;
-        }
-        let pocket = balances.get(&format!("{prefix}pocket")).copied().unwrap_or(0);
-        let iou = balances.get(&format!("{prefix}iou")).copied().unwrap_or(0);
+        let balance_of = |account: &'static str| {
+            let request = pb::GetBalanceRequest {
+                property_id: client.property_id.clone(),
+                account: format!("player/{}/{account}", args.player),
+                as_of: Some(pb::get_balance_request::AsOf::GlobalPosition(event.global_position)),
+            };
+            let mut ledger = client.ledger.clone();
+            async move {
+                ledger
+                    .get_balance(request)
+                    .await
+                    .map(|reply| reply.into_inner().balance_cents)
+                    .map_err(|status| rpc_error("running balance", &status))
+            }
+        };
+        let pocket = balance_of("pocket").await?;
+        let iou = balance_of("iou").await?;
+        let change = match previous_pocket {
+            Some(previous) => pocket - previous,
+            None => pocket,
+        };
+        previous_pocket = Some(pocket);
         rows.push((event, change, pocket, iou));
     }
     if output.json {
@@ -223,7 +222,7 @@ pub async fn history(client: &mut Client, args: HistoryArgs, output: Output) -> 
             .iter()
             .map(|(event, change, pocket, iou)| {
                 let mut value = event_json(event);
-                value["player_accounts_change_cents"] = json!(change);
+                value["pocket_change_cents"] = json!(change);
                 value["pocket_balance_cents"] = json!(pocket);
                 value["iou_balance_cents"] = json!(iou);
                 value

@@ -116,7 +116,7 @@ impl Demo {
     /// Sends a command that must go through; a refusal stops the demo with its reason.
     async fn record(&mut self, narration: &str, command: Command) -> anyhow::Result<pb::CommandResult> {
         let header = self.header();
-        let wire = command_to_wire(&command);
+        let wire = command_to_wire(&command)?;
         let kind = crate::send::name(&wire);
         match send(&mut self.client, &header, wire).await {
             Ok(result) => {
@@ -137,7 +137,7 @@ impl Demo {
     /// Sends a command that the rules must refuse; going through stops the demo.
     async fn refused(&mut self, narration: &str, command: Command) -> anyhow::Result<Refusal> {
         let header = self.header();
-        let wire = command_to_wire(&command);
+        let wire = command_to_wire(&command)?;
         let kind = crate::send::name(&wire);
         match send(&mut self.client, &header, wire).await {
             Ok(_) => bail!("demo step {kind} ({narration}) was accepted but must be refused"),

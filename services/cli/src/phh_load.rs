@@ -270,11 +270,16 @@ async fn load_hand(
     let conversion: Conversion = match chipledger_phh::convert::convert_at(hand, table_id.clone()) {
         Ok(conversion) => conversion,
         Err(ConvertError::Unsupported { reason, .. }) => return Ok(Outcome::Unsupported(reason)),
-        Err(error @ ConvertError::Inconsistent { .. }) => return Ok(Outcome::Unsupported(error.to_string())),
     };
     let command_id = format!("{table_id}-hand");
-    let commands: Vec<(Option<u32>, Wire)> =
-        conversion.steps.iter().map(|step| (step.line, command_to_wire(&step.command))).collect();
+    let mut commands: Vec<(Option<u32>, Wire)> = Vec::with_capacity(conversion.steps.len());
+    for step in &conversion.steps {
+        match command_to_wire(&step.command) {
+            Ok(wire) => commands.push((step.line, wire)),
+            // A rules operation the API cannot carry: the hand cannot be loaded through it.
+            Err(error) => return Ok(Outcome::Unsupported(format!("{error:#}"))),
+        }
+    }
     if let Some(outcome) = record(client, &command_id, commands, live).await? {
         return Ok(outcome);
     }
