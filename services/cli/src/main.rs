@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 
 mod audit;
+mod bench;
 mod connect;
 mod demo;
 mod export;
@@ -103,6 +104,8 @@ enum Command {
         #[command(subcommand)]
         command: PhhCli,
     },
+    /// Throughput, latency and CPU of chipledgerd on Pluribus hands beside a plain-INSERT baseline.
+    Bench(bench::BenchArgs),
 }
 
 #[derive(Subcommand)]
@@ -148,6 +151,7 @@ async fn run_online(server: ServerArgs, output: Output, command: Command) -> any
         Command::Demo(args) => demo::run(client, args, output).await,
         Command::Phh { command: PhhCli::Load(args) } => phh_load::run(args, client).await,
         Command::Phh { command: PhhCli::Offline(command) } => phh::run(command),
+        Command::Bench(args) => bench::run(args, &server.server).await,
     }
 }
 
@@ -156,6 +160,12 @@ fn main() -> ExitCode {
     let output = Output { json: cli.json };
     let result = match cli.command {
         Command::Phh { command: PhhCli::Offline(command) } => phh::run(command),
+        // Starts its own server unless --database-url names an existing one: no client first.
+        Command::Bench(args) => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(anyhow::Error::from)
+            .and_then(|runtime| runtime.block_on(bench::run(args, &cli.server.server))),
         command => tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()
