@@ -58,7 +58,7 @@ impl Cards {
     /// Parses concatenated two-character cards such as `Ah3sKsKh` or `????`.
     pub fn parse(text: &str) -> Result<Cards, String> {
         let bytes = text.as_bytes();
-        if bytes.len() % 2 != 0 {
+        if !bytes.len().is_multiple_of(2) {
             return Err(format!("cards `{text}` have an odd number of characters"));
         }
         if bytes.len() / 2 > MAX_CARDS_PER_ACTION {

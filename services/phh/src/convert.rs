@@ -34,12 +34,11 @@ use crate::showdown::{Ending, ending};
 /// Why a hand could not become commands.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConvertError {
-    /// A valid hand this conversion does not cover (the reason says what).
+    /// A valid hand this conversion does not cover (the reason says what). Actions that
+    /// break the rules are not caught here: they are converted as written and the rules
+    /// core refuses them.
     #[error("{origin}: unsupported: {reason}")]
     Unsupported { origin: String, reason: String },
-    /// The actions contradict themselves (e.g. a bet by a player with no chips left).
-    #[error("{origin}:{line}: inconsistent hand: {message}")]
-    Inconsistent { origin: String, line: u32, message: String },
 }
 
 /// One command of the sequence, with the PHH line it comes from (if it is an action).
@@ -207,12 +206,12 @@ impl<'h> Converter<'h> {
         let config = replay_config(hand).map_err(|reason| unsupported(hand, reason))?;
         // The showdown is decided up front: an unknown card needed there makes the hand unsupported.
         let ending = ending(hand).map_err(|reason| unsupported(hand, reason))?;
-        self.open_and_fund(config)?;
-        self.start_and_post()?;
+        self.open_and_fund(config);
+        self.start_and_post();
         self.actions()?;
         if let Ending::Showdown { contenders } = ending {
             let mut ranked = contenders;
-            ranked.sort_by(|a, b| b.strength.cmp(&a.strength));
+            ranked.sort_by_key(|contender| std::cmp::Reverse(contender.strength));
             let mut high: Vec<Vec<Seat>> = Vec::new();
             let mut previous = None;
             for contender in ranked {
@@ -253,7 +252,7 @@ impl<'h> Converter<'h> {
         self.steps.push(Step { context, command, line });
     }
 
-    fn open_and_fund(&mut self, config: TableConfig) -> Result<(), ConvertError> {
+    fn open_and_fund(&mut self, config: TableConfig) {
         let chip = config.chip_set.min_playable_chip_cents;
         let total_cents: Cents = self.hand.starting_stacks_cents.iter().sum();
         let chips = vec![ChipCount { denomination_cents: chip, count: total_cents / chip }];
@@ -282,10 +281,9 @@ impl<'h> Converter<'h> {
                 Role::Dealer,
             );
         }
-        Ok(())
     }
 
-    fn start_and_post(&mut self) -> Result<(), ConvertError> {
+    fn start_and_post(&mut self) {
         let hand = self.hand;
         let n = hand.player_count();
         let dealt_seats: Vec<Seat> = (0..n).map(|i| seat_of(Player(i as u8))).collect();
@@ -296,7 +294,7 @@ impl<'h> Converter<'h> {
         let antes = effective(&hand.antes_cents);
         for (index, &ante) in antes.iter().enumerate() {
             if ante > 0 {
-                self.post(Player(index as u8), PostKind::Ante, ante, false)?;
+                self.post(Player(index as u8), PostKind::Ante, ante, false);
             }
         }
         if hand.variant.has_button() {
@@ -313,17 +311,16 @@ impl<'h> Converter<'h> {
                     1 => PostKind::BigBlind,
                     _ => PostKind::Straddle,
                 };
-                self.post(Player(index as u8), kind, amount, true)?;
+                self.post(Player(index as u8), kind, amount, true);
             }
         }
-        Ok(())
     }
 
-    fn post(&mut self, player: Player, kind: PostKind, nominal_cents: Cents, live: bool) -> Result<(), ConvertError> {
+    fn post(&mut self, player: Player, kind: PostKind, nominal_cents: Cents, live: bool) {
         let i = player.index();
         let amount_cents = nominal_cents.min(self.shadow.stack_cents[i]);
         if amount_cents == 0 {
-            return Ok(()); // already all in (from the ante): nothing left to post
+            return; // already all in (from the ante): nothing left to post
         }
         self.shadow.stack_cents[i] -= amount_cents;
         if live {
@@ -331,7 +328,6 @@ impl<'h> Converter<'h> {
             self.shadow.bet_to_cents = self.shadow.bet_to_cents.max(self.shadow.round_cents[i]);
         }
         self.table(TableOp::Post { seat: seat_of(player), kind, amount_cents }, None, Role::Dealer);
-        Ok(())
     }
 
     fn actions(&mut self) -> Result<(), ConvertError> {
@@ -354,7 +350,7 @@ impl<'h> Converter<'h> {
                 }
                 Action::BringIn { player } => {
                     let bring_in = hand.bring_in_cents.unwrap_or(0);
-                    self.post(player, PostKind::BringIn, bring_in, true)?;
+                    self.post(player, PostKind::BringIn, bring_in, true);
                     betting_seen = true;
                 }
                 Action::Fold { player } => {
@@ -377,25 +373,16 @@ impl<'h> Converter<'h> {
                     self.stud_street(&mut stud_street_pending, player, line);
                     let i = player.index();
                     let added = to_cents - self.shadow.round_cents[i];
-                    if added <= 0 || added > self.shadow.stack_cents[i] {
-                        return Err(ConvertError::Inconsistent {
-                            origin: hand.origin.clone(),
-                            line: entry.line,
-                            message: format!(
-                                "{player} bets to {to_cents} cents with {} in front and a stack of {}",
-                                self.shadow.round_cents[i], self.shadow.stack_cents[i]
-                            ),
-                        });
-                    }
-                    let action = if added == self.shadow.stack_cents[i] {
+                    let action = if added > 0 && added == self.shadow.stack_cents[i] {
                         BetAction::AllIn
                     } else if self.shadow.bet_to_cents == 0 {
                         BetAction::Bet { to_cents }
                     } else {
                         BetAction::Raise { to_cents }
                     };
-                    self.shadow.stack_cents[i] -= added;
-                    self.shadow.round_cents[i] = to_cents;
+                    // An impossible amount is passed on as written: the rules core refuses it.
+                    self.shadow.stack_cents[i] -= added.clamp(0, self.shadow.stack_cents[i]);
+                    self.shadow.round_cents[i] = self.shadow.round_cents[i].max(to_cents);
                     self.shadow.bet_to_cents = self.shadow.bet_to_cents.max(to_cents);
                     self.act(player, action, line);
                     betting_seen = true;

@@ -314,21 +314,16 @@ impl<'a, 'i> Fields<'a, 'i> {
         converted.map_err(|error| self.amount_error(error, self.line(value), name))
     }
 
+    /// Sub-cent amounts and `inf`/`nan` (the spec's "unknown stack") are valid PHH that
+    /// cannot be replayed in cents: unsupported. Anything else is a malformed field.
     fn amount_error(&self, error: AmountError, line: u32, field: &str) -> PhhError {
         match error {
-            AmountError::TooPrecise(_) | AmountError::NotANumber(_) if field != "actions" => {
-                PhhError::UnsupportedHand {
-                    origin: self.origin.to_owned(),
-                    line,
-                    reason: format!("field `{field}`: {error}"),
-                }
-            }
-            AmountError::TooPrecise(_) => PhhError::UnsupportedHand {
+            AmountError::TooPrecise(_) | AmountError::NotANumber(_) => PhhError::UnsupportedHand {
                 origin: self.origin.to_owned(),
                 line,
-                reason: error.to_string(),
+                reason: format!("field `{field}`: {error}"),
             },
-            _ => PhhError::Field {
+            AmountError::Negative(_) | AmountError::TooLarge(_) => PhhError::Field {
                 origin: self.origin.to_owned(),
                 line,
                 field: field.to_owned(),

@@ -82,34 +82,44 @@ impl Streams {
             }
             return Ok(movements);
         }
-        for stream in command.streams() {
+        let streams = command.streams();
+        for stream in &streams {
             match stream {
                 StreamId::Table(id) => {
-                    self.table_id.get_or_insert(id);
+                    self.table_id.get_or_insert_with(|| id.clone());
                 }
                 StreamId::Cage(id) => {
-                    self.cage_id.get_or_insert(id);
+                    self.cage_id.get_or_insert_with(|| id.clone());
                 }
                 StreamId::Player(id) => {
-                    if !self.players.iter().any(|(known, _)| *known == id) {
-                        self.players.push((id, PlayerState::default()));
+                    if !self.players.iter().any(|(known, _)| known == id) {
+                        self.players.push((id.clone(), PlayerState::default()));
                     }
                 }
             }
         }
-        let events = {
-            let mut snapshot = Snapshot::new();
-            if let Some(id) = &self.table_id {
-                snapshot = snapshot.with_table(id, &self.table);
+        // Load exactly the streams the command names (a store would do the same).
+        let mut snapshot = Snapshot::new();
+        for stream in &streams {
+            match stream {
+                StreamId::Table(id) if self.table_id.as_ref() == Some(id) => {
+                    snapshot = snapshot.with_table(id, &self.table);
+                }
+                StreamId::Cage(id) if self.cage_id.as_ref() == Some(id) => {
+                    snapshot = snapshot.with_cage(id, &self.cage);
+                }
+                StreamId::Player(id) => {
+                    if let Some((id, state)) = self.players.iter().find(|(known, _)| known == id) {
+                        snapshot = snapshot.with_player(id, state);
+                    }
+                }
+                // A second table or cage is not part of a one-hand replay: decide reports
+                // the stream as not loaded.
+                _ => {}
             }
-            if let Some(id) = &self.cage_id {
-                snapshot = snapshot.with_cage(id, &self.cage);
-            }
-            for (id, state) in &self.players {
-                snapshot = snapshot.with_player(id, state);
-            }
-            decide(&snapshot, context, command)?
-        };
+        }
+        let events = decide(&snapshot, context, command)?;
+        drop(snapshot);
         let mut movements = 0;
         for (stream, event) in &events {
             movements += usize::from(event.moves_chips());
@@ -157,9 +167,6 @@ pub fn replay(hand: &HandHistory) -> ReplayOutcome {
     let conversion = match convert(hand) {
         Ok(conversion) => conversion,
         Err(ConvertError::Unsupported { reason, .. }) => return ReplayOutcome::Unsupported { reason },
-        Err(error @ ConvertError::Inconsistent { .. }) => {
-            return ReplayOutcome::Unsupported { reason: error.to_string() };
-        }
     };
     let mut streams = Streams::default();
     if let Err(rejected) = run(&conversion, &mut streams) {

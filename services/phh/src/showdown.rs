@@ -91,6 +91,8 @@ pub fn ending(hand: &HandHistory) -> Result<Ending, String> {
     if showing.is_empty() {
         return Err("every remaining player mucked".to_owned());
     }
+    // A lone player left showing takes the pots without a ranking.
+    let needs_ranking = showing.len() > 1;
     let mut contenders = Vec::with_capacity(showing.len());
     for player in showing {
         // The shown cards are the hole cards when given in full, else those dealt.
@@ -102,18 +104,13 @@ pub fn ending(hand: &HandHistory) -> Result<Ending, String> {
             }
             _ => dealt[player.index()],
         };
-        if showing_needs_ranking(&remaining, &mucked) {
-            let strength = strength(hand.variant, hole.as_slice(), board.as_slice())
-                .map_err(|error| format!("showdown of {player}: {error}"))?;
-            contenders.push(Contender { player, strength });
+        let strength = if needs_ranking {
+            strength(hand.variant, hole.as_slice(), board.as_slice())
+                .map_err(|error| format!("showdown of {player}: {error}"))?
         } else {
-            contenders.push(Contender { player, strength: HandStrength(0) });
-        }
+            HandStrength(0)
+        };
+        contenders.push(Contender { player, strength });
     }
     Ok(Ending::Showdown { contenders })
-}
-
-/// A ranking is needed unless a single player is left showing.
-fn showing_needs_ranking(remaining: &[Player], mucked: &[bool; MAX_PLAYERS]) -> bool {
-    remaining.iter().filter(|p| !mucked[p.index()]).count() > 1
 }
