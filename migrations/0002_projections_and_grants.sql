@@ -92,10 +92,15 @@ BEGIN
             VALUES (p_property, op->>'player_id', (op->>'limit_cents')::bigint)
             ON CONFLICT (property, player_id) DO UPDATE SET limit_cents = EXCLUDED.limit_cents;
         WHEN 'marker' THEN
-            INSERT INTO credit_lines (property, player_id, outstanding_cents)
-            VALUES (p_property, op->>'player_id', (op->>'outstanding_delta_cents')::bigint)
-            ON CONFLICT (property, player_id) DO UPDATE
-               SET outstanding_cents = credit_lines.outstanding_cents + EXCLUDED.outstanding_cents;
+            -- No upsert: its proposed row would be checked against the CHECKs before the
+            -- conflict is seen. Without a credit line the insert meets limit 0 and is refused.
+            UPDATE credit_lines
+               SET outstanding_cents = outstanding_cents + (op->>'outstanding_delta_cents')::bigint
+             WHERE property = p_property AND player_id = op->>'player_id';
+            IF NOT FOUND THEN
+                INSERT INTO credit_lines (property, player_id, outstanding_cents)
+                VALUES (p_property, op->>'player_id', (op->>'outstanding_delta_cents')::bigint);
+            END IF;
         ELSE
             RAISE EXCEPTION 'chipledger: unknown projection op %', op->>'op' USING ERRCODE = 'CL005',
                 DETAIL = json_build_object('reason', 'unknown projection op', 'op', op)::text;

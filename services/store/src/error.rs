@@ -18,6 +18,10 @@ pub enum StoreError {
     /// The append would leave an account that may not go negative below zero (R-UNIT-4).
     #[error("account {account} would go negative: {balance_cents} cents (R-UNIT-4)")]
     NegativeBalance { account: String, balance_cents: i64 },
+    /// A domain projection's constraint refused the append (e.g. markers above the credit line,
+    /// R-MARK-1); nothing was written.
+    #[error("projection constraint {constraint} refused the append")]
+    ProjectionRefused { constraint: String },
     /// The request breaks a structural bound or format rule; nothing was sent.
     #[error("invalid request: {0}")]
     InvalidRequest(String),
@@ -74,6 +78,7 @@ pub(crate) fn classify(error: sqlx::Error) -> StoreError {
         "CL004" => serde_json::from_str::<NegativeDetail>(&detail)
             .map(|d| StoreError::NegativeBalance { account: d.account, balance_cents: d.balance_cents }),
         "CL005" => Ok(StoreError::InvalidRequest(detail.clone())),
+        "23514" => Ok(StoreError::ProjectionRefused { constraint: db.constraint().unwrap_or("?").to_owned() }),
         // unique_violation, deadlock_detected, serialization_failure
         "23505" | "40P01" | "40001" => Ok(StoreError::Contention(db.message().to_owned())),
         _ => return StoreError::Database(error),
