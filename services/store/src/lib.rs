@@ -44,7 +44,7 @@ use sqlx::{PgPool, Postgres, Transaction};
 pub use chain::{ChainDigest, ChainProblem, ChainReport, GENESIS_HASH, canonical_json};
 pub use error::StoreError;
 pub use event::*;
-pub use projection::{CreditLine, DailyCash, Departure, InlineProjection, PlayerSession, ProjectionOp};
+pub use projection::{CreditLine, DailyCash, Departure, InlineProjection, PlayerSession, ProjectionOp, RulesProjection};
 pub use read::{AsOf, EventFilter};
 pub use rejection::{RecordedRejection, RejectionRecord};
 pub use subscription::{Lag, Subscription};

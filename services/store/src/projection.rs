@@ -62,3 +62,49 @@ pub struct CreditLine {
     pub limit_cents: i64,
     pub outstanding_cents: i64,
 }
+
+/// The domain projection of `chipledger_rules` events: a player stream's event payload is the
+/// serialised `PlayerEvent` (serde tag `type`). Table and cage events need no op here: their
+/// chip effects (seat stacks, tray by denomination, markers receivable) are postings.
+pub struct RulesProjection;
+
+impl InlineProjection for RulesProjection {
+    fn project(&self, stream: &str, event: &NewEvent, ops: &mut Vec<ProjectionOp>) {
+        use chipledger_rules::{CashDirection, PlayerEvent};
+        let Some(player_id) = stream.strip_prefix("player-") else { return };
+        let Ok(player_event) = serde_json::from_value::<PlayerEvent>(event.payload.clone()) else { return };
+        let player_id = player_id.to_owned();
+        match player_event {
+            PlayerEvent::CreditLineSet { line_cents, .. } => ops.push(ProjectionOp::CreditLimit { player_id, limit_cents: line_cents }),
+            PlayerEvent::JoinedTable { table_id, seat, game_key, .. } => ops.push(ProjectionOp::Seated {
+                player_id,
+                table_id: table_id.as_str().to_owned(),
+                seat: i32::from(seat),
+                game_key,
+                // The event carries no time; the log's recorded_at is the authority.
+                at_ms: 0,
+            }),
+            PlayerEvent::LeftTable { table_id, game_key, amount_cents, at_unix_ms, .. } => ops.push(ProjectionOp::Departed {
+                player_id,
+                table_id: table_id.as_str().to_owned(),
+                game_key,
+                amount_left_cents: amount_cents,
+                at_ms: at_unix_ms,
+            }),
+            PlayerEvent::CashTransaction { gaming_day, direction, amount_cents, .. } => {
+                let (cash_in_cents, cash_out_cents) = match direction {
+                    CashDirection::In => (amount_cents, 0),
+                    CashDirection::Out => (0, amount_cents),
+                };
+                ops.push(ProjectionOp::Cash { player_id, gaming_day, cash_in_cents, cash_out_cents });
+            }
+            PlayerEvent::MarkerIssued { amount_cents, .. } => {
+                ops.push(ProjectionOp::Marker { player_id, outstanding_delta_cents: amount_cents })
+            }
+            PlayerEvent::MarkerRedeemed { amount_cents, .. } | PlayerEvent::MarkerWrittenOff { amount_cents, .. } => {
+                ops.push(ProjectionOp::Marker { player_id, outstanding_delta_cents: -amount_cents })
+            }
+            PlayerEvent::PocketChipsPlayed { .. } | PlayerEvent::ChipsBought { .. } | PlayerEvent::ChipsRedeemed { .. } => {}
+        }
+    }
+}

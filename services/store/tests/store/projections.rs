@@ -85,3 +85,32 @@ async fn r_mark_1_markers_above_the_credit_line_are_refused_with_the_append() ->
     assert_eq!(store.projected_balance(PROPERTY, "player/P7/pocket").await?, 60_000);
     Ok(())
 }
+
+/// The projection of the rules crate's own player events (R-REBUY-1 input, R-AUDIT-4, R-MARK-1).
+#[tokio::test]
+async fn rules_player_events_feed_departures_cash_and_markers() -> anyhow::Result<()> {
+    use chipledger_rules::{CageId, CashDirection, PlayerEvent, TableId};
+    let db = fresh("projections_rules").await?;
+    let store = db.store.clone().with_projection(Arc::new(RulesProjection));
+    let table_id = TableId::new("T1").map_err(|r| anyhow::anyhow!("{r:?}"))?;
+    let cage_id = CageId::new("MAIN").map_err(|r| anyhow::anyhow!("{r:?}"))?;
+    let player_events = [
+        PlayerEvent::CreditLineSet { line_cents: 50_000, approved_by: "manager-1".into() },
+        PlayerEvent::JoinedTable { table_id: table_id.clone(), seat: 4, game_key: "NLHE-1-2".into(), amount_cents: 20_000 },
+        PlayerEvent::CashTransaction { gaming_day: "2026-03-14".into(), direction: CashDirection::In, amount_cents: 20_000, mtl_entry: false, ctr_required: false, day_total_cents: 20_000 },
+        PlayerEvent::MarkerIssued { cage_id: cage_id.clone(), marker_no: 1, amount_cents: 30_000, issued_by: "cage-2".into(), to_pocket: true },
+        PlayerEvent::MarkerRedeemed { cage_id, marker_no: 1, amount_cents: 10_000 },
+        PlayerEvent::LeftTable { table_id, seat: 4, game_key: "NLHE-1-2".into(), amount_cents: 31_500, at_unix_ms: 1_773_500_000_000 },
+    ];
+    let events = player_events
+        .iter()
+        .map(|e| Ok(NewEvent { event_type: e.event_type().into(), payload: serde_json::to_value(e)?, postings: vec![], ..movement("-", "-", "-", 0, "c") }))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    store.append(&one_stream("player-P7", ExpectedVersion::NoStream, events)).await?;
+    let departure = store.departure(PROPERTY, "P7", "NLHE-1-2").await?.expect("departed");
+    assert_eq!((departure.table_id.as_str(), departure.amount_left_cents), ("T1", 31_500));
+    assert_eq!(store.daily_cash(PROPERTY, "P7", "2026-03-14").await?, DailyCash { cash_in_cents: 20_000, cash_out_cents: 0 });
+    assert_eq!(store.credit_line(PROPERTY, "P7").await?, CreditLine { limit_cents: 50_000, outstanding_cents: 20_000 });
+    assert_eq!(store.player_session(PROPERTY, "P7").await?.and_then(|s| s.table_id), None);
+    Ok(())
+}
