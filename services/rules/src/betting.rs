@@ -235,7 +235,7 @@ fn sizing(hand: &HandState, config: &TableConfig, p: &HandPlayer) -> Sizing {
         BettingStructure::PotLimit => Sizing {
             kind: open_or_raise,
             min_to_cents: nl_min,
-            max_to_cents: (r.bet_to_cents + hand.pot_cents + owe).max(nl_min),
+            max_to_cents: (r.bet_to_cents + hand.pot_cents + owe + assumed_call_cents(hand, config, p)).max(nl_min),
             over_max: RAISE_ABOVE_POT_LIMIT,
         },
         BettingStructure::HalfPotLimit => {
@@ -268,6 +268,20 @@ fn sizing(hand: &HandState, config: &TableConfig, p: &HandPlayer) -> Sizing {
             Sizing { kind: open_or_raise, min_to_cents: nl_min, max_to_cents: pot_max.min(room), over_max: ABOVE_HAND_CAP }
         }
     }
+}
+
+/// R-BET-7 option "assumed call" (`TableConfig::pot_limit_assumed_call`): the first preflop
+/// raiser's pot counts the small blind as if it had called the big blind, even if it folded,
+/// so the first raise is at most four big blinds. The small blind raising first calls for real.
+fn assumed_call_cents(hand: &HandState, config: &TableConfig, p: &HandPlayer) -> Cents {
+    if !config.pot_limit_assumed_call || hand.round.index != 0 || hand.round.full_raise_no != 0 {
+        return 0;
+    }
+    let small_bit = crate::hand::PostKind::SmallBlind.bit();
+    hand.players
+        .iter()
+        .find(|o| o.posted_mask & small_bit != 0 && o.seat != p.seat)
+        .map_or(0, |sb| (config.big_blind_cents() - sb.round_cents).max(0))
 }
 
 /// Legal actions for the seat in turn, or `None` if nobody is to act (R-BET-2).

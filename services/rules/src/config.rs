@@ -169,6 +169,10 @@ pub struct TableConfig {
     /// High-low split games (R-POT-5).
     pub hi_lo: bool,
     pub max_seats: u8,
+    /// R-BET-7 option "assumed call" (pot limit, default off): the first preflop raiser's
+    /// maximum counts the small blind as called (at most four big blinds).
+    #[serde(default)]
+    pub pot_limit_assumed_call: bool,
 }
 
 impl TableConfig {
@@ -210,6 +214,7 @@ impl TableConfig {
             cash_in_play_allowed: false,
             hi_lo: false,
             max_seats: 10,
+            pot_limit_assumed_call: false,
         }
     }
 

@@ -43,6 +43,8 @@
 //!   non-fold action before paying), `SEAT_SITTING_OUT` (dealt while absent),
 //!   `ALREADY_SITTING_OUT`, `NOT_SITTING_OUT`, `BUTTON_NOT_DEALT` (`ButtonPolicy::Moving` /
 //!   `Simplified`: the button is a dealt player; `Dead` (the default) may sit on an empty seat).
+//! - R-BET-7 assumed call: config flag `TableConfig::pot_limit_assumed_call` (serde default
+//!   false): pot limit, the first preflop raise counts the small blind as called (4 big blinds).
 //!
 //! ## The snapshot
 //! [`Snapshot`] is the set of stream states the caller loaded for a command: build it with
@@ -114,7 +116,7 @@
 //! - Positions: which seat is the button, blinds and straddle (apart from under the gun) are
 //!   the dealer's `Post`s; the button policy only decides whether the button may be dead
 //!   (moving-button make-up of blinds skipped by departures is the dealer's).
-//! - R-BET-7 "assumed call" option, R-BET-13 short-bet correction, R-BET-14 change making,
+//! - R-BET-13 short-bet correction, R-BET-14 change making,
 //!   R-CHIP-3 slip voids, color changes with the cage: not implemented.
 //! - Corrections (R-AUDIT-1) exist for table streams only; the caller supplies the reversed
 //!   event's id and postings from the store.

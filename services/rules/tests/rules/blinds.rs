@@ -104,3 +104,34 @@ fn r_post_3_moving_button_sits_on_a_dealt_player_dead_button_may_be_empty() {
     let mut g = four();
     g.start(1, 5, &[1, 2, 3, 4]); // dead button on the empty seat 5
 }
+
+fn pot_limit_2_5(assumed_call: bool) -> Game {
+    let mut c = example_config(TableConfig::pot_limit_holdem(d(2), d(5)));
+    c.pot_limit_assumed_call = assumed_call;
+    let mut g = Game::new(c, &[(1, d(500)), (2, d(500)), (3, d(500)), (4, d(500))]);
+    g.start(1, 4, &[1, 2, 3, 4]);
+    g.post(1, PostKind::SmallBlind, d(2)).unwrap();
+    g.post(2, PostKind::BigBlind, d(5)).unwrap();
+    g
+}
+
+#[test]
+fn r_bet_7_assumed_call_first_raise_is_four_big_blinds() {
+    // True pot: $2 + $5, call $5: $12, raise to $17.
+    let mut g = pot_limit_2_5(false);
+    assert_eq!(g.legal().raise.unwrap().max_to_cents, d(17));
+    let r = rejected(g.act(3, raise(18)), "RAISE_ABOVE_POT_LIMIT");
+    assert_eq!(r.number("max_raise_to_cents"), Some(d(17)));
+    // Assumed call: the small blind counts as called ($5 + $5), the first raise is to $20.
+    let mut g = pot_limit_2_5(true);
+    assert_eq!(g.legal().raise.unwrap().max_to_cents, d(20));
+    rejected(g.act(3, raise(21)), "RAISE_ABOVE_POT_LIMIT");
+    g.ok(3, Action::Call);
+    g.ok(4, Action::Fold);
+    // The small blind raising first calls for real, so the assumption adds nothing:
+    // 5 + (2 + 5 + 5) + 3 = $20.
+    assert_eq!(g.legal().raise.unwrap().max_to_cents, d(20));
+    g.ok(1, raise(20));
+    // After the first raise, the pot is the true pot again: 20 + (20 + 5 + 5) + 15 = $65.
+    assert_eq!(g.legal().raise.unwrap().max_to_cents, d(65));
+}
