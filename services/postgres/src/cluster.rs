@@ -91,7 +91,7 @@ pub struct LocalCluster {
     data_dir: PathBuf,
     bin_dir: PathBuf,
     port: u16,
-    password: String,
+    password: Password,
     /// Settings written at each start (fsync choice, then the caller's extra settings).
     settings: Vec<(String, String)>,
     owner: Option<OsUser>,
@@ -141,10 +141,12 @@ impl LocalCluster {
         }
         include_settings_file(&data_dir)?;
         let password_path = data_dir.join(PASSWORD_FILE);
-        let password = std::fs::read_to_string(&password_path)
-            .map_err(|e| PgError::io(format!("read {}", password_path.display()), e))?
-            .trim()
-            .to_owned();
+        let password = Password(
+            std::fs::read_to_string(&password_path)
+                .map_err(|e| PgError::io(format!("read {}", password_path.display()), e))?
+                .trim()
+                .to_owned(),
+        );
 
         let mut cluster = LocalCluster {
             data_dir,
@@ -199,7 +201,13 @@ impl LocalCluster {
     }
 
     pub(crate) fn url_to(&self, database: &str) -> String {
-        sql::url(SUPERUSER, &self.password, "127.0.0.1", self.port, database)
+        sql::url(
+            SUPERUSER,
+            &self.password.0,
+            "127.0.0.1",
+            self.port,
+            database,
+        )
     }
 
     fn arm_reaper(&self) -> Result<Reaper, PgError> {
@@ -325,6 +333,15 @@ impl LocalCluster {
     }
 }
 
+/// The superuser's password: in URLs, never in debug output or logs.
+struct Password(String);
+
+impl std::fmt::Debug for Password {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("\"***\"")
+    }
+}
+
 /// fsync choice, then the caller's settings; names checked so the settings file stays valid.
 fn settings_for(opts: &ClusterOptions) -> Result<Vec<(String, String)>, PgError> {
     let mut settings = Vec::new();
@@ -353,6 +370,18 @@ fn prepare_data_dir(data_dir: &Path, owner: Option<OsUser>) -> Result<PathBuf, P
         .map_err(|e| PgError::io(format!("create {}", data_dir.display()), e))?;
     let data_dir = std::fs::canonicalize(data_dir)
         .map_err(|e| PgError::io(format!("resolve {}", data_dir.display()), e))?;
+    if let Some(owner) = owner
+        && let Some(closed_dir) = data_dir
+            .ancestors()
+            .skip(1)
+            .find(|dir| !owner.may_enter(dir))
+            .map(Path::to_path_buf)
+    {
+        return Err(PgError::DataDirUnreachable {
+            data_dir,
+            closed_dir,
+        });
+    }
     os_user::hand_over(&data_dir, owner)?;
     std::fs::set_permissions(&data_dir, std::fs::Permissions::from_mode(0o700))
         .map_err(|e| PgError::io(format!("chmod 0700 {}", data_dir.display()), e))?;

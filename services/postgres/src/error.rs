@@ -11,6 +11,14 @@ pub enum PgError {
     #[error("running as root but there is no `postgres` OS user to run the server as")]
     NoPostgresUser,
 
+    #[error(
+        "the server runs as OS user `postgres`, which cannot enter {closed_dir} on the way to the data directory {data_dir}: choose a data directory under directories it may pass through (e.g. mode 0755)"
+    )]
+    DataDirUnreachable {
+        data_dir: PathBuf,
+        closed_dir: PathBuf,
+    },
+
     #[error("{context}: {source}")]
     Io {
         context: String,

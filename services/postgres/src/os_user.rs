@@ -13,6 +13,21 @@ pub(crate) struct OsUser {
     pub gid: u32,
 }
 
+impl OsUser {
+    /// Whether this user may pass through directory `dir` (execute permission for its owner,
+    /// group or others; supplementary groups are not considered).
+    pub(crate) fn may_enter(&self, dir: &Path) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(metadata) = std::fs::metadata(dir) else {
+            return false;
+        };
+        let mode = metadata.mode();
+        (metadata.uid() == self.uid && mode & 0o100 != 0)
+            || (metadata.gid() == self.gid && mode & 0o010 != 0)
+            || mode & 0o001 != 0
+    }
+}
+
 /// `None` when we are not root (children run as ourselves), else the `postgres` user.
 pub(crate) fn server_owner() -> Result<Option<OsUser>, PgError> {
     // SAFETY: geteuid has no preconditions and cannot fail.

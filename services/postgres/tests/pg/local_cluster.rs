@@ -81,3 +81,23 @@ async fn bad_setting_names_are_refused_before_anything_starts() {
         "{error}"
     );
 }
+
+#[tokio::test]
+async fn a_data_dir_the_server_user_cannot_reach_is_refused_with_the_closed_directory() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        println!("SKIP: only as root does the server run as another user");
+        return;
+    }
+    let closed = tempfile::tempdir().expect("temporary directory");
+    std::fs::set_permissions(closed.path(), std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    let error = LocalCluster::start(ClusterOptions::new(closed.path().join("data")))
+        .await
+        .expect_err("postgres cannot enter a root-only directory");
+    let message = error.to_string();
+    assert!(message.contains("cannot enter"), "{message}");
+    assert!(
+        message.contains(&closed.path().display().to_string()),
+        "{message}"
+    );
+}
