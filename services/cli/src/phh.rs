@@ -8,12 +8,8 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{Context, bail};
 use chipledger_phh::{ReplayOutcome, load_file, replay};
 use clap::{Args, Subcommand};
-
-/// Most files one invocation reads (explicit bound on the file list).
-const MAX_FILES: usize = 10_000_000;
 
 #[derive(Subcommand)]
 pub enum PhhCommand {
@@ -82,13 +78,16 @@ fn replay_paths(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
         .clamp(1, 64);
     let chunk_len = files.len().div_ceil(threads).max(1);
-    let reports: Vec<FileReport> = std::thread::scope(|scope| {
+    let chunks: Vec<Vec<FileReport>> = std::thread::scope(|scope| {
         let workers: Vec<_> = files
             .chunks(chunk_len)
             .map(|chunk| scope.spawn(move || chunk.iter().map(|file| replay_file(file, args.verbose)).collect::<Vec<_>>()))
             .collect();
-        workers.into_iter().flat_map(|worker| worker.join().unwrap_or_default()).collect()
-    });
+        // A worker that panicked would silently lose hands from the summary: fail instead.
+        workers.into_iter().map(|worker| worker.join()).collect::<Result<_, _>>()
+    })
+    .map_err(|_| anyhow::anyhow!("internal error: a replay worker panicked; no summary printed"))?;
+    let reports: Vec<FileReport> = chunks.into_iter().flatten().collect();
     let mut total = Tally::default();
     for report in &reports {
         for line in &report.lines {
@@ -118,29 +117,9 @@ fn replay_paths(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// The hand files named by `path` (a file, or a folder searched recursively).
 pub(crate) fn collect_files(path: &Path, files: &mut Vec<PathBuf>) -> anyhow::Result<()> {
-    let meta = std::fs::metadata(path).with_context(|| format!("{}: cannot read", path.display()))?;
-    if meta.is_file() {
-        files.push(path.to_owned());
-    } else {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
-            .with_context(|| format!("{}: cannot list folder", path.display()))?
-            .map(|entry| entry.map(|entry| entry.path()))
-            .collect::<Result<_, _>>()
-            .with_context(|| format!("{}: cannot list folder", path.display()))?;
-        entries.sort();
-        for entry in entries {
-            if entry.is_dir() {
-                collect_files(&entry, files)?;
-            } else if entry.extension().is_some_and(|ext| ext == "phh" || ext == "phhs") {
-                files.push(entry);
-            }
-        }
-    }
-    if files.len() > MAX_FILES {
-        bail!("more than {MAX_FILES} files under the given paths");
-    }
-    Ok(())
+    Ok(chipledger_phh::find_hand_files(path, files)?)
 }
 
 fn replay_file(file: &Path, verbose: bool) -> FileReport {

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use chipledger_phh::replay::run;
-use chipledger_phh::{Conversion, Streams, convert, load_file};
+use chipledger_phh::{Conversion, Streams, convert, find_hand_files, load_file};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 const RERUN: &str = "cargo bench -p chipledger-phh --bench decide_evolve";
@@ -28,19 +28,6 @@ fn pluribus_dir() -> PathBuf {
     base.join("pluribus")
 }
 
-fn phh_files(dir: &Path, files: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    let mut paths: Vec<PathBuf> = entries.filter_map(|entry| entry.ok().map(|e| e.path())).collect();
-    paths.sort();
-    for path in paths {
-        if path.is_dir() {
-            phh_files(&path, files);
-        } else if path.extension().is_some_and(|ext| ext == "phh") {
-            files.push(path);
-        }
-    }
-}
-
 struct Workload {
     conversions: Vec<Conversion>,
     commands: u64,
@@ -49,7 +36,7 @@ struct Workload {
 
 fn load_workload(dir: &Path) -> Workload {
     let mut files = Vec::new();
-    phh_files(dir, &mut files);
+    find_hand_files(dir, &mut files).expect("readable Pluribus folder");
     let mut conversions = Vec::with_capacity(files.len());
     for file in &files {
         for hand in load_file(file).into_iter().flatten() {

@@ -13,6 +13,7 @@ pub mod amount;
 pub mod card;
 pub mod convert;
 mod error;
+mod files;
 pub mod hand_rank;
 pub mod history;
 mod parse;
@@ -20,6 +21,7 @@ pub mod replay;
 pub mod showdown;
 
 pub use error::PhhError;
+pub use files::{MAX_HAND_FILES, find_hand_files, is_hand_file};
 pub use history::{Action, ActionEntry, HandHistory, Player, Shown, Variant};
 pub use convert::{Conversion, ConvertError, Step, commands, convert};
 pub use parse::{MAX_FILE_BYTES, load_file, parse_hand, parse_hands};

@@ -26,22 +26,9 @@ pub fn sample(name: &str) -> Option<PathBuf> {
     Some(path)
 }
 
-/// Every `.phh` file under `dir`, recursively, in a stable order.
+/// Every hand file under `dir`, recursively, in a stable order.
 pub fn phh_files(dir: &std::path::Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
-    collect(dir, &mut files);
+    chipledger_phh::find_hand_files(dir, &mut files).expect("readable data dir");
     files
-}
-
-fn collect(dir: &std::path::Path, files: &mut Vec<PathBuf>) {
-    let mut entries: Vec<PathBuf> =
-        std::fs::read_dir(dir).expect("readable data dir").map(|e| e.expect("dir entry").path()).collect();
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            collect(&path, files);
-        } else if path.extension().is_some_and(|ext| ext == "phh") {
-            files.push(path);
-        }
-    }
 }
