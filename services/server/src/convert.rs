@@ -378,6 +378,7 @@ pub fn table_config_from_wire(errors: &mut FieldErrors, wire: &pb::TableConfig) 
         cash_in_play_allowed: wire.cash_in_play_allowed,
         hi_lo: wire.hi_lo,
         max_seats: small_u8(errors, "config.max_seats", wire.max_seats)?,
+        pot_limit_assumed_call: wire.pot_limit_assumed_call,
     })
 }
 
@@ -482,6 +483,7 @@ pub fn table_config_to_wire(config: &rules::TableConfig) -> pb::TableConfig {
         cash_in_play_allowed: config.cash_in_play_allowed,
         hi_lo: config.hi_lo,
         max_seats: u32::from(config.max_seats),
+        pot_limit_assumed_call: config.pot_limit_assumed_call,
     }
 }
 
