@@ -135,6 +135,8 @@ impl LocalCluster {
         let settings = settings_for(&opts)?;
         let owner = os_user::server_owner()?;
         let data_dir = prepare_data_dir(&opts.data_dir, owner)?;
+        // Armed before anything runs, so even a start interrupted midway is cleaned up.
+        let reaper = arm_reaper(&bin_dir, &data_dir, throwaway_root.as_deref(), owner)?;
 
         if !data_dir.join("PG_VERSION").is_file() {
             init_cluster(&bin_dir, &data_dir, owner, opts.fsync).await?;
@@ -156,10 +158,8 @@ impl LocalCluster {
             settings,
             owner,
             throwaway_root,
-            reaper: None,
+            reaper: Some(reaper),
         };
-        // Armed before the server starts, so even a start interrupted midway is cleaned up.
-        cluster.reaper = Some(cluster.arm_reaper()?);
         cluster.launch(opts.port).await?;
         sql::ensure_database(&cluster.url_to("postgres"), sql::DATABASE).await?;
         Ok(cluster)
@@ -208,26 +208,6 @@ impl LocalCluster {
             self.port,
             database,
         )
-    }
-
-    fn arm_reaper(&self) -> Result<Reaper, PgError> {
-        let pg_ctl = self.bin_dir.join("pg_ctl");
-        match &self.throwaway_root {
-            None => Reaper::arm(
-                r#""$1" -D "$2" stop -m fast -w -t 120"#,
-                &[pg_ctl.as_os_str(), self.data_dir.as_os_str()],
-                self.owner,
-            ),
-            Some(root) => Reaper::arm(
-                r#""$1" -D "$2" stop -m immediate -w -t 120; rm -rf -- "$3""#,
-                &[
-                    pg_ctl.as_os_str(),
-                    self.data_dir.as_os_str(),
-                    root.as_os_str(),
-                ],
-                self.owner,
-            ),
-        }
     }
 
     /// Write the settings file and `pg_ctl start -w`. With no port requested, pick a free one and
@@ -333,6 +313,28 @@ impl LocalCluster {
     }
 }
 
+/// What stops the server (and deletes a throwaway root) if we go away without `stop`.
+fn arm_reaper(
+    bin_dir: &Path,
+    data_dir: &Path,
+    throwaway_root: Option<&Path>,
+    owner: Option<OsUser>,
+) -> Result<Reaper, PgError> {
+    let pg_ctl = bin_dir.join("pg_ctl");
+    match throwaway_root {
+        None => Reaper::arm(
+            r#""$1" -D "$2" stop -m fast -w -t 120"#,
+            &[pg_ctl.as_os_str(), data_dir.as_os_str()],
+            owner,
+        ),
+        Some(root) => Reaper::arm(
+            r#""$1" -D "$2" stop -m immediate -w -t 120; rm -rf -- "$3""#,
+            &[pg_ctl.as_os_str(), data_dir.as_os_str(), root.as_os_str()],
+            owner,
+        ),
+    }
+}
+
 /// The superuser's password: in URLs, never in debug output or logs.
 struct Password(String);
 
@@ -396,7 +398,7 @@ async fn init_cluster(
     owner: Option<OsUser>,
     fsync: bool,
 ) -> Result<(), PgError> {
-    let password = generate_password()?;
+    let password = random_hex::<16>()?; // 128 bits
     let password_file = tempfile::NamedTempFile::new()
         .map_err(|e| PgError::io("create initdb password file", e))?;
     std::fs::write(password_file.path(), &password)
@@ -453,9 +455,9 @@ fn include_settings_file(data_dir: &Path) -> Result<(), PgError> {
     .map_err(|e| PgError::io(format!("append to {}", path.display()), e))
 }
 
-/// 128 random bits from the kernel, hex (no escaping needed anywhere).
-fn generate_password() -> Result<String, PgError> {
-    let mut bytes = [0u8; 16];
+/// `N` random bytes from the kernel, as hex (no escaping needed anywhere).
+pub(crate) fn random_hex<const N: usize>() -> Result<String, PgError> {
+    let mut bytes = [0u8; N];
     std::fs::File::open("/dev/urandom")
         .and_then(|mut random| std::io::Read::read_exact(&mut random, &mut bytes))
         .map_err(|e| PgError::io("read /dev/urandom", e))?;

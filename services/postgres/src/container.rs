@@ -12,7 +12,7 @@ use testcontainers_modules::testcontainers::core::IntoContainerPort;
 use testcontainers_modules::testcontainers::runners::AsyncRunner;
 use testcontainers_modules::testcontainers::{ContainerAsync, ImageExt};
 
-use crate::cluster::free_port;
+use crate::cluster::{free_port, random_hex};
 use crate::reaper::Reaper;
 use crate::{PgError, sql};
 
@@ -67,6 +67,26 @@ impl ContainerServer {
     pub(crate) async fn start(image: &str) -> Result<ContainerServer, PgError> {
         let (name, tag) = split_image(image);
         let host_port = free_port()?;
+        // Named in advance so the cleanup can be armed before the container exists: a process
+        // killed while the container starts leaves nothing behind either.
+        let container_name = format!(
+            "chipledger-test-pg-{}-{}",
+            std::process::id(),
+            random_hex::<6>()?
+        );
+        let reaper = match docker_cli() {
+            Some(docker) => Some(Reaper::arm(
+                r#""$1" rm -f -v "$2""#,
+                &[docker.as_os_str(), OsStr::new(&container_name)],
+                None,
+            )?),
+            None => {
+                tracing::warn!(
+                    "no `docker` CLI on PATH: a killed test process may leave its container behind"
+                );
+                None
+            }
+        };
         let container = Postgres::default()
             .with_db_name(sql::DATABASE)
             .with_user(USER)
@@ -74,6 +94,7 @@ impl ContainerServer {
             .with_name(name)
             .with_tag(tag)
             .with_mapped_port(host_port, CONTAINER_PORT.tcp())
+            .with_container_name(&container_name)
             .with_label(LABEL, "true")
             // Throwaway data: skip initdb's final fsync of every file (seconds on slow disks).
             .with_env_var("POSTGRES_INITDB_ARGS", "--no-sync")
@@ -88,19 +109,6 @@ impl ContainerServer {
             .with_startup_timeout(STARTUP_TIMEOUT)
             .start()
             .await?;
-        let reaper = match docker_cli() {
-            Some(docker) => Some(Reaper::arm(
-                r#""$1" rm -f -v "$2""#,
-                &[docker.as_os_str(), OsStr::new(container.id())],
-                None,
-            )?),
-            None => {
-                tracing::warn!(
-                    "no `docker` CLI on PATH: a killed test process may leave its container behind"
-                );
-                None
-            }
-        };
         let host = container.get_host().await?.to_string();
         let port = container.get_host_port_ipv4(CONTAINER_PORT).await?;
         let server = ContainerServer {
