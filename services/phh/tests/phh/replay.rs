@@ -43,6 +43,14 @@ fn side_pot_showdown_matches() {
 }
 
 #[test]
+fn a_player_who_mucks_forfeits_both_pots() {
+    // p1's aces are mucked: p2's kings take the main pot from p3 and the side pot.
+    let text = SIDE_POT.replace(r#""p1 sm AhAd""#, r#""p1 sm""#).replace("[450, 0, 0]", "[0, 450, 0]");
+    let hand = parse_hand(&text, "muck.phh").expect("parses");
+    assert_eq!(replay(&hand), ReplayOutcome::Matched);
+}
+
+#[test]
 fn wrong_finishing_stacks_are_reported_exactly() {
     let text = HEADS_UP.replace("finishing_stacks = [198, 202]", "finishing_stacks = [200, 200]");
     let hand = parse_hand(&text, "wrong.phh").expect("parses");
@@ -143,5 +151,62 @@ fn antonius_blom_pot_limit_omaha_with_cents_goes_to_the_wheel() {
     let Some(hand) = sample_with_finishing_stacks("antonius-blom-2009.phh", "[1937923.75, 0]") else {
         return;
     };
+    assert_eq!(replay(&hand), ReplayOutcome::Matched);
+}
+
+#[test]
+fn fixed_limit_holdem_raises_in_small_and_big_bets() {
+    // Blinds 1/2, bets 2/4. p1 wins 28: 6 preflop, 4 on the flop, 4 on the turn from each.
+    let text = r#"
+variant = "FT"
+antes = [0, 0, 0]
+blinds_or_straddles = [1, 2, 0]
+small_bet = 2
+big_bet = 4
+starting_stacks = [100, 100, 100]
+actions = [
+  "d dh p1 AsAd", "d dh p2 KsKd", "d dh p3 7c2h",
+  "p3 f", "p1 cbr 4", "p2 cbr 6", "p1 cc",
+  "d db 2c3d9h", "p1 cc", "p2 cbr 2", "p1 cbr 4", "p2 cc",
+  "d db Th", "p1 cbr 4", "p2 cc",
+  "d db Js", "p1 cc", "p2 cc",
+  "p1 sm AsAd", "p2 sm KsKd",
+]
+finishing_stacks = [114, 86, 100]
+"#;
+    let hand = parse_hand(text, "fixed-limit.phh").expect("parses");
+    assert_eq!(replay(&hand), ReplayOutcome::Matched);
+    // A bet of the wrong size in fixed limit is refused by the rules core (R-BET-6).
+    let wrong = text.replace(r#""d db Th", "p1 cbr 4""#, r#""d db Th", "p1 cbr 3""#);
+    let hand = parse_hand(&wrong, "fixed-limit-wrong.phh").expect("parses");
+    assert!(matches!(replay(&hand), ReplayOutcome::Rejected(rejected) if rejected.rule == "R-BET-6"));
+}
+
+#[test]
+fn seven_card_stud_bring_in_completion_and_streets() {
+    // Antes 1, bring-in 2 by the low card, completed to 5; p3's straight beats p1's two pair.
+    let text = r#"
+variant = "F7S"
+antes = [1, 1, 1]
+bring_in = 2
+small_bet = 5
+big_bet = 10
+starting_stacks = [100, 100, 100]
+actions = [
+  "d dh p1 AsAdKh", "d dh p2 QsQd2c", "d dh p3 7c8c9h",
+  "p2 pb", "p3 cc", "p1 cbr 5", "p2 cc", "p3 cc",
+  "d dh p1 Kd", "d dh p2 3h", "d dh p3 Tc",
+  "p1 cbr 5", "p2 f", "p3 cc",
+  "d dh p1 4s", "d dh p3 2h",
+  "p1 cbr 10", "p3 cc",
+  "d dh p1 5d", "d dh p3 Jd",
+  "p1 cc", "p3 cc",
+  "d dh p1 6c", "d dh p3 3c",
+  "p1 cc", "p3 cc",
+  "p1 sm AsAdKhKd4s5d6c", "p3 sm 7c8c9hTc2hJd3c",
+]
+finishing_stacks = [79, 94, 127]
+"#;
+    let hand = parse_hand(text, "stud.phh").expect("parses");
     assert_eq!(replay(&hand), ReplayOutcome::Matched);
 }
