@@ -35,6 +35,8 @@ pub const RAISE_ABOVE_HALF_POT: Reason = Reason::new("RAISE_ABOVE_HALF_POT", "R-
 pub const BET_OUTSIDE_SPREAD: Reason = Reason::new("BET_OUTSIDE_SPREAD", "R-BET-9");
 pub const ABOVE_HAND_CAP: Reason = Reason::new("ABOVE_HAND_CAP", "R-BET-10");
 pub const ALL_IN_AFTER_BORROW_TO_RAISE: Reason = Reason::new("ALL_IN_AFTER_BORROW_TO_RAISE", "R-MARK-3");
+pub const NO_SHORT_BET: Reason = Reason::new("NO_SHORT_BET", "R-BET-13");
+pub const SHORT_BET_ROUND_ENDED: Reason = Reason::new("SHORT_BET_ROUND_ENDED", "R-BET-13");
 
 pub const REASONS: &[Reason] = &[
     NO_HAND_IN_PROGRESS,
@@ -56,6 +58,8 @@ pub const REASONS: &[Reason] = &[
     BET_OUTSIDE_SPREAD,
     ABOVE_HAND_CAP,
     ALL_IN_AFTER_BORROW_TO_RAISE,
+    NO_SHORT_BET,
+    SHORT_BET_ROUND_ENDED,
 ];
 
 /// The range of legal "raise to" totals for a bet, raise or completion.
@@ -107,6 +111,8 @@ pub fn new_hand(hand_no: u64, button_seat: Seat, dealt_seats: &[Seat], config: &
             acted_at_raise_no: 0,
             posted_mask: 0,
             borrowed_to_raise: false,
+            short_cents: 0,
+            short_round_index: 0,
         })
         .collect();
     let mut hand = HandState {
@@ -513,4 +519,90 @@ pub fn apply_action(hand: &mut HandState, config: &TableConfig, seat: Seat, kind
 
 fn fixed_increment_cents_for(config: &TableConfig) -> Option<()> {
     matches!(config.betting, BettingStructure::FixedLimit { .. }).then_some(())
+}
+
+/// Chips put out for an action (R-BET-13, R-BET-14): what the action requires, what the chips
+/// are worth, and the change the pot gives back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChipsJudged {
+    pub judged: Judged,
+    /// Value of the chips put out.
+    pub chips_cents: Cents,
+    /// Returned to the player from the pot (chips worth more than the action).
+    pub change_cents: Cents,
+    /// Missing (chips worth less than the action, not all in): a short bet or call.
+    pub short_cents: Cents,
+}
+
+/// R-BET-14: chips put out by the seat in turn. Without a declaration a single chip is a call
+/// when facing a bet (however large; the change is returned), otherwise a bet of its value;
+/// several undeclared chips are a call if they match, else a bet or raise to their value.
+/// With a declaration the action is judged as declared. Chips worth less than the action
+/// (and not the whole stack) are a short bet or call (R-BET-13), to be brought up.
+pub fn judge_chips(table: &TableState, seat: Seat, chips: &[crate::money::ChipCount], declared: Option<Action>) -> Result<ChipsJudged, Rejection> {
+    let (hand, config) = match (table.hand.as_ref(), table.config.as_ref()) {
+        (Some(h), Some(c)) => (h, c),
+        _ => return Err(Rejection::new(NO_HAND_IN_PROGRESS, "no hand is being played")),
+    };
+    let chips_cents = crate::money::check_chips(&config.chip_set, chips)?;
+    let stack = table.stack_cents(seat);
+    if chips_cents > stack {
+        return Err(Rejection::new(BET_EXCEEDS_STACK, "more chips than the stack").with("chips_cents", chips_cents).with("stack_cents", stack));
+    }
+    let round_cents = hand.player(seat).map_or(0, |p| p.round_cents);
+    let owe = (hand.round.bet_to_cents - round_cents).max(0);
+    let single_chip = chips.len() == 1 && chips[0].count == 1;
+    let action = match declared {
+        Some(a) => a,
+        None if owe > 0 && (single_chip || chips_cents <= owe) => Action::Call,
+        None => Action::Raise { to_cents: round_cents + chips_cents },
+    };
+    let action = if chips_cents == stack && declared.is_none() && !single_chip && chips_cents > owe { Action::AllIn } else { action };
+    let judged = judge_action(table, seat, action)?;
+    let short_cents = if chips_cents < judged.amount_cents && chips_cents < stack { judged.amount_cents - chips_cents } else { 0 };
+    let change_cents = (chips_cents - judged.amount_cents).max(0);
+    Ok(ChipsJudged { judged, chips_cents, change_cents, short_cents })
+}
+
+/// R-BET-13: the missing chips of a short bet or call, brought up from the stack before the
+/// round ends.
+pub fn judge_bring_up(table: &TableState, seat: Seat) -> Result<Cents, Rejection> {
+    let Some(hand) = table.hand.as_ref() else {
+        return Err(Rejection::new(NO_HAND_IN_PROGRESS, "no hand is being played"));
+    };
+    let short = hand.player(seat).map_or((0, 0), |p| (p.short_cents, p.short_round_index));
+    if short.0 <= 0 {
+        return Err(Rejection::new(NO_SHORT_BET, "the seat owes no chips for its action").with("seat", seat as Cents));
+    }
+    if short.1 != hand.round.index || hand.phase == HandPhase::Settled {
+        return Err(Rejection::new(SHORT_BET_ROUND_ENDED, "a short bet is brought up only before its round ends")
+            .with("short_cents", short.0)
+            .with("round_index", hand.round.index as Cents));
+    }
+    let amount = short.0.min(table.stack_cents(seat));
+    if amount <= 0 {
+        return Err(Rejection::new(BET_EXCEEDS_STACK, "no chips left to bring the bet up").with("stack_cents", 0));
+    }
+    Ok(amount)
+}
+
+/// Record a short (used by `evolve` on `Acted`): `short_cents` of the action were not put in.
+pub fn apply_short(hand: &mut HandState, seat: Seat, short_cents: Cents) {
+    let round = hand.round.index;
+    if let Some(p) = hand.player_mut(seat) {
+        p.hand_cents -= short_cents;
+        p.short_cents += short_cents;
+        p.short_round_index = round;
+    }
+}
+
+/// Bring a short up (used by `evolve`).
+pub fn apply_bring_up(hand: &mut HandState, seat: Seat, amount_cents: Cents, stack_after_cents: Cents) {
+    if let Some(p) = hand.player_mut(seat) {
+        p.hand_cents += amount_cents;
+        p.short_cents -= amount_cents;
+        if stack_after_cents == 0 && p.status == InHand::Active {
+            p.status = InHand::AllIn;
+        }
+    }
 }

@@ -50,6 +50,13 @@ pub struct HandPlayer {
     pub posted_mask: u16,
     /// R-MARK-3: borrowed to raise, so may not go all in this hand.
     pub borrowed_to_raise: bool,
+    /// R-BET-13: chips the player's recorded action owes but did not put in (a short bet or
+    /// call); not in `hand_cents` until brought up.
+    #[serde(default)]
+    pub short_cents: Cents,
+    /// Round index in which the short was made (it can be brought up only in that round).
+    #[serde(default)]
+    pub short_round_index: u8,
 }
 
 /// State of the current betting round.

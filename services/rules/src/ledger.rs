@@ -215,6 +215,12 @@ pub fn decide_table(table: &TableState, ctx: &CommandContext, command: &TableCom
         }
         TableOp::SitOut { seat } => crate::posts::decide_sit(table, *seat, true).and_then(one),
         TableOp::SitIn { seat } => crate::posts::decide_sit(table, *seat, false).and_then(one),
+        TableOp::PutOutChips { seat, chips, declared } => put_out_chips(table, *seat, chips, *declared),
+        TableOp::BringUpShortBet { seat } => {
+            let amount_cents = crate::betting::judge_bring_up(table, *seat)?;
+            let (table_id, _) = open_table(table)?;
+            one(TableEvent::ShortBetBroughtUp { seat: *seat, amount_cents, postings: chips_to_pot(table_id, *seat, amount_cents) })
+        }
         TableOp::BuyIn { .. }
         | TableOp::TopUp { .. }
         | TableOp::CashOut { .. }
@@ -272,6 +278,27 @@ fn act(table: &TableState, seat: Seat, action: crate::hand::Action) -> Result<Ve
     let judged = crate::betting::judge_action(table, seat, action)?;
     let (table_id, _) = open_table(table)?;
     let postings = chips_to_pot(table_id, seat, judged.amount_cents);
+    acted_events(table, seat, judged, postings)
+}
+
+/// R-BET-14 / R-BET-13: the chips go to the pot; change comes back from the pot
+/// (value-neutral), so the seat's postings net to the amount the chips pay.
+fn put_out_chips(table: &TableState, seat: Seat, chips: &[crate::money::ChipCount], declared: Option<crate::hand::Action>) -> Result<Vec<TableEvent>, Rejection> {
+    let c = crate::betting::judge_chips(table, seat, chips, declared)?;
+    let (table_id, _) = open_table(table)?;
+    let mut postings = chips_to_pot(table_id, seat, c.chips_cents);
+    if c.change_cents > 0 {
+        crate::accounts::transfer(
+            &mut postings,
+            Account::Pot { table_id: table_id.clone(), pot_index: 0 },
+            Account::Seat { table_id: table_id.clone(), seat },
+            c.change_cents,
+        );
+    }
+    acted_events(table, seat, c.judged, postings)
+}
+
+fn acted_events(table: &TableState, seat: Seat, judged: crate::betting::Judged, postings: Vec<Posting>) -> Result<Vec<TableEvent>, Rejection> {
     let acted = TableEvent::Acted {
         seat,
         kind: judged.kind,

@@ -45,6 +45,14 @@
 //!   `Simplified`: the button is a dealt player; `Dead` (the default) may sit on an empty seat).
 //! - R-BET-7 assumed call: config flag `TableConfig::pot_limit_assumed_call` (serde default
 //!   false): pot limit, the first preflop raise counts the small blind as called (4 big blinds).
+//! - R-BET-14 / R-BET-13: `TableOp::PutOutChips{seat, chips, declared: Option<Action>}` ->
+//!   `Acted` whose postings are the chips in (`seat -> pot/0`) and the change back
+//!   (`pot/0 -> seat`), netting to the amount the chips pay. Undeclared: one chip facing a bet
+//!   is a call; otherwise a bet/raise to the chips' value. Chips worth less than the action
+//!   (not the whole stack) make a short bet or call: `HandPlayer::{short_cents,
+//!   short_round_index}`, kept out of `hand_cents`; `TableOp::BringUpShortBet{seat}` ->
+//!   `TableEvent::ShortBetBroughtUp{seat, amount_cents, postings}` (a new event, never an
+//!   edit). Reasons `NO_SHORT_BET`, `SHORT_BET_ROUND_ENDED` (after `NextRound`/settlement).
 //!
 //! ## The snapshot
 //! [`Snapshot`] is the set of stream states the caller loaded for a command: build it with
@@ -116,8 +124,7 @@
 //! - Positions: which seat is the button, blinds and straddle (apart from under the gun) are
 //!   the dealer's `Post`s; the button policy only decides whether the button may be dead
 //!   (moving-button make-up of blinds skipped by departures is the dealer's).
-//! - R-BET-13 short-bet correction, R-BET-14 change making,
-//!   R-CHIP-3 slip voids, color changes with the cage: not implemented.
+//! - R-CHIP-3 slip voids, color changes with the cage: not implemented.
 //! - Corrections (R-AUDIT-1) exist for table streams only; the caller supplies the reversed
 //!   event's id and postings from the store.
 //!

@@ -109,6 +109,11 @@ pub enum TableOp {
     SitOut { seat: Seat },
     /// R-POST-3: the absent player returns; owed missed blinds are posted before playing.
     SitIn { seat: Seat },
+    /// R-BET-14 / R-BET-13: the seat in turn puts out `chips`, with or without a declared
+    /// action. Becomes `Acted`; its postings net to what the chips pay (change back from the pot).
+    PutOutChips { seat: Seat, chips: Vec<ChipCount>, declared: Option<Action> },
+    /// R-BET-13: bring a short bet or call up to the proper amount (before its round ends).
+    BringUpShortBet { seat: Seat },
 }
 
 /// Seat occupant and the stack in front of them.
@@ -253,6 +258,8 @@ pub enum TableEvent {
     SatOut { seat: Seat },
     /// R-POST-3.
     SatIn { seat: Seat },
+    /// R-BET-13: the missing chips of a short bet or call, from the stack to the pot.
+    ShortBetBroughtUp { seat: Seat, amount_cents: Cents, postings: Vec<Posting> },
 }
 
 impl TableEvent {
@@ -286,6 +293,7 @@ impl TableEvent {
             TableEvent::Corrected { .. } => "Corrected",
             TableEvent::SatOut { .. } => "SatOut",
             TableEvent::SatIn { .. } => "SatIn",
+            TableEvent::ShortBetBroughtUp { .. } => "ShortBetBroughtUp",
         }
     }
 
@@ -310,7 +318,8 @@ impl TableEvent {
             | TableEvent::HandSettled { postings, .. }
             | TableEvent::IouWritten { postings, .. }
             | TableEvent::MarkerChipsSeated { postings, .. }
-            | TableEvent::Corrected { postings, .. } => postings,
+            | TableEvent::Corrected { postings, .. }
+            | TableEvent::ShortBetBroughtUp { postings, .. } => postings,
             TableEvent::TableOpened { .. }
             | TableEvent::ConfigChanged { .. }
             | TableEvent::PlayerSeated { .. }
@@ -548,11 +557,28 @@ impl TableState {
                     crate::posts::apply_post(hand, config, *seat, *kind, *amount_cents, stack_cents);
                 }
             }
-            TableEvent::Acted { seat, kind, to_cents, postings, .. } => {
+            TableEvent::Acted { seat, kind, to_cents, amount_cents, postings, .. } => {
                 self.apply_postings(postings);
                 let stack_cents = self.stack_cents(*seat);
+                // R-BET-13: chips short of the action (the seat's postings net to less).
+                let put_in: Cents = -postings
+                    .iter()
+                    .filter(|p| matches!(p.account, Account::Seat { seat: s, .. } if s == *seat))
+                    .map(|p| p.amount_cents)
+                    .sum::<Cents>();
+                let short_cents = amount_cents - put_in;
                 if let (Some(hand), Some(config)) = (self.hand.as_mut(), self.config.as_ref()) {
                     crate::betting::apply_action(hand, config, *seat, *kind, *to_cents, stack_cents);
+                    if short_cents > 0 {
+                        crate::betting::apply_short(hand, *seat, short_cents);
+                    }
+                }
+            }
+            TableEvent::ShortBetBroughtUp { seat, amount_cents, postings } => {
+                self.apply_postings(postings);
+                let stack_cents = self.stack_cents(*seat);
+                if let Some(hand) = self.hand.as_mut() {
+                    crate::betting::apply_bring_up(hand, *seat, *amount_cents, stack_cents);
                 }
             }
             TableEvent::RoundStarted { round_index, first_to_act_seat } => {

@@ -3,6 +3,7 @@
 
 mod betting;
 mod blinds;
+mod chips;
 mod pots;
 mod props;
 mod reasons;
