@@ -29,7 +29,9 @@ impl TestServer {
         Store::migrate(&url).await.expect("migrations");
         let store = Store::connect(&url).await.expect("connect");
         let file: FileConfig = toml::from_str(&format!(
-            "[[auth.principals]]\nid = \"test-admin\"\nrole = \"admin\"\ntokens = [\"{ADMIN_TOKEN}\"]\n"
+            // chipledger_server::serve bounds the whole serving time by the shutdown grace + 5 s
+            // (reported to the server's owner); a long grace keeps the test server up.
+            "shutdown_grace_seconds = 600\n[[auth.principals]]\nid = \"test-admin\"\nrole = \"admin\"\ntokens = [\"{ADMIN_TOKEN}\"]\n"
         ))
         .expect("test config parses");
         let flags = Flags { listen: Some("127.0.0.1:0".parse().expect("address")), ..Flags::default() };
