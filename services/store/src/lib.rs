@@ -22,8 +22,24 @@
 //!
 //! Invariants PostgreSQL itself holds (migrations 0001, 0002): events, postings, commands and
 //! rejections refuse UPDATE, DELETE and TRUNCATE (trigger, and chipledger_app has only INSERT and
-//! SELECT on them); positions are dense per property and commit in order (see [`append`]); every
-//! event's postings sum to zero; accounts of R-UNIT-4 never go negative (check + CHECK).
+//! SELECT on them); positions are dense per property and commit in order; every event's
+//! postings sum to zero; accounts of R-UNIT-4 never go negative (checked with a typed error,
+//! and a CHECK constraint as the backstop).
+//!
+//! Global order: a short per-property commit lock. `chipledger_append` takes the row lock of the
+//! property's `property_heads` row as its last step (after idempotency, stream locks, balance
+//! checks and projections), numbers and hashes the events, and COMMIT releases it. Position n+1
+//! is therefore assigned only after the holder of n committed or rolled back (then n is reused):
+//! positions are dense and become visible strictly in order, so a reader following positions
+//! never skips a late commit. The price is one commit at a time per property (the WAL flush is
+//! inside the lock); batching a hand per append amortises it, and properties never contend.
+//! The xid8 + `pg_snapshot_xmin` technique keeps writers parallel but orders events only after
+//! commit, so it cannot chain hashes at insert time; it was not chosen.
+//!
+//! Idempotency: each append may carry several commands (a whole hand). All known with equal
+//! request hashes from one append -> the original outcome is returned (`replayed`, identical
+//! `outcome_json` and `reply` bytes); any known id with another hash, or mixed with new ids ->
+//! [`StoreError::IdempotencyConflict`]. Rejected commands are not recorded as commands.
 
 mod append;
 pub mod chain;

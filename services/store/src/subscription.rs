@@ -4,7 +4,7 @@
 //! empty, wait for a NOTIFY on [`crate::NOTIFY_CHANNEL`] or the polling interval, whichever
 //! comes first. LISTEN is issued before the first read, so a commit between "page empty" and
 //! "wait" still leaves its notification queued: no lost wake-up. Because positions commit in
-//! order (see [`crate::append`]), every page is a dense continuation; the loop still checks
+//! order (see the crate docs), every page is a dense continuation; the loop still checks
 //! density and re-reads instead of delivering past a hole.
 
 use std::pin::Pin;
