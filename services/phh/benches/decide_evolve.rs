@@ -9,12 +9,14 @@
 //! pays to hand commands over). A chip movement is an event with postings.
 
 use std::cell::Cell;
+use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use chipledger_phh::replay::run;
 use chipledger_phh::{Conversion, Streams, convert, find_hand_files, load_file};
+use chipledger_rules::{Action, Command, TableOp};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 const RERUN: &str = "cargo bench -p chipledger-phh --bench decide_evolve";
@@ -59,6 +61,57 @@ fn replay_all(conversions: &[Conversion]) -> Result<u64, String> {
         black_box(&streams);
     }
     Ok(movements)
+}
+
+/// Label of a command for the per-kind breakdown.
+fn kind_of(command: &Command) -> &'static str {
+    match command {
+        Command::Cage(_) => "cage (open)",
+        Command::Player(_) => "player",
+        Command::Table(table) => match &table.op {
+            TableOp::OpenTable { .. } => "table: open",
+            TableOp::Fill { .. } => "table: fill",
+            TableOp::SeatPlayer { .. } => "table: seat",
+            TableOp::BuyIn { .. } => "table: buy-in (cash)",
+            TableOp::StartHand { .. } => "hand: start",
+            TableOp::Post { .. } => "hand: post",
+            TableOp::Act { action: Action::Fold, .. } => "hand: fold",
+            TableOp::Act { action: Action::Check | Action::Call, .. } => "hand: check/call",
+            TableOp::Act { .. } => "hand: bet/raise/all-in",
+            TableOp::NextRound { .. } => "hand: next round",
+            TableOp::Showdown { .. } => "hand: showdown",
+            TableOp::EndHand => "hand: end",
+            _ => "table: other",
+        },
+    }
+}
+
+/// One untimed-by-criterion pass that times each command kind (Instant adds ~20-30 ns per
+/// command, so the sum exceeds a criterion pass): where decide+evolve spends its time.
+fn breakdown(conversions: &[Conversion]) {
+    let mut by_kind: BTreeMap<&'static str, (Duration, u64, u64)> = BTreeMap::new();
+    for conversion in conversions {
+        let mut streams = Streams::default();
+        for step in &conversion.steps {
+            let kind = kind_of(&step.command);
+            let start = Instant::now();
+            let moved = streams.apply(&step.context, &step.command).expect("replays");
+            let elapsed = start.elapsed();
+            let entry = by_kind.entry(kind).or_default();
+            entry.0 += elapsed;
+            entry.1 += 1;
+            entry.2 += moved as u64;
+        }
+    }
+    let total: Duration = by_kind.values().map(|entry| entry.0).sum();
+    println!("--- breakdown by command kind (one timed pass) ---");
+    for (kind, (time, count, moved)) in &by_kind {
+        println!(
+            "{kind:24} {count:>8} commands {moved:>8} movements {:>7.0} ns/command {:>5.1}% of time",
+            time.as_nanos() as f64 / *count as f64,
+            100.0 * time.as_secs_f64() / total.as_secs_f64().max(f64::MIN_POSITIVE),
+        );
+    }
 }
 
 fn clone_all(conversions: &[Conversion]) {
@@ -124,6 +177,7 @@ fn bench(c: &mut Criterion) {
         "goal >= {GOAL_MOVEMENTS_PER_SECOND:.0} movements/s per core: {}",
         if movements_per_second >= GOAL_MOVEMENTS_PER_SECOND { "MET" } else { "NOT MET" }
     );
+    breakdown(&workload.conversions);
     println!("rerun: {RERUN}");
 }
 
