@@ -42,7 +42,7 @@ pub struct BenchArgs {
     #[arg(long, value_delimiter = ',', default_value = "1,16,64")]
     tables: Vec<usize>,
     /// Pluribus hands per run (each table count runs live and batch with this many hands).
-    #[arg(long, default_value_t = 300)]
+    #[arg(long, default_value_t = 200)]
     hands: usize,
     /// PHH data directory (holds pluribus/).
     #[arg(long, env = "CHIPLEDGER_PHH_DIR", default_value = "../shared/phh")]
@@ -94,8 +94,13 @@ async fn bench(args: &BenchArgs, server: Option<&str>) -> anyhow::Result<String>
         _ => Target::embedded().await?,
     };
     let outcome = measure(args, server, &hands, &target).await;
-    target.close().await?;
-    outcome
+    let closed = target.close().await;
+    if let (Err(_), Err(error)) = (&outcome, &closed) {
+        eprintln!("bench: also, stopping the target failed: {error:#}");
+    }
+    let report = outcome?;
+    closed?;
+    Ok(report)
 }
 
 async fn measure(args: &BenchArgs, server: Option<&str>, hands: &[chipledger_phh::HandHistory], target: &Target) -> anyhow::Result<String> {
