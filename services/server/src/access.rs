@@ -77,7 +77,7 @@ pub fn allowed_roles(path: &str) -> Option<&'static [Role]> {
             "TableService",
             "SeatPlayer" | "BuyIn" | "TopUp" | "CashInPlay" | "ConvertCashInPlay" | "CashOut"
             | "RemoveChips" | "ColorChange" | "Tip" | "CollectTime" | "StartHand" | "Post" | "Act"
-            | "NextRound" | "Showdown" | "EndHand" | "WriteIou",
+            | "NextRound" | "Showdown" | "EndHand" | "WriteIou" | "SitOut" | "SitIn",
         ) => TABLE_PLAY,
         ("TableService", "GetTable" | "GetLegalActions" | "GetHand") => TABLE_READ,
         ("CageService", "OpenCage" | "SellChips" | "RedeemChips" | "RedeemMarker") => CAGE,

@@ -752,6 +752,18 @@ wire_command!(Act, "TableService", |m, e| {
     table(id?, TableOp::Act { seat: seat?, action: action? })
 });
 
+wire_command!(SitOut, "TableService", |m, e| {
+    let id = table_id(e, "table_id", &m.table_id);
+    let seat = seat(e, "seat", m.seat);
+    table(id?, TableOp::SitOut { seat: seat? })
+});
+
+wire_command!(SitIn, "TableService", |m, e| {
+    let id = table_id(e, "table_id", &m.table_id);
+    let seat = seat(e, "seat", m.seat);
+    table(id?, TableOp::SitIn { seat: seat? })
+});
+
 wire_command!(NextRound, "TableService", |m, e| {
     let id = table_id(e, "table_id", &m.table_id);
     let first = match m.first_to_act_seat {
@@ -934,7 +946,7 @@ pub fn batch_entry<'a>(
         ConvertCashInPlay, CashOut, RemoveChips, ColorChange, Tip, KittyExpense, CollectTime, Fill,
         Credit, StartHand, Post, Act, NextRound, Showdown, EndHand, WriteIou, OpenCage, SellChips,
         RedeemChips, CloseGamingDay, SetCreditLine, IssueMarker, RedeemMarker, WriteOffMarker,
-        Correction,
+        Correction, SitOut, SitIn,
     )
 }
 

@@ -235,6 +235,8 @@ service_impl! { TableService {
         showdown: Showdown,
         end_hand: EndHand,
         write_iou: WriteIou,
+        sit_out: SitOut,
+        sit_in: SitIn,
     }
 
     async fn get_table(&self, request: Request<pb::GetTableRequest>) -> Result<Response<pb::TableView>, Status> {
