@@ -357,6 +357,20 @@ pub enum TableOperation {
         #[arg(long)]
         table: String,
     },
+    /// The player at the seat steps away: not dealt in until back (R-POST-3).
+    SitOut {
+        #[arg(long)]
+        table: String,
+        #[arg(long)]
+        seat: u32,
+    },
+    /// The absent player returns (owed missed blinds are posted before playing, R-POST-3).
+    SitIn {
+        #[arg(long)]
+        table: String,
+        #[arg(long)]
+        seat: u32,
+    },
     /// An IOU in an open-stakes game (R-MARK-3).
     WriteIou {
         #[arg(long)]
@@ -588,6 +602,8 @@ impl TableOperation {
                 low: low.map(|groups| groups.0).unwrap_or_default(),
                 high: high.0,
             }),
+            TableOperation::SitOut { table, seat } => Wire::SitOut(pb::SitOut { header: None, table_id: table, seat }),
+            TableOperation::SitIn { table, seat } => Wire::SitIn(pb::SitIn { header: None, table_id: table, seat }),
             TableOperation::EndHand { table } => Wire::EndHand(pb::EndHand { header: None, table_id: table }),
             TableOperation::WriteIou { table, seat, amount_cents, lender, accepted_by, to_raise } => {
                 Wire::WriteIou(pb::WriteIou {

@@ -85,6 +85,8 @@ commands!(
     Showdown => table.showdown,
     EndHand => table.end_hand,
     WriteIou => table.write_iou,
+    SitOut => table.sit_out,
+    SitIn => table.sit_in,
     Fill => cage.fill,
     Credit => cage.credit,
     OpenCage => cage.open_cage,
