@@ -40,7 +40,33 @@ pub enum CageOp {
     WriteOffMarker { player_id: PlayerId, marker_no: u64, approved_by: String },
     /// R-CHIP-5: close the gaming day, recording chip liability per denomination.
     CloseGamingDay,
+    /// R-CHIP-1: color up/down at the cage: the patron gives pocket chips `give` and receives
+    /// `receive` of equal value (the pocket's value is unchanged). Touches the player stream.
+    ColorChange { player_id: PlayerId, give: Vec<ChipCount>, receive: Vec<ChipCount> },
+    /// R-CHIP-4: the cage's shift count: counted chips by denomination and cash must equal the
+    /// ledger.
+    CountShift { counted_chips: Vec<ChipCount>, counted_cash_cents: Cents },
 }
+
+/// Fill or credit (R-CHIP-3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SlipKind {
+    Fill,
+    Credit,
+}
+
+/// A fill or credit slip the cage remembers for voids (R-CHIP-3), most recent last.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SlipRecord {
+    pub kind: SlipKind,
+    pub slip_no: u64,
+    pub table_id: TableId,
+    pub chips: Vec<ChipCount>,
+    pub voided: bool,
+}
+
+/// Slips kept for voids; older ones can no longer be voided here (bound).
+pub const MAX_SLIPS_KEPT: usize = 256;
 
 /// Events of a cage stream.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,6 +86,14 @@ pub enum CageEvent {
     /// R-CHIP-5: chips outstanding (outside the cage: trays and patrons) per denomination =
     /// issued - returned, cumulative.
     GamingDayClosed { gaming_day: String, issued: Vec<ChipCount>, returned: Vec<ChipCount>, liability: Vec<ChipCount> },
+    /// R-CHIP-3: a fill or credit voided; the reversing postings are on the table's `SlipVoided`.
+    SlipVoided { table_id: TableId, kind: SlipKind, slip_no: u64, chips: Vec<ChipCount>, reason: String, signers: Signers },
+    /// R-CHIP-1: the patron's pocket chips exchanged at the cage, equal value.
+    ChipsColorChanged { player_id: PlayerId, give: Vec<ChipCount>, receive: Vec<ChipCount>, postings: Vec<crate::accounts::Posting> },
+    /// R-CHIP-4: the cage count agreed with the ledger.
+    ShiftCounted { gaming_day: String, chips: Vec<ChipCount>, cash_cents: Cents },
+    /// R-AUDIT-1: an earlier cage event's postings reversed.
+    Corrected { reverses_event_id: String, approved_by: String, reason: String, postings: Vec<crate::accounts::Posting> },
 }
 
 impl CageEvent {
@@ -74,6 +108,10 @@ impl CageEvent {
             CageEvent::MarkerRedeemed { .. } => "MarkerRedeemed",
             CageEvent::MarkerWrittenOff { .. } => "MarkerWrittenOff",
             CageEvent::GamingDayClosed { .. } => "GamingDayClosed",
+            CageEvent::SlipVoided { .. } => "SlipVoided",
+            CageEvent::ChipsColorChanged { .. } => "ChipsColorChanged",
+            CageEvent::ShiftCounted { .. } => "ShiftCounted",
+            CageEvent::Corrected { .. } => "Corrected",
         }
     }
 
@@ -84,8 +122,14 @@ impl CageEvent {
             | CageEvent::ChipsRedeemed { postings, .. }
             | CageEvent::MarkerIssued { postings, .. }
             | CageEvent::MarkerRedeemed { postings, .. }
-            | CageEvent::MarkerWrittenOff { postings, .. } => postings,
-            CageEvent::FillIssued { .. } | CageEvent::CreditReceived { .. } | CageEvent::GamingDayClosed { .. } => &[],
+            | CageEvent::MarkerWrittenOff { postings, .. }
+            | CageEvent::ChipsColorChanged { postings, .. }
+            | CageEvent::Corrected { postings, .. } => postings,
+            CageEvent::FillIssued { .. }
+            | CageEvent::CreditReceived { .. }
+            | CageEvent::GamingDayClosed { .. }
+            | CageEvent::SlipVoided { .. }
+            | CageEvent::ShiftCounted { .. } => &[],
         }
     }
 }
@@ -107,6 +151,9 @@ pub struct CageState {
     pub issued: Vec<ChipCount>,
     pub returned: Vec<ChipCount>,
     pub version: u64,
+    /// Recent fill and credit slips, at most `MAX_SLIPS_KEPT` (R-CHIP-3 voids).
+    #[serde(default)]
+    pub slips: Vec<SlipRecord>,
 }
 
 fn add_chips(list: &mut Vec<ChipCount>, chips: &[ChipCount], sign: i64) {
@@ -130,6 +177,32 @@ impl CageState {
         self.chips.iter().find(|c| c.denomination_cents == denomination_cents).map_or(0, |c| c.count)
     }
 
+    pub fn slip(&self, kind: SlipKind, slip_no: u64) -> Option<&SlipRecord> {
+        self.slips.iter().find(|s| s.kind == kind && s.slip_no == slip_no)
+    }
+
+    fn remember_slip(&mut self, kind: SlipKind, slip_no: u64, table_id: &TableId, chips: &[ChipCount]) {
+        if self.slips.len() >= MAX_SLIPS_KEPT {
+            self.slips.remove(0);
+        }
+        self.slips.push(SlipRecord { kind, slip_no, table_id: table_id.clone(), chips: chips.to_vec(), voided: false });
+    }
+
+    /// Apply postings on this cage's accounts (chips by denomination, cash, markers).
+    fn apply_postings(&mut self, postings: &[crate::accounts::Posting]) {
+        for p in postings {
+            match &p.account {
+                Account::CageChips { cage_id, denomination_cents } if self.cage_id.as_ref() == Some(cage_id) => {
+                    let d = *denomination_cents;
+                    add_chips(&mut self.chips, &[ChipCount { denomination_cents: d, count: p.amount_cents / d }], 1);
+                }
+                Account::CageCash { cage_id } if self.cage_id.as_ref() == Some(cage_id) => self.cash_cents += p.amount_cents,
+                Account::CageMarkers { cage_id } if self.cage_id.as_ref() == Some(cage_id) => self.markers_receivable_cents += p.amount_cents,
+                _ => {}
+            }
+        }
+    }
+
     pub fn evolve(mut self, event: &CageEvent) -> CageState {
         self.version += 1;
         match event {
@@ -149,16 +222,42 @@ impl CageState {
                 add_chips(&mut self.returned, chips, 1);
                 self.cash_cents -= amount_cents;
             }
-            CageEvent::FillIssued { slip_no, chips, .. } => {
+            CageEvent::FillIssued { table_id, slip_no, chips, .. } => {
                 add_chips(&mut self.chips, chips, -1);
                 add_chips(&mut self.issued, chips, 1);
                 self.last_fill_slip_no = *slip_no;
+                self.remember_slip(SlipKind::Fill, *slip_no, table_id, chips);
             }
-            CageEvent::CreditReceived { slip_no, chips, .. } => {
+            CageEvent::CreditReceived { table_id, slip_no, chips, .. } => {
                 add_chips(&mut self.chips, chips, 1);
                 add_chips(&mut self.returned, chips, 1);
                 self.last_credit_slip_no = *slip_no;
+                self.remember_slip(SlipKind::Credit, *slip_no, table_id, chips);
             }
+            // The slip number stays used: the sequence is not rewound.
+            CageEvent::SlipVoided { kind, slip_no, chips, .. } => {
+                match kind {
+                    SlipKind::Fill => {
+                        add_chips(&mut self.chips, chips, 1);
+                        add_chips(&mut self.issued, chips, -1);
+                    }
+                    SlipKind::Credit => {
+                        add_chips(&mut self.chips, chips, -1);
+                        add_chips(&mut self.returned, chips, -1);
+                    }
+                }
+                if let Some(s) = self.slips.iter_mut().find(|s| s.kind == *kind && s.slip_no == *slip_no) {
+                    s.voided = true;
+                }
+            }
+            CageEvent::ChipsColorChanged { give, receive, .. } => {
+                add_chips(&mut self.chips, give, 1);
+                add_chips(&mut self.returned, give, 1);
+                add_chips(&mut self.chips, receive, -1);
+                add_chips(&mut self.issued, receive, 1);
+            }
+            CageEvent::ShiftCounted { .. } => {}
+            CageEvent::Corrected { postings, .. } => self.apply_postings(postings),
             CageEvent::MarkerIssued { marker_no, chips, amount_cents, .. } => {
                 add_chips(&mut self.chips, chips, -1);
                 add_chips(&mut self.issued, chips, 1);
@@ -190,7 +289,9 @@ pub const CAGE_ALREADY_OPEN: Reason = Reason::new("CAGE_ALREADY_OPEN", "R-CHIP-5
 pub const CAGE_CHIPS_SHORT: Reason = Reason::new("CAGE_CHIPS_SHORT", "R-CHIP-5");
 pub const CAGE_CASH_SHORT: Reason = Reason::new("CAGE_CASH_SHORT", "R-CHIP-5");
 
-pub const REASONS: &[Reason] = &[CAGE_NOT_OPEN, CAGE_ALREADY_OPEN, CAGE_CHIPS_SHORT, CAGE_CASH_SHORT];
+pub const CAGE_COUNT_MISMATCH: Reason = Reason::new("CAGE_COUNT_MISMATCH", "R-CHIP-4");
+
+pub const REASONS: &[Reason] = &[CAGE_NOT_OPEN, CAGE_ALREADY_OPEN, CAGE_CHIPS_SHORT, CAGE_CASH_SHORT, CAGE_COUNT_MISMATCH];
 
 /// The cage holds these chips.
 pub fn cage_has(cage: &CageState, chips: &[ChipCount]) -> Result<(), Rejection> {
@@ -309,6 +410,49 @@ pub fn decide_cage(snapshot: &Snapshot, ctx: &CommandContext, c: &CageCommand) -
         CageOp::WriteOffMarker { player_id, marker_no, approved_by } => {
             let player = loaded_player(snapshot, player_id)?;
             crate::markers::decide_write_off(ctx, cage_id, player, player_id, *marker_no, approved_by)
+        }
+        CageOp::ColorChange { player_id, give, receive } => {
+            let player = loaded_player(snapshot, player_id)?;
+            let give_cents = check_cage_chips(cage, give)?;
+            let receive_cents = check_cage_chips(cage, receive)?;
+            if give_cents != receive_cents {
+                return Err(Rejection::new(crate::inventory::COLOR_CHANGE_UNEQUAL, "a color change is of equal value")
+                    .with("give_cents", give_cents)
+                    .with("receive_cents", receive_cents));
+            }
+            if player.pocket_cents < give_cents {
+                return Err(Rejection::new(crate::table_stakes::POCKET_INSUFFICIENT, "the patron's pocket does not hold that much")
+                    .with("give_cents", give_cents)
+                    .with("pocket_cents", player.pocket_cents));
+            }
+            let incoming = |d: Cents| give.iter().filter(|g| g.denomination_cents == d).map(|g| g.count).sum::<i64>();
+            crate::money::check_holds(receive, |d| cage.chip_count(d) + incoming(d), CAGE_CHIPS_SHORT, "cage_count")?;
+            let mut postings = Vec::with_capacity(give.len() + receive.len());
+            chip_postings(cage_id, give, 1, &mut postings);
+            chip_postings(cage_id, receive, -1, &mut postings);
+            let e = CageEvent::ChipsColorChanged { player_id: player_id.clone(), give: give.clone(), receive: receive.clone(), postings };
+            Ok(vec![(csid, Event::Cage(e))])
+        }
+        CageOp::CountShift { counted_chips, counted_cash_cents } => {
+            for d in &cage.denominations_cents {
+                let counted: i64 = counted_chips.iter().filter(|c| c.denomination_cents == *d).map(|c| c.count).sum();
+                if counted != cage.chip_count(*d) {
+                    return Err(Rejection::new(CAGE_COUNT_MISMATCH, "the counted chips differ from the ledger")
+                        .with("denomination_cents", *d)
+                        .with("counted", counted)
+                        .with("ledger_count", cage.chip_count(*d)));
+                }
+            }
+            if counted_chips.iter().any(|c| !cage.denominations_cents.contains(&c.denomination_cents) && c.count != 0) {
+                return Err(Rejection::new(CAGE_COUNT_MISMATCH, "counted a denomination the cage does not use"));
+            }
+            if *counted_cash_cents != cage.cash_cents {
+                return Err(Rejection::new(CAGE_COUNT_MISMATCH, "the counted cash differs from the ledger")
+                    .with("counted_cash_cents", *counted_cash_cents)
+                    .with("ledger_cash_cents", cage.cash_cents));
+            }
+            let e = CageEvent::ShiftCounted { gaming_day: ctx.gaming_day.clone(), chips: cage.chips.clone(), cash_cents: cage.cash_cents };
+            Ok(vec![(csid, Event::Cage(e))])
         }
         CageOp::CloseGamingDay => {
             let mut liability = cage.issued.clone();

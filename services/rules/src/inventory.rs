@@ -16,8 +16,21 @@ pub const SIGNERS_NOT_DISTINCT: Reason = Reason::new("SIGNERS_NOT_DISTINCT", "R-
 pub const CLOSING_COUNT_MISMATCH: Reason = Reason::new("CLOSING_COUNT_MISMATCH", "R-CHIP-4");
 pub const DROP_COUNT_MISMATCH: Reason = Reason::new("DROP_COUNT_MISMATCH", "R-CHIP-4");
 
-pub const REASONS: &[Reason] =
-    &[TRAY_SHORT, COLOR_CHANGE_UNEQUAL, SLIP_OUT_OF_SEQUENCE, SIGNERS_NOT_DISTINCT, CLOSING_COUNT_MISMATCH, DROP_COUNT_MISMATCH];
+pub const SLIP_NOT_FOUND: Reason = Reason::new("SLIP_NOT_FOUND", "R-CHIP-3");
+pub const SLIP_ALREADY_VOIDED: Reason = Reason::new("SLIP_ALREADY_VOIDED", "R-CHIP-3");
+pub const VOID_REASON_REQUIRED: Reason = Reason::new("VOID_REASON_REQUIRED", "R-CHIP-3");
+
+pub const REASONS: &[Reason] = &[
+    TRAY_SHORT,
+    COLOR_CHANGE_UNEQUAL,
+    SLIP_OUT_OF_SEQUENCE,
+    SIGNERS_NOT_DISTINCT,
+    CLOSING_COUNT_MISMATCH,
+    DROP_COUNT_MISMATCH,
+    SLIP_NOT_FOUND,
+    SLIP_ALREADY_VOIDED,
+    VOID_REASON_REQUIRED,
+];
 
 /// Chips from the tray for `amount_cents`, largest denominations first (R-CHIP-2), or `TRAY_SHORT`.
 pub fn tray_payout(table: &TableState, amount_cents: Cents) -> Result<Vec<ChipCount>, Rejection> {
@@ -127,6 +140,62 @@ pub fn decide_slip(snapshot: &Snapshot, table: &TableState, c: &TableCommand) ->
             CageEvent::CreditReceived { table_id: table_id.clone(), slip_no, chips: chips.clone(), signers: signers.clone() },
         )
     };
+    Ok(vec![(StreamId::Table(table_id.clone()), Event::Table(te)), (StreamId::Cage(cage_id.clone()), Event::Cage(ce))])
+}
+
+/// R-CHIP-3: void a fill or credit of this table: a reason and two distinct signers. The
+/// slip's postings are reversed (the tray must still hold a voided fill's chips, the cage a
+/// voided credit's); the slip number stays used. Postings ride on the table event.
+pub fn decide_void_slip(
+    snapshot: &Snapshot,
+    table: &TableState,
+    cage_id: &crate::streams::CageId,
+    kind: crate::cage::SlipKind,
+    slip_no: u64,
+    reason: &str,
+    signers: &Signers,
+) -> Result<Vec<(StreamId, Event)>, Rejection> {
+    let (table_id, _) = crate::ledger::open_table(table)?;
+    let cage = snapshot
+        .cage(cage_id)
+        .ok_or_else(|| Rejection::new(crate::ledger::STREAM_NOT_LOADED, format!("stream cage-{cage_id} was not loaded")))?;
+    if reason.trim().is_empty() || reason.len() > 500 {
+        return Err(Rejection::new(VOID_REASON_REQUIRED, "a void gives a reason (1 to 500 bytes)"));
+    }
+    check_signers(signers)?;
+    let Some(slip) = cage.slip(kind, slip_no).filter(|s| &s.table_id == table_id) else {
+        return Err(Rejection::new(SLIP_NOT_FOUND, "no such slip of this table at this cage").with("slip_no", slip_no as Cents));
+    };
+    if slip.voided {
+        return Err(Rejection::new(SLIP_ALREADY_VOIDED, "the slip is already void").with("slip_no", slip_no as Cents));
+    }
+    let chips = slip.chips.clone();
+    let sign = match kind {
+        crate::cage::SlipKind::Fill => {
+            tray_has(table, &chips)?;
+            -1
+        }
+        crate::cage::SlipKind::Credit => {
+            crate::cage::cage_has(cage, &chips)?;
+            1
+        }
+    };
+    let mut postings = Vec::with_capacity(2 * chips.len());
+    for ch in &chips {
+        let v = sign * ch.value_cents();
+        postings.push(Posting::new(Account::CageChips { cage_id: cage_id.clone(), denomination_cents: ch.denomination_cents }, -v));
+        postings.push(Posting::new(Account::Tray { table_id: table_id.clone(), denomination_cents: ch.denomination_cents }, v));
+    }
+    let te = TableEvent::SlipVoided {
+        cage_id: cage_id.clone(),
+        kind,
+        slip_no,
+        chips: chips.clone(),
+        reason: reason.to_string(),
+        signers: signers.clone(),
+        postings,
+    };
+    let ce = CageEvent::SlipVoided { table_id: table_id.clone(), kind, slip_no, chips, reason: reason.to_string(), signers: signers.clone() };
     Ok(vec![(StreamId::Table(table_id.clone()), Event::Table(te)), (StreamId::Cage(cage_id.clone()), Event::Cage(ce))])
 }
 

@@ -74,7 +74,9 @@ pub fn streams_of(command: &Command) -> Vec<StreamId> {
                 | TableOp::PutCashInPlay { player_id, .. }
                 | TableOp::CashOut { player_id, .. } => v.push(StreamId::Player(player_id.clone())),
                 TableOp::MovePlayer { to_table_id, .. } => v.push(StreamId::Table(to_table_id.clone())),
-                TableOp::Fill { cage_id, .. } | TableOp::Credit { cage_id, .. } => v.push(StreamId::Cage(cage_id.clone())),
+                TableOp::Fill { cage_id, .. } | TableOp::Credit { cage_id, .. } | TableOp::VoidSlip { cage_id, .. } => {
+                    v.push(StreamId::Cage(cage_id.clone()))
+                }
                 _ => {}
             }
             v
@@ -84,6 +86,7 @@ pub fn streams_of(command: &Command) -> Vec<StreamId> {
             let mut v = vec![StreamId::Cage(c.cage_id.clone())];
             match &c.op {
                 CageOp::SellChips { player_id, .. }
+                | CageOp::ColorChange { player_id, .. }
                 | CageOp::RedeemChips { player_id, .. }
                 | CageOp::RedeemMarker { player_id, .. }
                 | CageOp::WriteOffMarker { player_id, .. } => v.push(StreamId::Player(player_id.clone())),
@@ -93,7 +96,7 @@ pub fn streams_of(command: &Command) -> Vec<StreamId> {
                         v.push(StreamId::Table(table_id.clone()));
                     }
                 }
-                CageOp::OpenCage { .. } | CageOp::CloseGamingDay => {}
+                CageOp::OpenCage { .. } | CageOp::CloseGamingDay | CageOp::CountShift { .. } => {}
             }
             v
         }
@@ -121,6 +124,9 @@ pub fn decide(snapshot: &Snapshot, ctx: &CommandContext, command: &Command) -> R
                     crate::seating::decide_move(table, to, *seat, to_table_id, *to_seat)
                 }
                 TableOp::Fill { .. } | TableOp::Credit { .. } => crate::inventory::decide_slip(snapshot, table, c),
+                TableOp::VoidSlip { cage_id, kind, slip_no, reason, signers } => {
+                    crate::inventory::decide_void_slip(snapshot, table, cage_id, *kind, *slip_no, reason, signers)
+                }
                 _ => decide_table(table, ctx, c).map(wrap),
             }
         }
@@ -225,7 +231,10 @@ pub fn decide_table(table: &TableState, ctx: &CommandContext, command: &TableCom
         | TableOp::TopUp { .. }
         | TableOp::CashOut { .. }
         | TableOp::PutCashInPlay { .. }
-        | TableOp::MovePlayer { .. } | TableOp::Fill { .. } | TableOp::Credit { .. } => {
+        | TableOp::MovePlayer { .. }
+        | TableOp::Fill { .. }
+        | TableOp::Credit { .. }
+        | TableOp::VoidSlip { .. } => {
             Err(Rejection::new(STREAM_NOT_LOADED, "this command touches other streams: use decide()"))
         }
     }

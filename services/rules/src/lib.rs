@@ -53,6 +53,17 @@
 //!   short_round_index}`, kept out of `hand_cents`; `TableOp::BringUpShortBet{seat}` ->
 //!   `TableEvent::ShortBetBroughtUp{seat, amount_cents, postings}` (a new event, never an
 //!   edit). Reasons `NO_SHORT_BET`, `SHORT_BET_ROUND_ENDED` (after `NextRound`/settlement).
+//! - R-CHIP-3 voids: `TableOp::VoidSlip{cage_id, kind: `[`SlipKind`]`, slip_no, reason, signers}`
+//!   (touches the cage) -> `TableEvent::SlipVoided` (reversing postings, shift totals net of
+//!   it) + `CageEvent::SlipVoided`; the number stays used. The cage remembers its last 256
+//!   slips (`CageState::slips`, serde default). Reasons `VOID_REASON_REQUIRED`,
+//!   `SLIP_NOT_FOUND`, `SLIP_ALREADY_VOIDED` (and `SIGNERS_NOT_DISTINCT`, `TRAY_SHORT`,
+//!   `CAGE_CHIPS_SHORT`).
+//! - R-CHIP-1 at the cage: `CageOp::ColorChange{player_id, give, receive}` (touches the
+//!   player for the pocket check) -> `CageEvent::ChipsColorChanged` (postings on cage chip
+//!   accounts only; the pocket's value is unchanged; issued/returned per denomination follow).
+//! - R-CHIP-4 at the cage: `CageOp::CountShift{counted_chips, counted_cash_cents}` ->
+//!   `CageEvent::ShiftCounted`; reason `CAGE_COUNT_MISMATCH`.
 //!
 //! ## The snapshot
 //! [`Snapshot`] is the set of stream states the caller loaded for a command: build it with
@@ -124,7 +135,6 @@
 //! - Positions: which seat is the button, blinds and straddle (apart from under the gun) are
 //!   the dealer's `Post`s; the button policy only decides whether the button may be dead
 //!   (moving-button make-up of blinds skipped by departures is the dealer's).
-//! - R-CHIP-3 slip voids, color changes with the cage: not implemented.
 //! - Corrections (R-AUDIT-1) exist for table streams only; the caller supplies the reversed
 //!   event's id and postings from the store.
 //!
@@ -162,7 +172,7 @@ use serde::{Deserialize, Serialize};
 pub use accounts::{Account, HouseAccount, Posting};
 pub use aml::{AmlThresholds, CashDirection};
 pub use betting::{LegalActions, RaiseRange, legal_actions};
-pub use cage::{CageCommand, CageEvent, CageOp, CageState, MarkerDelivery};
+pub use cage::{CageCommand, CageEvent, CageOp, CageState, MarkerDelivery, SlipKind};
 pub use config::{BettingStructure, FeePolicy, IncompleteRaiseRule, KillPolicy, StakesMode, TableConfig};
 pub use hand::{Action, ActionKind, HandPhase, HandState, InHand, PostKind};
 pub use ledger::{decide, decide_table};

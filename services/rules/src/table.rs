@@ -114,6 +114,9 @@ pub enum TableOp {
     PutOutChips { seat: Seat, chips: Vec<ChipCount>, declared: Option<Action> },
     /// R-BET-13: bring a short bet or call up to the proper amount (before its round ends).
     BringUpShortBet { seat: Seat },
+    /// R-CHIP-3: void a fill or credit slip of this table: a reason and two distinct signers;
+    /// its postings are reversed and the slip number stays used. Touches the cage stream.
+    VoidSlip { cage_id: CageId, kind: crate::cage::SlipKind, slip_no: u64, reason: String, signers: Signers },
 }
 
 /// Seat occupant and the stack in front of them.
@@ -260,6 +263,8 @@ pub enum TableEvent {
     SatIn { seat: Seat },
     /// R-BET-13: the missing chips of a short bet or call, from the stack to the pot.
     ShortBetBroughtUp { seat: Seat, amount_cents: Cents, postings: Vec<Posting> },
+    /// R-CHIP-3: a fill or credit voided; `postings` reverse the slip's.
+    SlipVoided { cage_id: CageId, kind: crate::cage::SlipKind, slip_no: u64, chips: Vec<ChipCount>, reason: String, signers: Signers, postings: Vec<Posting> },
 }
 
 impl TableEvent {
@@ -294,6 +299,7 @@ impl TableEvent {
             TableEvent::SatOut { .. } => "SatOut",
             TableEvent::SatIn { .. } => "SatIn",
             TableEvent::ShortBetBroughtUp { .. } => "ShortBetBroughtUp",
+            TableEvent::SlipVoided { .. } => "SlipVoided",
         }
     }
 
@@ -319,7 +325,8 @@ impl TableEvent {
             | TableEvent::IouWritten { postings, .. }
             | TableEvent::MarkerChipsSeated { postings, .. }
             | TableEvent::Corrected { postings, .. }
-            | TableEvent::ShortBetBroughtUp { postings, .. } => postings,
+            | TableEvent::ShortBetBroughtUp { postings, .. }
+            | TableEvent::SlipVoided { postings, .. } => postings,
             TableEvent::TableOpened { .. }
             | TableEvent::ConfigChanged { .. }
             | TableEvent::PlayerSeated { .. }
@@ -523,6 +530,14 @@ impl TableState {
             TableEvent::CreditSent { chips, postings, .. } => {
                 self.apply_postings(postings);
                 self.shift.credits_cents += crate::money::chips_value_cents(chips);
+            }
+            TableEvent::SlipVoided { kind, chips, postings, .. } => {
+                self.apply_postings(postings);
+                let value = crate::money::chips_value_cents(chips);
+                match kind {
+                    crate::cage::SlipKind::Fill => self.shift.fills_cents -= value,
+                    crate::cage::SlipKind::Credit => self.shift.credits_cents -= value,
+                }
             }
             TableEvent::ShiftClosed { closing_tray, postings, .. } => {
                 self.apply_postings(postings);

@@ -10,3 +10,4 @@ mod reasons;
 mod sessions;
 mod support;
 mod treasury;
+mod voids;

@@ -26,6 +26,7 @@ fn every_reason_has_a_named_test() {
         include_str!("pots.rs"),
         include_str!("sessions.rs"),
         include_str!("treasury.rs"),
+        include_str!("voids.rs"),
         include_str!("props.rs"),
         include_str!("reasons.rs"),
     ]
