@@ -135,6 +135,10 @@ impl LocalCluster {
         let settings = settings_for(&opts)?;
         let owner = os_user::server_owner()?;
         let data_dir = prepare_data_dir(&opts.data_dir, owner)?;
+        // Someone else's server: refuse before arming a cleanup that would stop it.
+        if server_running(&bin_dir, &data_dir, owner).await? {
+            return Err(PgError::AlreadyRunning { data_dir });
+        }
         // Armed before anything runs, so even a start interrupted midway is cleaned up.
         let reaper = arm_reaper(&bin_dir, &data_dir, throwaway_root.as_deref(), owner)?;
 
@@ -311,6 +315,27 @@ impl LocalCluster {
             .map_err(|e| PgError::io(format!("write {}", path.display()), e))?;
         os_user::hand_over(&path, self.owner)
     }
+}
+
+/// `pg_ctl status`: exit code 0 means a server runs on `data_dir`, 3 that none does, 4 that there
+/// is no data directory yet.
+async fn server_running(
+    bin_dir: &Path,
+    data_dir: &Path,
+    owner: Option<OsUser>,
+) -> Result<bool, PgError> {
+    let mut command = server_command(&bin_dir.join("pg_ctl"), owner);
+    command
+        .arg("-D")
+        .arg(data_dir)
+        .arg("status")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let status = command
+        .status()
+        .await
+        .map_err(|e| PgError::io("run pg_ctl status", e))?;
+    Ok(status.success())
 }
 
 /// What stops the server (and deletes a throwaway root) if we go away without `stop`.

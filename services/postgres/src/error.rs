@@ -19,6 +19,11 @@ pub enum PgError {
         closed_dir: PathBuf,
     },
 
+    #[error(
+        "a PostgreSQL server already runs on {data_dir}; stop it or use another data directory"
+    )]
+    AlreadyRunning { data_dir: PathBuf },
+
     #[error("{context}: {source}")]
     Io {
         context: String,

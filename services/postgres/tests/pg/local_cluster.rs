@@ -101,3 +101,24 @@ async fn a_data_dir_the_server_user_cannot_reach_is_refused_with_the_closed_dire
         "{message}"
     );
 }
+
+#[tokio::test]
+async fn a_second_start_on_a_running_data_dir_is_refused_and_leaves_the_first_running() {
+    let scratch = scratch_dir();
+    let data_dir = scratch.path().join("data");
+    let first = LocalCluster::start(ClusterOptions::new(&data_dir))
+        .await
+        .expect("first start");
+
+    let error = LocalCluster::start(ClusterOptions::new(&data_dir))
+        .await
+        .expect_err("the data directory is in use");
+
+    assert!(error.to_string().contains("already runs"), "{error}");
+    assert_eq!(
+        select_one(&first.url()).await,
+        1,
+        "the first server was disturbed"
+    );
+    first.stop(StopMode::Fast).await.expect("stop");
+}
