@@ -97,10 +97,12 @@ pub async fn serve(
 
     let grace = config.shutdown_grace;
     let (stop_accepting, stopped_accepting) = tokio::sync::oneshot::channel::<()>();
+    let (shutdown_began, shutdown_signalled) = tokio::sync::oneshot::channel::<()>();
     let drain_on_signal = {
         let drain = drain.clone();
         async move {
             shutdown.await;
+            let _ = shutdown_began.send(());
             health_reporter.set_not_serving::<TableServiceServer<Services>>().await;
             // End subscriptions so that connections can close, then let hyper drain the rest.
             let drained = tokio::time::timeout(grace, drain.close()).await;
@@ -115,6 +117,12 @@ pub async fn serve(
     let served = router.serve_with_incoming_shutdown(incoming, async move {
         let _ = stopped_accepting.await;
     });
+    let mut served = std::pin::pin!(served);
+    // Serve without a time limit until the shutdown signal; only the drain after it is bounded.
+    tokio::select! {
+        result = &mut served => return result.map_err(ServeError::Transport),
+        _ = shutdown_signalled => {}
+    }
     // Hyper's graceful shutdown waits for open requests; bound it too.
     match tokio::time::timeout(grace + Duration::from_secs(5), served).await {
         Ok(result) => result.map_err(ServeError::Transport),
