@@ -46,6 +46,9 @@ pub enum CageOp {
     /// R-CHIP-4: the cage's shift count: counted chips by denomination and cash must equal the
     /// ledger.
     CountShift { counted_chips: Vec<ChipCount>, counted_cash_cents: Cents },
+    /// R-AUDIT-1: reverse an earlier cage event (postings supplied by the caller from the
+    /// store). Touches the streams of the patrons whose pockets the postings name.
+    Correct { reverses_event_id: String, original_postings: Vec<crate::accounts::Posting>, approved_by: String, reason: String },
 }
 
 /// Fill or credit (R-CHIP-3).
@@ -257,7 +260,16 @@ impl CageState {
                 add_chips(&mut self.issued, receive, 1);
             }
             CageEvent::ShiftCounted { .. } => {}
-            CageEvent::Corrected { postings, .. } => self.apply_postings(postings),
+            CageEvent::Corrected { postings, .. } => {
+                self.apply_postings(postings);
+                // Chips back into the cage are no longer issued (R-CHIP-5 liability).
+                for p in postings {
+                    if let Account::CageChips { denomination_cents, .. } = &p.account {
+                        let count = p.amount_cents / denomination_cents;
+                        add_chips(&mut self.issued, &[ChipCount { denomination_cents: *denomination_cents, count }], -1);
+                    }
+                }
+            }
             CageEvent::MarkerIssued { marker_no, chips, amount_cents, .. } => {
                 add_chips(&mut self.chips, chips, -1);
                 add_chips(&mut self.issued, chips, 1);
@@ -453,6 +465,9 @@ pub fn decide_cage(snapshot: &Snapshot, ctx: &CommandContext, c: &CageCommand) -
             }
             let e = CageEvent::ShiftCounted { gaming_day: ctx.gaming_day.clone(), chips: cage.chips.clone(), cash_cents: cage.cash_cents };
             Ok(vec![(csid, Event::Cage(e))])
+        }
+        CageOp::Correct { reverses_event_id, original_postings, approved_by, reason } => {
+            crate::corrections::decide_cage_correction(snapshot, ctx, cage, cage_id, reverses_event_id, original_postings, approved_by, reason)
         }
         CageOp::CloseGamingDay => {
             let mut liability = cage.issued.clone();

@@ -1,11 +1,17 @@
 //! Corrections (R-AUDIT-1, R-BET-13): events are never updated or deleted; a correction is a
 //! new event that reverses the postings of the one it references and names its approver.
 
-use crate::accounts::Posting;
+use serde::{Deserialize, Serialize};
+
+use crate::accounts::{Account, Posting};
+use crate::aml::CashDirection;
+use crate::cage::{CageEvent, CageState};
 use crate::money::Cents;
+use crate::player::{PlayerEvent, PlayerState};
 use crate::rejection::{Reason, Rejection};
+use crate::streams::{CageId, PlayerId, StreamId, TableId};
 use crate::table::{TableEvent, TableState};
-use crate::CommandContext;
+use crate::{CommandContext, Event, Snapshot};
 
 pub const CORRECTION_APPROVER_REQUIRED: Reason = Reason::new("CORRECTION_APPROVER_REQUIRED", "R-AUDIT-1");
 pub const CORRECTION_INVALID: Reason = Reason::new("CORRECTION_INVALID", "R-AUDIT-1");
@@ -28,17 +34,12 @@ pub fn decide_correction(
 ) -> Result<TableEvent, Rejection> {
     let (table_id, _) = crate::ledger::open_table(table)?;
     crate::ledger::between_hands(table)?;
-    if approved_by.trim().is_empty() || approved_by == ctx.actor.id {
-        return Err(Rejection::new(CORRECTION_APPROVER_REQUIRED, "a correction names an approver other than the actor"));
-    }
-    if reverses_event_id.trim().is_empty() || reason.trim().is_empty() || original_postings.is_empty() || original_postings.len() > MAX_CORRECTION_POSTINGS {
-        return Err(Rejection::new(CORRECTION_INVALID, "a correction references the event, gives a reason and reverses 1..=64 postings"));
-    }
-    crate::accounts::check_balanced(original_postings)?;
+    check_request(ctx, reverses_event_id, approved_by, reason)?;
+    check_postings(original_postings)?;
     if original_postings.iter().any(|p| p.account.table_id().is_some_and(|t| t != table_id)) {
         return Err(Rejection::new(CORRECTION_INVALID, "the postings belong to another table"));
     }
-    let postings: Vec<Posting> = original_postings.iter().map(|p| Posting::new(p.account.clone(), -p.amount_cents)).collect();
+    let postings = reversed(original_postings);
     // Check the effect on this table's accounts.
     let after = table.clone().evolve(&TableEvent::Corrected {
         reverses_event_id: reverses_event_id.to_string(),
@@ -58,5 +59,146 @@ pub fn decide_correction(
         approved_by: approved_by.to_string(),
         reason: reason.to_string(),
         postings,
+    })
+}
+
+/// Who approves and why (R-AUDIT-1): an approver other than the actor, the reversed event's id
+/// and a reason.
+fn check_request(ctx: &CommandContext, reverses_event_id: &str, approved_by: &str, reason: &str) -> Result<(), Rejection> {
+    if approved_by.trim().is_empty() || approved_by == ctx.actor.id {
+        return Err(Rejection::new(CORRECTION_APPROVER_REQUIRED, "a correction names an approver other than the actor"));
+    }
+    if reverses_event_id.trim().is_empty() || reason.trim().is_empty() {
+        return Err(Rejection::new(CORRECTION_INVALID, "a correction references the event and gives a reason"));
+    }
+    Ok(())
+}
+
+fn check_postings(original_postings: &[Posting]) -> Result<(), Rejection> {
+    if original_postings.is_empty() || original_postings.len() > MAX_CORRECTION_POSTINGS {
+        return Err(Rejection::new(CORRECTION_INVALID, "a correction reverses 1..=64 postings"));
+    }
+    crate::accounts::check_balanced(original_postings)
+}
+
+fn reversed(postings: &[Posting]) -> Vec<Posting> {
+    postings.iter().map(|p| Posting::new(p.account.clone(), -p.amount_cents)).collect()
+}
+
+/// Patrons whose pockets a cage correction touches (their streams are loaded too).
+pub fn pocket_owners(postings: &[Posting]) -> Vec<PlayerId> {
+    let mut out: Vec<PlayerId> = Vec::new();
+    for p in postings {
+        if let Account::Pocket { player_id } = &p.account
+            && !out.contains(player_id) {
+                out.push(player_id.clone());
+            }
+    }
+    out
+}
+
+#[allow(clippy::too_many_arguments)]
+/// R-AUDIT-1 on a cage stream: reverse `original_postings` of a cage event (cage chips, cash,
+/// markers, patrons' pockets, house accounts; table accounts are corrected on the table). A
+/// pocket reversed gets a `PocketCorrected` on that patron's stream. Nothing may go negative.
+pub fn decide_cage_correction(
+    snapshot: &Snapshot,
+    ctx: &CommandContext,
+    cage: &CageState,
+    cage_id: &CageId,
+    reverses_event_id: &str,
+    original_postings: &[Posting],
+    approved_by: &str,
+    reason: &str,
+) -> Result<Vec<(StreamId, Event)>, Rejection> {
+    check_request(ctx, reverses_event_id, approved_by, reason)?;
+    check_postings(original_postings)?;
+    let foreign = original_postings.iter().any(|p| match &p.account {
+        Account::CageChips { cage_id: c, .. } | Account::CageCash { cage_id: c } | Account::CageMarkers { cage_id: c } => c != cage_id,
+        Account::Pocket { .. } | Account::House(_) => false,
+        _ => true,
+    });
+    if foreign {
+        return Err(Rejection::new(CORRECTION_INVALID, "a cage correction touches this cage, pockets and house accounts only"));
+    }
+    let postings = reversed(original_postings);
+    let corrected = CageEvent::Corrected {
+        reverses_event_id: reverses_event_id.to_string(),
+        approved_by: approved_by.to_string(),
+        reason: reason.to_string(),
+        postings: postings.clone(),
+    };
+    let after = cage.clone().evolve(&corrected);
+    if let Some(c) = after.chips.iter().find(|c| c.count < 0) {
+        return Err(Rejection::new(CORRECTION_WOULD_GO_NEGATIVE, "a cage denomination would go negative")
+            .with("denomination_cents", c.denomination_cents)
+            .with("balance_cents", c.value_cents()));
+    }
+    if after.cash_cents < 0 || after.markers_receivable_cents < 0 {
+        return Err(Rejection::new(CORRECTION_WOULD_GO_NEGATIVE, "cage cash or markers would go negative")
+            .with("balance_cents", after.cash_cents.min(after.markers_receivable_cents)));
+    }
+    let mut out = vec![(StreamId::Cage(cage_id.clone()), Event::Cage(corrected))];
+    for player_id in pocket_owners(&postings) {
+        let player = snapshot
+            .player(&player_id)
+            .ok_or_else(|| Rejection::new(crate::ledger::STREAM_NOT_LOADED, format!("stream player-{player_id} was not loaded")))?;
+        let delta: Cents = postings
+            .iter()
+            .filter(|p| matches!(&p.account, Account::Pocket { player_id: q } if *q == player_id))
+            .map(|p| p.amount_cents)
+            .sum();
+        if player.pocket_cents + delta < 0 {
+            return Err(Rejection::new(CORRECTION_WOULD_GO_NEGATIVE, format!("the pocket of {player_id} would go negative"))
+                .with("balance_cents", player.pocket_cents + delta));
+        }
+        let e = PlayerEvent::PocketCorrected { reverses_event_id: reverses_event_id.to_string(), amount_cents: delta };
+        out.push((StreamId::Player(player_id), Event::Player(e)));
+    }
+    Ok(out)
+}
+
+/// What a player-stream correction takes back (player events move no chips: they are records).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind")]
+pub enum PlayerReversal {
+    /// R-AUDIT-4: a cash transaction recorded wrongly comes off that day's total (the current
+    /// gaming day of the record only; a report already required stays required).
+    CashTransaction { gaming_day: String, direction: CashDirection, amount_cents: Cents },
+    /// R-REBUY-1: a departure recorded wrongly no longer binds the re-buy.
+    Departure { table_id: TableId, at_unix_ms: i64 },
+}
+
+/// R-AUDIT-1 on a player stream: take back a recorded cash transaction or departure.
+pub fn decide_player_correction(
+    ctx: &CommandContext,
+    player: &PlayerState,
+    reverses_event_id: &str,
+    approved_by: &str,
+    reason: &str,
+    reversal: &PlayerReversal,
+) -> Result<PlayerEvent, Rejection> {
+    check_request(ctx, reverses_event_id, approved_by, reason)?;
+    let found = match reversal {
+        PlayerReversal::CashTransaction { gaming_day, direction, amount_cents } => {
+            let day = player.cash_day.on(gaming_day);
+            let total = match direction {
+                CashDirection::In => day.cash_in_cents,
+                CashDirection::Out => day.cash_out_cents,
+            };
+            *amount_cents > 0 && *amount_cents <= total
+        }
+        PlayerReversal::Departure { table_id, at_unix_ms } => {
+            player.departures.iter().any(|d| &d.table_id == table_id && d.at_unix_ms == *at_unix_ms)
+        }
+    };
+    if !found {
+        return Err(Rejection::new(CORRECTION_INVALID, "the record to take back is not on this patron's stream"));
+    }
+    Ok(PlayerEvent::Corrected {
+        reverses_event_id: reverses_event_id.to_string(),
+        approved_by: approved_by.to_string(),
+        reason: reason.to_string(),
+        reversal: reversal.clone(),
     })
 }

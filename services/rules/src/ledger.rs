@@ -96,6 +96,9 @@ pub fn streams_of(command: &Command) -> Vec<StreamId> {
                         v.push(StreamId::Table(table_id.clone()));
                     }
                 }
+                CageOp::Correct { original_postings, .. } => {
+                    v.extend(crate::corrections::pocket_owners(original_postings).into_iter().map(StreamId::Player));
+                }
                 CageOp::OpenCage { .. } | CageOp::CloseGamingDay | CageOp::CountShift { .. } => {}
             }
             v
@@ -136,7 +139,7 @@ pub fn decide(snapshot: &Snapshot, ctx: &CommandContext, command: &Command) -> R
 }
 
 fn decide_player(snapshot: &Snapshot, ctx: &CommandContext, c: &PlayerCommand) -> Result<Vec<(StreamId, Event)>, Rejection> {
-    let _player = snapshot
+    let player = snapshot
         .player(&c.player_id)
         .ok_or_else(|| Rejection::new(STREAM_NOT_LOADED, format!("stream player-{} was not loaded", c.player_id)))?;
     match &c.op {
@@ -148,6 +151,10 @@ fn decide_player(snapshot: &Snapshot, ctx: &CommandContext, c: &PlayerCommand) -
                 return Err(Rejection::new(crate::markers::APPROVER_SAME_AS_ISSUER, "a credit line is approved by someone else"));
             }
             let e = PlayerEvent::CreditLineSet { line_cents: *line_cents, approved_by: approved_by.clone() };
+            Ok(vec![(StreamId::Player(c.player_id.clone()), Event::Player(e))])
+        }
+        PlayerOp::Correct { reverses_event_id, approved_by, reason, reversal } => {
+            let e = crate::corrections::decide_player_correction(ctx, player, reverses_event_id, approved_by, reason, reversal)?;
             Ok(vec![(StreamId::Player(c.player_id.clone()), Event::Player(e))])
         }
     }

@@ -64,6 +64,12 @@
 //!   accounts only; the pocket's value is unchanged; issued/returned per denomination follow).
 //! - R-CHIP-4 at the cage: `CageOp::CountShift{counted_chips, counted_cash_cents}` ->
 //!   `CageEvent::ShiftCounted`; reason `CAGE_COUNT_MISMATCH`.
+//! - R-AUDIT-1 on cage streams: `CageOp::Correct{reverses_event_id, original_postings,
+//!   approved_by, reason}` -> `CageEvent::Corrected` (cage, pocket and house accounts only) plus
+//!   `PlayerEvent::PocketCorrected{amount_cents}` for each pocket named (those player streams
+//!   are in `Command::streams`). On player streams: `PlayerOp::Correct{.., reversal:`
+//!   [`PlayerReversal`]`}` (`CashTransaction` off the day's AML total, or a `Departure` off the
+//!   re-buy wait) -> `PlayerEvent::Corrected`. Same reasons as table corrections.
 //!
 //! ## The snapshot
 //! [`Snapshot`] is the set of stream states the caller loaded for a command: build it with
@@ -135,8 +141,8 @@
 //! - Positions: which seat is the button, blinds and straddle (apart from under the gun) are
 //!   the dealer's `Post`s; the button policy only decides whether the button may be dead
 //!   (moving-button make-up of blinds skipped by departures is the dealer's).
-//! - Corrections (R-AUDIT-1) exist for table streams only; the caller supplies the reversed
-//!   event's id and postings from the store.
+//! - Corrections (R-AUDIT-1): the caller supplies the reversed event's id and postings from
+//!   the store; a cage correction of a marker does not touch the patron's marker list.
 //!
 //! **Configuration version** (R-AUDIT-2): every table event is judged under
 //! `TableState::config.version`; the store records it in the event metadata together with the
@@ -173,6 +179,7 @@ pub use accounts::{Account, HouseAccount, Posting};
 pub use aml::{AmlThresholds, CashDirection};
 pub use betting::{LegalActions, RaiseRange, legal_actions};
 pub use cage::{CageCommand, CageEvent, CageOp, CageState, MarkerDelivery, SlipKind};
+pub use corrections::PlayerReversal;
 pub use config::{BettingStructure, FeePolicy, IncompleteRaiseRule, KillPolicy, StakesMode, TableConfig};
 pub use hand::{Action, ActionKind, HandPhase, HandState, InHand, PostKind};
 pub use ledger::{decide, decide_table};

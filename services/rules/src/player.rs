@@ -24,6 +24,9 @@ pub struct PlayerCommand {
 pub enum PlayerOp {
     /// R-MARK-1: set the approved credit line; the approver differs from the actor.
     SetCreditLine { line_cents: Cents, approved_by: String },
+    /// R-AUDIT-1: take back a recorded cash transaction or departure; the approver differs
+    /// from the actor.
+    Correct { reverses_event_id: String, approved_by: String, reason: String, reversal: crate::corrections::PlayerReversal },
 }
 
 /// One cash-out from a game, for the re-buy wait (R-REBUY-1).
@@ -75,6 +78,10 @@ pub enum PlayerEvent {
     MarkerIssued { cage_id: CageId, marker_no: u64, amount_cents: Cents, issued_by: String, to_pocket: bool },
     MarkerRedeemed { cage_id: CageId, marker_no: u64, amount_cents: Cents },
     MarkerWrittenOff { cage_id: CageId, marker_no: u64, amount_cents: Cents, approved_by: String },
+    /// R-AUDIT-1: a record taken back (no chips move).
+    Corrected { reverses_event_id: String, approved_by: String, reason: String, reversal: crate::corrections::PlayerReversal },
+    /// R-AUDIT-1: the pocket side of a cage correction (the postings are on the cage event).
+    PocketCorrected { reverses_event_id: String, amount_cents: Cents },
 }
 
 impl PlayerEvent {
@@ -90,6 +97,8 @@ impl PlayerEvent {
             PlayerEvent::MarkerIssued { .. } => "MarkerIssued",
             PlayerEvent::MarkerRedeemed { .. } => "MarkerRedeemed",
             PlayerEvent::MarkerWrittenOff { .. } => "MarkerWrittenOff",
+            PlayerEvent::Corrected { .. } => "Corrected",
+            PlayerEvent::PocketCorrected { .. } => "PocketCorrected",
         }
     }
 }
@@ -163,6 +172,20 @@ impl PlayerState {
                 }
                 self.markers.retain(|m| m.outstanding_cents > 0);
             }
+            PlayerEvent::PocketCorrected { amount_cents, .. } => self.pocket_cents += amount_cents,
+            PlayerEvent::Corrected { reversal, .. } => match reversal {
+                crate::corrections::PlayerReversal::CashTransaction { gaming_day, direction, amount_cents } => {
+                    if &self.cash_day.gaming_day == gaming_day {
+                        match direction {
+                            CashDirection::In => self.cash_day.cash_in_cents -= amount_cents,
+                            CashDirection::Out => self.cash_day.cash_out_cents -= amount_cents,
+                        }
+                    }
+                }
+                crate::corrections::PlayerReversal::Departure { table_id, at_unix_ms } => {
+                    self.departures.retain(|d| !(&d.table_id == table_id && d.at_unix_ms == *at_unix_ms));
+                }
+            },
         }
         self
     }
