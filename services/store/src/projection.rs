@@ -104,7 +104,24 @@ impl InlineProjection for RulesProjection {
             PlayerEvent::MarkerRedeemed { amount_cents, .. } | PlayerEvent::MarkerWrittenOff { amount_cents, .. } => {
                 ops.push(ProjectionOp::Marker { player_id, outstanding_delta_cents: -amount_cents })
             }
-            PlayerEvent::PocketChipsPlayed { .. } | PlayerEvent::ChipsBought { .. } | PlayerEvent::ChipsRedeemed { .. } => {}
+            // R-AUDIT-1: a reversed cash transaction comes off that day's total.
+            PlayerEvent::Corrected {
+                reversal: chipledger_rules::PlayerReversal::CashTransaction { gaming_day, direction, amount_cents },
+                ..
+            } => {
+                let (cash_in_cents, cash_out_cents) = match direction {
+                    CashDirection::In => (-amount_cents, 0),
+                    CashDirection::Out => (0, -amount_cents),
+                };
+                ops.push(ProjectionOp::Cash { player_id, gaming_day, cash_in_cents, cash_out_cents });
+            }
+            // Pending a projection op that removes a departure: the re-buy decision itself reads
+            // the player stream's state, where the reversal has already taken effect.
+            PlayerEvent::Corrected { reversal: chipledger_rules::PlayerReversal::Departure { .. }, .. } => {}
+            PlayerEvent::PocketChipsPlayed { .. }
+            | PlayerEvent::ChipsBought { .. }
+            | PlayerEvent::ChipsRedeemed { .. }
+            | PlayerEvent::PocketCorrected { .. } => {}
         }
     }
 }
