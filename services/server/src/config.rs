@@ -289,7 +289,17 @@ impl Config {
         }
 
         let principals = resolve_principals(&file.auth.principals)?;
-        let dev_anonymous_role = file.auth.dev_anonymous_role.as_deref().map(parse_role).transpose()?;
+        let mut dev_anonymous_role = file.auth.dev_anonymous_role.as_deref().map(parse_role).transpose()?;
+        // A server started with no auth configuration at all, plain and on loopback, is a
+        // developer's local server: its callers act as admin so that the demo and the CLI work
+        // out of the box. Any principal, any TLS or any non-loopback address turns this off.
+        if dev_anonymous_role.is_none()
+            && principals.is_empty()
+            && file.tls.is_none()
+            && listen.ip().is_loopback()
+        {
+            dev_anonymous_role = Some(Role::Admin);
+        }
         if dev_anonymous_role.is_some() && (file.tls.is_some() || !listen.ip().is_loopback()) {
             return Err(invalid(
                 "auth.dev_anonymous_role",
