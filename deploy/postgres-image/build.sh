@@ -38,11 +38,14 @@ image_exists() { docker image inspect "$1" >/dev/null 2>&1; }
 report() {
     local bytes
     bytes="$(docker image inspect -f '{{.Size}}' "$tag")"
-    log "image $tag: $((bytes / 1024 / 1024)) MiB, built in $((SECONDS - started_at)) s"
+    log "image $tag: $((bytes / 1024 / 1024)) MiB; this run took $((SECONDS - started_at)) s"
 }
 
-if [ "$force" = 0 ] && image_exists "$tag"; then
-    log "image $tag exists (use --force to rebuild)"
+# What the image is made from: rebuilt when any of it changes, not only when the tag is missing.
+context_hash="$(cat "$here/Dockerfile" "$here/docker-entrypoint.sh" | sha256sum | cut -c1-16)-rootfs${rootfs_version}"
+built_from="$(docker image inspect -f '{{index .Config.Labels "org.chipledger.context"}}' "$tag" 2>/dev/null || true)"
+if [ "$force" = 0 ] && [ "$built_from" = "$context_hash" ]; then
+    log "image $tag is up to date (use --force to rebuild)"
     report
     exit 0
 fi
@@ -139,8 +142,9 @@ fi
 
 log "docker build $tag"
 # The classic builder: BuildKit is not installed everywhere and we need nothing from it.
-DOCKER_BUILDKIT=0 docker build -q --build-arg "BASE=${base_tag}" -t "$tag" "$here" >/dev/null 2>&1 ||
-    DOCKER_BUILDKIT=0 docker build --build-arg "BASE=${base_tag}" -t "$tag" "$here"
+build_args=(--build-arg "BASE=${base_tag}" --label "org.chipledger.context=${context_hash}" -t "$tag" "$here")
+DOCKER_BUILDKIT=0 docker build -q "${build_args[@]}" >/dev/null 2>&1 ||
+    DOCKER_BUILDKIT=0 docker build "${build_args[@]}"
 # Leftovers of earlier builds: replaced (now untagged) images, other cached tarballs.
 docker image prune -f --filter label=org.chipledger.image >/dev/null 2>&1 || true
 find "$cache_dir" -maxdepth 1 -name 'rootfs-*.tar' ! -path "$rootfs_tar" -delete

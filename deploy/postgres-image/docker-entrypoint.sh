@@ -50,7 +50,11 @@ TEXT
     fi
     # shellcheck disable=SC2206 # word splitting of POSTGRES_INITDB_ARGS is its documented use
     initdb_args+=(${POSTGRES_INITDB_ARGS:-})
-    initdb "${initdb_args[@]}" --pwfile=<(printf '%s\n' "${POSTGRES_PASSWORD:-}")
+    if [ -n "${POSTGRES_PASSWORD:-}" ]; then
+        initdb "${initdb_args[@]}" --pwfile=<(printf '%s\n' "$POSTGRES_PASSWORD")
+    else
+        initdb "${initdb_args[@]}"
+    fi
 
     printf "\nlisten_addresses = '*'\n" >>"$PGDATA/postgresql.conf"
     printf '\nhost all all all %s\n' "$auth_method" >>"$PGDATA/pg_hba.conf"
