@@ -70,6 +70,9 @@
 //!   are in `Command::streams`). On player streams: `PlayerOp::Correct{.., reversal:`
 //!   [`PlayerReversal`]`}` (`CashTransaction` off the day's AML total, or a `Departure` off the
 //!   re-buy wait) -> `PlayerEvent::Corrected`. Same reasons as table corrections.
+//! - R-POST-2 third blind: with `blinds_cents = [small, big, third]` a `BigBlind` post is the
+//!   second amount (it was the last one before), `ThirdBlind` the third; the third blind sets
+//!   the minimum raise. R-POST-1 `ButtonAnte` (option `button_ante`): ante x dealt players, dead.
 //!
 //! ## The snapshot
 //! [`Snapshot`] is the set of stream states the caller loaded for a command: build it with

@@ -144,7 +144,9 @@ pub fn nominal_cents(kind: PostKind, config: &TableConfig, hand: &HandState) -> 
             (config.ante_cents > 0 && config.button_ante).then_some(config.ante_cents * hand.players.len() as Cents)
         }
         PostKind::SmallBlind | PostKind::MissedSmallBlindDead => blind(0).filter(|_| config.blinds_cents.len() >= 2),
-        PostKind::BigBlind | PostKind::NewPlayer | PostKind::MissedBigBlind => (big > 0).then_some(big),
+        // R-POST-2: with a third blind, the big blind is the second of the three.
+        PostKind::BigBlind => blind(1).or((big > 0).then_some(big)),
+        PostKind::NewPlayer | PostKind::MissedBigBlind => (big > 0).then_some(big),
         PostKind::ThirdBlind => blind(2),
         PostKind::Straddle => {
             (config.straddle != StraddlePolicy::None && hand.round.bet_to_cents > 0).then_some(2 * hand.round.bet_to_cents)
@@ -224,8 +226,15 @@ pub fn apply_post(hand: &mut HandState, config: &TableConfig, seat: Seat, kind: 
         r.bet_to_cents = r.bet_to_cents.max(level);
     }
     match kind {
-        PostKind::BigBlind | PostKind::ThirdBlind => {
+        PostKind::BigBlind => {
             r.full_level_cents = r.full_level_cents.max(level);
+            r.raises = r.raises.max(1);
+            r.anchor_seat = seat;
+        }
+        PostKind::ThirdBlind => {
+            // R-POST-2: the third blind is the largest; the next raise is measured from it.
+            r.full_level_cents = r.full_level_cents.max(level);
+            r.min_raise_cents = r.min_raise_cents.max(level);
             r.raises = r.raises.max(1);
             r.anchor_seat = seat;
         }

@@ -135,3 +135,53 @@ fn r_bet_7_assumed_call_first_raise_is_four_big_blinds() {
     // After the first raise, the pot is the true pot again: 20 + (20 + 5 + 5) + 15 = $65.
     assert_eq!(g.legal().raise.unwrap().max_to_cents, d(65));
 }
+
+#[test]
+fn r_post_1_button_ante_one_player_posts_the_ante_for_everyone_dead() {
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.ante_cents = d(1);
+    c.button_ante = true;
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(100)), (4, d(100))]);
+    g.start(1, 4, &[1, 2, 3, 4]);
+    let r = rejected(g.post(4, PostKind::ButtonAnte, d(1)), "POST_WRONG_AMOUNT");
+    assert_eq!(r.number("required_cents"), Some(d(4)));
+    g.post(4, PostKind::ButtonAnte, d(4)).unwrap();
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    assert_eq!(g.hand().pot_cents, d(7));
+    // Dead: the button's ante does not count toward its call.
+    let p4 = g.hand().player(4).unwrap().clone();
+    assert_eq!((p4.round_cents, p4.hand_cents), (0, d(4)));
+    g.ok(3, Action::Call);
+    assert_eq!(g.legal().call_cents, d(2));
+    // Without the option, a button ante is not part of the game.
+    let mut g = four();
+    g.start(1, 4, &[1, 2, 3, 4]);
+    rejected(g.post(4, PostKind::ButtonAnte, d(4)), "POST_NOT_CONFIGURED");
+}
+
+#[test]
+fn r_post_2_third_blind_is_live_and_action_starts_after_it() {
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.blinds_cents = vec![d(1), d(2), d(4)];
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(100)), (4, d(100)), (5, d(100))]);
+    g.start(1, 5, &[1, 2, 3, 4, 5]);
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    let r = rejected(g.post(2, PostKind::BigBlind, d(4)), "POST_WRONG_AMOUNT");
+    assert_eq!(r.number("required_cents"), Some(d(2)));
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    g.post(3, PostKind::ThirdBlind, d(4)).unwrap();
+    let l = g.legal();
+    assert_eq!((l.seat, l.call_cents), (4, d(4)));
+    // The third blind is the bet to raise: at least $4 more.
+    assert_eq!(l.raise.unwrap().min_to_cents, d(8));
+    g.ok(4, Action::Call);
+    g.ok(5, Action::Fold);
+    g.ok(1, Action::Call);
+    g.ok(2, Action::Call);
+    // Live: the third blind has the option (check or raise).
+    let l = g.legal();
+    assert_eq!((l.seat, l.can_check), (3, true));
+    g.ok(3, Action::Check);
+    assert_eq!(g.hand().pot_cents, d(16));
+}
