@@ -70,6 +70,7 @@ pub fn command_to_wire(command: &Command) -> anyhow::Result<Wire> {
                 line_cents: *line_cents,
                 approved_by: approved_by.clone(),
             }),
+            other => anyhow::bail!("the API does not offer the player operation {other:?} yet"),
         },
     })
 }
