@@ -73,6 +73,9 @@
 //! - R-POST-2 third blind: with `blinds_cents = [small, big, third]` a `BigBlind` post is the
 //!   second amount (it was the last one before), `ThirdBlind` the third; the third blind sets
 //!   the minimum raise. R-POST-1 `ButtonAnte` (option `button_ante`): ante x dealt players, dead.
+//! - Cost: `decide_table` + `evolve` of a hand action make ~4 allocations (event, postings,
+//!   account ids) and never copy the `TableState` (only the last fold and corrections clone
+//!   it); `tests/rules/allocations.rs` counts them with a per-thread counting allocator.
 //!
 //! ## The snapshot
 //! [`Snapshot`] is the set of stream states the caller loaded for a command: build it with

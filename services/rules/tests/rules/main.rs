@@ -1,6 +1,7 @@
 //! Integration tests of the rules core: one test per worked example of RULES.md, one per
 //! rejection reason, and property tests over random play.
 
+mod allocations;
 mod betting;
 mod blinds;
 mod chips;
