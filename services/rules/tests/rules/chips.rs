@@ -1,0 +1,90 @@
+//! Chips put out at the table: an oversized chip is a call with change (R-BET-14), a short
+//! bet or call is brought up by a new event (R-BET-13).
+
+use chipledger_rules::*;
+
+use crate::support::*;
+
+fn three() -> Game {
+    let mut g = Game::new(example_config(TableConfig::no_limit_holdem(d(1), d(2))), &[(1, d(100)), (2, d(100)), (3, d(100))]);
+    g.start(1, 3, &[1, 2, 3]);
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    g
+}
+
+fn chip(dollars: i64) -> Vec<ChipCount> {
+    vec![ChipCount { denomination_cents: d(dollars), count: 1 }]
+}
+
+fn put_out(g: &mut Game, seat: Seat, chips: Vec<ChipCount>, declared: Option<Action>) -> Result<Vec<(StreamId, Event)>, Rejection> {
+    g.table(TableOp::PutOutChips { seat, chips, declared })
+}
+
+#[test]
+fn r_bet_14_single_oversized_chip_without_declaration_is_a_call_with_change() {
+    let mut g = three();
+    let events = put_out(&mut g, 3, chip(25), None).unwrap();
+    let Event::Table(TableEvent::Acted { kind, to_cents, amount_cents, postings, .. }) = &events[0].1 else { panic!("{events:?}") };
+    assert_eq!((*kind, *to_cents, *amount_cents), (ActionKind::Call, d(2), d(2)));
+    // The $25 chip goes in, $23 change comes back from the pot: the seat nets the $2 call.
+    let seat = Account::Seat { table_id: tid(TABLE), seat: 3 };
+    let amounts: Vec<Cents> = postings.iter().filter(|p| p.account == seat).map(|p| p.amount_cents).collect();
+    assert_eq!(amounts, vec![-d(25), d(23)]);
+    assert_eq!(postings.iter().map(|p| p.amount_cents).sum::<Cents>(), 0);
+    assert_eq!(g.stack(3), d(98));
+    assert_eq!(g.hand().pot_cents, d(5));
+    // Declared, the same chip is a raise to $25 (no change).
+    put_out(&mut g, 1, chip(25), Some(raise(25))).unwrap();
+    assert_eq!(g.stack(1), d(75));
+    assert_eq!(g.hand().round.bet_to_cents, d(25));
+}
+
+#[test]
+fn r_bet_14_single_chip_with_no_bet_is_a_bet_of_its_value() {
+    let mut g = three();
+    g.ok(3, Action::Call);
+    g.ok(1, Action::Call);
+    g.ok(2, Action::Check);
+    g.next_round();
+    let events = put_out(&mut g, 1, chip(5), None).unwrap();
+    let Event::Table(TableEvent::Acted { kind, to_cents, .. }) = &events[0].1 else { panic!() };
+    assert_eq!((*kind, *to_cents), (ActionKind::Bet, d(5)));
+}
+
+#[test]
+fn r_bet_13_short_call_is_brought_up_by_a_new_event_before_the_round_ends() {
+    let mut g = three();
+    rejected(g.table(TableOp::BringUpShortBet { seat: 3 }), "NO_SHORT_BET");
+    // Seat 3 says "call" ($2) but puts out one $1 chip: short by $1.
+    put_out(&mut g, 3, chip(1), Some(Action::Call)).unwrap();
+    assert_eq!(g.stack(3), d(99));
+    assert_eq!(g.hand().player(3).unwrap().short_cents, d(1));
+    let events = g.table(TableOp::BringUpShortBet { seat: 3 }).unwrap();
+    let Event::Table(TableEvent::ShortBetBroughtUp { amount_cents, .. }) = &events[0].1 else { panic!("{events:?}") };
+    assert_eq!(*amount_cents, d(1));
+    assert_eq!(g.stack(3), d(98));
+    let p3 = g.hand().player(3).unwrap();
+    assert_eq!((p3.short_cents, p3.hand_cents), (0, d(2)));
+    assert_eq!(g.hand().pot_cents, d(5));
+    rejected(g.table(TableOp::BringUpShortBet { seat: 3 }), "NO_SHORT_BET");
+}
+
+#[test]
+fn r_bet_13_short_bet_cannot_be_brought_up_after_the_round_ended() {
+    let mut g = three();
+    put_out(&mut g, 3, chip(1), Some(Action::Call)).unwrap();
+    g.ok(1, Action::Call);
+    g.ok(2, Action::Check);
+    g.next_round();
+    let r = rejected(g.table(TableOp::BringUpShortBet { seat: 3 }), "SHORT_BET_ROUND_ENDED");
+    assert_eq!(r.number("short_cents"), Some(d(1)));
+    // The hand still settles on the chips actually put in (conservation checked by the world).
+    for seat in [1, 2, 3] {
+        g.ok(seat, Action::Check);
+    }
+    g.check_down(&[1, 2, 3]);
+    let pots = g.showdown(vec![vec![3]]);
+    let total: Cents = pots.iter().map(|p| p.amount_cents).sum();
+    assert_eq!(total, d(5));
+}

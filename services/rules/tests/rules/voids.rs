@@ -1,0 +1,149 @@
+//! Slip voids (R-CHIP-3), color changes at the cage (R-CHIP-1), cage shift counts (R-CHIP-4)
+//! and corrections on cage and player streams (R-AUDIT-1).
+
+use chipledger_rules::*;
+
+use crate::support::*;
+
+fn nl() -> TableConfig {
+    example_config(TableConfig::no_limit_holdem(d(1), d(2)))
+}
+
+fn cage(g: &mut Game, op: CageOp) -> Result<Vec<(StreamId, Event)>, Rejection> {
+    g.world.exec(Command::Cage(CageCommand { cage_id: cid(CAGE), op }))
+}
+
+fn chips(denomination_dollars: i64, count: i64) -> Vec<ChipCount> {
+    vec![ChipCount { denomination_cents: d(denomination_dollars), count }]
+}
+
+fn signers() -> Signers {
+    Signers { first: "cage-1".into(), second: "floor-1".into() }
+}
+
+fn void(kind: SlipKind, slip_no: u64, reason: &str, signers: Signers) -> TableOp {
+    TableOp::VoidSlip { cage_id: cid(CAGE), kind, slip_no, reason: reason.into(), signers }
+}
+
+#[test]
+fn r_chip_3_void_needs_reason_and_two_signers_reverses_postings_and_keeps_the_number() {
+    let mut g = Game::new(nl(), &[]);
+    let tray_before = g.state().tray_value_cents();
+    let cage_before = g.world.cages[&cid(CAGE)].chip_count(d(100));
+    let events = g.fill(chips(100, 10)).unwrap();
+    let fill_postings = events[0].1.postings();
+    let fills_before = g.state().shift.fills_cents;
+    rejected(g.table(void(SlipKind::Fill, 2, " ", signers())), "VOID_REASON_REQUIRED");
+    rejected(g.table(void(SlipKind::Fill, 2, "wrong table", Signers { first: "x".into(), second: "x".into() })), "SIGNERS_NOT_DISTINCT");
+    let r = rejected(g.table(void(SlipKind::Fill, 7, "wrong table", signers())), "SLIP_NOT_FOUND");
+    assert_eq!(r.number("slip_no"), Some(7));
+    let events = g.table(void(SlipKind::Fill, 2, "wrong table", signers())).unwrap();
+    // The void's postings are the fill's, reversed.
+    let mut reversed: Vec<Posting> = fill_postings.iter().map(|p| Posting::new(p.account.clone(), -p.amount_cents)).collect();
+    let mut got = events[0].1.postings();
+    reversed.sort_by_key(|p| p.account.key());
+    got.sort_by_key(|p| p.account.key());
+    assert_eq!(got, reversed);
+    assert!(matches!(&events[1].1, Event::Cage(CageEvent::SlipVoided { slip_no: 2, .. })));
+    assert_eq!(g.state().tray_value_cents(), tray_before);
+    assert_eq!(g.world.cages[&cid(CAGE)].chip_count(d(100)), cage_before);
+    assert_eq!(g.state().shift.fills_cents, fills_before - d(1000));
+    rejected(g.table(void(SlipKind::Fill, 2, "again", signers())), "SLIP_ALREADY_VOIDED");
+    // The number stays used: the next fill is slip 3.
+    let r = rejected(g.table(TableOp::Fill { cage_id: cid(CAGE), slip_no: 2, chips: chips(100, 1), signers: signers() }), "SLIP_OUT_OF_SEQUENCE");
+    assert_eq!(r.number("expected_slip_no"), Some(3));
+    // A credit void returns the chips to the tray.
+    g.table(TableOp::Credit { cage_id: cid(CAGE), slip_no: 1, chips: chips(5, 4), signers: signers() }).unwrap();
+    let tray_5 = g.state().tray_count(d(5));
+    g.table(void(SlipKind::Credit, 1, "keyed on the wrong table", signers())).unwrap();
+    assert_eq!(g.state().tray_count(d(5)), tray_5 + 4);
+    assert_eq!(g.world.cages[&cid(CAGE)].last_credit_slip_no, 1);
+}
+
+#[test]
+fn r_chip_1_color_change_at_the_cage_keeps_the_pocket_value() {
+    let mut g = Game::new(nl(), &[]);
+    cage(&mut g, CageOp::SellChips { player_id: pid("P1"), chips: chips(100, 5) }).unwrap();
+    let give = chips(100, 1);
+    let receive = chips(25, 4);
+    let r = rejected(cage(&mut g, CageOp::ColorChange { player_id: pid("P1"), give: give.clone(), receive: chips(25, 3) }), "COLOR_CHANGE_UNEQUAL");
+    assert_eq!(r.number("receive_cents"), Some(d(75)));
+    rejected(cage(&mut g, CageOp::ColorChange { player_id: pid("P2"), give: give.clone(), receive: receive.clone() }), "POCKET_INSUFFICIENT");
+    let c = &g.world.cages[&cid(CAGE)];
+    let (hundreds, quarters) = (c.chip_count(d(100)), c.chip_count(d(25)));
+    let events = cage(&mut g, CageOp::ColorChange { player_id: pid("P1"), give, receive }).unwrap();
+    assert_eq!(events.len(), 1);
+    assert_eq!(g.world.players[&pid("P1")].pocket_cents, d(500));
+    let c = &g.world.cages[&cid(CAGE)];
+    assert_eq!((c.chip_count(d(100)), c.chip_count(d(25))), (hundreds + 1, quarters - 4));
+    // R-CHIP-5 liability by denomination follows the exchange.
+    let events = cage(&mut g, CageOp::CloseGamingDay).unwrap();
+    let Event::Cage(CageEvent::GamingDayClosed { liability, .. }) = &events[0].1 else { panic!() };
+    let of = |dn: Cents| liability.iter().find(|c| c.denomination_cents == dn).map_or(0, |c| c.count);
+    // Issued: 2,000 of each in the opening fill; then 5 x $100 sold; 4 x $25 out and 1 x $100 back.
+    assert_eq!((of(d(25)), of(d(100))), (2_004, 2_004));
+}
+
+#[test]
+fn r_chip_4_cage_shift_count_must_match_the_ledger() {
+    let mut g = Game::new(nl(), &[]);
+    let c = g.world.cages[&cid(CAGE)].clone();
+    let r = rejected(cage(&mut g, CageOp::CountShift { counted_chips: c.chips.clone(), counted_cash_cents: c.cash_cents - 1 }), "CAGE_COUNT_MISMATCH");
+    assert_eq!(r.number("ledger_cash_cents"), Some(c.cash_cents));
+    let mut short = c.chips.clone();
+    short[0].count -= 1;
+    rejected(cage(&mut g, CageOp::CountShift { counted_chips: short, counted_cash_cents: c.cash_cents }), "CAGE_COUNT_MISMATCH");
+    let events = cage(&mut g, CageOp::CountShift { counted_chips: c.chips.clone(), counted_cash_cents: c.cash_cents }).unwrap();
+    assert!(matches!(&events[0].1, Event::Cage(CageEvent::ShiftCounted { cash_cents, .. }) if *cash_cents == c.cash_cents));
+}
+
+fn correct_cage(reverses: &str, postings: Vec<Posting>, approved_by: &str) -> CageOp {
+    CageOp::Correct { reverses_event_id: reverses.into(), original_postings: postings, approved_by: approved_by.into(), reason: "sold to the wrong patron".into() }
+}
+
+#[test]
+fn r_audit_1_cage_correction_reverses_a_sale_and_the_pocket_follows() {
+    let mut g = Game::new(nl(), &[]);
+    let cash_before = g.world.cages[&cid(CAGE)].cash_cents;
+    let events = cage(&mut g, CageOp::SellChips { player_id: pid("P1"), chips: chips(100, 5) }).unwrap();
+    let original = events[0].1.postings();
+    let command = Command::Cage(CageCommand { cage_id: cid(CAGE), op: correct_cage("evt-7", original.clone(), "cage-mgr") });
+    assert_eq!(command.streams(), vec![StreamId::Cage(cid(CAGE)), StreamId::Player(pid("P1"))]);
+    rejected(cage(&mut g, correct_cage("evt-7", original.clone(), "dealer-1")), "CORRECTION_APPROVER_REQUIRED");
+    let table_side = vec![
+        Posting::new(Account::Tray { table_id: tid(TABLE), denomination_cents: d(100) }, d(100)),
+        Posting::new(Account::CageChips { cage_id: cid(CAGE), denomination_cents: d(100) }, -d(100)),
+    ];
+    rejected(cage(&mut g, correct_cage("evt-8", table_side, "cage-mgr")), "CORRECTION_INVALID");
+    let events = cage(&mut g, correct_cage("evt-7", original.clone(), "cage-mgr")).unwrap();
+    assert!(matches!(&events[1].1, Event::Player(PlayerEvent::PocketCorrected { amount_cents, .. }) if *amount_cents == -d(500)));
+    assert_eq!(g.world.players[&pid("P1")].pocket_cents, 0);
+    assert_eq!(g.world.cages[&cid(CAGE)].cash_cents, cash_before);
+    // Twice would take chips the patron no longer has.
+    let r = rejected(cage(&mut g, correct_cage("evt-7", original, "cage-mgr")), "CORRECTION_WOULD_GO_NEGATIVE");
+    assert_eq!(r.number("balance_cents"), Some(-d(500)));
+}
+
+#[test]
+fn r_audit_1_player_correction_takes_back_a_cash_record_and_a_departure() {
+    let mut g = Game::new(nl(), &[(1, d(200))]);
+    let player = |g: &Game| g.world.players[&pid("P1")].clone();
+    assert_eq!(player(&g).cash_day.cash_in_cents, d(200));
+    let correct = |reversal: PlayerReversal, approved_by: &str| {
+        Command::Player(PlayerCommand {
+            player_id: pid("P1"),
+            op: PlayerOp::Correct { reverses_event_id: "evt-3".into(), approved_by: approved_by.into(), reason: "keyed twice".into(), reversal },
+        })
+    };
+    let cash = |amount_cents| PlayerReversal::CashTransaction { gaming_day: "2026-03-01".into(), direction: CashDirection::In, amount_cents };
+    rejected(g.world.exec(correct(cash(d(50)), "dealer-1")), "CORRECTION_APPROVER_REQUIRED");
+    rejected(g.world.exec(correct(cash(d(201)), "floor-2")), "CORRECTION_INVALID");
+    g.world.exec(correct(cash(d(50)), "floor-2")).unwrap();
+    assert_eq!(player(&g).cash_day.cash_in_cents, d(150));
+    g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
+    let left = player(&g).departures[0].clone();
+    let departure = PlayerReversal::Departure { table_id: left.table_id, at_unix_ms: left.at_unix_ms };
+    g.world.exec(correct(departure.clone(), "floor-2")).unwrap();
+    assert!(player(&g).departures.is_empty());
+    rejected(g.world.exec(correct(departure, "floor-2")), "CORRECTION_INVALID");
+}
