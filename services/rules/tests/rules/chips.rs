@@ -88,3 +88,16 @@ fn r_bet_13_short_bet_cannot_be_brought_up_after_the_round_ended() {
     let total: Cents = pots.iter().map(|p| p.amount_cents).sum();
     assert_eq!(total, d(5));
 }
+
+#[test]
+fn r_pot_1_contributions_layer_at_each_all_in_level() {
+    let mut g = Game::new(example_config(TableConfig::no_limit_holdem(d(1), d(2))), &[(1, d(10)), (2, d(30)), (3, d(100))]);
+    g.start(1, 3, &[1, 2, 3]);
+    g.ok(1, Action::AllIn);
+    g.ok(2, Action::AllIn);
+    g.ok(3, Action::Call);
+    let pots = g.showdown(vec![vec![1], vec![2], vec![3]]);
+    let layers: Vec<(Cents, Vec<Seat>, Vec<(Seat, Cents)>)> = pots.iter().map(|p| (p.amount_cents, p.eligible.clone(), p.awards.clone())).collect();
+    assert_eq!(layers, vec![(d(30), vec![1, 2, 3], vec![(1, d(30))]), (d(40), vec![2, 3], vec![(2, d(40))])]);
+    assert_eq!((g.stack(1), g.stack(2), g.stack(3)), (d(30), d(40), d(70)));
+}

@@ -147,3 +147,26 @@ fn r_audit_1_player_correction_takes_back_a_cash_record_and_a_departure() {
     assert!(player(&g).departures.is_empty());
     rejected(g.world.exec(correct(departure, "floor-2")), "CORRECTION_INVALID");
 }
+
+#[test]
+fn r_chip_6_events_carry_the_callers_gaming_day_and_totals_restart_with_it() {
+    let mut g = Game::new(nl(), &[(1, d(200))]);
+    let day = |g: &Game| g.world.players[&pid("P1")].cash_day.clone();
+    assert_eq!((day(&g).gaming_day.as_str(), day(&g).cash_in_cents), ("2026-03-01", d(200)));
+    g.world.ctx.gaming_day = "2026-03-02".into();
+    let events = g.table(TableOp::TopUp { seat: 1, player_id: pid("P1"), amount_cents: d(50), source: FundsSource::Cash, supervisor_id: None }).unwrap();
+    assert!(events.iter().any(|(_, e)| matches!(e, Event::Player(PlayerEvent::CashTransaction { gaming_day, .. }) if gaming_day == "2026-03-02")));
+    assert_eq!((day(&g).gaming_day.as_str(), day(&g).cash_in_cents), ("2026-03-02", d(50)));
+}
+
+#[test]
+fn r_unit_1_amounts_are_positive_bounded_integer_cents() {
+    rejected(money::check_positive("amount_cents", 0), "AMOUNT_NOT_POSITIVE");
+    rejected(money::check_positive("amount_cents", money::MAX_AMOUNT_CENTS + 1), "AMOUNT_TOO_LARGE");
+    let mut g = Game::new(nl(), &[(1, d(100))]);
+    rejected(g.table(TableOp::Tip { seat: 1, amount_cents: -d(1) }), "AMOUNT_NOT_POSITIVE");
+    // Serialized amounts are JSON integers, never floats.
+    let events = g.table(TableOp::Tip { seat: 1, amount_cents: d(1) }).unwrap();
+    let json = serde_json::to_string(&events[0].1).unwrap();
+    assert!(json.contains("\"amount_cents\":100") && !json.contains("100.0"), "{json}");
+}
