@@ -22,6 +22,7 @@ use opentelemetry::KeyValue;
 use prost::Message;
 use serde::{Deserialize, Serialize};
 use tonic::Status;
+use tracing::Instrument;
 use uuid::Uuid;
 
 use crate::access::{self, Principal};
@@ -166,6 +167,7 @@ pub struct Ledger {
     aml: rules::AmlThresholds,
     cache: Mutex<StateCache>,
     drain: Drain,
+    db: telemetry::DbTracing,
 }
 
 fn now_unix_ms() -> i64 {
@@ -199,6 +201,7 @@ impl Ledger {
         drain: Drain,
     ) -> Ledger {
         Ledger {
+            db: telemetry::DbTracing::for_pool(store.pool()),
             store,
             default_property,
             clock,
@@ -216,6 +219,21 @@ impl Ledger {
 
     pub fn store(&self) -> &chipledger_store::Store {
         &self.store
+    }
+
+    /// Database spans for store calls (every store call runs inside one).
+    pub fn db(&self) -> &telemetry::DbTracing {
+        &self.db
+    }
+
+    /// One store call inside its database span ([`telemetry::DbTracing::call`]).
+    pub async fn db_call<T>(
+        &self,
+        operation: &'static str,
+        collection: &'static str,
+        call: impl Future<Output = Result<T, StoreError>>,
+    ) -> Result<T, StoreError> {
+        self.db.call(operation, collection, call).await
     }
 
     pub fn limits(&self) -> Limits {
@@ -329,10 +347,15 @@ impl Ledger {
             let request = decision.request(&property, &envelope, request_hash)?;
             let in_flight = self.drain.enter().ok_or_else(status::shutting_down)?;
             let store = self.store.clone();
-            let appended = tokio::spawn(async move {
-                let _in_flight = in_flight;
-                store.append(&request).await
-            })
+            let db = self.db.clone();
+            // The span is made here, under the RPC span; the task carries it.
+            let appended = tokio::spawn(
+                async move {
+                    let _in_flight = in_flight;
+                    db.call("append", "events", store.append(&request)).await
+                }
+                .in_current_span(),
+            )
             .await
             .map_err(|error| status::internal("append task", &error))?;
             telemetry::metrics().append_duration.record(started.elapsed().as_secs_f64(), &[]);
@@ -398,7 +421,7 @@ impl Ledger {
             streams,
             request: serde_json::json!({ "index": index, "command": command }),
         };
-        if let Err(error) = self.store.record_rejection(&record).await {
+        if let Err(error) = self.db.call("record_rejection", "rejections", self.store.record_rejection(&record)).await {
             // The caller still learns the reason; the missing audit row is logged loudly.
             tracing::error!(%error, command_id = %envelope.command_id, "could not record a rejection");
         }
@@ -462,19 +485,24 @@ impl Ledger {
             return Err(status::invalid_field("reverses_event_id", "not a UUID"));
         };
         // TODO(store): use a `Store::event_by_id` once the store offers one.
-        let found: Option<(String, i64)> =
-            sqlx::query_as("SELECT stream, stream_version FROM events WHERE property = $1 AND event_id = $2")
-                .bind(property)
-                .bind(event_id)
-                .fetch_optional(self.store.pool())
-                .await
-                .map_err(|error| status::internal("find reversed event", &error))?;
+        let found: Option<(String, i64)> = self
+            .db
+            .call("find_event", "events", async {
+                sqlx::query_as("SELECT stream, stream_version FROM events WHERE property = $1 AND event_id = $2")
+                    .bind(property)
+                    .bind(event_id)
+                    .fetch_optional(self.store.pool())
+                    .await
+                    .map_err(StoreError::from)
+            })
+            .await
+            .map_err(|error| status::internal("find reversed event", &error))?;
         let Some((stream, version)) = found else {
             return Err(status::not_found("event", &correction.reverses_event_id));
         };
         let events = self
-            .store
-            .read_stream(property, &stream, version - 1, 1)
+            .db
+            .call("read_stream", "events", self.store.read_stream(property, &stream, version - 1, 1))
             .await
             .map_err(|error| store_status("read reversed event", error))?;
         let event = events.first().ok_or_else(|| status::not_found("event", &correction.reverses_event_id))?;
@@ -510,8 +538,8 @@ impl Ledger {
         let (mut state, mut version) = cached.unwrap_or_else(|| (StreamState::empty(stream), 0));
         loop {
             let page = self
-                .store
-                .read_stream(property, &key.1, version, READ_PAGE)
+                .db
+                .call("read_stream", "events", self.store.read_stream(property, &key.1, version, READ_PAGE))
                 .await
                 .map_err(|error| store_status("read stream", error))?;
             for event in &page {
@@ -552,13 +580,18 @@ impl Ledger {
     /// A recorded command: its request hash and the append outcome.
     // TODO(store): replace with a `Store::recorded_command` lookup once the store offers one.
     async fn recorded(&self, property: &str, command_id: &str) -> Result<Option<([u8; 32], AppendOutcome)>, Status> {
-        let row: Option<(Vec<u8>, String, Vec<u8>)> =
-            sqlx::query_as("SELECT request_hash, outcome, reply FROM commands WHERE property = $1 AND command_id = $2")
-                .bind(property)
-                .bind(command_id)
-                .fetch_optional(self.store.pool())
-                .await
-                .map_err(|error| status::internal("idempotency lookup", &error))?;
+        let row: Option<(Vec<u8>, String, Vec<u8>)> = self
+            .db
+            .call("find_command", "commands", async {
+                sqlx::query_as("SELECT request_hash, outcome, reply FROM commands WHERE property = $1 AND command_id = $2")
+                    .bind(property)
+                    .bind(command_id)
+                    .fetch_optional(self.store.pool())
+                    .await
+                    .map_err(StoreError::from)
+            })
+            .await
+            .map_err(|error| status::internal("idempotency lookup", &error))?;
         let Some((hash, outcome_json, reply)) = row else { return Ok(None) };
         let hash: [u8; 32] = hash.try_into().map_err(|_| status::internal("idempotency lookup", &"hash length"))?;
         #[derive(Deserialize)]

@@ -15,6 +15,7 @@ use chipledger_rules::{self as rules, StreamId, TableEvent};
 use chipledger_store::{AsOf, EventFilter, RecordedEvent};
 use futures::{Stream, StreamExt};
 use tonic::{Request, Response, Status};
+use tracing::Instrument;
 
 use crate::access::Principal;
 use crate::convert::{self, WireCommand};
@@ -168,8 +169,7 @@ async fn scan(
     loop {
         filter.limit = page_size;
         let page = ledger
-            .store()
-            .events_by_filter(property, &filter)
+            .db_call("events_by_filter", "events", ledger.store().events_by_filter(property, &filter))
             .await
             .map_err(|error| store_status("list events", error))?;
         let exhausted = (page.len() as i64) < page_size;
@@ -368,8 +368,7 @@ async fn rebuild_hand(
     'search: loop {
         filter.limit = 1_000;
         let page = ledger
-            .store()
-            .events_by_filter(property, &filter)
+            .db_call("events_by_filter", "events", ledger.store().events_by_filter(property, &filter))
             .await
             .map_err(|error| store_status("find hand", error))?;
         let exhausted = page.len() < 1_000;
@@ -394,8 +393,7 @@ async fn rebuild_hand(
     while after_version < start.stream_version - 1 {
         let limit = (start.stream_version - 1 - after_version).min(1_000);
         let page = ledger
-            .store()
-            .read_stream(property, stream_key, after_version, limit)
+            .db_call("read_stream", "events", ledger.store().read_stream(property, stream_key, after_version, limit))
             .await
             .map_err(|error| store_status("rebuild hand", error))?;
         if page.is_empty() {
@@ -417,8 +415,7 @@ async fn rebuild_hand(
     let mut after_version = start.stream_version - 1;
     'events: loop {
         let page = ledger
-            .store()
-            .read_stream(property, stream_key, after_version, 1_000)
+            .db_call("read_stream", "events", ledger.store().read_stream(property, stream_key, after_version, 1_000))
             .await
             .map_err(|error| store_status("rebuild hand", error))?;
         let exhausted = page.len() < 1_000;
@@ -523,8 +520,7 @@ impl LedgerService for Services {
         };
         let balance_cents = self
             .ledger
-            .store()
-            .balance(&property, &request.account, as_of)
+            .db_call("balance", "postings", self.ledger.store().balance(&property, &request.account, as_of))
             .await
             .map_err(|error| store_status("balance", error))?;
         let global_position = match as_of {
@@ -660,14 +656,16 @@ impl LedgerService for Services {
         }
         let subscription = self
             .ledger
-            .store()
-            .subscribe(&property, request.after_position)
+            .db_call("subscribe", "events", self.ledger.store().subscribe(&property, request.after_position))
             .await
             .map_err(|error| store_status("subscribe", error))?;
         let streams = request.stream_ids;
         let types = request.event_types;
         let mut stopping = self.drain.stopping();
         let store = self.ledger.store().clone();
+        let db = self.ledger.db().clone();
+        // The subscriber's lag reads are database calls of this RPC.
+        let rpc_span = tracing::Span::current();
         let events = subscription
             .take_until(async move {
                 let _ = stopping.wait_for(|stopping| *stopping).await;
@@ -681,7 +679,9 @@ impl LedgerService for Services {
                     Err(_) => true,
                 };
                 let store = store.clone();
+                let db = db.clone();
                 let property = property.clone();
+                let rpc_span = rpc_span.clone();
                 async move {
                     if !keep {
                         return None;
@@ -690,7 +690,10 @@ impl LedgerService for Services {
                         Ok(event) => {
                             // Lag: events between this one and the head of the log.
                             if event.position % 100 == 0
-                                && let Ok(lag) = store.lag(&property, event.position).await
+                                && let Ok(lag) = db
+                                    .call("lag", "events", store.lag(&property, event.position))
+                                    .instrument(rpc_span)
+                                    .await
                             {
                                 telemetry::metrics().subscription_lag.record(lag.positions_behind.max(0) as u64, &[]);
                             }
@@ -771,8 +774,7 @@ impl AuditService for Services {
         }
         let sum = self
             .ledger
-            .store()
-            .balances_sum(&property, AsOf::Head)
+            .db_call("balances_sum", "postings", self.ledger.store().balances_sum(&property, AsOf::Head))
             .await
             .map_err(|error| store_status("sum of balances", error))?;
         Ok(Response::new(pb::GamingDayReconciliation {
@@ -858,8 +860,7 @@ impl AuditService for Services {
         loop {
             let page = self
                 .ledger
-                .store()
-                .rejections(&property, after_id, page_size)
+                .db_call("list_rejections", "rejections", self.ledger.store().rejections(&property, after_id, page_size))
                 .await
                 .map_err(|error| store_status("list rejections", error))?;
             let exhausted = (page.len() as i64) < page_size;
@@ -919,8 +920,7 @@ impl AuditService for Services {
         let property = self.ledger.property(&request.get_ref().property_id);
         let report = self
             .ledger
-            .store()
-            .verify_chain(&property)
+            .db_call("verify_chain", "events", self.ledger.store().verify_chain(&property))
             .await
             .map_err(|error| store_status("verify chain", error))?;
         Ok(Response::new(pb::VerifyChainResponse {
@@ -939,8 +939,7 @@ impl AuditService for Services {
         let property = self.ledger.property(&request.get_ref().property_id);
         let digest = self
             .ledger
-            .store()
-            .chain_digest(&property)
+            .db_call("chain_digest", "events", self.ledger.store().chain_digest(&property))
             .await
             .map_err(|error| store_status("chain digest", error))?;
         Ok(Response::new(pb::ChainDigest { global_position: digest.position, chain_hash_hex: hex::encode(digest.hash) }))

@@ -5,6 +5,8 @@
 
 use std::sync::OnceLock;
 
+use tracing::Instrument;
+
 use opentelemetry::metrics::{Counter, Histogram, Meter};
 use opentelemetry::propagation::Extractor;
 use opentelemetry::trace::TracerProvider as _;
@@ -175,6 +177,86 @@ pub fn rpc_span(path: &str, headers: &http::HeaderMap) -> tracing::Span {
     // An invalid or absent traceparent leaves the span a root; that is not an error.
     let _ = span.set_parent(parent);
     span
+}
+
+/// The database spans' fixed attributes (OpenTelemetry database conventions for PostgreSQL):
+/// `db.namespace` is the connection's schema qualified by its database ("chipledger.public").
+#[derive(Debug, Clone)]
+pub struct DbTracing {
+    namespace: String,
+}
+
+impl DbTracing {
+    /// From the pool's connection options: the database name, else the user name (PostgreSQL's
+    /// own default database).
+    pub fn for_pool(pool: &sqlx::PgPool) -> DbTracing {
+        let options = pool.connect_options();
+        let database = options.get_database().unwrap_or_else(|| options.get_username());
+        DbTracing { namespace: format!("{database}.public") }
+    }
+
+    /// The span of one database call, a child of the current span: named
+    /// `{db.operation.name} {db.collection.name}` (e.g. "append events"), kind client, with
+    /// `db.system.name` "postgresql". A store operation may run several statements in one
+    /// transaction, so `db.operation.name` is the store operation ("append", "read_stream").
+    pub fn span(&self, operation: &'static str, collection: &'static str) -> tracing::Span {
+        tracing::info_span!(
+            "db",
+            otel.name = %format_args!("{operation} {collection}"),
+            otel.kind = "client",
+            otel.status_code = tracing::field::Empty,
+            db.system.name = "postgresql",
+            db.namespace = %self.namespace,
+            db.operation.name = operation,
+            db.collection.name = collection,
+            db.response.status_code = tracing::field::Empty,
+            error.type = tracing::field::Empty,
+        )
+    }
+
+    /// Runs one store call inside a fresh [`DbTracing::span`]; a failure marks the span
+    /// (`error.type`, the SQLSTATE in `db.response.status_code`, status ERROR).
+    pub async fn call<T>(
+        &self,
+        operation: &'static str,
+        collection: &'static str,
+        call: impl Future<Output = Result<T, chipledger_store::StoreError>>,
+    ) -> Result<T, chipledger_store::StoreError> {
+        let span = self.span(operation, collection);
+        let result = call.instrument(span.clone()).await;
+        if let Err(error) = &result {
+            record_db_error(&span, error);
+        }
+        result
+    }
+}
+
+/// Marks a database span failed with a low-cardinality error class.
+fn record_db_error(span: &tracing::Span, error: &chipledger_store::StoreError) {
+    use chipledger_store::StoreError;
+    let sqlstate = match error {
+        StoreError::Database(sqlx::Error::Database(database)) => database.code().map(|code| code.into_owned()),
+        _ => None,
+    };
+    let class = match (error, &sqlstate) {
+        (_, Some(code)) => code.as_str(),
+        (StoreError::VersionConflict { .. }, _) => "version_conflict",
+        (StoreError::IdempotencyConflict { .. }, _) => "idempotency_conflict",
+        (StoreError::Unbalanced { .. }, _) => "unbalanced",
+        (StoreError::NegativeBalance { .. }, _) => "negative_balance",
+        (StoreError::ProjectionRefused { .. }, _) => "projection_refused",
+        (StoreError::InvalidRequest(_), _) => "invalid_request",
+        (StoreError::Contention(_), _) => "contention",
+        (StoreError::Corrupt(_), _) => "corrupt",
+        (StoreError::Database(sqlx::Error::PoolTimedOut), _) => "pool_timeout",
+        (StoreError::Database(_), _) => "database",
+        _ => "_OTHER",
+    };
+    span.record("error.type", class);
+    span.record("otel.status_code", "ERROR");
+    if let Some(code) = &sqlstate {
+        span.record("db.response.status_code", code.as_str());
+    }
 }
 
 /// The trace id of the current span (hex), recorded in event metadata (R-AUDIT-2).
