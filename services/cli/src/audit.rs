@@ -446,15 +446,20 @@ pub fn print_shift(shift: &pb::TableShiftReconciliation, output: Output) {
         money(shift.result_cents),
     ]);
     println!("{table}");
-    println!(
-        "  result = drop {} + credits {} + closing {} - opening {} - fills {} = {} (R-CHIP-4)",
+    println!("  {} (R-CHIP-4)", shift_formula(shift));
+}
+
+/// `drop D + credits C + closing X - opening O - fills F = result R` (R-CHIP-4).
+pub fn shift_formula(shift: &pb::TableShiftReconciliation) -> String {
+    format!(
+        "drop {} + credits {} + closing {} - opening {} - fills {} = result {}",
         money(shift.drop_cents),
         money(shift.credits_cents),
         money(shift.closing_inventory_cents),
         money(shift.opening_inventory_cents),
         money(shift.fills_cents),
         money(shift.result_cents)
-    );
+    )
 }
 
 pub fn day_json(day: &pb::GamingDayReconciliation) -> serde_json::Value {
@@ -631,13 +636,18 @@ pub struct SavedDigest {
     pub chain_hash_hex: String,
 }
 
-pub async fn digest(client: &mut Client, args: DigestArgs, output: Output) -> anyhow::Result<ExitCode> {
-    let head = client
+/// The chain head: last position and its hash.
+pub async fn chain_head(client: &mut Client) -> anyhow::Result<pb::ChainDigest> {
+    client
         .audit
         .get_chain_digest(pb::GetChainDigestRequest { property_id: client.property_id.clone() })
         .await
-        .map_err(|status| rpc_error("chain digest", &status))?
-        .into_inner();
+        .map(tonic::Response::into_inner)
+        .map_err(|status| rpc_error("chain digest", &status))
+}
+
+pub async fn digest(client: &mut Client, args: DigestArgs, output: Output) -> anyhow::Result<ExitCode> {
+    let head = chain_head(client).await?;
     let saved = SavedDigest { global_position: head.global_position, chain_hash_hex: head.chain_hash_hex };
     let text = serde_json::to_string_pretty(&saved)?;
     if let Some(path) = &args.out {

@@ -49,6 +49,21 @@ pub struct ServerArgs {
     pub property: String,
 }
 
+impl ServerArgs {
+    /// Plain text, no client certificate, no token: a loopback server that lets anonymous
+    /// callers in (the bench's embedded chipledgerd).
+    pub fn plain(server: &str, property: &str) -> ServerArgs {
+        ServerArgs {
+            server: server.to_owned(),
+            ca_cert: None,
+            client_cert: None,
+            client_key: None,
+            token: None,
+            property: property.to_owned(),
+        }
+    }
+}
+
 /// Adds `authorization: Bearer <token>` to every request when a token is configured.
 #[derive(Clone)]
 pub struct BearerToken(Option<MetadataValue<Ascii>>);

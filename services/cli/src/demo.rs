@@ -612,16 +612,7 @@ async fn report(demo: &mut Demo, t1: &TableId, t2: &TableId, closed: &pb::Comman
             .await
             .map_err(|status| rpc_error("shift reconciliation", &status))?
             .into_inner();
-        println!(
-            "reconciliation {}: drop {} + credits {} + closing {} - opening {} - fills {} = result {}",
-            shift.table_id,
-            money(shift.drop_cents),
-            money(shift.credits_cents),
-            money(shift.closing_inventory_cents),
-            money(shift.opening_inventory_cents),
-            money(shift.fills_cents),
-            money(shift.result_cents)
-        );
+        println!("reconciliation {}: {}", shift.table_id, audit::shift_formula(&shift));
     }
     // The gaming day the close was recorded under, from the event's metadata.
     let position = closed.events.first().map(|event| event.global_position).context("the day close recorded no event")?;

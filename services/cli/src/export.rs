@@ -88,12 +88,7 @@ pub async fn export(client: &mut Client, args: ExportArgs) -> anyhow::Result<Exi
     };
     let sink = std::io::BufWriter::new(sink);
     // The head position bounds the progress bar (the filter may select fewer).
-    let head = client
-        .audit
-        .get_chain_digest(pb::GetChainDigestRequest { property_id: client.property_id.clone() })
-        .await
-        .map_err(|status| rpc_error("chain digest", &status))?
-        .into_inner();
+    let head = crate::audit::chain_head(client).await?;
     let progress = if args.out.is_some() { ProgressBar::new(head.global_position.max(0) as u64) } else { ProgressBar::hidden() };
     progress.set_style(
         ProgressStyle::with_template("{bar:40} position {pos}/{len}, {per_sec}").unwrap_or_else(|_| ProgressStyle::default_bar()),

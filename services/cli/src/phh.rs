@@ -36,19 +36,57 @@ pub fn run(command: PhhCommand) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// How one hand ended, offline (`phh replay`) or through the server (`phh load`).
+pub(crate) enum Outcome {
+    Matched,
+    NotCompared,
+    Mismatched(String),
+    Unsupported(String),
+    Rejected(String),
+}
+
+impl Outcome {
+    /// The hand's line; `verb` says what happened to a hand without finishing_stacks.
+    pub(crate) fn line(&self, label: &str, verb: &str) -> String {
+        match self {
+            Outcome::Matched => format!("matched {label}"),
+            Outcome::NotCompared => format!("{verb} {label} (no finishing_stacks to compare)"),
+            Outcome::Mismatched(diffs) => format!("MISMATCHED {label}: {diffs}"),
+            Outcome::Unsupported(reason) => format!("unsupported {label}: {reason}"),
+            Outcome::Rejected(reason) => format!("REJECTED {label}: {reason}"),
+        }
+    }
+
+    /// Mismatches and rejections are always worth a line; the rest only with --verbose.
+    pub(crate) fn shown(&self, verbose: bool) -> bool {
+        verbose || matches!(self, Outcome::Mismatched(_) | Outcome::Rejected(_))
+    }
+}
+
 /// Counts of the summary line, plus malformed files (reported on stderr).
 #[derive(Default)]
-struct Tally {
+pub(crate) struct Tally {
     hands: u64,
     matched: u64,
     mismatched: u64,
     unsupported: u64,
     rejected: u64,
     not_compared: u64,
-    malformed: u64,
+    pub(crate) malformed: u64,
 }
 
 impl Tally {
+    pub(crate) fn count(&mut self, outcome: &Outcome) {
+        self.hands += 1;
+        match outcome {
+            Outcome::Matched => self.matched += 1,
+            Outcome::NotCompared => self.not_compared += 1,
+            Outcome::Mismatched(_) => self.mismatched += 1,
+            Outcome::Unsupported(_) => self.unsupported += 1,
+            Outcome::Rejected(_) => self.rejected += 1,
+        }
+    }
+
     fn add(&mut self, other: &Tally) {
         self.hands += other.hands;
         self.matched += other.matched;
@@ -57,6 +95,32 @@ impl Tally {
         self.rejected += other.rejected;
         self.not_compared += other.not_compared;
         self.malformed += other.malformed;
+    }
+
+    /// Prints the summary, ending with `hands: N, matched: M, mismatched: X, unsupported: U,
+    /// rejected: R`; `verb` as in [`Outcome::line`].
+    pub(crate) fn print(&self, verb: &str) {
+        if self.not_compared > 0 {
+            println!("{verb} without finishing_stacks (not compared): {}", self.not_compared);
+        }
+        if self.malformed > 0 {
+            println!("malformed files: {}", self.malformed);
+        }
+        println!(
+            "hands: {}, matched: {}, mismatched: {}, unsupported: {}, rejected: {}",
+            self.hands, self.matched, self.mismatched, self.unsupported, self.rejected
+        );
+    }
+
+    /// 2 for malformed input, 1 for a mismatch, a rejection or `failed`, else 0.
+    pub(crate) fn exit_code(&self, failed: bool) -> ExitCode {
+        if self.malformed > 0 {
+            ExitCode::from(2)
+        } else if self.mismatched > 0 || self.rejected > 0 || failed {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        }
     }
 }
 
@@ -98,23 +162,8 @@ fn replay_paths(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
         }
         total.add(&report.tally);
     }
-    if total.not_compared > 0 {
-        println!("replayed without finishing_stacks (not compared): {}", total.not_compared);
-    }
-    if total.malformed > 0 {
-        println!("malformed files: {}", total.malformed);
-    }
-    println!(
-        "hands: {}, matched: {}, mismatched: {}, unsupported: {}, rejected: {}",
-        total.hands, total.matched, total.mismatched, total.unsupported, total.rejected
-    );
-    Ok(if total.malformed > 0 {
-        ExitCode::from(2)
-    } else if total.mismatched > 0 || total.rejected > 0 {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    total.print("replayed");
+    Ok(total.exit_code(false))
 }
 
 /// The hand files named by `path` (a file, or a folder searched recursively).
@@ -128,8 +177,7 @@ fn replay_file(file: &Path, verbose: bool) -> FileReport {
         let hand = match parsed {
             Ok(hand) => hand,
             Err(error) if error.is_unsupported() => {
-                report.tally.hands += 1;
-                report.tally.unsupported += 1;
+                report.tally.count(&Outcome::Unsupported(error.to_string()));
                 if verbose {
                     report.lines.push(format!("unsupported {error}"));
                 }
@@ -141,38 +189,22 @@ fn replay_file(file: &Path, verbose: bool) -> FileReport {
                 continue;
             }
         };
-        report.tally.hands += 1;
-        let outcome = replay(&hand);
-        let label = &hand.origin;
-        let line = match &outcome {
-            ReplayOutcome::Matched => {
-                report.tally.matched += 1;
-                format!("matched {label}")
-            }
-            ReplayOutcome::NotCompared => {
-                report.tally.not_compared += 1;
-                format!("replayed {label} (no finishing_stacks to compare)")
-            }
+        let outcome = match replay(&hand) {
+            ReplayOutcome::Matched => Outcome::Matched,
+            ReplayOutcome::NotCompared => Outcome::NotCompared,
             ReplayOutcome::Mismatched { stacks } => {
-                report.tally.mismatched += 1;
                 let diffs: Vec<String> = stacks
                     .iter()
                     .map(|m| format!("{} expected {} got {} cents", m.player, m.expected_cents, m.got_cents))
                     .collect();
-                format!("MISMATCHED {label}: {}", diffs.join("; "))
+                Outcome::Mismatched(diffs.join("; "))
             }
-            ReplayOutcome::Unsupported { reason } => {
-                report.tally.unsupported += 1;
-                format!("unsupported {label}: {reason}")
-            }
-            ReplayOutcome::Rejected(rejected) => {
-                report.tally.rejected += 1;
-                format!("REJECTED {label}: {rejected}")
-            }
+            ReplayOutcome::Unsupported { reason } => Outcome::Unsupported(reason),
+            ReplayOutcome::Rejected(rejected) => Outcome::Rejected(rejected.to_string()),
         };
-        // Mismatches and rejections are always worth a line; the rest only with --verbose.
-        if verbose || matches!(outcome, ReplayOutcome::Mismatched { .. } | ReplayOutcome::Rejected(_)) {
-            report.lines.push(line);
+        report.tally.count(&outcome);
+        if outcome.shown(verbose) {
+            report.lines.push(outcome.line(&hand.origin, "replayed"));
         }
     }
     report

@@ -22,6 +22,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use pb::command::Command as Wire;
 
 use crate::connect::{Client, Refusal, describe_status, rpc_error};
+use crate::phh::{Outcome, Tally};
 use crate::send::{Header, send, send_batch};
 use crate::wire::command_to_wire;
 
@@ -57,39 +58,6 @@ pub struct LoadArgs {
     limit: Option<usize>,
 }
 
-/// How loading one hand ended.
-enum Outcome {
-    Matched,
-    NotCompared,
-    Mismatched(String),
-    Unsupported(String),
-    Rejected(String),
-}
-
-#[derive(Default)]
-struct Summary {
-    hands: u64,
-    matched: u64,
-    mismatched: u64,
-    unsupported: u64,
-    rejected: u64,
-    not_compared: u64,
-    malformed: u64,
-}
-
-impl Summary {
-    fn count(&mut self, outcome: &Outcome) {
-        self.hands += 1;
-        match outcome {
-            Outcome::Matched => self.matched += 1,
-            Outcome::NotCompared => self.not_compared += 1,
-            Outcome::Mismatched(_) => self.mismatched += 1,
-            Outcome::Unsupported(_) => self.unsupported += 1,
-            Outcome::Rejected(_) => self.rejected += 1,
-        }
-    }
-}
-
 /// The table id of the `seq`-th hand of a run: `<run>-<seq>-<hand>`, within the id bounds
 /// (the conversion appends `.cage` and `.pN` to it).
 fn table_id(run_tag: &str, seq: usize, hand: &HandHistory) -> anyhow::Result<TableId> {
@@ -105,7 +73,7 @@ pub async fn run(args: LoadArgs, client: Client) -> anyhow::Result<ExitCode> {
     for path in &args.paths {
         crate::phh::collect_files(path, &mut files)?;
     }
-    let mut summary = Summary::default();
+    let mut summary = Tally::default();
     let mut hands = Vec::new();
     for file in &files {
         for parsed in load_file(file) {
@@ -150,59 +118,25 @@ pub async fn run(args: LoadArgs, client: Client) -> anyhow::Result<ExitCode> {
         let outcome = outcome?;
         progress.inc(1);
         summary.count(&outcome);
-        let label = &hand.origin;
-        let line = match &outcome {
-            Outcome::Matched => format!("matched {label}"),
-            Outcome::NotCompared => format!("loaded {label} (no finishing_stacks to compare)"),
-            Outcome::Mismatched(diffs) => format!("MISMATCHED {label}: {diffs}"),
-            Outcome::Unsupported(reason) => format!("unsupported {label}: {reason}"),
-            Outcome::Rejected(reason) => format!("REJECTED {label}: {reason}"),
-        };
-        if args.verbose || matches!(outcome, Outcome::Mismatched(_) | Outcome::Rejected(_)) {
-            progress.suspend(|| println!("{line}"));
+        if outcome.shown(args.verbose) {
+            progress.suspend(|| println!("{}", outcome.line(&hand.origin, "loaded")));
         }
     }
     drop(outcomes);
     progress.finish_and_clear();
 
     let mut client = client;
-    let verified = client
-        .audit
-        .verify_chain(pb::VerifyChainRequest { property_id: client.property_id.clone() })
-        .await
-        .map_err(|status| rpc_error("verifying the chain", &status))?
-        .into_inner();
-    let head = verified.head.unwrap_or_default();
-    let chain_ok = verified.ok;
-    if chain_ok {
+    let verified = crate::audit::verify_chain(&mut client).await?;
+    if verified.ok {
         println!(
             "chain verified: {} events, head position {} hash {}",
-            verified.events_checked, head.global_position, head.chain_hash_hex
+            verified.events_checked, verified.head.global_position, verified.head.chain_hash_hex
         );
     } else {
-        println!(
-            "CHAIN BROKEN at position {}: {}",
-            verified.first_bad_position.unwrap_or_default(),
-            verified.problem
-        );
+        println!("CHAIN BROKEN: {}", verified.problem);
     }
-    if summary.not_compared > 0 {
-        println!("loaded without finishing_stacks (not compared): {}", summary.not_compared);
-    }
-    if summary.malformed > 0 {
-        println!("malformed files: {}", summary.malformed);
-    }
-    println!(
-        "hands: {}, matched: {}, mismatched: {}, unsupported: {}, rejected: {}",
-        summary.hands, summary.matched, summary.mismatched, summary.unsupported, summary.rejected
-    );
-    Ok(if summary.malformed > 0 {
-        ExitCode::from(2)
-    } else if summary.mismatched > 0 || summary.rejected > 0 || !chain_ok {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    summary.print("loaded");
+    Ok(summary.exit_code(!verified.ok))
 }
 
 /// A refusal becomes the hand's outcome; anything else (transport, invalid request) stops the load.

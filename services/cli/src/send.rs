@@ -53,7 +53,8 @@ macro_rules! commands {
             }
         }
 
-        async fn call(client: &mut Client, command: Wire) -> Result<pb::CommandResult, Status> {
+        /// Sends a command whose header is already stamped on its typed RPC.
+        pub async fn send_stamped(client: &mut Client, command: Wire) -> Result<pb::CommandResult, Status> {
             let reply = match command {
                 $(Wire::$variant(message) => client.$service.$method(message).await,)*
             };
@@ -102,17 +103,31 @@ commands!(
 
 /// Sends one command on its typed RPC with the given header.
 pub async fn send(client: &mut Client, header: &Header, mut command: Wire) -> Result<pb::CommandResult, Status> {
-    *header_mut(&mut command) = Some(header.to_wire());
-    call(client, command).await
+    stamp(&mut command, header);
+    send_stamped(client, command).await
 }
 
-/// Records many commands atomically with `RecordBatch` (inner headers carry only the device).
-pub async fn send_batch(client: &mut Client, header: &Header, commands: Vec<Wire>) -> Result<pb::BatchResult, Status> {
-    let request = pb::RecordBatch {
+/// Puts `header` into `command`'s header slot.
+pub fn stamp(command: &mut Wire, header: &Header) {
+    *header_mut(command) = Some(header.to_wire());
+}
+
+/// The `RecordBatch` of `commands` under one header (inner headers carry only the device).
+pub fn batch_request(header: &Header, commands: Vec<Wire>) -> pb::RecordBatch {
+    pb::RecordBatch {
         header: Some(header.to_wire()),
         commands: commands.into_iter().map(|command| pb::Command { command: Some(command) }).collect(),
-    };
+    }
+}
+
+/// Records a batch built by [`batch_request`] atomically.
+pub async fn send_batch_request(client: &mut Client, request: pb::RecordBatch) -> Result<pb::BatchResult, Status> {
     client.ledger.record_batch(request).await.map(tonic::Response::into_inner)
+}
+
+/// Records many commands atomically with `RecordBatch`.
+pub async fn send_batch(client: &mut Client, header: &Header, commands: Vec<Wire>) -> Result<pb::BatchResult, Status> {
+    send_batch_request(client, batch_request(header, commands)).await
 }
 
 /// Sends an operator command and prints what happened. A refusal is printed with its reason

@@ -7,28 +7,23 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, bail};
 use chipledger_proto::v1 as pb;
-use chipledger_proto::v1::audit_service_client::AuditServiceClient;
-use chipledger_proto::v1::ledger_service_client::LedgerServiceClient;
 use futures::StreamExt;
 use sqlx::PgPool;
 use time::OffsetDateTime;
-use tonic::transport::{Channel, Endpoint};
 
 use super::figures::{Latencies, Run};
 use super::target::{POOL_CONNECTIONS, Target};
 use super::usage::CpuSample;
-use super::wire::Clients;
 use super::workload::{Plan, PlannedHand};
+use crate::connect::{Client, ServerArgs, describe_status};
+use crate::send::{send_batch_request, send_stamped};
 
 /// Longest wait for the live subscriber to see the last event after the writers finished.
 const SUBSCRIBER_DRAIN: Duration = Duration::from_secs(60);
 
-pub async fn channel(url: &str) -> anyhow::Result<Channel> {
-    Endpoint::from_shared(url.to_owned())?
-        .tcp_nodelay(true)
-        .connect()
-        .await
-        .with_context(|| format!("connecting to {url}"))
+/// A plain connection to the bench target for `property`.
+async fn connect(grpc_url: &str, property: &str) -> anyhow::Result<Client> {
+    Client::connect(&ServerArgs::plain(grpc_url, property)).await
 }
 
 /// Last global position of the property (0 before its first event).
@@ -47,17 +42,17 @@ pub enum Mode {
 }
 
 /// One server run: every lane (its own connection) plays its hands in order.
-pub async fn server_run(target: &Target, plan: Plan, mode: Mode, label: &str) -> anyhow::Result<Run> {
+pub async fn server_run(target: &Target, plan: Plan, mode: Mode, label: &str, property: &str) -> anyhow::Result<Run> {
     let tables = plan.lanes.len();
-    let mut channels = Vec::with_capacity(tables);
+    let mut clients = Vec::with_capacity(tables);
     for _ in 0..tables {
-        channels.push(channel(&target.grpc_url).await?);
+        clients.push(connect(&target.grpc_url, property).await?);
     }
     let before = CpuSample::take(target.postmaster_pid);
     let started = Instant::now();
     let mut tasks = Vec::with_capacity(tables);
-    for (lane, channel) in plan.lanes.into_iter().zip(channels) {
-        tasks.push(tokio::spawn(play_lane(channel, lane, mode)));
+    for (lane, client) in plan.lanes.into_iter().zip(clients) {
+        tasks.push(tokio::spawn(play_lane(client, lane, mode)));
     }
     let mut latencies = Latencies::with_capacity(plan.commands as usize);
     let mut events = 0;
@@ -81,40 +76,37 @@ pub async fn server_run(target: &Target, plan: Plan, mode: Mode, label: &str) ->
     })
 }
 
-async fn play_lane(channel: Channel, hands: Vec<PlannedHand>, mode: Mode) -> anyhow::Result<(Latencies, u64)> {
+/// Plays one lane's hands through the operators' send path (`crate::send`).
+async fn play_lane(mut client: Client, hands: Vec<PlannedHand>, mode: Mode) -> anyhow::Result<(Latencies, u64)> {
     let mut latencies = Latencies::with_capacity(hands.iter().map(|hand| hand.live.len()).sum());
     let mut events = 0;
-    match mode {
-        Mode::Live => {
-            let mut clients = Clients::new(channel);
-            for hand in hands {
+    for hand in hands {
+        match mode {
+            Mode::Live => {
                 for command in hand.live {
                     let described = format!("{command:?}");
                     let started = Instant::now();
-                    let appended = clients.send(command).await.map_err(|status| refused(&described, status))?;
+                    let result = send_stamped(&mut client, command).await.map_err(|status| refused(&described, &status))?;
                     latencies.record(started.elapsed());
-                    events += appended as u64;
+                    events += result.events.len() as u64;
                 }
             }
-        }
-        Mode::Batch => {
-            let mut client = LedgerServiceClient::new(channel).max_decoding_message_size(16 * 1024 * 1024);
-            for hand in hands {
+            Mode::Batch => {
                 let described = hand.batch.header.as_ref().map(|h| h.command_id.clone()).unwrap_or_default();
                 let started = Instant::now();
-                let result = client.record_batch(hand.batch).await.map_err(|status| refused(&described, status))?;
+                let result = send_batch_request(&mut client, hand.batch).await.map_err(|status| refused(&described, &status))?;
                 latencies.record(started.elapsed());
-                events += result.into_inner().results.iter().map(|result| result.events.len() as u64).sum::<u64>();
+                events += result.results.iter().map(|result| result.events.len() as u64).sum::<u64>();
             }
         }
     }
     Ok((latencies, events))
 }
 
-fn refused(what: &str, status: tonic::Status) -> anyhow::Error {
+fn refused(what: &str, status: &tonic::Status) -> anyhow::Error {
     let mut what = what.to_owned();
     what.truncate(300);
-    anyhow::anyhow!("the server refused {what}: {:?} {}", status.code(), status.message())
+    anyhow::anyhow!("{what}: {}", describe_status(status))
 }
 
 /// Lag of a live subscription: wall clock at delivery minus the event's recorded time.
@@ -126,9 +118,9 @@ pub struct LagProbe {
 impl LagProbe {
     /// Subscribes from `after_position` (the head before the run) before the writers start.
     pub async fn start(grpc_url: &str, property: &str, after_position: i64) -> anyhow::Result<LagProbe> {
-        let mut client = LedgerServiceClient::new(channel(grpc_url).await?);
+        let mut client = connect(grpc_url, property).await?;
         let request = pb::SubscribeRequest { property_id: property.to_owned(), after_position, ..Default::default() };
-        let mut stream = client.subscribe(request).await.context("Subscribe")?.into_inner();
+        let mut stream = client.ledger.subscribe(request).await.context("Subscribe")?.into_inner();
         let (last_position, mut target) = tokio::sync::watch::channel(i64::MAX);
         let task = tokio::spawn(async move {
             let mut lags = Latencies::default();
@@ -164,10 +156,10 @@ impl LagProbe {
 
 /// Catch-up read: Subscribe from position 0 until the head; returns (events, elapsed).
 pub async fn catch_up(grpc_url: &str, property: &str, head_position: i64) -> anyhow::Result<(u64, Duration)> {
-    let mut client = LedgerServiceClient::new(channel(grpc_url).await?).max_decoding_message_size(16 * 1024 * 1024);
+    let mut client = connect(grpc_url, property).await?;
     let started = Instant::now();
     let request = pb::SubscribeRequest { property_id: property.to_owned(), after_position: 0, ..Default::default() };
-    let mut stream = client.subscribe(request).await.context("Subscribe")?.into_inner();
+    let mut stream = client.ledger.subscribe(request).await.context("Subscribe")?.into_inner();
     let mut received = 0u64;
     let mut expected = 1;
     while let Some(event) = stream.next().await {
@@ -186,18 +178,14 @@ pub async fn catch_up(grpc_url: &str, property: &str, head_position: i64) -> any
 
 /// VerifyChain over gRPC; returns (events checked, elapsed).
 pub async fn verify_chain(grpc_url: &str, property: &str) -> anyhow::Result<(u64, Duration)> {
-    let mut client = AuditServiceClient::new(channel(grpc_url).await?);
+    let mut client = connect(grpc_url, property).await?;
     let started = Instant::now();
-    let report = client
-        .verify_chain(pb::VerifyChainRequest { property_id: property.to_owned() })
-        .await
-        .context("VerifyChain")?
-        .into_inner();
+    let verified = crate::audit::verify_chain(&mut client).await?;
     let elapsed = started.elapsed();
-    if !report.ok {
-        bail!("chain does not verify: {} at {:?}", report.problem, report.first_bad_position);
+    if !verified.ok {
+        bail!("chain does not verify: {}", verified.problem);
     }
-    Ok((u64::try_from(report.events_checked).unwrap_or(0), elapsed))
+    Ok((u64::try_from(verified.events_checked).unwrap_or(0), elapsed))
 }
 
 /// The events of one server transaction, as columns ready to bind.

@@ -9,7 +9,6 @@ mod drive;
 mod figures;
 mod target;
 mod usage;
-mod wire;
 mod workload;
 
 use std::fmt::Write as _;
@@ -121,7 +120,7 @@ async fn measure(args: &BenchArgs, server: Option<&str>, hands: &[chipledger_phh
             let from = drive::head(&target.admin, &property).await?;
             let probe = drive::LagProbe::start(&target.grpc_url, &property, from).await?;
             eprintln!("bench: {label}: {} hands, {} commands ...", plan.hands, plan.commands);
-            let server = drive::server_run(target, plan, mode, &label).await?;
+            let server = drive::server_run(target, plan, mode, &label, &property).await?;
             let to = drive::head(&target.admin, &property).await?;
             if (to - from) as u64 != server.events {
                 bail!("{label}: replies name {} events, the log grew by {}", server.events, to - from);

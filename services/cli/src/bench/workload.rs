@@ -13,14 +13,15 @@ use chipledger_phh::{HandHistory, Streams, load_file};
 use chipledger_proto::v1 as pb;
 use chipledger_rules::TableId;
 
-use super::wire::to_wire;
+use crate::send::{Header, batch_request, stamp};
+use crate::wire::command_to_wire;
 
 /// Most PHH files read (bound; the Pluribus set has 10,000).
 const MAX_FILES: usize = 100_000;
 
 /// One hand as it is sent.
 pub struct PlannedHand {
-    /// Live mode: one typed message per command, each with its own header.
+    /// Live mode: one typed message per command, each with its own header stamped.
     pub live: Vec<pb::command::Command>,
     /// Batch mode: the same commands as one RecordBatch.
     pub batch: pb::RecordBatch,
@@ -85,24 +86,23 @@ pub fn plan(hands: &[HandHistory], tables: usize, run_tag: &str, property: &str,
         let hand_movements = run(&conversion, &mut Streams::default())
             .map_err(|rejected| anyhow::anyhow!("{}: rules core rejects step: {rejected}", hand.origin))?;
         let hand_id = format!("{id_prefix}.{run_tag}.{lane}.{index}");
-        let header = |command_id: String| pb::CommandHeader {
-            command_id,
-            property_id: property.to_owned(),
-            device: Some(format!("bench-lane-{lane}")),
-            ..Default::default()
+        let header = |command_id: String| {
+            let mut header = Header::new(command_id, property);
+            header.device = Some(format!("bench-lane-{lane}"));
+            header
         };
         let mut live = Vec::with_capacity(conversion.steps.len());
         let mut entries = Vec::with_capacity(conversion.steps.len());
         for (step_index, step) in conversion.steps.iter().enumerate() {
-            live.push(to_wire(&step.command, Some(header(format!("{hand_id}.{step_index}"))))?);
-            entries.push(pb::Command { command: Some(to_wire(&step.command, None)?) });
+            let entry = command_to_wire(&step.command).with_context(|| format!("{}", hand.origin))?;
+            let mut command = entry.clone();
+            stamp(&mut command, &header(format!("{hand_id}.{step_index}")));
+            live.push(command);
+            entries.push(entry);
         }
         commands += live.len() as u64;
         movements += hand_movements as u64;
-        lanes[lane].push(PlannedHand {
-            live,
-            batch: pb::RecordBatch { header: Some(header(hand_id)), commands: entries },
-        });
+        lanes[lane].push(PlannedHand { live, batch: batch_request(&header(hand_id), entries) });
     }
     Ok(Plan { lanes, commands, movements, hands: hands.len() as u64 })
 }
