@@ -7,6 +7,7 @@
 //!
 //! ```text
 //! Store::migrate(admin_url)                 run migrations/ (tables, triggers, role chipledger_app)
+//! Store::migrate_to(admin_url, version)     only up to a version (upgrade tests)
 //! Store::set_app_password(admin_url, pw)    give chipledger_app LOGIN; Store::app_options(url, pw)
 //! Store::connect(url) / connect_with(opts)  production connects as chipledger_app
 //! store.append(&AppendRequest)              -> AppendOutcome | StoreError (one round trip)
@@ -35,6 +36,11 @@
 //! inside the lock); batching a hand per append amortises it, and properties never contend.
 //! The xid8 + `pg_snapshot_xmin` technique keeps writers parallel but orders events only after
 //! commit, so it cannot chain hashes at insert time; it was not chosen.
+//!
+//! Departures (R-REBUY-1, migration 0003): the projection holds the rules' own list (the last
+//! 32 departures of a patron, corrections remove entries), and `player_departures` is a view
+//! of the most recent one per game, so a departure taken back gives way to the previous one.
+//! A session's seat time is the seating event's recorded_at unless the op gives one.
 //!
 //! Idempotency: each append may carry several commands (a whole hand). All known with equal
 //! request hashes from one append -> the original outcome is returned (`replayed`, identical
@@ -107,6 +113,15 @@ impl Store {
     pub async fn migrate(admin_url: &str) -> Result<(), StoreError> {
         let pool = PgPoolOptions::new().max_connections(1).connect(admin_url).await?;
         MIGRATOR.run(&pool).await?;
+        pool.close().await;
+        Ok(())
+    }
+
+    /// Run the migrations up to and including `version` only (upgrade tests: build a database
+    /// as an older release left it, then [`Store::migrate`]).
+    pub async fn migrate_to(admin_url: &str, version: i64) -> Result<(), StoreError> {
+        let pool = PgPoolOptions::new().max_connections(1).connect(admin_url).await?;
+        MIGRATOR.run_to(version, &pool).await?;
         pool.close().await;
         Ok(())
     }
@@ -276,7 +291,8 @@ impl Store {
         })
     }
 
-    /// The re-buy input of a player for a game (R-REBUY-1).
+    /// The re-buy input of a player for a game (R-REBUY-1): the most recent departure from the game
+    /// that no correction took back, among the last `DEPARTURES_KEPT` of the patron.
     pub async fn departure(&self, property: &str, player_id: &str, game_key: &str) -> Result<Option<Departure>, StoreError> {
         Ok(sqlx::query_as(
             "SELECT table_id, amount_left_cents, departed_at_ms FROM player_departures \
@@ -291,7 +307,7 @@ impl Store {
 
     pub async fn player_session(&self, property: &str, player_id: &str) -> Result<Option<PlayerSession>, StoreError> {
         Ok(sqlx::query_as(
-            "SELECT table_id, seat, game_key, seated_at_ms FROM player_sessions WHERE property = $1 AND player_id = $2",
+            "SELECT table_id, seat, game_key, seated_at_ms FROM player_seatings WHERE property = $1 AND player_id = $2",
         )
         .bind(property)
         .bind(player_id)

@@ -8,16 +8,28 @@
 
 use serde::{Deserialize, Serialize};
 
+use uuid::Uuid;
+
 use crate::event::NewEvent;
+
+/// Departures kept per patron by migration 0003 (`chipledger_project_departure`), the rules'
+/// own bound: the projection must equal `PlayerState::departures`.
+pub const DEPARTURES_KEPT: usize = 32;
+const _: () = assert!(DEPARTURES_KEPT == chipledger_rules::player::MAX_DEPARTURES, "change migration 0003's bound too");
 
 /// A write to a domain projection.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum ProjectionOp {
-    /// The player now sits at this table and seat (player sessions).
-    Seated { player_id: String, table_id: String, seat: i32, game_key: String, at_ms: i64 },
-    /// The player left a game with this amount: the re-buy wait's input (R-REBUY-1).
+    /// The player now sits at this table and seat (player sessions), seated by `event_id`.
+    /// `at_ms: None` means the seating event's recorded time (the log is the clock).
+    Seated { player_id: String, table_id: String, seat: i32, game_key: String, at_ms: Option<i64>, event_id: Uuid },
+    /// The player left a game with this amount: the re-buy wait's input (R-REBUY-1). The
+    /// projection keeps the last [`DEPARTURES_KEPT`] departures of the patron, as the rules do.
     Departed { player_id: String, table_id: String, game_key: String, amount_left_cents: i64, at_ms: i64 },
+    /// R-AUDIT-1: the departures of the patron from `table_id` at `at_ms` are taken back; the
+    /// game's previous departure, if any, binds the re-buy again.
+    DepartureReversed { player_id: String, table_id: String, at_ms: i64 },
     /// Cash in and out of a patron on a gaming day, summed separately (R-AUDIT-4).
     Cash { player_id: String, gaming_day: String, cash_in_cents: i64, cash_out_cents: i64 },
     /// The approved credit line (R-MARK-1).
@@ -81,8 +93,9 @@ impl InlineProjection for RulesProjection {
                 table_id: table_id.as_str().to_owned(),
                 seat: i32::from(seat),
                 game_key,
-                // The event carries no time; the log's recorded_at is the authority.
-                at_ms: 0,
+                // The event carries no time: the seat time is its recorded_at in the log.
+                at_ms: None,
+                event_id: event.event_id,
             }),
             PlayerEvent::LeftTable { table_id, game_key, amount_cents, at_unix_ms, .. } => ops.push(ProjectionOp::Departed {
                 player_id,
@@ -115,9 +128,10 @@ impl InlineProjection for RulesProjection {
                 };
                 ops.push(ProjectionOp::Cash { player_id, gaming_day, cash_in_cents, cash_out_cents });
             }
-            // Pending a projection op that removes a departure: the re-buy decision itself reads
-            // the player stream's state, where the reversal has already taken effect.
-            PlayerEvent::Corrected { reversal: chipledger_rules::PlayerReversal::Departure { .. }, .. } => {}
+            // R-AUDIT-1, R-REBUY-1: a departure taken back no longer binds the re-buy.
+            PlayerEvent::Corrected { reversal: chipledger_rules::PlayerReversal::Departure { table_id, at_unix_ms }, .. } => {
+                ops.push(ProjectionOp::DepartureReversed { player_id, table_id: table_id.as_str().to_owned(), at_ms: at_unix_ms })
+            }
             PlayerEvent::PocketChipsPlayed { .. }
             | PlayerEvent::ChipsBought { .. }
             | PlayerEvent::ChipsRedeemed { .. }

@@ -15,7 +15,14 @@ impl InlineProjection for TestProjection {
         let player_id = event.payload["player_id"].as_str().unwrap_or("").to_owned();
         let amount_cents = event.payload["amount_cents"].as_i64().unwrap_or(0);
         match event.event_type.as_str() {
-            "PlayerSeated" => ops.push(ProjectionOp::Seated { player_id, table_id: "T1".into(), seat: 3, game_key: "NLHE-1-2".into(), at_ms: 1_000 }),
+            "PlayerSeated" => ops.push(ProjectionOp::Seated {
+                player_id,
+                table_id: "T1".into(),
+                seat: 3,
+                game_key: "NLHE-1-2".into(),
+                at_ms: Some(1_000),
+                event_id: event.event_id,
+            }),
             "PlayerCashedOut" => {
                 ops.push(ProjectionOp::Departed { player_id: player_id.clone(), table_id: "T1".into(), game_key: "NLHE-1-2".into(), amount_left_cents: amount_cents, at_ms: 2_000 });
                 ops.push(ProjectionOp::Cash { player_id, gaming_day: event.metadata.gaming_day.clone(), cash_in_cents: 0, cash_out_cents: amount_cents });
@@ -50,7 +57,8 @@ async fn sessions_departures_daily_cash_stacks_and_tray_follow_the_events() -> a
         domain_event("ChipsToSeat", "P7", 20_000, vec![posting("table/T1/tray/500", -20_000), posting("table/T1/seat/3", 20_000)]),
     ];
     store.append(&one_stream("table-T1", ExpectedVersion::NoStream, events)).await?;
-    assert_eq!(store.player_session(PROPERTY, "P7").await?.and_then(|s| s.seat), Some(3));
+    let session = store.player_session(PROPERTY, "P7").await?.expect("seated");
+    assert_eq!((session.seat, session.seated_at_ms), (Some(3), Some(1_000)), "a time given in the op wins");
     assert_eq!(store.seat_stacks(PROPERTY, "T1").await?, vec![(3, 20_000)]);
     assert_eq!(store.tray_inventory(PROPERTY, "T1").await?, vec![(100, 10_000), (500, 10_000)]);
 
@@ -112,5 +120,168 @@ async fn rules_player_events_feed_departures_cash_and_markers() -> anyhow::Resul
     assert_eq!(store.daily_cash(PROPERTY, "P7", "2026-03-14").await?, DailyCash { cash_in_cents: 20_000, cash_out_cents: 0 });
     assert_eq!(store.credit_line(PROPERTY, "P7").await?, CreditLine { limit_cents: 50_000, outstanding_cents: 20_000 });
     assert_eq!(store.player_session(PROPERTY, "P7").await?.and_then(|s| s.table_id), None);
+    Ok(())
+}
+
+fn rules_event(event: &chipledger_rules::PlayerEvent) -> anyhow::Result<NewEvent> {
+    Ok(NewEvent { event_type: event.event_type().into(), payload: serde_json::to_value(event)?, postings: vec![], ..movement("-", "-", "-", 0, "c") })
+}
+
+fn table(id: &str) -> anyhow::Result<chipledger_rules::TableId> {
+    chipledger_rules::TableId::new(id).map_err(|r| anyhow::anyhow!("{r:?}"))
+}
+
+/// What the rules' re-buy check reads for a game: the most recent departure still held.
+fn rules_departure(state: &chipledger_rules::PlayerState, game_key: &str) -> Option<Departure> {
+    state.departures.iter().rev().find(|d| d.game_key == game_key).map(|d| Departure {
+        table_id: d.table_id.as_str().to_owned(),
+        amount_left_cents: d.amount_cents,
+        departed_at_ms: d.at_unix_ms,
+    })
+}
+
+/// R-REBUY-1 + R-AUDIT-1: after every event (departures, corrections, more departures than the
+/// rules keep), the projection answers exactly what the rules state answers, for every game.
+#[tokio::test]
+async fn r_rebuy_1_departures_projection_equals_the_rules_state_through_corrections() -> anyhow::Result<()> {
+    use chipledger_rules::{PlayerEvent, PlayerReversal, PlayerState};
+    let db = fresh("projections_departures").await?;
+    let store = db.store.clone().with_projection(Arc::new(RulesProjection));
+    let left = |table_id: &str, game_key: &str, amount_cents: i64, at_unix_ms: i64| -> anyhow::Result<PlayerEvent> {
+        Ok(PlayerEvent::LeftTable { table_id: table(table_id)?, seat: 2, game_key: game_key.into(), amount_cents, at_unix_ms })
+    };
+    let reversed = |table_id: &str, at_unix_ms: i64| -> anyhow::Result<PlayerEvent> {
+        Ok(PlayerEvent::Corrected {
+            reverses_event_id: "e-1".into(),
+            approved_by: "manager-1".into(),
+            reason: "recorded at the wrong table".into(),
+            reversal: PlayerReversal::Departure { table_id: table(table_id)?, at_unix_ms },
+        })
+    };
+    let games = ["NLHE-1-2", "PLO-2-5"];
+    let mut script = vec![
+        left("T1", "NLHE-1-2", 30_000, 1_000)?,
+        left("T2", "NLHE-1-2", 45_000, 2_000)?,
+        // Taken back: the earlier departure from T1 binds again.
+        reversed("T2", 2_000)?,
+        // Taken back too: nothing binds.
+        reversed("T1", 1_000)?,
+        left("T3", "NLHE-1-2", 12_000, 3_000)?,
+    ];
+    // More departures from another game than the rules keep: the NLHE one falls out of the list.
+    for i in 0..chipledger_store::projection::DEPARTURES_KEPT as i64 {
+        script.push(left("T4", "PLO-2-5", 1_000 + i, 10_000 + i)?);
+    }
+    script.push(reversed("T4", 10_000 + chipledger_store::projection::DEPARTURES_KEPT as i64 - 1)?);
+
+    let mut state = PlayerState::new();
+    let mut checked_some = 0;
+    let mut checked_none = 0;
+    for (version, event) in script.iter().enumerate() {
+        let expected = if version == 0 { ExpectedVersion::NoStream } else { ExpectedVersion::Exact(version as i64) };
+        store.append(&one_stream("player-P9", expected, vec![rules_event(event)?])).await?;
+        state = state.evolve(event);
+        for game_key in games {
+            let projected = store.departure(PROPERTY, "P9", game_key).await?;
+            assert_eq!(projected, rules_departure(&state, game_key), "after event {version} ({event:?}), game {game_key}");
+            if projected.is_some() { checked_some += 1 } else { checked_none += 1 }
+        }
+    }
+    assert!(checked_some > 0 && checked_none > 0, "the script covers both answers");
+    // The steps the task is about, spelled out.
+    assert_eq!(script.len(), 5 + 32 + 1);
+    assert_eq!(rules_departure(&state, "NLHE-1-2"), None, "evicted by the 32 later departures");
+    assert_eq!(store.departure(PROPERTY, "P9", "PLO-2-5").await?.map(|d| d.departed_at_ms), Some(10_030));
+    Ok(())
+}
+
+/// A departure taken back restores the previous one (checked on its own, with literal numbers).
+#[tokio::test]
+async fn r_audit_1_a_reversed_departure_gives_way_to_the_previous_one() -> anyhow::Result<()> {
+    use chipledger_rules::{PlayerEvent, PlayerReversal};
+    let db = fresh("projections_reversal").await?;
+    let store = db.store.clone().with_projection(Arc::new(RulesProjection));
+    let events = [
+        PlayerEvent::LeftTable { table_id: table("T1")?, seat: 1, game_key: "NLHE-1-2".into(), amount_cents: 30_000, at_unix_ms: 1_000 },
+        PlayerEvent::LeftTable { table_id: table("T2")?, seat: 5, game_key: "NLHE-1-2".into(), amount_cents: 45_000, at_unix_ms: 2_000 },
+    ];
+    store.append(&one_stream("player-P7", ExpectedVersion::NoStream, events.iter().map(rules_event).collect::<Result<_, _>>()?)).await?;
+    assert_eq!(store.departure(PROPERTY, "P7", "NLHE-1-2").await?.map(|d| d.amount_left_cents), Some(45_000));
+    let correction = PlayerEvent::Corrected {
+        reverses_event_id: "e-2".into(),
+        approved_by: "manager-1".into(),
+        reason: "wrong table".into(),
+        reversal: PlayerReversal::Departure { table_id: table("T2")?, at_unix_ms: 2_000 },
+    };
+    store.append(&one_stream("player-P7", ExpectedVersion::Exact(2), vec![rules_event(&correction)?])).await?;
+    assert_eq!(
+        store.departure(PROPERTY, "P7", "NLHE-1-2").await?,
+        Some(Departure { table_id: "T1".into(), amount_left_cents: 30_000, departed_at_ms: 1_000 })
+    );
+    Ok(())
+}
+
+/// JoinedTable carries no time: the session's seat time is the event's recorded time.
+#[tokio::test]
+async fn joined_table_session_is_seated_at_the_events_recorded_time() -> anyhow::Result<()> {
+    use chipledger_rules::PlayerEvent;
+    let db = fresh("projections_seated_at").await?;
+    let store = db.store.clone().with_projection(Arc::new(RulesProjection));
+    let joined = PlayerEvent::JoinedTable { table_id: table("T1")?, seat: 4, game_key: "NLHE-1-2".into(), amount_cents: 20_000 };
+    let outcome = store.append(&one_stream("player-P7", ExpectedVersion::NoStream, vec![rules_event(&joined)?])).await?;
+    let session = store.player_session(PROPERTY, "P7").await?.expect("seated");
+    assert_eq!(session.seat, Some(4));
+    assert_eq!(session.seated_at_ms, Some(outcome.recorded_at_micros.div_euclid(1_000)));
+    assert!(outcome.recorded_at_micros > 1_700_000_000_000_000, "a real time, not 0");
+    let recorded = store.read_stream(PROPERTY, "player-P7", 0, 1).await?;
+    assert_eq!(session.seated_at_ms, Some((recorded[0].recorded_at.unix_timestamp_nanos() / 1_000_000) as i64));
+    Ok(())
+}
+
+/// Migration 0003 rebuilds the departures from the log (the rules' LeftTable and Corrected
+/// events) on a database an 0002 release filled, and keeps departures no event backs.
+#[tokio::test]
+async fn migration_0003_rebuilds_departures_from_the_log() -> anyhow::Result<()> {
+    use chipledger_rules::{PlayerEvent, PlayerReversal};
+    let server = chipledger_postgres::TestPostgres::shared().await?;
+    let admin_url = server.fresh_database("projections_upgrade").await?;
+    Store::migrate_to(&admin_url, 2).await?;
+    Store::set_app_password(&admin_url, APP_PASSWORD).await?;
+    // The 0002 release projected nothing for a departure correction: it is appended without ops.
+    let unprojected = Store::connect_with(Store::app_options(&admin_url, APP_PASSWORD)?, 4).await?;
+    let store = unprojected.clone().with_projection(Arc::new(RulesProjection));
+    let departures = [
+        PlayerEvent::LeftTable { table_id: table("T1")?, seat: 1, game_key: "NLHE-1-2".into(), amount_cents: 30_000, at_unix_ms: 1_000 },
+        PlayerEvent::LeftTable { table_id: table("T2")?, seat: 5, game_key: "NLHE-1-2".into(), amount_cents: 45_000, at_unix_ms: 2_000 },
+    ];
+    store.append(&one_stream("player-P7", ExpectedVersion::NoStream, departures.iter().map(rules_event).collect::<Result<_, _>>()?)).await?;
+    let correction = PlayerEvent::Corrected {
+        reverses_event_id: "e-2".into(),
+        approved_by: "manager-1".into(),
+        reason: "wrong table".into(),
+        reversal: PlayerReversal::Departure { table_id: table("T2")?, at_unix_ms: 2_000 },
+    };
+    unprojected.append(&one_stream("player-P7", ExpectedVersion::Exact(2), vec![rules_event(&correction)?])).await?;
+    let mut request = one_stream("table-T9", ExpectedVersion::NoStream, buy_ins(1, "c1"));
+    request.projection_ops.push(ProjectionOp::Departed {
+        player_id: "P8".into(),
+        table_id: "T9".into(),
+        game_key: "STUD-5-10".into(),
+        amount_left_cents: 7_000,
+        at_ms: 5_000,
+    });
+    store.append(&request).await?;
+    // The 0002 projection could not take the departure back.
+    assert_eq!(store.departure(PROPERTY, "P7", "NLHE-1-2").await?.map(|d| d.amount_left_cents), Some(45_000));
+
+    Store::migrate(&admin_url).await?;
+    assert_eq!(
+        store.departure(PROPERTY, "P7", "NLHE-1-2").await?,
+        Some(Departure { table_id: "T1".into(), amount_left_cents: 30_000, departed_at_ms: 1_000 })
+    );
+    assert_eq!(
+        store.departure(PROPERTY, "P8", "STUD-5-10").await?,
+        Some(Departure { table_id: "T9".into(), amount_left_cents: 7_000, departed_at_ms: 5_000 })
+    );
     Ok(())
 }
