@@ -77,11 +77,13 @@ pub fn allowed_roles(path: &str) -> Option<&'static [Role]> {
             "TableService",
             "SeatPlayer" | "BuyIn" | "TopUp" | "CashInPlay" | "ConvertCashInPlay" | "CashOut"
             | "RemoveChips" | "ColorChange" | "Tip" | "CollectTime" | "StartHand" | "Post" | "Act"
-            | "NextRound" | "Showdown" | "EndHand" | "WriteIou" | "SitOut" | "SitIn",
+            | "NextRound" | "Showdown" | "EndHand" | "WriteIou" | "SitOut" | "SitIn"
+            | "PutOutChips" | "BringUpShortBet",
         ) => TABLE_PLAY,
         ("TableService", "GetTable" | "GetLegalActions" | "GetHand") => TABLE_READ,
         ("CageService", "OpenCage" | "SellChips" | "RedeemChips" | "RedeemMarker") => CAGE,
-        ("CageService", "CloseGamingDay") => CAGE,
+        ("CageService", "CloseGamingDay" | "CageColorChange" | "CountCageShift") => CAGE,
+        ("CageService", "VoidSlip") => CAGE_AND_FLOOR,
         ("CageService", "IssueMarker" | "Fill" | "Credit") => CAGE_AND_FLOOR,
         ("CageService", "SetCreditLine" | "WriteOffMarker") => CREDIT,
         ("LedgerService", "RecordBatch") => BATCH,

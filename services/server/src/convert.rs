@@ -764,6 +764,53 @@ wire_command!(SitIn, "TableService", |m, e| {
     table(id?, TableOp::SitIn { seat: seat? })
 });
 
+wire_command!(PutOutChips, "TableService", |m, e| {
+    let id = table_id(e, "table_id", &m.table_id);
+    let seat = seat(e, "seat", m.seat);
+    let chips = chips(e, "chips", &m.chips);
+    let declared = match m.declared_kind {
+        Some(kind) => Some(action(e, kind, m.declared_to_cents)?),
+        None => None,
+    };
+    table(id?, TableOp::PutOutChips { seat: seat?, chips: chips?, declared })
+});
+
+wire_command!(BringUpShortBet, "TableService", |m, e| {
+    let id = table_id(e, "table_id", &m.table_id);
+    let seat = seat(e, "seat", m.seat);
+    table(id?, TableOp::BringUpShortBet { seat: seat? })
+});
+
+wire_command!(VoidSlip, "CageService", |m, e| {
+    let id = table_id(e, "table_id", &m.table_id);
+    let cage = cage_id(e, "cage_id", &m.cage_id);
+    let kind = match pb::SlipKind::try_from(m.kind) {
+        Ok(pb::SlipKind::Fill) => Some(rules::SlipKind::Fill),
+        Ok(pb::SlipKind::Credit) => Some(rules::SlipKind::Credit),
+        _ => {
+            e.add("kind", "required: fill or credit");
+            None
+        }
+    };
+    let reason = text(e, "reason", &m.reason, true);
+    let signers = signers(e, &m.signer_1, &m.signer_2);
+    table(id?, TableOp::VoidSlip { cage_id: cage?, kind: kind?, slip_no: m.slip_no, reason: reason?, signers: signers? })
+});
+
+wire_command!(CageColorChange, "CageService", |m, e| {
+    let id = cage_id(e, "cage_id", &m.cage_id);
+    let player = player_id(e, "player_id", &m.player_id);
+    let give = chips(e, "give", &m.give);
+    let receive = chips(e, "receive", &m.receive);
+    cage(id?, CageOp::ColorChange { player_id: player?, give: give?, receive: receive? })
+});
+
+wire_command!(CountCageShift, "CageService", |m, e| {
+    let id = cage_id(e, "cage_id", &m.cage_id);
+    let counted = chips(e, "counted_chips", &m.counted_chips);
+    cage(id?, CageOp::CountShift { counted_chips: counted?, counted_cash_cents: m.counted_cash_cents })
+});
+
 wire_command!(NextRound, "TableService", |m, e| {
     let id = table_id(e, "table_id", &m.table_id);
     let first = match m.first_to_act_seat {
@@ -946,7 +993,7 @@ pub fn batch_entry<'a>(
         ConvertCashInPlay, CashOut, RemoveChips, ColorChange, Tip, KittyExpense, CollectTime, Fill,
         Credit, StartHand, Post, Act, NextRound, Showdown, EndHand, WriteIou, OpenCage, SellChips,
         RedeemChips, CloseGamingDay, SetCreditLine, IssueMarker, RedeemMarker, WriteOffMarker,
-        Correction, SitOut, SitIn,
+        Correction, SitOut, SitIn, PutOutChips, BringUpShortBet, VoidSlip, CageColorChange, CountCageShift,
     )
 }
 

@@ -237,6 +237,8 @@ service_impl! { TableService {
         write_iou: WriteIou,
         sit_out: SitOut,
         sit_in: SitIn,
+        put_out_chips: PutOutChips,
+        bring_up_short_bet: BringUpShortBet,
     }
 
     async fn get_table(&self, request: Request<pb::GetTableRequest>) -> Result<Response<pb::TableView>, Status> {
@@ -473,6 +475,9 @@ service_impl! { CageService {
         fill: Fill,
         credit: Credit,
         close_gaming_day: CloseGamingDay,
+        void_slip: VoidSlip,
+        cage_color_change: CageColorChange,
+        count_cage_shift: CountCageShift,
         set_credit_line: SetCreditLine,
         issue_marker: IssueMarker,
         redeem_marker: RedeemMarker,
