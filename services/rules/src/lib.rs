@@ -226,6 +226,7 @@ pub struct CommandContext {
 }
 
 /// Any command.
+#[allow(clippy::large_enum_variant)] // a table command carries its configuration; commands are short-lived
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Command {
     Table(TableCommand),

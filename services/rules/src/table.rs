@@ -465,11 +465,10 @@ impl TableState {
         let all_in: Vec<Seat> = hand.players.iter().filter(|p| p.status == crate::hand::InHand::AllIn).map(|p| p.seat).collect();
         for seat in all_in {
             let won: Cents = pots.iter().flat_map(|p| p.awards.iter()).filter(|(s, _)| *s == seat).map(|(_, a)| a).sum();
-            if won > 0 && won < min_cents {
-                if let Some(s) = self.seat_mut(seat) {
+            if won > 0 && won < min_cents
+                && let Some(s) = self.seat_mut(seat) {
                     s.needs_full_rebuy = true;
                 }
-            }
         }
     }
 
@@ -561,11 +560,10 @@ impl TableState {
             }
             TableEvent::Posted { seat, kind, amount_cents, postings, .. } => {
                 self.apply_postings(postings);
-                if matches!(kind, PostKind::BigBlind | PostKind::NewPlayer | PostKind::MissedBigBlind | PostKind::Kill) {
-                    if let Some(s) = self.seat_mut(*seat) {
+                if matches!(kind, PostKind::BigBlind | PostKind::NewPlayer | PostKind::MissedBigBlind | PostKind::Kill)
+                    && let Some(s) = self.seat_mut(*seat) {
                         s.owes_entry_post = false;
                     }
-                }
                 crate::posts::track_missed_blinds(&mut self, *seat, *kind);
                 let stack_cents = self.stack_cents(*seat);
                 if let (Some(hand), Some(config)) = (self.hand.as_mut(), self.config.as_ref()) {
