@@ -15,16 +15,31 @@ use chipledger_server::{serve, telemetry};
 use chipledger_store::Store;
 use clap::Parser;
 
+/// A failure is one line on stderr (cause chain joined by ": ") and exit status 1.
 #[tokio::main(flavor = "multi_thread")]
-async fn main() -> anyhow::Result<()> {
-    let config = Config::load(Flags::parse()).context("configuration")?;
-    let telemetry = telemetry::init().context("telemetry")?;
+async fn main() -> std::process::ExitCode {
+    let config = match Config::load(Flags::parse()).context("configuration") {
+        Ok(config) => config,
+        Err(error) => return fail(&error),
+    };
+    let telemetry = match telemetry::init().context("telemetry") {
+        Ok(telemetry) => telemetry,
+        Err(error) => return fail(&error),
+    };
     let result = run(&config).await;
-    telemetry.shutdown().await;
     if let Err(error) = &result {
         tracing::error!("{error:#}");
     }
-    result
+    telemetry.shutdown().await;
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => fail(&error),
+    }
+}
+
+fn fail(error: &anyhow::Error) -> std::process::ExitCode {
+    eprintln!("chipledgerd: error: {error:#}");
+    std::process::ExitCode::FAILURE
 }
 
 async fn run(config: &Config) -> anyhow::Result<()> {
