@@ -75,6 +75,8 @@ pub struct FileConfig {
     pub auth: AuthFile,
     #[serde(default)]
     pub limits: LimitsFile,
+    #[serde(default)]
+    pub aml: AmlFile,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -143,6 +145,16 @@ pub struct LimitsFile {
     pub conflict_retries: Option<u32>,
 }
 
+/// Cash-reporting thresholds (R-AML-1/R-AML-2); unset keys keep the rules core's defaults
+/// ($3,000 MTL, $10,000 CTR, 15 days to file).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AmlFile {
+    pub mtl_over_cents: Option<i64>,
+    pub ctr_over_cents: Option<i64>,
+    pub ctr_due_days: Option<u32>,
+}
+
 /// The resolved configuration the server runs with.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -158,6 +170,7 @@ pub struct Config {
     pub dev_anonymous_role: Option<Role>,
     pub principals: Vec<PrincipalConfig>,
     pub limits: Limits,
+    pub aml: chipledger_rules::AmlThresholds,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -313,6 +326,15 @@ impl Config {
             return Err(invalid("tls.client_auth_optional", "needs tls.client_ca"));
         }
 
+        let aml_defaults = chipledger_rules::AmlThresholds::default();
+        let aml = chipledger_rules::AmlThresholds {
+            mtl_over_cents: file.aml.mtl_over_cents.unwrap_or(aml_defaults.mtl_over_cents),
+            ctr_over_cents: file.aml.ctr_over_cents.unwrap_or(aml_defaults.ctr_over_cents),
+            ctr_due_days: file.aml.ctr_due_days.unwrap_or(aml_defaults.ctr_due_days),
+        };
+        if aml.mtl_over_cents <= 0 || aml.ctr_over_cents <= 0 || aml.ctr_due_days == 0 {
+            return Err(invalid("aml", "thresholds and ctr_due_days must be positive"));
+        }
         Ok(Config {
             listen,
             data_dir: flags
@@ -329,6 +351,7 @@ impl Config {
             dev_anonymous_role,
             principals,
             limits,
+            aml,
         })
     }
 
@@ -400,6 +423,16 @@ mod tests {
         assert_eq!(config.limits, Limits::default());
         assert_eq!(config.gaming_day.cutoff_minutes, 360);
         assert!(config.principals.is_empty());
+    }
+
+    #[test]
+    fn aml_thresholds_come_from_the_file_and_unset_keys_keep_the_defaults() {
+        let config = Config::resolve(Flags::default(), parse("[aml]\nctr_over_cents = 500000\n")).unwrap();
+        let defaults = chipledger_rules::AmlThresholds::default();
+        assert_eq!(config.aml.ctr_over_cents, 500_000);
+        assert_eq!(config.aml.mtl_over_cents, defaults.mtl_over_cents);
+        assert_eq!(config.aml.ctr_due_days, defaults.ctr_due_days);
+        assert!(Config::resolve(Flags::default(), parse("[aml]\nmtl_over_cents = 0\n")).is_err());
     }
 
     #[test]

@@ -214,7 +214,9 @@ impl Ledger {
 
     /// A ledger with the property, gaming-day clock and limits of a server configuration.
     pub fn for_config(store: chipledger_store::Store, config: &crate::config::Config, drain: Drain) -> Ledger {
-        Ledger::new(store, config.property_id.clone(), config.gaming_day, config.limits, drain)
+        let mut ledger = Ledger::new(store, config.property_id.clone(), config.gaming_day, config.limits, drain);
+        ledger.aml = config.aml.clone();
+        ledger
     }
 
     pub fn store(&self) -> &chipledger_store::Store {
