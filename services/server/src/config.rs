@@ -145,7 +145,7 @@ pub struct LimitsFile {
     pub conflict_retries: Option<u32>,
 }
 
-/// Cash-reporting thresholds (R-AML-1/R-AML-2); unset keys keep the rules core's defaults
+/// Cash-reporting thresholds (R-AUDIT-4); unset keys keep the rules core's defaults
 /// ($3,000 MTL, $10,000 CTR, 15 days to file).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
