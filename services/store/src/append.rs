@@ -1,5 +1,7 @@
 //! The append path: validate and encode in Rust, then one statement (`chipledger_append`) does
 //! idempotency, expected versions, balance checks, projections, positions, hashes and inserts.
+//! Its current body is migration 0004 (about ten statements, generic plans; the profile and the
+//! reason for each merge are in that file's header).
 //!
 //! Global positions: a per-property commit lock. The function takes the row lock on the
 //! property's `property_heads` row as its last step, numbers and hashes the events, and the

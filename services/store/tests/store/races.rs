@@ -225,3 +225,45 @@ async fn two_dealers_racing_on_one_table_serialise_on_the_table_stream() -> anyh
     assert_eq!(db.store.read_all(PROPERTY, 0, 1000).await?.len(), 40);
     Ok(())
 }
+
+/// Streams and accounts created by racing appends (migration 0004 writes both with upserts that
+/// only update rows the append locked): a creator that lost the race is retried and then gets
+/// the typed conflict, and no credit to a freshly created account is lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn racing_creators_of_one_stream_and_one_account_lose_nothing() -> anyhow::Result<()> {
+    const RACERS: usize = 6;
+    let db = fresh("race_create").await?;
+    for round in 0..10_i64 {
+        let barrier = Arc::new(Barrier::new(2 * RACERS));
+        let mut tasks = Vec::new();
+        for racer in 0..RACERS {
+            // Half create the same new stream; all credit the same new account.
+            let account = format!("table/T{round}/seat/1");
+            let create = one_stream(&format!("table-new-{round}"), ExpectedVersion::NoStream, vec![movement("Fill", "house/bank", &account, 100, "c")]);
+            let credit = one_stream(&format!("table-own-{round}-{racer}"), ExpectedVersion::NoStream, vec![movement("Fill", "house/bank", &account, 1, "c")]);
+            for request in [create, credit] {
+                let (store, barrier) = (db.store.clone(), barrier.clone());
+                tasks.push(tokio::spawn(async move {
+                    barrier.wait().await;
+                    anyhow::Ok(store.append(&request).await)
+                }));
+            }
+        }
+        let (mut created, mut credited) = (0, 0);
+        for task in tasks {
+            match task.await?? {
+                Ok(outcome) if outcome.stream_versions[0].0.starts_with("table-new-") => created += 1,
+                Ok(_) => credited += 1,
+                Err(StoreError::VersionConflict { expected: 0, actual: 1, .. }) => {}
+                Err(other) => return Err(other.into()),
+            }
+        }
+        assert_eq!((created, credited), (1, RACERS), "round {round}");
+        let balance = db.store.projected_balance(PROPERTY, &format!("table/T{round}/seat/1")).await?;
+        assert_eq!(balance, 100 + RACERS as i64, "round {round}: every credit counted once");
+        assert_eq!(db.store.balance(PROPERTY, &format!("table/T{round}/seat/1"), AsOf::Head).await?, balance);
+    }
+    assert_eq!(db.store.balances_sum(PROPERTY, AsOf::Head).await?, 0);
+    assert!(db.store.verify_chain(PROPERTY).await?.ok);
+    Ok(())
+}
