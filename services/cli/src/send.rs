@@ -88,6 +88,8 @@ commands!(
     WriteIou => table.write_iou,
     SitOut => table.sit_out,
     SitIn => table.sit_in,
+    PutOutChips => table.put_out_chips,
+    BringUpShortBet => table.bring_up_short_bet,
     Fill => cage.fill,
     Credit => cage.credit,
     OpenCage => cage.open_cage,
@@ -98,6 +100,9 @@ commands!(
     IssueMarker => cage.issue_marker,
     RedeemMarker => cage.redeem_marker,
     WriteOffMarker => cage.write_off_marker,
+    VoidSlip => cage.void_slip,
+    CageColorChange => cage.cage_color_change,
+    CountCageShift => cage.count_cage_shift,
     Correction => ledger.correct,
 );
 

@@ -2,6 +2,7 @@
 //! (the server library, a real PostgreSQL from chipledger-postgres's TestPostgres) and runs
 //! `chipledger` as a subprocess, checking exit codes and output lines.
 
+mod audit;
 mod bad_input;
 mod demo;
 mod phh_load;
