@@ -47,6 +47,35 @@
 //! `outcome_json` and `reply` bytes); any known id with another hash, or mixed with new ids ->
 //! [`StoreError::IdempotencyConflict`]. Rejected commands are not recorded as commands.
 
+//! Partitioning of `events` by time: the plan (not done; the table is plain today).
+//! 1. Keys. A partitioned table's unique keys must contain the partition key `recorded_at`:
+//!    the parent gets PRIMARY KEY (property, position, recorded_at) and
+//!    UNIQUE (property, stream, stream_version, recorded_at). Cross-partition uniqueness of
+//!    (property, position) and (property, stream, stream_version) keeps coming from the append
+//!    itself (head lock, stream row locks, expected versions; recorded_at is monotone in
+//!    position per property), and `verify_chain` detects any break. `UNIQUE (event_id)` cannot
+//!    stay global: a new table `event_ids (event_id PRIMARY KEY, property, position)` is filled
+//!    by the append's write statement (one more insert per event) and serves lookups by id
+//!    (the `player_seatings` view joins on it instead of `events`).
+//! 2. Cut-over without copying: build the matching indexes on today's `events` CONCURRENTLY,
+//!    add `CHECK (recorded_at < <cut-over>) NOT VALID` and VALIDATE it (no long lock), rename it
+//!    `events_until_<cut-over>`, create the partitioned parent named `events`, ATTACH the old
+//!    table as its first partition (the validated CHECK makes ATTACH skip the scan), and create
+//!    monthly partitions from the cut-over on. All in one migration transaction except the
+//!    concurrent index builds, which go first in their own migration (no transaction).
+//! 3. Append-only stays enforced per partition: the row triggers are cloned to partitions by
+//!    PostgreSQL, but TRUNCATE triggers are statement-level and must be created on every
+//!    partition (the partition-making function does it); the application role owns nothing, so
+//!    it cannot DETACH or DROP a partition. Partitions are never dropped (retention is archive,
+//!    done by an operator, not by the service). `postings` gets `recorded_at` and the same
+//!    partitioning so a month of history is one unit.
+//! 4. Partitions ahead: `chipledger_ensure_event_partitions(months_ahead)` run by
+//!    `Store::migrate` and daily by the server, keeping 3 months ready; no DEFAULT partition
+//!    (rows there would block creating the month they belong to), and never DDL in the append
+//!    (it holds the head lock). An append past the last partition fails loudly, never silently.
+//! 5. Reads by position touch one index per partition (about 12 a year); catch-up and
+//!    as-of-position reads can add a recorded_at bound from the head's history to prune.
+
 mod append;
 pub mod chain;
 mod error;
