@@ -22,6 +22,10 @@ const PASSWORD: &str = "postgres";
 const CONTAINER_PORT: u16 = 5432;
 /// Every container we start carries it, so leftovers can be found: `docker ps -aq --filter label=...`.
 pub(crate) const LABEL: &str = "org.chipledger.test-postgres";
+/// Label with the value of env `CHIPLEDGER_TEST_RUN` (when set): a CI run cleans up after itself
+/// without touching the containers of other runs on the same machine.
+const RUN_LABEL: &str = "org.chipledger.test-run";
+const RUN_ENV: &str = "CHIPLEDGER_TEST_RUN";
 /// Bounds: reaching the Docker engine, the whole container start, a killed container stopping.
 const DOCKER_PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(120);
@@ -96,6 +100,7 @@ impl ContainerServer {
             .with_mapped_port(host_port, CONTAINER_PORT.tcp())
             .with_container_name(&container_name)
             .with_label(LABEL, "true")
+            .with_label(RUN_LABEL, std::env::var(RUN_ENV).unwrap_or_default())
             // Throwaway data: skip initdb's final fsync of every file (seconds on slow disks).
             .with_env_var("POSTGRES_INITDB_ARGS", "--no-sync")
             .with_cmd([
