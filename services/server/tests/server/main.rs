@@ -231,8 +231,6 @@ async fn chipledgerd_serves_commands_queries_and_errors_over_grpc() {
     assert_eq!((day.cash_in_cents, day.cash_out_cents), (20_000, 0));
 
     // R-AUDIT-1 on a player stream: a seating is no record a correction takes back.
-    // (Taking back the cash transaction is refused by the store today: migration 0003's
-    // `patron_daily_cash` CHECK rejects the negative delta row of its INSERT .. ON CONFLICT.)
     let mut ledger_client =
         chipledger_proto::v1::ledger_service_client::LedgerServiceClient::new(channel.clone());
     let correction = |command_id: &str, event_id: &str| pb::Correction {
@@ -247,6 +245,14 @@ async fn chipledgerd_serves_commands_queries_and_errors_over_grpc() {
         .await
         .unwrap_err();
     assert_eq!(refused.code(), Code::InvalidArgument, "{refused:?}");
+    // R-AUDIT-1 + R-AUDIT-4: a cash transaction keyed wrongly is taken back by a new event;
+    // the day's projected cash in goes from 20,000 back to 0 (the log keeps both events).
+    ledger_client
+        .correct(authed(ADMIN, correction("correct-cash-P7", &cash.event_id.to_string())))
+        .await
+        .expect("the cash transaction is taken back");
+    let day = reader.daily_cash("casino", "P7", &gaming_day).await.expect("daily cash");
+    assert_eq!((day.cash_in_cents, day.cash_out_cents), (0, 0));
 
     // The stack is answerable (R-STAKE-4).
     let view = table
