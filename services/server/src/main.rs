@@ -88,7 +88,9 @@ fn print_banner(config: &Config, addr: std::net::SocketAddr) {
         println!("  connect: grpcurl -cacert ca.pem -cert client.pem -key client.key {addr} list");
     } else if config.is_plain_dev() {
         println!("  connect: grpcurl -plaintext {addr} list");
-        println!("  (development mode: callers without credentials act as {:?})", config.dev_anonymous_role);
+        if let Some(role) = config.dev_anonymous_role {
+            println!("  (development mode: callers without credentials act as {role:?}; configure [auth] to turn this off)");
+        }
     } else {
         println!("  connect: grpcurl -plaintext -H 'authorization: Bearer <token>' {addr} list");
         if config.principals.is_empty() {
