@@ -518,7 +518,11 @@ impl LedgerService for Services {
             Some(WireAsOf::GlobalPosition(position)) if position >= 0 => AsOf::Position(position),
             Some(WireAsOf::GlobalPosition(_)) => return Err(status::invalid_field("global_position", "must be >= 0")),
             Some(WireAsOf::UnixMs(unix_ms)) => {
-                let at = time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(unix_ms) * 1_000_000)
+                // The log records microseconds, the API shows milliseconds: "as of" a displayed
+                // time includes every event shown with that time, so the bound is the last
+                // nanosecond of that millisecond.
+                let end_of_millisecond_nanos = i128::from(unix_ms) * 1_000_000 + 999_999;
+                let at = time::OffsetDateTime::from_unix_timestamp_nanos(end_of_millisecond_nanos)
                     .map_err(|_| status::invalid_field("unix_ms", "out of range"))?;
                 AsOf::Time(at)
             }

@@ -191,9 +191,9 @@ async fn auditor_commands_report_the_session_figures_exactly() {
     assert_eq!(stacks(&before), [(1, 20_000), (2, 20_000), (3, 20_000)]);
     let after = json(&server, &["stacks", "--table", "T1", "--position", &settled.to_string()]).await;
     assert_eq!(stacks(&after), [(1, 19_900), (2, 19_400), (3, 20_600)]);
-    // recorded_at is kept in microseconds but shown in milliseconds: the settlement is inside
-    // "as of" the next millisecond (the same millisecond stops before it, store compares µs).
-    let at_time = events[settled as usize - 1]["recorded_at_unix_ms"].as_i64().expect("time") + 1;
+    // "As of" the settlement's own displayed millisecond includes it (the log keeps
+    // microseconds; the server bounds the query at the end of that millisecond).
+    let at_time = events[settled as usize - 1]["recorded_at_unix_ms"].as_i64().expect("time");
     let after_by_time = json(&server, &["stacks", "--table", "T1", "--at", &at_time.to_string()]).await;
     assert_eq!(stacks(&after_by_time), [(1, 19_900), (2, 19_400), (3, 20_600)]);
     let now = json(&server, &["stacks", "--table", "T1"]).await;
