@@ -489,17 +489,9 @@ impl Ledger {
         let Ok(event_id) = Uuid::parse_str(&correction.reverses_event_id) else {
             return Err(status::invalid_field("reverses_event_id", "not a UUID"));
         };
-        // TODO(store): use a `Store::event_by_id` once the store offers one.
-        let found: Option<(String, i64)> = self
+        let found = self
             .db
-            .call("find_event", "events", async {
-                sqlx::query_as("SELECT stream, stream_version FROM events WHERE property = $1 AND event_id = $2")
-                    .bind(property)
-                    .bind(event_id)
-                    .fetch_optional(self.store.pool())
-                    .await
-                    .map_err(StoreError::from)
-            })
+            .call("find_event", "events", self.store.event_location(property, event_id))
             .await
             .map_err(|error| status::internal("find reversed event", &error))?;
         let Some((stream, version)) = found else {
@@ -561,50 +553,11 @@ impl Ledger {
     }
 
     /// A recorded command: its request hash and the append outcome.
-    // TODO(store): replace with a `Store::recorded_command` lookup once the store offers one.
     async fn recorded(&self, property: &str, command_id: &str) -> Result<Option<([u8; 32], AppendOutcome)>, Status> {
-        let row: Option<(Vec<u8>, String, Vec<u8>)> = self
-            .db
-            .call("find_command", "commands", async {
-                sqlx::query_as("SELECT request_hash, outcome, reply FROM commands WHERE property = $1 AND command_id = $2")
-                    .bind(property)
-                    .bind(command_id)
-                    .fetch_optional(self.store.pool())
-                    .await
-                    .map_err(StoreError::from)
-            })
+        self.db
+            .call("find_command", "commands", self.store.recorded_command(property, command_id))
             .await
-            .map_err(|error| status::internal("idempotency lookup", &error))?;
-        let Some((hash, outcome_json, reply)) = row else { return Ok(None) };
-        let hash: [u8; 32] = hash.try_into().map_err(|_| status::internal("idempotency lookup", &"hash length"))?;
-        #[derive(Deserialize)]
-        struct Stored {
-            append_id: Uuid,
-            first_position: i64,
-            last_position: i64,
-            last_hash: String,
-            recorded_at_micros: i64,
-            stream_versions: Vec<(String, i64)>,
-        }
-        let stored: Stored =
-            serde_json::from_str(&outcome_json).map_err(|error| status::internal("idempotency lookup", &error))?;
-        let mut last_hash = [0u8; 32];
-        hex::decode_to_slice(&stored.last_hash, &mut last_hash)
-            .map_err(|error| status::internal("idempotency lookup", &error))?;
-        Ok(Some((
-            hash,
-            AppendOutcome {
-                append_id: stored.append_id,
-                first_position: stored.first_position,
-                last_position: stored.last_position,
-                last_hash,
-                recorded_at_micros: stored.recorded_at_micros,
-                stream_versions: stored.stream_versions,
-                replayed: true,
-                outcome_json,
-                reply,
-            },
-        )))
+            .map_err(|error| status::internal("idempotency lookup", &error))
     }
 }
 

@@ -213,6 +213,24 @@ fn decode_outcome(replayed: bool, outcome_json: String, reply: Vec<u8>) -> Resul
     })
 }
 
+/// A recorded command: its request hash and its original outcome, marked as a replay.
+pub(crate) async fn recorded_command(
+    pool: &sqlx::PgPool,
+    property: &str,
+    command_id: &str,
+) -> Result<Option<([u8; 32], AppendOutcome)>, StoreError> {
+    let row: Option<(Vec<u8>, String, Vec<u8>)> =
+        sqlx::query_as("SELECT request_hash, outcome, reply FROM commands WHERE property = $1 AND command_id = $2")
+            .bind(property)
+            .bind(command_id)
+            .fetch_optional(pool)
+            .await?;
+    let Some((request_hash, outcome_json, reply)) = row else { return Ok(None) };
+    let request_hash: [u8; 32] =
+        request_hash.try_into().map_err(|_| StoreError::Corrupt("stored request hash is not 32 bytes".into()))?;
+    Ok(Some((request_hash, decode_outcome(true, outcome_json, reply)?)))
+}
+
 /// Run the append statement on a connection (autocommit) or inside a caller's transaction.
 pub(crate) async fn execute(conn: &mut PgConnection, encoded: &EncodedAppend) -> Result<AppendOutcome, StoreError> {
     let (replayed, outcome_json, reply): (bool, String, Vec<u8>) = sqlx::query_as(

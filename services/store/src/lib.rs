@@ -255,6 +255,24 @@ impl Store {
         Ok(ChainDigest { property: property.to_owned(), position, hash })
     }
 
+    /// The request hash and original outcome of a recorded command id (idempotency), if any.
+    pub async fn recorded_command(
+        &self,
+        property: &str,
+        command_id: &str,
+    ) -> Result<Option<([u8; 32], AppendOutcome)>, StoreError> {
+        append::recorded_command(&self.pool, property, command_id).await
+    }
+
+    /// The stream and stream version of an event, by its id.
+    pub async fn event_location(&self, property: &str, event_id: uuid::Uuid) -> Result<Option<(String, i64)>, StoreError> {
+        Ok(sqlx::query_as("SELECT stream, stream_version FROM events WHERE property = $1 AND event_id = $2")
+            .bind(property)
+            .bind(event_id)
+            .fetch_optional(&self.pool)
+            .await?)
+    }
+
     /// Recompute the whole chain of a property and compare it with the stored hashes and head.
     pub async fn verify_chain(&self, property: &str) -> Result<ChainReport, StoreError> {
         let head = self.chain_digest(property).await?;
