@@ -39,6 +39,9 @@ async fn collect(mut subscription: Subscription, until_position: i64) -> anyhow:
     Ok(seen)
 }
 
+/// Bound on restarting a caller's transaction after `StoreError::Contention`.
+const CALLER_RETRIES: usize = 5;
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn late_commits_rollbacks_and_sleepers_never_make_a_reader_skip() -> anyhow::Result<()> {
     let db = fresh("race_writers").await?;
@@ -56,7 +59,18 @@ async fn late_commits_rollbacks_and_sleepers_never_make_a_reader_skip() -> anyho
             start.wait().await;
             sqlx::query("SELECT pg_sleep(0.4)").execute(tx.connection()).await?;
             let request = request("table-LATE", buy_ins(3, "late"));
-            let outcome = tx.append(&request).await?;
+            let mut appended = tx.append(&request).await;
+            // In a caller's transaction a concurrent creator of the same account aborts the
+            // append (the store retries only its own transactions): the caller starts again.
+            for _ in 0..CALLER_RETRIES {
+                if !matches!(appended, Err(StoreError::Contention(_))) {
+                    break;
+                }
+                tx.rollback().await?;
+                tx = store.begin().await?;
+                appended = tx.append(&request).await;
+            }
+            let outcome = appended?;
             tx.commit().await?;
             let mut acked = BTreeMap::new();
             acknowledge(&mut acked, &outcome, &request);
@@ -70,7 +84,16 @@ async fn late_commits_rollbacks_and_sleepers_never_make_a_reader_skip() -> anyho
             start.wait().await;
             let mut tx = store.begin().await?;
             let request = request("table-SLEEPER", buy_ins(4, "sleeper"));
-            let outcome = tx.append(&request).await?;
+            let mut appended = tx.append(&request).await;
+            for _ in 0..CALLER_RETRIES {
+                if !matches!(appended, Err(StoreError::Contention(_))) {
+                    break;
+                }
+                tx.rollback().await?;
+                tx = store.begin().await?;
+                appended = tx.append(&request).await;
+            }
+            let outcome = appended?;
             sqlx::query("SELECT pg_sleep(0.3)").execute(tx.connection()).await?;
             tx.commit().await?;
             let mut acked = BTreeMap::new();
@@ -87,7 +110,16 @@ async fn late_commits_rollbacks_and_sleepers_never_make_a_reader_skip() -> anyho
             for i in 0..5 {
                 let mut tx = store.begin().await?;
                 let request = request(&format!("table-ROLLBACK-{round}"), buy_ins(2, &format!("rb-{i}")));
-                tx.append(&request).await?;
+                let mut appended = tx.append(&request).await;
+                for _ in 0..CALLER_RETRIES {
+                    if !matches!(appended, Err(StoreError::Contention(_))) {
+                        break;
+                    }
+                    tx.rollback().await?;
+                    tx = store.begin().await?;
+                    appended = tx.append(&request).await;
+                }
+                appended?;
                 sqlx::query("SELECT pg_sleep(0.02)").execute(tx.connection()).await?;
                 tx.rollback().await?;
                 rolled_back.lock().unwrap().extend(request.streams[0].events.iter().map(|e| e.event_id));
