@@ -47,6 +47,16 @@ pub(crate) struct EncodedAppend {
     projection_ops: Vec<serde_json::Value>,
 }
 
+impl EncodedAppend {
+    pub(crate) fn property(&self) -> &str {
+        &self.property
+    }
+
+    pub(crate) fn event_count(&self) -> usize {
+        self.event_ids.len()
+    }
+}
+
 fn invalid(message: impl Into<String>) -> StoreError {
     StoreError::InvalidRequest(message.into())
 }

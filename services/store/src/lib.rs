@@ -10,7 +10,7 @@
 //! Store::migrate_to(admin_url, version)     only up to a version (upgrade tests)
 //! Store::set_app_password(admin_url, pw)    give chipledger_app LOGIN; Store::app_options(url, pw)
 //! Store::connect(url) / connect_with(opts)  production connects as chipledger_app
-//! store.append(&AppendRequest)              -> AppendOutcome | StoreError (one round trip)
+//! store.append(&AppendRequest)              -> AppendOutcome | StoreError (group commit)
 //! store.begin() -> StoreTx: .append(), .connection(), .commit(), .rollback()
 //! store.read_stream / read_all / events_by_filter
 //! store.balance(property, account, AsOf) / balances_sum(property, AsOf)
@@ -33,7 +33,8 @@
 //! is therefore assigned only after the holder of n committed or rolled back (then n is reused):
 //! positions are dense and become visible strictly in order, so a reader following positions
 //! never skips a late commit. The price is one commit at a time per property (the WAL flush is
-//! inside the lock); batching a hand per append amortises it, and properties never contend.
+//! inside the lock); group commit (group.rs) lets the appends that queue up meanwhile share the
+//! next commit, batching a hand per append amortises it further, and properties never contend.
 //! The xid8 + `pg_snapshot_xmin` technique keeps writers parallel but orders events only after
 //! commit, so it cannot chain hashes at insert time; it was not chosen.
 //!
@@ -80,6 +81,7 @@ mod append;
 pub mod chain;
 mod error;
 mod event;
+mod group;
 pub mod projection;
 mod read;
 pub mod rejection;
@@ -105,8 +107,6 @@ pub use subscription::{Lag, Subscription};
 pub const APP_ROLE: &str = "chipledger_app";
 /// NOTIFY channel woken by every append; the payload is the property id.
 pub const NOTIFY_CHANNEL: &str = "chipledger_events";
-/// Bounded retries of an append that lost a race to create a stream, account or command.
-const MAX_APPEND_ATTEMPTS: usize = 4;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations");
 
@@ -115,6 +115,8 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations");
 pub struct Store {
     pool: PgPool,
     projection: Option<Arc<dyn InlineProjection>>,
+    /// Appends of this handle (and its clones) waiting to share a commit (group.rs).
+    group: Arc<group::GroupCommit>,
 }
 
 impl Store {
@@ -126,7 +128,7 @@ impl Store {
     /// Connect with options and a bounded pool size.
     pub async fn connect_with(options: PgConnectOptions, max_connections: u32) -> Result<Store, StoreError> {
         let pool = PgPoolOptions::new().max_connections(max_connections).connect_with(options).await?;
-        Ok(Store { pool, projection: None })
+        Ok(Store { group: group::GroupCommit::new(pool.clone()), pool, projection: None })
     }
 
     /// Plug in the domain projection (the mapping of `chipledger_rules::Event`s).
@@ -172,18 +174,14 @@ impl Store {
         Ok(PgConnectOptions::from_str(admin_url)?.username(APP_ROLE).password(password))
     }
 
-    /// Append atomically (one statement, autocommit). Retries, boundedly, only when a concurrent
-    /// transaction created the same stream, account or command first; a replay then answers.
+    /// Append atomically. Appends of one property that arrive while another of its commits is
+    /// in flight share the next transaction (group commit, group.rs): each gets exactly the
+    /// answer it would get alone, and one WAL flush serves them all. Retries, boundedly, only
+    /// when a concurrent transaction created the same stream, account or command first; a
+    /// replay then answers.
     pub async fn append(&self, request: &AppendRequest) -> Result<AppendOutcome, StoreError> {
         let encoded = append::encode(request, self.projection.as_deref())?;
-        let mut attempt = 1;
-        loop {
-            let mut conn = self.pool.acquire().await?;
-            match append::execute(&mut conn, &encoded).await {
-                Err(StoreError::Contention(_)) if attempt < MAX_APPEND_ATTEMPTS => attempt += 1,
-                other => return other,
-            }
-        }
+        self.group.append(encoded).await
     }
 
     /// A transaction for appends together with other statements of the caller.
@@ -352,6 +350,9 @@ impl Store {
 
 /// A caller-owned transaction. The append takes the property's commit lock, so keep what
 /// follows it short: the lock is held until [`StoreTx::commit`] or [`StoreTx::rollback`].
+/// Appends here bypass group commit, and nothing is retried for the caller: when an append
+/// answers [`StoreError::Contention`] (another transaction created the same stream, account or
+/// command first), the transaction is aborted and the caller rolls back and starts it again.
 pub struct StoreTx {
     tx: Transaction<'static, Postgres>,
     projection: Option<Arc<dyn InlineProjection>>,

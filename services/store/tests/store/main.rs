@@ -4,6 +4,7 @@
 mod append;
 mod chain;
 mod crash;
+mod group;
 mod privileges;
 mod projections;
 mod races;

@@ -1,0 +1,196 @@
+//! Group commit: concurrent appends of one property share one transaction and one WAL flush.
+//!
+//! Why: the head-row commit lock (append.rs) makes commits of a property strictly sequential,
+//! and each holds the lock through its own WAL flush. Under concurrency the flushes queue up
+//! behind the lock, so N waiting appends cost N flushes one after the other, while plain INSERTs
+//! from N connections share flushes (PostgreSQL's own group commit). Here the appends that
+//! arrive while a transaction of their property is in flight wait in a queue; the next
+//! transaction takes them all (bounded) and runs `chipledger_append` once per append, in arrival
+//! order, then commits once. Every guarantee of the single append holds for each member: the
+//! calls run one after the other inside the transaction, each sees the writes of the ones before
+//! it (versions, balances, idempotency rows, head), so the result is exactly the serial
+//! execution of the members in queue order, made durable together.
+//!
+//! Failure of one member: a domain refusal (version conflict, command id reused, negative
+//! balance, projection constraint) or any other error raised by one member's statement aborts the
+//! transaction. It is rolled back, that member gets its error, and the others run again without
+//! it (nothing of theirs was committed). A member that lost a creation race with another process
+//! (`Contention`) is retried a bounded number of times like the single append. An error of the
+//! connection itself, or of COMMIT, is given to every member: whether the COMMIT reached the disk
+//! is unknown to us, and the caller resolves it the usual way, by repeating the command id
+//! (idempotency answers the first outcome if it did commit).
+//!
+//! A group of one is sent as one autocommit statement, exactly like before, so an idle property
+//! pays nothing for the queue. The group runs in its own task: a caller that goes away (a
+//! cancelled RPC) never abandons a transaction that others are waiting on.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+
+use sqlx::PgPool;
+use tokio::sync::oneshot;
+
+use crate::append::{self, EncodedAppend};
+use crate::error::StoreError;
+use crate::event::AppendOutcome;
+
+/// Most appends in one transaction. Bounds the head-lock hold and the first member's wait.
+const MAX_GROUP_APPENDS: usize = 32;
+/// Most events in one transaction (a few hands).
+const MAX_GROUP_EVENTS: usize = 4_000;
+/// Attempts of a member that lost a race to create a stream, account or command.
+pub(crate) const MAX_APPEND_ATTEMPTS: usize = 4;
+
+type Reply = oneshot::Sender<Result<AppendOutcome, StoreError>>;
+
+struct Member {
+    encoded: EncodedAppend,
+    attempts: usize,
+    reply: Reply,
+}
+
+#[derive(Default)]
+struct Queue {
+    waiting: VecDeque<Member>,
+    /// A driver task is running for this property.
+    driving: bool,
+}
+
+/// The queues of every property this store handle appends to.
+pub(crate) struct GroupCommit {
+    pool: PgPool,
+    queues: Mutex<HashMap<String, Queue>>,
+}
+
+impl GroupCommit {
+    pub(crate) fn new(pool: PgPool) -> Arc<GroupCommit> {
+        Arc::new(GroupCommit { pool, queues: Mutex::new(HashMap::new()) })
+    }
+
+    /// Queue an append and wait for its outcome.
+    pub(crate) async fn append(self: &Arc<Self>, encoded: EncodedAppend) -> Result<AppendOutcome, StoreError> {
+        let (reply, outcome) = oneshot::channel();
+        let property = encoded.property().to_owned();
+        let start_driver = {
+            let mut queues = self.queues.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let queue = queues.entry(property.clone()).or_default();
+            queue.waiting.push_back(Member { encoded, attempts: 1, reply });
+            !std::mem::replace(&mut queue.driving, true)
+        };
+        if start_driver {
+            tokio::spawn(Arc::clone(self).drive(property));
+        }
+        outcome.await.map_err(|_| StoreError::Database(sqlx::Error::WorkerCrashed))?
+    }
+
+    /// Runs groups for one property until its queue is empty.
+    async fn drive(self: Arc<Self>, property: String) {
+        loop {
+            let group = {
+                let mut queues = self.queues.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                let Some(queue) = queues.get_mut(&property) else { return };
+                if queue.waiting.is_empty() {
+                    queues.remove(&property);
+                    return;
+                }
+                let mut group = Vec::new();
+                let mut events = 0;
+                while let Some(next) = queue.waiting.front() {
+                    let next_events = next.encoded.event_count();
+                    if !group.is_empty() && (group.len() == MAX_GROUP_APPENDS || events + next_events > MAX_GROUP_EVENTS) {
+                        break;
+                    }
+                    events += next_events;
+                    group.extend(queue.waiting.pop_front());
+                }
+                group
+            };
+            self.commit_group(group).await;
+        }
+    }
+
+    /// Commits a group, taking out members whose own statement fails, and answers everyone.
+    async fn commit_group(&self, mut group: Vec<Member>) {
+        while !group.is_empty() {
+            match self.attempt(&group).await {
+                Ok(outcomes) => {
+                    for (member, outcome) in group.into_iter().zip(outcomes) {
+                        let _ = member.reply.send(Ok(outcome));
+                    }
+                    return;
+                }
+                Err(Failure::Member(index, StoreError::Contention(_))) if group[index].attempts < MAX_APPEND_ATTEMPTS => {
+                    group[index].attempts += 1;
+                }
+                Err(Failure::Member(index, error)) => {
+                    let _ = group.remove(index).reply.send(Err(error));
+                }
+                Err(Failure::All(error)) => {
+                    for member in group.drain(1..) {
+                        let _ = member.reply.send(Err(shared(&error)));
+                    }
+                    if let Some(first) = group.pop() {
+                        let _ = first.reply.send(Err(error));
+                    }
+                    return;
+                }
+            }
+        }
+    }
+
+    /// One transaction for the whole group; nothing is committed unless every member succeeded.
+    async fn attempt(&self, group: &[Member]) -> Result<Vec<AppendOutcome>, Failure> {
+        let mut conn = self.pool.acquire().await.map_err(|error| Failure::All(error.into()))?;
+        if let [single] = group {
+            // One autocommit statement: atomic on its own, one round trip.
+            return append::execute(&mut conn, &single.encoded)
+                .await
+                .map(|outcome| vec![outcome])
+                .map_err(|error| Failure::of_member(0, error));
+        }
+        let mut tx = sqlx::Connection::begin(&mut *conn).await.map_err(|error| Failure::All(error.into()))?;
+        let mut outcomes = Vec::with_capacity(group.len());
+        for (index, member) in group.iter().enumerate() {
+            match append::execute(&mut tx, &member.encoded).await {
+                Ok(outcome) => outcomes.push(outcome),
+                Err(error) => {
+                    let failure = Failure::of_member(index, error);
+                    tx.rollback().await.map_err(|error| Failure::All(error.into()))?;
+                    return Err(failure);
+                }
+            }
+        }
+        tx.commit().await.map_err(|error| Failure::All(error.into()))?;
+        Ok(outcomes)
+    }
+}
+
+enum Failure {
+    /// This member's statement failed; the transaction was rolled back.
+    Member(usize, StoreError),
+    /// The connection or the COMMIT failed: every member shares the outcome.
+    All(StoreError),
+}
+
+impl Failure {
+    /// An error of a member's statement belongs to that member, unless the connection itself
+    /// broke (then nobody's statement can be blamed).
+    fn of_member(index: usize, error: StoreError) -> Failure {
+        match &error {
+            StoreError::Database(inner) if inner.as_database_error().is_none() => Failure::All(error),
+            _ => Failure::Member(index, error),
+        }
+    }
+}
+
+/// The same failure for another member of the group (sqlx errors are not `Clone`): the kind the
+/// server maps to "unavailable" stays that kind; anything else says the outcome is unknown.
+fn shared(error: &StoreError) -> StoreError {
+    let message = format!("group commit failed, outcome unknown: {error}");
+    StoreError::Database(match error {
+        StoreError::Database(sqlx::Error::Io(io)) => sqlx::Error::Io(std::io::Error::new(io.kind(), message)),
+        StoreError::Database(sqlx::Error::PoolTimedOut) => sqlx::Error::PoolTimedOut,
+        StoreError::Database(sqlx::Error::PoolClosed) => sqlx::Error::PoolClosed,
+        _ => sqlx::Error::Protocol(message),
+    })
+}

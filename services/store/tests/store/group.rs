@@ -1,0 +1,145 @@
+//! Group commit: concurrent appends of one property share a transaction. A member refused by
+//! the database (version conflict, R-UNIT-4) or repeating a command must get exactly the answer
+//! it would get alone, and must not take the rest of its group down with it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chipledger_store::*;
+use tokio::sync::Barrier;
+
+use crate::*;
+
+const GOOD: usize = 30;
+const STALE: usize = 5;
+const OVERDRAWN: usize = 3;
+
+enum Kind {
+    Good(usize),
+    /// Expects version 5 of a stream that does not exist.
+    Stale(usize),
+    /// Takes chips out of an empty seat (R-UNIT-4).
+    Overdrawn(usize),
+    /// The same command and request as good member 0.
+    Repeat,
+}
+
+fn good_request(index: usize) -> AppendRequest {
+    let command_id = format!("good-{index}");
+    let mut request = one_stream(
+        &format!("table-G{index}"),
+        ExpectedVersion::NoStream,
+        vec![movement("ChipsBought", "house/bank", &format!("table/G{index}/seat/1"), 500, &command_id)],
+    );
+    request.commands = vec![command(&command_id, &format!("request {index}"))];
+    request
+}
+
+fn request_of(kind: &Kind) -> AppendRequest {
+    match kind {
+        Kind::Good(index) => good_request(*index),
+        Kind::Stale(index) => one_stream(
+            &format!("table-S{index}"),
+            ExpectedVersion::Exact(5),
+            vec![movement("ChipsBought", "house/bank", &format!("table/S{index}/seat/1"), 500, "stale")],
+        ),
+        Kind::Overdrawn(index) => one_stream(
+            &format!("table-O{index}"),
+            ExpectedVersion::Any,
+            vec![movement("ChipsCashedOut", &format!("table/O{index}/seat/1"), "house/bank", 700, "overdrawn")],
+        ),
+        Kind::Repeat => good_request(0),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_refused_member_gets_its_own_answer_and_the_rest_of_its_group_commits() -> anyhow::Result<()> {
+    let db = fresh("group_commit").await?;
+    let store = db.store.clone();
+    store.append(&one_stream("table-FIRST", ExpectedVersion::NoStream, buy_ins(1, "first"))).await?;
+
+    // Hold the property's commit lock from outside, so every append below queues behind the
+    // first one and the groups that follow mix good and refused members.
+    let mut blocker = admin(&db.admin_url).await?;
+    sqlx::raw_sql("BEGIN; SELECT 1 FROM property_heads FOR UPDATE").execute(&mut blocker).await?;
+
+    let mut kinds: Vec<Kind> = (0..GOOD).map(Kind::Good).collect();
+    kinds.extend((0..STALE).map(Kind::Stale));
+    kinds.extend((0..OVERDRAWN).map(Kind::Overdrawn));
+    kinds.push(Kind::Repeat);
+    // Interleave so refused members sit between good ones in the queue.
+    kinds.sort_by_key(|kind| match kind {
+        Kind::Good(index) => index * 10,
+        Kind::Stale(index) => index * 60 + 5,
+        Kind::Overdrawn(index) => index * 90 + 7,
+        Kind::Repeat => 45,
+    });
+    let start = Arc::new(Barrier::new(kinds.len() + 1));
+    let mut tasks = Vec::new();
+    for kind in kinds {
+        let (store, start) = (store.clone(), start.clone());
+        tasks.push(tokio::spawn(async move {
+            start.wait().await;
+            let result = store.append(&request_of(&kind)).await;
+            (kind, result)
+        }));
+    }
+    start.wait().await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    sqlx::raw_sql("COMMIT").execute(&mut blocker).await?;
+
+    let mut good_outcomes = Vec::new();
+    let mut replays = 0;
+    for task in tasks {
+        match task.await? {
+            (Kind::Good(_) | Kind::Repeat, result) => {
+                let outcome = result?;
+                if outcome.replayed {
+                    replays += 1;
+                } else {
+                    good_outcomes.push(outcome);
+                }
+            }
+            (Kind::Stale(index), result) => match result {
+                Err(StoreError::VersionConflict { stream, expected: 5, actual: 0 }) => {
+                    assert_eq!(stream, format!("table-S{index}"));
+                }
+                other => panic!("stale member {index}: {other:?}"),
+            },
+            (Kind::Overdrawn(index), result) => match result {
+                Err(StoreError::NegativeBalance { account, balance_cents: -700 }) => {
+                    assert_eq!(account, format!("table/O{index}/seat/1"));
+                }
+                other => panic!("overdrawn member {index}: {other:?}"),
+            },
+        }
+    }
+    // Good member 0 and its repeat: one wrote, the other was answered with the same outcome.
+    assert_eq!(replays, 1, "the repeated command is answered once as a replay");
+    assert_eq!(good_outcomes.len(), GOOD);
+
+    // Exactly the good members' events are in the log, densely numbered and chained.
+    let head = store.chain_digest(PROPERTY).await?.position;
+    assert_eq!(head, 1 + GOOD as i64);
+    let mut positions: Vec<i64> = good_outcomes.iter().flat_map(|outcome| outcome.positions()).collect();
+    positions.sort_unstable();
+    assert_eq!(positions, (2..=head).collect::<Vec<_>>());
+    let report = store.verify_chain(PROPERTY).await?;
+    assert!(report.ok && report.events_checked == head, "{report:?}");
+    for index in 0..STALE {
+        assert_eq!(store.stream_version(PROPERTY, &format!("table-S{index}")).await?, 0);
+    }
+    for index in 0..OVERDRAWN {
+        assert_eq!(store.balance(PROPERTY, &format!("table/O{index}/seat/1"), AsOf::Head).await?, 0);
+    }
+
+    // The queued members really shared transactions: fewer transactions than appends.
+    let mut conn = admin(&db.admin_url).await?;
+    let transactions: i64 =
+        sqlx::query_scalar("SELECT count(DISTINCT xmin::text) FROM events WHERE property = $1 AND position > 1")
+            .bind(PROPERTY)
+            .fetch_one(&mut conn)
+            .await?;
+    assert!(transactions < GOOD as i64, "{GOOD} appends in {transactions} transactions: no group formed");
+    Ok(())
+}
