@@ -1,10 +1,10 @@
 //! Offline replay: each command judged by `chipledger_rules::decide` against the states of
-//! the streams it touches, its events applied with `evolve`, then the seat stacks compared
+//! the streams it touches, its events applied with `apply` (`evolve` in place), then the seat stacks compared
 //! with the hand's `finishing_stacks`. No store, no server: the states live in [`Streams`].
 
 use chipledger_rules::{
     CageId, CageState, Command, CommandContext, Event, PlayerId, PlayerState, Rejection, Snapshot,
-    StreamId, TableId, TableOp, TableState, decide, decide_table,
+    StreamId, TableEvent, TableId, TableOp, TableState, decide_into, decide_table_into,
 };
 
 use crate::Cents;
@@ -63,6 +63,29 @@ pub struct Streams {
     pub cage_id: Option<CageId>,
     pub cage: CageState,
     pub players: Vec<(PlayerId, PlayerState)>,
+    /// Storage reused from one command to the next: the replay judges some twenty commands
+    /// per hand, and allocating these afresh for each cost more than some rules do.
+    scratch: Scratch,
+}
+
+/// Buffers of [`Streams::apply`], empty between commands.
+#[derive(Debug, Clone, Default)]
+struct Scratch {
+    table_events: Vec<TableEvent>,
+    events: Vec<(StreamId, Event)>,
+    streams: Vec<StreamId>,
+    // The snapshot's vectors between two commands: they hold nothing, so no borrow.
+    tables: Vec<(&'static TableId, &'static TableState)>,
+    players: Vec<(&'static PlayerId, &'static PlayerState)>,
+    cages: Vec<(&'static CageId, &'static CageState)>,
+}
+
+/// `spent`, emptied, as a vector of another element type. For the snapshot's vectors the two
+/// types differ only in the lifetime of their references, and collecting a vector's own
+/// iterator into the same layout reuses its allocation (std's in-place collect).
+fn reuse<T, U>(mut spent: Vec<T>) -> Vec<U> {
+    spent.clear();
+    spent.into_iter().filter_map(|_| None).collect()
 }
 
 impl Streams {
@@ -74,15 +97,18 @@ impl Streams {
             && touches_only_its_table(&table_command.op)
         {
             self.table_id.get_or_insert_with(|| table_command.table_id.clone());
-            let events = decide_table(&self.table, context, table_command)?;
+            let events = &mut self.scratch.table_events;
+            decide_table_into(&self.table, context, table_command, events)?;
             let mut movements = 0;
-            for event in &events {
+            for event in events.iter() {
                 movements += usize::from(!event.postings().is_empty());
-                self.table = std::mem::take(&mut self.table).evolve(event);
+                self.table.apply(event);
             }
+            events.clear();
             return Ok(movements);
         }
-        let streams = command.streams();
+        let mut streams = std::mem::take(&mut self.scratch.streams);
+        command.streams_into(&mut streams);
         for stream in &streams {
             match stream {
                 StreamId::Table(id) => {
@@ -100,6 +126,9 @@ impl Streams {
         }
         // Load exactly the streams the command names (a store would do the same).
         let mut snapshot = Snapshot::new();
+        snapshot.tables = reuse(std::mem::take(&mut self.scratch.tables));
+        snapshot.players = reuse(std::mem::take(&mut self.scratch.players));
+        snapshot.cages = reuse(std::mem::take(&mut self.scratch.cages));
         for stream in &streams {
             match stream {
                 StreamId::Table(id) if self.table_id.as_ref() == Some(id) => {
@@ -118,27 +147,36 @@ impl Streams {
                 _ => {}
             }
         }
-        let events = decide(&snapshot, context, command)?;
-        drop(snapshot);
+        let mut events = std::mem::take(&mut self.scratch.events);
+        let decided = decide_into(&snapshot, context, command, &mut events);
+        let Snapshot { tables, players, cages, .. } = snapshot;
+        self.scratch.tables = reuse(tables);
+        self.scratch.players = reuse(players);
+        self.scratch.cages = reuse(cages);
+        streams.clear();
+        self.scratch.streams = streams;
+        decided?;
         let mut movements = 0;
         for (stream, event) in &events {
             movements += usize::from(event.moves_chips());
             self.evolve(stream, event);
         }
+        events.clear();
+        self.scratch.events = events;
         Ok(movements)
     }
 
     fn evolve(&mut self, stream: &StreamId, event: &Event) {
         match (stream, event) {
             (StreamId::Table(id), Event::Table(event)) if self.table_id.as_ref() == Some(id) => {
-                self.table = std::mem::take(&mut self.table).evolve(event);
+                self.table.apply(event);
             }
             (StreamId::Cage(id), Event::Cage(event)) if self.cage_id.as_ref() == Some(id) => {
-                self.cage = std::mem::take(&mut self.cage).evolve(event);
+                self.cage.apply(event);
             }
             (StreamId::Player(id), Event::Player(event)) => {
                 if let Some((_, state)) = self.players.iter_mut().find(|(known, _)| known == id) {
-                    *state = std::mem::take(state).evolve(event);
+                    state.apply(event);
                 }
             }
             // One hand touches one table and one cage; anything else is a conversion bug.

@@ -71,10 +71,11 @@ impl CashDay {
 
 /// The AML record of one cash transaction: (mtl_entry, ctr_required, day_total_cents).
 pub fn assess(day: &CashDay, gaming_day: &str, direction: CashDirection, amount_cents: Cents, t: &AmlThresholds) -> (bool, bool, Cents) {
-    let today = day.on(gaming_day);
-    let (before, already) = match direction {
-        CashDirection::In => (today.cash_in_cents, today.ctr_in_required),
-        CashDirection::Out => (today.cash_out_cents, today.ctr_out_required),
+    // `day.on(gaming_day)` without copying it: another day's totals count as zero.
+    let (before, already) = match (day.gaming_day == gaming_day, direction) {
+        (false, _) => (0, false),
+        (true, CashDirection::In) => (day.cash_in_cents, day.ctr_in_required),
+        (true, CashDirection::Out) => (day.cash_out_cents, day.ctr_out_required),
     };
     let after = before + amount_cents;
     let mtl = amount_cents > t.mtl_over_cents;

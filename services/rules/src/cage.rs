@@ -206,7 +206,15 @@ impl CageState {
         }
     }
 
+    /// Rebuild the state one event further, by value (see [`CageState::apply`]).
     pub fn evolve(mut self, event: &CageEvent) -> CageState {
+        self.apply(event);
+        self
+    }
+
+    /// Rebuild the state one event further in place: what `evolve` does, without moving
+    /// the state in and out (the replay and store loops keep one state per stream).
+    pub fn apply(&mut self, event: &CageEvent) {
         self.version += 1;
         match event {
             CageEvent::CageOpened { cage_id, denominations_cents, chips, cash_cents, .. } => {
@@ -283,7 +291,6 @@ impl CageState {
             CageEvent::MarkerWrittenOff { amount_cents, .. } => self.markers_receivable_cents -= amount_cents,
             CageEvent::GamingDayClosed { .. } => {}
         }
-        self
     }
 }
 

@@ -154,9 +154,14 @@ impl HandState {
     /// Clockwise order starting after the button (odd chips, R-POT-5).
     pub fn clockwise_from_button(&self, seats: &[Seat]) -> Vec<Seat> {
         let mut v: Vec<Seat> = seats.to_vec();
-        let b = self.button_seat;
-        v.sort_by_key(|s| if *s > b { (0, *s) } else { (1, *s) });
+        self.sort_clockwise_from_button(&mut v);
         v
+    }
+
+    /// [`HandState::clockwise_from_button`] in place.
+    pub fn sort_clockwise_from_button(&self, seats: &mut [Seat]) {
+        let b = self.button_seat;
+        seats.sort_by_key(|s| if *s > b { (0, *s) } else { (1, *s) });
     }
 }
 

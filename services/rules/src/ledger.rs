@@ -65,9 +65,17 @@ pub fn occupied(table: &TableState, seat: Seat) -> Result<&SeatState, Rejection>
 
 /// Streams a command touches, its own first.
 pub fn streams_of(command: &Command) -> Vec<StreamId> {
+    // Room for the own stream and up to two more, so a second one does not reallocate.
+    let mut v = Vec::with_capacity(3);
+    streams_into(command, &mut v);
+    v
+}
+
+/// [`streams_of`] appended to `v` (a caller loading many commands reuses one vector).
+pub fn streams_into(command: &Command, v: &mut Vec<StreamId>) {
     match command {
         Command::Table(c) => {
-            let mut v = vec![StreamId::Table(c.table_id.clone())];
+            v.push(StreamId::Table(c.table_id.clone()));
             match &c.op {
                 TableOp::BuyIn { player_id, .. }
                 | TableOp::TopUp { player_id, .. }
@@ -79,11 +87,10 @@ pub fn streams_of(command: &Command) -> Vec<StreamId> {
                 }
                 _ => {}
             }
-            v
         }
-        Command::Player(c) => vec![StreamId::Player(c.player_id.clone())],
+        Command::Player(c) => v.push(StreamId::Player(c.player_id.clone())),
         Command::Cage(c) => {
-            let mut v = vec![StreamId::Cage(c.cage_id.clone())];
+            v.push(StreamId::Cage(c.cage_id.clone()));
             match &c.op {
                 CageOp::SellChips { player_id, .. }
                 | CageOp::ColorChange { player_id, .. }
@@ -101,7 +108,6 @@ pub fn streams_of(command: &Command) -> Vec<StreamId> {
                 }
                 CageOp::OpenCage { .. } | CageOp::CloseGamingDay | CageOp::CountShift { .. } => {}
             }
-            v
         }
     }
 }
@@ -113,29 +119,42 @@ fn table_of<'a>(snapshot: &Snapshot<'a>, id: &TableId) -> Result<&'a TableState,
 /// Judge `command` against the loaded streams. On success, the events to append, each with
 /// its stream; chip postings are on exactly one of them.
 pub fn decide(snapshot: &Snapshot, ctx: &CommandContext, command: &Command) -> Result<Vec<(StreamId, Event)>, Rejection> {
-    match command {
+    let mut events = Vec::new();
+    decide_into(snapshot, ctx, command, &mut events)?;
+    Ok(events)
+}
+
+/// [`decide`] appending the events to `events`, so that a caller judging many commands reuses
+/// one buffer. On refusal `events` is left as it was.
+pub fn decide_into(snapshot: &Snapshot, ctx: &CommandContext, command: &Command, events: &mut Vec<(StreamId, Event)>) -> Result<(), Rejection> {
+    let decided = match command {
         Command::Table(c) => {
             let table = table_of(snapshot, &c.table_id)?;
-            let sid = || StreamId::Table(c.table_id.clone());
-            let wrap = |events: Vec<TableEvent>| events.into_iter().map(|e| (sid(), Event::Table(e))).collect();
             match &c.op {
+                // Buy-ins are most cross-stream commands: judged straight into the buffer.
                 TableOp::BuyIn { .. } | TableOp::TopUp { .. } | TableOp::CashOut { .. } | TableOp::PutCashInPlay { .. } => {
-                    crate::table_stakes::decide_funds(snapshot, table, ctx, c)
+                    return crate::table_stakes::decide_funds(snapshot, table, ctx, c, events);
                 }
                 TableOp::MovePlayer { seat, to_table_id, to_seat } => {
                     let to = table_of(snapshot, to_table_id)?;
-                    crate::seating::decide_move(table, to, *seat, to_table_id, *to_seat)
+                    crate::seating::decide_move(table, to, *seat, to_table_id, *to_seat)?
                 }
-                TableOp::Fill { .. } | TableOp::Credit { .. } => crate::inventory::decide_slip(snapshot, table, c),
+                TableOp::Fill { .. } | TableOp::Credit { .. } => crate::inventory::decide_slip(snapshot, table, c)?,
                 TableOp::VoidSlip { cage_id, kind, slip_no, reason, signers } => {
-                    crate::inventory::decide_void_slip(snapshot, table, cage_id, *kind, *slip_no, reason, signers)
+                    crate::inventory::decide_void_slip(snapshot, table, cage_id, *kind, *slip_no, reason, signers)?
                 }
-                _ => decide_table(table, ctx, c).map(wrap),
+                _ => {
+                    let decided = decide_table(table, ctx, c)?;
+                    events.extend(decided.into_iter().map(|e| (StreamId::Table(c.table_id.clone()), Event::Table(e))));
+                    return Ok(());
+                }
             }
         }
-        Command::Player(c) => decide_player(snapshot, ctx, c),
-        Command::Cage(c) => crate::cage::decide_cage(snapshot, ctx, c),
-    }
+        Command::Player(c) => decide_player(snapshot, ctx, c)?,
+        Command::Cage(c) => crate::cage::decide_cage(snapshot, ctx, c)?,
+    };
+    events.extend(decided);
+    Ok(())
 }
 
 fn decide_player(snapshot: &Snapshot, ctx: &CommandContext, c: &PlayerCommand) -> Result<Vec<(StreamId, Event)>, Rejection> {
@@ -163,8 +182,19 @@ fn decide_player(snapshot: &Snapshot, ctx: &CommandContext, c: &PlayerCommand) -
 /// Fast path for commands that touch only their table (every hand command). Cross-stream
 /// commands (`BuyIn`, `TopUp`, `CashOut`, `MovePlayer`, `Fill`, `Credit`) need [`decide`].
 pub fn decide_table(table: &TableState, ctx: &CommandContext, command: &TableCommand) -> Result<Vec<TableEvent>, Rejection> {
-    let one = |e: TableEvent| Ok(vec![e]);
-    match &command.op {
+    let mut events = Vec::new();
+    decide_table_into(table, ctx, command, &mut events)?;
+    Ok(events)
+}
+
+/// [`decide_table`] appending the events to `events`, so that a caller judging many commands
+/// reuses one buffer instead of allocating a vector per command. On refusal `events` is left
+/// as it was.
+pub fn decide_table_into(table: &TableState, ctx: &CommandContext, command: &TableCommand, events: &mut Vec<TableEvent>) -> Result<(), Rejection> {
+    let event = match &command.op {
+        // The two ways to act may also settle the hand (the last fold): two events.
+        TableOp::Act { seat, action } => return act(table, *seat, *action, events),
+        TableOp::PutOutChips { seat, chips, declared } => return put_out_chips(table, *seat, chips, *declared, events),
         TableOp::OpenTable { config } => {
             if table.table_id.is_some() {
                 return Err(Rejection::new(TABLE_ALREADY_OPEN, "the table is already open"));
@@ -172,7 +202,7 @@ pub fn decide_table(table: &TableState, ctx: &CommandContext, command: &TableCom
             config.validate()?;
             let mut config = config.clone();
             config.version = 1;
-            one(TableEvent::TableOpened { table_id: command.table_id.clone(), config })
+            Ok(TableEvent::TableOpened { table_id: command.table_id.clone(), config })
         }
         TableOp::ChangeConfig { config } => {
             let (_, current) = open_table(table)?;
@@ -183,33 +213,32 @@ pub fn decide_table(table: &TableState, ctx: &CommandContext, command: &TableCom
             }
             let mut config = config.clone();
             config.version = current.version + 1;
-            one(TableEvent::ConfigChanged { config })
+            Ok(TableEvent::ConfigChanged { config })
         }
-        TableOp::SeatPlayer { seat, player_id } => crate::seating::decide_seat(table, *seat, player_id).and_then(one),
-        TableOp::ConvertCashInPlay { seat } => crate::table_stakes::decide_convert_cash(table, *seat).and_then(one),
+        TableOp::SeatPlayer { seat, player_id } => crate::seating::decide_seat(table, *seat, player_id),
+        TableOp::ConvertCashInPlay { seat } => crate::table_stakes::decide_convert_cash(table, *seat),
         TableOp::RemoveChips { seat, amount_cents } => Err(crate::table_stakes::rathole(table, *seat, *amount_cents)),
         TableOp::Tip { seat, amount_cents } => {
             not_live_in_hand(table, *seat)?;
-            crate::tips::decide_tip(table, *seat, *amount_cents).and_then(one)
+            crate::tips::decide_tip(table, *seat, *amount_cents)
         }
         TableOp::PayKittyExpense { amount_cents, purpose, to_dealer } => {
-            crate::kitty::decide_expense(table, *amount_cents, purpose, *to_dealer).and_then(one)
+            crate::kitty::decide_expense(table, *amount_cents, purpose, *to_dealer)
         }
-        TableOp::CollectTime { seats } => crate::rake::decide_collect_time(table, seats).and_then(one),
-        TableOp::ColorChange { seat, give, receive } => crate::inventory::decide_color_change(table, *seat, give, receive).and_then(one),
+        TableOp::CollectTime { seats } => crate::rake::decide_collect_time(table, seats),
+        TableOp::ColorChange { seat, give, receive } => crate::inventory::decide_color_change(table, *seat, give, receive),
         TableOp::CloseShift { counted_tray, counted_drop_cents } => {
-            crate::inventory::decide_close_shift(table, counted_tray, *counted_drop_cents).and_then(one)
+            crate::inventory::decide_close_shift(table, counted_tray, *counted_drop_cents)
         }
-        TableOp::StartHand { hand_no, button_seat, dealt_seats } => start_hand(table, *hand_no, *button_seat, dealt_seats).and_then(one),
+        TableOp::StartHand { hand_no, button_seat, dealt_seats } => start_hand(table, *hand_no, *button_seat, dealt_seats),
         TableOp::Post { seat, kind, amount_cents } => {
             let all_in = crate::posts::judge_post(table, *seat, *kind, *amount_cents)?;
             let (table_id, _) = open_table(table)?;
             let postings = chips_to_pot(table_id, *seat, *amount_cents);
-            one(TableEvent::Posted { seat: *seat, kind: *kind, amount_cents: *amount_cents, all_in, postings })
+            Ok(TableEvent::Posted { seat: *seat, kind: *kind, amount_cents: *amount_cents, all_in, postings })
         }
-        TableOp::Act { seat, action } => act(table, *seat, *action),
-        TableOp::NextRound { first_to_act_seat } => next_round(table, *first_to_act_seat).and_then(one),
-        TableOp::Showdown { high, low } => showdown(table, high, low.as_deref()).and_then(one),
+        TableOp::NextRound { first_to_act_seat } => next_round(table, *first_to_act_seat),
+        TableOp::Showdown { high, low } => showdown(table, high, low.as_deref()),
         TableOp::EndHand => {
             let Some(hand) = &table.hand else {
                 return Err(Rejection::new(crate::betting::NO_HAND_IN_PROGRESS, "no hand is being played"));
@@ -218,21 +247,20 @@ pub fn decide_table(table: &TableState, ctx: &CommandContext, command: &TableCom
                 return Err(Rejection::new(crate::pots::HAND_NOT_SETTLED, "the pots are not awarded yet")
                     .with("pot_cents", hand.pot_cents));
             }
-            one(TableEvent::HandEnded { hand_no: hand.hand_no })
+            Ok(TableEvent::HandEnded { hand_no: hand.hand_no })
         }
         TableOp::WriteIou { seat, amount_cents, lender, accepted_by, to_raise } => {
-            crate::iou::decide_iou(table, *seat, *amount_cents, lender.as_ref(), accepted_by, *to_raise).and_then(one)
+            crate::iou::decide_iou(table, *seat, *amount_cents, lender.as_ref(), accepted_by, *to_raise)
         }
         TableOp::Correct { reverses_event_id, original_postings, approved_by, reason } => {
-            crate::corrections::decide_correction(table, ctx, reverses_event_id, original_postings, approved_by, reason).and_then(one)
+            crate::corrections::decide_correction(table, ctx, reverses_event_id, original_postings, approved_by, reason)
         }
-        TableOp::SitOut { seat } => crate::posts::decide_sit(table, *seat, true).and_then(one),
-        TableOp::SitIn { seat } => crate::posts::decide_sit(table, *seat, false).and_then(one),
-        TableOp::PutOutChips { seat, chips, declared } => put_out_chips(table, *seat, chips, *declared),
+        TableOp::SitOut { seat } => crate::posts::decide_sit(table, *seat, true),
+        TableOp::SitIn { seat } => crate::posts::decide_sit(table, *seat, false),
         TableOp::BringUpShortBet { seat } => {
             let amount_cents = crate::betting::judge_bring_up(table, *seat)?;
             let (table_id, _) = open_table(table)?;
-            one(TableEvent::ShortBetBroughtUp { seat: *seat, amount_cents, postings: chips_to_pot(table_id, *seat, amount_cents) })
+            Ok(TableEvent::ShortBetBroughtUp { seat: *seat, amount_cents, postings: chips_to_pot(table_id, *seat, amount_cents) })
         }
         TableOp::BuyIn { .. }
         | TableOp::TopUp { .. }
@@ -244,11 +272,14 @@ pub fn decide_table(table: &TableState, ctx: &CommandContext, command: &TableCom
         | TableOp::VoidSlip { .. } => {
             Err(Rejection::new(STREAM_NOT_LOADED, "this command touches other streams: use decide()"))
         }
-    }
+    }?;
+    events.push(event);
+    Ok(())
 }
 
 fn chips_to_pot(table_id: &TableId, seat: Seat, amount_cents: Cents) -> Vec<Posting> {
-    let mut postings = Vec::with_capacity(2);
+    // A check or fold moves nothing: no postings, and no allocation for them.
+    let mut postings = Vec::with_capacity(if amount_cents == 0 { 0 } else { 2 });
     crate::accounts::transfer(
         &mut postings,
         Account::Seat { table_id: table_id.clone(), seat },
@@ -290,16 +321,22 @@ fn start_hand(table: &TableState, hand_no: u64, button_seat: Seat, dealt_seats: 
     Ok(TableEvent::HandStarted { hand_no, button_seat, dealt_seats: dealt_seats.to_vec() })
 }
 
-fn act(table: &TableState, seat: Seat, action: crate::hand::Action) -> Result<Vec<TableEvent>, Rejection> {
+fn act(table: &TableState, seat: Seat, action: crate::hand::Action, events: &mut Vec<TableEvent>) -> Result<(), Rejection> {
     let judged = crate::betting::judge_action(table, seat, action)?;
     let (table_id, _) = open_table(table)?;
     let postings = chips_to_pot(table_id, seat, judged.amount_cents);
-    acted_events(table, seat, judged, postings)
+    acted_events(table, seat, judged, postings, events)
 }
 
 /// R-BET-14 / R-BET-13: the chips go to the pot; change comes back from the pot
 /// (value-neutral), so the seat's postings net to the amount the chips pay.
-fn put_out_chips(table: &TableState, seat: Seat, chips: &[crate::money::ChipCount], declared: Option<crate::hand::Action>) -> Result<Vec<TableEvent>, Rejection> {
+fn put_out_chips(
+    table: &TableState,
+    seat: Seat,
+    chips: &[crate::money::ChipCount],
+    declared: Option<crate::hand::Action>,
+    events: &mut Vec<TableEvent>,
+) -> Result<(), Rejection> {
     let c = crate::betting::judge_chips(table, seat, chips, declared)?;
     let (table_id, _) = open_table(table)?;
     let mut postings = chips_to_pot(table_id, seat, c.chips_cents);
@@ -311,10 +348,16 @@ fn put_out_chips(table: &TableState, seat: Seat, chips: &[crate::money::ChipCoun
             c.change_cents,
         );
     }
-    acted_events(table, seat, c.judged, postings)
+    acted_events(table, seat, c.judged, postings, events)
 }
 
-fn acted_events(table: &TableState, seat: Seat, judged: crate::betting::Judged, postings: Vec<Posting>) -> Result<Vec<TableEvent>, Rejection> {
+fn acted_events(
+    table: &TableState,
+    seat: Seat,
+    judged: crate::betting::Judged,
+    postings: Vec<Posting>,
+    events: &mut Vec<TableEvent>,
+) -> Result<(), Rejection> {
     let acted = TableEvent::Acted {
         seat,
         kind: judged.kind,
@@ -327,11 +370,23 @@ fn acted_events(table: &TableState, seat: Seat, judged: crate::betting::Judged, 
     let last_fold = judged.kind == crate::hand::ActionKind::Fold
         && table.hand.as_ref().is_some_and(|h| h.live_count() == 2);
     if !last_fold {
-        return Ok(vec![acted]);
+        events.push(acted);
+        return Ok(());
     }
-    let after = table.clone().evolve(&acted);
-    let settled = crate::pots::settle(&after, &[], None, false)?;
-    Ok(vec![acted, settled])
+    let settled = match (&acted, table.hand.as_ref()) {
+        // A fold moves no chips: after it only the hand differs, so settle a copy of the hand
+        // (the table, with its seats and configuration, is ten times larger).
+        (TableEvent::Acted { postings, .. }, Some(hand)) if postings.is_empty() => {
+            let (table_id, config) = open_table(table)?;
+            let mut after = hand.clone();
+            crate::table::apply_acted(&mut after, config, seat, judged.kind, judged.to_cents, judged.amount_cents, &[], table.stack_cents(seat));
+            crate::pots::settle_hand(&after, config, table_id, &[], None, false)?
+        }
+        _ => crate::pots::settle(&table.clone().evolve(&acted), &[], None, false)?,
+    };
+    events.push(acted);
+    events.push(settled);
+    Ok(())
 }
 
 fn next_round(table: &TableState, first_to_act_seat: Option<Seat>) -> Result<TableEvent, Rejection> {

@@ -25,7 +25,8 @@
 //! - Deciding: [`decide`]`(&`[`Snapshot`]`, &`[`CommandContext`]`, &Command) ->
 //!   Result<Vec<(StreamId, Event)>, Rejection>`. Fast path for one table:
 //!   [`decide_table`]`(&TableState, &CommandContext, &TableCommand)`.
-//! - Evolving: [`TableState::evolve`], [`PlayerState::evolve`], [`CageState::evolve`] (by value).
+//! - Evolving: [`TableState::evolve`], [`PlayerState::evolve`], [`CageState::evolve`] (by value);
+//!   `apply(&mut self, &event)` on each does the same in place (no move of the state).
 //! - Queries: [`legal_actions`]`(&TableState) -> Option<`[`LegalActions`]`>`,
 //!   [`pots::layer_pots`], [`TableState::balances`], [`TableState::stack_cents`].
 //! - Hand commands ([`TableOp`]): `StartHand{hand_no, button_seat, dealt_seats}`,
@@ -73,9 +74,13 @@
 //! - R-POST-2 third blind: with `blinds_cents = [small, big, third]` a `BigBlind` post is the
 //!   second amount (it was the last one before), `ThirdBlind` the third; the third blind sets
 //!   the minimum raise. R-POST-1 `ButtonAnte` (option `button_ante`): ante x dealt players, dead.
-//! - Cost: `decide_table` + `evolve` of a hand action make ~4 allocations (event, postings,
-//!   account ids) and never copy the `TableState` (only the last fold and corrections clone
-//!   it); `tests/rules/allocations.rs` counts them with a per-thread counting allocator.
+//! - Cost: `decide_table` + `evolve` of a hand action make at most 2 allocations (the event
+//!   vector and the postings; ids of 22 bytes or less are copied inline, longer ones share one
+//!   heap copy) and never copy the `TableState` (the last fold settles a copy of the hand;
+//!   corrections clone the table). Buffered forms for callers judging many commands:
+//!   [`decide_table_into`], [`decide_into`] (append to a reused vector; a refusal appends
+//!   nothing) and [`Command::streams_into`]. `tests/rules/allocations.rs` counts allocations
+//!   with a per-thread counting allocator.
 //!
 //! ## The snapshot
 //! [`Snapshot`] is the set of stream states the caller loaded for a command: build it with
@@ -188,7 +193,7 @@ pub use cage::{CageCommand, CageEvent, CageOp, CageState, MarkerDelivery, SlipKi
 pub use corrections::PlayerReversal;
 pub use config::{BettingStructure, FeePolicy, IncompleteRaiseRule, KillPolicy, StakesMode, TableConfig};
 pub use hand::{Action, ActionKind, HandPhase, HandState, InHand, PostKind};
-pub use ledger::{decide, decide_table};
+pub use ledger::{decide, decide_into, decide_table, decide_table_into};
 pub use money::{Cents, ChipCount, ChipSet};
 pub use player::{PlayerCommand, PlayerEvent, PlayerOp, PlayerState};
 pub use pots::PotResult;
@@ -246,6 +251,11 @@ impl Command {
     /// The streams `decide` needs (and may append to), the command's own stream first.
     pub fn streams(&self) -> Vec<StreamId> {
         ledger::streams_of(self)
+    }
+
+    /// [`Command::streams`] appended to `streams`, for a caller that reuses one vector.
+    pub fn streams_into(&self, streams: &mut Vec<StreamId>) {
+        ledger::streams_into(self, streams)
     }
 }
 

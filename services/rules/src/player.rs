@@ -130,7 +130,15 @@ impl PlayerState {
         self.credit_line_cents - self.markers_outstanding_cents()
     }
 
+    /// Rebuild the state one event further, by value (see [`PlayerState::apply`]).
     pub fn evolve(mut self, event: &PlayerEvent) -> PlayerState {
+        self.apply(event);
+        self
+    }
+
+    /// Rebuild the state one event further in place: what `evolve` does, without moving
+    /// the state in and out (the replay and store loops keep one state per stream).
+    pub fn apply(&mut self, event: &PlayerEvent) {
         self.version += 1;
         match event {
             PlayerEvent::CreditLineSet { line_cents, .. } => self.credit_line_cents = *line_cents,
@@ -187,6 +195,5 @@ impl PlayerState {
                 }
             },
         }
-        self
     }
 }

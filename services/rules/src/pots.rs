@@ -9,10 +9,11 @@
 use serde::{Deserialize, Serialize};
 
 use crate::accounts::{Account, Posting};
+use crate::config::TableConfig;
 use crate::hand::{HandState, InHand};
 use crate::money::Cents;
 use crate::rejection::{Reason, Rejection};
-use crate::streams::Seat;
+use crate::streams::{Seat, TableId};
 use crate::table::{TableEvent, TableState};
 
 pub const SHOWDOWN_NOT_READY: Reason = Reason::new("SHOWDOWN_NOT_READY", "R-POT-5");
@@ -23,7 +24,7 @@ pub const HAND_NOT_SETTLED: Reason = Reason::new("HAND_NOT_SETTLED", "R-POT-6");
 pub const REASONS: &[Reason] = &[SHOWDOWN_NOT_READY, SHOWDOWN_NO_ELIGIBLE_WINNER, SHOWDOWN_INVALID_RANKING, HAND_NOT_SETTLED];
 
 /// One contributor to the hand.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Contribution {
     pub seat: Seat,
     pub amount_cents: Cents,
@@ -95,16 +96,59 @@ pub struct PotResult {
 }
 
 pub fn contributions(hand: &HandState) -> Vec<Contribution> {
-    hand.players
-        .iter()
-        .filter(|p| p.hand_cents > 0)
-        .map(|p| Contribution {
-            seat: p.seat,
-            amount_cents: p.hand_cents,
-            folded: p.status == InHand::Folded,
-            all_in: p.status == InHand::AllIn,
-        })
-        .collect()
+    contributing(hand).collect()
+}
+
+fn contributing(hand: &HandState) -> impl Iterator<Item = Contribution> + '_ {
+    hand.players.iter().filter(|p| p.hand_cents > 0).map(|p| Contribution {
+        seat: p.seat,
+        amount_cents: p.hand_cents,
+        folded: p.status == InHand::Folded,
+        all_in: p.status == InHand::AllIn,
+    })
+}
+
+/// A list with at most one entry per seat (bound `MAX_SEATS`), kept on the stack: the working
+/// lists of a settlement (contributions, winners, pots, amounts per seat) allocate nothing.
+#[derive(Clone, Copy)]
+struct SeatList<T: Copy + Default> {
+    items: [T; crate::MAX_SEATS],
+    len: usize,
+}
+
+impl<T: Copy + Default> SeatList<T> {
+    fn new() -> SeatList<T> {
+        SeatList { items: [T::default(); crate::MAX_SEATS], len: 0 }
+    }
+
+    /// More entries than seats would be a broken invariant: the index check stops it.
+    fn push(&mut self, item: T) {
+        self.items[self.len] = item;
+        self.len += 1;
+    }
+}
+
+impl<T: Copy + Default> std::ops::Deref for SeatList<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        &self.items[..self.len]
+    }
+}
+
+impl<T: Copy + Default> std::ops::DerefMut for SeatList<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        &mut self.items[..self.len]
+    }
+}
+
+impl<T: Copy + Default> FromIterator<T> for SeatList<T> {
+    fn from_iter<I: IntoIterator<Item = T>>(items: I) -> SeatList<T> {
+        let mut list = SeatList::new();
+        for item in items {
+            list.push(item);
+        }
+        list
+    }
 }
 
 /// Split `amount_cents` among `winners` in minimum playable chips; odd chips (and any
@@ -113,7 +157,8 @@ fn split(hand: &HandState, amount_cents: Cents, winners: &[Seat], chip: Cents, o
     if winners.is_empty() || amount_cents <= 0 {
         return;
     }
-    let order = hand.clockwise_from_button(winners);
+    let mut order: SeatList<Seat> = winners.iter().copied().collect();
+    hand.sort_clockwise_from_button(&mut order);
     let k = order.len() as Cents;
     let units = amount_cents / chip;
     let dust = amount_cents % chip;
@@ -134,13 +179,13 @@ fn split(hand: &HandState, amount_cents: Cents, winners: &[Seat], chip: Cents, o
     }
 }
 
-/// The first group of `ranking` with members in `eligible`.
-fn winners_in(ranking: &[Vec<Seat>], eligible: &[Seat]) -> Vec<Seat> {
+/// The first group of `ranking` with members in `eligible` (empty if none).
+fn winners_in(ranking: &[Vec<Seat>], eligible: &[Seat]) -> SeatList<Seat> {
     ranking
         .iter()
-        .map(|group| group.iter().copied().filter(|s| eligible.contains(s)).collect::<Vec<Seat>>())
+        .map(|group| group.iter().copied().filter(|s| eligible.contains(s)).collect::<SeatList<Seat>>())
         .find(|g| !g.is_empty())
-        .unwrap_or_default()
+        .unwrap_or_else(SeatList::new)
 }
 
 fn check_ranking(hand: &HandState, ranking: &[Vec<Seat>]) -> Result<(), Rejection> {
@@ -163,23 +208,44 @@ pub fn settle(table: &TableState, high: &[Vec<Seat>], low: Option<&[Vec<Seat>]>,
         (Some(h), Some(c), Some(t)) => (h, c, t),
         _ => return Err(Rejection::new(crate::betting::NO_HAND_IN_PROGRESS, "no hand is being played")),
     };
+    settle_hand(hand, config, table_id, high, low, showdown)
+}
+
+/// [`settle`] from its parts: settlement reads only the hand, the configuration and the table
+/// id, so the last fold settles a copy of the hand instead of a copy of the whole table.
+pub(crate) fn settle_hand(
+    hand: &HandState,
+    config: &TableConfig,
+    table_id: &TableId,
+    high: &[Vec<Seat>],
+    low: Option<&[Vec<Seat>]>,
+    showdown: bool,
+) -> Result<TableEvent, Rejection> {
     check_ranking(hand, high)?;
     if let Some(low) = low {
         check_ranking(hand, low)?;
     }
     let chip = config.chip_set.min_playable_chip_cents;
-    let layers = layer_pots(&contributions(hand));
+    let contributions: SeatList<Contribution> = contributing(hand).collect();
+    let layers = layer_pots(&contributions);
     let flop_seen = hand.flop_seen || showdown;
-    let bases: Vec<Cents> = layers.iter().map(|l| l.amount_cents - l.returned_cents).collect();
-    let rake_per_pot = crate::rake::rake_by_pot(&config.fee, &bases, flop_seen);
+    // One pot per contribution level at most.
+    let bases: SeatList<Cents> = layers.iter().map(|l| l.amount_cents - l.returned_cents).collect();
+    let mut rake_per_pot: SeatList<Cents> = bases.iter().map(|_| 0).collect();
+    crate::rake::rake_by_pot_into(&config.fee, &bases, flop_seen, &mut rake_per_pot);
     let mut results: Vec<PotResult> = Vec::with_capacity(layers.len());
     for (i, layer) in layers.into_iter().enumerate() {
         let rake = rake_per_pot[i];
         let jackpot = if i == 0 { crate::rake::jackpot_drop_cents(config, bases[0] - rake, flop_seen) } else { 0 };
         let net = layer.amount_cents - rake - jackpot;
         let mut awards: Vec<(Seat, Cents)> = Vec::new();
-        let high_winners =
-            if layer.eligible.len() == 1 { layer.eligible.clone() } else { winners_in(high, &layer.eligible) };
+        let ranked;
+        let high_winners = if layer.eligible.len() == 1 {
+            &layer.eligible[..]
+        } else {
+            ranked = winners_in(high, &layer.eligible);
+            &ranked[..]
+        };
         if high_winners.is_empty() {
             return Err(Rejection::new(SHOWDOWN_NO_ELIGIBLE_WINNER, "no seat eligible for this pot is ranked")
                 .with("pot_index", i as Cents)
@@ -187,14 +253,14 @@ pub fn settle(table: &TableState, high: &[Vec<Seat>], low: Option<&[Vec<Seat>]>,
         }
         let low_winners = match low {
             Some(low) if layer.eligible.len() > 1 => winners_in(low, &layer.eligible),
-            _ => Vec::new(),
+            _ => SeatList::new(),
         };
         if low_winners.is_empty() {
-            split(hand, net, &high_winners, chip, &mut awards);
+            split(hand, net, high_winners, chip, &mut awards);
         } else {
             // R-POT-5: the odd chip of a high-low split goes to the high hand.
             let low_half = (net / 2) - (net / 2) % chip;
-            split(hand, net - low_half, &high_winners, chip, &mut awards);
+            split(hand, net - low_half, high_winners, chip, &mut awards);
             split(hand, low_half, &low_winners, chip, &mut awards);
         }
         results.push(PotResult {
@@ -210,7 +276,7 @@ pub fn settle(table: &TableState, high: &[Vec<Seat>], low: Option<&[Vec<Seat>]>,
     let kitty_cents = crate::kitty::kitty_take(config, &mut results);
     let rake_cents: Cents = results.iter().map(|r| r.rake_cents).sum();
     let jackpot_cents: Cents = results.iter().map(|r| r.jackpot_cents).sum();
-    let mut per_seat: Vec<(Seat, Cents)> = Vec::new();
+    let mut per_seat: SeatList<(Seat, Cents)> = SeatList::new();
     for (seat, a) in results.iter().flat_map(|r| r.awards.iter()) {
         match per_seat.iter_mut().find(|(s, _)| s == seat) {
             Some((_, t)) => *t += a,
@@ -222,7 +288,7 @@ pub fn settle(table: &TableState, high: &[Vec<Seat>], low: Option<&[Vec<Seat>]>,
     if hand.pot_cents != 0 {
         postings.push(Posting::new(Account::Pot { table_id: table_id.clone(), pot_index: 0 }, -hand.pot_cents));
     }
-    for (seat, amount) in per_seat {
+    for &(seat, amount) in per_seat.iter() {
         postings.push(Posting::new(Account::Seat { table_id: table_id.clone(), seat }, amount));
     }
     if rake_cents > 0 {

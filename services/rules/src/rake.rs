@@ -17,15 +17,21 @@ pub const REASONS: &[Reason] = &[TIME_COLLECTION_NOT_CONFIGURED, TIME_FEE_EXCEED
 /// main pot first. No flop, no drop.
 pub fn rake_by_pot(fee: &FeePolicy, bases_cents: &[Cents], flop_seen: bool) -> Vec<Cents> {
     let mut out = vec![0; bases_cents.len()];
+    rake_by_pot_into(fee, bases_cents, flop_seen, &mut out);
+    out
+}
+
+/// [`rake_by_pot`] written into `out` (as long as `bases_cents`, zeroed by the caller).
+pub(crate) fn rake_by_pot_into(fee: &FeePolicy, bases_cents: &[Cents], flop_seen: bool, out: &mut [Cents]) {
     let FeePolicy::Rake { percent_bps, increment_cents, cap_cents, no_flop_no_drop, min_pot_cents } = fee else {
-        return out;
+        return;
     };
     if *no_flop_no_drop && !flop_seen {
-        return out;
+        return;
     }
     let total: Cents = bases_cents.iter().sum();
     if total <= 0 || total < *min_pot_cents {
-        return out;
+        return;
     }
     let raw = total * percent_bps / 10_000;
     let mut rake = (raw - raw % increment_cents).min(*cap_cents);
@@ -34,7 +40,6 @@ pub fn rake_by_pot(fee: &FeePolicy, bases_cents: &[Cents], flop_seen: bool) -> V
         out[i] = take;
         rake -= take;
     }
-    out
 }
 
 /// R-RAKE-2: the jackpot drop from the main pot, after the rake, when the flop was seen.

@@ -472,8 +472,16 @@ impl TableState {
         }
     }
 
-    /// Rebuild the state one event further. Never fails: events were judged by `decide`.
+    /// Rebuild the state one event further, by value (see [`TableState::apply`]). Never
+    /// fails: events were judged by `decide`.
     pub fn evolve(mut self, event: &TableEvent) -> TableState {
+        self.apply(event);
+        self
+    }
+
+    /// Rebuild the state one event further in place: what `evolve` does, without moving
+    /// the state in and out (the replay and store loops keep one state per stream).
+    pub fn apply(&mut self, event: &TableEvent) {
         self.version += 1;
         match event {
             TableEvent::TableOpened { table_id, config } => {
@@ -564,7 +572,7 @@ impl TableState {
                     && let Some(s) = self.seat_mut(*seat) {
                         s.owes_entry_post = false;
                     }
-                crate::posts::track_missed_blinds(&mut self, *seat, *kind);
+                crate::posts::track_missed_blinds(self, *seat, *kind);
                 let stack_cents = self.stack_cents(*seat);
                 if let (Some(hand), Some(config)) = (self.hand.as_mut(), self.config.as_ref()) {
                     crate::posts::apply_post(hand, config, *seat, *kind, *amount_cents, stack_cents);
@@ -573,18 +581,8 @@ impl TableState {
             TableEvent::Acted { seat, kind, to_cents, amount_cents, postings, .. } => {
                 self.apply_postings(postings);
                 let stack_cents = self.stack_cents(*seat);
-                // R-BET-13: chips short of the action (the seat's postings net to less).
-                let put_in: Cents = -postings
-                    .iter()
-                    .filter(|p| matches!(p.account, Account::Seat { seat: s, .. } if s == *seat))
-                    .map(|p| p.amount_cents)
-                    .sum::<Cents>();
-                let short_cents = amount_cents - put_in;
                 if let (Some(hand), Some(config)) = (self.hand.as_mut(), self.config.as_ref()) {
-                    crate::betting::apply_action(hand, config, *seat, *kind, *to_cents, stack_cents);
-                    if short_cents > 0 {
-                        crate::betting::apply_short(hand, *seat, short_cents);
-                    }
+                    apply_acted(hand, config, *seat, *kind, *to_cents, *amount_cents, postings, stack_cents);
                 }
             }
             TableEvent::ShortBetBroughtUp { seat, amount_cents, postings } => {
@@ -633,6 +631,32 @@ impl TableState {
             | TableEvent::MarkerChipsSeated { postings, .. }
             | TableEvent::Corrected { postings, .. } => self.apply_postings(postings),
         }
-        self
+    }
+}
+
+/// The hand side of an `Acted` event, once its postings are on the stacks (`stack_after_cents`
+/// is the seat's stack then). Shared by `apply` and by the last fold, which settles a copy of
+/// the hand without copying the table.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn apply_acted(
+    hand: &mut HandState,
+    config: &TableConfig,
+    seat: Seat,
+    kind: ActionKind,
+    to_cents: Cents,
+    amount_cents: Cents,
+    postings: &[Posting],
+    stack_after_cents: Cents,
+) {
+    // R-BET-13: chips short of the action (the seat's postings net to less).
+    let put_in: Cents = -postings
+        .iter()
+        .filter(|p| matches!(p.account, Account::Seat { seat: s, .. } if s == seat))
+        .map(|p| p.amount_cents)
+        .sum::<Cents>();
+    let short_cents = amount_cents - put_in;
+    crate::betting::apply_action(hand, config, seat, kind, to_cents, stack_after_cents);
+    if short_cents > 0 {
+        crate::betting::apply_short(hand, seat, short_cents);
     }
 }

@@ -66,14 +66,14 @@ fn check_supervisor(config: &TableConfig, ctx: &CommandContext, amount_cents: Ce
     Ok(())
 }
 
-/// What funds arriving at a seat produce: tray chips paid out, postings, player events.
+/// What funds arriving at a seat produce: tray chips paid out, postings, the player's event.
 struct Funding {
     chips: Vec<ChipCount>,
     postings: Vec<Posting>,
-    player_events: Vec<PlayerEvent>,
+    player_event: PlayerEvent,
 }
 
-/// Postings and chips for funds arriving at a seat, plus the player's events.
+/// Postings and chips for funds arriving at a seat, plus the player's event.
 #[allow(clippy::too_many_arguments)]
 fn fund_seat(
     table: &TableState,
@@ -88,9 +88,8 @@ fn fund_seat(
 ) -> Result<Funding, Rejection> {
     let seat_account = Account::Seat { table_id: table_id.clone(), seat };
     let mut postings = Vec::with_capacity(8);
-    let mut player_events = Vec::with_capacity(2);
     let mut chips = Vec::new();
-    match source {
+    let player_event = match source {
         FundsSource::Cash => {
             chips = crate::inventory::tray_payout(table, amount_cents)?;
             postings.push(Posting::new(Account::House(HouseAccount::Patrons), -amount_cents));
@@ -102,7 +101,7 @@ fn fund_seat(
                 ));
             }
             postings.push(Posting::new(seat_account, amount_cents));
-            player_events.push(crate::aml::cash_event(player, &ctx.gaming_day, CashDirection::In, amount_cents, &snapshot.aml));
+            crate::aml::cash_event(player, &ctx.gaming_day, CashDirection::In, amount_cents, &snapshot.aml)
         }
         FundsSource::PocketChips => {
             if player.pocket_cents < amount_cents {
@@ -111,14 +110,21 @@ fn fund_seat(
                     .with("pocket_cents", player.pocket_cents));
             }
             crate::accounts::transfer(&mut postings, Account::Pocket { player_id: player_id.clone() }, seat_account, amount_cents);
-            player_events.push(PlayerEvent::PocketChipsPlayed { table_id: table_id.clone(), seat, amount_cents });
+            PlayerEvent::PocketChipsPlayed { table_id: table_id.clone(), seat, amount_cents }
         }
-    }
-    Ok(Funding { chips, postings, player_events })
+    };
+    Ok(Funding { chips, postings, player_event })
 }
 
 /// BuyIn, TopUp, PutCashInPlay and CashOut: they touch the table and the player streams.
-pub fn decide_funds(snapshot: &Snapshot, table: &TableState, ctx: &CommandContext, c: &TableCommand) -> Result<Vec<(StreamId, Event)>, Rejection> {
+/// The events are appended to `out` once every check passed (a refusal appends nothing).
+pub fn decide_funds(
+    snapshot: &Snapshot,
+    table: &TableState,
+    ctx: &CommandContext,
+    c: &TableCommand,
+    out: &mut Vec<(StreamId, Event)>,
+) -> Result<(), Rejection> {
     let (table_id, config) = crate::ledger::open_table(table)?;
     let player_of = |id: &PlayerId| {
         snapshot
@@ -127,7 +133,6 @@ pub fn decide_funds(snapshot: &Snapshot, table: &TableState, ctx: &CommandContex
     };
     let tsid = StreamId::Table(table_id.clone());
     let open_stakes = matches!(config.stakes, StakesMode::OpenStakes { .. });
-    let mut out: Vec<(StreamId, Event)> = Vec::with_capacity(3);
     match &c.op {
         TableOp::BuyIn { seat, player_id, amount_cents, source, supervisor_id, short_buy } => {
             let (seat, amount) = (*seat, *amount_cents);
@@ -158,7 +163,7 @@ pub fn decide_funds(snapshot: &Snapshot, table: &TableState, ctx: &CommandContex
                     .with("max_buy_in_cents", max));
             }
             check_supervisor(config, ctx, amount, supervisor_id.as_ref())?;
-            let Funding { chips, postings, player_events: pevents } = fund_seat(table, table_id, seat, player_id, player, snapshot, ctx, *source, amount)?;
+            let Funding { chips, postings, player_event } = fund_seat(table, table_id, seat, player_id, player, snapshot, ctx, *source, amount)?;
             out.push((
                 tsid,
                 Event::Table(TableEvent::BoughtIn {
@@ -174,7 +179,7 @@ pub fn decide_funds(snapshot: &Snapshot, table: &TableState, ctx: &CommandContex
             ));
             let psid = StreamId::Player(player_id.clone());
             out.push((psid.clone(), Event::Player(PlayerEvent::JoinedTable { table_id: table_id.clone(), seat, game_key: config.game_key.clone(), amount_cents: amount })));
-            out.extend(pevents.into_iter().map(|e| (psid.clone(), Event::Player(e))));
+            out.push((psid, Event::Player(player_event)));
         }
         TableOp::TopUp { seat, player_id, amount_cents, source, supervisor_id } => {
             let (seat, amount) = (*seat, *amount_cents);
@@ -196,13 +201,12 @@ pub fn decide_funds(snapshot: &Snapshot, table: &TableState, ctx: &CommandContex
                     .with("max_buy_in_cents", config.buy_in.max_cents));
             }
             check_supervisor(config, ctx, amount, supervisor_id.as_ref())?;
-            let Funding { chips, postings, player_events: pevents } = fund_seat(table, table_id, seat, player_id, player, snapshot, ctx, *source, amount)?;
+            let Funding { chips, postings, player_event } = fund_seat(table, table_id, seat, player_id, player, snapshot, ctx, *source, amount)?;
             out.push((
                 tsid,
                 Event::Table(TableEvent::ToppedUp { seat, amount_cents: amount, source: *source, supervisor_id: supervisor_id.clone(), chips, postings }),
             ));
-            let psid = StreamId::Player(player_id.clone());
-            out.extend(pevents.into_iter().map(|e| (psid.clone(), Event::Player(e))));
+            out.push((StreamId::Player(player_id.clone()), Event::Player(player_event)));
         }
         TableOp::PutCashInPlay { seat, player_id, amount_cents } => {
             let (seat, amount) = (*seat, *amount_cents);
@@ -253,7 +257,7 @@ pub fn decide_funds(snapshot: &Snapshot, table: &TableState, ctx: &CommandContex
         }
         _ => return Err(Rejection::new(crate::ledger::STREAM_NOT_LOADED, "not a funds command")),
     }
-    Ok(out)
+    Ok(())
 }
 
 fn seated_as<'a>(table: &'a TableState, seat: Seat, player_id: &PlayerId) -> Result<&'a crate::table::SeatState, Rejection> {

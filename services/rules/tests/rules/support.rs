@@ -76,8 +76,13 @@ impl World {
             for (id, s) in &self.cages {
                 snap = snap.with_cage(id, s);
             }
-            decide(&snap, &self.ctx, &command)?
+            let decided = decide(&snap, &self.ctx, &command);
+            self.check_buffered_forms(&snap, &command, &decided);
+            decided?
         };
+        if let Command::Table(c) = &command {
+            check_last_fold_settlement(&self.tables[&c.table_id], &events);
+        }
         let with_postings = events.iter().filter(|(_, e)| e.moves_chips()).count();
         assert!(with_postings <= 1, "postings on more than one event of a command: {events:?}");
         for (sid, e) in &events {
@@ -85,6 +90,36 @@ impl World {
         }
         self.check_invariants();
         Ok(events)
+    }
+
+    /// `decide_into` (and `decide_table_into` for a table's own commands) judge as `decide`
+    /// does, append after what the buffer held, and leave it as it was on a refusal.
+    fn check_buffered_forms(&self, snap: &Snapshot, command: &Command, decided: &Result<Vec<(StreamId, Event)>, Rejection>) {
+        let held = (StreamId::Table(tid("HELD")), Event::Table(TableEvent::HandEnded { hand_no: 0 }));
+        let mut buffer = vec![held.clone()];
+        let into = decide_into(snap, &self.ctx, command, &mut buffer);
+        match decided {
+            Ok(events) => {
+                assert!(into.is_ok(), "decide_into refused what decide accepted: {command:?}");
+                assert_eq!(&buffer[1..], &events[..], "decide_into appends decide's events");
+            }
+            Err(rejection) => assert_eq!(into.map_err(|r| r.reason.code), Err(rejection.reason.code)),
+        }
+        assert_eq!(buffer[0], held, "decide_into keeps what the buffer held");
+        if decided.is_err() {
+            assert_eq!(buffer.len(), 1, "a refusal appends nothing");
+        }
+        let Command::Table(c) = command else { return };
+        let Some(table) = snap.table(&c.table_id) else { return };
+        let (Ok(only_table), Ok(events)) = (decide_table(table, &self.ctx, c), decided) else { return };
+        let held = TableEvent::HandEnded { hand_no: 0 };
+        let mut buffer = vec![held.clone()];
+        decide_table_into(table, &self.ctx, c, &mut buffer).expect("decide_table accepted it");
+        assert_eq!(buffer[0], held);
+        assert_eq!(buffer[1..], only_table[..], "decide_table_into appends decide_table's events");
+        let wrapped: Vec<Event> = only_table.into_iter().map(Event::Table).collect();
+        let from_decide: Vec<Event> = events.iter().map(|(_, e)| e.clone()).collect();
+        assert_eq!(wrapped, from_decide, "decide_table and decide agree on a table's own command");
     }
 
     pub fn apply(&mut self, sid: &StreamId, e: &Event) {
@@ -147,6 +182,15 @@ pub const TABLE: &str = "T1";
 pub const CAGE: &str = "MAIN";
 
 /// A table with seated players, driven by the dealer, inside a world with a cage.
+/// The last fold settles a copy of the hand (not of the table): its settlement must equal the
+/// one computed on the whole table after the fold.
+fn check_last_fold_settlement(before: &TableState, events: &[(StreamId, Event)]) {
+    let [(_, Event::Table(acted @ TableEvent::Acted { .. })), (_, Event::Table(settled))] = events else { return };
+    let after = before.clone().evolve(acted);
+    let expected = pots::settle(&after, &[], None, false).expect("the table settles after the last fold");
+    assert_eq!(settled, &expected, "last-fold settlement");
+}
+
 pub struct Game {
     pub world: World,
     pub table_id: TableId,
