@@ -89,6 +89,17 @@ fn reuse<T, U>(mut spent: Vec<T>) -> Vec<U> {
 }
 
 impl Streams {
+    /// Back to fresh (default) stream states for the next hand, keeping the buffers: a replay
+    /// of many hands then allocates them once.
+    pub fn clear(&mut self) {
+        let Streams { table_id, table, cage_id, cage, players, scratch: _ } = self;
+        *table_id = None;
+        *table = TableState::default();
+        *cage_id = None;
+        *cage = CageState::default();
+        players.clear();
+    }
+
     /// Judges `command` against the loaded states and applies its events.
     /// Returns the number of chip movements (events with postings).
     pub fn apply(&mut self, context: &CommandContext, command: &Command) -> Result<usize, Rejection> {
