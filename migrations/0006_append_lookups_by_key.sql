@@ -8,10 +8,16 @@
 -- on `property = $1` alone and filtered the array afterwards, i.e. it read every stream (and
 -- every command, every account) of the property on every append: auto_explain showed "Rows
 -- Removed by Filter: 2000" for a two-stream append after 2,000 appends, and the idempotency
--- lookup took 1.1 ms per call in a 16-table bench. Here each lookup is a LATERAL subquery with
--- equality on both key columns, so the only sensible plan, whatever the statistics, is one
--- index probe per key. Lock order is unchanged (streams and accounts locked in name order: the
--- probes run over the sorted keys), and so is every other statement and guarantee of 0004.
+-- lookup took 1.1 ms per call in a 16-table bench. A LATERAL rewrite alone was not enough: the
+-- planner pulled the subquery up and chose a hash join over the same property-wide bitmap scan
+-- (auto_explain: 148 rows read to find none). So:
+--   * each lookup is a LATERAL subquery with equality on both key columns, kept as a subquery
+--     (FOR UPDATE, or OFFSET 0 for the read-only idempotency lookup), probing once per key;
+--   * the function plans without sequential scans, bitmap scans, hash or merge joins: every
+--     statement here touches a handful of rows by primary key, and a nested loop of index
+--     probes is the right plan for all of them whatever the statistics say at planning time.
+-- Lock order is unchanged (streams and accounts locked in name order: the probes run over the
+-- sorted keys), and so is every other statement and guarantee of 0004.
 
 CREATE OR REPLACE FUNCTION chipledger_append(
     p_property        text,
@@ -36,6 +42,10 @@ CREATE OR REPLACE FUNCTION chipledger_append(
 ) RETURNS TABLE (replayed boolean, outcome text, reply bytea)
 LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
+SET enable_bitmapscan = off
+SET enable_hashjoin = off
+SET enable_mergejoin = off
 AS $$
 DECLARE
     v_stream_count  int := cardinality(p_streams);
@@ -77,7 +87,8 @@ BEGIN
           INTO v_found, v_same, v_appends
           FROM unnest(p_command_ids, p_request_hashes) AS x(command_id, request_hash)
          CROSS JOIN LATERAL (SELECT k.request_hash, k.append_id FROM commands k
-                              WHERE k.property = p_property AND k.command_id = x.command_id) c;
+                              WHERE k.property = p_property AND k.command_id = x.command_id
+                             OFFSET 0) c;
         IF v_found > 0 THEN
             IF v_same = v_found AND v_found = cardinality(p_command_ids) AND v_appends = 1 THEN
                 RETURN QUERY SELECT true, c.outcome, c.reply FROM commands c
@@ -242,3 +253,12 @@ BEGIN
     RETURN QUERY SELECT false, v_outcome, p_reply;
 END
 $$;
+
+
+-- The projection ops (0005) touch rows by primary key too; same planner settings.
+ALTER FUNCTION chipledger_apply_projection_ops(text, jsonb[])
+    SET plan_cache_mode = force_generic_plan
+    SET enable_seqscan = off
+    SET enable_bitmapscan = off
+    SET enable_hashjoin = off
+    SET enable_mergejoin = off;
