@@ -337,7 +337,13 @@ impl Ledger {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let decision = self.decide_all(&property, &context, &envelope, &entries).await?;
+            // First on the cached states as they are (a stale one ends in a version conflict
+            // at the append, which forgets it and decides again); a refusal is only given on
+            // states read up to the head, so a cache behind another replica never refuses.
+            let mut decision = self.decide_all(&property, &context, &envelope, &entries, false).await?;
+            if decision.is_err() {
+                decision = self.decide_all(&property, &context, &envelope, &entries, true).await?;
+            }
             let decision = match decision {
                 Ok(decision) => decision,
                 Err((index, rejection, streams, command)) => {
@@ -437,13 +443,15 @@ impl Ledger {
         Err(status)
     }
 
-    /// Decides every entry in order on a working copy of the loaded states.
+    /// Decides every entry in order on a working copy of the loaded states; `catch_up` reads
+    /// the events after a cached state's version first (see [`Ledger::load`]).
     async fn decide_all<'e>(
         &self,
         property: &str,
         context: &CommandContext,
         envelope: &Envelope,
         entries: &'e [Entry],
+        catch_up: bool,
     ) -> Result<Result<Decision, (usize, rules::Rejection, Vec<String>, Option<&'e Command>)>, Status> {
         let mut decision = Decision::default();
         let mut commands = Vec::with_capacity(entries.len());
@@ -457,7 +465,7 @@ impl Ledger {
             let streams = command.streams();
             for stream in &streams {
                 if !decision.states.contains_key(stream) {
-                    let (state, version) = self.load(property, stream).await?;
+                    let (state, version) = self.load_state(property, stream, catch_up).await?;
                     decision.order.push(stream.clone());
                     decision.base_versions.insert(stream.clone(), version);
                     decision.states.insert(stream.clone(), state);
@@ -506,10 +514,21 @@ impl Ledger {
         correction_for(&stream, &event.payload, &event.postings, correction)
     }
 
-    /// The state of a stream: the cached aggregate plus the events after it.
+    /// The state of a stream as of the head: the cached aggregate plus the events after it.
     pub async fn load(&self, property: &str, stream: &StreamId) -> Result<(StreamState, i64), Status> {
+        self.load_state(property, stream, true).await
+    }
+
+    /// The state of a stream; without `catch_up` a cached aggregate is taken as it is. That
+    /// is safe for a decision that is then appended: every loaded stream goes into the append
+    /// with its version as the expected one, so a state behind the log is refused there
+    /// (version conflict), forgotten and read again. It saves a read per stream per command.
+    async fn load_state(&self, property: &str, stream: &StreamId, catch_up: bool) -> Result<(StreamState, i64), Status> {
         let key = (property.to_string(), stream.key());
         let cached = self.cache.lock().map_err(|_| status::internal("cache", &"poisoned"))?.get(&key);
+        if !catch_up && let Some(cached) = cached {
+            return Ok(cached);
+        }
         let (mut state, mut version) = cached.unwrap_or_else(|| (StreamState::empty(stream), 0));
         loop {
             let page = self
