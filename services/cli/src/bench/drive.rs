@@ -41,8 +41,42 @@ pub enum Mode {
     Batch,
 }
 
+/// Open-loop pacing: calls offered at a fixed total rate, spread evenly over the lanes. A lane
+/// still sends in order (a table plays one command after the other); a call that starts late
+/// because the previous one was slow counts its lateness in its latency (latency is measured
+/// from the scheduled start, so a stall is not hidden by the calls it delayed).
+#[derive(Clone, Copy)]
+struct Pace {
+    start: Instant,
+    interval: Duration,
+}
+
+impl Pace {
+    /// Lane `lane` of `lanes` at `rate` calls per second in total.
+    fn for_lane(rate: f64, lanes: usize, lane: usize, start: Instant) -> Pace {
+        let offset = Duration::from_secs_f64(lane as f64 / rate);
+        Pace { start: start + offset, interval: Duration::from_secs_f64(lanes as f64 / rate) }
+    }
+
+    /// Waits for the slot of call `index` and returns its scheduled start.
+    async fn slot(&self, index: u32) -> Instant {
+        let scheduled = self.start + self.interval * index;
+        tokio::time::sleep_until(scheduled.into()).await;
+        scheduled
+    }
+}
+
+/// The start a latency is measured from: the scheduled slot when paced, now otherwise.
+async fn call_start(pace: Option<&Pace>, index: &mut u32) -> Instant {
+    let Some(pace) = pace else { return Instant::now() };
+    let scheduled = pace.slot(*index).await;
+    *index += 1;
+    scheduled
+}
+
 /// One server run: every lane (its own connection) plays its hands in order.
-pub async fn server_run(target: &Target, plan: Plan, mode: Mode, label: &str, property: &str) -> anyhow::Result<Run> {
+/// With `rate`, calls are paced (open loop) at that many per second in total.
+pub async fn server_run(target: &Target, plan: Plan, mode: Mode, rate: Option<f64>, label: &str, property: &str) -> anyhow::Result<Run> {
     let tables = plan.lanes.len();
     let mut clients = Vec::with_capacity(tables);
     for _ in 0..tables {
@@ -51,8 +85,9 @@ pub async fn server_run(target: &Target, plan: Plan, mode: Mode, label: &str, pr
     let before = CpuSample::take(target.postmaster_pid);
     let started = Instant::now();
     let mut tasks = Vec::with_capacity(tables);
-    for (lane, client) in plan.lanes.into_iter().zip(clients) {
-        tasks.push(tokio::spawn(play_lane(client, lane, mode)));
+    for (index, (lane, client)) in plan.lanes.into_iter().zip(clients).enumerate() {
+        let pace = rate.map(|rate| Pace::for_lane(rate, tables, index, started));
+        tasks.push(tokio::spawn(play_lane(client, lane, mode, pace)));
     }
     let mut latencies = Latencies::with_capacity(plan.commands as usize);
     let mut events = 0;
@@ -77,15 +112,16 @@ pub async fn server_run(target: &Target, plan: Plan, mode: Mode, label: &str, pr
 }
 
 /// Plays one lane's hands through the operators' send path (`crate::send`).
-async fn play_lane(mut client: Client, hands: Vec<PlannedHand>, mode: Mode) -> anyhow::Result<(Latencies, u64)> {
+async fn play_lane(mut client: Client, hands: Vec<PlannedHand>, mode: Mode, pace: Option<Pace>) -> anyhow::Result<(Latencies, u64)> {
     let mut latencies = Latencies::with_capacity(hands.iter().map(|hand| hand.live.len()).sum());
     let mut events = 0;
+    let mut slot = 0;
     for hand in hands {
         match mode {
             Mode::Live => {
                 for command in hand.live {
                     let described = format!("{command:?}");
-                    let started = Instant::now();
+                    let started = call_start(pace.as_ref(), &mut slot).await;
                     let result = send_stamped(&mut client, command).await.map_err(|status| refused(&described, &status))?;
                     latencies.record(started.elapsed());
                     events += result.events.len() as u64;
@@ -93,7 +129,7 @@ async fn play_lane(mut client: Client, hands: Vec<PlannedHand>, mode: Mode) -> a
             }
             Mode::Batch => {
                 let described = hand.batch.header.as_ref().map(|h| h.command_id.clone()).unwrap_or_default();
-                let started = Instant::now();
+                let started = call_start(pace.as_ref(), &mut slot).await;
                 let result = send_batch_request(&mut client, hand.batch).await.map_err(|status| refused(&described, &status))?;
                 latencies.record(started.elapsed());
                 events += result.results.iter().map(|result| result.events.len() as u64).sum::<u64>();
@@ -226,7 +262,15 @@ type EventRow = (i64, String, i64, String, i16, String, String, OffsetDateTime, 
 /// Re-inserts the rows the server wrote in positions (from, to] under `base_property`: one
 /// autocommit statement per server transaction (a command in live mode, a hand in batch
 /// mode), the same lanes in the same order and concurrency, the same pool size.
-pub async fn baseline(target: &Target, property: &str, from: i64, to: i64, base_property: &str, reference: &Run) -> anyhow::Result<Run> {
+/// With `rate`, transactions are paced like the server run's calls.
+pub async fn baseline(
+    target: &Target,
+    property: &str,
+    (from, to): (i64, i64),
+    rate: Option<f64>,
+    base_property: &str,
+    reference: &Run,
+) -> anyhow::Result<Run> {
     let rows: Vec<EventRow> = sqlx::query_as(
         "SELECT position, stream, stream_version, event_type, schema_version, payload::text, metadata::text, \
                 recorded_at, hash, coalesce(metadata->>'correlation_id', '') \
@@ -300,13 +344,16 @@ pub async fn baseline(target: &Target, property: &str, from: i64, to: i64, base_
     let before = CpuSample::take(target.postmaster_pid);
     let started = Instant::now();
     let mut tasks = Vec::with_capacity(lanes.len());
-    for lane in lanes {
+    let lane_count = lanes.len();
+    for (index, lane) in lanes.into_iter().enumerate() {
         let pool = pool.clone();
         let base_property = base_property.to_owned();
+        let pace = rate.map(|rate| Pace::for_lane(rate, lane_count, index, started));
         tasks.push(tokio::spawn(async move {
             let mut latencies = Latencies::with_capacity(lane.len());
+            let mut slot = 0;
             for transaction in &lane {
-                let started = Instant::now();
+                let started = call_start(pace.as_ref(), &mut slot).await;
                 insert(&pool, &base_property, transaction).await?;
                 latencies.record(started.elapsed());
             }

@@ -92,6 +92,8 @@ impl Run {
 pub struct Pair {
     pub server: Run,
     pub baseline: Run,
+    /// Offered commands per second of a paced run (both sides); None for closed loop.
+    pub rate: Option<f64>,
 }
 
 pub fn markdown_table(pairs: &mut [Pair]) -> String {

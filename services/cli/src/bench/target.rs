@@ -55,7 +55,9 @@ impl Target {
         })
     }
 
-    pub async fn embedded() -> anyhow::Result<Target> {
+    /// A fresh cluster and an in-process chipledgerd. `profile_sql` loads pg_stat_statements
+    /// (nested statements too), so each run can say which statements took PostgreSQL's time.
+    pub async fn embedded(profile_sql: bool) -> anyhow::Result<Target> {
         let dir = std::env::temp_dir().join(format!("chipledger-bench-{}", std::process::id()));
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         {
@@ -63,9 +65,25 @@ impl Target {
             use std::os::unix::fs::PermissionsExt;
             std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777))?;
         }
-        let cluster = LocalCluster::start(ClusterOptions::new(dir.join("pgdata"))).await.context("starting PostgreSQL")?;
+        let mut options = ClusterOptions::new(dir.join("pgdata"));
+        if profile_sql {
+            for (name, value) in [
+                ("shared_preload_libraries", "pg_stat_statements"),
+                ("pg_stat_statements.track", "all"),
+                ("pg_stat_statements.max", "1000"),
+            ] {
+                options.extra_settings.push((name.into(), value.into()));
+            }
+        }
+        let cluster = LocalCluster::start(options).await.context("starting PostgreSQL")?;
         let url = cluster.url();
         Store::migrate(&url).await.context("migrations")?;
+        if profile_sql {
+            sqlx::raw_sql("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+                .execute(&mut <sqlx::PgConnection as sqlx::Connection>::connect(&url).await?)
+                .await
+                .context("pg_stat_statements")?;
+        }
         let app_password = uuid::Uuid::new_v4().simple().to_string();
         Store::set_app_password(&url, &app_password).await?;
         let store = Store::connect_with(Store::app_options(&url, &app_password)?, POOL_CONNECTIONS).await?;
