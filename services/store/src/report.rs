@@ -6,12 +6,17 @@
 
 use std::collections::BTreeMap;
 
+use sqlx::Row;
+use sqlx::postgres::PgRow;
+
 use crate::Store;
 use crate::error::StoreError;
-use crate::event::RecordedEvent;
+use crate::event::MAX_PAGE;
+use crate::read::postings_of;
 
 const PROJECTION: &str = "report_table_day";
-const PAGE_EVENTS: i64 = 1_000;
+/// Events per transaction (one checkpoint write each).
+const PAGE_EVENTS: i64 = MAX_PAGE;
 
 /// One row of the table/day report.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -47,27 +52,48 @@ impl TableDayReport {
 
     async fn apply_page(store: &Store, property: &str, limit: i64) -> Result<i64, StoreError> {
         let mut tx = store.pool().begin().await?;
-        sqlx::query("INSERT INTO projection_checkpoints (projection, property, position) VALUES ($1, $2, 0) ON CONFLICT DO NOTHING")
-            .bind(PROJECTION)
-            .bind(property)
-            .execute(&mut *tx)
-            .await?;
-        let checkpoint: i64 = sqlx::query_scalar(
-            "SELECT position FROM projection_checkpoints WHERE projection = $1 AND property = $2 FOR UPDATE",
+        sqlx::query(
+            "INSERT INTO projection_checkpoints (projection, property, position) VALUES ($1, $2, 0) ON CONFLICT DO NOTHING",
         )
         .bind(PROJECTION)
         .bind(property)
-        .fetch_one(&mut *tx)
+        .execute(&mut *tx)
         .await?;
-        let events = crate::read::read_all(&mut *tx, property, checkpoint, limit).await?;
-        let Some(last) = events.last().map(|e| e.position) else { return Ok(0) };
-        let rows = aggregate(&events);
+        let checkpoint: i64 =
+            sqlx::query_scalar("SELECT position FROM projection_checkpoints WHERE projection = $1 AND property = $2 FOR UPDATE")
+                .bind(PROJECTION)
+                .bind(property)
+                .fetch_one(&mut *tx)
+                .await?;
+        // Only what the report uses: no payload, the gaming day taken out of the metadata by
+        // PostgreSQL (a non-string or missing one is "", as the report has always counted it).
+        let events = sqlx::query(
+            "SELECT position, stream, CASE jsonb_typeof(metadata->'gaming_day') WHEN 'string' \
+             THEN metadata->>'gaming_day' ELSE '' END FROM events \
+             WHERE property = $1 AND position > $2 ORDER BY position LIMIT $3",
+        )
+        .bind(property)
+        .bind(checkpoint)
+        .bind(limit.clamp(1, PAGE_EVENTS))
+        .fetch_all(&mut *tx)
+        .await?;
+        let Some(last) = events.last().map(|row| row.try_get::<i64, _>(0)).transpose()? else { return Ok(0) };
+        let postings = sqlx::query(
+            "SELECT position, account, amount_cents FROM postings \
+             WHERE property = $1 AND position > $2 AND position <= $3 ORDER BY position, posting_index",
+        )
+        .bind(property)
+        .bind(checkpoint)
+        .bind(last)
+        .fetch_all(&mut *tx)
+        .await?;
+        let rows = aggregate(&events, &postings)?;
         let mut table_ids = Vec::new();
         let mut days = Vec::new();
         let mut columns: [Vec<i64>; 5] = Default::default();
-        for ((table_id, day), row) in rows {
-            table_ids.push(table_id);
-            days.push(day);
+        for row in rows {
+            table_ids.push(row.table_id);
+            days.push(row.gaming_day);
             for (column, value) in columns.iter_mut().zip([
                 row.event_count,
                 row.movement_count,
@@ -112,12 +138,14 @@ impl TableDayReport {
     /// Drop the property's rows and checkpoint, and rebuild from position zero to the head.
     pub async fn rebuild(store: &Store, property: &str) -> Result<i64, StoreError> {
         let mut tx = store.pool().begin().await?;
-        sqlx::query("INSERT INTO projection_checkpoints (projection, property, position) VALUES ($1, $2, 0) \
-                     ON CONFLICT (projection, property) DO UPDATE SET position = 0")
-            .bind(PROJECTION)
-            .bind(property)
-            .execute(&mut *tx)
-            .await?;
+        sqlx::query(
+            "INSERT INTO projection_checkpoints (projection, property, position) VALUES ($1, $2, 0) \
+                     ON CONFLICT (projection, property) DO UPDATE SET position = 0",
+        )
+        .bind(PROJECTION)
+        .bind(property)
+        .execute(&mut *tx)
+        .await?;
         sqlx::query("DELETE FROM report_table_day WHERE property = $1").bind(property).execute(&mut *tx).await?;
         tx.commit().await?;
         Self::catch_up(store, property, i64::MAX).await
@@ -144,31 +172,53 @@ impl TableDayReport {
     }
 }
 
-fn aggregate(events: &[RecordedEvent]) -> BTreeMap<(String, String), TableDayRow> {
-    let mut rows: BTreeMap<(String, String), TableDayRow> = BTreeMap::new();
+/// Rows of a page: `events` are (position, stream, gaming_day) in position order, `postings`
+/// (position, account, amount_cents) of the same positions in position order.
+fn aggregate(events: &[PgRow], postings: &[PgRow]) -> Result<Vec<TableDayRow>, StoreError> {
+    let postings = postings
+        .iter()
+        .map(|row| Ok((row.try_get::<i64, _>(0)?, row.try_get::<&str, _>(1)?, row.try_get::<i64, _>(2)?)))
+        .collect::<Result<Vec<_>, sqlx::Error>>()?;
+    // By table, then day, looked up with borrowed keys: keys are allocated once per row.
+    let mut tables: BTreeMap<String, BTreeMap<String, TableDayRow>> = BTreeMap::new();
+    let mut next_posting = 0;
     for event in events {
-        let Some(table_id) = event.stream.strip_prefix("table-") else { continue };
-        let day = event.metadata.get("gaming_day").and_then(|d| d.as_str()).unwrap_or("").to_owned();
-        let row = rows.entry((table_id.to_owned(), day.clone())).or_insert_with(|| TableDayRow {
-            table_id: table_id.to_owned(),
-            gaming_day: day,
-            event_count: 0,
-            movement_count: 0,
-            chips_in_cents: 0,
-            chips_out_cents: 0,
-            last_position: 0,
-        });
+        let position: i64 = event.try_get(0)?;
+        let own = postings_of(&postings, &mut next_posting, position, |posting| posting.0);
+        let stream: &str = event.try_get(1)?;
+        let Some(table_id) = stream.strip_prefix("table-") else { continue };
+        let day: &str = event.try_get(2)?;
+        if !tables.contains_key(table_id) {
+            tables.insert(table_id.to_owned(), BTreeMap::new());
+        }
+        let days = tables.get_mut(table_id).expect("inserted above");
+        if !days.contains_key(day) {
+            let row = TableDayRow {
+                table_id: table_id.to_owned(),
+                gaming_day: day.to_owned(),
+                event_count: 0,
+                movement_count: 0,
+                chips_in_cents: 0,
+                chips_out_cents: 0,
+                last_position: 0,
+            };
+            days.insert(day.to_owned(), row);
+        }
+        let row = days.get_mut(day).expect("inserted above");
         row.event_count += 1;
-        row.movement_count += i64::from(!event.postings.is_empty());
-        let prefix = format!("table/{table_id}/");
-        for posting in event.postings.iter().filter(|p| p.account.starts_with(&prefix)) {
-            if posting.amount_cents > 0 {
-                row.chips_in_cents += posting.amount_cents;
+        row.movement_count += i64::from(!own.is_empty());
+        // Postings into or out of this table's own accounts, "table/{table_id}/...".
+        let of_table = |account: &str| {
+            account.strip_prefix("table/").and_then(|rest| rest.strip_prefix(table_id)).is_some_and(|rest| rest.starts_with('/'))
+        };
+        for &(_, _, amount_cents) in own.iter().filter(|posting| of_table(posting.1)) {
+            if amount_cents > 0 {
+                row.chips_in_cents += amount_cents;
             } else {
-                row.chips_out_cents -= posting.amount_cents;
+                row.chips_out_cents -= amount_cents;
             }
         }
-        row.last_position = event.position;
+        row.last_position = position;
     }
-    rows
+    Ok(tables.into_values().flat_map(BTreeMap::into_values).collect())
 }

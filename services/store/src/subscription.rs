@@ -7,6 +7,7 @@
 //! order (see the crate docs), every page is a dense continuation; the loop still checks
 //! density and re-reads instead of delivering past a hole.
 
+use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -20,16 +21,25 @@ use tokio::sync::mpsc;
 
 use crate::error::StoreError;
 use crate::event::RecordedEvent;
+use crate::read;
 use crate::{NOTIFY_CHANNEL, Store};
 
-const PAGE_EVENTS: i64 = 500;
-const BUFFERED_EVENTS: usize = 1_000;
+/// Events per read: catching up reads full pages; following live reads what is new.
+pub const PAGE_EVENTS: i64 = 2_000;
+/// Pages handed to the consumer but not taken yet, beside the one it is taking events from.
+const BUFFERED_PAGES: usize = 2;
+/// Reads in flight while catching up, each on its own connection and task, so that
+/// PostgreSQL producing one page and this process decoding another overlap.
+const READS_AHEAD: usize = 2;
 /// Fallback polling when no notification arrives (lost connection, NOTIFY disabled).
 pub const POLL_INTERVAL: Duration = Duration::from_millis(500);
 
 /// A live, ordered feed of one property's events. Dropping it stops the reader.
 pub struct Subscription {
-    receiver: mpsc::Receiver<Result<RecordedEvent, StoreError>>,
+    /// Whole pages cross the channel (one hand-off per page, not per event).
+    receiver: mpsc::Receiver<Result<Vec<RecordedEvent>, StoreError>>,
+    /// The page being handed out, in order.
+    current: std::vec::IntoIter<RecordedEvent>,
     delivered_position: Arc<AtomicI64>,
     reader: tokio::task::JoinHandle<()>,
 }
@@ -55,11 +65,18 @@ impl Stream for Subscription {
     type Item = Result<RecordedEvent, StoreError>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let polled = self.receiver.poll_recv(cx);
-        if let Poll::Ready(Some(Ok(event))) = &polled {
-            self.delivered_position.store(event.position, Ordering::Release);
+        loop {
+            if let Some(event) = self.current.next() {
+                self.delivered_position.store(event.position, Ordering::Release);
+                return Poll::Ready(Some(Ok(event)));
+            }
+            match self.receiver.poll_recv(cx) {
+                Poll::Ready(Some(Ok(page))) => self.current = page.into_iter(),
+                Poll::Ready(Some(Err(error))) => return Poll::Ready(Some(Err(error))),
+                Poll::Ready(None) => return Poll::Ready(None),
+                Poll::Pending => return Poll::Pending,
+            }
         }
-        polled
     }
 }
 
@@ -74,7 +91,7 @@ impl Store {
     pub async fn subscribe(&self, property: &str, after_position: i64) -> Result<Subscription, StoreError> {
         let mut listener = PgListener::connect_with(self.pool()).await?;
         listener.listen(NOTIFY_CHANNEL).await?;
-        let (sender, receiver) = mpsc::channel(BUFFERED_EVENTS);
+        let (sender, receiver) = mpsc::channel(BUFFERED_PAGES);
         let store = self.clone();
         let property = property.to_owned();
         let reader = tokio::spawn(async move {
@@ -82,7 +99,12 @@ impl Store {
                 let _ = sender.send(Err(error)).await;
             }
         });
-        Ok(Subscription { receiver, delivered_position: Arc::new(AtomicI64::new(after_position)), reader })
+        Ok(Subscription {
+            receiver,
+            current: Vec::new().into_iter(),
+            delivered_position: Arc::new(AtomicI64::new(after_position)),
+            reader,
+        })
     }
 
     /// Lag of a subscriber that has delivered up to `delivered_position`.
@@ -96,15 +118,9 @@ impl Store {
         .bind(delivered_position)
         .fetch_one(self.pool())
         .await?;
-        let time_behind = oldest_pending
-            .map(|at| Duration::try_from(now - at).unwrap_or(Duration::ZERO))
-            .unwrap_or(Duration::ZERO);
-        Ok(Lag {
-            head_position,
-            delivered_position,
-            positions_behind: (head_position - delivered_position).max(0),
-            time_behind,
-        })
+        let time_behind =
+            oldest_pending.map(|at| Duration::try_from(now - at).unwrap_or(Duration::ZERO)).unwrap_or(Duration::ZERO);
+        Ok(Lag { head_position, delivered_position, positions_behind: (head_position - delivered_position).max(0), time_behind })
     }
 }
 
@@ -113,27 +129,20 @@ async fn follow(
     property: &str,
     after_position: i64,
     mut listener: PgListener,
-    sender: &mpsc::Sender<Result<RecordedEvent, StoreError>>,
+    sender: &mpsc::Sender<Result<Vec<RecordedEvent>, StoreError>>,
 ) -> Result<(), StoreError> {
     let mut last = after_position;
     loop {
         let page = store.read_all(property, last, PAGE_EVENTS).await?;
         let full_page = page.len() as i64 == PAGE_EVENTS;
-        let mut dense = true;
-        for event in page {
-            if event.position != last + 1 {
-                // Cannot happen while positions commit in order; never deliver past a hole.
-                tracing::warn!(property, expected = last + 1, found = event.position, "hole in positions, re-reading");
-                dense = false;
-                break;
-            }
-            last = event.position;
-            if sender.send(Ok(event)).await.is_err() {
-                return Ok(()); // the subscriber is gone
-            }
-        }
-        if full_page && dense {
-            continue;
+        match deliver(property, &mut last, page, sender).await {
+            Delivered::SubscriberGone => return Ok(()),
+            Delivered::Dense if full_page => match catch_up(store, property, &mut last, sender).await? {
+                Delivered::SubscriberGone => return Ok(()),
+                // Near the head: read again at once, the next wait starts from a short page.
+                _ => continue,
+            },
+            _ => {}
         }
         // Drain notifications already queued, then wait for one or for the poll interval.
         tokio::select! {
@@ -141,5 +150,73 @@ async fn follow(
             _ = tokio::time::sleep(POLL_INTERVAL) => {}
             _ = sender.closed() => return Ok(()),
         }
+    }
+}
+
+enum Delivered {
+    Dense,
+    /// The page stopped before a missing position; what came before it was delivered.
+    Hole,
+    SubscriberGone,
+}
+
+/// Hand over the dense part of a page continuing `last`, and move `last` past it.
+async fn deliver(
+    property: &str,
+    last: &mut i64,
+    mut page: Vec<RecordedEvent>,
+    sender: &mpsc::Sender<Result<Vec<RecordedEvent>, StoreError>>,
+) -> Delivered {
+    // Cannot happen while positions commit in order; never deliver past a hole.
+    let hole = page.iter().zip(*last + 1..).position(|(event, expected)| event.position != expected);
+    if let Some(at) = hole {
+        tracing::warn!(property, expected = *last + 1 + at as i64, found = page[at].position, "hole in positions, re-reading");
+        page.truncate(at);
+    }
+    if let Some(event) = page.last() {
+        *last = event.position;
+        if sender.send(Ok(page)).await.is_err() {
+            return Delivered::SubscriberGone;
+        }
+    }
+    if hole.is_some() { Delivered::Hole } else { Delivered::Dense }
+}
+
+/// Far behind the head: read the next pages of positions ahead, [`READS_AHEAD`] at once, and
+/// deliver them in order until one comes back short (the head, or a hole: re-read from there).
+async fn catch_up(
+    store: &Store,
+    property: &str,
+    last: &mut i64,
+    sender: &mpsc::Sender<Result<Vec<RecordedEvent>, StoreError>>,
+) -> Result<Delivered, StoreError> {
+    let mut requested = *last;
+    let mut reads = VecDeque::new();
+    loop {
+        while reads.len() < READS_AHEAD {
+            let (store, property, after) = (store.clone(), property.to_owned(), requested);
+            let read =
+                tokio::spawn(
+                    async move { read::read_range(store.pool(), &property, after, after + PAGE_EVENTS, PAGE_EVENTS).await },
+                );
+            reads.push_back(AbortOnDrop(read));
+            requested += PAGE_EVENTS;
+        }
+        let mut read = reads.pop_front().expect("filled above");
+        let page = (&mut read.0).await.map_err(|error| StoreError::Corrupt(format!("subscription read: {error}")))??;
+        let full_page = page.len() as i64 == PAGE_EVENTS;
+        match deliver(property, last, page, sender).await {
+            Delivered::Dense if full_page => {}
+            delivered => return Ok(delivered),
+        }
+    }
+}
+
+/// A spawned task that stops when its handle is dropped (a read no longer wanted).
+pub(crate) struct AbortOnDrop<T>(pub(crate) tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }

@@ -108,3 +108,78 @@ async fn tamper_truncated_tail_is_found_against_the_head_and_a_rewritten_head_by
     assert!(!db.store.verify_digest(&saved_outside).await?);
     Ok(())
 }
+
+#[tokio::test]
+async fn canonical_json_straight_from_postgres_text_is_the_definition() -> anyhow::Result<()> {
+    let db = fresh("chain_canonical").await?;
+    let values = [
+        serde_json::json!({"to": "x", "from": "y", "note": "é\"\\\u{1}", "amount_cents": 5}),
+        serde_json::json!({"ab ": 1, "ab": 2, "ab!": 3, "a": {"zz": [], "z": {}, "": null}}),
+        serde_json::json!({"b": 1, "a": 2, "B": 3, "é": 4, "z": 5, "日本": {"x": [{"d": 1, "c": [2, {"b": null}]}]}}),
+        serde_json::json!({"text": "日本語 \u{7f} \u{1f} \t\n\r\u{8}\u{c} / <> \u{2028} 🂡", "space": " : , "}),
+        serde_json::json!([i64::MIN, u64::MAX, 0, -1, true, false, null, "", [[]], {}]),
+        serde_json::json!("just a string"),
+        serde_json::json!(42),
+    ];
+    for value in values {
+        let text: String = sqlx::query_scalar("SELECT $1::jsonb::text").bind(&value).fetch_one(db.store.pool()).await?;
+        assert_eq!(
+            chipledger_store::chain::canonical_json_from_jsonb_text(text.as_bytes()),
+            Some(canonical_json(&value)?),
+            "{text}"
+        );
+    }
+    // What the shortcut leaves to the definition: a key with an escape, a float, malformed text.
+    for text in [r#"{"a\"b": 1}"#, "[1.5]", "1e3", r#"{"a": 1"#, "[1, 2] x", ""] {
+        assert_eq!(chipledger_store::chain::canonical_json_from_jsonb_text(text.as_bytes()), None, "{text}");
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn json_the_shortcut_leaves_to_the_definition_verifies_and_its_tampering_is_found() -> anyhow::Result<()> {
+    let db = fresh("chain_fallback").await?;
+    ten_events(&db).await?;
+    let mut odd = movement("Note", "house/bank", "table/T1/seat/1", 5, "c4");
+    odd.payload = serde_json::json!({"a\"b": 1, "a": 2, "nested": {"x\\y": [1, 2]}});
+    db.store.append(&one_stream("table-T1", ExpectedVersion::Exact(7), vec![odd])).await?;
+    let report = db.store.verify_chain(PROPERTY).await?;
+    assert!(report.ok, "{report:?}");
+    assert_eq!(report.events_checked, 11);
+    tamper(&db, &["UPDATE events SET payload = jsonb_set(payload, '{a}', '3') WHERE position = 11"]).await?;
+    expect_bad(&db, 11, ChainProblem::HashMismatch).await
+}
+
+#[tokio::test]
+async fn tamper_changed_metadata_is_found_at_its_position() -> anyhow::Result<()> {
+    let db = fresh("chain_metadata").await?;
+    ten_events(&db).await?;
+    tamper(&db, &["UPDATE events SET metadata = jsonb_set(metadata, '{actor_id}', '\"dealer-8\"') WHERE position = 2"]).await?;
+    expect_bad(&db, 2, ChainProblem::HashMismatch).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn verification_during_appends_sees_one_snapshot_of_events_and_head() -> anyhow::Result<()> {
+    let db = fresh("chain_concurrent").await?;
+    ten_events(&db).await?;
+    let writer = tokio::spawn({
+        let store = db.store.clone();
+        async move {
+            for i in 0..150 {
+                store.append(&one_stream("table-T9", ExpectedVersion::Any, buy_ins(2, &format!("w{i}")))).await?;
+            }
+            anyhow::Ok(())
+        }
+    });
+    let mut verifications = 0;
+    while !writer.is_finished() || verifications == 0 {
+        let report = db.store.verify_chain(PROPERTY).await?;
+        assert!(report.ok, "{report:?}");
+        assert_eq!(report.events_checked, report.head.position);
+        verifications += 1;
+    }
+    writer.await??;
+    let report = db.store.verify_chain(PROPERTY).await?;
+    assert_eq!((report.ok, report.events_checked), (true, 10 + 150 * 2));
+    Ok(())
+}

@@ -8,6 +8,7 @@ mod group;
 mod privileges;
 mod projections;
 mod races;
+mod reads;
 mod report;
 mod subscriptions;
 

@@ -10,9 +10,11 @@ use crate::*;
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn catch_up_switches_to_live_without_gap_or_duplicate() -> anyhow::Result<()> {
     let db = fresh("subscribe_switch").await?;
-    // More than one catch-up page before subscribing.
-    for i in 0..12 {
-        db.store.append(&one_stream("table-T1", ExpectedVersion::Any, buy_ins(60, &format!("pre-{i}")))).await?;
+    // More than two catch-up pages before subscribing (the reads ahead of catching up).
+    let appends = 12;
+    let per_append = (2 * subscription::PAGE_EVENTS as usize + 100).div_ceil(appends);
+    for i in 0..appends {
+        db.store.append(&one_stream("table-T1", ExpectedVersion::Any, buy_ins(per_append, &format!("pre-{i}")))).await?;
     }
     let mut from_zero = db.store.subscribe(PROPERTY, 0).await?;
     let mut from_middle = db.store.subscribe(PROPERTY, 333).await?;
@@ -26,7 +28,7 @@ async fn catch_up_switches_to_live_without_gap_or_duplicate() -> anyhow::Result<
             anyhow::Ok(())
         }
     });
-    let head = 12 * 60 + 40 * 3;
+    let head = (appends * per_append + 40 * 3) as i64;
     for (subscription, first) in [(&mut from_zero, 1), (&mut from_middle, 334)] {
         let mut expected = first;
         while expected <= head {
