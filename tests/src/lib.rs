@@ -96,12 +96,26 @@ impl TestServer {
         let database_url = postgres.fresh_database(name).await.context("a fresh database")?;
         Store::migrate(&database_url).await.context("migrations")?;
         Store::set_app_password(&database_url, app_password()).await.context("application role")?;
+        TestServer::serve_database(database_url, format!("prop-{name}"), options, client_tls).await
+    }
+
+    /// A second chipledgerd on this server's database and property (another replica, with its
+    /// own cache of stream states), plaintext like [`TestServer::start`].
+    pub async fn replica(&self) -> anyhow::Result<TestServer> {
+        TestServer::serve_database(self.database_url.clone(), self.property_id.clone(), ServerOptions::default(), None).await
+    }
+
+    async fn serve_database(
+        database_url: String,
+        property_id: String,
+        options: ServerOptions,
+        client_tls: Option<ClientTlsConfig>,
+    ) -> anyhow::Result<TestServer> {
         let options_pg = Store::app_options(&database_url, app_password()).context("app options")?;
         let store = Store::connect_with(options_pg, 16).await.context("connect as the application role")?;
 
         let config = config(&options)?;
         let drain = Drain::new();
-        let property_id = format!("prop-{name}");
         let ledger = Arc::new(Ledger::new(store, property_id.clone(), config.gaming_day, config.limits, drain.clone()));
         let listener = serve::bind(config.listen).await.context("bind")?;
         let addr = listener.local_addr().context("local addr")?;

@@ -203,7 +203,7 @@ impl Demo {
                 self.record("", Demo::table(table_id, TableOp::NextRound { first_to_act_seat: None })).await?;
             }
             for (seat, action) in street.iter() {
-                self.record("", Demo::table(table_id, TableOp::Act { seat: *seat, action: action.clone() })).await?;
+                self.record("", Demo::table(table_id, TableOp::Act { seat: *seat, action: *action })).await?;
             }
         }
         if let Some(high) = hand.showdown {

@@ -11,6 +11,7 @@ mod idempotency;
 mod race;
 mod reflection;
 mod refusals;
+mod replicas;
 mod scenario;
 mod session;
 mod subscription;

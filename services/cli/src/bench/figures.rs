@@ -104,7 +104,8 @@ pub fn markdown_table(pairs: &mut [Pair]) -> String {
     out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for pair in pairs.iter_mut() {
         let ratio = pair.server.events_per_second() / pair.baseline.events_per_second().max(1e-9);
-        for (run, ratio) in [(&mut pair.server, format!("{:.0}%", 100.0 * ratio)), (&mut pair.baseline, "100%".into())] {
+        let ratio = if pair.rate.is_some() { "paced".to_owned() } else { format!("{:.0}%", 100.0 * ratio) };
+        for (run, ratio) in [(&mut pair.server, ratio), (&mut pair.baseline, "100%".into())] {
             let _ = writeln!(
                 out,
                 "| {} | {} | {:.1} | {:.0} | {:.0} | {:.0} | {:.2} | {:.2} | {:.2} | {} | {} | {} |",

@@ -52,7 +52,7 @@ pub struct BenchArgs {
     modes: Vec<ModeArg>,
     /// Paced live runs (open loop): commands offered per second in total, comma separated;
     /// each runs on --paced-tables tables beside a plain-INSERT baseline paced the same way.
-    #[arg(long, value_delimiter = ',', default_value = "1000")]
+    #[arg(long, value_delimiter = ',', default_value = "250,1000")]
     rates: Vec<u32>,
     /// Tables (dealers) sharing the offered rate of a paced run.
     #[arg(long, default_value_t = 64)]
@@ -281,7 +281,9 @@ async fn measure(args: &BenchArgs, server: Option<&str>, hands: &[chipledger_phh
     }
     let _ = writeln!(out, "\n## Goals\n");
     let verdict = |met: bool| if met { "MET" } else { "NOT MET" };
-    for pair in &mut pairs {
+    // Throughput against the baseline is a closed-loop question: a paced run carries what is
+    // offered (or falls behind), so its ratio says nothing about capacity.
+    for pair in pairs.iter_mut().filter(|pair| pair.rate.is_none()) {
         let ratio = pair.server.events_per_second() / pair.baseline.events_per_second().max(1e-9);
         let _ = writeln!(out, "- {} at >= 50% of its baseline: {:.0}% {}", pair.server.label, 100.0 * ratio, verdict(ratio >= 0.5));
     }

@@ -94,7 +94,7 @@ pub fn plan(hands: &[HandHistory], tables: usize, run_tag: &str, property: &str,
         let mut live = Vec::with_capacity(conversion.steps.len());
         let mut entries = Vec::with_capacity(conversion.steps.len());
         for (step_index, step) in conversion.steps.iter().enumerate() {
-            let entry = command_to_wire(&step.command).with_context(|| format!("{}", hand.origin))?;
+            let entry = command_to_wire(&step.command).with_context(|| hand.origin.to_string())?;
             let mut command = entry.clone();
             stamp(&mut command, &header(format!("{hand_id}.{step_index}")));
             live.push(command);
