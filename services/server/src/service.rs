@@ -12,8 +12,9 @@ use chipledger_proto::v1::cage_service_server::CageService;
 use chipledger_proto::v1::ledger_service_server::LedgerService;
 use chipledger_proto::v1::table_service_server::TableService;
 use chipledger_rules::{self as rules, StreamId, TableEvent};
-use chipledger_store::{AsOf, EventFilter, RecordedEvent};
+use chipledger_store::{AsOf, EventFilter, EventMetadata, RecordedEvent};
 use futures::{Stream, StreamExt};
+use serde::Deserialize;
 use tonic::{Request, Response, Status};
 use tracing::Instrument;
 
@@ -90,7 +91,8 @@ fn unix_ms(at: time::OffsetDateTime) -> i64 {
 
 /// A stored event on the wire.
 pub fn recorded_event_to_wire(event: &RecordedEvent) -> pb::RecordedEvent {
-    let metadata = event.typed_metadata().ok().map(|metadata| pb::EventMetadata {
+    // Deserialised from the stored JSON in place (no copy of the `Value` first).
+    let metadata = EventMetadata::deserialize(&event.metadata).ok().map(|metadata| pb::EventMetadata {
         actor_id: metadata.actor_id,
         actor_role: role_from_name(&metadata.actor_role) as i32,
         device: metadata.device,
@@ -671,10 +673,9 @@ impl LedgerService for Services {
         let streams = request.stream_ids;
         let types = request.event_types;
         let mut stopping = self.drain.stopping();
-        let store = self.ledger.store().clone();
-        let db = self.ledger.db().clone();
-        // The subscriber's lag reads are database calls of this RPC.
-        let rpc_span = tracing::Span::current();
+        // The subscriber's lag reads are database calls of this RPC; what they need is shared,
+        // not copied for every event.
+        let lag_probe = Arc::new((self.ledger.store().clone(), self.ledger.db().clone(), property, tracing::Span::current()));
         let events = subscription
             .take_until(async move {
                 let _ = stopping.wait_for(|stopping| *stopping).await;
@@ -687,27 +688,23 @@ impl LedgerService for Services {
                     }
                     Err(_) => true,
                 };
-                let store = store.clone();
-                let db = db.clone();
-                let property = property.clone();
-                let rpc_span = rpc_span.clone();
+                // Lag: events between this one and the head of the log, every 100th event.
+                let probe = match &item {
+                    Ok(event) if keep && event.position % 100 == 0 => Some((lag_probe.clone(), event.position)),
+                    _ => None,
+                };
                 async move {
                     if !keep {
                         return None;
                     }
-                    Some(match item {
-                        Ok(event) => {
-                            // Lag: events between this one and the head of the log.
-                            if event.position % 100 == 0
-                                && let Ok(lag) = db
-                                    .call("lag", "events", store.lag(&property, event.position))
-                                    .instrument(rpc_span)
-                                    .await
-                            {
-                                telemetry::metrics().subscription_lag.record(lag.positions_behind.max(0) as u64, &[]);
-                            }
-                            Ok(recorded_event_to_wire(&event))
+                    if let Some((probe, position)) = probe {
+                        let (store, db, property, rpc_span) = &*probe;
+                        if let Ok(lag) = db.call("lag", "events", store.lag(property, position)).instrument(rpc_span.clone()).await {
+                            telemetry::metrics().subscription_lag.record(lag.positions_behind.max(0) as u64, &[]);
                         }
+                    }
+                    Some(match item {
+                        Ok(event) => Ok(recorded_event_to_wire(&event)),
                         Err(error) => Err(store_status("subscription", error)),
                     })
                 }

@@ -30,6 +30,8 @@ use crate::error::StoreError;
 use crate::event::NewPosting;
 
 pub const GENESIS_HASH: [u8; 32] = [0; 32];
+/// Positions per page of [`crate::Store::verify_chain`] (pages are checked independently).
+pub const VERIFY_PAGE_POSITIONS: i64 = 2_000;
 const BODY_TAG: &[u8] = b"chipledger.event.v1";
 
 /// Fields of an event that go into its body.

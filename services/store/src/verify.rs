@@ -26,15 +26,15 @@ use time::OffsetDateTime;
 use tokio::sync::mpsc;
 use uuid::Uuid;
 
-use crate::chain::{self, ChainDigest, ChainProblem, ChainReport, GENESIS_HASH, JsonbCanonicalizer, StoredFields};
+use crate::chain::{
+    self, ChainDigest, ChainProblem, ChainReport, GENESIS_HASH, JsonbCanonicalizer, StoredFields, VERIFY_PAGE_POSITIONS,
+};
 use crate::error::StoreError;
 use crate::read::postings_of;
 use crate::subscription::AbortOnDrop;
 
 /// Connections reading and checking pages at once.
 const READERS: usize = 3;
-/// Positions per page.
-const PAGE_POSITIONS: i64 = 2_000;
 const SNAPSHOT: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY";
 
 /// The head of the property's chain.
@@ -57,8 +57,9 @@ pub(crate) async fn verify_chain(pool: &PgPool, property: &str) -> Result<ChainR
             .bind(property)
             .fetch_one(&mut *first)
             .await?;
-    let pages = (last_stored + PAGE_POSITIONS - 1) / PAGE_POSITIONS;
-    let readers = (pages as usize).clamp(1, READERS);
+    let pages = (last_stored + VERIFY_PAGE_POSITIONS - 1) / VERIFY_PAGE_POSITIONS;
+    // Never more readers than the pool has connections: they are all held until the end.
+    let readers = (pages as usize).min(READERS).min(pool.options().get_max_connections() as usize).max(1);
     let mut snapshots = vec![first];
     for _ in 1..readers {
         let mut reader = pool.begin_with(SNAPSHOT).await?;
@@ -154,8 +155,8 @@ async fn check_pages(
 ) {
     let mut check = EventCheck::new(&property);
     for page in pages {
-        let first = page * PAGE_POSITIONS + 1;
-        let last = (first + PAGE_POSITIONS - 1).min(last_stored);
+        let first = page * VERIFY_PAGE_POSITIONS + 1;
+        let last = (first + VERIFY_PAGE_POSITIONS - 1).min(last_stored);
         let result = check_page(&mut snapshot, &mut check, page, first, last).await;
         let stop = !matches!(&result, Ok(result) if result.problem.is_none());
         if results.send(result).await.is_err() || stop {

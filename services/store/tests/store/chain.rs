@@ -183,3 +183,40 @@ async fn verification_during_appends_sees_one_snapshot_of_events_and_head() -> a
     assert_eq!((report.ok, report.events_checked), (true, 10 + 150 * 2));
     Ok(())
 }
+
+#[tokio::test]
+async fn pages_checked_apart_find_the_first_problem_across_page_boundaries_even_on_one_connection() -> anyhow::Result<()> {
+    let db = fresh("chain_pages").await?;
+    let page = chipledger_store::chain::VERIFY_PAGE_POSITIONS;
+    let events = 2 * page + page / 4;
+    let per_append = (events / 3) as usize;
+    for i in 0..3 {
+        db.store.append(&one_stream("table-T1", ExpectedVersion::Any, buy_ins(per_append, &format!("p{i}")))).await?;
+    }
+    let one_connection = Store::connect_with(Store::app_options(&db.admin_url, APP_PASSWORD)?, 1).await?;
+    for store in [&db.store, &one_connection] {
+        let report = tokio::time::timeout(std::time::Duration::from_secs(120), store.verify_chain(PROPERTY)).await??;
+        assert!(report.ok, "{report:?}");
+        assert_eq!(report.events_checked, events);
+    }
+    // Each tampering is earlier than the last, so each becomes the first problem.
+    let third_page =
+        format!("UPDATE events SET payload = jsonb_set(payload, '{{amount_cents}}', '1') WHERE position = {}", 2 * page + 1);
+    let second_page_first = format!("DELETE FROM events WHERE position = {}", page + 1);
+    let first_page_last = format!("DELETE FROM events WHERE position = {page}");
+    let mut superuser = admin(&db.admin_url).await?;
+    sqlx::query("ALTER TABLE events DISABLE TRIGGER USER").execute(&mut superuser).await?;
+    for (statement, position, problem) in [
+        (third_page, 2 * page + 1, ChainProblem::HashMismatch),
+        (second_page_first, page + 1, ChainProblem::MissingPosition),
+        (first_page_last, page, ChainProblem::MissingPosition),
+    ] {
+        sqlx::query(sqlx::AssertSqlSafe(statement)).execute(&mut superuser).await?;
+        expect_bad(&db, position, problem).await?;
+        let report = one_connection.verify_chain(PROPERTY).await?;
+        assert_eq!(report.first_bad_position, Some(position));
+        assert_eq!(report.events_checked, position - 1);
+    }
+    sqlx::query("ALTER TABLE events ENABLE TRIGGER USER").execute(&mut superuser).await?;
+    Ok(())
+}
