@@ -6,6 +6,10 @@
 //! "wait" still leaves its notification queued: no lost wake-up. Because positions commit in
 //! order (see the crate docs), every page is a dense continuation; the loop still checks
 //! density and re-reads instead of delivering past a hole.
+//!
+//! Catching up (a page came back full): the next ranges of positions are read ahead, each on
+//! its own connection and task, and delivered in order until one comes back short (the head
+//! or a hole), when the loop above takes over again. Whole pages cross the channel.
 
 use std::collections::VecDeque;
 use std::pin::Pin;
@@ -27,7 +31,9 @@ use crate::{NOTIFY_CHANNEL, Store};
 /// Events per read: catching up reads full pages; following live reads what is new.
 pub const PAGE_EVENTS: i64 = 2_000;
 /// Pages handed to the consumer but not taken yet, beside the one it is taking events from.
-const BUFFERED_PAGES: usize = 2;
+/// With the reads ahead, a subscriber that does not keep up holds at most about
+/// (1 + BUFFERED_PAGES + READS_AHEAD + 1) * PAGE_EVENTS events in memory.
+const BUFFERED_PAGES: usize = 1;
 /// Reads in flight while catching up, each on its own connection and task, so that
 /// PostgreSQL producing one page and this process decoding another overlap.
 const READS_AHEAD: usize = 2;
