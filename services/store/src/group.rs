@@ -85,12 +85,17 @@ impl GroupCommit {
 
     /// Runs groups for one property until its queue is empty.
     async fn drive(self: Arc<Self>, property: String) {
+        let mut guard = DriveGuard { commit: &self, property: &property, finished: false };
         loop {
             let group = {
                 let mut queues = self.queues.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-                let Some(queue) = queues.get_mut(&property) else { return };
+                let Some(queue) = queues.get_mut(&property) else {
+                    guard.finished = true;
+                    return;
+                };
                 if queue.waiting.is_empty() {
                     queues.remove(&property);
+                    guard.finished = true;
                     return;
                 }
                 let mut group = Vec::new();
@@ -162,6 +167,31 @@ impl GroupCommit {
         }
         tx.commit().await.map_err(|error| Failure::All(error.into()))?;
         Ok(outcomes)
+    }
+}
+
+/// Ends a driver that stops any other way than by finding its queue empty (a panic, or the
+/// runtime shutting down): the property is released, so a later append starts a new driver,
+/// and whoever still waits is answered instead of waiting forever. Members of the group in
+/// flight see their reply channel closed (an error: outcome unknown, the command id tells).
+struct DriveGuard<'a> {
+    commit: &'a GroupCommit,
+    property: &'a str,
+    finished: bool,
+}
+
+impl Drop for DriveGuard<'_> {
+    fn drop(&mut self) {
+        if self.finished {
+            return;
+        }
+        let mut queues = self.commit.queues.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(queue) = queues.remove(self.property) {
+            for member in queue.waiting {
+                let stopped = sqlx::Error::Protocol("the group commit driver stopped before this append ran".into());
+                let _ = member.reply.send(Err(StoreError::Database(stopped)));
+            }
+        }
     }
 }
 
