@@ -19,7 +19,7 @@ use serde::Deserialize;
 use sqlx::PgConnection;
 use uuid::Uuid;
 
-use crate::chain::{self, BodyFields};
+use crate::chain::{self, StoredFields};
 use crate::error::{StoreError, classify};
 use crate::event::*;
 use crate::projection::{InlineProjection, ProjectionOp};
@@ -153,16 +153,14 @@ pub(crate) fn encode(request: &AppendRequest, projection: Option<&dyn InlineProj
                 return Err(StoreError::Unbalanced { event_index, sum_cents });
             }
             let metadata = serde_json::to_value(&event.metadata).map_err(|e| invalid(e.to_string()))?;
-            let body = chain::body(&BodyFields {
+            let fields = StoredFields {
                 property: &request.property,
                 stream: &stream.stream,
                 event_id: &event.event_id,
                 event_type: &event.event_type,
                 schema_version: event.schema_version,
-                payload: &event.payload,
-                metadata: &metadata,
-                postings: &event.postings,
-            })?;
+            };
+            let body = chain::body(&fields, &event.payload, &metadata, &event.postings)?;
             if body.len() > MAX_PAYLOAD_BYTES * 2 {
                 return Err(invalid(format!("event larger than {MAX_PAYLOAD_BYTES} bytes")));
             }

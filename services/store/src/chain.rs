@@ -34,45 +34,28 @@ pub const GENESIS_HASH: [u8; 32] = [0; 32];
 pub const VERIFY_PAGE_POSITIONS: i64 = 2_000;
 const BODY_TAG: &[u8] = b"chipledger.event.v1";
 
-/// Fields of an event that go into its body.
-pub(crate) struct BodyFields<'a> {
-    pub property: &'a str,
-    pub stream: &'a str,
-    pub event_id: &'a uuid::Uuid,
-    pub event_type: &'a str,
-    pub schema_version: i16,
-    pub payload: &'a Value,
-    pub metadata: &'a Value,
-    pub postings: &'a [NewPosting],
-}
-
 fn put_str(out: &mut Vec<u8>, bytes: &[u8]) {
     out.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
     out.extend_from_slice(bytes);
 }
 
-pub(crate) fn body(fields: &BodyFields<'_>) -> Result<Vec<u8>, StoreError> {
+/// The body of a new event: its fields, payload and metadata in canonical JSON, its postings.
+pub(crate) fn body(
+    fields: &StoredFields<'_>,
+    payload: &Value,
+    metadata: &Value,
+    postings: &[NewPosting],
+) -> Result<Vec<u8>, StoreError> {
     let mut out = Vec::with_capacity(256);
-    let payload = canonical_json(fields.payload)?;
-    let metadata = canonical_json(fields.metadata)?;
-    let postings = fields.postings.iter().map(|posting| (posting.account.as_str(), posting.amount_cents));
-    write_body(
-        &mut out,
-        &StoredFields {
-            property: fields.property,
-            stream: fields.stream,
-            event_id: fields.event_id,
-            event_type: fields.event_type,
-            schema_version: fields.schema_version,
-        },
-        &payload,
-        &metadata,
-        postings,
-    );
+    let payload = canonical_json(payload)?;
+    let metadata = canonical_json(metadata)?;
+    let postings = postings.iter().map(|posting| (posting.account.as_str(), posting.amount_cents));
+    write_body(&mut out, fields, &payload, &metadata, postings);
     Ok(out)
 }
 
-/// The fields of a body other than the JSON and the postings, as a stored row gives them.
+/// The fields of a body other than the JSON and the postings (of a new event, or as a stored
+/// row gives them).
 pub(crate) struct StoredFields<'a> {
     pub property: &'a str,
     pub stream: &'a str,

@@ -35,7 +35,7 @@ pub async fn head(admin: &PgPool, property: &str) -> anyhow::Result<i64> {
     Ok(position.unwrap_or(0))
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
     Live,
     Batch,

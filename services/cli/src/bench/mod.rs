@@ -49,7 +49,7 @@ pub struct BenchArgs {
     phh_dir: PathBuf,
     /// Closed-loop modes run at each table count, comma separated.
     #[arg(long, value_delimiter = ',', default_value = "live,batch")]
-    modes: Vec<ModeArg>,
+    modes: Vec<Mode>,
     /// Paced live runs (open loop): commands offered per second in total, comma separated;
     /// each runs on --paced-tables tables beside a plain-INSERT baseline paced the same way.
     #[arg(long, value_delimiter = ',', default_value = "250,1000")]
@@ -69,12 +69,6 @@ pub struct BenchArgs {
     out: Option<PathBuf>,
 }
 
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-enum ModeArg {
-    Live,
-    Batch,
-}
-
 /// One measured run and how it is named in the report.
 struct Spec {
     tables: usize,
@@ -87,23 +81,12 @@ struct Spec {
 fn specs(args: &BenchArgs) -> Vec<Spec> {
     let mut specs = Vec::new();
     for &tables in &args.tables {
-        for mode in &args.modes {
-            specs.push(match mode {
-                ModeArg::Live => Spec {
-                    tables,
-                    mode: Mode::Live,
-                    rate: None,
-                    tag: format!("live{tables}"),
-                    label: format!("live, 1 RPC per command, {tables} tables"),
-                },
-                ModeArg::Batch => Spec {
-                    tables,
-                    mode: Mode::Batch,
-                    rate: None,
-                    tag: format!("batch{tables}"),
-                    label: format!("batch, 1 RecordBatch per hand, {tables} tables"),
-                },
-            });
+        for &mode in &args.modes {
+            let (tag, label) = match mode {
+                Mode::Live => (format!("live{tables}"), format!("live, 1 RPC per command, {tables} tables")),
+                Mode::Batch => (format!("batch{tables}"), format!("batch, 1 RecordBatch per hand, {tables} tables")),
+            };
+            specs.push(Spec { tables, mode, rate: None, tag, label });
         }
     }
     for &rate in args.rates.iter().filter(|&&rate| rate > 0) {
@@ -143,7 +126,8 @@ pub async fn run(args: BenchArgs, server_url: &str) -> anyhow::Result<ExitCode> 
 
 fn rerun_command(args: &BenchArgs, server: Option<&str>) -> String {
     let tables: Vec<String> = args.tables.iter().map(usize::to_string).collect();
-    let modes: Vec<&str> = args.modes.iter().map(|mode| if *mode == ModeArg::Live { "live" } else { "batch" }).collect();
+    let modes: Vec<String> =
+        args.modes.iter().filter_map(clap::ValueEnum::to_possible_value).map(|value| value.get_name().to_owned()).collect();
     let rates: Vec<String> = args.rates.iter().map(u32::to_string).collect();
     let mut command = format!(
         "chipledger bench --tables {} --modes {} --rates {} --paced-tables {} --hands {} --phh-dir {} --core-seconds {}",

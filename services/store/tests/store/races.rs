@@ -42,6 +42,22 @@ async fn collect(mut subscription: Subscription, until_position: i64) -> anyhow:
 /// Bound on restarting a caller's transaction after `StoreError::Contention`.
 const CALLER_RETRIES: usize = 5;
 
+/// Appends in the caller's transaction. In a caller's transaction a concurrent creator of the
+/// same stream or account aborts the append (the store retries only its own transactions), so
+/// the caller rolls back and starts again, a bounded number of times.
+async fn append_restarting(store: &Store, mut tx: StoreTx, request: &AppendRequest) -> anyhow::Result<(StoreTx, AppendOutcome)> {
+    let mut appended = tx.append(request).await;
+    for _ in 0..CALLER_RETRIES {
+        if !matches!(appended, Err(StoreError::Contention(_))) {
+            break;
+        }
+        tx.rollback().await?;
+        tx = store.begin().await?;
+        appended = tx.append(request).await;
+    }
+    Ok((tx, appended?))
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn late_commits_rollbacks_and_sleepers_never_make_a_reader_skip() -> anyhow::Result<()> {
     let db = fresh("race_writers").await?;
@@ -59,18 +75,7 @@ async fn late_commits_rollbacks_and_sleepers_never_make_a_reader_skip() -> anyho
             start.wait().await;
             sqlx::query("SELECT pg_sleep(0.4)").execute(tx.connection()).await?;
             let request = request("table-LATE", buy_ins(3, "late"));
-            let mut appended = tx.append(&request).await;
-            // In a caller's transaction a concurrent creator of the same account aborts the
-            // append (the store retries only its own transactions): the caller starts again.
-            for _ in 0..CALLER_RETRIES {
-                if !matches!(appended, Err(StoreError::Contention(_))) {
-                    break;
-                }
-                tx.rollback().await?;
-                tx = store.begin().await?;
-                appended = tx.append(&request).await;
-            }
-            let outcome = appended?;
+            let (tx, outcome) = append_restarting(&store, tx, &request).await?;
             tx.commit().await?;
             let mut acked = BTreeMap::new();
             acknowledge(&mut acked, &outcome, &request);
@@ -82,18 +87,9 @@ async fn late_commits_rollbacks_and_sleepers_never_make_a_reader_skip() -> anyho
         let (store, start) = (store.clone(), start.clone());
         async move {
             start.wait().await;
-            let mut tx = store.begin().await?;
+            let tx = store.begin().await?;
             let request = request("table-SLEEPER", buy_ins(4, "sleeper"));
-            let mut appended = tx.append(&request).await;
-            for _ in 0..CALLER_RETRIES {
-                if !matches!(appended, Err(StoreError::Contention(_))) {
-                    break;
-                }
-                tx.rollback().await?;
-                tx = store.begin().await?;
-                appended = tx.append(&request).await;
-            }
-            let outcome = appended?;
+            let (mut tx, outcome) = append_restarting(&store, tx, &request).await?;
             sqlx::query("SELECT pg_sleep(0.3)").execute(tx.connection()).await?;
             tx.commit().await?;
             let mut acked = BTreeMap::new();
@@ -108,18 +104,9 @@ async fn late_commits_rollbacks_and_sleepers_never_make_a_reader_skip() -> anyho
         tasks.spawn(async move {
             start.wait().await;
             for i in 0..5 {
-                let mut tx = store.begin().await?;
+                let tx = store.begin().await?;
                 let request = request(&format!("table-ROLLBACK-{round}"), buy_ins(2, &format!("rb-{i}")));
-                let mut appended = tx.append(&request).await;
-                for _ in 0..CALLER_RETRIES {
-                    if !matches!(appended, Err(StoreError::Contention(_))) {
-                        break;
-                    }
-                    tx.rollback().await?;
-                    tx = store.begin().await?;
-                    appended = tx.append(&request).await;
-                }
-                appended?;
+                let (mut tx, _) = append_restarting(&store, tx, &request).await?;
                 sqlx::query("SELECT pg_sleep(0.02)").execute(tx.connection()).await?;
                 tx.rollback().await?;
                 rolled_back.lock().unwrap().extend(request.streams[0].events.iter().map(|e| e.event_id));
