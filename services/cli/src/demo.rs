@@ -292,7 +292,8 @@ impl Demo {
             money(tray_cents),
             money(view.drop_cents)
         );
-        let op = TableOp::CloseShift { counted_tray: tray, counted_drop_cents: view.drop_cents };
+        let signers = Signers { first: "floor-supervisor".into(), second: "cage-cashier".into() };
+        let op = TableOp::CloseShift { counted_tray: tray, counted_drop_cents: view.drop_cents, signers };
         self.record(&narration, Demo::table(table_id, op)).await?;
         Ok(())
     }
@@ -338,7 +339,7 @@ async fn session(demo: &mut Demo) -> anyhow::Result<()> {
 
     println!("== two tables open and are filled ==");
     let mut nlhe = TableConfig::no_limit_holdem(100, 200);
-    nlhe.kitty = Some(KittyPolicy { min_pot_cents: 2_000 });
+    nlhe.kitty = Some(KittyPolicy { min_pot_cents: 2_000, leftover: Default::default() });
     demo.record(&format!("{t1} opens: {} (10% rake capped at $5, kitty on pots of $20+)", nlhe.game_key), Demo::table(&t1, TableOp::OpenTable { config: nlhe })).await?;
     let plo = TableConfig::pot_limit_omaha(200, 500);
     demo.record(&format!("{t2} opens: {}", plo.game_key), Demo::table(&t2, TableOp::OpenTable { config: plo })).await?;

@@ -168,7 +168,8 @@ pub enum TableOperation {
         #[arg(long)]
         big_cents: i64,
     },
-    /// Close the shift with the counted tray and drop (R-CHIP-4).
+    /// Close the shift with the counted tray and drop, signed by the two who counted
+    /// (R-CHIP-4). A count that differs from the book is recorded as a variance.
     CloseShift {
         #[arg(long)]
         table: String,
@@ -176,6 +177,10 @@ pub enum TableOperation {
         counted_tray: Chips,
         #[arg(long)]
         counted_drop_cents: i64,
+        #[arg(long)]
+        signer_1: String,
+        #[arg(long)]
+        signer_2: String,
     },
     /// Seat a patron (a buy-in follows).
     Seat {
@@ -192,6 +197,9 @@ pub enum TableOperation {
         table: String,
         #[arg(long)]
         seat: u32,
+        /// The player in the seat.
+        #[arg(long)]
+        player: String,
         #[arg(long)]
         to_table: String,
         #[arg(long)]
@@ -517,18 +525,26 @@ impl TableOperation {
                     big_cents,
                 })),
             }),
-            TableOperation::CloseShift { table, counted_tray, counted_drop_cents } => {
-                Wire::CloseShift(pb::CloseShift { header: None, table_id: table, counted_tray: counted_tray.0, counted_drop_cents })
+            TableOperation::CloseShift { table, counted_tray, counted_drop_cents, signer_1, signer_2 } => {
+                Wire::CloseShift(pb::CloseShift {
+                    header: None,
+                    table_id: table,
+                    counted_tray: counted_tray.0,
+                    counted_drop_cents,
+                    signer_1,
+                    signer_2,
+                })
             }
             TableOperation::Seat { table, seat, player } => {
                 Wire::SeatPlayer(pb::SeatPlayer { header: None, table_id: table, seat, player_id: player })
             }
-            TableOperation::Move { table, seat, to_table, to_seat } => Wire::MovePlayer(pb::MovePlayer {
+            TableOperation::Move { table, seat, player, to_table, to_seat } => Wire::MovePlayer(pb::MovePlayer {
                 header: None,
                 table_id: table,
                 seat,
                 to_table_id: to_table,
                 to_seat,
+                player_id: player,
             }),
             TableOperation::BuyIn { table, seat, player, amount_cents, source, supervisor, short_buy } => {
                 Wire::BuyIn(pb::BuyIn {

@@ -43,9 +43,10 @@ pub enum CageOp {
     /// R-CHIP-1: color up/down at the cage: the patron gives pocket chips `give` and receives
     /// `receive` of equal value (the pocket's value is unchanged). Touches the player stream.
     ColorChange { player_id: PlayerId, give: Vec<ChipCount>, receive: Vec<ChipCount> },
-    /// R-CHIP-4: the cage's shift count: counted chips by denomination and cash must equal the
-    /// ledger.
-    CountShift { counted_chips: Vec<ChipCount>, counted_cash_cents: Cents },
+    /// R-CHIP-4: the cage's shift count, counted chips by denomination and cash, signed by two
+    /// distinct people. A count that differs from the book is recorded as a variance
+    /// (`CountVarianceRecorded`), never refused.
+    CountShift { counted_chips: Vec<ChipCount>, counted_cash_cents: Cents, signers: Signers },
     /// R-AUDIT-1: reverse an earlier cage event (postings supplied by the caller from the
     /// store). Touches the streams of the patrons whose pockets the postings name.
     Correct { reverses_event_id: String, original_postings: Vec<crate::accounts::Posting>, approved_by: String, reason: String },
@@ -93,8 +94,25 @@ pub enum CageEvent {
     SlipVoided { table_id: TableId, kind: SlipKind, slip_no: u64, chips: Vec<ChipCount>, reason: String, signers: Signers },
     /// R-CHIP-1: the patron's pocket chips exchanged at the cage, equal value.
     ChipsColorChanged { player_id: PlayerId, give: Vec<ChipCount>, receive: Vec<ChipCount>, postings: Vec<crate::accounts::Posting> },
-    /// R-CHIP-4: the cage count agreed with the ledger.
-    ShiftCounted { gaming_day: String, chips: Vec<ChipCount>, cash_cents: Cents },
+    /// R-CHIP-4: the cage count (after any variance, the book equals what was counted).
+    ShiftCounted {
+        gaming_day: String,
+        chips: Vec<ChipCount>,
+        cash_cents: Cents,
+        #[serde(default)]
+        signers: Option<Signers>,
+    },
+    /// R-CHIP-4: the cage count differed from the book: per denomination counted minus ledger
+    /// (signed counts), and the cash difference; the postings bring the cage to what was
+    /// counted against `house/count-variance`. Overage positive.
+    CountVarianceRecorded {
+        gaming_day: String,
+        chips_variance: Vec<ChipCount>,
+        cash_variance_cents: Cents,
+        variance_cents: Cents,
+        signers: Signers,
+        postings: Vec<crate::accounts::Posting>,
+    },
     /// R-AUDIT-1: an earlier cage event's postings reversed.
     Corrected { reverses_event_id: String, approved_by: String, reason: String, postings: Vec<crate::accounts::Posting> },
 }
@@ -114,6 +132,7 @@ impl CageEvent {
             CageEvent::SlipVoided { .. } => "SlipVoided",
             CageEvent::ChipsColorChanged { .. } => "ChipsColorChanged",
             CageEvent::ShiftCounted { .. } => "ShiftCounted",
+            CageEvent::CountVarianceRecorded { .. } => "CountVarianceRecorded",
             CageEvent::Corrected { .. } => "Corrected",
         }
     }
@@ -127,6 +146,7 @@ impl CageEvent {
             | CageEvent::MarkerRedeemed { postings, .. }
             | CageEvent::MarkerWrittenOff { postings, .. }
             | CageEvent::ChipsColorChanged { postings, .. }
+            | CageEvent::CountVarianceRecorded { postings, .. }
             | CageEvent::Corrected { postings, .. } => postings,
             CageEvent::FillIssued { .. }
             | CageEvent::CreditReceived { .. }
@@ -157,6 +177,9 @@ pub struct CageState {
     /// Recent fill and credit slips, at most `MAX_SLIPS_KEPT` (R-CHIP-3 voids).
     #[serde(default)]
     pub slips: Vec<SlipRecord>,
+    /// Events of this cage already reversed (R-AUDIT-1), at most `player::MAX_CORRECTED_EVENTS`.
+    #[serde(default)]
+    pub corrected_event_ids: Vec<String>,
 }
 
 fn add_chips(list: &mut Vec<ChipCount>, chips: &[ChipCount], sign: i64) {
@@ -268,7 +291,9 @@ impl CageState {
                 add_chips(&mut self.issued, receive, 1);
             }
             CageEvent::ShiftCounted { .. } => {}
-            CageEvent::Corrected { postings, .. } => {
+            CageEvent::CountVarianceRecorded { postings, .. } => self.apply_postings(postings),
+            CageEvent::Corrected { reverses_event_id, postings, .. } => {
+                crate::corrections::remember_corrected(&mut self.corrected_event_ids, reverses_event_id);
                 self.apply_postings(postings);
                 // Chips back into the cage are no longer issued (R-CHIP-5 liability).
                 for p in postings {
@@ -308,9 +333,8 @@ pub const CAGE_ALREADY_OPEN: Reason = Reason::new("CAGE_ALREADY_OPEN", "R-CHIP-5
 pub const CAGE_CHIPS_SHORT: Reason = Reason::new("CAGE_CHIPS_SHORT", "R-CHIP-5");
 pub const CAGE_CASH_SHORT: Reason = Reason::new("CAGE_CASH_SHORT", "R-CHIP-5");
 
-pub const CAGE_COUNT_MISMATCH: Reason = Reason::new("CAGE_COUNT_MISMATCH", "R-CHIP-4");
 
-pub const REASONS: &[Reason] = &[CAGE_NOT_OPEN, CAGE_ALREADY_OPEN, CAGE_CHIPS_SHORT, CAGE_CASH_SHORT, CAGE_COUNT_MISMATCH];
+pub const REASONS: &[Reason] = &[CAGE_NOT_OPEN, CAGE_ALREADY_OPEN, CAGE_CHIPS_SHORT, CAGE_CASH_SHORT];
 
 /// The cage holds these chips.
 pub fn cage_has(cage: &CageState, chips: &[ChipCount]) -> Result<(), Rejection> {
@@ -452,26 +476,48 @@ pub fn decide_cage(snapshot: &Snapshot, ctx: &CommandContext, c: &CageCommand) -
             let e = CageEvent::ChipsColorChanged { player_id: player_id.clone(), give: give.clone(), receive: receive.clone(), postings };
             Ok(vec![(csid, Event::Cage(e))])
         }
-        CageOp::CountShift { counted_chips, counted_cash_cents } => {
-            for d in &cage.denominations_cents {
-                let counted: i64 = counted_chips.iter().filter(|c| c.denomination_cents == *d).map(|c| c.count).sum();
-                if counted != cage.chip_count(*d) {
-                    return Err(Rejection::new(CAGE_COUNT_MISMATCH, "the counted chips differ from the ledger")
-                        .with("denomination_cents", *d)
-                        .with("counted", counted)
-                        .with("ledger_count", cage.chip_count(*d)));
+        CageOp::CountShift { counted_chips, counted_cash_cents, signers } => {
+            crate::inventory::check_signers(signers)?;
+            let counted = crate::inventory::check_count(&cage.denominations_cents, counted_chips)?;
+            crate::money::check_non_negative("counted_cash_cents", *counted_cash_cents)?;
+            let mut chips_variance = Vec::new();
+            let mut postings = Vec::new();
+            for (d, counted) in cage.denominations_cents.iter().zip(&counted) {
+                let over = counted - cage.chip_count(*d);
+                if over != 0 {
+                    chips_variance.push(ChipCount { denomination_cents: *d, count: over });
+                    postings.push(Posting::new(Account::CageChips { cage_id: cage_id.clone(), denomination_cents: *d }, over * d));
                 }
             }
-            if counted_chips.iter().any(|c| !cage.denominations_cents.contains(&c.denomination_cents) && c.count != 0) {
-                return Err(Rejection::new(CAGE_COUNT_MISMATCH, "counted a denomination the cage does not use"));
+            let cash_variance_cents = counted_cash_cents - cage.cash_cents;
+            if cash_variance_cents != 0 {
+                postings.push(Posting::new(Account::CageCash { cage_id: cage_id.clone() }, cash_variance_cents));
             }
-            if *counted_cash_cents != cage.cash_cents {
-                return Err(Rejection::new(CAGE_COUNT_MISMATCH, "the counted cash differs from the ledger")
-                    .with("counted_cash_cents", *counted_cash_cents)
-                    .with("ledger_cash_cents", cage.cash_cents));
+            let mut out = Vec::with_capacity(2);
+            let variance_cents: Cents = postings.iter().map(|p| p.amount_cents).sum();
+            if !postings.is_empty() {
+                postings.push(Posting::new(Account::House(HouseAccount::CountVariance), -variance_cents));
+                out.push((
+                    csid.clone(),
+                    Event::Cage(CageEvent::CountVarianceRecorded {
+                        gaming_day: ctx.gaming_day.clone(),
+                        chips_variance,
+                        cash_variance_cents,
+                        variance_cents,
+                        signers: signers.clone(),
+                        postings,
+                    }),
+                ));
             }
-            let e = CageEvent::ShiftCounted { gaming_day: ctx.gaming_day.clone(), chips: cage.chips.clone(), cash_cents: cage.cash_cents };
-            Ok(vec![(csid, Event::Cage(e))])
+            let chips: Vec<ChipCount> = cage
+                .denominations_cents
+                .iter()
+                .zip(&counted)
+                .map(|(d, count)| ChipCount { denomination_cents: *d, count: *count })
+                .collect();
+            let e = CageEvent::ShiftCounted { gaming_day: ctx.gaming_day.clone(), chips, cash_cents: *counted_cash_cents, signers: Some(signers.clone()) };
+            out.push((csid, Event::Cage(e)));
+            Ok(out)
         }
         CageOp::Correct { reverses_event_id, original_postings, approved_by, reason } => {
             crate::corrections::decide_cage_correction(snapshot, ctx, cage, cage_id, reverses_event_id, original_postings, approved_by, reason)

@@ -98,6 +98,11 @@ pub struct RebuyPolicy {
     pub wait_window_ms: i64,
     /// Tolerance in basis points below the amount left with (default 0).
     pub tolerance_bps: i64,
+    /// A second seat in the same game and limits (default refused). When a room allows it,
+    /// leaving one of the seats binds the others for the window: each is dealt in again only
+    /// with a stack of at least the amount left with.
+    #[serde(default)]
+    pub allow_second_seat: bool,
 }
 
 /// R-RAKE-1 / R-RAKE-3: one fee type per table.
@@ -124,11 +129,27 @@ pub struct JackpotDrop {
     pub min_pot_cents: Cents,
 }
 
+/// R-KITTY-1: where the kitty left at the end of the game goes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum KittyLeftover {
+    /// Shared equally among the players still seated (whole minimum chips; odd chips to the
+    /// lowest seats): the kitty is the players' money.
+    #[default]
+    SplitAmongSeated,
+    /// To the dealers' toke box.
+    ToDealers,
+    /// To the house (`house/kitty-expenses`), e.g. for the next game's supplies.
+    ToHouse,
+}
+
 /// R-KITTY-1.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KittyPolicy {
     /// The winner of a pot at least this large contributes one minimum playable chip.
     pub min_pot_cents: Cents,
+    /// What happens to the kitty at the end of the game.
+    #[serde(default)]
+    pub leftover: KittyLeftover,
 }
 
 /// Everything that varies from table to table. `version` increases on each change; every
@@ -200,7 +221,7 @@ impl TableConfig {
                 short_buy_min_cents: None,
                 supervisor_threshold_cents: 1_000_000,
             },
-            rebuy: RebuyPolicy { wait_window_ms: 60 * 60 * 1000, tolerance_bps: 0 },
+            rebuy: RebuyPolicy { wait_window_ms: 60 * 60 * 1000, tolerance_bps: 0, allow_second_seat: false },
             fee: FeePolicy::Rake {
                 percent_bps: 1000,
                 increment_cents: 100,

@@ -11,35 +11,84 @@ use crate::player::{PlayerEvent, PlayerState};
 use crate::rejection::{Reason, Rejection};
 use crate::streams::{CageId, PlayerId, StreamId, TableId};
 use crate::table::{TableEvent, TableState};
+
 use crate::{CommandContext, Event, Snapshot};
 
 pub const CORRECTION_APPROVER_REQUIRED: Reason = Reason::new("CORRECTION_APPROVER_REQUIRED", "R-AUDIT-1");
 pub const CORRECTION_INVALID: Reason = Reason::new("CORRECTION_INVALID", "R-AUDIT-1");
 pub const CORRECTION_WOULD_GO_NEGATIVE: Reason = Reason::new("CORRECTION_WOULD_GO_NEGATIVE", "R-UNIT-4");
+pub const ALREADY_CORRECTED: Reason = Reason::new("ALREADY_CORRECTED", "R-AUDIT-1");
+/// A correction may not leave chips in a pot between hands (R-UNIT-4: every pot is empty when
+/// its hand ends): a hand is corrected as a whole, by its net effect on the seats.
+pub const CORRECTION_LEAVES_POT: Reason = Reason::new("CORRECTION_LEAVES_POT", "R-UNIT-4");
 
-pub const REASONS: &[Reason] = &[CORRECTION_APPROVER_REQUIRED, CORRECTION_INVALID, CORRECTION_WOULD_GO_NEGATIVE];
+pub const REASONS: &[Reason] =
+    &[CORRECTION_APPROVER_REQUIRED, CORRECTION_INVALID, CORRECTION_WOULD_GO_NEGATIVE, ALREADY_CORRECTED, CORRECTION_LEAVES_POT];
+
+/// Remember that `event_id` was reversed (used by `evolve` on every correction event).
+pub(crate) fn remember_corrected(corrected: &mut Vec<String>, event_id: &str) {
+    if !corrected.iter().any(|id| id == event_id) {
+        corrected.push(event_id.to_string());
+    }
+}
+
+/// R-AUDIT-1: an event is reversed at most once; a stream that reached the bound of
+/// remembered corrections refuses further ones rather than forget one.
+fn check_not_corrected(corrected: &[String], event_id: &str) -> Result<(), Rejection> {
+    if corrected.iter().any(|id| id == event_id) {
+        return Err(Rejection::new(ALREADY_CORRECTED, format!("event {event_id} was already corrected")));
+    }
+    if corrected.len() >= crate::player::MAX_CORRECTED_EVENTS {
+        return Err(Rejection::new(CORRECTION_INVALID, "this stream reached its bound of corrections; ask an auditor")
+            .with("corrections", corrected.len() as Cents));
+    }
+    Ok(())
+}
 
 /// Longest list of postings a correction may reverse (bound).
 pub const MAX_CORRECTION_POSTINGS: usize = 64;
 
 /// Reverse `original_postings` of event `reverses_event_id` (supplied by the caller from the
-/// store) on this table, between hands. The reversal must keep every balance non-negative.
+/// store) on this table, between hands. The reversal must keep every balance non-negative and
+/// every pot empty; an event is reversed once. Chips of a patron's pocket that the postings
+/// name are corrected on that patron's stream too (`PocketCorrected`), so the stream states
+/// never drift from the postings. Cage accounts are not corrected here: a fill or credit is
+/// voided (`VoidSlip`), a marker redeemed or written off.
 pub fn decide_correction(
+    snapshot: &Snapshot,
     table: &TableState,
     ctx: &CommandContext,
     reverses_event_id: &str,
     original_postings: &[Posting],
     approved_by: &str,
     reason: &str,
-) -> Result<TableEvent, Rejection> {
+) -> Result<Vec<(StreamId, Event)>, Rejection> {
     let (table_id, _) = crate::ledger::open_table(table)?;
     crate::ledger::between_hands(table)?;
     check_request(ctx, reverses_event_id, approved_by, reason)?;
+    check_not_corrected(&table.corrected_event_ids, reverses_event_id)?;
     check_postings(original_postings)?;
-    if original_postings.iter().any(|p| p.account.table_id().is_some_and(|t| t != table_id)) {
-        return Err(Rejection::new(CORRECTION_INVALID, "the postings belong to another table"));
+    for p in original_postings {
+        match &p.account {
+            account if account.table_id().is_some_and(|t| t != table_id) => {
+                return Err(Rejection::new(CORRECTION_INVALID, "the postings belong to another table"));
+            }
+            Account::CageChips { .. } | Account::CageCash { .. } | Account::CageMarkers { .. } => {
+                return Err(Rejection::new(
+                    CORRECTION_INVALID,
+                    "cage postings are not corrected at the table: void the slip, or redeem or write off the marker",
+                ));
+            }
+            _ => {}
+        }
     }
-    let postings = reversed(original_postings);
+    let pot_net: Cents =
+        original_postings.iter().filter(|p| matches!(p.account, Account::Pot { .. })).map(|p| p.amount_cents).sum();
+    if pot_net != 0 {
+        return Err(Rejection::new(CORRECTION_LEAVES_POT, "a hand's events are corrected together, by their net effect on the seats")
+            .with("pot_cents", -pot_net));
+    }
+    let postings: Vec<Posting> = reversed(original_postings).into_iter().filter(|p| !matches!(p.account, Account::Pot { .. })).collect();
     // Check the effect on this table's accounts.
     let after = table.clone().evolve(&TableEvent::Corrected {
         reverses_event_id: reverses_event_id.to_string(),
@@ -54,12 +103,42 @@ pub fn decide_correction(
     if postings.iter().any(|p| matches!(p.account, crate::accounts::Account::Seat { seat, .. } if after.seat(seat).is_none())) {
         return Err(Rejection::new(CORRECTION_INVALID, "the seat is empty now; correct through the player's current seat"));
     }
-    Ok(TableEvent::Corrected {
-        reverses_event_id: reverses_event_id.to_string(),
-        approved_by: approved_by.to_string(),
-        reason: reason.to_string(),
-        postings,
-    })
+    let pockets = pocket_corrections(snapshot, reverses_event_id, &postings)?;
+    let mut out = Vec::with_capacity(1 + pockets.len());
+    out.push((
+        StreamId::Table(table_id.clone()),
+        Event::Table(TableEvent::Corrected {
+            reverses_event_id: reverses_event_id.to_string(),
+            approved_by: approved_by.to_string(),
+            reason: reason.to_string(),
+            postings,
+        }),
+    ));
+    out.extend(pockets);
+    Ok(out)
+}
+
+/// The `PocketCorrected` events of the pockets that reversed `postings` name, each checked
+/// against the patron's stream (never negative).
+fn pocket_corrections(snapshot: &Snapshot, reverses_event_id: &str, postings: &[Posting]) -> Result<Vec<(StreamId, Event)>, Rejection> {
+    let mut out = Vec::new();
+    for player_id in pocket_owners(postings) {
+        let player = snapshot
+            .player(&player_id)
+            .ok_or_else(|| Rejection::new(crate::ledger::STREAM_NOT_LOADED, format!("stream player-{player_id} was not loaded")))?;
+        let delta: Cents = postings
+            .iter()
+            .filter(|p| matches!(&p.account, Account::Pocket { player_id: q } if *q == player_id))
+            .map(|p| p.amount_cents)
+            .sum();
+        if player.pocket_cents + delta < 0 {
+            return Err(Rejection::new(CORRECTION_WOULD_GO_NEGATIVE, format!("the pocket of {player_id} would go negative"))
+                .with("balance_cents", player.pocket_cents + delta));
+        }
+        let e = PlayerEvent::PocketCorrected { reverses_event_id: reverses_event_id.to_string(), amount_cents: delta };
+        out.push((StreamId::Player(player_id), Event::Player(e)));
+    }
+    Ok(out)
 }
 
 /// Who approves and why (R-AUDIT-1): an approver other than the actor, the reversed event's id
@@ -112,6 +191,7 @@ pub fn decide_cage_correction(
     reason: &str,
 ) -> Result<Vec<(StreamId, Event)>, Rejection> {
     check_request(ctx, reverses_event_id, approved_by, reason)?;
+    check_not_corrected(&cage.corrected_event_ids, reverses_event_id)?;
     check_postings(original_postings)?;
     let foreign = original_postings.iter().any(|p| match &p.account {
         Account::CageChips { cage_id: c, .. } | Account::CageCash { cage_id: c } | Account::CageMarkers { cage_id: c } => c != cage_id,
@@ -139,22 +219,7 @@ pub fn decide_cage_correction(
             .with("balance_cents", after.cash_cents.min(after.markers_receivable_cents)));
     }
     let mut out = vec![(StreamId::Cage(cage_id.clone()), Event::Cage(corrected))];
-    for player_id in pocket_owners(&postings) {
-        let player = snapshot
-            .player(&player_id)
-            .ok_or_else(|| Rejection::new(crate::ledger::STREAM_NOT_LOADED, format!("stream player-{player_id} was not loaded")))?;
-        let delta: Cents = postings
-            .iter()
-            .filter(|p| matches!(&p.account, Account::Pocket { player_id: q } if *q == player_id))
-            .map(|p| p.amount_cents)
-            .sum();
-        if player.pocket_cents + delta < 0 {
-            return Err(Rejection::new(CORRECTION_WOULD_GO_NEGATIVE, format!("the pocket of {player_id} would go negative"))
-                .with("balance_cents", player.pocket_cents + delta));
-        }
-        let e = PlayerEvent::PocketCorrected { reverses_event_id: reverses_event_id.to_string(), amount_cents: delta };
-        out.push((StreamId::Player(player_id), Event::Player(e)));
-    }
+    out.extend(pocket_corrections(snapshot, reverses_event_id, &postings)?);
     Ok(out)
 }
 
@@ -179,6 +244,7 @@ pub fn decide_player_correction(
     reversal: &PlayerReversal,
 ) -> Result<PlayerEvent, Rejection> {
     check_request(ctx, reverses_event_id, approved_by, reason)?;
+    check_not_corrected(&player.corrected_event_ids, reverses_event_id)?;
     let found = match reversal {
         PlayerReversal::CashTransaction { gaming_day, direction, amount_cents } => {
             let day = player.cash_day.on(gaming_day);

@@ -13,8 +13,8 @@ pub const TRAY_SHORT: Reason = Reason::new("TRAY_SHORT", "R-CHIP-1");
 pub const COLOR_CHANGE_UNEQUAL: Reason = Reason::new("COLOR_CHANGE_UNEQUAL", "R-CHIP-1");
 pub const SLIP_OUT_OF_SEQUENCE: Reason = Reason::new("SLIP_OUT_OF_SEQUENCE", "R-CHIP-3");
 pub const SIGNERS_NOT_DISTINCT: Reason = Reason::new("SIGNERS_NOT_DISTINCT", "R-CHIP-3");
-pub const CLOSING_COUNT_MISMATCH: Reason = Reason::new("CLOSING_COUNT_MISMATCH", "R-CHIP-4");
-pub const DROP_COUNT_MISMATCH: Reason = Reason::new("DROP_COUNT_MISMATCH", "R-CHIP-4");
+/// A count names a denomination the table or cage does not use, or one twice.
+pub const COUNT_INVALID: Reason = Reason::new("COUNT_INVALID", "R-CHIP-4");
 
 pub const SLIP_NOT_FOUND: Reason = Reason::new("SLIP_NOT_FOUND", "R-CHIP-3");
 pub const SLIP_ALREADY_VOIDED: Reason = Reason::new("SLIP_ALREADY_VOIDED", "R-CHIP-3");
@@ -25,8 +25,7 @@ pub const REASONS: &[Reason] = &[
     COLOR_CHANGE_UNEQUAL,
     SLIP_OUT_OF_SEQUENCE,
     SIGNERS_NOT_DISTINCT,
-    CLOSING_COUNT_MISMATCH,
-    DROP_COUNT_MISMATCH,
+    COUNT_INVALID,
     SLIP_NOT_FOUND,
     SLIP_ALREADY_VOIDED,
     VOID_REASON_REQUIRED,
@@ -86,7 +85,8 @@ pub fn decide_color_change(table: &TableState, seat: Seat, give: &[ChipCount], r
     Ok(TableEvent::ColorChanged { seat, give: give.to_vec(), receive: receive.to_vec(), postings })
 }
 
-fn check_signers(signers: &Signers) -> Result<(), Rejection> {
+/// R-CHIP-3 / R-CHIP-4: two distinct, named signers.
+pub fn check_signers(signers: &Signers) -> Result<(), Rejection> {
     let (a, b) = (signers.first.trim(), signers.second.trim());
     if a.is_empty() || b.is_empty() || a == b {
         return Err(Rejection::new(SIGNERS_NOT_DISTINCT, "a slip carries two distinct signers"));
@@ -199,41 +199,101 @@ pub fn decide_void_slip(
     Ok(vec![(StreamId::Table(table_id.clone()), Event::Table(te)), (StreamId::Cage(cage_id.clone()), Event::Cage(ce))])
 }
 
-/// R-CHIP-4: close the shift. The counted tray must equal the ledger's tray and the counted
-/// drop the drop box; result = drop + credits + closing - opening - fills. The drop goes to
-/// the count room.
-pub fn decide_close_shift(table: &TableState, counted_tray: &[ChipCount], counted_drop_cents: Cents) -> Result<TableEvent, Rejection> {
+/// Most chips of one denomination a count may report (bound: no sum of counts can overflow).
+pub const MAX_COUNTED_CHIPS: i64 = 100_000_000;
+
+/// R-CHIP-4: a count by denomination: every entry a denomination of `denominations_cents`,
+/// named once, with a count in `0..=MAX_COUNTED_CHIPS` whose value is within the amount bound.
+/// Returns the count of each denomination, in the order of `denominations_cents` (unnamed ones
+/// count zero).
+pub fn check_count(denominations_cents: &[Cents], counted: &[ChipCount]) -> Result<Vec<i64>, Rejection> {
+    if counted.len() > crate::money::MAX_DENOMINATIONS {
+        return Err(Rejection::new(COUNT_INVALID, "a count lists at most 16 denominations").with("entries", counted.len() as Cents));
+    }
+    let mut counts = vec![0i64; denominations_cents.len()];
+    let mut named = vec![false; denominations_cents.len()];
+    for c in counted {
+        let Some(i) = denominations_cents.iter().position(|d| *d == c.denomination_cents) else {
+            return Err(Rejection::new(COUNT_INVALID, "counted a denomination that is not in use here")
+                .with("denomination_cents", c.denomination_cents));
+        };
+        if named[i] {
+            return Err(Rejection::new(COUNT_INVALID, "a denomination is counted once").with("denomination_cents", c.denomination_cents));
+        }
+        let value = c.count.checked_mul(c.denomination_cents);
+        if !(0..=MAX_COUNTED_CHIPS).contains(&c.count) || value.is_none_or(|v| v > crate::money::MAX_AMOUNT_CENTS) {
+            return Err(Rejection::new(crate::money::AMOUNT_TOO_LARGE, "a counted number of chips is between zero and the bound")
+                .with("denomination_cents", c.denomination_cents)
+                .with("count", c.count)
+                .with("max_count", MAX_COUNTED_CHIPS));
+        }
+        named[i] = true;
+        counts[i] = c.count;
+    }
+    Ok(counts)
+}
+
+/// R-CHIP-4: close the shift on what was counted, signed by two distinct people. Where the
+/// counted tray or drop differs from the book, the variance is recorded first, as its own
+/// event, posted against `house/count-variance`; then result = drop + credits + closing -
+/// opening - fills on the counted figures, and the drop goes to the count room.
+pub fn decide_close_shift(
+    table: &TableState,
+    counted_tray: &[ChipCount],
+    counted_drop_cents: Cents,
+    signers: &Signers,
+) -> Result<Vec<TableEvent>, Rejection> {
     let (table_id, _) = crate::ledger::open_table(table)?;
     crate::ledger::between_hands(table)?;
-    for c in &table.tray {
-        let counted: i64 = counted_tray.iter().filter(|x| x.denomination_cents == c.denomination_cents).map(|x| x.count).sum();
-        if counted != c.count {
-            return Err(Rejection::new(CLOSING_COUNT_MISMATCH, "the counted tray differs from the ledger")
-                .with("denomination_cents", c.denomination_cents)
-                .with("counted", counted)
-                .with("ledger_count", c.count));
+    check_signers(signers)?;
+    let denominations: Vec<Cents> = table.tray.iter().map(|c| c.denomination_cents).collect();
+    let counted = check_count(&denominations, counted_tray)?;
+    crate::money::check_non_negative("counted_drop_cents", counted_drop_cents)?;
+    let mut tray_variance = Vec::new();
+    let mut postings = Vec::new();
+    for (c, counted) in table.tray.iter().zip(&counted) {
+        let over = counted - c.count;
+        if over != 0 {
+            tray_variance.push(ChipCount { denomination_cents: c.denomination_cents, count: over });
+            postings.push(Posting::new(Account::Tray { table_id: table_id.clone(), denomination_cents: c.denomination_cents }, over * c.denomination_cents));
         }
     }
-    if counted_tray.iter().any(|x| !table.tray.iter().any(|c| c.denomination_cents == x.denomination_cents) && x.count != 0) {
-        return Err(Rejection::new(CLOSING_COUNT_MISMATCH, "counted a denomination the table does not use"));
+    let drop_variance_cents = counted_drop_cents - table.drop_cents;
+    if drop_variance_cents != 0 {
+        postings.push(Posting::new(Account::Drop { table_id: table_id.clone() }, drop_variance_cents));
     }
-    if counted_drop_cents != table.drop_cents {
-        return Err(Rejection::new(DROP_COUNT_MISMATCH, "the counted drop differs from the ledger")
-            .with("counted_drop_cents", counted_drop_cents)
-            .with("ledger_drop_cents", table.drop_cents));
+    let mut events = Vec::with_capacity(2);
+    if !postings.is_empty() {
+        let variance_cents: Cents = postings.iter().map(|p| p.amount_cents).sum();
+        postings.push(Posting::new(Account::House(HouseAccount::CountVariance), -variance_cents));
+        events.push(TableEvent::CountVarianceRecorded {
+            tray_variance,
+            drop_variance_cents,
+            variance_cents,
+            signers: signers.clone(),
+            postings,
+        });
     }
+    let closing_tray: Vec<ChipCount> = table
+        .tray
+        .iter()
+        .zip(&counted)
+        .map(|(c, count)| ChipCount { denomination_cents: c.denomination_cents, count: *count })
+        .collect();
     let opening = crate::money::chips_value_cents(&table.shift.opening_tray);
-    let closing = table.tray_value_cents();
-    let result_cents = table.drop_cents + table.shift.credits_cents + closing - opening - table.shift.fills_cents;
+    let closing = crate::money::chips_value_cents(&closing_tray);
+    let result_cents = counted_drop_cents + table.shift.credits_cents + closing - opening - table.shift.fills_cents;
     let mut postings = Vec::with_capacity(2);
-    crate::accounts::transfer(&mut postings, Account::Drop { table_id: table_id.clone() }, Account::House(HouseAccount::CountRoom), table.drop_cents);
-    Ok(TableEvent::ShiftClosed {
+    crate::accounts::transfer(&mut postings, Account::Drop { table_id: table_id.clone() }, Account::House(HouseAccount::CountRoom), counted_drop_cents);
+    events.push(TableEvent::ShiftClosed {
         opening_tray: table.shift.opening_tray.clone(),
-        closing_tray: table.tray.clone(),
+        closing_tray,
         fills_cents: table.shift.fills_cents,
         credits_cents: table.shift.credits_cents,
-        drop_cents: table.drop_cents,
+        drop_cents: counted_drop_cents,
         result_cents,
         postings,
-    })
+        signers: Some(signers.clone()),
+    });
+    Ok(events)
 }

@@ -12,8 +12,10 @@ use crate::config::TableConfig;
 pub const KITTY_NOT_ENABLED: Reason = Reason::new("KITTY_NOT_ENABLED", "R-KITTY-1");
 pub const KITTY_INSUFFICIENT: Reason = Reason::new("KITTY_INSUFFICIENT", "R-KITTY-1");
 pub const KITTY_PURPOSE_REQUIRED: Reason = Reason::new("KITTY_PURPOSE_REQUIRED", "R-KITTY-1");
+/// The kitty is to be shared among the seated players, and nobody is seated.
+pub const KITTY_NOBODY_SEATED: Reason = Reason::new("KITTY_NOBODY_SEATED", "R-KITTY-1");
 
-pub const REASONS: &[Reason] = &[KITTY_NOT_ENABLED, KITTY_INSUFFICIENT, KITTY_PURPOSE_REQUIRED];
+pub const REASONS: &[Reason] = &[KITTY_NOT_ENABLED, KITTY_INSUFFICIENT, KITTY_PURPOSE_REQUIRED, KITTY_NOBODY_SEATED];
 
 /// Longest expense purpose kept.
 pub const MAX_PURPOSE_LEN: usize = 200;
@@ -54,4 +56,51 @@ pub fn decide_expense(table: &TableState, amount_cents: Cents, purpose: &str, to
     let to = if to_dealer { Account::Toke { table_id: table_id.clone() } } else { Account::House(crate::accounts::HouseAccount::KittyExpenses) };
     let postings = vec![Posting::new(Account::Kitty { table_id: table_id.clone() }, -amount_cents), Posting::new(to, amount_cents)];
     Ok(TableEvent::KittyExpensePaid { amount_cents, purpose: purpose.to_string(), to_dealer, postings })
+}
+
+/// R-KITTY-1: the game ends: what is left in the kitty is settled as configured (shared among
+/// the seated players in whole minimum chips with odd chips to the lowest seats, to the
+/// dealers, or to the house); then no more hands, buy-ins or top-ups (the players cash out).
+pub fn decide_close_game(table: &TableState) -> Result<TableEvent, Rejection> {
+    let (table_id, config) = crate::ledger::open_table(table)?;
+    crate::ledger::between_hands(table)?;
+    if table.game_closed {
+        return Err(Rejection::new(crate::table_stakes::GAME_CLOSED, "the game has already ended"));
+    }
+    let leftover = config.kitty.as_ref().map(|k| k.leftover).unwrap_or_default();
+    let kitty = table.kitty_cents;
+    let mut postings = Vec::new();
+    if kitty > 0 {
+        let from = Account::Kitty { table_id: table_id.clone() };
+        match leftover {
+            crate::config::KittyLeftover::ToDealers => {
+                crate::accounts::transfer(&mut postings, from, Account::Toke { table_id: table_id.clone() }, kitty)
+            }
+            crate::config::KittyLeftover::ToHouse => {
+                crate::accounts::transfer(&mut postings, from, Account::House(crate::accounts::HouseAccount::KittyExpenses), kitty)
+            }
+            crate::config::KittyLeftover::SplitAmongSeated => {
+                let seats: Vec<crate::streams::Seat> =
+                    table.seats.iter().enumerate().filter(|(_, s)| s.is_some()).map(|(i, _)| (i + 1) as crate::streams::Seat).collect();
+                if seats.is_empty() {
+                    return Err(Rejection::new(KITTY_NOBODY_SEATED, "the kitty is shared among the seated players: close the game before they leave")
+                        .with("kitty_cents", kitty));
+                }
+                let chip = config.chip_set.min_playable_chip_cents;
+                let (units, dust) = (kitty / chip, kitty % chip);
+                let n = seats.len() as Cents;
+                postings.push(Posting::new(from, -kitty));
+                for (i, seat) in seats.iter().enumerate() {
+                    let mut share = (units / n) * chip + if (i as Cents) < units % n { chip } else { 0 };
+                    if i == 0 {
+                        share += dust;
+                    }
+                    if share > 0 {
+                        postings.push(Posting::new(Account::Seat { table_id: table_id.clone(), seat: *seat }, share));
+                    }
+                }
+            }
+        }
+    }
+    Ok(TableEvent::GameClosed { kitty_cents: kitty, leftover, postings })
 }

@@ -80,8 +80,15 @@ pub fn streams_into(command: &Command, v: &mut Vec<StreamId>) {
                 TableOp::BuyIn { player_id, .. }
                 | TableOp::TopUp { player_id, .. }
                 | TableOp::PutCashInPlay { player_id, .. }
-                | TableOp::CashOut { player_id, .. } => v.push(StreamId::Player(player_id.clone())),
-                TableOp::MovePlayer { to_table_id, .. } => v.push(StreamId::Table(to_table_id.clone())),
+                | TableOp::CashOut { player_id, .. }
+                | TableOp::SettleIou { player_id, from_pocket: true, .. } => v.push(StreamId::Player(player_id.clone())),
+                TableOp::MovePlayer { to_table_id, player_id, .. } => {
+                    v.push(StreamId::Table(to_table_id.clone()));
+                    v.push(StreamId::Player(player_id.clone()));
+                }
+                TableOp::Correct { original_postings, .. } => {
+                    v.extend(crate::corrections::pocket_owners(original_postings).into_iter().map(StreamId::Player));
+                }
                 TableOp::Fill { cage_id, .. } | TableOp::Credit { cage_id, .. } | TableOp::VoidSlip { cage_id, .. } => {
                     v.push(StreamId::Cage(cage_id.clone()))
                 }
@@ -112,6 +119,22 @@ pub fn streams_into(command: &Command, v: &mut Vec<StreamId>) {
     }
 }
 
+/// Streams a command needs beyond [`streams_of`] once those are loaded: they depend on what
+/// the loaded states hold. Today one case: with a second seat in a game allowed, a cash-out
+/// binds the patron's other seats of that game (R-REBUY-1), so their tables are loaded and
+/// written too. A caller loads these as well before deciding (`decide` reports a missing one
+/// as `STREAM_NOT_LOADED`).
+pub fn dependent_streams(command: &Command, snapshot: &Snapshot) -> Vec<StreamId> {
+    let Command::Table(c) = command else { return Vec::new() };
+    let TableOp::CashOut { player_id, .. } = &c.op else { return Vec::new() };
+    let (Some(table), Some(player)) = (snapshot.table(&c.table_id), snapshot.player(player_id)) else { return Vec::new() };
+    let Some(config) = table.config.as_ref() else { return Vec::new() };
+    if !config.rebuy.allow_second_seat {
+        return Vec::new();
+    }
+    player.other_seats_in_game(&config.game_key, &c.table_id).map(|held| StreamId::Table(held.table_id.clone())).collect()
+}
+
 fn table_of<'a>(snapshot: &Snapshot<'a>, id: &TableId) -> Result<&'a TableState, Rejection> {
     snapshot.table(id).ok_or_else(|| Rejection::new(STREAM_NOT_LOADED, format!("stream table-{id} was not loaded")))
 }
@@ -132,12 +155,22 @@ pub fn decide_into(snapshot: &Snapshot, ctx: &CommandContext, command: &Command,
             let table = table_of(snapshot, &c.table_id)?;
             match &c.op {
                 // Buy-ins are most cross-stream commands: judged straight into the buffer.
-                TableOp::BuyIn { .. } | TableOp::TopUp { .. } | TableOp::CashOut { .. } | TableOp::PutCashInPlay { .. } => {
+                TableOp::BuyIn { .. }
+                | TableOp::TopUp { .. }
+                | TableOp::CashOut { .. }
+                | TableOp::PutCashInPlay { .. }
+                | TableOp::SettleIou { .. } => {
                     return crate::table_stakes::decide_funds(snapshot, table, ctx, c, events);
                 }
-                TableOp::MovePlayer { seat, to_table_id, to_seat } => {
+                TableOp::MovePlayer { seat, player_id, to_table_id, to_seat } => {
                     let to = table_of(snapshot, to_table_id)?;
-                    crate::seating::decide_move(table, to, *seat, to_table_id, *to_seat)?
+                    let player = snapshot.player(player_id).ok_or_else(|| {
+                        Rejection::new(STREAM_NOT_LOADED, format!("stream player-{player_id} was not loaded"))
+                    })?;
+                    crate::seating::decide_move(table, to, player, *seat, player_id, to_table_id, *to_seat)?
+                }
+                TableOp::Correct { reverses_event_id, original_postings, approved_by, reason } => {
+                    crate::corrections::decide_correction(snapshot, table, ctx, reverses_event_id, original_postings, approved_by, reason)?
                 }
                 TableOp::Fill { .. } | TableOp::Credit { .. } => crate::inventory::decide_slip(snapshot, table, c)?,
                 TableOp::VoidSlip { cage_id, kind, slip_no, reason, signers } => {
@@ -225,12 +258,16 @@ pub fn decide_table_into(table: &TableState, ctx: &CommandContext, command: &Tab
         TableOp::PayKittyExpense { amount_cents, purpose, to_dealer } => {
             crate::kitty::decide_expense(table, *amount_cents, purpose, *to_dealer)
         }
-        TableOp::CollectTime { seats } => crate::rake::decide_collect_time(table, seats),
+        TableOp::CollectTime { seats } => crate::rake::decide_collect_time(table, ctx, seats),
         TableOp::ColorChange { seat, give, receive } => crate::inventory::decide_color_change(table, *seat, give, receive),
-        TableOp::CloseShift { counted_tray, counted_drop_cents } => {
-            crate::inventory::decide_close_shift(table, counted_tray, *counted_drop_cents)
+        TableOp::CloseShift { counted_tray, counted_drop_cents, signers } => {
+            // A count that differs from the book is two events: the variance, then the close.
+            events.extend(crate::inventory::decide_close_shift(table, counted_tray, *counted_drop_cents, signers)?);
+            return Ok(());
         }
-        TableOp::StartHand { hand_no, button_seat, dealt_seats } => start_hand(table, *hand_no, *button_seat, dealt_seats),
+        TableOp::CloseGame => crate::kitty::decide_close_game(table),
+        TableOp::PayJackpot { seat, amount_cents, promotion } => crate::rake::decide_pay_jackpot(table, *seat, *amount_cents, promotion),
+        TableOp::StartHand { hand_no, button_seat, dealt_seats } => start_hand(table, ctx, *hand_no, *button_seat, dealt_seats),
         TableOp::Post { seat, kind, amount_cents } => {
             let all_in = crate::posts::judge_post(table, *seat, *kind, *amount_cents)?;
             let (table_id, _) = open_table(table)?;
@@ -252,9 +289,6 @@ pub fn decide_table_into(table: &TableState, ctx: &CommandContext, command: &Tab
         TableOp::WriteIou { seat, amount_cents, lender, accepted_by, to_raise } => {
             crate::iou::decide_iou(table, *seat, *amount_cents, lender.as_ref(), accepted_by, *to_raise)
         }
-        TableOp::Correct { reverses_event_id, original_postings, approved_by, reason } => {
-            crate::corrections::decide_correction(table, ctx, reverses_event_id, original_postings, approved_by, reason)
-        }
         TableOp::SitOut { seat } => crate::posts::decide_sit(table, *seat, true),
         TableOp::SitIn { seat } => crate::posts::decide_sit(table, *seat, false),
         TableOp::BringUpShortBet { seat } => {
@@ -269,7 +303,9 @@ pub fn decide_table_into(table: &TableState, ctx: &CommandContext, command: &Tab
         | TableOp::MovePlayer { .. }
         | TableOp::Fill { .. }
         | TableOp::Credit { .. }
-        | TableOp::VoidSlip { .. } => {
+        | TableOp::VoidSlip { .. }
+        | TableOp::SettleIou { .. }
+        | TableOp::Correct { .. } => {
             Err(Rejection::new(STREAM_NOT_LOADED, "this command touches other streams: use decide()"))
         }
     }?;
@@ -289,8 +325,11 @@ fn chips_to_pot(table_id: &TableId, seat: Seat, amount_cents: Cents) -> Vec<Post
     postings
 }
 
-fn start_hand(table: &TableState, hand_no: u64, button_seat: Seat, dealt_seats: &[Seat]) -> Result<TableEvent, Rejection> {
+fn start_hand(table: &TableState, ctx: &CommandContext, hand_no: u64, button_seat: Seat, dealt_seats: &[Seat]) -> Result<TableEvent, Rejection> {
     let (_, config) = open_table(table)?;
+    if table.game_closed {
+        return Err(Rejection::new(crate::table_stakes::GAME_CLOSED, "the game has ended"));
+    }
     if let Some(h) = &table.hand {
         return Err(Rejection::new(HAND_ALREADY_STARTED, "end the hand in play first").with("hand_no", h.hand_no as Cents));
     }
@@ -312,10 +351,21 @@ fn start_hand(table: &TableState, hand_no: u64, button_seat: Seat, dealt_seats: 
         if s.stack_cents <= 0 {
             return Err(Rejection::new(crate::table_stakes::NO_CHIPS, "a player with no chips is not dealt in").with("seat", *seat as Cents));
         }
-        if s.cash_in_play_cents > 0 {
-            return Err(Rejection::new(crate::table_stakes::CASH_IN_PLAY_NOT_CONVERTED, "convert the cash in play to chips first")
+        // R-STAKE-5: cash in play plays in the hand after it was put down; it is converted to
+        // chips after that hand, before the next.
+        if s.cash_in_play_cents > 0 && s.cash_in_play_played {
+            return Err(Rejection::new(crate::table_stakes::CASH_IN_PLAY_NOT_CONVERTED, "the cash in play has played: convert it to chips first")
                 .with("seat", *seat as Cents)
                 .with("cash_in_play_cents", s.cash_in_play_cents));
+        }
+        // R-REBUY-1: leaving another seat of this game bound this one.
+        if let Some(bound) = crate::rebuy::bound_min_stack_cents(s, ctx.at_unix_ms)
+            && s.stack_cents < bound
+        {
+            return Err(Rejection::new(crate::rebuy::REBUY_BELOW_AMOUNT_LEFT, "the player left another seat of this game: top up to the amount left with first")
+                .with("seat", *seat as Cents)
+                .with("stack_cents", s.stack_cents)
+                .with("required_min_cents", bound));
         }
     }
     Ok(TableEvent::HandStarted { hand_no, button_seat, dealt_seats: dealt_seats.to_vec() })

@@ -63,8 +63,8 @@
 //! - R-CHIP-1 at the cage: `CageOp::ColorChange{player_id, give, receive}` (touches the
 //!   player for the pocket check) -> `CageEvent::ChipsColorChanged` (postings on cage chip
 //!   accounts only; the pocket's value is unchanged; issued/returned per denomination follow).
-//! - R-CHIP-4 at the cage: `CageOp::CountShift{counted_chips, counted_cash_cents}` ->
-//!   `CageEvent::ShiftCounted`; reason `CAGE_COUNT_MISMATCH`.
+//! - R-CHIP-4 at the cage: `CageOp::CountShift{counted_chips, counted_cash_cents, signers}` ->
+//!   `CageEvent::ShiftCounted` (a variance first when the count differs, see below).
 //! - R-AUDIT-1 on cage streams: `CageOp::Correct{reverses_event_id, original_postings,
 //!   approved_by, reason}` -> `CageEvent::Corrected` (cage, pocket and house accounts only) plus
 //!   `PlayerEvent::PocketCorrected{amount_cents}` for each pocket named (those player streams
@@ -74,6 +74,34 @@
 //! - R-POST-2 third blind: with `blinds_cents = [small, big, third]` a `BigBlind` post is the
 //!   second amount (it was the last one before), `ThirdBlind` the third; the third blind sets
 //!   the minimum raise. R-POST-1 `ButtonAnte` (option `button_ante`): ante x dealt players, dead.
+//! - One judgement for every door that adds chips to a seat (`table_stakes::check_arrival`):
+//!   `BuyIn`, `TopUp`, `PutCashInPlay` (a buy-in when it is the session's first chips, else a
+//!   top-up; it plays in the next hand and is converted before the one after, R-STAKE-5) and
+//!   `IssueMarker` to a seat (`TableEvent::MarkerChipsSeated{buy_in}`): limits, re-buy wait,
+//!   supervisor, one seat per game. The first chips of a session emit `JoinedTable`.
+//! - R-REBUY-1 on the log: a departure binds while `now - left_at < window`, also when it is
+//!   stamped after the command's own time. `PlayerState::seats` ([`player::HeldSeat`]) holds
+//!   the seats of a patron (`JoinedTable`, `LeftTable`, `MovedTable`); a second seat in the same
+//!   game is `SECOND_SEAT_SAME_GAME` unless `RebuyPolicy::allow_second_seat`, and then a
+//!   cash-out binds the other seats (`TableEvent::SeatBound`, dealt in again only with the
+//!   amount left; [`Command::dependent_streams`] names their tables). `TableOp::MovePlayer`
+//!   carries `player_id` and touches the player stream.
+//! - R-MARK-3: `TableOp::SettleIou{seat, player_id, amount_cents, from_pocket}`; a cash-out pays
+//!   the seat's IOUs from the stack first (`CashedOut::iou_settled_cents`) and a move is
+//!   refused while IOUs are outstanding.
+//! - R-AUDIT-1: each state remembers the events it reversed (`corrected_event_ids`):
+//!   `ALREADY_CORRECTED`. A table correction loads and corrects the pockets it names
+//!   (`PocketCorrected`), refuses cage postings (void the slip instead) and any correction
+//!   that leaves chips in a pot (`CORRECTION_LEAVES_POT`: a hand is corrected by its net).
+//! - R-CHIP-4: `CloseShift{counted_tray, counted_drop_cents, signers}` and
+//!   `CageOp::CountShift{.., signers}` record a count that differs as
+//!   `CountVarianceRecorded` (signed counts by denomination, posted to
+//!   `house/count-variance`) before `ShiftClosed`/`ShiftCounted`; counts are bounded
+//!   (`inventory::check_count`: `COUNT_INVALID`, `AMOUNT_TOO_LARGE`), never summed unchecked.
+//! - R-RAKE-3 once per interval (`SeatState::time_paid_until_unix_ms`,
+//!   `TIME_ALREADY_COLLECTED`); R-RAKE-2 `TableOp::PayJackpot{seat, amount_cents, promotion}`;
+//!   R-KITTY-1 `TableOp::CloseGame` settles the kitty per `KittyPolicy::leftover` and ends the
+//!   game (`GAME_CLOSED`).
 //! - Cost: `decide_table` + `evolve` of a hand action make at most 2 allocations (the event
 //!   vector and the postings; ids of 22 bytes or less are copied inline, longer ones share one
 //!   heap copy) and never copy the `TableState` (the last fold settles a copy of the hand;
@@ -240,6 +268,7 @@ pub enum Command {
 }
 
 /// Any event.
+#[allow(clippy::large_enum_variant)] // `TableOpened` carries the configuration; events are short-lived
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Event {
     Table(TableEvent),
@@ -256,6 +285,12 @@ impl Command {
     /// [`Command::streams`] appended to `streams`, for a caller that reuses one vector.
     pub fn streams_into(&self, streams: &mut Vec<StreamId>) {
         ledger::streams_into(self, streams)
+    }
+
+    /// Streams to load after [`Command::streams`], which depend on their states (see
+    /// [`ledger::dependent_streams`]). Empty for almost every command.
+    pub fn dependent_streams(&self, snapshot: &Snapshot) -> Vec<StreamId> {
+        ledger::dependent_streams(self, snapshot)
     }
 }
 

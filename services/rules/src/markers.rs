@@ -93,12 +93,16 @@ pub fn decide_issue(
             let table = snapshot
                 .table(table_id)
                 .ok_or_else(|| Rejection::new(crate::ledger::STREAM_NOT_LOADED, format!("stream table-{table_id} was not loaded")))?;
-            let s = crate::ledger::occupied(table, *seat)?;
-            if &s.player_id != player_id {
-                return Err(Rejection::new(crate::table_stakes::WRONG_PLAYER, "the seat is held by another player"));
-            }
+            let (_, config) = crate::ledger::open_table(table)?;
+            crate::table_stakes::seated_as(table, *seat, player_id)?;
             // R-MARK-2: no credit during a hand (to the stack between hands, or after folding).
             crate::ledger::not_live_in_hand(table, *seat)?;
+            // Marker chips at a seat arrive like any other chips: a buy-in (limits, the re-buy
+            // wait, one seat per game) or a top-up (up to the maximum).
+            let arrival = crate::table_stakes::Arrival::for_seat(table, *seat);
+            let approver = approved_by.to_string();
+            crate::table_stakes::check_arrival(table, config, table_id, ctx, *seat, player_id, player, amount, arrival, Some(&approver), false)?;
+            let buy_in = matches!(arrival, crate::table_stakes::Arrival::BuyIn { .. });
             postings.push(Posting::new(Account::Seat { table_id: table_id.clone(), seat: *seat }, amount));
             let te = TableEvent::MarkerChipsSeated {
                 seat: *seat,
@@ -107,12 +111,17 @@ pub fn decide_issue(
                 marker_no,
                 amount_cents: amount,
                 postings,
+                buy_in,
             };
-            Ok(vec![
+            let mut out = vec![
                 (csid, Event::Cage(cage_event(Vec::new()))),
-                (psid, Event::Player(player_event(false))),
+                (psid.clone(), Event::Player(player_event(false))),
                 (StreamId::Table(table_id.clone()), Event::Table(te)),
-            ])
+            ];
+            if buy_in {
+                out.push((psid, Event::Player(crate::table_stakes::joined(table_id, *seat, config, amount))));
+            }
+            Ok(out)
         }
     }
 }

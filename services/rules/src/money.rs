@@ -116,6 +116,16 @@ pub fn check_positive(name: &'static str, amount_cents: Cents) -> Result<(), Rej
     Ok(())
 }
 
+/// R-UNIT-1: a counted or reported amount may be zero, never negative, and is bounded.
+pub fn check_non_negative(name: &'static str, amount_cents: Cents) -> Result<(), Rejection> {
+    if !(0..=MAX_AMOUNT_CENTS).contains(&amount_cents) {
+        return Err(Rejection::new(AMOUNT_NOT_POSITIVE, "amount must be between zero and the bound")
+            .with(name, amount_cents)
+            .with("max_amount_cents", MAX_AMOUNT_CENTS));
+    }
+    Ok(())
+}
+
 /// Validate a list of chips against a chip set: known denominations, positive counts, bounded.
 pub fn check_chips(chip_set: &ChipSet, chips: &[ChipCount]) -> Result<Cents, Rejection> {
     if chips.is_empty() || chips.len() > MAX_DENOMINATIONS {

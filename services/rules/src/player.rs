@@ -11,6 +11,12 @@ use crate::streams::{CageId, PlayerId, Seat, TableId};
 pub const MAX_DEPARTURES: usize = 32;
 /// Open markers per patron (bound).
 pub const MAX_OPEN_MARKERS: usize = 64;
+/// Seats one patron may hold at once across the room (bound; R-REBUY-1 allows one per game by
+/// default).
+pub const MAX_SEATS_HELD: usize = 8;
+/// Corrections remembered per stream, so that no event is reversed twice (R-AUDIT-1). A stream
+/// that reaches the bound refuses further corrections (an anomaly for an auditor to look at).
+pub const MAX_CORRECTED_EVENTS: usize = 4_096;
 
 /// A command for one patron.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,6 +44,14 @@ pub struct Departure {
     pub at_unix_ms: i64,
 }
 
+/// A seat the patron holds now, with its game (R-REBUY-1: one seat per game and limits).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HeldSeat {
+    pub table_id: TableId,
+    pub seat: Seat,
+    pub game_key: String,
+}
+
 /// An outstanding casino marker (R-MARK-1).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Marker {
@@ -58,8 +72,13 @@ pub enum PlayerEvent {
     PocketChipsPlayed { table_id: TableId, seat: Seat, amount_cents: Cents },
     /// Chips taken from a table into the pocket on leaving.
     LeftTable { table_id: TableId, seat: Seat, game_key: String, amount_cents: Cents, at_unix_ms: i64 },
-    /// Seated at a table (buy-in); for the record.
+    /// Seated at a table with the first chips of a session (buy-in, cash in play or a marker
+    /// to the seat): the patron now holds that seat (R-REBUY-1).
     JoinedTable { table_id: TableId, seat: Seat, game_key: String, amount_cents: Cents },
+    /// R-STAKE-6: moved by the house with the stack; the held seat follows (no departure).
+    MovedTable { from_table_id: TableId, to_table_id: TableId, to_seat: Seat, game_key: String },
+    /// R-MARK-3: an open-stakes IOU paid back with pocket chips (the postings are on the table).
+    IouPaidFromPocket { table_id: TableId, seat: Seat, amount_cents: Cents },
     /// Chips bought at the cage (to the pocket).
     ChipsBought { cage_id: CageId, amount_cents: Cents },
     /// Chips redeemed at the cage (from the pocket).
@@ -91,6 +110,8 @@ impl PlayerEvent {
             PlayerEvent::PocketChipsPlayed { .. } => "PocketChipsPlayed",
             PlayerEvent::LeftTable { .. } => "LeftTable",
             PlayerEvent::JoinedTable { .. } => "JoinedTable",
+            PlayerEvent::MovedTable { .. } => "MovedTable",
+            PlayerEvent::IouPaidFromPocket { .. } => "IouPaidFromPocket",
             PlayerEvent::ChipsBought { .. } => "ChipsBought",
             PlayerEvent::ChipsRedeemed { .. } => "ChipsRedeemed",
             PlayerEvent::CashTransaction { .. } => "CashTransaction",
@@ -114,6 +135,12 @@ pub struct PlayerState {
     pub departures: Vec<Departure>,
     pub cash_day: CashDay,
     pub version: u64,
+    /// Seats held now, at most `MAX_SEATS_HELD` (R-REBUY-1).
+    #[serde(default)]
+    pub seats: Vec<HeldSeat>,
+    /// Events of this stream already reversed (R-AUDIT-1), at most `MAX_CORRECTED_EVENTS`.
+    #[serde(default)]
+    pub corrected_event_ids: Vec<String>,
 }
 
 impl PlayerState {
@@ -128,6 +155,19 @@ impl PlayerState {
 
     pub fn available_credit_cents(&self) -> Cents {
         self.credit_line_cents - self.markers_outstanding_cents()
+    }
+
+    /// The seats held in `game_key` other than at `table_id` (R-REBUY-1).
+    pub fn other_seats_in_game<'a>(&'a self, game_key: &'a str, table_id: &'a TableId) -> impl Iterator<Item = &'a HeldSeat> + 'a {
+        self.seats.iter().filter(move |s| s.game_key == game_key && &s.table_id != table_id)
+    }
+
+    fn hold_seat(&mut self, table_id: &TableId, seat: Seat, game_key: &str) {
+        self.seats.retain(|s| &s.table_id != table_id);
+        if self.seats.len() >= MAX_SEATS_HELD {
+            self.seats.remove(0);
+        }
+        self.seats.push(HeldSeat { table_id: table_id.clone(), seat, game_key: game_key.to_string() });
     }
 
     /// Rebuild the state one event further, by value (see [`PlayerState::apply`]).
@@ -145,6 +185,7 @@ impl PlayerState {
             PlayerEvent::PocketChipsPlayed { amount_cents, .. } => self.pocket_cents -= amount_cents,
             PlayerEvent::LeftTable { table_id, game_key, amount_cents, at_unix_ms, .. } => {
                 self.pocket_cents += amount_cents;
+                self.seats.retain(|s| &s.table_id != table_id);
                 if self.departures.len() >= MAX_DEPARTURES {
                     self.departures.remove(0);
                 }
@@ -155,7 +196,12 @@ impl PlayerState {
                     at_unix_ms: *at_unix_ms,
                 });
             }
-            PlayerEvent::JoinedTable { .. } => {}
+            PlayerEvent::JoinedTable { table_id, seat, game_key, .. } => self.hold_seat(table_id, *seat, game_key),
+            PlayerEvent::MovedTable { from_table_id, to_table_id, to_seat, game_key } => {
+                self.seats.retain(|s| &s.table_id != from_table_id);
+                self.hold_seat(to_table_id, *to_seat, game_key);
+            }
+            PlayerEvent::IouPaidFromPocket { amount_cents, .. } => self.pocket_cents -= amount_cents,
             PlayerEvent::ChipsBought { amount_cents, .. } => self.pocket_cents += amount_cents,
             PlayerEvent::ChipsRedeemed { amount_cents, .. } => self.pocket_cents -= amount_cents,
             PlayerEvent::CashTransaction { gaming_day, direction, amount_cents, ctr_required, .. } => {
@@ -181,7 +227,9 @@ impl PlayerState {
                 self.markers.retain(|m| m.outstanding_cents > 0);
             }
             PlayerEvent::PocketCorrected { amount_cents, .. } => self.pocket_cents += amount_cents,
-            PlayerEvent::Corrected { reversal, .. } => match reversal {
+            PlayerEvent::Corrected { reverses_event_id, reversal, .. } => {
+                crate::corrections::remember_corrected(&mut self.corrected_event_ids, reverses_event_id);
+                match reversal {
                 crate::corrections::PlayerReversal::CashTransaction { gaming_day, direction, amount_cents } => {
                     if &self.cash_day.gaming_day == gaming_day {
                         match direction {
@@ -193,7 +241,8 @@ impl PlayerState {
                 crate::corrections::PlayerReversal::Departure { table_id, at_unix_ms } => {
                     self.departures.retain(|d| !(&d.table_id == table_id && d.at_unix_ms == *at_unix_ms));
                 }
-            },
+                }
+            }
         }
     }
 }

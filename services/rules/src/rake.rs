@@ -9,8 +9,21 @@ use crate::table::{TableEvent, TableState};
 
 pub const TIME_COLLECTION_NOT_CONFIGURED: Reason = Reason::new("TIME_COLLECTION_NOT_CONFIGURED", "R-RAKE-3");
 pub const TIME_FEE_EXCEEDS_STACK: Reason = Reason::new("TIME_FEE_EXCEEDS_STACK", "R-RAKE-3");
+/// R-RAKE-3: time is paid once per interval, in advance.
+pub const TIME_ALREADY_COLLECTED: Reason = Reason::new("TIME_ALREADY_COLLECTED", "R-RAKE-3");
+pub const JACKPOT_FUND_INSUFFICIENT: Reason = Reason::new("JACKPOT_FUND_INSUFFICIENT", "R-RAKE-2");
+pub const JACKPOT_PROMOTION_REQUIRED: Reason = Reason::new("JACKPOT_PROMOTION_REQUIRED", "R-RAKE-2");
 
-pub const REASONS: &[Reason] = &[TIME_COLLECTION_NOT_CONFIGURED, TIME_FEE_EXCEEDS_STACK];
+pub const REASONS: &[Reason] = &[
+    TIME_COLLECTION_NOT_CONFIGURED,
+    TIME_FEE_EXCEEDS_STACK,
+    TIME_ALREADY_COLLECTED,
+    JACKPOT_FUND_INSUFFICIENT,
+    JACKPOT_PROMOTION_REQUIRED,
+];
+
+/// Longest promotion name kept on a jackpot payout.
+pub const MAX_PROMOTION_LEN: usize = 200;
 
 /// R-RAKE-1: rake for each pot, given the rakeable amount of each pot (uncalled chips already
 /// excluded): a percentage of the total, rounded down to the increment, capped, taken from the
@@ -50,13 +63,15 @@ pub fn jackpot_drop_cents(config: &TableConfig, main_pot_after_rake_cents: Cents
     }
 }
 
-/// R-RAKE-3: time collection, paid in advance by each listed seat, between hands.
-pub fn decide_collect_time(table: &TableState, seats: &[Seat]) -> Result<TableEvent, Rejection> {
+/// R-RAKE-3: time collection, paid in advance by each listed seat, between hands, once per
+/// interval: a seat whose time is paid up to a moment after the command's time is refused.
+pub fn decide_collect_time(table: &TableState, ctx: &crate::CommandContext, seats: &[Seat]) -> Result<TableEvent, Rejection> {
     let (table_id, config) = crate::ledger::open_table(table)?;
     crate::ledger::between_hands(table)?;
-    let FeePolicy::TimeCollection { fee_cents, .. } = &config.fee else {
+    let FeePolicy::TimeCollection { fee_cents, interval_minutes } = &config.fee else {
         return Err(Rejection::new(TIME_COLLECTION_NOT_CONFIGURED, "this table takes rake, not time"));
     };
+    let paid_until_unix_ms = ctx.at_unix_ms.saturating_add(i64::from(*interval_minutes) * 60_000);
     if seats.is_empty() || seats.len() > crate::MAX_SEATS {
         return Err(Rejection::new(crate::seating::INVALID_SEAT, "list 1 to 10 seats").with("seats", seats.len() as Cents));
     }
@@ -65,6 +80,12 @@ pub fn decide_collect_time(table: &TableState, seats: &[Seat]) -> Result<TableEv
         let s = crate::ledger::occupied(table, *seat)?;
         if seats[..i].contains(seat) {
             return Err(Rejection::new(crate::seating::INVALID_SEAT, "seat listed twice").with("seat", *seat as Cents));
+        }
+        if s.time_paid_until_unix_ms > ctx.at_unix_ms {
+            return Err(Rejection::new(TIME_ALREADY_COLLECTED, "this seat's time is paid for the current interval")
+                .with("seat", *seat as Cents)
+                .with("paid_until_unix_ms", s.time_paid_until_unix_ms)
+                .with("at_unix_ms", ctx.at_unix_ms));
         }
         if s.stack_cents < *fee_cents {
             return Err(Rejection::new(TIME_FEE_EXCEEDS_STACK, "the stack does not cover the time fee")
@@ -75,7 +96,32 @@ pub fn decide_collect_time(table: &TableState, seats: &[Seat]) -> Result<TableEv
         postings.push(Posting::new(Account::Seat { table_id: table_id.clone(), seat: *seat }, -fee_cents));
     }
     postings.push(Posting::new(Account::Rake { table_id: table_id.clone() }, fee_cents * seats.len() as Cents));
-    Ok(TableEvent::TimeCollected { seats: seats.to_vec(), fee_cents: *fee_cents, postings })
+    Ok(TableEvent::TimeCollected { seats: seats.to_vec(), fee_cents: *fee_cents, postings, paid_until_unix_ms })
+}
+
+/// R-RAKE-2: the jackpot fund is the players' money: it is paid to a seated player (between
+/// hands), for a named promotion, never beyond what the fund holds.
+pub fn decide_pay_jackpot(table: &TableState, seat: Seat, amount_cents: Cents, promotion: &str) -> Result<TableEvent, Rejection> {
+    let (table_id, config) = crate::ledger::open_table(table)?;
+    let s = crate::ledger::occupied(table, seat)?;
+    crate::ledger::not_live_in_hand(table, seat)?;
+    crate::money::check_positive("amount_cents", amount_cents)?;
+    if promotion.trim().is_empty() || promotion.len() > MAX_PROMOTION_LEN {
+        return Err(Rejection::new(JACKPOT_PROMOTION_REQUIRED, "a jackpot payout names its promotion (at most 200 bytes)"));
+    }
+    if !config.chip_set.is_playable(amount_cents) {
+        return Err(Rejection::new(crate::money::NOT_MULTIPLE_OF_MIN_CHIP, "a payout is whole minimum playable chips")
+            .with("amount_cents", amount_cents)
+            .with("min_playable_chip_cents", config.chip_set.min_playable_chip_cents));
+    }
+    if amount_cents > table.jackpot_cents {
+        return Err(Rejection::new(JACKPOT_FUND_INSUFFICIENT, "the jackpot fund does not hold that much")
+            .with("amount_cents", amount_cents)
+            .with("jackpot_cents", table.jackpot_cents));
+    }
+    let mut postings = Vec::with_capacity(2);
+    crate::accounts::transfer(&mut postings, Account::Jackpot { table_id: table_id.clone() }, Account::Seat { table_id: table_id.clone(), seat }, amount_cents);
+    Ok(TableEvent::JackpotPaid { seat, player_id: s.player_id.clone(), amount_cents, promotion: promotion.to_string(), postings })
 }
 
 #[cfg(test)]

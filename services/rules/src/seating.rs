@@ -6,6 +6,7 @@ use crate::rejection::{Reason, Rejection};
 use crate::streams::{PlayerId, Seat, StreamId, TableId};
 use crate::table::{TableEvent, TableState};
 use crate::Event;
+use crate::player::{PlayerEvent, PlayerState};
 
 pub const INVALID_SEAT: Reason = Reason::new("INVALID_SEAT", "R-STAKE-4");
 pub const SEAT_TAKEN: Reason = Reason::new("SEAT_TAKEN", "R-STAKE-4");
@@ -52,20 +53,36 @@ pub fn decide_seat(table: &TableState, seat: Seat, player_id: &PlayerId) -> Resu
 }
 
 /// R-STAKE-6: the house moves a player to another table with the stack unchanged (even below
-/// that table's minimum), between the player's hands. Postings ride on the leaving side.
+/// that table's minimum), between the player's hands. Postings ride on the leaving side; the
+/// patron's held seat follows (R-REBUY-1: not a departure, and still one seat per game). IOUs
+/// written at the seat may not leave the table (R-MARK-3).
 pub fn decide_move(
     from: &TableState,
     to: &TableState,
+    player: &PlayerState,
     seat: Seat,
+    player_id: &PlayerId,
     to_table_id: &TableId,
     to_seat: Seat,
 ) -> Result<Vec<(StreamId, Event)>, Rejection> {
     let (from_id, _) = crate::ledger::open_table(from)?;
-    let s = crate::ledger::occupied(from, seat)?;
+    let s = crate::table_stakes::seated_as(from, seat, player_id)?;
     crate::ledger::not_live_in_hand(from, seat)?;
     if to.table_id.as_ref() != Some(to_table_id) || from_id == to_table_id {
         return Err(Rejection::new(crate::ledger::TABLE_NOT_OPEN, "the destination is not another open table"));
     }
+    let (_, to_config) = crate::ledger::open_table(to)?;
+    if to.game_closed {
+        return Err(Rejection::new(crate::table_stakes::GAME_CLOSED, "the destination game has ended"));
+    }
+    if s.iou_cents > 0 {
+        return Err(Rejection::new(crate::iou::IOU_OUTSTANDING, "IOUs in play may not leave the table: settle them first")
+            .with("iou_cents", s.iou_cents));
+    }
+    // The seat being left does not count as a second seat of the destination's game.
+    let mut staying = player.clone();
+    staying.seats.retain(|held| &held.table_id != from_id);
+    crate::rebuy::check_second_seat(&staying, to_table_id, &to_config.game_key, &to_config.rebuy)?;
     check_free_for(to, to_seat, &s.player_id)?;
     if to.seat(to_seat).is_some() {
         return Err(Rejection::new(SEAT_TAKEN, format!("seat {to_seat} is taken")).with("seat", to_seat as Cents));
@@ -91,8 +108,15 @@ pub fn decide_move(
         postings,
     };
     let arrive = TableEvent::PlayerMovedIn { seat: to_seat, player_id: s.player_id.clone(), from_table_id: from_id.clone(), amount_cents: amount };
+    let moved = PlayerEvent::MovedTable {
+        from_table_id: from_id.clone(),
+        to_table_id: to_table_id.clone(),
+        to_seat,
+        game_key: to_config.game_key.clone(),
+    };
     Ok(vec![
         (StreamId::Table(from_id.clone()), Event::Table(out)),
         (StreamId::Table(to_table_id.clone()), Event::Table(arrive)),
+        (StreamId::Player(player_id.clone()), Event::Player(moved)),
     ])
 }

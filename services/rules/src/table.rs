@@ -32,7 +32,7 @@ pub struct TableCommand {
 }
 
 /// Two distinct signers of a slip (R-CHIP-3).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Signers {
     pub first: String,
     pub second: String,
@@ -70,8 +70,9 @@ pub enum TableOp {
     CashOut { seat: Seat, player_id: PlayerId },
     /// Take part of a stack off the table: always refused (R-STAKE-2), the attempt is audited.
     RemoveChips { seat: Seat, amount_cents: Cents },
-    /// R-STAKE-6: the house moves the player with the stack unchanged. Touches both tables.
-    MovePlayer { seat: Seat, to_table_id: TableId, to_seat: Seat },
+    /// R-STAKE-6: the house moves the player with the stack unchanged. Touches both tables and
+    /// the player (whose held seat follows, R-REBUY-1).
+    MovePlayer { seat: Seat, player_id: PlayerId, to_table_id: TableId, to_seat: Seat },
     /// R-TIP-1.
     Tip { seat: Seat, amount_cents: Cents },
     /// R-KITTY-1: pay a non-betting expense from the kitty; `to_dealer` pays the toke box.
@@ -84,8 +85,10 @@ pub enum TableOp {
     Fill { cage_id: CageId, slip_no: u64, chips: Vec<ChipCount>, signers: Signers },
     /// R-CHIP-3: chips from the tray to the cage. Touches the cage stream.
     Credit { cage_id: CageId, slip_no: u64, chips: Vec<ChipCount>, signers: Signers },
-    /// R-CHIP-4: close the shift with the counted tray and the counted drop.
-    CloseShift { counted_tray: Vec<ChipCount>, counted_drop_cents: Cents },
+    /// R-CHIP-4: close the shift with the counted tray and the counted drop, signed by two
+    /// distinct people. A count that differs from the book is recorded as a variance
+    /// (`CountVarianceRecorded`), never refused: the shift closes on what was counted.
+    CloseShift { counted_tray: Vec<ChipCount>, counted_drop_cents: Cents, signers: Signers },
     /// Deal a hand to `dealt_seats` (R-STAKE-1: stacks are fixed from here).
     StartHand { hand_no: u64, button_seat: Seat, dealt_seats: Vec<Seat> },
     /// A forced bet (section 4). `amount_cents` may be short only when it is the whole stack.
@@ -114,6 +117,15 @@ pub enum TableOp {
     PutOutChips { seat: Seat, chips: Vec<ChipCount>, declared: Option<Action> },
     /// R-BET-13: bring a short bet or call up to the proper amount (before its round ends).
     BringUpShortBet { seat: Seat },
+    /// R-MARK-3: pay back an open-stakes IOU written at `seat`, from the stack (between hands)
+    /// or with the patron's pocket chips (touches the player stream).
+    SettleIou { seat: Seat, player_id: PlayerId, amount_cents: Cents, from_pocket: bool },
+    /// R-KITTY-1: the game ends: no more hands or buy-ins; what is left in the kitty is settled
+    /// as the configuration says (`KittyPolicy::leftover`).
+    CloseGame,
+    /// R-RAKE-2: pay the table's jackpot fund (a liability to players) to a seated player
+    /// between hands, for the named promotion.
+    PayJackpot { seat: Seat, amount_cents: Cents, promotion: String },
     /// R-CHIP-3: void a fill or credit slip of this table: a reason and two distinct signers;
     /// its postings are reversed and the slip number stays used. Touches the cage stream.
     VoidSlip { cage_id: CageId, kind: crate::cage::SlipKind, slip_no: u64, reason: String, signers: Signers },
@@ -150,6 +162,19 @@ pub struct SeatState {
     /// R-POST-3: the small blind passed the seat while absent: owes a dead small blind.
     #[serde(default)]
     pub missed_small_blind: bool,
+    /// R-STAKE-5: the cash in play was in front of the player when a hand was dealt: it has
+    /// played and must be converted before the next hand.
+    #[serde(default)]
+    pub cash_in_play_played: bool,
+    /// R-REBUY-1 (second seat allowed): leaving another seat of this game bound this one: it
+    /// is dealt in again only with at least this stack, until `bound_until_unix_ms`.
+    #[serde(default)]
+    pub bound_min_stack_cents: Cents,
+    #[serde(default)]
+    pub bound_until_unix_ms: i64,
+    /// R-RAKE-3: time is paid up to this moment (paid in advance, once per interval).
+    #[serde(default)]
+    pub time_paid_until_unix_ms: i64,
 }
 
 /// Totals of the current shift (R-CHIP-4).
@@ -187,6 +212,13 @@ pub struct TableState {
     pub shift: ShiftTotals,
     /// Events applied (the stream version this state reflects).
     pub version: u64,
+    /// Events of this table already reversed (R-AUDIT-1), at most
+    /// `player::MAX_CORRECTED_EVENTS`.
+    #[serde(default)]
+    pub corrected_event_ids: Vec<String>,
+    /// R-KITTY-1: the game has ended (`CloseGame`): no more hands, buy-ins or top-ups.
+    #[serde(default)]
+    pub game_closed: bool,
 }
 
 /// Events of a table stream. Chip-moving events carry their postings (R-UNIT-3).
@@ -215,15 +247,38 @@ pub enum TableEvent {
         chips: Vec<ChipCount>,
         postings: Vec<Posting>,
     },
-    CashPutInPlay { seat: Seat, amount_cents: Cents, postings: Vec<Posting> },
+    /// `buy_in`: the first chips of the session (judged as a buy-in, R-STAKE-3, R-REBUY-1).
+    CashPutInPlay {
+        seat: Seat,
+        amount_cents: Cents,
+        postings: Vec<Posting>,
+        #[serde(default)]
+        buy_in: bool,
+    },
     CashInPlayConverted { seat: Seat, amount_cents: Cents, chips: Vec<ChipCount>, postings: Vec<Posting> },
-    CashedOut { seat: Seat, player_id: PlayerId, amount_cents: Cents, postings: Vec<Posting> },
+    /// `amount_cents` goes to the pocket; `iou_settled_cents` of the stack first paid back the
+    /// IOUs written at the seat (R-MARK-3: IOUs in play may not leave the table).
+    CashedOut {
+        seat: Seat,
+        player_id: PlayerId,
+        amount_cents: Cents,
+        postings: Vec<Posting>,
+        #[serde(default)]
+        iou_settled_cents: Cents,
+    },
     PlayerMovedOut { seat: Seat, player_id: PlayerId, to_table_id: TableId, to_seat: Seat, amount_cents: Cents, postings: Vec<Posting> },
     /// The arriving side of a move; the chips were posted on `PlayerMovedOut`.
     PlayerMovedIn { seat: Seat, player_id: PlayerId, from_table_id: TableId, amount_cents: Cents },
     Tipped { seat: Seat, amount_cents: Cents, postings: Vec<Posting> },
     KittyExpensePaid { amount_cents: Cents, purpose: String, to_dealer: bool, postings: Vec<Posting> },
-    TimeCollected { seats: Vec<Seat>, fee_cents: Cents, postings: Vec<Posting> },
+    /// The seats' time is paid up to `paid_until_unix_ms` (R-RAKE-3).
+    TimeCollected {
+        seats: Vec<Seat>,
+        fee_cents: Cents,
+        postings: Vec<Posting>,
+        #[serde(default)]
+        paid_until_unix_ms: i64,
+    },
     ColorChanged { seat: Seat, give: Vec<ChipCount>, receive: Vec<ChipCount>, postings: Vec<Posting> },
     FillReceived { cage_id: CageId, slip_no: u64, chips: Vec<ChipCount>, signers: Signers, postings: Vec<Posting> },
     CreditSent { cage_id: CageId, slip_no: u64, chips: Vec<ChipCount>, signers: Signers, postings: Vec<Posting> },
@@ -236,6 +291,9 @@ pub enum TableEvent {
         drop_cents: Cents,
         result_cents: Cents,
         postings: Vec<Posting>,
+        /// Who counted (two distinct signers, R-CHIP-3/R-CHIP-4).
+        #[serde(default)]
+        signers: Option<Signers>,
     },
     HandStarted { hand_no: u64, button_seat: Seat, dealt_seats: Vec<Seat> },
     Posted { seat: Seat, kind: PostKind, amount_cents: Cents, all_in: bool, postings: Vec<Posting> },
@@ -254,7 +312,17 @@ pub enum TableEvent {
     },
     HandEnded { hand_no: u64 },
     /// R-MARK-1: marker chips delivered to a seat between hands (postings here, not on the cage event).
-    MarkerChipsSeated { seat: Seat, player_id: PlayerId, cage_id: CageId, marker_no: u64, amount_cents: Cents, postings: Vec<Posting> },
+    MarkerChipsSeated {
+        seat: Seat,
+        player_id: PlayerId,
+        cage_id: CageId,
+        marker_no: u64,
+        amount_cents: Cents,
+        postings: Vec<Posting>,
+        /// The first chips of the session (judged as a buy-in).
+        #[serde(default)]
+        buy_in: bool,
+    },
     IouWritten { seat: Seat, amount_cents: Cents, lender: Option<PlayerId>, accepted_by: Vec<Seat>, to_raise: bool, postings: Vec<Posting> },
     Corrected { reverses_event_id: String, approved_by: String, reason: String, postings: Vec<Posting> },
     /// R-POST-3.
@@ -265,6 +333,20 @@ pub enum TableEvent {
     ShortBetBroughtUp { seat: Seat, amount_cents: Cents, postings: Vec<Posting> },
     /// R-CHIP-3: a fill or credit voided; `postings` reverse the slip's.
     SlipVoided { cage_id: CageId, kind: crate::cage::SlipKind, slip_no: u64, chips: Vec<ChipCount>, reason: String, signers: Signers, postings: Vec<Posting> },
+    /// R-REBUY-1 (second seat allowed): the patron left `left_table_id` of the same game with
+    /// `amount_cents`; this seat is dealt in again only with at least that stack until
+    /// `until_unix_ms`.
+    SeatBound { seat: Seat, player_id: PlayerId, left_table_id: TableId, amount_cents: Cents, until_unix_ms: i64 },
+    /// R-MARK-3: an IOU paid back, from the stack or from the pocket.
+    IouSettled { seat: Seat, player_id: PlayerId, amount_cents: Cents, from_pocket: bool, postings: Vec<Posting> },
+    /// R-KITTY-1: the game ended; the kitty left (`kitty_cents`) went where `leftover` says.
+    GameClosed { kitty_cents: Cents, leftover: crate::config::KittyLeftover, postings: Vec<Posting> },
+    /// R-RAKE-2: the jackpot fund paid to a player.
+    JackpotPaid { seat: Seat, player_id: PlayerId, amount_cents: Cents, promotion: String, postings: Vec<Posting> },
+    /// R-CHIP-4: the count differed from the book: per denomination the counted minus the
+    /// ledger count (signed), and the drop's difference; the postings bring the tray and the
+    /// drop to what was counted against `house/count-variance`. Overage positive.
+    CountVarianceRecorded { tray_variance: Vec<ChipCount>, drop_variance_cents: Cents, variance_cents: Cents, signers: Signers, postings: Vec<Posting> },
 }
 
 impl TableEvent {
@@ -300,6 +382,11 @@ impl TableEvent {
             TableEvent::SatIn { .. } => "SatIn",
             TableEvent::ShortBetBroughtUp { .. } => "ShortBetBroughtUp",
             TableEvent::SlipVoided { .. } => "SlipVoided",
+            TableEvent::SeatBound { .. } => "SeatBound",
+            TableEvent::IouSettled { .. } => "IouSettled",
+            TableEvent::GameClosed { .. } => "GameClosed",
+            TableEvent::JackpotPaid { .. } => "JackpotPaid",
+            TableEvent::CountVarianceRecorded { .. } => "CountVarianceRecorded",
         }
     }
 
@@ -326,7 +413,11 @@ impl TableEvent {
             | TableEvent::MarkerChipsSeated { postings, .. }
             | TableEvent::Corrected { postings, .. }
             | TableEvent::ShortBetBroughtUp { postings, .. }
-            | TableEvent::SlipVoided { postings, .. } => postings,
+            | TableEvent::SlipVoided { postings, .. }
+            | TableEvent::IouSettled { postings, .. }
+            | TableEvent::GameClosed { postings, .. }
+            | TableEvent::JackpotPaid { postings, .. }
+            | TableEvent::CountVarianceRecorded { postings, .. } => postings,
             TableEvent::TableOpened { .. }
             | TableEvent::ConfigChanged { .. }
             | TableEvent::PlayerSeated { .. }
@@ -335,7 +426,8 @@ impl TableEvent {
             | TableEvent::RoundStarted { .. }
             | TableEvent::HandEnded { .. }
             | TableEvent::SatOut { .. }
-            | TableEvent::SatIn { .. } => &[],
+            | TableEvent::SatIn { .. }
+            | TableEvent::SeatBound { .. } => &[],
         }
     }
 }
@@ -450,6 +542,10 @@ impl TableState {
                 sitting_out: false,
                 missed_big_blind: false,
                 missed_small_blind: false,
+                cash_in_play_played: false,
+                bound_min_stack_cents: 0,
+                bound_until_unix_ms: 0,
+                time_paid_until_unix_ms: 0,
             });
         }
     }
@@ -546,6 +642,7 @@ impl TableState {
                     crate::cage::SlipKind::Credit => self.shift.credits_cents -= value,
                 }
             }
+            TableEvent::CountVarianceRecorded { postings, .. } => self.apply_postings(postings),
             TableEvent::ShiftClosed { closing_tray, postings, .. } => {
                 self.apply_postings(postings);
                 self.shift = ShiftTotals { opening_tray: closing_tray.clone(), fills_cents: 0, credits_cents: 0 };
@@ -562,6 +659,14 @@ impl TableState {
             }
             TableEvent::HandStarted { hand_no, button_seat, dealt_seats } => {
                 self.last_hand_no = *hand_no;
+                // R-STAKE-5: cash in front of a dealt player plays in this hand.
+                for seat in dealt_seats {
+                    if let Some(s) = self.seat_mut(*seat)
+                        && s.cash_in_play_cents > 0
+                    {
+                        s.cash_in_play_played = true;
+                    }
+                }
                 if let Some(config) = self.config.as_ref() {
                     self.hand = Some(crate::betting::new_hand(*hand_no, *button_seat, dealt_seats, config));
                 }
@@ -612,24 +717,70 @@ impl TableState {
                     s.sitting_out = out;
                 }
             }
-            TableEvent::CashPutInPlay { seat, amount_cents, postings } => {
+            TableEvent::CashPutInPlay { seat, amount_cents, postings, buy_in } => {
                 self.apply_postings(postings);
+                let min_cents = self.config.as_ref().map_or(0, |c| c.buy_in.min_cents);
                 if let Some(s) = self.seat_mut(*seat) {
                     s.cash_in_play_cents += amount_cents;
+                    s.bought_in_cents += amount_cents;
+                    s.has_bought_in |= *buy_in;
+                    if s.stack_cents >= min_cents {
+                        s.needs_full_rebuy = false;
+                    }
                 }
             }
             TableEvent::CashInPlayConverted { seat, amount_cents, postings, .. } => {
                 self.apply_postings(postings);
                 if let Some(s) = self.seat_mut(*seat) {
                     s.cash_in_play_cents -= amount_cents;
+                    if s.cash_in_play_cents <= 0 {
+                        s.cash_in_play_played = false;
+                    }
                 }
+            }
+            TableEvent::SeatBound { seat, amount_cents, until_unix_ms, .. } => {
+                if let Some(s) = self.seat_mut(*seat) {
+                    s.bound_min_stack_cents = *amount_cents;
+                    s.bound_until_unix_ms = *until_unix_ms;
+                }
+            }
+            TableEvent::IouSettled { seat, amount_cents, postings, .. } => {
+                self.apply_postings(postings);
+                if let Some(s) = self.seat_mut(*seat) {
+                    s.iou_cents -= amount_cents;
+                }
+            }
+            TableEvent::GameClosed { postings, .. } => {
+                self.apply_postings(postings);
+                self.game_closed = true;
+            }
+            TableEvent::TimeCollected { seats, postings, paid_until_unix_ms, .. } => {
+                self.apply_postings(postings);
+                for seat in seats {
+                    if let Some(s) = self.seat_mut(*seat) {
+                        s.time_paid_until_unix_ms = s.time_paid_until_unix_ms.max(*paid_until_unix_ms);
+                    }
+                }
+            }
+            TableEvent::MarkerChipsSeated { seat, amount_cents, postings, buy_in, .. } => {
+                self.apply_postings(postings);
+                let min_cents = self.config.as_ref().map_or(0, |c| c.buy_in.min_cents);
+                if let Some(s) = self.seat_mut(*seat) {
+                    s.bought_in_cents += amount_cents;
+                    s.has_bought_in |= *buy_in;
+                    if s.stack_cents >= min_cents {
+                        s.needs_full_rebuy = false;
+                    }
+                }
+            }
+            TableEvent::Corrected { reverses_event_id, postings, .. } => {
+                self.apply_postings(postings);
+                crate::corrections::remember_corrected(&mut self.corrected_event_ids, reverses_event_id);
             }
             TableEvent::Tipped { postings, .. }
             | TableEvent::KittyExpensePaid { postings, .. }
-            | TableEvent::TimeCollected { postings, .. }
             | TableEvent::ColorChanged { postings, .. }
-            | TableEvent::MarkerChipsSeated { postings, .. }
-            | TableEvent::Corrected { postings, .. } => self.apply_postings(postings),
+            | TableEvent::JackpotPaid { postings, .. } => self.apply_postings(postings),
         }
     }
 }

@@ -26,6 +26,7 @@ pub const CASH_IN_PLAY_NOT_CONVERTED: Reason = Reason::new("CASH_IN_PLAY_NOT_CON
 pub const NO_CASH_IN_PLAY: Reason = Reason::new("NO_CASH_IN_PLAY", "R-STAKE-5");
 pub const NO_CHIPS: Reason = Reason::new("NO_CHIPS", "R-POST-7");
 pub const WRONG_PLAYER: Reason = Reason::new("WRONG_PLAYER", "R-STAKE-4");
+pub const GAME_CLOSED: Reason = Reason::new("GAME_CLOSED", "R-STAKE-3");
 
 pub const REASONS: &[Reason] = &[
     RATHOLING_FORBIDDEN,
@@ -42,6 +43,7 @@ pub const REASONS: &[Reason] = &[
     NO_CASH_IN_PLAY,
     NO_CHIPS,
     WRONG_PLAYER,
+    GAME_CLOSED,
 ];
 
 /// R-STAKE-2: taking chips off the table while seated is refused; the attempt is audited by
@@ -116,8 +118,106 @@ fn fund_seat(
     Ok(Funding { chips, postings, player_event })
 }
 
-/// BuyIn, TopUp, PutCashInPlay and CashOut: they touch the table and the player streams.
-/// The events are appended to `out` once every check passed (a refusal appends nothing).
+/// How chips arriving at a seat are judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Arrival {
+    /// The first chips of a session: the buy-in limits (R-STAKE-3), the re-buy wait and one
+    /// seat per game (R-REBUY-1).
+    BuyIn { short_buy: bool },
+    /// More chips for a seat that has bought in: up to the maximum (R-STAKE-3).
+    TopUp,
+}
+
+impl Arrival {
+    /// A buy-in if the seat holds no chips of this session yet, else a top-up.
+    pub(crate) fn for_seat(table: &TableState, seat: Seat) -> Arrival {
+        if table.seat(seat).is_some_and(|s| s.has_bought_in) { Arrival::TopUp } else { Arrival::BuyIn { short_buy: false } }
+    }
+}
+
+/// Every door that adds chips to a stack (buy-in, top-up, cash in play, a marker to the seat)
+/// is judged here, so none of them walks around a limit: between hands (R-STAKE-1; open
+/// stakes may add cash during a hand, R-MARK-4, `during_hand_ok`), the buy-in minimum and
+/// maximum or the top-up maximum (R-STAKE-3), the re-buy wait and one seat per game
+/// (R-REBUY-1), a seat bound by leaving another seat of the game, the full re-buy after a short
+/// all-in win (R-REBUY-3), and the supervisor for large amounts (R-CHIP-2).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn check_arrival(
+    table: &TableState,
+    config: &TableConfig,
+    table_id: &TableId,
+    ctx: &CommandContext,
+    seat: Seat,
+    player_id: &PlayerId,
+    player: &PlayerState,
+    amount: Cents,
+    arrival: Arrival,
+    supervisor_id: Option<&String>,
+    during_hand_ok: bool,
+) -> Result<(), Rejection> {
+    if table.game_closed {
+        return Err(Rejection::new(GAME_CLOSED, "the game has ended: no more chips come to this table"));
+    }
+    crate::money::check_positive("amount_cents", amount)?;
+    match arrival {
+        Arrival::BuyIn { short_buy } => {
+            crate::seating::check_free_for(table, seat, player_id)?;
+            if table.seat(seat).is_some_and(|s| s.has_bought_in) {
+                return Err(Rejection::new(ALREADY_BOUGHT_IN, "already bought in: top up instead").with("seat", seat as Cents));
+            }
+            crate::rebuy::check_second_seat(player, table_id, &config.game_key, &config.rebuy)?;
+            let rebuy_min = crate::rebuy::required_min_cents(player, &config.game_key, ctx.at_unix_ms, &config.rebuy);
+            crate::rebuy::check(player, &config.game_key, ctx.at_unix_ms, &config.rebuy, amount)?;
+            let min = if short_buy {
+                config.buy_in.short_buy_min_cents.ok_or_else(|| {
+                    Rejection::new(SHORT_BUY_NOT_AVAILABLE, "this table has no short buy-in")
+                })?
+            } else {
+                config.buy_in.min_cents
+            };
+            let max = config.buy_in.max_cents.max(rebuy_min.unwrap_or(0));
+            if amount < min {
+                return Err(Rejection::new(BUY_IN_BELOW_MINIMUM, "below the table's minimum buy-in")
+                    .with("buy_in_cents", amount)
+                    .with("min_buy_in_cents", min));
+            }
+            if amount > max {
+                return Err(Rejection::new(BUY_IN_ABOVE_MAXIMUM, "above the table's maximum buy-in")
+                    .with("buy_in_cents", amount)
+                    .with("max_buy_in_cents", max));
+            }
+        }
+        Arrival::TopUp => {
+            let s = seated_as(table, seat, player_id)?;
+            if !s.has_bought_in {
+                return Err(Rejection::new(NOT_BOUGHT_IN, "buy in first").with("seat", seat as Cents));
+            }
+            if !during_hand_ok {
+                crate::ledger::not_live_in_hand(table, seat)?;
+            }
+            crate::rebuy::check_full_rebuy(s, config.buy_in.min_cents, Some(amount))?;
+            let open_stakes = matches!(config.stakes, StakesMode::OpenStakes { .. });
+            // A seat bound by leaving another seat of the game may be brought up to the amount
+            // left with, even above the maximum (R-REBUY-1).
+            let max = config.buy_in.max_cents.max(crate::rebuy::bound_min_stack_cents(s, ctx.at_unix_ms).unwrap_or(0));
+            if s.stack_cents + amount > max && !open_stakes {
+                return Err(Rejection::new(TOP_UP_ABOVE_MAXIMUM, "a top-up may bring the stack up to the maximum buy-in")
+                    .with("stack_cents", s.stack_cents)
+                    .with("top_up_cents", amount)
+                    .with("max_buy_in_cents", max));
+            }
+        }
+    }
+    check_supervisor(config, ctx, amount, supervisor_id)
+}
+
+/// The player event of the first chips of a session: the patron now holds the seat.
+pub(crate) fn joined(table_id: &TableId, seat: Seat, config: &TableConfig, amount_cents: Cents) -> PlayerEvent {
+    PlayerEvent::JoinedTable { table_id: table_id.clone(), seat, game_key: config.game_key.clone(), amount_cents }
+}
+
+/// BuyIn, TopUp, PutCashInPlay, CashOut and SettleIou: they touch the table and the player
+/// streams. The events are appended to `out` once every check passed (a refusal appends nothing).
 pub fn decide_funds(
     snapshot: &Snapshot,
     table: &TableState,
@@ -137,32 +237,8 @@ pub fn decide_funds(
         TableOp::BuyIn { seat, player_id, amount_cents, source, supervisor_id, short_buy } => {
             let (seat, amount) = (*seat, *amount_cents);
             let player = player_of(player_id)?;
-            crate::seating::check_free_for(table, seat, player_id)?;
-            if table.seat(seat).is_some_and(|s| s.has_bought_in) {
-                return Err(Rejection::new(ALREADY_BOUGHT_IN, "already bought in: top up instead").with("seat", seat as Cents));
-            }
-            crate::money::check_positive("amount_cents", amount)?;
-            let rebuy_min = crate::rebuy::required_min_cents(player, &config.game_key, ctx.at_unix_ms, &config.rebuy);
-            crate::rebuy::check(player, &config.game_key, ctx.at_unix_ms, &config.rebuy, amount)?;
-            let min = if *short_buy {
-                config.buy_in.short_buy_min_cents.ok_or_else(|| {
-                    Rejection::new(SHORT_BUY_NOT_AVAILABLE, "this table has no short buy-in")
-                })?
-            } else {
-                config.buy_in.min_cents
-            };
-            let max = config.buy_in.max_cents.max(rebuy_min.unwrap_or(0));
-            if amount < min {
-                return Err(Rejection::new(BUY_IN_BELOW_MINIMUM, "below the table's minimum buy-in")
-                    .with("buy_in_cents", amount)
-                    .with("min_buy_in_cents", min));
-            }
-            if amount > max {
-                return Err(Rejection::new(BUY_IN_ABOVE_MAXIMUM, "above the table's maximum buy-in")
-                    .with("buy_in_cents", amount)
-                    .with("max_buy_in_cents", max));
-            }
-            check_supervisor(config, ctx, amount, supervisor_id.as_ref())?;
+            let arrival = Arrival::BuyIn { short_buy: *short_buy };
+            check_arrival(table, config, table_id, ctx, seat, player_id, player, amount, arrival, supervisor_id.as_ref(), false)?;
             let Funding { chips, postings, player_event } = fund_seat(table, table_id, seat, player_id, player, snapshot, ctx, *source, amount)?;
             out.push((
                 tsid,
@@ -178,29 +254,15 @@ pub fn decide_funds(
                 }),
             ));
             let psid = StreamId::Player(player_id.clone());
-            out.push((psid.clone(), Event::Player(PlayerEvent::JoinedTable { table_id: table_id.clone(), seat, game_key: config.game_key.clone(), amount_cents: amount })));
+            out.push((psid.clone(), Event::Player(joined(table_id, seat, config, amount))));
             out.push((psid, Event::Player(player_event)));
         }
         TableOp::TopUp { seat, player_id, amount_cents, source, supervisor_id } => {
             let (seat, amount) = (*seat, *amount_cents);
-            let s = seated_as(table, seat, player_id)?;
-            if !s.has_bought_in {
-                return Err(Rejection::new(NOT_BOUGHT_IN, "buy in first").with("seat", seat as Cents));
-            }
-            // R-STAKE-1: nothing is added during a hand unless folded; R-MARK-4: open stakes may.
-            if !(open_stakes && *source == FundsSource::Cash) {
-                crate::ledger::not_live_in_hand(table, seat)?;
-            }
-            crate::money::check_positive("amount_cents", amount)?;
             let player = player_of(player_id)?;
-            crate::rebuy::check_full_rebuy(s, config.buy_in.min_cents, Some(amount))?;
-            if s.stack_cents + amount > config.buy_in.max_cents && !open_stakes {
-                return Err(Rejection::new(TOP_UP_ABOVE_MAXIMUM, "a top-up may bring the stack up to the maximum buy-in")
-                    .with("stack_cents", s.stack_cents)
-                    .with("top_up_cents", amount)
-                    .with("max_buy_in_cents", config.buy_in.max_cents));
-            }
-            check_supervisor(config, ctx, amount, supervisor_id.as_ref())?;
+            // R-STAKE-1: nothing is added during a hand unless folded; R-MARK-4: open stakes may.
+            let during_hand_ok = open_stakes && *source == FundsSource::Cash;
+            check_arrival(table, config, table_id, ctx, seat, player_id, player, amount, Arrival::TopUp, supervisor_id.as_ref(), during_hand_ok)?;
             let Funding { chips, postings, player_event } = fund_seat(table, table_id, seat, player_id, player, snapshot, ctx, *source, amount)?;
             out.push((
                 tsid,
@@ -213,37 +275,57 @@ pub fn decide_funds(
             if !config.cash_in_play_allowed {
                 return Err(Rejection::new(CASH_IN_PLAY_NOT_ALLOWED, "this table does not play cash"));
             }
+            // The patron is seated (the cash is on the table in front of them).
             seated_as(table, seat, player_id)?;
             crate::ledger::not_live_in_hand(table, seat)?;
-            crate::money::check_positive("amount_cents", amount)?;
             if !config.chip_set.is_playable(amount) {
                 return Err(Rejection::new(crate::money::NOT_MULTIPLE_OF_MIN_CHIP, "cash plays in whole minimum chips")
                     .with("amount_cents", amount));
             }
             let player = player_of(player_id)?;
+            // R-STAKE-5: cash in play is chips arriving like any other: a buy-in or a top-up.
+            let arrival = Arrival::for_seat(table, seat);
+            check_arrival(table, config, table_id, ctx, seat, player_id, player, amount, arrival, None, false)?;
             let mut postings = Vec::with_capacity(2);
             crate::accounts::transfer(&mut postings, Account::House(HouseAccount::Patrons), Account::Seat { table_id: table_id.clone(), seat }, amount);
-            out.push((tsid, Event::Table(TableEvent::CashPutInPlay { seat, amount_cents: amount, postings })));
+            let buy_in = matches!(arrival, Arrival::BuyIn { .. });
+            out.push((tsid, Event::Table(TableEvent::CashPutInPlay { seat, amount_cents: amount, postings, buy_in })));
+            let psid = StreamId::Player(player_id.clone());
+            if buy_in {
+                out.push((psid.clone(), Event::Player(joined(table_id, seat, config, amount))));
+            }
             let e = crate::aml::cash_event(player, &ctx.gaming_day, CashDirection::In, amount, &snapshot.aml);
-            out.push((StreamId::Player(player_id.clone()), Event::Player(e)));
+            out.push((psid, Event::Player(e)));
         }
         TableOp::CashOut { seat, player_id } => {
             let seat = *seat;
             let s = seated_as(table, seat, player_id)?;
             crate::ledger::not_live_in_hand(table, seat)?;
-            player_of(player_id)?;
+            let player = player_of(player_id)?;
             if s.cash_in_play_cents > 0 {
                 return Err(Rejection::new(CASH_IN_PLAY_NOT_CONVERTED, "convert the cash in play first")
                     .with("cash_in_play_cents", s.cash_in_play_cents));
             }
-            if s.iou_cents > 0 {
-                return Err(Rejection::new(crate::iou::IOU_OUTSTANDING, "IOUs in play may not leave the table")
-                    .with("iou_cents", s.iou_cents));
+            // R-MARK-3: IOUs in play may not leave the table: the stack pays them back first.
+            let iou_settled_cents = s.iou_cents.max(0);
+            if iou_settled_cents > s.stack_cents {
+                return Err(Rejection::new(crate::iou::IOU_OUTSTANDING, "the stack does not cover the IOUs written here: settle the rest from the pocket first")
+                    .with("iou_cents", s.iou_cents)
+                    .with("stack_cents", s.stack_cents));
             }
-            let amount = s.stack_cents;
-            let mut postings = Vec::with_capacity(2);
-            crate::accounts::transfer(&mut postings, Account::Seat { table_id: table_id.clone(), seat }, Account::Pocket { player_id: player_id.clone() }, amount);
-            out.push((tsid, Event::Table(TableEvent::CashedOut { seat, player_id: player_id.clone(), amount_cents: amount, postings })));
+            let amount = s.stack_cents - iou_settled_cents;
+            let mut postings = Vec::with_capacity(3);
+            if s.stack_cents > 0 {
+                postings.push(Posting::new(Account::Seat { table_id: table_id.clone(), seat }, -s.stack_cents));
+            }
+            if iou_settled_cents > 0 {
+                postings.push(Posting::new(Account::Iou { player_id: player_id.clone() }, iou_settled_cents));
+            }
+            if amount > 0 {
+                postings.push(Posting::new(Account::Pocket { player_id: player_id.clone() }, amount));
+            }
+            let bound = bind_other_seats(snapshot, config, table_id, player_id, player, amount, ctx)?;
+            out.push((tsid, Event::Table(TableEvent::CashedOut { seat, player_id: player_id.clone(), amount_cents: amount, postings, iou_settled_cents })));
             out.push((
                 StreamId::Player(player_id.clone()),
                 Event::Player(PlayerEvent::LeftTable {
@@ -254,13 +336,92 @@ pub fn decide_funds(
                     at_unix_ms: ctx.at_unix_ms,
                 }),
             ));
+            out.extend(bound);
+        }
+        TableOp::SettleIou { seat, player_id, amount_cents, from_pocket } => {
+            let (seat, amount) = (*seat, *amount_cents);
+            let s = seated_as(table, seat, player_id)?;
+            crate::money::check_positive("amount_cents", amount)?;
+            if amount > s.iou_cents {
+                return Err(Rejection::new(crate::iou::IOU_OUTSTANDING, "more than the IOUs written at this seat")
+                    .with("amount_cents", amount)
+                    .with("iou_cents", s.iou_cents));
+            }
+            let iou = Account::Iou { player_id: player_id.clone() };
+            let mut postings = Vec::with_capacity(2);
+            if *from_pocket {
+                let player = player_of(player_id)?;
+                if player.pocket_cents < amount {
+                    return Err(Rejection::new(POCKET_INSUFFICIENT, "not that many chips in the pocket")
+                        .with("amount_cents", amount)
+                        .with("pocket_cents", player.pocket_cents));
+                }
+                crate::accounts::transfer(&mut postings, Account::Pocket { player_id: player_id.clone() }, iou, amount);
+            } else {
+                // Paying the holder of the IOU with chips from the stack: between hands only.
+                crate::ledger::not_live_in_hand(table, seat)?;
+                if s.stack_cents < amount {
+                    return Err(Rejection::new(crate::betting::BET_EXCEEDS_STACK, "the stack does not cover the amount")
+                        .with("amount_cents", amount)
+                        .with("stack_cents", s.stack_cents));
+                }
+                crate::accounts::transfer(&mut postings, Account::Seat { table_id: table_id.clone(), seat }, iou, amount);
+            }
+            out.push((
+                tsid,
+                Event::Table(TableEvent::IouSettled { seat, player_id: player_id.clone(), amount_cents: amount, from_pocket: *from_pocket, postings }),
+            ));
+            if *from_pocket {
+                out.push((
+                    StreamId::Player(player_id.clone()),
+                    Event::Player(PlayerEvent::IouPaidFromPocket { table_id: table_id.clone(), seat, amount_cents: amount }),
+                ));
+            }
         }
         _ => return Err(Rejection::new(crate::ledger::STREAM_NOT_LOADED, "not a funds command")),
     }
     Ok(())
 }
 
-fn seated_as<'a>(table: &'a TableState, seat: Seat, player_id: &PlayerId) -> Result<&'a crate::table::SeatState, Rejection> {
+/// R-REBUY-1 with a second seat allowed: leaving this table binds the patron's other seats of
+/// the same game for the wait window (each is dealt in again only with at least `amount`).
+/// Those tables are the command's dependent streams (`Command::dependent_streams`).
+fn bind_other_seats(
+    snapshot: &Snapshot,
+    config: &TableConfig,
+    table_id: &TableId,
+    player_id: &PlayerId,
+    player: &PlayerState,
+    amount: Cents,
+    ctx: &CommandContext,
+) -> Result<Vec<(StreamId, Event)>, Rejection> {
+    let mut out = Vec::new();
+    if !config.rebuy.allow_second_seat || amount <= 0 {
+        return Ok(out);
+    }
+    for held in player.other_seats_in_game(&config.game_key, table_id) {
+        let other = snapshot.table(&held.table_id).ok_or_else(|| {
+            Rejection::new(crate::ledger::STREAM_NOT_LOADED, format!("stream table-{} was not loaded", held.table_id))
+        })?;
+        if other.seat(held.seat).is_none_or(|s| &s.player_id != player_id) {
+            continue;
+        }
+        let until_unix_ms = ctx.at_unix_ms.saturating_add(config.rebuy.wait_window_ms);
+        out.push((
+            StreamId::Table(held.table_id.clone()),
+            Event::Table(TableEvent::SeatBound {
+                seat: held.seat,
+                player_id: player_id.clone(),
+                left_table_id: table_id.clone(),
+                amount_cents: crate::rebuy::required_amount_cents(amount, &config.rebuy),
+                until_unix_ms,
+            }),
+        ));
+    }
+    Ok(out)
+}
+
+pub(crate) fn seated_as<'a>(table: &'a TableState, seat: Seat, player_id: &PlayerId) -> Result<&'a crate::table::SeatState, Rejection> {
     let s = crate::ledger::occupied(table, seat)?;
     if &s.player_id != player_id {
         return Err(Rejection::new(WRONG_PLAYER, format!("seat {seat} is held by another player")).with("seat", seat as Cents));

@@ -72,13 +72,13 @@ pub fn allowed_roles(path: &str) -> Option<&'static [Role]> {
     let (service, method) = path.strip_prefix("/chipledger.v1.")?.split_once('/')?;
     let roles = match (service, method) {
         ("TableService", "OpenTable" | "ChangeTableConfig" | "CloseShift") => FLOOR,
-        ("TableService", "MovePlayer" | "KittyExpense") => FLOOR,
+        ("TableService", "MovePlayer" | "KittyExpense" | "CloseGame" | "PayJackpot") => FLOOR,
         (
             "TableService",
             "SeatPlayer" | "BuyIn" | "TopUp" | "CashInPlay" | "ConvertCashInPlay" | "CashOut"
             | "RemoveChips" | "ColorChange" | "Tip" | "CollectTime" | "StartHand" | "Post" | "Act"
             | "NextRound" | "Showdown" | "EndHand" | "WriteIou" | "SitOut" | "SitIn"
-            | "PutOutChips" | "BringUpShortBet",
+            | "PutOutChips" | "BringUpShortBet" | "SettleIou",
         ) => TABLE_PLAY,
         ("TableService", "GetTable" | "GetLegalActions" | "GetHand") => TABLE_READ,
         ("CageService", "OpenCage" | "SellChips" | "RedeemChips" | "RedeemMarker") => CAGE,

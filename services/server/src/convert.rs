@@ -367,13 +367,30 @@ pub fn table_config_from_wire(errors: &mut FieldErrors, wire: &pb::TableConfig) 
             short_buy_min_cents: buy_in.short_buy_min_cents,
             supervisor_threshold_cents: buy_in.supervisor_threshold_cents,
         },
-        rebuy: rules::config::RebuyPolicy { wait_window_ms: rebuy.wait_window_ms, tolerance_bps: rebuy.tolerance_bps },
+        rebuy: rules::config::RebuyPolicy {
+            wait_window_ms: rebuy.wait_window_ms,
+            tolerance_bps: rebuy.tolerance_bps,
+            allow_second_seat: rebuy.allow_second_seat,
+        },
         fee,
         jackpot_drop: wire
             .jackpot_drop
             .as_ref()
             .map(|drop| rules::config::JackpotDrop { amount_cents: drop.amount_cents, min_pot_cents: drop.min_pot_cents }),
-        kitty: wire.kitty.as_ref().map(|kitty| rules::config::KittyPolicy { min_pot_cents: kitty.min_pot_cents }),
+        kitty: wire.kitty.as_ref().map(|kitty| rules::config::KittyPolicy {
+            min_pot_cents: kitty.min_pot_cents,
+            leftover: match pb::KittyLeftover::try_from(kitty.leftover) {
+                Ok(pb::KittyLeftover::ToDealers) => rules::config::KittyLeftover::ToDealers,
+                Ok(pb::KittyLeftover::ToHouse) => rules::config::KittyLeftover::ToHouse,
+                Ok(pb::KittyLeftover::SplitAmongSeated | pb::KittyLeftover::Unspecified) => {
+                    rules::config::KittyLeftover::SplitAmongSeated
+                }
+                Err(_) => {
+                    errors.add("config.kitty.leftover", "unknown value");
+                    rules::config::KittyLeftover::SplitAmongSeated
+                }
+            },
+        }),
         tip_cap_cents: wire.tip_cap_cents,
         cash_in_play_allowed: wire.cash_in_play_allowed,
         hi_lo: wire.hi_lo,
@@ -472,13 +489,21 @@ pub fn table_config_to_wire(config: &rules::TableConfig) -> pb::TableConfig {
         rebuy: Some(pb::RebuyPolicy {
             wait_window_ms: config.rebuy.wait_window_ms,
             tolerance_bps: config.rebuy.tolerance_bps,
+            allow_second_seat: config.rebuy.allow_second_seat,
         }),
         fee: Some(pb::FeePolicy { kind: Some(fee) }),
         jackpot_drop: config
             .jackpot_drop
             .as_ref()
             .map(|drop| pb::JackpotDrop { amount_cents: drop.amount_cents, min_pot_cents: drop.min_pot_cents }),
-        kitty: config.kitty.as_ref().map(|kitty| pb::KittyPolicy { min_pot_cents: kitty.min_pot_cents }),
+        kitty: config.kitty.as_ref().map(|kitty| pb::KittyPolicy {
+            min_pot_cents: kitty.min_pot_cents,
+            leftover: match kitty.leftover {
+                rules::config::KittyLeftover::SplitAmongSeated => pb::KittyLeftover::SplitAmongSeated,
+                rules::config::KittyLeftover::ToDealers => pb::KittyLeftover::ToDealers,
+                rules::config::KittyLeftover::ToHouse => pb::KittyLeftover::ToHouse,
+            } as i32,
+        }),
         tip_cap_cents: config.tip_cap_cents,
         cash_in_play_allowed: config.cash_in_play_allowed,
         hi_lo: config.hi_lo,
@@ -608,7 +633,8 @@ wire_command!(ChangeTableConfig, "TableService", |m, e| {
 wire_command!(CloseShift, "TableService", |m, e| {
     let id = table_id(e, "table_id", &m.table_id);
     let counted_tray = chips(e, "counted_tray", &m.counted_tray);
-    table(id?, TableOp::CloseShift { counted_tray: counted_tray?, counted_drop_cents: m.counted_drop_cents })
+    let signers = signers(e, &m.signer_1, &m.signer_2);
+    table(id?, TableOp::CloseShift { counted_tray: counted_tray?, counted_drop_cents: m.counted_drop_cents, signers: signers? })
 });
 
 wire_command!(SeatPlayer, "TableService", |m, e| {
@@ -623,7 +649,8 @@ wire_command!(MovePlayer, "TableService", |m, e| {
     let from = seat(e, "seat", m.seat);
     let to_table = table_id(e, "to_table_id", &m.to_table_id);
     let to_seat = seat(e, "to_seat", m.to_seat);
-    table(id?, TableOp::MovePlayer { seat: from?, to_table_id: to_table?, to_seat: to_seat? })
+    let player = player_id(e, "player_id", &m.player_id);
+    table(id?, TableOp::MovePlayer { seat: from?, player_id: player?, to_table_id: to_table?, to_seat: to_seat? })
 });
 
 wire_command!(BuyIn, "TableService", |m, e| {
@@ -808,7 +835,30 @@ wire_command!(CageColorChange, "CageService", |m, e| {
 wire_command!(CountCageShift, "CageService", |m, e| {
     let id = cage_id(e, "cage_id", &m.cage_id);
     let counted = chips(e, "counted_chips", &m.counted_chips);
-    cage(id?, CageOp::CountShift { counted_chips: counted?, counted_cash_cents: m.counted_cash_cents })
+    let signers = signers(e, &m.signer_1, &m.signer_2);
+    cage(id?, CageOp::CountShift { counted_chips: counted?, counted_cash_cents: m.counted_cash_cents, signers: signers? })
+});
+
+wire_command!(SettleIou, "TableService", |m, e| {
+    let id = table_id(e, "table_id", &m.table_id);
+    let seat = seat(e, "seat", m.seat);
+    let player = player_id(e, "player_id", &m.player_id);
+    table(
+        id?,
+        TableOp::SettleIou { seat: seat?, player_id: player?, amount_cents: m.amount_cents, from_pocket: m.from_pocket },
+    )
+});
+
+wire_command!(CloseGame, "TableService", |m, e| {
+    let id = table_id(e, "table_id", &m.table_id);
+    table(id?, TableOp::CloseGame)
+});
+
+wire_command!(PayJackpot, "TableService", |m, e| {
+    let id = table_id(e, "table_id", &m.table_id);
+    let seat = seat(e, "seat", m.seat);
+    let promotion = text(e, "promotion", &m.promotion, true);
+    table(id?, TableOp::PayJackpot { seat: seat?, amount_cents: m.amount_cents, promotion: promotion? })
 });
 
 wire_command!(NextRound, "TableService", |m, e| {
@@ -994,6 +1044,7 @@ pub fn batch_entry<'a>(
         Credit, StartHand, Post, Act, NextRound, Showdown, EndHand, WriteIou, OpenCage, SellChips,
         RedeemChips, CloseGamingDay, SetCreditLine, IssueMarker, RedeemMarker, WriteOffMarker,
         Correction, SitOut, SitIn, PutOutChips, BringUpShortBet, VoidSlip, CageColorChange, CountCageShift,
+        SettleIou, CloseGame, PayJackpot,
     )
 }
 

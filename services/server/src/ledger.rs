@@ -34,6 +34,10 @@ use crate::telemetry;
 
 /// Events read per page while catching a stream up.
 const READ_PAGE: i64 = 1_000;
+/// The table events of a hand: a correction of one of them is a correction of the whole hand.
+const HAND_EVENT_TYPES: &[&str] = &["HandStarted", "Posted", "Acted", "RoundStarted", "ShortBetBroughtUp", "HandSettled", "HandEnded"];
+/// Most events one hand may span on its table stream (bound of the search for its start).
+const MAX_HAND_EVENTS: i64 = 2_000;
 /// Stream states kept in memory (bound); the least recently used goes first.
 const MAX_CACHED_STREAMS: usize = 10_000;
 /// Stored payload format of every event this server writes.
@@ -462,14 +466,14 @@ impl Ledger {
             });
         }
         for (index, (entry, command)) in entries.iter().zip(&commands).enumerate() {
-            let streams = command.streams();
-            for stream in &streams {
-                if !decision.states.contains_key(stream) {
-                    let (state, version) = self.load_state(property, stream, catch_up).await?;
-                    decision.order.push(stream.clone());
-                    decision.base_versions.insert(stream.clone(), version);
-                    decision.states.insert(stream.clone(), state);
-                }
+            let mut streams = command.streams();
+            self.load_into(&mut decision, property, &streams, catch_up).await?;
+            // Streams that depend on what the loaded states hold (R-REBUY-1: a cash-out binds
+            // the patron's other seats of the game when a room allows two).
+            let dependent = command.dependent_streams(&snapshot_of(&decision.states, &streams, self.aml.clone()));
+            if !dependent.is_empty() {
+                self.load_into(&mut decision, property, &dependent, catch_up).await?;
+                streams.extend(dependent);
             }
             let decided = {
                 let snapshot = snapshot_of(&decision.states, &streams, self.aml.clone());
@@ -492,6 +496,19 @@ impl Ledger {
         Ok(Ok(decision))
     }
 
+    /// Loads into `decision` each of `streams` it does not hold yet.
+    async fn load_into(&self, decision: &mut Decision, property: &str, streams: &[StreamId], catch_up: bool) -> Result<(), Status> {
+        for stream in streams {
+            if !decision.states.contains_key(stream) {
+                let (state, version) = self.load_state(property, stream, catch_up).await?;
+                decision.order.push(stream.clone());
+                decision.base_versions.insert(stream.clone(), version);
+                decision.states.insert(stream.clone(), state);
+            }
+        }
+        Ok(())
+    }
+
     /// Completes a correction from the log: the reversed event's table and postings (R-AUDIT-1).
     async fn correction_command(&self, property: &str, correction: &CorrectionRequest) -> Result<Command, Status> {
         let Ok(event_id) = Uuid::parse_str(&correction.reverses_event_id) else {
@@ -511,7 +528,50 @@ impl Ledger {
             .await
             .map_err(|error| store_status("read reversed event", error))?;
         let event = events.first().ok_or_else(|| status::not_found("event", &correction.reverses_event_id))?;
+        if stream.starts_with("table-") && HAND_EVENT_TYPES.contains(&event.event_type.as_str()) {
+            return self.hand_correction(property, &stream, version, correction).await;
+        }
         correction_for(&stream, &event.payload, &event.postings, correction)
+    }
+
+    /// R-AUDIT-1 with R-UNIT-4: an event of a hand is corrected with its whole hand (a pot is
+    /// never left holding chips between hands): the postings of every event from the hand's
+    /// `HandStarted` to its `HandEnded`, netted per account, reversed under the id of the
+    /// `HandStarted` (so the hand is corrected once, whichever of its events is named).
+    async fn hand_correction(&self, property: &str, stream: &str, version: i64, correction: &CorrectionRequest) -> Result<Command, Status> {
+        let from = (version - MAX_HAND_EVENTS).max(0);
+        let mut events = Vec::new();
+        let mut after = from;
+        loop {
+            let page = self
+                .db
+                .call("read_stream", "events", self.store.read_stream(property, stream, after, READ_PAGE))
+                .await
+                .map_err(|error| store_status("read the corrected hand", error))?;
+            let Some(last) = page.last() else { break };
+            after = last.stream_version;
+            let ended = page.iter().any(|event| event.stream_version >= version && event.event_type == "HandEnded");
+            events.extend(page);
+            if ended || after >= version + MAX_HAND_EVENTS {
+                break;
+            }
+        }
+        let start = events
+            .iter()
+            .rposition(|event| event.stream_version <= version && event.event_type == "HandStarted")
+            .ok_or_else(|| status::invalid_field("reverses_event_id", "the hand of this event could not be found"))?;
+        let hand = &events[start..];
+        let end = hand.iter().position(|event| event.event_type == "HandEnded").map_or(hand.len(), |i| i + 1);
+        let mut net: Vec<NewPosting> = Vec::new();
+        for posting in hand[..end].iter().flat_map(|event| &event.postings) {
+            match net.iter_mut().find(|p| p.account == posting.account) {
+                Some(p) => p.amount_cents += posting.amount_cents,
+                None => net.push(posting.clone()),
+            }
+        }
+        net.retain(|p| p.amount_cents != 0);
+        let whole = CorrectionRequest { reverses_event_id: hand[0].event_id.to_string(), ..correction.clone() };
+        correction_for(stream, &hand[0].payload, &net, &whole)
     }
 
     /// The state of a stream as of the head: the cached aggregate plus the events after it.

@@ -241,6 +241,9 @@ service_impl! { TableService {
         sit_in: SitIn,
         put_out_chips: PutOutChips,
         bring_up_short_bet: BringUpShortBet,
+        settle_iou: SettleIou,
+        close_game: CloseGame,
+        pay_jackpot: PayJackpot,
     }
 
     async fn get_table(&self, request: Request<pb::GetTableRequest>) -> Result<Response<pb::TableView>, Status> {
@@ -734,7 +737,14 @@ impl AuditService for Services {
             None => events.into_iter().last(),
         };
         let Some(event) = chosen else { return Err(status::not_found("shift close of table", table_id.as_str())) };
-        Ok(Response::new(shift_reconciliation(&table_id, &event)?))
+        // A count that differed from the book was recorded just before the close (R-CHIP-4).
+        let before = self
+            .ledger
+            .db_call("read_stream", "events", self.ledger.store().read_stream(&property, &event.stream, event.stream_version - 2, 1))
+            .await
+            .map_err(|error| store_status("read the count variance", error))?;
+        let variance = before.iter().find(|e| e.event_type == "CountVarianceRecorded");
+        Ok(Response::new(shift_reconciliation(&table_id, &event, variance)?))
     }
 
     async fn gaming_day_reconciliation(
@@ -772,12 +782,55 @@ impl AuditService for Services {
         };
         let value = |map: &BTreeMap<i64, i64>| map.iter().map(|(d, c)| d * c).sum::<i64>();
         let (shifts, _, _) = scan(&self.ledger, &property, day_filter("ShiftClosed"), &[], None, 1_000).await?;
+        let (variances, _, _) = scan(&self.ledger, &property, day_filter("CountVarianceRecorded"), &[], None, 1_000).await?;
+        let mut count_variance_cents = 0;
+        let mut cage_count_variances = Vec::new();
+        for variance in &variances {
+            match decode_event(variance)? {
+                rules::Event::Cage(rules::CageEvent::CountVarianceRecorded {
+                    chips_variance, cash_variance_cents, variance_cents, signers, ..
+                }) => {
+                    count_variance_cents += variance_cents;
+                    cage_count_variances.push(pb::CountVariance {
+                        stream_id: variance.stream.clone(),
+                        global_position: variance.position,
+                        chips_variance: convert::chips_to_wire(&chips_variance),
+                        cash_variance_cents,
+                        variance_cents,
+                        signer_1: signers.first,
+                        signer_2: signers.second,
+                    });
+                }
+                rules::Event::Table(rules::TableEvent::CountVarianceRecorded { variance_cents, .. }) => {
+                    count_variance_cents += variance_cents;
+                }
+                _ => {}
+            }
+        }
         let mut tables = Vec::with_capacity(shifts.len());
         for shift in &shifts {
             let table_id = shift.stream.strip_prefix("table-").unwrap_or(&shift.stream);
             let table_id = rules::TableId::new(table_id).map_err(|_| status::internal("reconcile", &"bad table stream"))?;
-            tables.push(shift_reconciliation(&table_id, shift)?);
+            // The variance of a close is the event just before it on the table's stream.
+            let variance = variances.iter().find(|v| v.stream == shift.stream && v.stream_version + 1 == shift.stream_version);
+            tables.push(shift_reconciliation(&table_id, shift, variance)?);
         }
+        let jackpot = self
+            .ledger
+            .db_call("jackpot_day", "postings", chipledger_store::report::jackpot_day(self.ledger.store(), &property, &request.gaming_day))
+            .await
+            .map_err(|error| store_status("jackpot funds", error))?;
+        let jackpot_liability_cents = jackpot.iter().map(|fund| fund.closing_cents).sum();
+        let jackpot_funds = jackpot
+            .into_iter()
+            .map(|fund| pb::JackpotFund {
+                table_id: fund.table_id,
+                opening_cents: fund.opening_cents,
+                drops_cents: fund.drops_cents,
+                paid_cents: fund.paid_cents,
+                closing_cents: fund.closing_cents,
+            })
+            .collect();
         let sum = self
             .ledger
             .db_call("balances_sum", "postings", self.ledger.store().balances_sum(&property, AsOf::Head))
@@ -790,6 +843,10 @@ impl AuditService for Services {
             chip_liability_cents: value(&issued) - value(&returned),
             tables,
             sum_of_balances_cents: i64::try_from(sum).map_err(|_| status::internal("sum of balances", &"overflow"))?,
+            cage_count_variances,
+            count_variance_cents,
+            jackpot_funds,
+            jackpot_liability_cents,
         }))
     }
 
@@ -974,15 +1031,32 @@ fn decode_event(event: &RecordedEvent) -> Result<rules::Event, Status> {
     decoded.map_err(|error| status::internal("decode stored event", &error))
 }
 
-fn shift_reconciliation(table_id: &rules::TableId, event: &RecordedEvent) -> Result<pb::TableShiftReconciliation, Status> {
+/// A shift close as reported, with the count variance recorded just before it, if any.
+fn shift_reconciliation(
+    table_id: &rules::TableId,
+    event: &RecordedEvent,
+    variance: Option<&RecordedEvent>,
+) -> Result<pb::TableShiftReconciliation, Status> {
     let rules::Event::Table(TableEvent::ShiftClosed {
-        opening_tray, closing_tray, fills_cents, credits_cents, drop_cents, result_cents, ..
+        opening_tray, closing_tray, fills_cents, credits_cents, drop_cents, result_cents, signers, ..
     }) = decode_event(event)?
     else {
         return Err(status::internal("reconcile", &"not a ShiftClosed event"));
     };
+    let (tray_variance, drop_variance_cents, variance_cents) = match variance.map(decode_event).transpose()? {
+        Some(rules::Event::Table(TableEvent::CountVarianceRecorded { tray_variance, drop_variance_cents, variance_cents, .. })) => {
+            (convert::chips_to_wire(&tray_variance), drop_variance_cents, variance_cents)
+        }
+        _ => (Vec::new(), 0, 0),
+    };
+    let signers = signers.unwrap_or_default();
     let gaming_day = event.typed_metadata().map(|metadata| metadata.gaming_day).unwrap_or_default();
     Ok(pb::TableShiftReconciliation {
+        tray_variance,
+        drop_variance_cents,
+        variance_cents,
+        signer_1: signers.first,
+        signer_2: signers.second,
         table_id: table_id.to_string(),
         gaming_day,
         opening_inventory_cents: rules::money::chips_value_cents(&opening_tray),

@@ -97,6 +97,15 @@ impl InlineProjection for RulesProjection {
                 at_ms: None,
                 event_id: event.event_id,
             }),
+            // R-STAKE-6: a house move keeps the session going at the new seat.
+            PlayerEvent::MovedTable { to_table_id, to_seat, game_key, .. } => ops.push(ProjectionOp::Seated {
+                player_id,
+                table_id: to_table_id.as_str().to_owned(),
+                seat: i32::from(to_seat),
+                game_key,
+                at_ms: None,
+                event_id: event.event_id,
+            }),
             PlayerEvent::LeftTable { table_id, game_key, amount_cents, at_unix_ms, .. } => ops.push(ProjectionOp::Departed {
                 player_id,
                 table_id: table_id.as_str().to_owned(),
@@ -133,6 +142,7 @@ impl InlineProjection for RulesProjection {
                 ops.push(ProjectionOp::DepartureReversed { player_id, table_id: table_id.as_str().to_owned(), at_ms: at_unix_ms })
             }
             PlayerEvent::PocketChipsPlayed { .. }
+            | PlayerEvent::IouPaidFromPocket { .. }
             | PlayerEvent::ChipsBought { .. }
             | PlayerEvent::ChipsRedeemed { .. }
             | PlayerEvent::PocketCorrected { .. } => {}

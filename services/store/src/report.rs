@@ -222,3 +222,37 @@ fn aggregate(events: &[PgRow], postings: &[PgRow]) -> Result<Vec<TableDayRow>, S
     }
     Ok(tables.into_values().flat_map(BTreeMap::into_values).collect())
 }
+
+/// R-RAKE-2: one table's jackpot fund over a gaming day: what it held when the day began, the
+/// drops into it and the payouts (or reversals) out of it that day, and what it held at the
+/// end. `opening_cents + drops_cents - paid_cents == closing_cents` always (double entry); the
+/// report is how the fund is reconciled every gaming day.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct JackpotDayRow {
+    pub table_id: String,
+    pub opening_cents: i64,
+    pub drops_cents: i64,
+    pub paid_cents: i64,
+    pub closing_cents: i64,
+}
+
+/// The jackpot funds of every table of `property` for `gaming_day` (`YYYY-MM-DD`, compared as
+/// text: the format sorts by date), from the postings of the log.
+pub async fn jackpot_day(store: &Store, property: &str, gaming_day: &str) -> Result<Vec<JackpotDayRow>, StoreError> {
+    Ok(sqlx::query_as(
+        "WITH day AS ( \
+           SELECT split_part(p.account, '/', 2) AS table_id, p.amount_cents, e.metadata->>'gaming_day' AS gaming_day \
+           FROM postings p JOIN events e ON e.property = p.property AND e.position = p.position \
+           WHERE p.property = $1 AND p.account LIKE 'table/%/jackpot' AND e.metadata->>'gaming_day' <= $2) \
+         SELECT table_id, \
+           COALESCE(sum(amount_cents) FILTER (WHERE gaming_day < $2), 0)::bigint AS opening_cents, \
+           COALESCE(sum(amount_cents) FILTER (WHERE gaming_day = $2 AND amount_cents > 0), 0)::bigint AS drops_cents, \
+           COALESCE(-sum(amount_cents) FILTER (WHERE gaming_day = $2 AND amount_cents < 0), 0)::bigint AS paid_cents, \
+           COALESCE(sum(amount_cents), 0)::bigint AS closing_cents \
+         FROM day GROUP BY table_id ORDER BY table_id",
+    )
+    .bind(property)
+    .bind(gaming_day)
+    .fetch_all(store.pool())
+    .await?)
+}

@@ -57,7 +57,7 @@ async fn play_session(server: &TestServer) {
         &["cage", "redeem", "--cage", "MAIN", "--player", "P3", "--chips", "2500x8"],
         &["table", "cash-out", "--table", "T1", "--seat", "1", "--player", "P1"],
         &["table", "cash-out", "--table", "T1", "--seat", "2", "--player", "P2"],
-        &["table", "close-shift", "--table", "T1", "--counted-tray", "100x200,500x200,2500x24", "--counted-drop-cents", "40000"],
+        &["table", "close-shift", "--table", "T1", "--counted-tray", "100x200,500x200,2500x24", "--counted-drop-cents", "40000", "--signer-1", "fred-floor", "--signer-2", "carl-cage"],
     ];
     for args in steps {
         ok(server, args).await;

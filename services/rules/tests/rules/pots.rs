@@ -201,7 +201,7 @@ fn r_rake_2_jackpot_drop_after_rake_when_flop_seen() {
 #[test]
 fn r_kitty_1_winner_contributes_one_chip() {
     let mut c = nl_no_blinds(d(2));
-    c.kitty = Some(config::KittyPolicy { min_pot_cents: d(10) });
+    c.kitty = Some(config::KittyPolicy { min_pot_cents: d(10), leftover: Default::default() });
     let mut g = Game::new(c, &[(1, d(100)), (2, d(100))]);
     g.start(1, 2, &[1, 2]);
     g.ok(1, bet(10));

@@ -23,6 +23,7 @@ fn every_reason_has_a_named_test() {
         include_str!("betting.rs"),
         include_str!("blinds.rs"),
         include_str!("chips.rs"),
+        include_str!("doors.rs"),
         include_str!("pots.rs"),
         include_str!("sessions.rs"),
         include_str!("treasury.rs"),

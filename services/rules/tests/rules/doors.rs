@@ -1,0 +1,527 @@
+//! Every door by which chips reach or leave a seat, judged by the same rules: buy-ins, top-ups,
+//! cash in play, markers to the seat, IOUs, moves, corrections, time, kitty, jackpot and counts
+//! (R-STAKE-*, R-REBUY-*, R-MARK-*, R-AUDIT-1, R-RAKE-2, R-RAKE-3, R-KITTY-1, R-CHIP-4).
+
+use chipledger_rules::*;
+
+use crate::support::*;
+
+const MINUTE: i64 = 60_000;
+
+/// $1/$2 no limit, buy-in $40..$200, no fee, cash in play allowed.
+fn nl_1_2() -> TableConfig {
+    let mut c = TableConfig::no_limit_holdem(d(1), d(2));
+    c.fee = FeePolicy::NoFee;
+    c.cash_in_play_allowed = true;
+    c
+}
+
+fn signers(a: &str, b: &str) -> Signers {
+    Signers { first: a.into(), second: b.into() }
+}
+
+/// A second table of `config` in the same world, stocked by a fill.
+fn open_second_table(g: &mut Game, table: &str, config: TableConfig) -> TableId {
+    let t = tid(table);
+    let denoms = config.chip_set.denominations_cents.clone();
+    g.world.exec(Command::Table(TableCommand { table_id: t.clone(), op: TableOp::OpenTable { config } })).unwrap();
+    let fill: Vec<ChipCount> = denoms.iter().map(|d| ChipCount { denomination_cents: *d, count: 2_000 }).collect();
+    let slip_no = g.next_fill_slip;
+    g.world
+        .exec(Command::Table(TableCommand {
+            table_id: t.clone(),
+            op: TableOp::Fill { cage_id: cid(CAGE), slip_no, chips: fill, signers: signers("cage-1", "floor-1") },
+        }))
+        .unwrap();
+    g.next_fill_slip += 1;
+    t
+}
+
+fn at(g: &mut Game, table: &TableId, op: TableOp) -> Result<Vec<(StreamId, Event)>, Rejection> {
+    g.world.exec(Command::Table(TableCommand { table_id: table.clone(), op }))
+}
+
+fn buy_in(seat: Seat, player: &str, amount_cents: Cents) -> TableOp {
+    TableOp::BuyIn { seat, player_id: pid(player), amount_cents, source: FundsSource::Cash, supervisor_id: None, short_buy: false }
+}
+
+/// Heads-up, seat 1 on the button posts the small blind and wins $60 from seat 2 with one
+/// bet: P1 ends with $160 at the table.
+fn p1_wins_60(g: &mut Game) {
+    let hand_no = g.state().last_hand_no + 1;
+    g.start(hand_no, 1, &[1, 2]);
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(1, raise(60));
+    g.ok(2, Action::Call);
+    g.check_down(&[2, 1]);
+    g.showdown(vec![vec![1]]);
+    g.end();
+}
+
+// ---------------------------------------------------------------- R-REBUY-1 on the log
+
+#[test]
+fn r_rebuy_1_a_departure_stamped_after_the_buy_in_time_still_binds() {
+    // Two replicas, two clocks: the cash-out is stamped 5 minutes after the time the buy-in
+    // was judged at. The log holds the departure, so it binds.
+    let mut g = Game::new(nl_1_2(), &[(1, d(100)), (2, d(100))]);
+    p1_wins_60(&mut g);
+    let y = open_second_table(&mut g, "T2", nl_1_2());
+    let now = g.world.ctx.at_unix_ms;
+    g.world.ctx.at_unix_ms = now + 5 * MINUTE;
+    g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
+    g.world.ctx.at_unix_ms = now;
+    let r = rejected(at(&mut g, &y, buy_in(3, "P1", d(40))), "REBUY_BELOW_AMOUNT_LEFT");
+    assert_eq!(r.number("required_min_cents"), Some(d(160)));
+    at(&mut g, &y, buy_in(3, "P1", d(160))).unwrap();
+}
+
+#[test]
+fn r_rebuy_1_a_second_seat_in_the_same_game_is_refused_by_default() {
+    // The two-table sequence: seated at X with a big stack, buy in short at Y, cash out of X.
+    let mut g = Game::new(nl_1_2(), &[(1, d(100)), (2, d(100))]);
+    p1_wins_60(&mut g);
+    let y = open_second_table(&mut g, "T2", nl_1_2());
+    at(&mut g, &y, TableOp::SeatPlayer { seat: 4, player_id: pid("P1") }).unwrap();
+    let r = rejected(at(&mut g, &y, buy_in(4, "P1", d(40))), "SECOND_SEAT_SAME_GAME");
+    assert_eq!(r.number("held_seat"), Some(1));
+    // A table of other limits is another game: a seat there is fine.
+    let z = open_second_table(&mut g, "T3", {
+        let mut c = TableConfig::no_limit_holdem(d(2), d(5));
+        c.fee = FeePolicy::NoFee;
+        c
+    });
+    at(&mut g, &z, buy_in(1, "P1", d(100))).unwrap();
+    // Cash in play and a marker to the seat are the same door.
+    rejected(at(&mut g, &y, TableOp::PutCashInPlay { seat: 4, player_id: pid("P1"), amount_cents: d(40) }), "SECOND_SEAT_SAME_GAME");
+}
+
+#[test]
+fn r_rebuy_1_option_second_seat_allowed_leaving_one_binds_the_other() {
+    // A room may allow two seats of one game; then leaving one binds the other for the window.
+    let mut c = nl_1_2();
+    c.rebuy.allow_second_seat = true;
+    let mut g = Game::new(c.clone(), &[(1, d(100)), (2, d(100))]);
+    p1_wins_60(&mut g);
+    let y = open_second_table(&mut g, "T2", c);
+    at(&mut g, &y, buy_in(4, "P1", d(40))).unwrap();
+    at(&mut g, &y, buy_in(5, "P5", d(100))).unwrap();
+    // The cash-out needs table T2 as well: a caller loads the dependent streams.
+    let cash_out = Command::Table(TableCommand { table_id: tid(TABLE), op: TableOp::CashOut { seat: 1, player_id: pid("P1") } });
+    {
+        let mut snap = Snapshot::new();
+        let x = &g.world.tables[&tid(TABLE)];
+        let p = &g.world.players[&pid("P1")];
+        let (xid, p1) = (tid(TABLE), pid("P1"));
+        snap = snap.with_table(&xid, x).with_player(&p1, p);
+        assert_eq!(cash_out.dependent_streams(&snap), vec![StreamId::Table(y.clone())]);
+    }
+    let events = g.world.exec(cash_out).unwrap();
+    assert!(events.iter().any(|(s, e)| s == &StreamId::Table(y.clone()) && e.event_type() == "SeatBound"));
+    let hand = TableOp::StartHand { hand_no: 1, button_seat: 5, dealt_seats: vec![4, 5] };
+    let r = rejected(at(&mut g, &y, hand.clone()), "REBUY_BELOW_AMOUNT_LEFT");
+    assert_eq!(r.number("required_min_cents"), Some(d(160)));
+    // Bound, the seat may be topped up to the amount left with, even above the $200 maximum.
+    at(&mut g, &y, TableOp::TopUp { seat: 4, player_id: pid("P1"), amount_cents: d(120), source: FundsSource::Cash, supervisor_id: None }).unwrap();
+    at(&mut g, &y, hand).unwrap();
+}
+
+#[test]
+fn r_rebuy_1_after_the_window_a_bound_seat_is_free_again() {
+    let mut c = nl_1_2();
+    c.rebuy.allow_second_seat = true;
+    let mut g = Game::new(c.clone(), &[(1, d(100)), (2, d(100))]);
+    p1_wins_60(&mut g);
+    let y = open_second_table(&mut g, "T2", c);
+    at(&mut g, &y, buy_in(4, "P1", d(40))).unwrap();
+    at(&mut g, &y, buy_in(5, "P5", d(100))).unwrap();
+    g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
+    g.world.ctx.at_unix_ms += 60 * MINUTE;
+    at(&mut g, &y, TableOp::StartHand { hand_no: 1, button_seat: 5, dealt_seats: vec![4, 5] }).unwrap();
+}
+
+#[test]
+fn r_stake_6_a_house_move_carries_the_held_seat() {
+    let mut g = Game::new(nl_1_2(), &[(1, d(100)), (2, d(100))]);
+    let y = open_second_table(&mut g, "T2", nl_1_2());
+    rejected(g.table(TableOp::MovePlayer { seat: 1, player_id: pid("P2"), to_table_id: y.clone(), to_seat: 3 }), "WRONG_PLAYER");
+    let events = g.table(TableOp::MovePlayer { seat: 1, player_id: pid("P1"), to_table_id: y.clone(), to_seat: 3 }).unwrap();
+    assert!(events.iter().any(|(_, e)| e.event_type() == "MovedTable"));
+    let held = &g.world.players[&pid("P1")].seats;
+    assert_eq!(held.len(), 1);
+    assert_eq!((held[0].table_id.clone(), held[0].seat), (y.clone(), 3));
+    // Back at the first table of the same game: a second seat (the held one is at T2 now).
+    rejected(g.table(buy_in(5, "P1", d(100))), "SECOND_SEAT_SAME_GAME");
+}
+
+// ---------------------------------------------------------------- R-STAKE-5 cash in play
+
+#[test]
+fn r_stake_5_cash_in_play_plays_in_the_hand_and_is_converted_after_it() {
+    let mut g = Game::new(nl_1_2(), &[(1, d(100)), (2, d(100))]);
+    g.table(TableOp::PutCashInPlay { seat: 1, player_id: pid("P1"), amount_cents: d(50) }).unwrap();
+    assert_eq!(g.stack(1), d(150), "the cash plays as part of the stack");
+    // It plays: the hand is dealt with the cash on the table, and the player may bet it.
+    g.start(1, 1, &[1, 2]);
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(1, Action::AllIn);
+    g.ok(2, Action::Fold);
+    g.end();
+    assert_eq!(g.stack(1), d(152));
+    // After the hand it must be converted before the next one.
+    let r = rejected(g.table(TableOp::StartHand { hand_no: 2, button_seat: 2, dealt_seats: vec![1, 2] }), "CASH_IN_PLAY_NOT_CONVERTED");
+    assert_eq!(r.number("cash_in_play_cents"), Some(d(50)));
+    g.table(TableOp::ConvertCashInPlay { seat: 1 }).unwrap();
+    assert_eq!(g.state().seat(1).unwrap().cash_in_play_cents, 0);
+    g.table(TableOp::StartHand { hand_no: 2, button_seat: 2, dealt_seats: vec![1, 2] }).unwrap();
+}
+
+#[test]
+fn r_stake_5_cash_in_play_is_judged_as_a_buy_in_or_a_top_up() {
+    let mut c = nl_1_2();
+    c.buy_in.supervisor_threshold_cents = d(150);
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100))]);
+    // A top-up: at most up to the $200 maximum.
+    let r = rejected(g.table(TableOp::PutCashInPlay { seat: 1, player_id: pid("P1"), amount_cents: d(101) }), "TOP_UP_ABOVE_MAXIMUM");
+    assert_eq!(r.number("max_buy_in_cents"), Some(d(200)));
+    // A first chips of a session: the buy-in minimum, and a supervisor for a large amount.
+    g.table(TableOp::SeatPlayer { seat: 3, player_id: pid("P3") }).unwrap();
+    let r = rejected(g.table(TableOp::PutCashInPlay { seat: 3, player_id: pid("P3"), amount_cents: d(39) }), "BUY_IN_BELOW_MINIMUM");
+    assert_eq!(r.number("min_buy_in_cents"), Some(d(40)));
+    rejected(g.table(TableOp::PutCashInPlay { seat: 3, player_id: pid("P3"), amount_cents: d(150) }), "SUPERVISOR_REQUIRED");
+    let events = g.table(TableOp::PutCashInPlay { seat: 3, player_id: pid("P3"), amount_cents: d(60) }).unwrap();
+    assert!(events.iter().any(|(_, e)| e.event_type() == "JoinedTable"), "the first chips seat the patron");
+    assert!(g.state().seat(3).unwrap().has_bought_in);
+    rejected(g.table(buy_in(3, "P3", d(40))), "ALREADY_BOUGHT_IN");
+}
+
+#[test]
+fn r_stake_5_cash_in_play_respects_the_rebuy_wait() {
+    let mut g = Game::new(nl_1_2(), &[(1, d(100)), (2, d(100))]);
+    p1_wins_60(&mut g);
+    g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
+    g.table(TableOp::SeatPlayer { seat: 1, player_id: pid("P1") }).unwrap();
+    let r = rejected(g.table(TableOp::PutCashInPlay { seat: 1, player_id: pid("P1"), amount_cents: d(40) }), "REBUY_BELOW_AMOUNT_LEFT");
+    assert_eq!(r.number("required_min_cents"), Some(d(160)));
+}
+
+// ---------------------------------------------------------------- R-MARK-1 markers to a seat
+
+fn marker_to_seat(g: &mut Game, marker_no: u64, player: &str, seat: Seat, dollars: i64) -> Result<Vec<(StreamId, Event)>, Rejection> {
+    g.world.exec(Command::Cage(CageCommand {
+        cage_id: cid(CAGE),
+        op: CageOp::IssueMarker {
+            player_id: pid(player),
+            marker_no,
+            chips: vec![ChipCount { denomination_cents: d(1), count: dollars }],
+            approved_by: "credit-manager".into(),
+            delivery: MarkerDelivery::Seat { table_id: tid(TABLE), seat },
+        },
+    }))
+}
+
+fn credit_line(g: &mut Game, player: &str, dollars: i64) {
+    g.world
+        .exec(Command::Player(PlayerCommand {
+            player_id: pid(player),
+            op: PlayerOp::SetCreditLine { line_cents: d(dollars), approved_by: "credit-manager".into() },
+        }))
+        .unwrap();
+}
+
+#[test]
+fn r_mark_1_marker_chips_to_a_seat_respect_the_maximum_and_the_rebuy_wait() {
+    let mut g = Game::new(nl_1_2(), &[(1, d(100)), (2, d(100))]);
+    credit_line(&mut g, "P1", 5_000);
+    // A top-up by marker: up to the maximum.
+    let r = rejected(marker_to_seat(&mut g, 1, "P1", 1, 150), "TOP_UP_ABOVE_MAXIMUM");
+    assert_eq!(r.number("max_buy_in_cents"), Some(d(200)));
+    marker_to_seat(&mut g, 1, "P1", 1, 100).unwrap();
+    assert_eq!(g.stack(1), d(200));
+    // A buy-in by marker, returning within the wait window: at least the amount left with.
+    g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
+    g.table(TableOp::SeatPlayer { seat: 1, player_id: pid("P1") }).unwrap();
+    let r = rejected(marker_to_seat(&mut g, 2, "P1", 1, 40), "REBUY_BELOW_AMOUNT_LEFT");
+    assert_eq!(r.number("required_min_cents"), Some(d(200)));
+    let events = marker_to_seat(&mut g, 2, "P1", 1, 200).unwrap();
+    assert!(events.iter().any(|(_, e)| e.event_type() == "JoinedTable"));
+}
+
+// ---------------------------------------------------------------- R-MARK-3 IOUs
+
+fn open_stakes() -> TableConfig {
+    let mut c = nl_1_2();
+    c.stakes = StakesMode::OpenStakes { iou_auto_accept_below_cents: d(1_000) };
+    c
+}
+
+#[test]
+fn r_mark_3_a_cash_out_pays_the_ious_from_the_stack_first() {
+    let mut g = Game::new(open_stakes(), &[(1, d(100)), (2, d(100))]);
+    g.table(TableOp::WriteIou { seat: 1, amount_cents: d(30), lender: None, accepted_by: vec![], to_raise: false }).unwrap();
+    assert_eq!(g.stack(1), d(130));
+    let events = g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
+    let Event::Table(TableEvent::CashedOut { amount_cents, iou_settled_cents, .. }) = &events[0].1 else { panic!("{events:?}") };
+    assert_eq!((*amount_cents, *iou_settled_cents), (d(100), d(30)));
+    assert_eq!(g.world.balance(&Account::Iou { player_id: pid("P1") }), 0, "the IOU is paid");
+    assert_eq!(g.world.players[&pid("P1")].pocket_cents, d(100));
+}
+
+#[test]
+fn r_mark_3_ious_in_play_may_not_leave_the_table() {
+    let mut g = Game::new(open_stakes(), &[(1, d(100)), (2, d(200))]);
+    g.table(TableOp::WriteIou { seat: 1, amount_cents: d(30), lender: None, accepted_by: vec![], to_raise: false }).unwrap();
+    // Lose the stack to seat 2: the IOU is owed, the stack cannot pay it.
+    g.start(1, 1, &[1, 2]);
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(1, Action::AllIn);
+    g.ok(2, Action::Call);
+    g.check_down(&[]);
+    g.showdown(vec![vec![2]]);
+    g.end();
+    assert_eq!(g.stack(1), 0);
+    let r = rejected(g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }), "IOU_OUTSTANDING");
+    assert_eq!(r.number("iou_cents"), Some(d(30)));
+    let y = open_second_table(&mut g, "T2", open_stakes());
+    rejected(g.table(TableOp::MovePlayer { seat: 1, player_id: pid("P1"), to_table_id: y, to_seat: 1 }), "IOU_OUTSTANDING");
+    // Paid with pocket chips bought at the cage, the player may leave.
+    g.world
+        .exec(Command::Cage(CageCommand {
+            cage_id: cid(CAGE),
+            op: CageOp::SellChips { player_id: pid("P1"), chips: vec![ChipCount { denomination_cents: d(5), count: 6 }] },
+        }))
+        .unwrap();
+    let r = rejected(g.table(TableOp::SettleIou { seat: 1, player_id: pid("P1"), amount_cents: d(31), from_pocket: true }), "IOU_OUTSTANDING");
+    assert_eq!(r.number("iou_cents"), Some(d(30)));
+    g.table(TableOp::SettleIou { seat: 1, player_id: pid("P1"), amount_cents: d(30), from_pocket: true }).unwrap();
+    assert_eq!(g.world.players[&pid("P1")].pocket_cents, 0);
+    g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
+}
+
+// ---------------------------------------------------------------- R-AUDIT-1 corrections
+
+fn last_event_id_and_postings(g: &Game, event_type: &str) -> (String, Vec<Posting>) {
+    let (_, e) = g.world.log.iter().rev().find(|(_, e)| e.event_type() == event_type).expect("event in the log");
+    // The test world has no store: the position in the log stands for the event id.
+    let index = g.world.log.iter().rposition(|(_, x)| x.event_type() == event_type).unwrap();
+    (format!("event-{index}"), e.postings())
+}
+
+fn correct(reverses: &str, postings: Vec<Posting>) -> TableOp {
+    TableOp::Correct { reverses_event_id: reverses.into(), original_postings: postings, approved_by: "floor-2".into(), reason: "keyed twice".into() }
+}
+
+#[test]
+fn r_audit_1_an_event_is_corrected_once() {
+    let mut g = Game::new(nl_1_2(), &[(1, d(100))]);
+    g.table(TableOp::TopUp { seat: 1, player_id: pid("P1"), amount_cents: d(50), source: FundsSource::Cash, supervisor_id: None }).unwrap();
+    let (id, postings) = last_event_id_and_postings(&g, "ToppedUp");
+    g.table(correct(&id, postings.clone())).unwrap();
+    assert_eq!(g.stack(1), d(100));
+    rejected(g.table(correct(&id, postings)), "ALREADY_CORRECTED");
+}
+
+#[test]
+fn r_audit_1_a_table_correction_of_pocket_chips_follows_the_pocket() {
+    let mut g = Game::new(nl_1_2(), &[]);
+    g.world
+        .exec(Command::Cage(CageCommand {
+            cage_id: cid(CAGE),
+            op: CageOp::SellChips { player_id: pid("P1"), chips: vec![ChipCount { denomination_cents: d(100), count: 1 }] },
+        }))
+        .unwrap();
+    g.table(TableOp::BuyIn { seat: 1, player_id: pid("P1"), amount_cents: d(100), source: FundsSource::PocketChips, supervisor_id: None, short_buy: false })
+        .unwrap();
+    assert_eq!(g.world.players[&pid("P1")].pocket_cents, 0);
+    let (id, postings) = last_event_id_and_postings(&g, "BoughtIn");
+    let events = g.table(correct(&id, postings)).unwrap();
+    assert!(events.iter().any(|(s, e)| s == &StreamId::Player(pid("P1")) && e.event_type() == "PocketCorrected"));
+    // The world's invariant check compares every pocket with its stream state.
+    assert_eq!(g.world.players[&pid("P1")].pocket_cents, d(100));
+    assert_eq!(g.stack(1), 0);
+}
+
+#[test]
+fn r_unit_4_a_settled_hand_is_not_corrected_event_by_event() {
+    let mut g = Game::new(nl_1_2(), &[(1, d(100)), (2, d(100))]);
+    p1_wins_60(&mut g);
+    let (id, postings) = last_event_id_and_postings(&g, "HandSettled");
+    let r = rejected(g.table(correct(&id, postings)), "CORRECTION_LEAVES_POT");
+    assert_eq!(r.number("pot_cents"), Some(d(120)));
+    // The hand as a whole (every posting of it, netted) leaves the pot empty.
+    let first = g.world.log.iter().position(|(_, e)| e.event_type() == "HandStarted").unwrap();
+    let mut net: std::collections::BTreeMap<Account, Cents> = Default::default();
+    for (_, e) in &g.world.log[first..] {
+        for p in e.postings() {
+            *net.entry(p.account.clone()).or_default() += p.amount_cents;
+        }
+    }
+    let whole: Vec<Posting> = net.into_iter().filter(|(_, v)| *v != 0).map(|(a, v)| Posting::new(a, v)).collect();
+    g.table(correct("hand-1", whole)).unwrap();
+    assert_eq!((g.stack(1), g.stack(2)), (d(100), d(100)));
+}
+
+#[test]
+fn r_audit_1_cage_postings_are_voided_at_the_cage_not_corrected_at_the_table() {
+    let mut g = Game::new(nl_1_2(), &[]);
+    let (id, postings) = last_event_id_and_postings(&g, "FillReceived");
+    rejected(g.table(correct(&id, postings)), "CORRECTION_INVALID");
+}
+
+// ---------------------------------------------------------------- R-RAKE-3 time, R-RAKE-2 jackpot
+
+#[test]
+fn r_rake_3_time_is_collected_once_per_interval() {
+    let mut c = nl_1_2();
+    c.fee = FeePolicy::TimeCollection { fee_cents: d(6), interval_minutes: 30 };
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100))]);
+    g.table(TableOp::CollectTime { seats: vec![1, 2] }).unwrap();
+    g.world.ctx.at_unix_ms += 29 * MINUTE;
+    let r = rejected(g.table(TableOp::CollectTime { seats: vec![2] }), "TIME_ALREADY_COLLECTED");
+    assert_eq!(r.number("seat"), Some(2));
+    g.world.ctx.at_unix_ms += MINUTE;
+    g.table(TableOp::CollectTime { seats: vec![1, 2] }).unwrap();
+    assert_eq!((g.stack(1), g.stack(2)), (d(88), d(88)));
+}
+
+#[test]
+fn r_rake_2_the_jackpot_fund_is_paid_back_to_players() {
+    let mut c = nl_1_2();
+    c.jackpot_drop = Some(config::JackpotDrop { amount_cents: d(1), min_pot_cents: d(10) });
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100))]);
+    p1_wins_60(&mut g);
+    assert_eq!(g.state().jackpot_cents, d(1));
+    rejected(g.table(TableOp::PayJackpot { seat: 2, amount_cents: d(1), promotion: " ".into() }), "JACKPOT_PROMOTION_REQUIRED");
+    let r = rejected(g.table(TableOp::PayJackpot { seat: 2, amount_cents: d(2), promotion: "bad beat".into() }), "JACKPOT_FUND_INSUFFICIENT");
+    assert_eq!(r.number("jackpot_cents"), Some(d(1)));
+    g.table(TableOp::PayJackpot { seat: 2, amount_cents: d(1), promotion: "bad beat".into() }).unwrap();
+    assert_eq!((g.state().jackpot_cents, g.stack(2)), (0, d(41)));
+}
+
+// ---------------------------------------------------------------- R-KITTY-1 at the game's end
+
+fn kitty_game(leftover: config::KittyLeftover) -> Game {
+    let mut c = nl_1_2();
+    c.kitty = Some(config::KittyPolicy { min_pot_cents: 0, leftover });
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(100))]);
+    // Three pots won, the button moving round: $3 in the kitty. Three-handed, the button is
+    // under the gun: it folds, the small blind calls, the big blind checks.
+    for (hand_no, button) in [(1u64, 3u8), (2, 1), (3, 2)] {
+        let small = button % 3 + 1;
+        let big = small % 3 + 1;
+        g.start(hand_no, button, &[1, 2, 3]);
+        g.post(small, PostKind::SmallBlind, d(1)).unwrap();
+        g.post(big, PostKind::BigBlind, d(2)).unwrap();
+        g.ok(button, Action::Fold);
+        g.ok(small, Action::Call);
+        g.ok(big, Action::Check);
+        g.check_down(&[small, big]);
+        g.showdown(vec![vec![small]]);
+        g.end();
+    }
+    assert_eq!(g.state().kitty_cents, d(3));
+    g
+}
+
+#[test]
+fn r_kitty_1_what_is_left_at_the_end_of_the_game_is_shared_among_the_seated_players() {
+    let mut g = kitty_game(config::KittyLeftover::SplitAmongSeated);
+    let before: Vec<Cents> = (1..=3).map(|s| g.stack(s)).collect();
+    g.table(TableOp::CloseGame).unwrap();
+    assert_eq!(g.state().kitty_cents, 0);
+    let after: Vec<Cents> = (1..=3).map(|s| g.stack(s)).collect();
+    assert_eq!(after.iter().zip(&before).map(|(a, b)| a - b).collect::<Vec<_>>(), vec![d(1), d(1), d(1)]);
+    // The game is over: no hands, no chips in, but the players leave with their stacks.
+    rejected(g.table(TableOp::StartHand { hand_no: 4, button_seat: 1, dealt_seats: vec![1, 2] }), "GAME_CLOSED");
+    rejected(g.table(TableOp::TopUp { seat: 1, player_id: pid("P1"), amount_cents: d(10), source: FundsSource::Cash, supervisor_id: None }), "GAME_CLOSED");
+    rejected(g.table(TableOp::CloseGame), "GAME_CLOSED");
+    g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
+}
+
+#[test]
+fn r_kitty_1_the_kitty_left_may_go_to_the_dealers_or_the_house() {
+    let mut g = kitty_game(config::KittyLeftover::ToDealers);
+    let toke = g.state().toke_cents;
+    g.table(TableOp::CloseGame).unwrap();
+    assert_eq!(g.state().toke_cents - toke, d(3));
+    let mut g = kitty_game(config::KittyLeftover::ToHouse);
+    g.table(TableOp::CloseGame).unwrap();
+    assert_eq!(g.world.balance(&Account::House(HouseAccount::KittyExpenses)), d(3));
+    // Shared among nobody: refused, so the kitty is never stranded.
+    let mut g = kitty_game(config::KittyLeftover::SplitAmongSeated);
+    for seat in 1..=3 {
+        g.table(TableOp::CashOut { seat, player_id: pid(&format!("P{seat}")) }).unwrap();
+    }
+    let r = rejected(g.table(TableOp::CloseGame), "KITTY_NOBODY_SEATED");
+    assert_eq!(r.number("kitty_cents"), Some(d(3)));
+}
+
+// ---------------------------------------------------------------- R-CHIP-4 counts that differ
+
+#[test]
+fn r_chip_4_a_table_count_that_differs_is_recorded_as_a_variance() {
+    let mut g = Game::new(nl_1_2(), &[(1, d(100))]);
+    let tray = g.state().tray.clone();
+    let drop = g.state().drop_cents;
+    // Two $5 chips short, one $25 chip over, and the drop $20 short.
+    let counted: Vec<ChipCount> = tray
+        .iter()
+        .map(|c| match c.denomination_cents {
+            500 => ChipCount { count: c.count - 2, ..*c },
+            2_500 => ChipCount { count: c.count + 1, ..*c },
+            _ => *c,
+        })
+        .collect();
+    let events = g
+        .table(TableOp::CloseShift { counted_tray: counted.clone(), counted_drop_cents: drop - d(20), signers: signers("floor-1", "cage-1") })
+        .unwrap();
+    let Event::Table(TableEvent::CountVarianceRecorded { tray_variance, drop_variance_cents, variance_cents, .. }) = &events[0].1 else {
+        panic!("{events:?}")
+    };
+    assert_eq!(tray_variance, &vec![ChipCount { denomination_cents: 500, count: -2 }, ChipCount { denomination_cents: 2_500, count: 1 }]);
+    assert_eq!((*drop_variance_cents, *variance_cents), (-d(20), d(25) - d(10) - d(20)));
+    assert_eq!(g.world.balance(&Account::House(HouseAccount::CountVariance)), d(5), "a net shortage of $5");
+    let Event::Table(TableEvent::ShiftClosed { closing_tray, drop_cents, .. }) = &events[1].1 else { panic!("{events:?}") };
+    assert_eq!((closing_tray, *drop_cents), (&counted, drop - d(20)));
+    assert_eq!(g.state().tray, counted, "the book now says what was counted");
+}
+
+#[test]
+fn r_chip_4_a_cage_count_that_differs_is_recorded_as_a_variance() {
+    let mut g = Game::new(nl_1_2(), &[]);
+    let c = g.world.cages[&cid(CAGE)].clone();
+    let mut counted = c.chips.clone();
+    counted[0].count -= 3;
+    let op = CageOp::CountShift { counted_chips: counted.clone(), counted_cash_cents: c.cash_cents + d(7), signers: signers("cage-1", "cage-2") };
+    let events = g.world.exec(Command::Cage(CageCommand { cage_id: cid(CAGE), op })).unwrap();
+    let Event::Cage(CageEvent::CountVarianceRecorded { chips_variance, cash_variance_cents, .. }) = &events[0].1 else { panic!("{events:?}") };
+    assert_eq!(chips_variance, &vec![ChipCount { denomination_cents: counted[0].denomination_cents, count: -3 }]);
+    assert_eq!(*cash_variance_cents, d(7));
+    assert_eq!(g.world.cages[&cid(CAGE)].chips, counted);
+    assert_eq!(g.world.cages[&cid(CAGE)].cash_cents, c.cash_cents + d(7));
+}
+
+#[test]
+fn r_unit_1_counts_that_would_overflow_are_refused_not_wrapped() {
+    let mut g = Game::new(nl_1_2(), &[(1, d(100))]);
+    let tray = g.state().tray.clone();
+    let drop = g.state().drop_cents;
+    // 2 x (2^63 - 1) + the true count + 2 wraps to the true count in i64 arithmetic.
+    let mut counted = Vec::new();
+    for c in &tray {
+        counted.push(ChipCount { denomination_cents: c.denomination_cents, count: i64::MAX });
+        counted.push(ChipCount { denomination_cents: c.denomination_cents, count: i64::MAX });
+        counted.push(ChipCount { denomination_cents: c.denomination_cents, count: c.count + 2 });
+    }
+    counted.truncate(15);
+    rejected(g.table(TableOp::CloseShift { counted_tray: counted, counted_drop_cents: drop, signers: signers("a", "b") }), "AMOUNT_TOO_LARGE");
+    // Counted twice, each within bounds: refused too (a denomination is counted once).
+    let twice = vec![tray[0], tray[0]];
+    rejected(g.table(TableOp::CloseShift { counted_tray: twice, counted_drop_cents: drop, signers: signers("a", "b") }), "COUNT_INVALID");
+    let huge = vec![ChipCount { denomination_cents: tray[0].denomination_cents, count: i64::MAX }];
+    rejected(g.table(TableOp::CloseShift { counted_tray: huge, counted_drop_cents: drop, signers: signers("a", "b") }), "AMOUNT_TOO_LARGE");
+    rejected(g.table(TableOp::CloseShift { counted_tray: tray, counted_drop_cents: -1, signers: signers("a", "b") }), "AMOUNT_NOT_POSITIVE");
+}

@@ -1,0 +1,439 @@
+//! The worked examples of RULES.md and the seeds about stakes, the cage and the house's funds,
+//! over gRPC: table stakes and every door that brings chips to a seat (R-STAKE-*), the re-buy
+//! wait (R-REBUY-*), large buy-ins (R-CHIP-2), counts that differ (R-CHIP-4), IOUs (R-MARK-3),
+//! time collection (R-RAKE-3), the jackpot fund (R-RAKE-2), the kitty at the game's end
+//! (R-KITTY-1) and corrections (R-AUDIT-1). Each starts its own server and database; the numbers
+//! are worked out in the comments. $1/$2 no limit from the preset unless a test changes it:
+//! buy-in $40..$200, 10% rake capped at $5, 60-minute re-buy wait.
+
+use chipledger_proto::v1 as pb;
+use chipledger_tests::{Client, TestServer, all_events, chips, error_info, header, principal};
+use tonic::Code;
+
+use crate::scenario::{self, TABLE, act, cash_buy_in, post, stack, table_view};
+
+/// The room of a scenario: a server and its staff, with the command ids they number.
+struct Room {
+    server: TestServer,
+    floor: Client,
+    dealer: Client,
+    cage: Client,
+    auditor: Client,
+    next_id: u32,
+}
+
+impl Room {
+    /// A stocked $1/$2 table `T1`, its configuration changed by `change` (if any).
+    async fn open(name: &str, change: impl FnOnce(&mut pb::TableConfig)) -> anyhow::Result<Room> {
+        let server = TestServer::start(name).await?;
+        let mut room = Room {
+            floor: server.client(principal::FLOOR).await?,
+            dealer: server.client(principal::DEALER).await?,
+            cage: server.client(principal::CAGE).await?,
+            auditor: server.client(principal::AUDITOR).await?,
+            server,
+            next_id: 0,
+        };
+        scenario::stocked_table(&mut room.cage, &mut room.floor, TABLE).await?;
+        let mut config = table_view(&mut room.dealer, TABLE).await?.config.expect("a configuration");
+        let before = config.clone();
+        change(&mut config);
+        if config != before {
+            let header = room.id("config");
+            room.floor
+                .table
+                .change_table_config(pb::ChangeTableConfig {
+                    header,
+                    table_id: TABLE.into(),
+                    configuration: Some(pb::change_table_config::Configuration::Config(config)),
+                })
+                .await?;
+        }
+        Ok(room)
+    }
+
+    fn id(&mut self, what: &str) -> Option<pb::CommandHeader> {
+        self.next_id += 1;
+        header(&format!("{what}-{}", self.next_id))
+    }
+
+    async fn buy_in(&mut self, seat: u32, player: &str, amount_cents: i64) -> Result<pb::CommandResult, tonic::Status> {
+        let mut buy = cash_buy_in("", TABLE, seat, player, amount_cents);
+        buy.header = self.id("buy");
+        self.dealer.table.buy_in(buy).await.map(tonic::Response::into_inner)
+    }
+
+    async fn cash_out(&mut self, seat: u32, player: &str) -> Result<pb::CommandResult, tonic::Status> {
+        let header = self.id("out");
+        self.dealer
+            .table
+            .cash_out(pb::CashOut { header, table_id: TABLE.into(), seat, player_id: player.into() })
+            .await
+            .map(tonic::Response::into_inner)
+    }
+
+    async fn stack(&mut self, seat: u32) -> anyhow::Result<i64> {
+        Ok(stack(&table_view(&mut self.auditor, TABLE).await?, seat))
+    }
+
+    /// Heads-up hand, seat `button` on the button posting the small blind: the button moves
+    /// all in, the big blind calls, and `winner` takes the pot at the showdown.
+    async fn all_in_hand(&mut self, hand_no: u64, button: u32, big: u32, winner: u32) -> anyhow::Result<()> {
+        let header = self.id("start");
+        self.dealer
+            .table
+            .start_hand(pb::StartHand { header, table_id: TABLE.into(), hand_no, button_seat: button, dealt_seats: vec![button.min(big), button.max(big)] })
+            .await?;
+        let ids: Vec<String> = (0..4).map(|_| self.id("h").unwrap().command_id).collect();
+        self.dealer.table.post(post(&ids[0], button, pb::PostKind::SmallBlind, 100)).await?;
+        self.dealer.table.post(post(&ids[1], big, pb::PostKind::BigBlind, 200)).await?;
+        self.dealer.table.act(act(&ids[2], button, pb::ActionKind::AllIn, 0)).await?;
+        self.dealer.table.act(act(&ids[3], big, pb::ActionKind::Call, 0)).await?;
+        let header = self.id("showdown");
+        self.dealer
+            .table
+            .showdown(pb::Showdown { header, table_id: TABLE.into(), high: vec![pb::SeatGroup { seats: vec![winner] }], ..Default::default() })
+            .await?;
+        let header = self.id("end");
+        self.dealer.table.end_hand(pb::EndHand { header, table_id: TABLE.into() }).await?;
+        Ok(())
+    }
+
+}
+
+/// The reason and rule of a refusal (a refusal is FAILED_PRECONDITION with an ErrorInfo).
+fn refusal(result: Result<pb::CommandResult, tonic::Status>) -> (String, String) {
+    let status = result.expect_err("refused");
+    assert_eq!(status.code(), Code::FailedPrecondition, "{status:?}");
+    let info = error_info(&status);
+    (info.reason, info.metadata.get("rule_id").cloned().unwrap_or_default())
+}
+
+fn number(status: &tonic::Status, name: &str) -> Option<i64> {
+    error_info(status).metadata.get(name).and_then(|value| value.parse().ok())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_stake_3_buy_in_limits_are_20_and_100_big_blinds() -> anyhow::Result<()> {
+    let mut room = Room::open("stake-3", |_| {}).await?;
+    let below = room.buy_in(1, "P1", 3_999).await.unwrap_err();
+    assert_eq!(error_info(&below).reason, "BUY_IN_BELOW_MINIMUM");
+    assert_eq!(number(&below, "min_buy_in_cents"), Some(4_000));
+    let above = room.buy_in(1, "P1", 20_001).await.unwrap_err();
+    assert_eq!(error_info(&above).reason, "BUY_IN_ABOVE_MAXIMUM");
+    assert_eq!(number(&above, "max_buy_in_cents"), Some(20_000));
+    room.buy_in(1, "P1", 4_000).await?;
+    room.buy_in(2, "P2", 20_000).await?;
+    assert_eq!((room.stack(1).await?, room.stack(2).await?), (4_000, 20_000));
+    room.server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_rebuy_1_a_return_within_the_window_brings_the_amount_left_even_above_the_maximum() -> anyhow::Result<()> {
+    // P1 and P2 buy in for $200; P1 wins P2's stack: $400 less the $5 rake, $395 on the
+    // table, almost twice the maximum.
+    let mut room = Room::open("rebuy-1", |_| {}).await?;
+    room.buy_in(1, "P1", 20_000).await?;
+    room.buy_in(2, "P2", 20_000).await?;
+    room.all_in_hand(1, 1, 2, 1).await?;
+    assert_eq!(room.stack(1).await?, 39_500);
+    // R-REBUY-2: the hit and run is allowed.
+    room.cash_out(1, "P1").await?;
+    // Back within the hour: at least $395, although the table maximum is $200.
+    let (reason, rule) = refusal(room.buy_in(1, "P1", 20_000).await);
+    assert_eq!((reason.as_str(), rule.as_str()), ("REBUY_BELOW_AMOUNT_LEFT", "R-REBUY-1"));
+    room.buy_in(1, "P1", 39_500).await?;
+    assert_eq!(room.stack(1).await?, 39_500);
+    room.server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_stake_5_cash_in_play_plays_in_the_hand_and_is_converted_after_it() -> anyhow::Result<()> {
+    let mut room = Room::open("stake-5", |config| config.cash_in_play_allowed = true).await?;
+    room.buy_in(1, "P1", 10_000).await?;
+    room.buy_in(2, "P2", 20_000).await?;
+    // $50 of cash on the table while chips are fetched: it plays.
+    let header = room.id("cash");
+    room.dealer
+        .table
+        .cash_in_play(pb::CashInPlay { header, table_id: TABLE.into(), seat: 1, amount_cents: 5_000, player_id: "P1".into() })
+        .await?;
+    assert_eq!(room.stack(1).await?, 15_000);
+    // The button goes all in for $150, cash included, and wins $150 from P2 ($5 raked).
+    room.all_in_hand(1, 1, 2, 1).await?;
+    assert_eq!((room.stack(1).await?, room.stack(2).await?), (29_500, 5_000));
+    // Converted after the hand, before the next one.
+    let header = room.id("start");
+    let next = pb::StartHand { header, table_id: TABLE.into(), hand_no: 2, button_seat: 2, dealt_seats: vec![1, 2] };
+    let (reason, _) = refusal(room.dealer.table.start_hand(next.clone()).await.map(tonic::Response::into_inner));
+    assert_eq!(reason, "CASH_IN_PLAY_NOT_CONVERTED");
+    let header = room.id("convert");
+    room.dealer.table.convert_cash_in_play(pb::ConvertCashInPlay { header, table_id: TABLE.into(), seat: 1 }).await?;
+    let view = table_view(&mut room.auditor, TABLE).await?;
+    assert_eq!(view.drop_cents, 10_000 + 20_000 + 5_000, "the cash is in the drop box");
+    let header = room.id("start");
+    room.dealer.table.start_hand(pb::StartHand { header, ..next }).await?;
+    room.server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_stake_5_cash_in_play_cannot_walk_around_the_maximum_or_the_rebuy_wait() -> anyhow::Result<()> {
+    let mut room = Room::open("stake-5-doors", |config| config.cash_in_play_allowed = true).await?;
+    room.buy_in(1, "P1", 20_000).await?;
+    let header = room.id("cash");
+    let over = room
+        .dealer
+        .table
+        .cash_in_play(pb::CashInPlay { header, table_id: TABLE.into(), seat: 1, amount_cents: 100, player_id: "P1".into() })
+        .await
+        .unwrap_err();
+    assert_eq!(error_info(&over).reason, "TOP_UP_ABOVE_MAXIMUM");
+    room.cash_out(1, "P1").await?;
+    scenario::seat(&mut room.dealer, TABLE, 1, "P1").await?;
+    let header = room.id("cash");
+    let short = room
+        .dealer
+        .table
+        .cash_in_play(pb::CashInPlay { header, table_id: TABLE.into(), seat: 1, amount_cents: 4_000, player_id: "P1".into() })
+        .await
+        .unwrap_err();
+    assert_eq!(error_info(&short).reason, "REBUY_BELOW_AMOUNT_LEFT");
+    assert_eq!(number(&short, "required_min_cents"), Some(20_000));
+    room.server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_chip_4_a_count_that_differs_is_recorded_and_reconciled_not_refused() -> anyhow::Result<()> {
+    let mut room = Room::open("chip-4", |_| {}).await?;
+    room.buy_in(1, "P1", 10_000).await?;
+    // The tray after the opening fill ($1 x 200, $5 x 200, $25 x 40) paid $100 in four $25s.
+    let view = table_view(&mut room.auditor, TABLE).await?;
+    assert_eq!(view.drop_cents, 10_000);
+    // Counted: two $5 chips short and the drop $20 short.
+    let counted_tray = vec![chips(100, 200), chips(500, 198), chips(2_500, 36)];
+    let header = room.id("close");
+    let close = room
+        .floor
+        .table
+        .close_shift(pb::CloseShift {
+            header,
+            table_id: TABLE.into(),
+            counted_tray: counted_tray.clone(),
+            counted_drop_cents: 8_000,
+            signer_1: "fred-floor".into(),
+            signer_2: "carl-cage".into(),
+        })
+        .await?
+        .into_inner();
+    let types: Vec<&str> = close.events.iter().map(|e| e.event_type.as_str()).collect();
+    assert_eq!(types, ["CountVarianceRecorded", "ShiftClosed"]);
+    let reconciliation = room
+        .auditor
+        .audit
+        .table_shift_reconciliation(pb::TableShiftReconciliationRequest {
+            property_id: String::new(),
+            table_id: TABLE.into(),
+            shift_close_position: None,
+        })
+        .await?
+        .into_inner();
+    assert_eq!(reconciliation.tray_variance, vec![chips(500, -2)]);
+    assert_eq!((reconciliation.drop_variance_cents, reconciliation.variance_cents), (-2_000, -3_000));
+    let closing: Vec<pb::ChipCount> = reconciliation.closing_tray.iter().filter(|c| c.count != 0).cloned().collect();
+    assert_eq!(closing, counted_tray, "the shift closes on what was counted");
+    assert_eq!(reconciliation.drop_cents, 8_000);
+    assert_eq!((reconciliation.signer_1.as_str(), reconciliation.signer_2.as_str()), ("fred-floor", "carl-cage"));
+    let variance = scenario::balance(&mut room.auditor, "house/count-variance").await?;
+    assert_eq!(variance, 3_000, "the shortage is booked against the count-variance account");
+    // The same close with one signer is refused: a count is signed by two.
+    let header = room.id("close");
+    let one = room
+        .floor
+        .table
+        .close_shift(pb::CloseShift {
+            header,
+            table_id: TABLE.into(),
+            counted_tray,
+            counted_drop_cents: 0,
+            signer_1: "fred-floor".into(),
+            signer_2: "fred-floor".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(error_info(&one).reason, "SIGNERS_NOT_DISTINCT");
+    room.server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_chip_4_a_cage_count_that_differs_shows_in_the_gaming_day_reconciliation() -> anyhow::Result<()> {
+    let mut room = Room::open("chip-4-cage", |_| {}).await?;
+    // Cage stock after the opening fill: $1 x 1800, $5 x 1800, $25 x 360, $100 x 100, $10,000 cash.
+    let header = room.id("count");
+    let counted = room
+        .cage
+        .cage
+        .count_cage_shift(pb::CountCageShift {
+            header,
+            cage_id: scenario::CAGE.into(),
+            counted_chips: vec![chips(100, 1_800), chips(500, 1_800), chips(2_500, 360), chips(10_000, 101)],
+            counted_cash_cents: 995_000,
+            signer_1: "carl-cage".into(),
+            signer_2: "fred-floor".into(),
+        })
+        .await?
+        .into_inner();
+    let day = all_events(&mut room.auditor, pb::EventFilter { event_types: vec!["ShiftCounted".into()], ..Default::default() }).await?;
+    let gaming_day = day[0].metadata.as_ref().expect("metadata").gaming_day.clone();
+    assert_eq!(counted.events[0].event_type, "CountVarianceRecorded");
+    let report = room
+        .auditor
+        .audit
+        .gaming_day_reconciliation(pb::GamingDayReconciliationRequest { property_id: String::new(), gaming_day })
+        .await?
+        .into_inner();
+    // One $100 chip over, $50 of cash short: a $50 overage.
+    assert_eq!(report.cage_count_variances.len(), 1);
+    let variance = &report.cage_count_variances[0];
+    assert_eq!((variance.chips_variance.clone(), variance.cash_variance_cents, variance.variance_cents), (vec![chips(10_000, 1)], -5_000, 5_000));
+    assert_eq!(report.count_variance_cents, 5_000);
+    assert_eq!(report.sum_of_balances_cents, 0);
+    room.server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_rake_2_the_jackpot_fund_is_paid_to_players_and_reconciled_every_gaming_day() -> anyhow::Result<()> {
+    // $1 to the jackpot fund from every pot of $10 or more that saw the flop (after the rake).
+    let mut room = Room::open("rake-2", |config| {
+        config.jackpot_drop = Some(pb::JackpotDrop { amount_cents: 100, min_pot_cents: 1_000 });
+    })
+    .await?;
+    room.buy_in(1, "P1", 10_000).await?;
+    room.buy_in(2, "P2", 10_000).await?;
+    // All in preflop and called: a showdown pot of $200, raked $5, then the $1 drop.
+    room.all_in_hand(1, 1, 2, 1).await?;
+    assert_eq!(room.stack(1).await?, 20_000 - 500 - 100);
+    let header = room.id("jackpot");
+    room.floor
+        .table
+        .pay_jackpot(pb::PayJackpot { header, table_id: TABLE.into(), seat: 1, amount_cents: 100, promotion: "high hand".into() })
+        .await?;
+    let header = room.id("jackpot");
+    let empty = room
+        .floor
+        .table
+        .pay_jackpot(pb::PayJackpot { header, table_id: TABLE.into(), seat: 1, amount_cents: 100, promotion: "high hand".into() })
+        .await
+        .unwrap_err();
+    assert_eq!(error_info(&empty).reason, "JACKPOT_FUND_INSUFFICIENT");
+    let paid = all_events(&mut room.auditor, pb::EventFilter { event_types: vec!["JackpotPaid".into()], ..Default::default() }).await?;
+    let report = room
+        .auditor
+        .audit
+        .gaming_day_reconciliation(pb::GamingDayReconciliationRequest {
+            property_id: String::new(),
+            gaming_day: paid[0].metadata.as_ref().expect("metadata").gaming_day.clone(),
+        })
+        .await?
+        .into_inner();
+    assert_eq!(
+        report.jackpot_funds,
+        vec![pb::JackpotFund { table_id: TABLE.into(), opening_cents: 0, drops_cents: 100, paid_cents: 100, closing_cents: 0 }]
+    );
+    assert_eq!(report.jackpot_liability_cents, 0);
+    room.server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_rake_3_time_is_collected_once_per_interval() -> anyhow::Result<()> {
+    let mut room = Room::open("rake-3", |config| {
+        config.fee = Some(pb::FeePolicy {
+            kind: Some(pb::fee_policy::Kind::TimeCollection(pb::TimeCollection { fee_cents: 600, interval_minutes: 30 })),
+        });
+    })
+    .await?;
+    room.buy_in(1, "P1", 10_000).await?;
+    room.buy_in(2, "P2", 10_000).await?;
+    let header = room.id("time");
+    room.dealer.table.collect_time(pb::CollectTime { header, table_id: TABLE.into(), seats: vec![1, 2] }).await?;
+    let header = room.id("time");
+    let twice = room.dealer.table.collect_time(pb::CollectTime { header, table_id: TABLE.into(), seats: vec![2] }).await.unwrap_err();
+    assert_eq!(error_info(&twice).reason, "TIME_ALREADY_COLLECTED");
+    assert_eq!(error_info(&twice).metadata.get("rule_id").map(String::as_str), Some("R-RAKE-3"));
+    assert_eq!((room.stack(1).await?, room.stack(2).await?), (9_400, 9_400));
+    room.server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_kitty_1_the_kitty_left_at_the_end_of_the_game_is_settled() -> anyhow::Result<()> {
+    // A kitty chip from every pot won; left to the dealers at the end of the game.
+    let mut room = Room::open("kitty-1", |config| {
+        config.kitty = Some(pb::KittyPolicy { min_pot_cents: 0, leftover: pb::KittyLeftover::ToDealers as i32 });
+    })
+    .await?;
+    room.buy_in(1, "P1", 10_000).await?;
+    room.buy_in(2, "P2", 10_000).await?;
+    room.all_in_hand(1, 1, 2, 1).await?;
+    let before = table_view(&mut room.auditor, TABLE).await?;
+    assert_eq!(before.kitty_cents, 100);
+    let header = room.id("close");
+    room.floor.table.close_game(pb::CloseGame { header, table_id: TABLE.into() }).await?;
+    let after = table_view(&mut room.auditor, TABLE).await?;
+    assert_eq!((after.kitty_cents, after.toke_cents - before.toke_cents), (0, 100));
+    // The game is over: no more hands.
+    let header = room.id("start");
+    let (reason, _) = refusal(
+        room.dealer
+            .table
+            .start_hand(pb::StartHand { header, table_id: TABLE.into(), hand_no: 2, button_seat: 2, dealt_seats: vec![1, 2] })
+            .await
+            .map(tonic::Response::into_inner),
+    );
+    assert_eq!(reason, "GAME_CLOSED");
+    room.cash_out(1, "P1").await?;
+    room.server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_mark_3_an_iou_writer_cashes_out_and_the_iou_is_paid_from_the_stack() -> anyhow::Result<()> {
+    let mut room = Room::open("mark-3", |config| {
+        config.open_stakes = Some(pb::OpenStakes { iou_auto_accept_below_cents: 100_000 });
+    })
+    .await?;
+    room.buy_in(1, "P1", 10_000).await?;
+    let header = room.id("iou");
+    room.dealer
+        .table
+        .write_iou(pb::WriteIou { header, table_id: TABLE.into(), seat: 1, amount_cents: 3_000, ..Default::default() })
+        .await?;
+    assert_eq!(room.stack(1).await?, 13_000);
+    let left = room.cash_out(1, "P1").await?;
+    assert_eq!(chipledger_tests::reply_balance(&left, "player/P1/pocket"), Some(10_000));
+    assert_eq!(scenario::balance(&mut room.auditor, "player/P1/iou").await?, 0, "the IOU is paid");
+    room.server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_audit_1_a_hand_is_corrected_as_a_whole_and_only_once() -> anyhow::Result<()> {
+    let mut room = Room::open("audit-1", |_| {}).await?;
+    room.buy_in(1, "P1", 10_000).await?;
+    room.buy_in(2, "P2", 10_000).await?;
+    room.all_in_hand(1, 1, 2, 1).await?;
+    // P1 won $100 from P2 less the $5 rake. The floor finds the hand was misdealt.
+    assert_eq!((room.stack(1).await?, room.stack(2).await?), (19_500, 0));
+    let settled = all_events(&mut room.auditor, pb::EventFilter { event_types: vec!["HandSettled".into()], ..Default::default() }).await?;
+    let correct = |command_id: &str, event_id: &str| pb::Correction {
+        header: header(command_id),
+        reverses_event_id: event_id.into(),
+        approved_by: "alice-admin".into(),
+        reason: "misdeal: two cards exposed".into(),
+    };
+    room.floor.ledger.correct(correct("fix-1", &settled[0].event_id)).await?;
+    // The whole hand is reversed: stacks as before it, nothing left in the pot.
+    assert_eq!((room.stack(1).await?, room.stack(2).await?), (10_000, 10_000));
+    assert_eq!(table_view(&mut room.auditor, TABLE).await?.pot_total_cents, 0);
+    // Naming another event of the same hand corrects nothing more.
+    let posted = all_events(&mut room.auditor, pb::EventFilter { event_types: vec!["Posted".into()], ..Default::default() }).await?;
+    let twice = room.floor.ledger.correct(correct("fix-2", &posted[0].event_id)).await.unwrap_err();
+    assert_eq!(error_info(&twice).reason, "ALREADY_CORRECTED", "{twice:?}");
+    room.server.stop().await
+}
