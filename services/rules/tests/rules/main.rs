@@ -5,6 +5,7 @@ mod allocations;
 mod betting;
 mod blinds;
 mod chips;
+mod door_props;
 mod doors;
 mod pots;
 mod props;
