@@ -58,11 +58,11 @@ impl CashDay {
         }
         match direction {
             CashDirection::In => {
-                self.cash_in_cents += amount_cents;
+                self.cash_in_cents = self.cash_in_cents.saturating_add(amount_cents);
                 self.ctr_in_required |= ctr_required;
             }
             CashDirection::Out => {
-                self.cash_out_cents += amount_cents;
+                self.cash_out_cents = self.cash_out_cents.saturating_add(amount_cents);
                 self.ctr_out_required |= ctr_required;
             }
         }
@@ -77,7 +77,8 @@ pub fn assess(day: &CashDay, gaming_day: &str, direction: CashDirection, amount_
         (true, CashDirection::In) => (day.cash_in_cents, day.ctr_in_required),
         (true, CashDirection::Out) => (day.cash_out_cents, day.ctr_out_required),
     };
-    let after = before + amount_cents;
+    // Saturating: a day's total past the amount range is over every threshold anyway.
+    let after = before.saturating_add(amount_cents);
     let mtl = amount_cents > t.mtl_over_cents;
     let ctr = !already && before <= t.ctr_over_cents && after > t.ctr_over_cents;
     (mtl, ctr, after)

@@ -337,9 +337,50 @@ impl TableConfig {
         matches!(self.betting, BettingStructure::FixedLimit { .. } | BettingStructure::SpreadLimit { .. })
     }
 
+    /// Every amount of the configuration (forced bets, bet sizes, limits, fees, funds, caps).
+    fn amounts_cents(&self) -> Vec<Cents> {
+        let mut amounts = vec![self.ante_cents, self.min_bet_cents, self.tip_cap_cents];
+        amounts.extend(&self.blinds_cents);
+        amounts.extend(self.bring_in_cents);
+        amounts.extend([self.buy_in.min_cents, self.buy_in.max_cents, self.buy_in.supervisor_threshold_cents]);
+        amounts.extend(self.buy_in.short_buy_min_cents);
+        amounts.extend(self.chip_set.denominations_cents.iter().copied());
+        match &self.betting {
+            BettingStructure::FixedLimit { small_bet_cents, big_bet_cents, .. } => amounts.extend([*small_bet_cents, *big_bet_cents]),
+            BettingStructure::SpreadLimit { min_bet_cents, max_bet_cents, last_round_max_bet_cents } => {
+                amounts.extend([*min_bet_cents, *max_bet_cents]);
+                amounts.extend(*last_round_max_bet_cents);
+            }
+            BettingStructure::CapLimit { cap_cents, .. } => amounts.push(*cap_cents),
+            BettingStructure::NoLimit | BettingStructure::PotLimit | BettingStructure::HalfPotLimit => {}
+        }
+        match &self.fee {
+            FeePolicy::Rake { increment_cents, cap_cents, min_pot_cents, .. } => amounts.extend([*increment_cents, *cap_cents, *min_pot_cents]),
+            FeePolicy::TimeCollection { fee_cents, .. } => amounts.push(*fee_cents),
+            FeePolicy::NoFee => {}
+        }
+        if let Some(j) = &self.jackpot_drop {
+            amounts.extend([j.amount_cents, j.min_pot_cents]);
+        }
+        if let Some(k) = &self.kitty {
+            amounts.push(k.min_pot_cents);
+        }
+        if let StakesMode::OpenStakes { iou_auto_accept_below_cents } = &self.stakes {
+            amounts.push(*iou_auto_accept_below_cents);
+        }
+        amounts
+    }
+
     pub fn validate(&self) -> Result<(), Rejection> {
         self.chip_set.validate()?;
         let bad = |what: &str| Err(Rejection::new(INVALID_CONFIG, what.to_string()));
+        // R-UNIT-1: every amount is bounded, so no product or sum of them can wrap (a kill
+        // blind is 2x, a button ante 10x, a buy-in limit 100x a blind).
+        if let Some(out) = self.amounts_cents().into_iter().find(|a| !(0..=crate::money::MAX_AMOUNT_CENTS).contains(a)) {
+            return Err(Rejection::new(INVALID_CONFIG, "every amount of a configuration is between 0 and the amount bound")
+                .with("amount_cents", out)
+                .with("max_amount_cents", crate::money::MAX_AMOUNT_CENTS));
+        }
         if self.max_seats == 0 || self.max_seats as usize > crate::MAX_SEATS {
             return bad("max_seats must be 1..=10");
         }

@@ -157,6 +157,12 @@ fn check_postings(original_postings: &[Posting]) -> Result<(), Rejection> {
     if original_postings.is_empty() || original_postings.len() > MAX_CORRECTION_POSTINGS {
         return Err(Rejection::new(CORRECTION_INVALID, "a correction reverses 1..=64 postings"));
     }
+    // Bounded before they are negated and summed (R-UNIT-1: no amount wraps).
+    if let Some(p) = original_postings.iter().find(|p| p.amount_cents.unsigned_abs() > crate::money::MAX_AMOUNT_CENTS as u64) {
+        return Err(Rejection::new(crate::money::AMOUNT_TOO_LARGE, "a posting to reverse is beyond the amount bound")
+            .with("amount_cents", p.amount_cents)
+            .with("max_amount_cents", crate::money::MAX_AMOUNT_CENTS));
+    }
     crate::accounts::check_balanced(original_postings)
 }
 

@@ -525,3 +525,20 @@ fn r_unit_1_counts_that_would_overflow_are_refused_not_wrapped() {
     rejected(g.table(TableOp::CloseShift { counted_tray: huge, counted_drop_cents: drop, signers: signers("a", "b") }), "AMOUNT_TOO_LARGE");
     rejected(g.table(TableOp::CloseShift { counted_tray: tray, counted_drop_cents: -1, signers: signers("a", "b") }), "AMOUNT_NOT_POSITIVE");
 }
+
+#[test]
+fn r_unit_1_configuration_amounts_are_bounded_so_no_product_wraps() {
+    // A big blind near i64::MAX / 2 would wrap a straddle (2x) or a kill blind; refused.
+    let mut c = nl_1_2();
+    c.blinds_cents = vec![d(1), i64::MAX / 2];
+    let mut g = Game::new(nl_1_2(), &[]);
+    let t = tid("T9");
+    let r = rejected(g.world.exec(Command::Table(TableCommand { table_id: t, op: TableOp::OpenTable { config: c } })), "INVALID_CONFIG");
+    assert_eq!(r.number("max_amount_cents"), Some(money::MAX_AMOUNT_CENTS));
+    // Postings to reverse are bounded before they are negated.
+    let huge = vec![
+        Posting::new(Account::Seat { table_id: tid(TABLE), seat: 1 }, i64::MIN),
+        Posting::new(Account::Drop { table_id: tid(TABLE) }, i64::MIN),
+    ];
+    rejected(g.table(correct("event-x", huge)), "AMOUNT_TOO_LARGE");
+}
