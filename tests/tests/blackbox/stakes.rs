@@ -437,3 +437,123 @@ async fn r_audit_1_a_hand_is_corrected_as_a_whole_and_only_once() -> anyhow::Res
     assert_eq!(error_info(&twice).reason, "ALREADY_CORRECTED", "{twice:?}");
     room.server.stop().await
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_stake_6_a_house_move_keeps_a_short_stack_without_a_new_buy_in() -> anyhow::Result<()> {
+    let mut room = Room::open("stake-6", |_| {}).await?;
+    scenario::open_nlhe_table(&mut room.floor, "T2").await?;
+    room.buy_in(1, "P1", 4_000).await?;
+    room.buy_in(2, "P2", 20_000).await?;
+    // P1 loses half the stack: $20, below the $40 minimum.
+    let header = room.id("tip");
+    room.dealer.table.tip(pb::Tip { header, table_id: TABLE.into(), seat: 1, amount_cents: 100 }).await?;
+    room.all_in_hand(1, 2, 1, 2).await?;
+    let header = room.id("move");
+    room.floor
+        .table
+        .move_player(pb::MovePlayer { header, table_id: TABLE.into(), seat: 2, to_table_id: "T2".into(), to_seat: 5, player_id: "P2".into() })
+        .await?;
+    let t2 = table_view(&mut room.auditor, "T2").await?;
+    assert_eq!(stack(&t2, 5), 20_000 + 3_900 - 500, "the stack moves unchanged");
+    // The held seat moved with the player: a seat back at T1 would be a second one.
+    scenario::seat(&mut room.dealer, TABLE, 3, "P2").await?;
+    let second = room.buy_in(3, "P2", 4_000).await.unwrap_err();
+    assert_eq!(error_info(&second).reason, "SECOND_SEAT_SAME_GAME");
+    room.server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_chip_2_a_buy_in_of_10000_dollars_needs_a_supervisor() -> anyhow::Result<()> {
+    // $50/$100 no limit: buy-in $2,000 to $10,000; the tray filled with $100 chips.
+    let server = TestServer::start("chip-2").await?;
+    let mut floor = server.client(principal::FLOOR).await?;
+    let mut cage = server.client(principal::CAGE).await?;
+    let mut dealer = server.client(principal::DEALER).await?;
+    scenario::open_cage(&mut cage).await?;
+    floor
+        .table
+        .open_table(pb::OpenTable {
+            header: header("open-big"),
+            table_id: TABLE.into(),
+            configuration: Some(pb::open_table::Configuration::Preset(pb::TablePreset {
+                game: pb::GamePreset::NoLimitHoldem as i32,
+                small_cents: 5_000,
+                big_cents: 10_000,
+            })),
+        })
+        .await?;
+    cage.cage
+        .fill(pb::Fill {
+            header: header("fill-big"),
+            table_id: TABLE.into(),
+            cage_id: scenario::CAGE.into(),
+            slip_no: 1,
+            chips: vec![chips(10_000, 100)],
+            signer_1: "carl-cage".into(),
+            signer_2: "fred-floor".into(),
+        })
+        .await?;
+    let unsupervised = dealer.table.buy_in(cash_buy_in("big-1", TABLE, 1, "P1", 1_000_000)).await.unwrap_err();
+    assert_eq!(error_info(&unsupervised).reason, "SUPERVISOR_REQUIRED");
+    assert_eq!(number(&unsupervised, "threshold_cents"), Some(1_000_000));
+    // Under the threshold needs nobody ($9,900 in $100 chips).
+    dealer.table.buy_in(cash_buy_in("big-2", TABLE, 2, "P2", 990_000)).await?;
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_tip_1_a_tip_is_limited_to_the_cap_and_r_chip_3_slips_are_sequential() -> anyhow::Result<()> {
+    let mut room = Room::open("tip-1", |_| {}).await?;
+    room.buy_in(1, "P1", 10_000).await?;
+    // The preset's cap is $25 a tip.
+    let tip_header = room.id("tip");
+    let big = room.dealer.table.tip(pb::Tip { header: tip_header, table_id: TABLE.into(), seat: 1, amount_cents: 2_600 }).await.unwrap_err();
+    assert_eq!(error_info(&big).reason, "TIP_ABOVE_CAP");
+    let tip_header = room.id("tip");
+    room.dealer.table.tip(pb::Tip { header: tip_header, table_id: TABLE.into(), seat: 1, amount_cents: 2_500 }).await?;
+    assert_eq!(room.stack(1).await?, 7_500);
+    // Fill slip 1 was the opening fill; slip 3 before slip 2 is out of sequence.
+    let fill = |command_id: &str, slip_no: u64| pb::Fill {
+        header: header(command_id),
+        table_id: TABLE.into(),
+        cage_id: scenario::CAGE.into(),
+        slip_no,
+        chips: vec![chips(100, 10)],
+        signer_1: "carl-cage".into(),
+        signer_2: "fred-floor".into(),
+    };
+    let skipped = room.cage.cage.fill(fill("fill-3", 3)).await.unwrap_err();
+    assert_eq!(error_info(&skipped).reason, "SLIP_OUT_OF_SEQUENCE");
+    assert_eq!(number(&skipped, "expected_slip_no"), Some(2));
+    room.cage.cage.fill(fill("fill-2", 2)).await?;
+    room.server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_audit_4_cash_over_3000_is_logged_and_the_first_total_over_10000_needs_a_ctr() -> anyhow::Result<()> {
+    let mut room = Room::open("audit-4", |_| {}).await?;
+    let sell = |command_id: &str, chips: Vec<pb::ChipCount>| pb::SellChips {
+        header: header(command_id),
+        cage_id: scenario::CAGE.into(),
+        player_id: "P9".into(),
+        chips,
+    };
+    // $2,000 (below the MTL threshold), $3,500 (logged), $5,000 (logged; the day's cash in
+    // reaches $10,500: the first total over $10,000 needs a CTR).
+    room.cage.cage.sell_chips(sell("sell-1", vec![chips(10_000, 20)])).await?;
+    room.cage.cage.sell_chips(sell("sell-2", vec![chips(10_000, 35)])).await?;
+    room.cage.cage.sell_chips(sell("sell-3", vec![chips(10_000, 45), chips(2_500, 20)])).await?;
+    let cash = all_events(&mut room.auditor, pb::EventFilter { event_types: vec!["CashTransaction".into()], ..Default::default() }).await?;
+    let gaming_day = cash[0].metadata.as_ref().expect("metadata").gaming_day.clone();
+    let activity = room
+        .auditor
+        .audit
+        .patron_cash_activity(pb::PatronCashActivityRequest { property_id: String::new(), gaming_day, player_id: "P9".into(), page: None })
+        .await?
+        .into_inner();
+    let patron = &activity.patrons[0];
+    assert_eq!((patron.cash_in_cents, patron.cash_out_cents), (1_050_000, 0));
+    assert_eq!(patron.mtl_entries.iter().map(|e| e.amount_cents).collect::<Vec<_>>(), vec![350_000, 500_000]);
+    assert!(patron.ctr_required_cash_in && !patron.ctr_required_cash_out);
+    room.server.stop().await
+}
