@@ -167,7 +167,7 @@ pub fn decide_into(snapshot: &Snapshot, ctx: &CommandContext, command: &Command,
                     let player = snapshot.player(player_id).ok_or_else(|| {
                         Rejection::new(STREAM_NOT_LOADED, format!("stream player-{player_id} was not loaded"))
                     })?;
-                    crate::seating::decide_move(table, to, player, *seat, player_id, to_table_id, *to_seat)?
+                    crate::seating::decide_move(ctx, table, to, player, *seat, player_id, to_table_id, *to_seat)?
                 }
                 TableOp::Correct { reverses_event_id, original_postings, approved_by, reason } => {
                     crate::corrections::decide_correction(snapshot, table, ctx, reverses_event_id, original_postings, approved_by, reason)?

@@ -55,8 +55,12 @@ pub fn decide_seat(table: &TableState, seat: Seat, player_id: &PlayerId) -> Resu
 /// R-STAKE-6: the house moves a player to another table with the stack unchanged (even below
 /// that table's minimum), between the player's hands. Postings ride on the leaving side; the
 /// patron's held seat follows (R-REBUY-1: not a departure, and still one seat per game). IOUs
-/// written at the seat may not leave the table (R-MARK-3).
+/// written at the seat may not leave the table (R-MARK-3). A move into another game is bound by
+/// the re-buy wait of that game like a buy-in (R-REBUY-1: a move is no way back in below the
+/// amount left with); within one game it keeps the stack as it is, even below the minimum.
+#[allow(clippy::too_many_arguments)]
 pub fn decide_move(
+    ctx: &crate::CommandContext,
     from: &TableState,
     to: &TableState,
     player: &PlayerState,
@@ -65,7 +69,7 @@ pub fn decide_move(
     to_table_id: &TableId,
     to_seat: Seat,
 ) -> Result<Vec<(StreamId, Event)>, Rejection> {
-    let (from_id, _) = crate::ledger::open_table(from)?;
+    let (from_id, from_config) = crate::ledger::open_table(from)?;
     let s = crate::table_stakes::seated_as(from, seat, player_id)?;
     crate::ledger::not_live_in_hand(from, seat)?;
     if to.table_id.as_ref() != Some(to_table_id) || from_id == to_table_id {
@@ -83,6 +87,9 @@ pub fn decide_move(
     let mut staying = player.clone();
     staying.seats.retain(|held| &held.table_id != from_id);
     crate::rebuy::check_second_seat(&staying, to_table_id, &to_config.game_key, &to_config.rebuy)?;
+    if from_config.game_key != to_config.game_key {
+        crate::rebuy::check(player, &to_config.game_key, ctx.at_unix_ms, &to_config.rebuy, s.stack_cents)?;
+    }
     check_free_for(to, to_seat, &s.player_id)?;
     if to.seat(to_seat).is_some() {
         return Err(Rejection::new(SEAT_TAKEN, format!("seat {to_seat} is taken")).with("seat", to_seat as Cents));

@@ -377,6 +377,25 @@ impl Run {
                 Event::Player(PlayerEvent::LeftTable { game_key, amount_cents, at_unix_ms, .. }) => {
                     self.departures.insert((player.to_string(), game_key.clone()), (*at_unix_ms, *amount_cents));
                 }
+                // A house move from another game is a way back in: bound like a buy-in.
+                Event::Player(PlayerEvent::MovedTable { from_table_id, to_table_id, game_key, .. }) => {
+                    let from_game = &self.g.world.tables[from_table_id].config.as_ref().unwrap().game_key;
+                    if from_game != game_key
+                        && let Some((left_at, left_with)) = self.departures.get(&(player.to_string(), game_key.clone()))
+                    {
+                        let window = self.g.world.tables[to_table_id].config.as_ref().unwrap().rebuy.wait_window_ms;
+                        let stack: Cents = events
+                            .iter()
+                            .find_map(|(_, e)| match e {
+                                Event::Table(TableEvent::PlayerMovedIn { amount_cents, .. }) => Some(*amount_cents),
+                                _ => None,
+                            })
+                            .unwrap_or(0);
+                        if now - left_at < window {
+                            assert!(stack >= *left_with, "R-REBUY-1: {player} moved back into {game_key} with {stack} < {left_with}");
+                        }
+                    }
+                }
                 Event::Player(PlayerEvent::JoinedTable { game_key, amount_cents, table_id, .. }) => {
                     if let Some((left_at, left_with)) = self.departures.get(&(player.to_string(), game_key.clone())) {
                         let window = self.g.world.tables[table_id].config.as_ref().unwrap().rebuy.wait_window_ms;
@@ -394,7 +413,7 @@ impl Run {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     #[test]
     fn prop_no_door_moves_chips_off_a_seat_or_under_the_rebuy_wait(doors in prop::collection::vec(door(), 40..200)) {

@@ -142,6 +142,27 @@ fn r_rebuy_1_after_the_window_a_bound_seat_is_free_again() {
 }
 
 #[test]
+fn r_rebuy_1_a_house_move_is_no_way_back_into_a_game_below_the_amount_left() {
+    let mut g = Game::new(nl_1_2(), &[(1, d(100)), (2, d(100))]);
+    p1_wins_60(&mut g);
+    g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
+    // P1 sits down in another game with $40, and the house would move them back.
+    let other = open_second_table(&mut g, "T3", {
+        let mut c = TableConfig::no_limit_holdem(d(2), d(5));
+        c.fee = FeePolicy::NoFee;
+        c
+    });
+    at(&mut g, &other, buy_in(1, "P1", d(100))).unwrap();
+    let y = open_second_table(&mut g, "T2", nl_1_2());
+    let back = TableOp::MovePlayer { seat: 1, player_id: pid("P1"), to_table_id: y, to_seat: 2 };
+    let r = rejected(at(&mut g, &other, back.clone()), "REBUY_BELOW_AMOUNT_LEFT");
+    assert_eq!(r.number("required_min_cents"), Some(d(160)));
+    // After the window the move is an ordinary one.
+    g.world.ctx.at_unix_ms += 60 * MINUTE;
+    at(&mut g, &other, back).unwrap();
+}
+
+#[test]
 fn r_stake_6_a_house_move_carries_the_held_seat() {
     let mut g = Game::new(nl_1_2(), &[(1, d(100)), (2, d(100))]);
     let y = open_second_table(&mut g, "T2", nl_1_2());
