@@ -209,6 +209,7 @@ pub enum TableOperation {
         amount_cents: i64,
         #[arg(long, value_enum, default_value = "cash")]
         source: Source,
+        /// The supervisor of a large buy-in (default: the approver of an --approval token).
         #[arg(long)]
         supervisor: Option<String>,
         #[arg(long)]
@@ -226,6 +227,7 @@ pub enum TableOperation {
         amount_cents: i64,
         #[arg(long, value_enum, default_value = "cash")]
         source: Source,
+        /// The supervisor of a large buy-in (default: the approver of an --approval token).
         #[arg(long)]
         supervisor: Option<String>,
     },
@@ -430,10 +432,12 @@ pub enum CageOperation {
         slip: u64,
         #[arg(long, value_parser = chips_arg)]
         chips: Chips,
+        /// The cage's signer (default: the cage approver of an --approval token).
         #[arg(long)]
-        signer1: String,
+        signer1: Option<String>,
+        /// The floor's signer (default: the floor approver of an --approval token).
         #[arg(long)]
-        signer2: String,
+        signer2: Option<String>,
     },
     /// Chips from a table tray to the cage (R-CHIP-3).
     Credit {
@@ -445,10 +449,12 @@ pub enum CageOperation {
         slip: u64,
         #[arg(long, value_parser = chips_arg)]
         chips: Chips,
+        /// The cage's signer (default: the cage approver of an --approval token).
         #[arg(long)]
-        signer1: String,
+        signer1: Option<String>,
+        /// The floor's signer (default: the floor approver of an --approval token).
         #[arg(long)]
-        signer2: String,
+        signer2: Option<String>,
     },
     /// Close the gaming day (R-CHIP-5).
     CloseDay {
@@ -461,8 +467,9 @@ pub enum CageOperation {
         player: String,
         #[arg(long)]
         line_cents: i64,
+        /// The approver (default: the approver of the --approval token).
         #[arg(long)]
-        approved_by: String,
+        approved_by: Option<String>,
     },
     /// Issue a marker to the pocket, or to a seat with `--table/--seat` (R-MARK-1).
     Marker {
@@ -474,8 +481,9 @@ pub enum CageOperation {
         marker_no: u64,
         #[arg(long, value_parser = chips_arg)]
         chips: Chips,
+        /// The approver (default: the approver of the --approval token).
         #[arg(long)]
-        approved_by: String,
+        approved_by: Option<String>,
         #[arg(long, requires = "seat")]
         table: Option<String>,
         #[arg(long, requires = "table")]
@@ -500,8 +508,9 @@ pub enum CageOperation {
         player: String,
         #[arg(long)]
         marker_no: u64,
+        /// The approver (default: the approver of the --approval token).
         #[arg(long)]
-        approved_by: String,
+        approved_by: Option<String>,
     },
 }
 
@@ -642,8 +651,8 @@ impl CageOperation {
                 cage_id: cage,
                 slip_no: slip,
                 chips: chips.0,
-                signer_1: signer1,
-                signer_2: signer2,
+                signer_1: signer1.unwrap_or_default(),
+                signer_2: signer2.unwrap_or_default(),
             }),
             CageOperation::Credit { cage, table, slip, chips, signer1, signer2 } => Wire::Credit(pb::Credit {
                 header: None,
@@ -651,12 +660,17 @@ impl CageOperation {
                 cage_id: cage,
                 slip_no: slip,
                 chips: chips.0,
-                signer_1: signer1,
-                signer_2: signer2,
+                signer_1: signer1.unwrap_or_default(),
+                signer_2: signer2.unwrap_or_default(),
             }),
             CageOperation::CloseDay { cage } => Wire::CloseGamingDay(pb::CloseGamingDay { header: None, cage_id: cage }),
             CageOperation::CreditLine { player, line_cents, approved_by } => {
-                Wire::SetCreditLine(pb::SetCreditLine { header: None, player_id: player, line_cents, approved_by })
+                Wire::SetCreditLine(pb::SetCreditLine {
+                    header: None,
+                    player_id: player,
+                    line_cents,
+                    approved_by: approved_by.unwrap_or_default(),
+                })
             }
             CageOperation::Marker { cage, player, marker_no, chips, approved_by, table, seat } => {
                 let delivery = match (table, seat) {
@@ -669,7 +683,7 @@ impl CageOperation {
                     player_id: player,
                     marker_no,
                     chips: chips.0,
-                    approved_by,
+                    approved_by: approved_by.unwrap_or_default(),
                     delivery: Some(delivery),
                 })
             }
@@ -677,7 +691,13 @@ impl CageOperation {
                 Wire::RedeemMarker(pb::RedeemMarker { header: None, cage_id: cage, player_id: player, marker_no, amount_cents })
             }
             CageOperation::WriteOff { cage, player, marker_no, approved_by } => {
-                Wire::WriteOffMarker(pb::WriteOffMarker { header: None, cage_id: cage, player_id: player, marker_no, approved_by })
+                Wire::WriteOffMarker(pb::WriteOffMarker {
+                    header: None,
+                    cage_id: cage,
+                    player_id: player,
+                    marker_no,
+                    approved_by: approved_by.unwrap_or_default(),
+                })
             }
         }
     }
