@@ -196,6 +196,15 @@ impl TestServer {
         Ok(Client::new(self.channel().await?, None))
     }
 
+    /// The server's approval signing key (what a replica sharing its key file holds).
+    pub fn approval_key(&self) -> anyhow::Result<chipledger_server::approval::ApprovalKey> {
+        let file = chipledger_server::config::ApprovalKeyFile {
+            path: self.data_dir.path().join(chipledger_server::config::DEFAULT_APPROVAL_KEY_FILE),
+            create_if_missing: false,
+        };
+        Ok(chipledger_server::approval::ApprovalKey::load(&file)?)
+    }
+
     /// Graceful stop: the same path as SIGTERM in the binary.
     pub async fn stop(mut self) -> anyhow::Result<()> {
         if let Some(stop) = self.stop.take() {
@@ -385,6 +394,39 @@ pub async fn all_events(client: &mut Client, filter: pb::EventFilter) -> anyhow:
 /// The head of the log (position and chain hash), read as an auditor would.
 pub async fn head(client: &mut Client) -> anyhow::Result<pb::ChainDigest> {
     Ok(client.audit.get_chain_digest(pb::GetChainDigestRequest::default()).await?.into_inner())
+}
+
+/// One gRPC frame (uncompressed) around `message`.
+pub fn grpc_frame(message: &[u8]) -> Vec<u8> {
+    let mut frame = Vec::with_capacity(message.len() + 5);
+    frame.push(0);
+    frame.extend_from_slice(&u32::try_from(message.len()).unwrap_or(u32::MAX).to_be_bytes());
+    frame.extend_from_slice(message);
+    frame
+}
+
+/// A unary gRPC call whose HTTP/2 request body is exactly `body` (frames included), as a client
+/// with an encoder of its own would send it: the answer's status, from the headers of an
+/// immediate error or from the trailers (OK with a reply).
+pub async fn raw_grpc(channel: Channel, path: &str, token: Option<&str>, body: Vec<u8>) -> anyhow::Result<Status> {
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let mut request = http::Request::builder()
+        .method(http::Method::POST)
+        .uri(path)
+        .header("content-type", "application/grpc")
+        .header("te", "trailers");
+    if let Some(token) = token {
+        request = request.header("authorization", format!("Bearer {token}"));
+    }
+    let request = request.body(tonic::body::Body::new(http_body_util::Full::new(bytes::Bytes::from(body))))?;
+    let response = channel.oneshot(request).await?;
+    if let Some(status) = Status::from_header_map(response.headers()) {
+        return Ok(status);
+    }
+    let collected = response.into_body().collect().await.map_err(|error| anyhow::anyhow!("response body: {error}"))?;
+    let trailers = collected.trailers().cloned().unwrap_or_default();
+    Status::from_header_map(&trailers).context("a gRPC answer ends with grpc-status")
 }
 
 /// Where the PEM files of a TLS scenario live.

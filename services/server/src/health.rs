@@ -76,7 +76,16 @@ pub async fn probe_database(
     }
 }
 
+/// One verdict: the kept connection answers, or (when it broke, e.g. after a database restart)
+/// a new one does. Unreachable only when no connection can be made or none answers.
 async fn probe_once(options: &PgConnectOptions, connection: &mut Option<PgConnection>) -> bool {
+    if connection.is_some() && ask(options, connection).await {
+        return true;
+    }
+    ask(options, connection).await
+}
+
+async fn ask(options: &PgConnectOptions, connection: &mut Option<PgConnection>) -> bool {
     if connection.is_none() {
         match tokio::time::timeout(PROBE_TIMEOUT, PgConnection::connect_with(options)).await {
             Ok(Ok(connected)) => *connection = Some(connected),

@@ -6,8 +6,13 @@
 //! their hand-computed numbers, are in the modules. Rule ids are cited where they are proved.
 
 mod access;
+mod approvals;
+mod bad_input;
 mod embedded;
+mod gaming_day;
 mod idempotency;
+mod outage;
+mod plaintext;
 mod race;
 mod reflection;
 mod refusals;
@@ -16,3 +21,4 @@ mod scenario;
 mod session;
 mod subscription;
 mod telemetry;
+mod tenancy;
