@@ -168,14 +168,14 @@ async fn times_outside_what_the_log_can_answer_are_invalid_argument() -> anyhow:
     ];
     for range in ranges {
         let request = pb::ListEventsRequest {
-            filter: Some(pb::EventFilter { time_range: Some(range.clone()), ..Default::default() }),
+            filter: Some(pb::EventFilter { time_range: Some(range), ..Default::default() }),
             ..Default::default()
         };
         let status = admin.ledger.list_events(request).await.expect_err("bad range");
         assert_eq!(status.code(), Code::InvalidArgument, "{range:?}: {status:?}");
         let status = admin
             .audit
-            .list_rejections(pb::ListRejectionsRequest { time_range: Some(range.clone()), ..Default::default() })
+            .list_rejections(pb::ListRejectionsRequest { time_range: Some(range), ..Default::default() })
             .await
             .expect_err("bad range");
         assert_eq!(status.code(), Code::InvalidArgument, "{range:?}: {status:?}");

@@ -136,7 +136,7 @@ async fn a_dealer_of_property_a_cannot_touch_property_b_by_command_query_subscri
     assert_not_permitted(&status, "Bea reads A");
 
     // Subscriptions and the ledger's queries need a reading role: the floor of A only (Flo).
-    let status = flo.ledger.subscribe(pb::SubscribeRequest { property_id: B.into(), ..Default::default() }).await.err().expect("subscription");
+    let status = flo.ledger.subscribe(pb::SubscribeRequest { property_id: B.into(), ..Default::default() }).await.expect_err("subscription");
     assert_not_permitted(&status, "Subscribe to B");
     let status = flo.ledger.list_events(pb::ListEventsRequest { property_id: B.into(), ..Default::default() }).await.expect_err("events");
     assert_not_permitted(&status, "ListEvents of B");

@@ -201,40 +201,40 @@ async fn measure(
         // Table ids carry the run id: runs against one external server never collide.
         let mut plan = workload::plan(hands, spec.tables, &format!("{run_id}{}", spec.tag), property, run_id)?;
         workload::approve(&mut plan, &mut approvers, property).await?;
-        let from = drive::head(&target.admin, &property).await?;
-        let probe = drive::LagProbe::start(&target.grpc_url, &property, from).await?;
+        let from = drive::head(&target.admin, property).await?;
+        let probe = drive::LagProbe::start(&target.grpc_url, property, from).await?;
         eprintln!("bench: {}: {} hands, {} commands ...", spec.label, plan.hands, plan.commands);
         if args.profile_sql {
             profile::reset(&target.admin).await?;
         }
-        let server = drive::server_run(target, plan, spec.mode, spec.rate, &spec.label, &property).await?;
+        let server = drive::server_run(target, plan, spec.mode, spec.rate, &spec.label, property).await?;
         if args.profile_sql {
             let (statements, toplevel_ms) = profile::read(&target.admin).await?;
             profiles.push_str(&profile::markdown(&spec.label, &statements, toplevel_ms, server.movements));
         }
-        let to = drive::head(&target.admin, &property).await?;
+        let to = drive::head(&target.admin, property).await?;
         if (to - from) as u64 != server.events {
             bail!("{}: replies name {} events, the log grew by {}", spec.label, server.events, to - from);
         }
         lags.push((spec.label.clone(), probe.finish(to).await?));
         eprintln!("bench: {}: baseline ...", spec.label);
         let base_property = format!("{property}.base.{}", spec.tag);
-        let baseline = drive::baseline(target, &property, (from, to), spec.rate, &base_property, &server).await?;
+        let baseline = drive::baseline(target, property, (from, to), spec.rate, &base_property, &server).await?;
         if baseline.movements != server.movements {
             bail!("{}: {} movements planned, {} found in the log", spec.label, server.movements, baseline.movements);
         }
         pairs.push(Pair { server, baseline, rate: spec.rate });
     }
 
-    let head = drive::head(&target.admin, &property).await?;
+    let head = drive::head(&target.admin, property).await?;
     eprintln!("bench: read paths over {head} events ...");
-    let (caught_up, catch_up_time) = drive::catch_up(&target.grpc_url, &property, head).await?;
+    let (caught_up, catch_up_time) = drive::catch_up(&target.grpc_url, property, head).await?;
     let store = Store::connect(&target.admin_url).await?;
     let started = Instant::now();
-    let rebuilt = TableDayReport::rebuild(&store, &property).await?;
+    let rebuilt = TableDayReport::rebuild(&store, property).await?;
     let rebuild_time = started.elapsed();
     store.pool().close().await;
-    let (verified, verify_time) = drive::verify_chain(&target.grpc_url, &property).await?;
+    let (verified, verify_time) = drive::verify_chain(&target.grpc_url, property).await?;
     eprintln!("bench: rules core ...");
     let core = workload::rules_core(hands, Duration::from_secs(args.core_seconds))?;
 

@@ -83,7 +83,8 @@ fn r_unit_2_r_rebuy_1_table_configuration_is_bounded() {
     let open = |c: TableConfig| Command::Table(TableCommand { table_id: t2.clone(), op: TableOp::OpenTable { config: c } });
     let chip = nl().chip_set.min_playable_chip_cents;
     let odd = chip + chip / 2;
-    let cases: Vec<(&str, Box<dyn Fn(&mut TableConfig)>)> = vec![
+    type Change = Box<dyn Fn(&mut TableConfig)>;
+    let cases: Vec<(&str, Change)> = vec![
         ("small_blind_cents", Box::new(move |c| c.blinds_cents[0] = odd)),
         ("big_blind_cents", Box::new(move |c| c.blinds_cents[1] = 3 * odd)),
         ("ante_cents", Box::new(move |c| c.ante_cents = odd)),
