@@ -341,14 +341,19 @@ impl Ledger {
         };
         let property = self.property_at(principal, &envelope.property_id, "header.property_id")?;
         check_room(&property, &decidable, "")?;
+        let request_hash = request_hash(T::RPC, &request.encode_to_vec());
         let approvals = request.header().map_or(&[][..], |header| header.approvals.as_slice());
         let fields = request.approval_fields();
         if !approvals.is_empty() || fields.iter().any(|(_, named)| named.is_some()) {
             let digest = approval::command_digest(T::RPC, &request.approval_bytes(&envelope.command_id, &property.id));
             let subject = approval::Subject { property_id: &property.id, rpc: T::RPC, command_id: &envelope.command_id, digest };
-            self.check_approvals(principal, &subject, &fields, approvals, "")?;
+            if let Err(refused) = self.check_approvals(principal, &subject, &fields, approvals, "") {
+                let mut replay = self.replay_or(refused, &property.id, &envelope.command_id, &request_hash).await?;
+                let mut result = replay.results.pop().ok_or_else(|| status::internal("reply", &"no result"))?;
+                result.replayed = replay.replayed;
+                return Ok(result);
+            }
         }
-        let request_hash = request_hash(T::RPC, &request.encode_to_vec());
         let device = envelope.device.clone();
         let entries = vec![Entry { rpc: T::RPC, decidable, device }];
         let mut batch = self.run(principal, &property, envelope, entries, request_hash).await?;
@@ -396,6 +401,7 @@ impl Ledger {
         for (index, entry) in entries.iter().enumerate() {
             check_room(&property, &entry.decidable, &format!("commands[{index}]."))?;
         }
+        let request_hash = request_hash("/chipledger.v1.LedgerService/RecordBatch", &request.encode_to_vec());
         for (index, command) in approved {
             let command_id = entry_command_id(&envelope.command_id, index);
             let view = convert::approval_view(command, &command_id, &property.id);
@@ -405,10 +411,27 @@ impl Ledger {
             }
             let digest = approval::command_digest(view.rpc, &view.bytes);
             let subject = approval::Subject { property_id: &property.id, rpc: view.rpc, command_id: &command_id, digest };
-            self.check_approvals(principal, &subject, &view.fields, approvals, &format!("commands[{index}]."))?;
+            if let Err(refused) = self.check_approvals(principal, &subject, &view.fields, approvals, &format!("commands[{index}].")) {
+                return self.replay_or(refused, &property.id, &envelope.command_id, &request_hash).await;
+            }
         }
-        let request_hash = request_hash("/chipledger.v1.LedgerService/RecordBatch", &request.encode_to_vec());
         self.run(principal, &property, envelope, entries, request_hash).await
+    }
+
+    /// A command whose approvals no longer check (typically expired since) that was recorded
+    /// with these very bytes when they did: the recorded answer, as for any resend of the same
+    /// command (a resend after OUTCOME_UNKNOWN must stay safe). Anything else: `refused`.
+    async fn replay_or(
+        &self,
+        refused: Status,
+        property: &str,
+        command_id: &str,
+        request_hash: &[u8; 32],
+    ) -> Result<pb::BatchResult, Status> {
+        match self.recorded(property, command_id).await? {
+            Some((hash, outcome)) if &hash == request_hash => rebuild_reply(&outcome),
+            _ => Err(refused),
+        }
     }
 
     fn check_approvals(

@@ -260,3 +260,51 @@ async fn r_chip_2_a_large_buy_in_needs_a_proven_supervisor() -> anyhow::Result<(
     assert_eq!(chipledger_tests::reply_balance(&result, "table/T1/seat/1"), Some(1_000_000), "{result:?}");
     server.stop().await
 }
+
+/// A resend of a recorded command is always safe (after OUTCOME_UNKNOWN a terminal resends the
+/// same bytes, maybe much later): once its approval has expired, the same command id and bytes
+/// still answer the first result, and move nothing again; other bytes are refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recorded_command_resent_after_its_approval_expired_answers_its_first_result() -> anyhow::Result<()> {
+    let server = TestServer::start("expired-replay").await?;
+    let mut cage = server.client(principal::CAGE).await?;
+    let mut floor = server.client(principal::FLOOR).await?;
+    let mut auditor = server.client(principal::AUDITOR).await?;
+    cage_and_table(&mut cage, &mut floor).await?;
+    let message = fill("fill-short-lived", 1, principal::CAGE.0, principal::FLOOR.0);
+    let bytes = chipledger_server::convert::WireCommand::approval_bytes(&message, "fill-short-lived", &server.property_id);
+    let subject = Subject {
+        property_id: &server.property_id,
+        rpc: "/chipledger.v1.CageService/Fill",
+        command_id: "fill-short-lived",
+        digest: approval::command_digest("/chipledger.v1.CageService/Fill", &bytes),
+    };
+    let floor_principal = chipledger_server::access::Principal {
+        id: principal::FLOOR.0.into(),
+        role: chipledger_rules::Role::FloorSupervisor,
+        via: chipledger_server::access::Credential::BearerToken,
+        properties: chipledger_server::config::PropertyScope::All,
+    };
+    // Issued by the server's key so that it expires five seconds from now.
+    let now_ms = || i64::try_from(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis()).unwrap_or(0);
+    let issued_at = now_ms() - approval::DEFAULT_TTL.as_millis() as i64 + 5_000;
+    let token = approval::issue(&server.approval_key()?, &floor_principal, &subject, approval::DEFAULT_TTL, issued_at);
+    let signed = with_tokens(message, &[&token.token]);
+    let first = cage.cage.fill(signed.clone()).await?.into_inner();
+    assert!(!first.replayed);
+    let head_after_first = head(&mut auditor).await?;
+    // The clock passes the token's expiry (a wait for time itself, bounded).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    while now_ms() <= token.expires_at_unix_ms {
+        anyhow::ensure!(std::time::Instant::now() < deadline, "the clock did not pass the expiry");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let again = cage.cage.fill(signed.clone()).await?.into_inner();
+    assert!(again.replayed, "{again:?}");
+    assert_eq!(again.events.iter().map(|e| e.global_position).collect::<Vec<_>>(), first.events.iter().map(|e| e.global_position).collect::<Vec<_>>());
+    assert_eq!(head(&mut auditor).await?, head_after_first, "the resend moved nothing");
+    // The token does not carry over to another command.
+    let other = with_tokens(fill("fill-other", 2, principal::CAGE.0, principal::FLOOR.0), &[&token.token]);
+    assert_denied(cage.cage.fill(other).await, "APPROVAL_FOR_ANOTHER_COMMAND", "another command");
+    server.stop().await
+}
