@@ -201,3 +201,48 @@ async fn hostile_property_ids_are_invalid_argument_and_nothing_is_recorded_under
     }
     server.stop().await
 }
+
+fn room_with_game_keys(file: &mut FileConfig) {
+    file.game_keys = Some(vec!["NLHE 100/200".into(), "PLO 200/500".into()]);
+}
+
+/// R-REBUY-1 binds room-wide by game key: a room that lists its games opens (and reconfigures)
+/// tables only with one of them, so "nlhe 1/2" cannot stand beside "NLHE 100/200" and let a
+/// player escape the re-buy wait.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_rebuy_1_a_room_with_game_keys_opens_tables_only_with_one_of_them() -> anyhow::Result<()> {
+    let options = ServerOptions { customize: Some(room_with_game_keys), ..ServerOptions::default() };
+    let server = TestServer::start_with("game-keys", options, None).await?;
+    let mut floor = server.client(principal::FLOOR).await?;
+    let preset = |table_id: &str, game: pb::GamePreset, small_cents: i64, big_cents: i64| pb::OpenTable {
+        header: header(&format!("open-{table_id}")),
+        table_id: table_id.into(),
+        configuration: Some(pb::open_table::Configuration::Preset(pb::TablePreset { game: game as i32, small_cents, big_cents })),
+    };
+    let opened = floor.table.open_table(preset("T1", pb::GamePreset::NoLimitHoldem, 100, 200)).await?.into_inner();
+    assert_eq!(opened.events.len(), 1);
+    // The same game spelled another way, through a full configuration.
+    let mut config = floor.table.get_table(pb::GetTableRequest { property_id: String::new(), table_id: "T1".into() }).await?.into_inner().config.expect("config");
+    config.game_key = "nlhe 1/2".into();
+    let open_other = pb::OpenTable {
+        header: header("open-T2"),
+        table_id: "T2".into(),
+        configuration: Some(pb::open_table::Configuration::Config(config.clone())),
+    };
+    let status = floor.table.open_table(open_other).await.expect_err("another spelling");
+    assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+    let violation = tonic_types::StatusExt::get_error_details(&status).bad_request().expect("BadRequest").field_violations[0].clone();
+    assert_eq!(violation.field, "config.game_key");
+    assert!(violation.description.contains("R-REBUY-1"), "{violation:?}");
+    let change = pb::ChangeTableConfig {
+        header: header("respell-T1"),
+        table_id: "T1".into(),
+        configuration: Some(pb::change_table_config::Configuration::Config(config)),
+    };
+    assert_eq!(floor.table.change_table_config(change).await.expect_err("respelled").code(), Code::InvalidArgument);
+    // A listed game opens; an unlisted one (PLHE) does not.
+    floor.table.open_table(preset("T3", pb::GamePreset::PotLimitOmaha, 200, 500)).await?;
+    let status = floor.table.open_table(preset("T4", pb::GamePreset::PotLimitHoldem, 100, 200)).await.expect_err("unlisted");
+    assert_eq!(status.code(), Code::InvalidArgument);
+    server.stop().await
+}
