@@ -501,6 +501,14 @@ impl Ledger {
         if let Some(index) = entry_index {
             envelope.command_id = entry_command_id(&envelope.command_id, index);
         }
+        if self.authenticator.principal_by_id(&approver.id).is_none() {
+            // The anonymous caller of a development server is nobody a command could name.
+            return Err(<Status as tonic_types::StatusExt>::with_error_details(
+                tonic::Code::PermissionDenied,
+                format!("{} is no configured principal and cannot approve; approve with a principal's own credentials", approver.id),
+                tonic_types::ErrorDetails::with_error_info("APPROVER_NOT_AUTHORIZED", status::DOMAIN, std::collections::HashMap::new()),
+            ));
+        }
         if !access::may_approve(approver.role, probe.rpc) {
             let metadata = std::collections::HashMap::from([
                 ("rpc".to_string(), probe.rpc.to_string()),
