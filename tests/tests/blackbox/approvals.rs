@@ -46,6 +46,29 @@ fn assert_denied(result: Result<tonic::Response<pb::CommandResult>, tonic::Statu
     assert_eq!((code, got.as_str()), (Code::PermissionDenied, reason), "{what}: {status:?}");
 }
 
+const FILL_RPC: &str = "/chipledger.v1.CageService/Fill";
+
+/// The floor supervisor as the server knows her (to sign tokens with a given key and time).
+fn floor_principal() -> chipledger_server::access::Principal {
+    chipledger_server::access::Principal {
+        id: principal::FLOOR.0.into(),
+        role: chipledger_rules::Role::FloorSupervisor,
+        via: chipledger_server::access::Credential::BearerToken,
+        properties: chipledger_server::config::PropertyScope::All,
+    }
+}
+
+/// What an approval of fill `message` under `command_id` is bound to.
+fn fill_subject<'a>(message: &pb::Fill, command_id: &'a str, property_id: &'a str) -> Subject<'a> {
+    let bytes = chipledger_server::convert::WireCommand::approval_bytes(message, command_id, property_id);
+    Subject { property_id, rpc: FILL_RPC, command_id, digest: approval::command_digest(FILL_RPC, &bytes) }
+}
+
+fn now_unix_ms() -> i64 {
+    let since_epoch = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    i64::try_from(since_epoch.as_millis()).unwrap_or(i64::MAX)
+}
+
 async fn cage_and_table(cage: &mut Client, floor: &mut Client) -> anyhow::Result<()> {
     scenario::open_cage(cage).await?;
     scenario::open_nlhe_table(floor, TABLE).await?;
@@ -126,23 +149,12 @@ async fn forged_tampered_expired_borrowed_and_wrong_role_approvals_are_refused_a
     cage_and_table(&mut cage, &mut floor).await?;
     let before = head(&mut auditor).await?;
     let slip = |command_id: &str| fill(command_id, 1, principal::CAGE.0, principal::FLOOR.0);
-    let now_ms = i64::try_from(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_millis())?;
-    let floor_principal = chipledger_server::access::Principal {
-        id: principal::FLOOR.0.into(),
-        role: chipledger_rules::Role::FloorSupervisor,
-        via: chipledger_server::access::Credential::BearerToken,
-        properties: chipledger_server::config::PropertyScope::All,
-    };
-    let subject_of = |message: &pb::Fill, command_id: &'static str, property: &str| {
-        let bytes = chipledger_server::convert::WireCommand::approval_bytes(message, command_id, property);
-        (approval::command_digest("/chipledger.v1.CageService/Fill", &bytes), command_id)
-    };
+    let now_ms = now_unix_ms();
 
     // Forged: the same claims signed by a key that is not the server's.
     let message = slip("fill-forged");
-    let (digest, command_id) = subject_of(&message, "fill-forged", &server.property_id);
-    let subject = Subject { property_id: &server.property_id, rpc: "/chipledger.v1.CageService/Fill", command_id, digest };
-    let forged = approval::issue(&ApprovalKey::generate()?, &floor_principal, &subject, approval::DEFAULT_TTL, now_ms).token;
+    let subject = fill_subject(&message, "fill-forged", &server.property_id);
+    let forged = approval::issue(&ApprovalKey::generate()?, &floor_principal(), &subject, approval::DEFAULT_TTL, now_ms).token;
     assert_denied(cage.cage.fill(with_tokens(message, &[&forged])).await, "APPROVAL_INVALID", "forged");
 
     // Tampered: a genuine token whose claims were edited (longer validity) after signing.
@@ -157,9 +169,8 @@ async fn forged_tampered_expired_borrowed_and_wrong_role_approvals_are_refused_a
 
     // Expired: signed with the server's own key two hours ago.
     let message = slip("fill-expired");
-    let (digest, command_id) = subject_of(&message, "fill-expired", &server.property_id);
-    let subject = Subject { property_id: &server.property_id, rpc: "/chipledger.v1.CageService/Fill", command_id, digest };
-    let stale = approval::issue(&server.approval_key()?, &floor_principal, &subject, approval::DEFAULT_TTL, now_ms - 7_200_000).token;
+    let subject = fill_subject(&message, "fill-expired", &server.property_id);
+    let stale = approval::issue(&server.approval_key()?, &floor_principal(), &subject, approval::DEFAULT_TTL, now_ms - 7_200_000).token;
     assert_denied(cage.cage.fill(with_tokens(message, &[&stale])).await, "APPROVAL_EXPIRED", "expired");
 
     // Borrowed: an approval of another command id, or of other chips under the same id.
@@ -272,30 +283,17 @@ async fn a_recorded_command_resent_after_its_approval_expired_answers_its_first_
     let mut auditor = server.client(principal::AUDITOR).await?;
     cage_and_table(&mut cage, &mut floor).await?;
     let message = fill("fill-short-lived", 1, principal::CAGE.0, principal::FLOOR.0);
-    let bytes = chipledger_server::convert::WireCommand::approval_bytes(&message, "fill-short-lived", &server.property_id);
-    let subject = Subject {
-        property_id: &server.property_id,
-        rpc: "/chipledger.v1.CageService/Fill",
-        command_id: "fill-short-lived",
-        digest: approval::command_digest("/chipledger.v1.CageService/Fill", &bytes),
-    };
-    let floor_principal = chipledger_server::access::Principal {
-        id: principal::FLOOR.0.into(),
-        role: chipledger_rules::Role::FloorSupervisor,
-        via: chipledger_server::access::Credential::BearerToken,
-        properties: chipledger_server::config::PropertyScope::All,
-    };
+    let subject = fill_subject(&message, "fill-short-lived", &server.property_id);
     // Issued by the server's key so that it expires five seconds from now.
-    let now_ms = || i64::try_from(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis()).unwrap_or(0);
-    let issued_at = now_ms() - approval::DEFAULT_TTL.as_millis() as i64 + 5_000;
-    let token = approval::issue(&server.approval_key()?, &floor_principal, &subject, approval::DEFAULT_TTL, issued_at);
+    let issued_at = now_unix_ms() - approval::DEFAULT_TTL.as_millis() as i64 + 5_000;
+    let token = approval::issue(&server.approval_key()?, &floor_principal(), &subject, approval::DEFAULT_TTL, issued_at);
     let signed = with_tokens(message, &[&token.token]);
     let first = cage.cage.fill(signed.clone()).await?.into_inner();
     assert!(!first.replayed);
     let head_after_first = head(&mut auditor).await?;
     // The clock passes the token's expiry (a wait for time itself, bounded).
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
-    while now_ms() <= token.expires_at_unix_ms {
+    while now_unix_ms() <= token.expires_at_unix_ms {
         anyhow::ensure!(std::time::Instant::now() < deadline, "the clock did not pass the expiry");
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
