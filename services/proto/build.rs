@@ -9,6 +9,7 @@ const PROTO_FILES: &[&str] = &[
     "chipledger/v1/commands.proto",
     "chipledger/v1/queries.proto",
     "chipledger/v1/service.proto",
+    "chipledger/v1/approvals.proto",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

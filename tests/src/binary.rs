@@ -64,6 +64,28 @@ async fn build() -> anyhow::Result<PathBuf> {
     Ok(path)
 }
 
+/// Runs `chipledgerd args..` (environment as [`ChildServer::spawn`]) until it exits, bounded:
+/// its exit status and every line it printed. For starts that must be refused.
+pub async fn run_to_exit(args: &[&str], env: &[(&str, String)], cwd: &Path) -> anyhow::Result<(std::process::ExitStatus, String)> {
+    let binary = chipledgerd().await?;
+    let mut command = Command::new(&binary);
+    command.args(args).current_dir(cwd).env_clear().stdin(Stdio::null());
+    for name in ["PATH", "HOME", "CHIPLEDGER_PG_BIN"] {
+        if let Ok(value) = std::env::var(name) {
+            command.env(name, value);
+        }
+    }
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command.kill_on_drop(true);
+    let output = tokio::time::timeout(crate::STARTUP_BOUND, command.output())
+        .await
+        .context("chipledgerd did not exit")??;
+    let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    Ok((output.status, text))
+}
+
 /// A running `chipledgerd` child process.
 pub struct ChildServer {
     child: Child,

@@ -2,12 +2,14 @@
 //!
 //! For: starting `chipledgerd` against a real PostgreSQL (in-process through the server
 //! library's `serve` entry point, or the built binary as a child process when the test needs
-//! its own process environment), typed gRPC clients that authenticate as one principal, and
-//! the small helpers every scenario uses (command headers, ErrorInfo, the head of the log).
+//! its own process environment), typed gRPC clients that authenticate as one principal, second
+//! persons' approvals of a command, a TCP link to the database the test can cut ([`proxy`]),
+//! and the small helpers every scenario uses (command headers, ErrorInfo, the head of the log).
 //! Not for: assertions about the domain (those live in the tests, next to the arithmetic).
 
 pub mod binary;
 pub mod certs;
+pub mod proxy;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -17,11 +19,14 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use chipledger_postgres::TestPostgres;
 use chipledger_proto::v1 as pb;
+use chipledger_proto::v1::approval_service_client::ApprovalServiceClient;
 use chipledger_proto::v1::audit_service_client::AuditServiceClient;
 use chipledger_proto::v1::cage_service_client::CageServiceClient;
 use chipledger_proto::v1::ledger_service_client::LedgerServiceClient;
 use chipledger_proto::v1::table_service_client::TableServiceClient;
 use chipledger_server::config::{Config, FileConfig, Flags, PrincipalFile, TlsFile};
+use chipledger_server::convert::WireCommand;
+use chipledger_server::database;
 use chipledger_server::ledger::Ledger;
 use chipledger_server::serve;
 use chipledger_server::shutdown::Drain;
@@ -39,12 +44,15 @@ use tonic_types::{ErrorInfo, StatusExt};
 /// Bearer tokens of the test principals (ids are what events record as the actor).
 pub mod principal {
     pub const ADMIN: (&str, &str, &str) = ("alice-admin", "admin", "admin-token-0123456789");
+    /// A second admin: credit decisions need one who is not the caller (R-MARK-1).
+    pub const ADMIN_2: (&str, &str, &str) = ("olga-cfo", "admin", "admin2-token-0123456789");
     pub const FLOOR: (&str, &str, &str) = ("fred-floor", "floor_supervisor", "floor-token-0123456789");
+    pub const FLOOR_2: (&str, &str, &str) = ("flo-floor", "floor_supervisor", "floor2-token-0123456789");
     pub const DEALER: (&str, &str, &str) = ("dan-dealer", "dealer", "dealer-token-0123456789");
     pub const DEALER_2: (&str, &str, &str) = ("dora-dealer", "dealer", "dealer2-token-0123456789");
     pub const CAGE: (&str, &str, &str) = ("carl-cage", "cage", "cage-token-0123456789");
     pub const AUDITOR: (&str, &str, &str) = ("ann-auditor", "auditor", "auditor-token-0123456789");
-    pub const ALL: [(&str, &str, &str); 6] = [ADMIN, FLOOR, DEALER, DEALER_2, CAGE, AUDITOR];
+    pub const ALL: [(&str, &str, &str); 8] = [ADMIN, ADMIN_2, FLOOR, FLOOR_2, DEALER, DEALER_2, CAGE, AUDITOR];
 }
 
 /// How long a test waits for a server to answer health checks before failing.
@@ -66,6 +74,10 @@ pub struct ServerOptions {
     pub tls: Option<TlsFile>,
     /// Principals authenticated by client certificate: (id, role, certificate name).
     pub cert_principals: Vec<(String, String, String)>,
+    /// Changes to the configuration file before it is resolved (properties, principals' scopes).
+    pub customize: Option<fn(&mut FileConfig)>,
+    /// Reach the database through a [`proxy::Link`] the test can cut (`TestServer::link`).
+    pub through_link: bool,
 }
 
 /// `chipledgerd` served in-process on 127.0.0.1 (free port) against a fresh database of the
@@ -75,7 +87,11 @@ pub struct TestServer {
     pub addr: SocketAddr,
     pub database_url: String,
     pub property_id: String,
+    /// The link to the database, with `ServerOptions::through_link`.
+    pub link: Option<proxy::Link>,
     tls: Option<ClientTlsConfig>,
+    /// Holds the approval signing key (replicas share it, as production replicas share the file).
+    data_dir: Arc<tempfile::TempDir>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<Result<(), serve::ServeError>>>,
 }
@@ -96,13 +112,21 @@ impl TestServer {
         let database_url = postgres.fresh_database(name).await.context("a fresh database")?;
         Store::migrate(&database_url).await.context("migrations")?;
         Store::set_app_password(&database_url, app_password()).await.context("application role")?;
-        TestServer::serve_database(database_url, format!("prop-{name}"), options, client_tls).await
+        let data_dir = Arc::new(tempfile::tempdir().context("a data directory")?);
+        TestServer::serve_database(database_url, format!("prop-{name}"), options, client_tls, data_dir).await
     }
 
     /// A second chipledgerd on this server's database and property (another replica, with its
-    /// own cache of stream states), plaintext like [`TestServer::start`].
+    /// own cache of stream states and the same approval key), plaintext like [`TestServer::start`].
     pub async fn replica(&self) -> anyhow::Result<TestServer> {
-        TestServer::serve_database(self.database_url.clone(), self.property_id.clone(), ServerOptions::default(), None).await
+        TestServer::serve_database(
+            self.database_url.clone(),
+            self.property_id.clone(),
+            ServerOptions::default(),
+            None,
+            self.data_dir.clone(),
+        )
+        .await
     }
 
     async fn serve_database(
@@ -110,13 +134,24 @@ impl TestServer {
         property_id: String,
         options: ServerOptions,
         client_tls: Option<ClientTlsConfig>,
+        data_dir: Arc<tempfile::TempDir>,
     ) -> anyhow::Result<TestServer> {
-        let options_pg = Store::app_options(&database_url, app_password()).context("app options")?;
-        let store = Store::connect_with(options_pg, 16).await.context("connect as the application role")?;
+        let mut options_pg = Store::app_options(&database_url, app_password()).context("app options")?;
+        let link = if options.through_link {
+            let target: SocketAddr = format!("127.0.0.1:{}", options_pg.get_port()).parse()?;
+            let link = proxy::Link::start(target).await.context("a link to the database")?;
+            options_pg = options_pg.host("127.0.0.1").port(link.addr().port());
+            Some(link)
+        } else {
+            None
+        };
+        let store = Store::connect_bounded(options_pg, database::POOL_CONNECTIONS, database::ACQUIRE_TIMEOUT)
+            .await
+            .context("connect as the application role")?;
 
-        let config = config(&options)?;
+        let config = config(&options, &property_id, data_dir.path())?;
         let drain = Drain::new();
-        let ledger = Arc::new(Ledger::new(store, property_id.clone(), config.gaming_day, config.limits, drain.clone()));
+        let ledger = Arc::new(Ledger::for_config(store, &config, drain.clone()).context("ledger")?);
         let listener = serve::bind(config.listen).await.context("bind")?;
         let addr = listener.local_addr().context("local addr")?;
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -126,7 +161,8 @@ impl TestServer {
             })
             .await
         });
-        let server = TestServer { addr, database_url, property_id, tls: client_tls, stop: Some(stop), task: Some(task) };
+        let server =
+            TestServer { addr, database_url, property_id, link, tls: client_tls, data_dir, stop: Some(stop), task: Some(task) };
         if server.tls.is_some() {
             // A TLS server is probed by the test itself (it may refuse the probe's identity).
             return Ok(server);
@@ -160,6 +196,15 @@ impl TestServer {
         Ok(Client::new(self.channel().await?, None))
     }
 
+    /// The server's approval signing key (what a replica sharing its key file holds).
+    pub fn approval_key(&self) -> anyhow::Result<chipledger_server::approval::ApprovalKey> {
+        let file = chipledger_server::config::ApprovalKeyFile {
+            path: self.data_dir.path().join(chipledger_server::config::DEFAULT_APPROVAL_KEY_FILE),
+            create_if_missing: false,
+        };
+        Ok(chipledger_server::approval::ApprovalKey::load(&file)?)
+    }
+
     /// Graceful stop: the same path as SIGTERM in the binary.
     pub async fn stop(mut self) -> anyhow::Result<()> {
         if let Some(stop) = self.stop.take() {
@@ -180,7 +225,7 @@ impl Drop for TestServer {
     }
 }
 
-fn config(options: &ServerOptions) -> anyhow::Result<Config> {
+fn config(options: &ServerOptions, property_id: &str, data_dir: &std::path::Path) -> anyhow::Result<Config> {
     let mut principals: Vec<PrincipalFile> = principal::ALL
         .iter()
         .map(|(id, role, token)| PrincipalFile {
@@ -188,6 +233,7 @@ fn config(options: &ServerOptions) -> anyhow::Result<Config> {
             role: (*role).to_string(),
             cert_names: Vec::new(),
             tokens: vec![(*token).to_string()],
+            properties: Vec::new(),
         })
         .collect();
     for (id, role, cert_name) in &options.cert_principals {
@@ -196,10 +242,20 @@ fn config(options: &ServerOptions) -> anyhow::Result<Config> {
             role: role.clone(),
             cert_names: vec![cert_name.clone()],
             tokens: Vec::new(),
+            properties: Vec::new(),
         });
     }
-    let mut file = FileConfig { tls: options.tls.clone(), shutdown_grace_seconds: Some(5), ..FileConfig::default() };
+    let mut file = FileConfig {
+        tls: options.tls.clone(),
+        shutdown_grace_seconds: Some(5),
+        property_id: Some(property_id.to_string()),
+        data_dir: Some(data_dir.to_path_buf()),
+        ..FileConfig::default()
+    };
     file.auth.principals = principals;
+    if let Some(customize) = options.customize {
+        customize(&mut file);
+    }
     let flags = Flags { listen: Some("127.0.0.1:0".parse()?), ..Flags::default() };
     Ok(Config::resolve(flags, file)?)
 }
@@ -244,13 +300,14 @@ impl Interceptor for Bearer {
 
 pub type Authed = InterceptedService<Channel, Bearer>;
 
-/// The four chipledger services, as one principal.
+/// The chipledger services, as one principal.
 #[derive(Clone)]
 pub struct Client {
     pub table: TableServiceClient<Authed>,
     pub cage: CageServiceClient<Authed>,
     pub ledger: LedgerServiceClient<Authed>,
     pub audit: AuditServiceClient<Authed>,
+    pub approval: ApprovalServiceClient<Authed>,
 }
 
 impl Client {
@@ -263,9 +320,27 @@ impl Client {
             table: TableServiceClient::with_interceptor(channel.clone(), bearer.clone()),
             cage: CageServiceClient::with_interceptor(channel.clone(), bearer.clone()),
             ledger: LedgerServiceClient::with_interceptor(channel.clone(), bearer.clone()),
-            audit: AuditServiceClient::with_interceptor(channel, bearer),
+            audit: AuditServiceClient::with_interceptor(channel.clone(), bearer.clone()),
+            approval: ApprovalServiceClient::with_interceptor(channel, bearer),
         }
     }
+
+    /// This principal approves `message` as a second person (as sent: its header's command id
+    /// and property); the approval token.
+    pub async fn approve<T: WireCommand>(&mut self, message: &T) -> Result<pb::ApprovalToken, Status> {
+        let command = pb::Command { command: Some(message.clone().into_batch_entry()) };
+        Ok(self.approval.approve(pb::ApproveRequest { command: Some(command), ttl_seconds: 0 }).await?.into_inner())
+    }
+}
+
+/// `message` with the approvals of each of `approvers` in its header (each approves it first).
+pub async fn approved<T: WireCommand>(mut message: T, approvers: &mut [&mut Client]) -> Result<T, Status> {
+    let mut tokens = Vec::with_capacity(approvers.len());
+    for approver in approvers.iter_mut() {
+        tokens.push(approver.approve(&message).await?.token);
+    }
+    message.header_mut().get_or_insert_with(Default::default).approvals.extend(tokens);
+    Ok(message)
 }
 
 /// A command header with this id and nothing else.
@@ -319,6 +394,39 @@ pub async fn all_events(client: &mut Client, filter: pb::EventFilter) -> anyhow:
 /// The head of the log (position and chain hash), read as an auditor would.
 pub async fn head(client: &mut Client) -> anyhow::Result<pb::ChainDigest> {
     Ok(client.audit.get_chain_digest(pb::GetChainDigestRequest::default()).await?.into_inner())
+}
+
+/// One gRPC frame (uncompressed) around `message`.
+pub fn grpc_frame(message: &[u8]) -> Vec<u8> {
+    let mut frame = Vec::with_capacity(message.len() + 5);
+    frame.push(0);
+    frame.extend_from_slice(&u32::try_from(message.len()).unwrap_or(u32::MAX).to_be_bytes());
+    frame.extend_from_slice(message);
+    frame
+}
+
+/// A unary gRPC call whose HTTP/2 request body is exactly `body` (frames included), as a client
+/// with an encoder of its own would send it: the answer's status, from the headers of an
+/// immediate error or from the trailers (OK with a reply).
+pub async fn raw_grpc(channel: Channel, path: &str, token: Option<&str>, body: Vec<u8>) -> anyhow::Result<Status> {
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let mut request = http::Request::builder()
+        .method(http::Method::POST)
+        .uri(path)
+        .header("content-type", "application/grpc")
+        .header("te", "trailers");
+    if let Some(token) = token {
+        request = request.header("authorization", format!("Bearer {token}"));
+    }
+    let request = request.body(tonic::body::Body::new(http_body_util::Full::new(bytes::Bytes::from(body))))?;
+    let response = channel.oneshot(request).await?;
+    if let Some(status) = Status::from_header_map(response.headers()) {
+        return Ok(status);
+    }
+    let collected = response.into_body().collect().await.map_err(|error| anyhow::anyhow!("response body: {error}"))?;
+    let trailers = collected.trailers().cloned().unwrap_or_default();
+    Status::from_header_map(&trailers).context("a gRPC answer ends with grpc-status")
 }
 
 /// Where the PEM files of a TLS scenario live.

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
+use chipledger_proto::v1::approval_service_client::ApprovalServiceClient;
 use chipledger_proto::v1::audit_service_client::AuditServiceClient;
 use chipledger_proto::v1::cage_service_client::CageServiceClient;
 use chipledger_proto::v1::ledger_service_client::LedgerServiceClient;
@@ -79,13 +80,14 @@ impl Interceptor for BearerToken {
 
 type Service = InterceptedService<Channel, BearerToken>;
 
-/// The four chipledger services over one channel.
+/// The chipledger services over one channel.
 #[derive(Clone)]
 pub struct Client {
     pub table: TableServiceClient<Service>,
     pub cage: CageServiceClient<Service>,
     pub ledger: LedgerServiceClient<Service>,
     pub audit: AuditServiceClient<Service>,
+    pub approval: ApprovalServiceClient<Service>,
     pub property_id: String,
     pub server: String,
 }
@@ -140,7 +142,8 @@ impl Client {
             ledger: LedgerServiceClient::new(service.clone())
                 .max_decoding_message_size(MAX_MESSAGE_BYTES)
                 .max_encoding_message_size(MAX_MESSAGE_BYTES),
-            audit: AuditServiceClient::new(service).max_decoding_message_size(MAX_MESSAGE_BYTES),
+            audit: AuditServiceClient::new(service.clone()).max_decoding_message_size(MAX_MESSAGE_BYTES),
+            approval: ApprovalServiceClient::new(service),
             property_id: args.property.clone(),
             server: url.to_string(),
         })

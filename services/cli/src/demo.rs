@@ -15,7 +15,10 @@
 //!
 //! Ids carry a tag unique to the run (a UUID v4 prefix) so the demo can run again on the same
 //! server; command ids are `demo-<run>-<n>`, deterministic within the run. Any unexpected
-//! refusal stops the demo with its reason (nothing is faked). Needs an admin principal.
+//! refusal stops the demo with its reason (nothing is faked). Needs an admin principal, and
+//! three second persons for dual control (R-CHIP-3, R-MARK-1): a floor supervisor and a cage
+//! cashier who sign the slips, a second admin who approves the credit line; each approves with
+//! its own token (defaults: the development approvers of a bare `chipledgerd`).
 
 use std::process::ExitCode;
 
@@ -28,10 +31,11 @@ use chipledger_rules::{
 };
 use clap::Args;
 
+use crate::approvals::{ApproverTokens, Approvers};
 use crate::audit;
-use crate::connect::{Client, Refusal, describe_status, rpc_error};
+use crate::connect::{Client, Refusal, ServerArgs, describe_status, rpc_error};
 use crate::output::{Output, money};
-use crate::send::{Header, send};
+use crate::send::{Header, send_stamped, stamp};
 use crate::wire::command_to_wire;
 
 #[derive(Debug, Args)]
@@ -39,6 +43,8 @@ pub struct DemoArgs {
     /// Print every recorded event position, not only the narration.
     #[arg(long, short)]
     verbose: bool,
+    #[command(flatten)]
+    approvers: ApproverTokens,
 }
 
 /// The step named in an error: its narration, or the command itself.
@@ -52,6 +58,9 @@ fn step_text(kind: &str, narration: &str, command: &Command) -> String {
         Command::Player(command) => format!("{kind} for {}: {:?}", command.player_id, command.op),
     }
 }
+
+/// A slip's two signers: the cage's and the floor's (R-CHIP-3).
+const SIGNERS: &[&str] = &["signer_1", "signer_2"];
 
 fn chips(list: &[(i64, i64)]) -> Vec<ChipCount> {
     list.iter().map(|&(denomination_cents, count)| ChipCount { denomination_cents, count }).collect()
@@ -89,6 +98,7 @@ struct Hand<'a> {
 
 struct Demo {
     client: Client,
+    approvers: Approvers,
     run: String,
     next_command: u32,
     verbose: bool,
@@ -115,10 +125,23 @@ impl Demo {
 
     /// Sends a command that must go through; a refusal stops the demo with its reason.
     async fn record(&mut self, narration: &str, command: Command) -> anyhow::Result<pb::CommandResult> {
+        self.record_approved(narration, command, &[]).await
+    }
+
+    /// As [`Demo::record`], with `fields` (approver, signers) approved and named by the demo's
+    /// second persons, each with their own token (dual control).
+    async fn record_approved(
+        &mut self,
+        narration: &str,
+        command: Command,
+        fields: &[&'static str],
+    ) -> anyhow::Result<pb::CommandResult> {
         let header = self.header();
-        let wire = command_to_wire(&command)?;
+        let mut wire = command_to_wire(&command)?;
         let kind = crate::send::name(&wire);
-        match send(&mut self.client, &header, wire).await {
+        stamp(&mut wire, &header);
+        self.approvers.approve_and_attach(&mut wire, fields, &header.command_id, &header.property_id).await?;
+        match send_stamped(&mut self.client, wire).await {
             Ok(result) => {
                 if !narration.is_empty() {
                     println!("  {narration}");
@@ -137,9 +160,10 @@ impl Demo {
     /// Sends a command that the rules must refuse; going through stops the demo.
     async fn refused(&mut self, narration: &str, command: Command) -> anyhow::Result<Refusal> {
         let header = self.header();
-        let wire = command_to_wire(&command)?;
+        let mut wire = command_to_wire(&command)?;
         let kind = crate::send::name(&wire);
-        match send(&mut self.client, &header, wire).await {
+        stamp(&mut wire, &header);
+        match send_stamped(&mut self.client, wire).await {
             Ok(_) => bail!("demo step {kind} ({narration}) was accepted but must be refused"),
             Err(status) => match Refusal::from_status(&status) {
                 Some(refusal) => {
@@ -292,18 +316,20 @@ impl Demo {
             money(tray_cents),
             money(view.drop_cents)
         );
-        let signers = Signers { first: "floor-supervisor".into(), second: "cage-cashier".into() };
+        // Counted and signed by two people, each with an approval of their own (R-CHIP-4).
+        let signers = Signers { first: String::new(), second: String::new() };
         let op = TableOp::CloseShift { counted_tray: tray, counted_drop_cents: view.drop_cents, signers };
-        self.record(&narration, Demo::table(table_id, op)).await?;
+        self.record_approved(&narration, Demo::table(table_id, op), SIGNERS).await?;
         Ok(())
     }
 }
 
 /// The narration is plain text whatever `--json` says: it is a story, not a report.
-pub async fn run(client: Client, args: DemoArgs, _output: Output) -> anyhow::Result<ExitCode> {
+pub async fn run(client: Client, server: &ServerArgs, args: DemoArgs, _output: Output) -> anyhow::Result<ExitCode> {
     let run = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
     let cage = CageId::new(format!("CAGE-{run}")).map_err(|r| anyhow::anyhow!("cage id: {}", r.detail))?;
-    let mut demo = Demo { client, run: run.clone(), next_command: 0, verbose: args.verbose, cage };
+    let approvers = Approvers::connect(server, &args.approvers.tokens(), 0).await.context("connecting the demo's approvers")?;
+    let mut demo = Demo { client, approvers, run: run.clone(), next_command: 0, verbose: args.verbose, cage };
     println!("chipledger demo, run {run}, against {}", demo.client.server);
     session(&mut demo).await?;
     Ok(ExitCode::SUCCESS)
@@ -326,16 +352,17 @@ async fn session(demo: &mut Demo) -> anyhow::Result<()> {
     demo.record(&format!("{alice} cashes in $500.00 at the cage (chips to her pocket)"), demo.cage_command(op)).await?;
     let op = CageOp::SellChips { player_id: dave.clone(), chips: chips(&[(10_000, 120)]) };
     demo.record(&format!("{dave} cashes in $12,000.00 (above the $10,000 CTR threshold, R-AUDIT-4)"), demo.cage_command(op)).await?;
-    let op = PlayerOp::SetCreditLine { line_cents: 500_000, approved_by: "credit-manager".into() };
-    demo.record(&format!("{erin} gets a $5,000.00 credit line, approved by the credit manager"), Command::Player(PlayerCommand { player_id: erin.clone(), op })).await?;
+    // Approver fields are left empty: the second persons approve and are named (dual control).
+    let op = PlayerOp::SetCreditLine { line_cents: 500_000, approved_by: String::new() };
+    demo.record_approved(&format!("{erin} gets a $5,000.00 credit line, approved by a second admin with their own token"), Command::Player(PlayerCommand { player_id: erin.clone(), op }), &["approved_by"]).await?;
     let op = CageOp::IssueMarker {
         player_id: erin.clone(),
         marker_no: 1,
         chips: chips(&[(2_500, 16)]),
-        approved_by: "credit-manager".into(),
+        approved_by: String::new(),
         delivery: MarkerDelivery::Pocket,
     };
-    demo.record(&format!("marker #1: {erin} draws $400.00 against her line (R-MARK-1)"), demo.cage_command(op)).await?;
+    demo.record_approved(&format!("marker #1: {erin} draws $400.00 against her line, approved by the floor (R-MARK-1)"), demo.cage_command(op), &["approved_by"]).await?;
 
     println!("== two tables open and are filled ==");
     let mut nlhe = TableConfig::no_limit_holdem(100, 200);
@@ -343,11 +370,12 @@ async fn session(demo: &mut Demo) -> anyhow::Result<()> {
     demo.record(&format!("{t1} opens: {} (10% rake capped at $5, kitty on pots of $20+)", nlhe.game_key), Demo::table(&t1, TableOp::OpenTable { config: nlhe })).await?;
     let plo = TableConfig::pot_limit_omaha(200, 500);
     demo.record(&format!("{t2} opens: {}", plo.game_key), Demo::table(&t2, TableOp::OpenTable { config: plo })).await?;
-    let signers = Signers { first: "cage-cashier".into(), second: "floor-supervisor".into() };
+    // Signed by the cage and the floor, each with an approval of its own (R-CHIP-3).
+    let signers = Signers { first: String::new(), second: String::new() };
     for (table_id, slip_no) in [(&t1, 1), (&t2, 2)] {
         let fill = chips(&[(100, 500), (500, 400), (2_500, 200)]);
         let op = TableOp::Fill { cage_id: cage_id.clone(), slip_no, chips: fill, signers: signers.clone() };
-        demo.record(&format!("fill slip #{slip_no}: $7,500.00 from the cage to the tray of {table_id} (two signers)"), Demo::table(table_id, op)).await?;
+        demo.record_approved(&format!("fill slip #{slip_no}: $7,500.00 from the cage to the tray of {table_id} (signed by the cage and the floor)"), Demo::table(table_id, op), SIGNERS).await?;
     }
 
     println!("== players sit down ==");
@@ -578,7 +606,7 @@ async fn session(demo: &mut Demo) -> anyhow::Result<()> {
     println!("== the tables close ==");
     let credit = chips(&[(2_500, 40)]);
     let op = TableOp::Credit { cage_id: cage_id.clone(), slip_no: 1, chips: credit, signers: signers.clone() };
-    demo.record(&format!("credit slip #1: $1,000.00 from the tray of {t1} back to the cage"), Demo::table(&t1, op)).await?;
+    demo.record_approved(&format!("credit slip #1: $1,000.00 from the tray of {t1} back to the cage"), Demo::table(&t1, op), SIGNERS).await?;
     demo.close_table(&t1).await?;
     demo.close_table(&t2).await?;
 

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
+mod approvals;
 mod audit;
 mod bench;
 mod connect;
@@ -47,6 +48,52 @@ struct CommandOptions {
     /// Why (required by some commands).
     #[arg(long, default_value = "")]
     reason: String,
+    /// A second person's approval token (`chipledger approve`), for an approver, slip signer or
+    /// supervisor the command names; repeat for two. An empty approver field is filled with the
+    /// token's approver.
+    #[arg(long = "approval")]
+    approvals: Vec<String>,
+}
+
+/// What a second person approves: the same command, with the same options, as the caller will
+/// send it.
+#[derive(Subcommand)]
+enum ApprovedCommand {
+    /// A table movement (a large buy-in's or top-up's supervisor).
+    Table {
+        #[command(subcommand)]
+        operation: operate::TableOperation,
+    },
+    /// A cage movement (slip signers, credit line, marker, write-off).
+    Cage {
+        #[command(subcommand)]
+        operation: operate::CageOperation,
+    },
+    /// A correction (R-AUDIT-1).
+    Correct(CorrectionArgs),
+}
+
+/// A correction: the event reversed, its approver, why.
+#[derive(Args, Debug)]
+struct CorrectionArgs {
+    #[arg(long)]
+    event_id: String,
+    /// The approver (default: the approver of the --approval token).
+    #[arg(long)]
+    approved_by: Option<String>,
+    #[arg(long = "why")]
+    why: String,
+}
+
+impl CorrectionArgs {
+    fn into_wire(self) -> chipledger_proto::v1::command::Command {
+        chipledger_proto::v1::command::Command::Correction(chipledger_proto::v1::Correction {
+            header: None,
+            reverses_event_id: self.event_id,
+            approved_by: self.approved_by.unwrap_or_default(),
+            reason: self.why,
+        })
+    }
 }
 
 #[derive(Subcommand)]
@@ -65,16 +112,24 @@ enum Command {
         #[command(subcommand)]
         operation: operate::CageOperation,
     },
-    /// Reverse a recorded event with a new one (R-AUDIT-1).
+    /// Reverse a recorded event with a new one (R-AUDIT-1); a floor supervisor approves it.
     Correct {
         #[command(flatten)]
         options: CommandOptions,
-        #[arg(long)]
-        event_id: String,
-        #[arg(long)]
-        approved_by: String,
-        #[arg(long = "why")]
-        why: String,
+        #[command(flatten)]
+        correction: CorrectionArgs,
+    },
+    /// Approve a command as the second person (dual control), with your own --token or
+    /// certificate: prints the approval token to hand to the caller (`--approval`). Give the
+    /// same command, --command-id and --reason the caller will send.
+    Approve {
+        #[command(flatten)]
+        options: CommandOptions,
+        /// Seconds the approval is valid (default 600, at most 3600).
+        #[arg(long, default_value_t = 0)]
+        ttl_seconds: u32,
+        #[command(subcommand)]
+        command: ApprovedCommand,
     },
     /// A player's history with running balances.
     History(audit::HistoryArgs),
@@ -121,7 +176,53 @@ fn header(options: CommandOptions, property_id: &str) -> send::Header {
     let mut header = send::Header::new(command_id, property_id);
     header.device = options.device;
     header.reason_note = options.reason;
+    header.approvals = options.approvals;
     header
+}
+
+/// `chipledger approve`: prints the token (JSON with --json).
+async fn approve(
+    client: &mut Client,
+    options: CommandOptions,
+    ttl_seconds: u32,
+    command: ApprovedCommand,
+    output: Output,
+) -> anyhow::Result<ExitCode> {
+    let Some(command_id) = options.command_id.clone() else {
+        anyhow::bail!("approve needs --command-id: the id the caller will send the command with");
+    };
+    let wire = match command {
+        ApprovedCommand::Table { operation } => operation.into_wire(),
+        ApprovedCommand::Cage { operation } => operation.into_wire(),
+        ApprovedCommand::Correct(correction) => correction.into_wire(),
+    };
+    let property_id = client.property_id.clone();
+    let mut stamped = wire;
+    send::stamp(&mut stamped, &header(options, &property_id));
+    let token = approvals::approve(client, &stamped, &command_id, &property_id, ttl_seconds)
+        .await
+        .map_err(|status| connect::rpc_error("approve", &status))?;
+    if output.json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "token": token.token,
+                "approver_id": token.approver_id,
+                "property_id": token.property_id,
+                "rpc": token.rpc,
+                "command_id": token.command_id,
+                "expires_at_unix_ms": token.expires_at_unix_ms,
+                "command_digest_hex": token.command_digest_hex,
+            })
+        );
+    } else {
+        println!("{}", token.token);
+        eprintln!(
+            "approved by {} for {} {} (property {}), valid until {} (unix ms)",
+            token.approver_id, token.rpc, token.command_id, token.property_id, token.expires_at_unix_ms
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 async fn run_online(server: ServerArgs, output: Output, command: Command) -> anyhow::Result<ExitCode> {
@@ -134,11 +235,10 @@ async fn run_online(server: ServerArgs, output: Output, command: Command) -> any
         Command::Cage { options, operation } => {
             send::run(&mut client, &header(options, &property_id), operation.into_wire(), output).await
         }
-        Command::Correct { options, event_id, approved_by, why } => {
-            let correction = chipledger_proto::v1::Correction { header: None, reverses_event_id: event_id, approved_by, reason: why };
-            let wire = chipledger_proto::v1::command::Command::Correction(correction);
-            send::run(&mut client, &header(options, &property_id), wire, output).await
+        Command::Correct { options, correction } => {
+            send::run(&mut client, &header(options, &property_id), correction.into_wire(), output).await
         }
+        Command::Approve { options, ttl_seconds, command } => approve(&mut client, options, ttl_seconds, command, output).await,
         Command::History(args) => audit::history(&mut client, args, output).await,
         Command::Hand(args) => audit::hand(&mut client, args, output).await,
         Command::Stacks(args) => audit::stacks(&mut client, args, output).await,
@@ -148,10 +248,10 @@ async fn run_online(server: ServerArgs, output: Output, command: Command) -> any
         Command::Digest(args) => audit::digest(&mut client, args, output).await,
         Command::Verify(args) => audit::verify(&mut client, args, output).await,
         Command::Export(args) => export::export(&mut client, args).await,
-        Command::Demo(args) => demo::run(client, args, output).await,
-        Command::Phh { command: PhhCli::Load(args) } => phh_load::run(args, client).await,
+        Command::Demo(args) => demo::run(client, &server, args, output).await,
+        Command::Phh { command: PhhCli::Load(args) } => phh_load::run(args, &server, client).await,
         Command::Phh { command: PhhCli::Offline(command) } => phh::run(command),
-        Command::Bench(args) => bench::run(args, &server.server).await,
+        Command::Bench(args) => bench::run(args, &server).await,
     }
 }
 
@@ -165,7 +265,7 @@ fn main() -> ExitCode {
             .enable_all()
             .build()
             .map_err(anyhow::Error::from)
-            .and_then(|runtime| runtime.block_on(bench::run(args, &cli.server.server))),
+            .and_then(|runtime| runtime.block_on(bench::run(args, &cli.server))),
         command => tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()

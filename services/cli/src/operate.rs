@@ -177,10 +177,13 @@ pub enum TableOperation {
         counted_tray: Chips,
         #[arg(long)]
         counted_drop_cents: i64,
+        /// One of the two who counted (default: the caller, or the approver of an --approval
+        /// token).
         #[arg(long)]
-        signer_1: String,
+        signer1: Option<String>,
+        /// The other (default: the approver of an --approval token).
         #[arg(long)]
-        signer_2: String,
+        signer2: Option<String>,
     },
     /// Seat a patron (a buy-in follows).
     Seat {
@@ -217,6 +220,7 @@ pub enum TableOperation {
         amount_cents: i64,
         #[arg(long, value_enum, default_value = "cash")]
         source: Source,
+        /// The supervisor of a large buy-in (default: the approver of an --approval token).
         #[arg(long)]
         supervisor: Option<String>,
         #[arg(long)]
@@ -234,6 +238,7 @@ pub enum TableOperation {
         amount_cents: i64,
         #[arg(long, value_enum, default_value = "cash")]
         source: Source,
+        /// The supervisor of a large buy-in (default: the approver of an --approval token).
         #[arg(long)]
         supervisor: Option<String>,
     },
@@ -438,10 +443,12 @@ pub enum CageOperation {
         slip: u64,
         #[arg(long, value_parser = chips_arg)]
         chips: Chips,
+        /// The cage's signer (default: the cage approver of an --approval token).
         #[arg(long)]
-        signer1: String,
+        signer1: Option<String>,
+        /// The floor's signer (default: the floor approver of an --approval token).
         #[arg(long)]
-        signer2: String,
+        signer2: Option<String>,
     },
     /// Chips from a table tray to the cage (R-CHIP-3).
     Credit {
@@ -453,10 +460,12 @@ pub enum CageOperation {
         slip: u64,
         #[arg(long, value_parser = chips_arg)]
         chips: Chips,
+        /// The cage's signer (default: the cage approver of an --approval token).
         #[arg(long)]
-        signer1: String,
+        signer1: Option<String>,
+        /// The floor's signer (default: the floor approver of an --approval token).
         #[arg(long)]
-        signer2: String,
+        signer2: Option<String>,
     },
     /// Close the gaming day (R-CHIP-5).
     CloseDay {
@@ -469,8 +478,9 @@ pub enum CageOperation {
         player: String,
         #[arg(long)]
         line_cents: i64,
+        /// The approver (default: the approver of the --approval token).
         #[arg(long)]
-        approved_by: String,
+        approved_by: Option<String>,
     },
     /// Issue a marker to the pocket, or to a seat with `--table/--seat` (R-MARK-1).
     Marker {
@@ -482,8 +492,9 @@ pub enum CageOperation {
         marker_no: u64,
         #[arg(long, value_parser = chips_arg)]
         chips: Chips,
+        /// The approver (default: the approver of the --approval token).
         #[arg(long)]
-        approved_by: String,
+        approved_by: Option<String>,
         #[arg(long, requires = "seat")]
         table: Option<String>,
         #[arg(long, requires = "table")]
@@ -508,8 +519,9 @@ pub enum CageOperation {
         player: String,
         #[arg(long)]
         marker_no: u64,
+        /// The approver (default: the approver of the --approval token).
         #[arg(long)]
-        approved_by: String,
+        approved_by: Option<String>,
     },
 }
 
@@ -525,14 +537,14 @@ impl TableOperation {
                     big_cents,
                 })),
             }),
-            TableOperation::CloseShift { table, counted_tray, counted_drop_cents, signer_1, signer_2 } => {
+            TableOperation::CloseShift { table, counted_tray, counted_drop_cents, signer1, signer2 } => {
                 Wire::CloseShift(pb::CloseShift {
                     header: None,
                     table_id: table,
                     counted_tray: counted_tray.0,
                     counted_drop_cents,
-                    signer_1,
-                    signer_2,
+                    signer_1: signer1.unwrap_or_default(),
+                    signer_2: signer2.unwrap_or_default(),
                 })
             }
             TableOperation::Seat { table, seat, player } => {
@@ -658,8 +670,8 @@ impl CageOperation {
                 cage_id: cage,
                 slip_no: slip,
                 chips: chips.0,
-                signer_1: signer1,
-                signer_2: signer2,
+                signer_1: signer1.unwrap_or_default(),
+                signer_2: signer2.unwrap_or_default(),
             }),
             CageOperation::Credit { cage, table, slip, chips, signer1, signer2 } => Wire::Credit(pb::Credit {
                 header: None,
@@ -667,12 +679,17 @@ impl CageOperation {
                 cage_id: cage,
                 slip_no: slip,
                 chips: chips.0,
-                signer_1: signer1,
-                signer_2: signer2,
+                signer_1: signer1.unwrap_or_default(),
+                signer_2: signer2.unwrap_or_default(),
             }),
             CageOperation::CloseDay { cage } => Wire::CloseGamingDay(pb::CloseGamingDay { header: None, cage_id: cage }),
             CageOperation::CreditLine { player, line_cents, approved_by } => {
-                Wire::SetCreditLine(pb::SetCreditLine { header: None, player_id: player, line_cents, approved_by })
+                Wire::SetCreditLine(pb::SetCreditLine {
+                    header: None,
+                    player_id: player,
+                    line_cents,
+                    approved_by: approved_by.unwrap_or_default(),
+                })
             }
             CageOperation::Marker { cage, player, marker_no, chips, approved_by, table, seat } => {
                 let delivery = match (table, seat) {
@@ -685,7 +702,7 @@ impl CageOperation {
                     player_id: player,
                     marker_no,
                     chips: chips.0,
-                    approved_by,
+                    approved_by: approved_by.unwrap_or_default(),
                     delivery: Some(delivery),
                 })
             }
@@ -693,7 +710,13 @@ impl CageOperation {
                 Wire::RedeemMarker(pb::RedeemMarker { header: None, cage_id: cage, player_id: player, marker_no, amount_cents })
             }
             CageOperation::WriteOff { cage, player, marker_no, approved_by } => {
-                Wire::WriteOffMarker(pb::WriteOffMarker { header: None, cage_id: cage, player_id: player, marker_no, approved_by })
+                Wire::WriteOffMarker(pb::WriteOffMarker {
+                    header: None,
+                    cage_id: cage,
+                    player_id: player,
+                    marker_no,
+                    approved_by: approved_by.unwrap_or_default(),
+                })
             }
         }
     }

@@ -7,7 +7,10 @@
 //! Each hand gets its own table id, unique per run (`<run>-<n>-<hand>`), so loading the same
 //! files twice records them twice instead of colliding. By default a hand is one `RecordBatch`
 //! (atomic); `--live` sends one RPC per command, like a dealer's terminal would.
-//! The caller needs a principal allowed to open cages and tables (admin or system).
+//! The caller needs a principal allowed to open cages and tables (admin or system). The fill
+//! that stocks each table and the buy-ins at or above the supervisor threshold are signed by
+//! real second persons (`--floor-token`, `--cage-token`; R-CHIP-3, R-CHIP-2): the conversion's
+//! placeholder names are replaced by the approvers who approve each command.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -21,9 +24,10 @@ use futures::StreamExt;
 use indicatif::{ProgressBar, ProgressStyle};
 use pb::command::Command as Wire;
 
-use crate::connect::{Client, Refusal, describe_status, rpc_error};
+use crate::approvals::{ApproverTokens, Approvers, named_fields};
+use crate::connect::{Client, Refusal, ServerArgs, describe_status, rpc_error};
 use crate::phh::{Outcome, Tally};
-use crate::send::{Header, send, send_batch};
+use crate::send::{Header, send_batch, send_stamped, stamp};
 use crate::wire::command_to_wire;
 
 /// Most commands in one `RecordBatch` (the server's default `limits.max_batch_commands`).
@@ -56,6 +60,8 @@ pub struct LoadArgs {
     /// Record at most this many hands (in path order).
     #[arg(long)]
     limit: Option<usize>,
+    #[command(flatten)]
+    approvers: ApproverTokens,
 }
 
 /// The table id of the `seq`-th hand of a run: `<run>-<seq>-<hand>`, within the id bounds
@@ -68,7 +74,8 @@ fn table_id(run_tag: &str, seq: usize, hand: &HandHistory) -> anyhow::Result<Tab
     TableId::new(id.clone()).map_err(|rejection| anyhow::anyhow!("table id {id:?}: {}", rejection.detail))
 }
 
-pub async fn run(args: LoadArgs, client: Client) -> anyhow::Result<ExitCode> {
+pub async fn run(args: LoadArgs, server: &ServerArgs, client: Client) -> anyhow::Result<ExitCode> {
+    let approvers = Approvers::connect(server, &args.approvers.tokens(), 0).await?;
     let mut files = Vec::new();
     for path in &args.paths {
         crate::phh::collect_files(path, &mut files)?;
@@ -110,8 +117,9 @@ pub async fn run(args: LoadArgs, client: Client) -> anyhow::Result<ExitCode> {
     let mut outcomes = futures::stream::iter(hands.iter().enumerate())
         .map(|(seq, hand)| {
             let mut client = client.clone();
+            let mut approvers = approvers.clone();
             let run_tag = run_tag.as_str();
-            async move { (hand, load_hand(&mut client, run_tag, seq, hand, live).await) }
+            async move { (hand, load_hand(&mut client, &mut approvers, run_tag, seq, hand, live).await) }
         })
         .buffered(jobs);
     while let Some((hand, outcome)) = outcomes.next().await {
@@ -148,18 +156,24 @@ fn refused(what: &str, status: &tonic::Status) -> anyhow::Result<Outcome> {
 }
 
 /// Sends `commands` as batches (or one by one with `live`); `Some(outcome)` on a refusal.
+/// Commands with second-person fields are approved first (entries of a batch under their
+/// entry ids, `<batch id>/<index>`).
 async fn record(
     client: &mut Client,
+    approvers: &mut Approvers,
     command_id: &str,
     commands: Vec<(Option<u32>, Wire)>,
     live: bool,
 ) -> anyhow::Result<Option<Outcome>> {
     let property_id = client.property_id.clone();
     if live {
-        for (index, (line, command)) in commands.into_iter().enumerate() {
+        for (index, (line, mut command)) in commands.into_iter().enumerate() {
             let kind = crate::send::name(&command);
             let header = Header::new(format!("{command_id}-{index}"), &property_id);
-            if let Err(status) = send(client, &header, command).await {
+            stamp(&mut command, &header);
+            let fields = named_fields(&command);
+            approvers.approve_and_attach(&mut command, &fields, &header.command_id, &property_id).await?;
+            if let Err(status) = send_stamped(client, command).await {
                 let at = line.map_or_else(|| format!("command {index} ({kind})"), |line| format!("line {line} ({kind})"));
                 return refused(&at, &status).map(Some);
             }
@@ -170,10 +184,15 @@ async fn record(
     let mut chunk_no = 0;
     while !rest.is_empty() {
         let tail = rest.split_off(rest.len().min(MAX_BATCH_COMMANDS));
-        let chunk = std::mem::replace(&mut rest, tail);
+        let mut chunk = std::mem::replace(&mut rest, tail);
         let lines: Vec<(Option<u32>, &'static str)> =
             chunk.iter().map(|(line, command)| (*line, crate::send::name(command))).collect();
         let header = Header::new(format!("{command_id}-b{chunk_no}"), &property_id);
+        for (index, (_, command)) in chunk.iter_mut().enumerate() {
+            let entry_id = chipledger_server::ledger::entry_command_id(&header.command_id, index);
+            let fields = named_fields(command);
+            approvers.approve_and_attach(command, &fields, &entry_id, &property_id).await?;
+        }
         if let Err(status) = send_batch(client, &header, chunk.into_iter().map(|(_, command)| command).collect()).await {
             // The server names the refused command's index in the batch.
             let index = status
@@ -195,6 +214,7 @@ async fn record(
 
 async fn load_hand(
     client: &mut Client,
+    approvers: &mut Approvers,
     run_tag: &str,
     seq: usize,
     hand: &HandHistory,
@@ -209,12 +229,14 @@ async fn load_hand(
     let mut commands: Vec<(Option<u32>, Wire)> = Vec::with_capacity(conversion.steps.len());
     for step in &conversion.steps {
         match command_to_wire(&step.command) {
+            // The conversion's placeholder signers and supervisors give way to real approvers
+            // (`record`).
             Ok(wire) => commands.push((step.line, wire)),
             // A rules operation the API cannot carry: the hand cannot be loaded through it.
             Err(error) => return Ok(Outcome::Unsupported(format!("{error:#}"))),
         }
     }
-    if let Some(outcome) = record(client, &command_id, commands, live).await? {
+    if let Some(outcome) = record(client, approvers, &command_id, commands, live).await? {
         return Ok(outcome);
     }
 
@@ -257,7 +279,7 @@ async fn load_hand(
         })
         .collect();
     if !cash_outs.is_empty()
-        && let Some(refusal) = record(client, &format!("{table_id}-out"), cash_outs, live).await?
+        && let Some(refusal) = record(client, approvers, &format!("{table_id}-out"), cash_outs, live).await?
     {
         return Ok(refusal);
     }

@@ -17,11 +17,19 @@ pub struct Header {
     pub property_id: String,
     pub device: Option<String>,
     pub reason_note: String,
+    /// Second persons' approval tokens (`chipledger approve`).
+    pub approvals: Vec<String>,
 }
 
 impl Header {
     pub fn new(command_id: impl Into<String>, property_id: &str) -> Header {
-        Header { command_id: command_id.into(), property_id: property_id.to_string(), device: None, reason_note: String::new() }
+        Header {
+            command_id: command_id.into(),
+            property_id: property_id.to_string(),
+            device: None,
+            reason_note: String::new(),
+            approvals: Vec::new(),
+        }
     }
 
     fn to_wire(&self) -> pb::CommandHeader {
@@ -32,6 +40,7 @@ impl Header {
             reason_note: self.reason_note.clone(),
             import_actor_id: None,
             import_occurred_at_unix_ms: None,
+            approvals: self.approvals.clone(),
         }
     }
 }
@@ -109,12 +118,6 @@ commands!(
     Correction => ledger.correct,
 );
 
-/// Sends one command on its typed RPC with the given header.
-pub async fn send(client: &mut Client, header: &Header, mut command: Wire) -> Result<pb::CommandResult, Status> {
-    stamp(&mut command, header);
-    send_stamped(client, command).await
-}
-
 /// Puts `header` into `command`'s header slot.
 pub fn stamp(command: &mut Wire, header: &Header) {
     *header_mut(command) = Some(header.to_wire());
@@ -140,9 +143,11 @@ pub async fn send_batch(client: &mut Client, header: &Header, commands: Vec<Wire
 
 /// Sends an operator command and prints what happened. A refusal is printed with its reason
 /// and numbers and makes the process exit 1; other errors propagate as one-line errors.
-pub async fn run(client: &mut Client, header: &Header, command: Wire, output: Output) -> anyhow::Result<std::process::ExitCode> {
+pub async fn run(client: &mut Client, header: &Header, mut command: Wire, output: Output) -> anyhow::Result<std::process::ExitCode> {
     let kind = name(&command);
-    match send(client, header, command).await {
+    stamp(&mut command, header);
+    crate::approvals::name_approvers(&mut command, &header.approvals)?;
+    match send_stamped(client, command).await {
         Ok(result) => {
             print_result(kind, &result, output);
             Ok(std::process::ExitCode::SUCCESS)

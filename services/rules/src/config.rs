@@ -7,7 +7,17 @@ use crate::money::{Cents, ChipSet};
 use crate::rejection::{Reason, Rejection};
 
 pub const INVALID_CONFIG: Reason = Reason::new("INVALID_CONFIG", "R-UNIT-2");
-pub const REASONS: &[Reason] = &[INVALID_CONFIG];
+/// A table's re-buy wait or tolerance outside the room's bounds (R-REBUY-1).
+pub const INVALID_REBUY_POLICY: Reason = Reason::new("INVALID_REBUY_POLICY", "R-REBUY-1");
+pub const REASONS: &[Reason] = &[INVALID_CONFIG, INVALID_REBUY_POLICY];
+
+/// R-REBUY-1: rooms use a wait window of 30 to 120 minutes. A table configuration outside it is
+/// refused, so the wait cannot be switched off (or stretched into a ban) table by table.
+pub const MIN_REBUY_WAIT_WINDOW_MS: i64 = 30 * 60 * 1000;
+pub const MAX_REBUY_WAIT_WINDOW_MS: i64 = 120 * 60 * 1000;
+/// R-REBUY-1's optional tolerance below the amount left with (default 0%): at most 20%, so a
+/// returning player still brings back at least four fifths of what they left with.
+pub const MAX_REBUY_TOLERANCE_BPS: i64 = 2_000;
 
 /// Betting structures of RULES.md section 5.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -415,6 +425,84 @@ impl TableConfig {
             && (!(0..=10_000).contains(percent_bps) || *increment_cents <= 0 || *cap_cents < 0) {
                 return bad("rake needs 0..=10000 bps, a positive increment and a non-negative cap");
             }
+        self.validate_whole_chips()?;
+        self.validate_rebuy()?;
+        Ok(())
+    }
+
+    /// R-UNIT-2: every post, bet limit, buy-in limit and fee of the table is a whole number of
+    /// minimum playable chips (the chip antes, blinds, rake and collection are paid in).
+    fn validate_whole_chips(&self) -> Result<(), Rejection> {
+        let mut amounts: Vec<(&'static str, Cents)> = Vec::with_capacity(16);
+        for (index, blind) in self.blinds_cents.iter().enumerate() {
+            amounts.push((["small_blind_cents", "big_blind_cents", "third_blind_cents"][index.min(2)], *blind));
+        }
+        amounts.push(("ante_cents", self.ante_cents));
+        amounts.push(("min_bet_cents", self.min_bet_cents));
+        if let Some(bring_in) = self.bring_in_cents {
+            amounts.push(("bring_in_cents", bring_in));
+        }
+        match &self.betting {
+            BettingStructure::FixedLimit { small_bet_cents, big_bet_cents, .. } => {
+                amounts.push(("small_bet_cents", *small_bet_cents));
+                amounts.push(("big_bet_cents", *big_bet_cents));
+            }
+            BettingStructure::SpreadLimit { min_bet_cents, max_bet_cents, last_round_max_bet_cents } => {
+                amounts.push(("spread_min_bet_cents", *min_bet_cents));
+                amounts.push(("spread_max_bet_cents", *max_bet_cents));
+                if let Some(last) = last_round_max_bet_cents {
+                    amounts.push(("last_round_max_bet_cents", *last));
+                }
+            }
+            BettingStructure::CapLimit { cap_cents, .. } => amounts.push(("cap_cents", *cap_cents)),
+            BettingStructure::NoLimit | BettingStructure::PotLimit | BettingStructure::HalfPotLimit => {}
+        }
+        amounts.push(("buy_in_min_cents", self.buy_in.min_cents));
+        amounts.push(("buy_in_max_cents", self.buy_in.max_cents));
+        if let Some(short) = self.buy_in.short_buy_min_cents {
+            amounts.push(("short_buy_min_cents", short));
+        }
+        match &self.fee {
+            FeePolicy::Rake { increment_cents, cap_cents, .. } => {
+                amounts.push(("rake_increment_cents", *increment_cents));
+                amounts.push(("rake_cap_cents", *cap_cents));
+            }
+            FeePolicy::TimeCollection { fee_cents, .. } => amounts.push(("time_fee_cents", *fee_cents)),
+            FeePolicy::NoFee => {}
+        }
+        if let Some(drop) = &self.jackpot_drop {
+            amounts.push(("jackpot_drop_cents", drop.amount_cents));
+        }
+        let chip = self.chip_set.min_playable_chip_cents;
+        if let Some((name, amount)) = amounts.into_iter().find(|(_, amount)| !self.chip_set.is_playable(*amount)) {
+            return Err(Rejection::new(
+                INVALID_CONFIG,
+                format!("{name} {amount} is not a whole number of minimum playable chips of {chip}"),
+            )
+            .with(name, amount)
+            .with("min_playable_chip_cents", chip));
+        }
+        Ok(())
+    }
+
+    /// R-REBUY-1: the wait window within [`MIN_REBUY_WAIT_WINDOW_MS`]..=[`MAX_REBUY_WAIT_WINDOW_MS`],
+    /// the tolerance within 0..=[`MAX_REBUY_TOLERANCE_BPS`].
+    fn validate_rebuy(&self) -> Result<(), Rejection> {
+        let RebuyPolicy { wait_window_ms, tolerance_bps, .. } = self.rebuy.clone();
+        if !(MIN_REBUY_WAIT_WINDOW_MS..=MAX_REBUY_WAIT_WINDOW_MS).contains(&wait_window_ms) {
+            return Err(Rejection::new(
+                INVALID_REBUY_POLICY,
+                "the re-buy wait window must be 30 to 120 minutes (rooms may not switch it off per table)",
+            )
+            .with("wait_window_ms", wait_window_ms)
+            .with("min_wait_window_ms", MIN_REBUY_WAIT_WINDOW_MS)
+            .with("max_wait_window_ms", MAX_REBUY_WAIT_WINDOW_MS));
+        }
+        if !(0..=MAX_REBUY_TOLERANCE_BPS).contains(&tolerance_bps) {
+            return Err(Rejection::new(INVALID_REBUY_POLICY, "the re-buy tolerance must be 0 to 20% (0 to 2000 bps)")
+                .with("tolerance_bps", tolerance_bps)
+                .with("max_tolerance_bps", MAX_REBUY_TOLERANCE_BPS));
+        }
         Ok(())
     }
 }

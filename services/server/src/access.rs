@@ -1,8 +1,10 @@
 //! Who may call what. Callers authenticate with a client certificate (mutual TLS: subject CN or
 //! a DNS/email SAN names the principal) or a bearer token from the configuration; each principal
-//! has one role. [`allowed_roles`] is the single table of which roles may call which RPC: a dealer
-//! cannot issue a marker or approve a correction, an auditor can only read. The authenticated
-//! principal is the actor recorded on every event (R-AUDIT-2).
+//! has one role and the properties (tenants) it may act on. [`allowed_roles`] is the single
+//! table of which roles may call which RPC: a dealer cannot issue a marker or approve a
+//! correction, an auditor can only read. Beside it, [`APPROVAL_RULES`] is the single table of
+//! which roles may fill which second-person field (approver, slip signer, supervisor) of which
+//! command. The authenticated principal is the actor recorded on every event (R-AUDIT-2).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -12,7 +14,7 @@ use sha2::{Digest, Sha256};
 use tonic::Status;
 use tonic_types::{ErrorDetails, StatusExt};
 
-use crate::config::{Config, PrincipalConfig};
+use crate::config::{Config, PrincipalConfig, PropertyScope};
 use crate::status::DOMAIN;
 
 /// The authenticated caller, put in the request extensions for the handlers.
@@ -21,6 +23,8 @@ pub struct Principal {
     pub id: String,
     pub role: Role,
     pub via: Credential,
+    /// Properties this principal may act on (commands, queries, subscriptions, approvals).
+    pub properties: PropertyScope,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +62,65 @@ const AUDIT: &[Role] = &[Auditor, FloorSupervisor, Admin, System];
 const CHAIN: &[Role] = &[Auditor, Admin, System];
 /// A batch is allowed to anyone who writes; each command inside is checked on its own.
 const BATCH: &[Role] = &[Dealer, FloorSupervisor, Cage, Admin, System];
+/// Approvals: every role that may fill some field of [`APPROVAL_RULES`].
+const APPROVERS: &[Role] = &[Cage, FloorSupervisor, Admin];
+
+/// One second-person field of a command (dual control): the RPC, the wire field, the roles whose
+/// principals may fill it, and whether the caller may fill it with its own id (a slip's own
+/// signer; proven by the caller's credential). Every other name must be proven by an approval
+/// token of that principal (`CommandHeader.approvals`), and nobody approves their own command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ApprovalRule {
+    pub rpc: &'static str,
+    pub field: &'static str,
+    pub roles: &'static [Role],
+    pub caller_may_sign: bool,
+}
+
+/// Supervisors of the floor: large buy-ins (R-CHIP-2), corrections (R-AUDIT-1), markers (R-MARK-1).
+const SUPERVISORS: &[Role] = &[FloorSupervisor, Admin];
+/// A slip's two signers (R-CHIP-3): one from the cage, one from the floor.
+const CAGE_SIGNER: &[Role] = &[Cage];
+const FLOOR_SIGNER: &[Role] = &[FloorSupervisor, Admin];
+/// A count's two signers (R-CHIP-4): the people who counted, from the floor or the cage; the
+/// caller may be one of them.
+const COUNT_SIGNER: &[Role] = &[FloorSupervisor, Cage, Admin];
+/// Credit decisions: a credit line and a write-off need a second admin (R-MARK-1).
+const CREDIT_APPROVER: &[Role] = &[Admin];
+
+const fn approval(rpc: &'static str, field: &'static str, roles: &'static [Role], caller_may_sign: bool) -> ApprovalRule {
+    ApprovalRule { rpc, field, roles, caller_may_sign }
+}
+
+/// Every second-person field of the API. System principals (machines) never approve.
+pub const APPROVAL_RULES: &[ApprovalRule] = &[
+    approval("/chipledger.v1.TableService/BuyIn", "supervisor_id", SUPERVISORS, false),
+    approval("/chipledger.v1.TableService/TopUp", "supervisor_id", SUPERVISORS, false),
+    approval("/chipledger.v1.CageService/Fill", "signer_1", CAGE_SIGNER, true),
+    approval("/chipledger.v1.CageService/Fill", "signer_2", FLOOR_SIGNER, true),
+    approval("/chipledger.v1.CageService/Credit", "signer_1", CAGE_SIGNER, true),
+    approval("/chipledger.v1.CageService/Credit", "signer_2", FLOOR_SIGNER, true),
+    approval("/chipledger.v1.CageService/VoidSlip", "signer_1", CAGE_SIGNER, true),
+    approval("/chipledger.v1.CageService/VoidSlip", "signer_2", FLOOR_SIGNER, true),
+    approval("/chipledger.v1.TableService/CloseShift", "signer_1", COUNT_SIGNER, true),
+    approval("/chipledger.v1.TableService/CloseShift", "signer_2", COUNT_SIGNER, true),
+    approval("/chipledger.v1.CageService/CountCageShift", "signer_1", COUNT_SIGNER, true),
+    approval("/chipledger.v1.CageService/CountCageShift", "signer_2", COUNT_SIGNER, true),
+    approval("/chipledger.v1.CageService/SetCreditLine", "approved_by", CREDIT_APPROVER, false),
+    approval("/chipledger.v1.CageService/IssueMarker", "approved_by", SUPERVISORS, false),
+    approval("/chipledger.v1.CageService/WriteOffMarker", "approved_by", CREDIT_APPROVER, false),
+    approval("/chipledger.v1.LedgerService/Correct", "approved_by", SUPERVISORS, false),
+];
+
+/// The rule of one field of a command.
+pub fn approval_rule(rpc: &str, field: &str) -> Option<&'static ApprovalRule> {
+    APPROVAL_RULES.iter().find(|rule| rule.rpc == rpc && rule.field == field)
+}
+
+/// True when `role` may fill some second-person field of the command at `rpc`.
+pub fn may_approve(role: Role, rpc: &str) -> bool {
+    APPROVAL_RULES.iter().any(|rule| rule.rpc == rpc && rule.roles.contains(&role))
+}
 
 /// RPCs anyone may call without credentials: health and reflection.
 pub fn is_public(path: &str) -> bool {
@@ -96,6 +159,7 @@ pub fn allowed_roles(path: &str) -> Option<&'static [Role]> {
         ("AuditService", "PatronCashActivity") => COMPLIANCE,
         ("AuditService", "ListRejections") => AUDIT,
         ("AuditService", "VerifyChain" | "GetChainDigest") => CHAIN,
+        ("ApprovalService", "Approve") => APPROVERS,
         _ => return None,
     };
     Some(roles)
@@ -104,10 +168,16 @@ pub fn allowed_roles(path: &str) -> Option<&'static [Role]> {
 /// Maps credentials to principals. Built once from the configuration.
 #[derive(Debug, Clone)]
 pub struct Authenticator {
-    by_cert_name: Arc<HashMap<String, (String, Role)>>,
+    by_cert_name: Arc<HashMap<String, Arc<PrincipalConfig>>>,
     /// Keyed by SHA-256 of the token, so lookups do not compare secrets byte by byte.
-    by_token_hash: Arc<HashMap<[u8; 32], (String, Role)>>,
+    by_token_hash: Arc<HashMap<[u8; 32], Arc<PrincipalConfig>>>,
+    /// Every configured principal by id (approvers are looked up here).
+    by_id: Arc<HashMap<String, Arc<PrincipalConfig>>>,
     dev_anonymous_role: Option<Role>,
+}
+
+fn principal_of(entry: &PrincipalConfig, via: Credential) -> Principal {
+    Principal { id: entry.id.clone(), role: entry.role, via, properties: entry.properties.clone() }
 }
 
 fn token_hash(token: &str) -> [u8; 32] {
@@ -118,24 +188,32 @@ impl Authenticator {
     pub fn new(principals: &[PrincipalConfig], dev_anonymous_role: Option<Role>) -> Authenticator {
         let mut by_cert_name = HashMap::new();
         let mut by_token_hash = HashMap::new();
+        let mut by_id = HashMap::new();
         for principal in principals {
-            let entry = (principal.id.clone(), principal.role);
+            let entry = Arc::new(principal.clone());
             for name in &principal.cert_names {
                 by_cert_name.insert(name.clone(), entry.clone());
             }
             for token in &principal.tokens {
                 by_token_hash.insert(token_hash(token), entry.clone());
             }
+            by_id.insert(principal.id.clone(), entry);
         }
         Authenticator {
             by_cert_name: Arc::new(by_cert_name),
             by_token_hash: Arc::new(by_token_hash),
+            by_id: Arc::new(by_id),
             dev_anonymous_role,
         }
     }
 
     pub fn from_config(config: &Config) -> Authenticator {
         Authenticator::new(&config.principals, config.dev_anonymous_role)
+    }
+
+    /// A configured principal by id (an approver named in a command).
+    pub fn principal_by_id(&self, id: &str) -> Option<&PrincipalConfig> {
+        self.by_id.get(id).map(|entry| entry.as_ref())
     }
 
     /// Who is calling. A client certificate wins over a token; a certificate or a token that
@@ -149,11 +227,7 @@ impl Authenticator {
             return names
                 .iter()
                 .find_map(|name| self.by_cert_name.get(name))
-                .map(|(id, role)| Principal {
-                    id: id.clone(),
-                    role: *role,
-                    via: Credential::ClientCertificate,
-                })
+                .map(|entry| principal_of(entry, Credential::ClientCertificate))
                 .ok_or_else(|| {
                     unauthenticated(
                         "CERTIFICATE_NOT_MAPPED",
@@ -169,11 +243,7 @@ impl Authenticator {
             return self
                 .by_token_hash
                 .get(&token_hash(token.trim()))
-                .map(|(id, role)| Principal {
-                    id: id.clone(),
-                    role: *role,
-                    via: Credential::BearerToken,
-                })
+                .map(|entry| principal_of(entry, Credential::BearerToken))
                 .ok_or_else(|| unauthenticated("UNKNOWN_TOKEN", "bearer token maps to no principal"));
         }
         match self.dev_anonymous_role {
@@ -181,6 +251,7 @@ impl Authenticator {
                 id: DEV_ANONYMOUS_ID.to_string(),
                 role,
                 via: Credential::DevAnonymous,
+                properties: PropertyScope::All,
             }),
             None => Err(unauthenticated(
                 "NO_CREDENTIALS",
@@ -206,6 +277,24 @@ pub fn authorize(principal: &Principal, path: &str) -> Result<(), Status> {
             &format!("role {:?} may not call {path}", principal.role),
         ))
     }
+}
+
+/// PERMISSION_DENIED (PROPERTY_NOT_PERMITTED) unless the principal may act on `property_id`.
+/// Checked before anything is read or decided, so another tenant's data is never touched and
+/// its existence is not revealed.
+pub fn authorize_property(principal: &Principal, property_id: &str) -> Result<(), Status> {
+    if principal.properties.allows(property_id) {
+        return Ok(());
+    }
+    let metadata = HashMap::from([
+        ("property_id".to_string(), property_id.to_string()),
+        ("principal".to_string(), principal.id.clone()),
+    ]);
+    Err(Status::with_error_details(
+        tonic::Code::PermissionDenied,
+        format!("principal {} may not act on property {property_id:?}", principal.id),
+        ErrorDetails::with_error_info("PROPERTY_NOT_PERMITTED", DOMAIN, metadata),
+    ))
 }
 
 fn access_status(code: tonic::Code, reason: &str, path: &str, principal: &Principal, message: &str) -> Status {
@@ -266,7 +355,7 @@ mod tests {
     use prost::Message;
 
     fn principal(role: Role) -> Principal {
-        Principal { id: "p".into(), role, via: Credential::BearerToken }
+        Principal { id: "p".into(), role, via: Credential::BearerToken, properties: PropertyScope::All }
     }
 
     fn allowed(role: Role, path: &str) -> bool {
@@ -317,9 +406,11 @@ mod tests {
             for service in &file.service {
                 for method in &service.method {
                     let path = format!("/chipledger.v1.{}/{}", service.name(), method.name());
-                    // Every command RPC returns CommandResult or BatchResult.
+                    // Every command RPC returns CommandResult or BatchResult; an approval is a
+                    // second person's act, not a read either.
                     let writes = method.output_type().ends_with("CommandResult")
-                        || method.output_type().ends_with("BatchResult");
+                        || method.output_type().ends_with("BatchResult")
+                        || method.output_type().ends_with("ApprovalToken");
                     assert_eq!(allowed(Auditor, &path), !writes, "{path}");
                 }
             }
@@ -351,12 +442,14 @@ mod tests {
                     role: Dealer,
                     cert_names: vec!["anna.dealers.example".into()],
                     tokens: vec!["anna-token-0123456789".into()],
+                    properties: PropertyScope::Only(vec!["casino-a".into()]),
                 },
                 PrincipalConfig {
                     id: "ivan".into(),
                     role: Auditor,
                     cert_names: vec![],
                     tokens: vec!["ivan-token-0123456789".into()],
+                    properties: PropertyScope::All,
                 },
             ],
             None,
@@ -390,6 +483,43 @@ mod tests {
             strict.authenticate(None, Some("Basic abc")).unwrap_err().code(),
             tonic::Code::Unauthenticated
         );
+    }
+
+    #[test]
+    fn a_principal_acts_only_on_its_properties() {
+        let auth = authenticator();
+        let anna = auth.authenticate(None, Some("Bearer anna-token-0123456789")).unwrap();
+        assert!(authorize_property(&anna, "casino-a").is_ok());
+        let status = authorize_property(&anna, "casino-b").unwrap_err();
+        assert_eq!(status.code(), tonic::Code::PermissionDenied);
+        assert_eq!(status.get_error_details().error_info().unwrap().reason, "PROPERTY_NOT_PERMITTED");
+        let ivan = auth.authenticate(None, Some("Bearer ivan-token-0123456789")).unwrap();
+        assert!(authorize_property(&ivan, "casino-b").is_ok());
+        assert_eq!(auth.principal_by_id("anna").map(|p| p.role), Some(Dealer));
+        assert!(auth.principal_by_id("nobody-we-know").is_none());
+    }
+
+    /// The approval table names only real commands and fields, each field once; nobody with a
+    /// role outside `APPROVERS` approves anything, and dealers, auditors and system principals
+    /// never do (dual control is between people who answer for the movement).
+    #[test]
+    fn approval_table_names_real_rpcs_and_people_who_may_approve() {
+        let mut seen = std::collections::HashSet::new();
+        for rule in APPROVAL_RULES {
+            assert!(allowed_roles(rule.rpc).is_some(), "{} is not an RPC", rule.rpc);
+            assert!(seen.insert((rule.rpc, rule.field)), "{} {} twice", rule.rpc, rule.field);
+            for role in rule.roles {
+                assert!(APPROVERS.contains(role), "{role:?} approves {} but may not call Approve", rule.rpc);
+                assert!(!matches!(role, Dealer | Auditor | System), "{role:?} approves {}", rule.rpc);
+            }
+        }
+        for role in APPROVERS {
+            assert!(APPROVAL_RULES.iter().any(|rule| rule.roles.contains(role)), "{role:?} approves nothing");
+        }
+        assert!(may_approve(FloorSupervisor, "/chipledger.v1.LedgerService/Correct"));
+        assert!(!may_approve(Cage, "/chipledger.v1.LedgerService/Correct"));
+        assert!(may_approve(Cage, "/chipledger.v1.CageService/Fill"));
+        assert!(!may_approve(FloorSupervisor, "/chipledger.v1.CageService/SetCreditLine"));
     }
 
     #[test]

@@ -1,9 +1,15 @@
 //! Configuration of `chipledgerd`: a TOML file, overridden by environment variables, overridden
 //! by command-line flags. Everything has a safe default so that `chipledgerd` alone runs a local
 //! development server on 127.0.0.1 with its own embedded PostgreSQL.
+//!
+//! Tenancy: a server serves the properties (tenants) it is configured with, each with its own
+//! gaming day (IANA time zone and cutoff, R-CHIP-6), cash thresholds (R-AUDIT-4), currency and
+//! list of game keys; every principal names the properties it may act on.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use chipledger_rules::Role;
@@ -18,6 +24,15 @@ pub const DEFAULT_PROPERTY_ID: &str = "default";
 pub const MAX_BATCH_COMMANDS_LIMIT: u32 = 10_000;
 pub const MAX_PAGE_SIZE_LIMIT: u32 = 10_000;
 pub const MAX_CONFLICT_RETRIES_LIMIT: u32 = 20;
+/// Bound on configured properties and on game keys per property.
+pub const MAX_PROPERTIES: usize = 1_000;
+pub const MAX_GAME_KEYS: usize = 500;
+/// A principal's property list entry meaning every configured property.
+pub const ALL_PROPERTIES: &str = "*";
+/// Currency of a property that does not name one (ISO 4217).
+pub const DEFAULT_CURRENCY: &str = "USD";
+/// File under the data directory holding the approval signing key when none is configured.
+pub const DEFAULT_APPROVAL_KEY_FILE: &str = "approval-ed25519.key";
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -55,6 +70,10 @@ pub struct Flags {
     /// Only run the migrations, then exit.
     #[arg(long)]
     pub migrate_only: bool,
+    /// Accept bearer tokens over plaintext on a non-loopback address (tokens then cross the
+    /// network in clear: for a network you control end to end, never the casino floor).
+    #[arg(long, env = "CHIPLEDGER_ALLOW_PLAINTEXT_TOKENS")]
+    pub allow_plaintext_tokens: bool,
 }
 
 /// The TOML file. Every field is optional.
@@ -66,6 +85,16 @@ pub struct FileConfig {
     pub database_url: Option<String>,
     pub property_id: Option<String>,
     pub shutdown_grace_seconds: Option<u64>,
+    /// The default property's currency (ISO 4217, default USD), when it has no `[[properties]]`
+    /// entry of its own.
+    pub currency: Option<String>,
+    /// The default property's game keys, when it has no `[[properties]]` entry of its own.
+    pub game_keys: Option<Vec<String>>,
+    /// Properties (tenants) with their own settings; the default property may be one of them.
+    #[serde(default)]
+    pub properties: Vec<PropertyFile>,
+    #[serde(default)]
+    pub approvals: ApprovalsFile,
     #[serde(default)]
     pub gaming_day: GamingDayFile,
     #[serde(default)]
@@ -84,8 +113,40 @@ pub struct FileConfig {
 pub struct GamingDayFile {
     /// Local time the gaming day starts, "HH:MM" (R-CHIP-6, default "06:00").
     pub cutoff: Option<String>,
-    /// Offset of the property's local time from UTC, in minutes.
+    /// IANA time zone of the property ("America/Los_Angeles"): the cutoff stays at the same
+    /// local time across daylight-saving changes. Default UTC.
+    pub time_zone: Option<String>,
+    /// A fixed offset from UTC in minutes, for a property whose clocks never change; prefer
+    /// `time_zone`. Not together with it.
     pub utc_offset_minutes: Option<i32>,
+}
+
+/// One `[[properties]]` entry.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PropertyFile {
+    /// 1 to 64 characters of `A-Z a-z 0-9 _ . -` (the form of table ids).
+    pub id: String,
+    /// ISO 4217 code of the property's money (default USD).
+    pub currency: Option<String>,
+    /// The room's games and limits ("NLHE 100/200", ...): a table may only be opened with one
+    /// of them, so that the re-buy wait's room-wide scope (R-REBUY-1) cannot be escaped by a
+    /// different spelling. Unset: any game key (a warning at start).
+    pub game_keys: Option<Vec<String>>,
+    #[serde(default)]
+    pub gaming_day: GamingDayFile,
+    #[serde(default)]
+    pub aml: AmlFile,
+}
+
+/// `[approvals]`: the Ed25519 key approval tokens are signed with.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApprovalsFile {
+    /// File holding the 32-byte Ed25519 seed in hex. Replicas must share it (a token issued by
+    /// one is then accepted by all). Unset: `<data dir>/approval-ed25519.key`, created on the
+    /// first start. A configured file must exist.
+    pub signing_key_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -118,6 +179,9 @@ pub struct AuthFile {
     /// Plain local development only: the role given to callers with no credentials. Refused
     /// unless TLS is off and the listen address is a loopback address.
     pub dev_anonymous_role: Option<String>,
+    /// Accept bearer tokens over plaintext on a non-loopback address (see the flag).
+    #[serde(default)]
+    pub allow_plaintext_tokens: bool,
     #[serde(default)]
     pub principals: Vec<PrincipalFile>,
 }
@@ -135,6 +199,10 @@ pub struct PrincipalFile {
     /// Bearer tokens (`authorization: Bearer <token>`) for local/dev use.
     #[serde(default)]
     pub tokens: Vec<String>,
+    /// Properties this principal may act on; `["*"]` for every configured property. Unset:
+    /// the default property only.
+    #[serde(default)]
+    pub properties: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -161,16 +229,103 @@ pub struct Config {
     pub listen: SocketAddr,
     pub data_dir: PathBuf,
     pub database_url: Option<String>,
+    /// The default property (requests that leave `property_id` empty).
     pub property_id: String,
+    /// Every property served, the default among them.
+    pub properties: Properties,
     pub migrate_only: bool,
     pub shutdown_grace: Duration,
-    pub gaming_day: GamingDayClock,
     pub embedded_postgres: EmbeddedPostgres,
     pub tls: Option<TlsFile>,
     pub dev_anonymous_role: Option<Role>,
     pub principals: Vec<PrincipalConfig>,
+    /// Plaintext bearer tokens on a non-loopback address were explicitly allowed.
+    pub plaintext_tokens_allowed: bool,
+    /// Where the approval signing key is, and whether it may be created there.
+    pub approval_key: ApprovalKeyFile,
     pub limits: Limits,
+}
+
+/// The approval signing key's file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApprovalKeyFile {
+    pub path: PathBuf,
+    /// True for the default path under the data directory; a configured file must exist.
+    pub create_if_missing: bool,
+}
+
+/// One property (tenant) and its own settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PropertyConfig {
+    pub id: String,
+    pub gaming_day: GamingDayClock,
     pub aml: chipledger_rules::AmlThresholds,
+    pub currency: String,
+    /// `None`: any game key accepted.
+    pub game_keys: Option<Vec<String>>,
+}
+
+impl PropertyConfig {
+    /// A property with the defaults: gaming day at 06:00 UTC, the rules' cash thresholds, USD,
+    /// any game key.
+    pub fn with_defaults(id: &str) -> PropertyConfig {
+        PropertyConfig {
+            id: id.to_string(),
+            gaming_day: GamingDayClock::default(),
+            aml: chipledger_rules::AmlThresholds::default(),
+            currency: DEFAULT_CURRENCY.to_string(),
+            game_keys: None,
+        }
+    }
+}
+
+/// The configured properties by id, and which is the default.
+#[derive(Debug, Clone)]
+pub struct Properties {
+    default_id: String,
+    by_id: Arc<HashMap<String, Arc<PropertyConfig>>>,
+}
+
+impl Properties {
+    pub fn new(default_id: &str, properties: Vec<PropertyConfig>) -> Properties {
+        let by_id = properties.into_iter().map(|property| (property.id.clone(), Arc::new(property))).collect();
+        Properties { default_id: default_id.to_string(), by_id: Arc::new(by_id) }
+    }
+
+    pub fn default_id(&self) -> &str {
+        &self.default_id
+    }
+
+    pub fn get(&self, id: &str) -> Option<&Arc<PropertyConfig>> {
+        self.by_id.get(id)
+    }
+
+    pub fn ids(&self) -> impl Iterator<Item = &str> {
+        self.by_id.keys().map(String::as_str)
+    }
+}
+
+/// True for a property id of the form of table ids: 1 to 64 characters of `A-Z a-z 0-9 _ . -`
+/// (so no quote, blank, control or bidirectional-override character ever names a tenant).
+pub fn is_valid_property_id(id: &str) -> bool {
+    chipledger_rules::TableId::new(id).is_ok()
+}
+
+/// The properties a principal may act on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PropertyScope {
+    /// Every configured property (`properties = ["*"]`, and the development anonymous caller).
+    All,
+    Only(Vec<String>),
+}
+
+impl PropertyScope {
+    pub fn allows(&self, property_id: &str) -> bool {
+        match self {
+            PropertyScope::All => true,
+            PropertyScope::Only(ids) => ids.iter().any(|id| id == property_id),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -186,6 +341,7 @@ pub struct PrincipalConfig {
     pub role: Role,
     pub cert_names: Vec<String>,
     pub tokens: Vec<String>,
+    pub properties: PropertyScope,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -201,31 +357,65 @@ impl Default for Limits {
     }
 }
 
-/// Computes the gaming day of an instant (R-CHIP-6): one cutoff for the whole property.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Computes the gaming day of an instant (R-CHIP-6): one cutoff for the whole property, in the
+/// property's own time zone. The cutoff is a local wall-clock time, so in a zone with daylight
+/// saving it stays at (say) 06:00 local all year while its UTC instant moves by an hour.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GamingDayClock {
     pub cutoff_minutes: i32,
-    pub utc_offset_minutes: i32,
+    pub zone: jiff::tz::TimeZone,
 }
 
 impl Default for GamingDayClock {
     fn default() -> GamingDayClock {
-        GamingDayClock { cutoff_minutes: 6 * 60, utc_offset_minutes: 0 }
+        GamingDayClock { cutoff_minutes: 6 * 60, zone: jiff::tz::TimeZone::UTC }
     }
 }
+
+/// Instants a gaming day can be computed for: years 1900 to 9000, far beyond any record or
+/// import, well inside what the time-zone arithmetic covers.
+pub const MIN_CLOCK_UNIX_MS: i64 = -2_208_988_800_000;
+pub const MAX_CLOCK_UNIX_MS: i64 = 221_845_392_000_000;
 
 impl GamingDayClock {
-    /// "YYYY-MM-DD" of the gaming day containing `at_unix_ms`: local time minus the cutoff.
-    pub fn gaming_day(&self, at_unix_ms: i64) -> String {
-        let shift_ms = i64::from(self.utc_offset_minutes - self.cutoff_minutes) * 60_000;
-        let day = (at_unix_ms + shift_ms).div_euclid(86_400_000);
-        let date = time::Date::from_julian_day(UNIX_EPOCH_JULIAN_DAY + day as i32)
-            .unwrap_or(time::Date::MIN);
-        format!("{:04}-{:02}-{:02}", date.year(), u8::from(date.month()), date.day())
+    /// The clock of a named IANA zone.
+    pub fn in_zone(cutoff_minutes: i32, zone_name: &str) -> Result<GamingDayClock, ConfigError> {
+        let zone = jiff::tz::TimeZone::get(zone_name)
+            .map_err(|error| invalid("gaming_day.time_zone", format!("{zone_name:?} is not an IANA time zone: {error}")))?;
+        Ok(GamingDayClock { cutoff_minutes, zone })
+    }
+
+    /// The zone's IANA name, or its fixed offset.
+    pub fn zone_name(&self) -> String {
+        match self.zone.iana_name() {
+            Some(name) => name.to_string(),
+            None => format!("{:?}", self.zone),
+        }
+    }
+
+    /// "YYYY-MM-DD" of the gaming day containing `at_unix_ms`: the local date, one day earlier
+    /// before the local cutoff. `None` outside [`MIN_CLOCK_UNIX_MS`]..=[`MAX_CLOCK_UNIX_MS`].
+    pub fn gaming_day(&self, at_unix_ms: i64) -> Option<String> {
+        if !(MIN_CLOCK_UNIX_MS..=MAX_CLOCK_UNIX_MS).contains(&at_unix_ms) {
+            return None;
+        }
+        let instant = jiff::Timestamp::from_millisecond(at_unix_ms).ok()?;
+        let local = self.zone.to_datetime(instant);
+        let minutes = i32::from(local.hour()) * 60 + i32::from(local.minute());
+        let date = if minutes < self.cutoff_minutes { local.date().yesterday().ok()? } else { local.date() };
+        Some(format!("{:04}-{:02}-{:02}", date.year(), date.month(), date.day()))
     }
 }
 
-const UNIX_EPOCH_JULIAN_DAY: i32 = 2_440_588;
+/// The approvers of a development server (plaintext, loopback, anonymous callers act as admin,
+/// no principals configured): id, role and bearer token. The tokens are public on purpose:
+/// they exist only where any local caller is already an admin, so that one person can run the
+/// demo's dual control (a cage signer, a floor signer, a second admin for credit decisions).
+pub const DEV_APPROVERS: &[(&str, Role, &str)] = &[
+    ("dev-floor", Role::FloorSupervisor, "dev-floor-approver-token-local-only"),
+    ("dev-cage", Role::Cage, "dev-cage-approver-token-local-only"),
+    ("dev-credit", Role::Admin, "dev-credit-approver-token-local-only"),
+];
 
 /// Parses a role name as written in configuration.
 pub fn parse_role(name: &str) -> Result<Role, ConfigError> {
@@ -269,21 +459,12 @@ impl Config {
         };
         let property_id = flags
             .property_id
-            .or(file.property_id)
+            .or(file.property_id.clone())
             .unwrap_or_else(|| DEFAULT_PROPERTY_ID.to_string());
-        if property_id.is_empty() || property_id.len() > 64 {
-            return Err(invalid("property_id", "must be 1 to 64 characters"));
+        if !is_valid_property_id(&property_id) {
+            return Err(invalid("property_id", "1 to 64 characters of A-Z a-z 0-9 _ . -"));
         }
-        let gaming_day = GamingDayClock {
-            cutoff_minutes: match &file.gaming_day.cutoff {
-                Some(text) => parse_cutoff(text)?,
-                None => GamingDayClock::default().cutoff_minutes,
-            },
-            utc_offset_minutes: file.gaming_day.utc_offset_minutes.unwrap_or(0),
-        };
-        if gaming_day.utc_offset_minutes.abs() > 14 * 60 {
-            return Err(invalid("gaming_day.utc_offset_minutes", "must be within +-14 hours"));
-        }
+        let properties = resolve_properties(&property_id, &file)?;
         let embedded_postgres = EmbeddedPostgres {
             port: file.embedded_postgres.port,
             bin_dir: file.embedded_postgres.bin_dir,
@@ -301,7 +482,7 @@ impl Config {
             return Err(invalid("limits.conflict_retries", format!("at most {MAX_CONFLICT_RETRIES_LIMIT}")));
         }
 
-        let principals = resolve_principals(&file.auth.principals)?;
+        let mut principals = resolve_principals(&file.auth.principals, &properties)?;
         let mut dev_anonymous_role = file.auth.dev_anonymous_role.as_deref().map(parse_role).transpose()?;
         // A server started with no auth configuration at all, plain and on loopback, is a
         // developer's local server: its callers act as admin so that the demo and the CLI work
@@ -319,40 +500,74 @@ impl Config {
                 "anonymous access is only for plain (no TLS) loopback development servers",
             ));
         }
+        // A development server where anonymous callers are admins gets the demo's second
+        // persons too (dual control needs someone other than the caller to approve).
+        if dev_anonymous_role == Some(Role::Admin) && principals.is_empty() {
+            principals = DEV_APPROVERS
+                .iter()
+                .map(|(id, role, token)| PrincipalConfig {
+                    id: (*id).to_string(),
+                    role: *role,
+                    cert_names: Vec::new(),
+                    tokens: vec![(*token).to_string()],
+                    properties: PropertyScope::All,
+                })
+                .collect();
+        }
         if let Some(tls) = &file.tls
             && tls.client_auth_optional
             && tls.client_ca.is_none()
         {
             return Err(invalid("tls.client_auth_optional", "needs tls.client_ca"));
         }
-
-        let aml_defaults = chipledger_rules::AmlThresholds::default();
-        let aml = chipledger_rules::AmlThresholds {
-            mtl_over_cents: file.aml.mtl_over_cents.unwrap_or(aml_defaults.mtl_over_cents),
-            ctr_over_cents: file.aml.ctr_over_cents.unwrap_or(aml_defaults.ctr_over_cents),
-            ctr_due_days: file.aml.ctr_due_days.unwrap_or(aml_defaults.ctr_due_days),
-        };
-        if aml.mtl_over_cents <= 0 || aml.ctr_over_cents <= 0 || aml.ctr_due_days == 0 {
-            return Err(invalid("aml", "thresholds and ctr_due_days must be positive"));
+        // Bearer tokens in clear over a network anyone on it can read: refused unless the
+        // operator says so explicitly (and is then warned at every start).
+        let plaintext_tokens_allowed = flags.allow_plaintext_tokens || file.auth.allow_plaintext_tokens;
+        let tokens_configured = principals.iter().any(|principal| !principal.tokens.is_empty());
+        if file.tls.is_none() && !listen.ip().is_loopback() && tokens_configured && !plaintext_tokens_allowed {
+            return Err(invalid(
+                "listen",
+                format!(
+                    "{listen} is not a loopback address and bearer tokens are configured without TLS: \
+                     tokens would cross the network in clear. Configure [tls], listen on 127.0.0.1, \
+                     or pass --allow-plaintext-tokens (auth.allow_plaintext_tokens) on a network you control"
+                ),
+            ));
         }
+
+        let data_dir = flags.data_dir.or(file.data_dir).unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR));
+        let approval_key = match file.approvals.signing_key_file {
+            Some(path) => ApprovalKeyFile { path, create_if_missing: false },
+            None => ApprovalKeyFile { path: data_dir.join(DEFAULT_APPROVAL_KEY_FILE), create_if_missing: true },
+        };
         Ok(Config {
             listen,
-            data_dir: flags
-                .data_dir
-                .or(file.data_dir)
-                .unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR)),
+            data_dir,
             database_url: flags.database_url.or(file.database_url).filter(|url| !url.is_empty()),
             property_id,
+            properties,
             migrate_only: flags.migrate_only,
             shutdown_grace: Duration::from_secs(file.shutdown_grace_seconds.unwrap_or(30)),
-            gaming_day,
             embedded_postgres,
             tls: file.tls,
             dev_anonymous_role,
             principals,
+            plaintext_tokens_allowed,
+            approval_key,
             limits,
-            aml,
         })
+    }
+
+    /// The default property's settings.
+    pub fn default_property(&self) -> &PropertyConfig {
+        self.properties.get(&self.property_id).expect("the default property is always configured")
+    }
+
+    /// True when bearer tokens travel in clear beyond this machine (explicitly allowed).
+    pub fn plaintext_tokens_exposed(&self) -> bool {
+        self.tls.is_none()
+            && !self.listen.ip().is_loopback()
+            && self.principals.iter().any(|principal| !principal.tokens.is_empty())
     }
 
     /// True when callers may connect without any credentials (plain local development).
@@ -368,13 +583,115 @@ fn check_bound(field: &'static str, value: u32, max: u32) -> Result<(), ConfigEr
     Ok(())
 }
 
-fn resolve_principals(files: &[PrincipalFile]) -> Result<Vec<PrincipalConfig>, ConfigError> {
+/// The default property (from its `[[properties]]` entry, else the top-level settings) and every
+/// other configured property.
+fn resolve_properties(default_id: &str, file: &FileConfig) -> Result<Properties, ConfigError> {
+    if file.properties.len() > MAX_PROPERTIES {
+        return Err(invalid("properties", format!("at most {MAX_PROPERTIES}")));
+    }
+    let mut resolved = Vec::with_capacity(file.properties.len() + 1);
+    let mut seen = std::collections::HashSet::new();
+    for entry in &file.properties {
+        if !is_valid_property_id(&entry.id) {
+            return Err(invalid("properties.id", format!("{:?}: 1 to 64 characters of A-Z a-z 0-9 _ . -", entry.id)));
+        }
+        if !seen.insert(entry.id.clone()) {
+            return Err(invalid("properties.id", format!("{:?} given twice", entry.id)));
+        }
+        resolved.push(resolve_property(entry)?);
+    }
+    let top_level_set = file.gaming_day.cutoff.is_some()
+        || file.gaming_day.time_zone.is_some()
+        || file.gaming_day.utc_offset_minutes.is_some()
+        || file.currency.is_some()
+        || file.game_keys.is_some()
+        || file.aml.mtl_over_cents.is_some()
+        || file.aml.ctr_over_cents.is_some()
+        || file.aml.ctr_due_days.is_some();
+    if seen.contains(default_id) {
+        if top_level_set {
+            return Err(invalid(
+                "properties",
+                format!("the default property {default_id:?} has a [[properties]] entry: set its gaming day, aml, currency and game keys there, not at top level"),
+            ));
+        }
+    } else {
+        resolved.push(resolve_property(&PropertyFile {
+            id: default_id.to_string(),
+            currency: file.currency.clone(),
+            game_keys: file.game_keys.clone(),
+            gaming_day: file.gaming_day.clone(),
+            aml: file.aml.clone(),
+        })?);
+    }
+    Ok(Properties::new(default_id, resolved))
+}
+
+fn resolve_property(entry: &PropertyFile) -> Result<PropertyConfig, ConfigError> {
+    let cutoff_minutes = match &entry.gaming_day.cutoff {
+        Some(text) => parse_cutoff(text)?,
+        None => GamingDayClock::default().cutoff_minutes,
+    };
+    let gaming_day = match (&entry.gaming_day.time_zone, entry.gaming_day.utc_offset_minutes) {
+        (Some(_), Some(_)) => {
+            return Err(invalid("gaming_day.utc_offset_minutes", "give time_zone or utc_offset_minutes, not both"));
+        }
+        (Some(zone), None) => GamingDayClock::in_zone(cutoff_minutes, zone)?,
+        (None, Some(offset_minutes)) => {
+            if offset_minutes.abs() > 14 * 60 {
+                return Err(invalid("gaming_day.utc_offset_minutes", "must be within +-14 hours"));
+            }
+            let offset = jiff::tz::Offset::from_seconds(offset_minutes * 60)
+                .map_err(|error| invalid("gaming_day.utc_offset_minutes", error.to_string()))?;
+            GamingDayClock { cutoff_minutes, zone: jiff::tz::TimeZone::fixed(offset) }
+        }
+        (None, None) => GamingDayClock { cutoff_minutes, zone: jiff::tz::TimeZone::UTC },
+    };
+    let aml_defaults = chipledger_rules::AmlThresholds::default();
+    let aml = chipledger_rules::AmlThresholds {
+        mtl_over_cents: entry.aml.mtl_over_cents.unwrap_or(aml_defaults.mtl_over_cents),
+        ctr_over_cents: entry.aml.ctr_over_cents.unwrap_or(aml_defaults.ctr_over_cents),
+        ctr_due_days: entry.aml.ctr_due_days.unwrap_or(aml_defaults.ctr_due_days),
+    };
+    if aml.mtl_over_cents <= 0 || aml.ctr_over_cents <= 0 || aml.ctr_due_days == 0 {
+        return Err(invalid("aml", "thresholds and ctr_due_days must be positive"));
+    }
+    let currency = entry.currency.clone().unwrap_or_else(|| DEFAULT_CURRENCY.to_string());
+    if currency.len() != 3 || !currency.bytes().all(|byte| byte.is_ascii_uppercase()) {
+        return Err(invalid("currency", format!("{currency:?} is not an ISO 4217 code such as USD")));
+    }
+    let game_keys = match &entry.game_keys {
+        None => None,
+        Some(keys) => {
+            if keys.is_empty() || keys.len() > MAX_GAME_KEYS {
+                return Err(invalid("game_keys", format!("1 to {MAX_GAME_KEYS} keys (leave it unset for any)")));
+            }
+            let mut seen = std::collections::HashSet::new();
+            for key in keys {
+                if key.is_empty() || key.len() > 64 || key.trim() != key || key.chars().any(char::is_control) {
+                    return Err(invalid("game_keys", format!("{key:?}: 1 to 64 bytes, no surrounding blanks or control characters")));
+                }
+                if !seen.insert(key.as_str()) {
+                    return Err(invalid("game_keys", format!("{key:?} given twice")));
+                }
+            }
+            Some(keys.clone())
+        }
+    };
+    Ok(PropertyConfig { id: entry.id.clone(), gaming_day, aml, currency, game_keys })
+}
+
+fn resolve_principals(files: &[PrincipalFile], properties: &Properties) -> Result<Vec<PrincipalConfig>, ConfigError> {
     let mut principals = Vec::with_capacity(files.len());
     let mut seen_names = std::collections::HashSet::new();
     let mut seen_tokens = std::collections::HashSet::new();
+    let mut seen_ids = std::collections::HashSet::new();
     for file in files {
-        if file.id.is_empty() || file.id.len() > 64 {
-            return Err(invalid("auth.principals.id", "must be 1 to 64 characters"));
+        if file.id.is_empty() || file.id.len() > 64 || file.id.chars().any(char::is_control) {
+            return Err(invalid("auth.principals.id", "must be 1 to 64 characters, no control characters"));
+        }
+        if !seen_ids.insert(file.id.as_str()) {
+            return Err(invalid("auth.principals.id", format!("{:?} given twice", file.id)));
         }
         for name in &file.cert_names {
             if !seen_names.insert(name.clone()) {
@@ -389,11 +706,30 @@ fn resolve_principals(files: &[PrincipalFile]) -> Result<Vec<PrincipalConfig>, C
                 return Err(invalid("auth.principals.tokens", format!("a token of {} is given twice", file.id)));
             }
         }
+        let scope = if file.properties.is_empty() {
+            PropertyScope::Only(vec![properties.default_id().to_string()])
+        } else if file.properties.iter().any(|id| id == ALL_PROPERTIES) {
+            if file.properties.len() > 1 {
+                return Err(invalid("auth.principals.properties", format!("{}: \"*\" stands alone", file.id)));
+            }
+            PropertyScope::All
+        } else {
+            for id in &file.properties {
+                if properties.get(id).is_none() {
+                    return Err(invalid(
+                        "auth.principals.properties",
+                        format!("{} names property {id:?}, which is not configured", file.id),
+                    ));
+                }
+            }
+            PropertyScope::Only(file.properties.clone())
+        };
         principals.push(PrincipalConfig {
             id: file.id.clone(),
             role: parse_role(&file.role)?,
             cert_names: file.cert_names.clone(),
             tokens: file.tokens.clone(),
+            properties: scope,
         });
     }
     Ok(principals)
@@ -421,17 +757,22 @@ mod tests {
         assert_eq!(config.database_url, None);
         assert_eq!(config.property_id, "default");
         assert_eq!(config.limits, Limits::default());
-        assert_eq!(config.gaming_day.cutoff_minutes, 360);
-        assert!(config.principals.is_empty());
+        assert_eq!(config.default_property().gaming_day.cutoff_minutes, 360);
+        assert_eq!(config.default_property().currency, "USD");
+        // A bare development server: anonymous admin plus the demo's approvers.
+        assert_eq!(config.dev_anonymous_role, Some(Role::Admin));
+        let ids: Vec<&str> = config.principals.iter().map(|principal| principal.id.as_str()).collect();
+        assert_eq!(ids, ["dev-floor", "dev-cage", "dev-credit"]);
     }
 
     #[test]
     fn aml_thresholds_come_from_the_file_and_unset_keys_keep_the_defaults() {
         let config = Config::resolve(Flags::default(), parse("[aml]\nctr_over_cents = 500000\n")).unwrap();
         let defaults = chipledger_rules::AmlThresholds::default();
-        assert_eq!(config.aml.ctr_over_cents, 500_000);
-        assert_eq!(config.aml.mtl_over_cents, defaults.mtl_over_cents);
-        assert_eq!(config.aml.ctr_due_days, defaults.ctr_due_days);
+        let aml = &config.default_property().aml;
+        assert_eq!(aml.ctr_over_cents, 500_000);
+        assert_eq!(aml.mtl_over_cents, defaults.mtl_over_cents);
+        assert_eq!(aml.ctr_due_days, defaults.ctr_due_days);
         assert!(Config::resolve(Flags::default(), parse("[aml]\nmtl_over_cents = 0\n")).is_err());
     }
 
@@ -445,12 +786,12 @@ mod tests {
             "#,
         );
         let flags = Flags {
-            listen: Some("0.0.0.0:9000".parse().unwrap()),
+            listen: Some("127.0.0.2:9000".parse().unwrap()),
             database_url: Some("postgres://flag".into()),
             ..Flags::default()
         };
         let config = Config::resolve(flags, file).unwrap();
-        assert_eq!(config.listen.to_string(), "0.0.0.0:9000");
+        assert_eq!(config.listen.to_string(), "127.0.0.2:9000");
         assert_eq!(config.database_url.as_deref(), Some("postgres://flag"));
         assert_eq!(config.data_dir, PathBuf::from("/var/lib/chipledger"));
     }
@@ -488,7 +829,9 @@ mod tests {
         let config = Config::resolve(Flags::default(), file).unwrap();
         assert_eq!(config.property_id, "casino-1");
         assert_eq!(config.shutdown_grace, Duration::from_secs(5));
-        assert_eq!(config.gaming_day, GamingDayClock { cutoff_minutes: 270, utc_offset_minutes: -300 });
+        let clock = &config.default_property().gaming_day;
+        assert_eq!(clock.cutoff_minutes, 270);
+        assert_eq!(clock.zone, jiff::tz::TimeZone::fixed(jiff::tz::Offset::from_seconds(-300 * 60).unwrap()));
         assert_eq!(config.embedded_postgres.port, Some(6000));
         assert!(!config.embedded_postgres.fsync);
         assert_eq!(config.limits.max_batch_commands, 50);
@@ -552,12 +895,122 @@ mod tests {
         let clock = GamingDayClock::default(); // 06:00 UTC
         // 2024-03-10T05:59:59.999Z belongs to the gaming day of March 9.
         let before = 1_710_050_399_999;
-        assert_eq!(clock.gaming_day(before), "2024-03-09");
-        assert_eq!(clock.gaming_day(before + 1), "2024-03-10");
-        // Local time UTC-5: 06:00 local is 11:00 UTC.
-        let east_coast = GamingDayClock { cutoff_minutes: 360, utc_offset_minutes: -300 };
+        assert_eq!(clock.gaming_day(before).as_deref(), Some("2024-03-09"));
+        assert_eq!(clock.gaming_day(before + 1).as_deref(), Some("2024-03-10"));
+        // A fixed UTC-5: 06:00 local is 11:00 UTC.
+        let file = parse("[gaming_day]\nutc_offset_minutes = -300\n");
+        let config = Config::resolve(Flags::default(), file).unwrap();
+        let east_coast = &config.default_property().gaming_day;
         let ten_fifty_nine_utc = 1_710_068_399_000; // 2024-03-10T10:59:59Z
-        assert_eq!(east_coast.gaming_day(ten_fifty_nine_utc), "2024-03-09");
-        assert_eq!(east_coast.gaming_day(ten_fifty_nine_utc + 1000), "2024-03-10");
+        assert_eq!(east_coast.gaming_day(ten_fifty_nine_utc).as_deref(), Some("2024-03-09"));
+        assert_eq!(east_coast.gaming_day(ten_fifty_nine_utc + 1000).as_deref(), Some("2024-03-10"));
+        assert_eq!(clock.gaming_day(i64::MAX), None, "out of the clock's range");
+    }
+
+    /// Las Vegas: 06:00 local is 14:00 UTC in winter (PST, UTC-8) and 13:00 UTC in summer (PDT,
+    /// UTC-7). A fixed -480 would put the summer cutoff at 07:00 local; the IANA zone keeps it
+    /// at 06:00 on both sides of the change (2024-03-10 02:00 local) and back (2024-11-03).
+    #[test]
+    fn r_chip_6_las_vegas_cutoff_stays_at_six_local_across_daylight_saving() {
+        let vegas = GamingDayClock::in_zone(360, "America/Los_Angeles").unwrap();
+        let at = |text: &str| text.parse::<jiff::Timestamp>().unwrap().as_millisecond();
+        let day = |text: &str| vegas.gaming_day(at(text)).unwrap();
+        // Winter, the day before the change: 05:59 PST is still the 8th's gaming day.
+        assert_eq!(day("2024-03-09T13:59:59Z"), "2024-03-08");
+        assert_eq!(day("2024-03-09T14:00:00Z"), "2024-03-09");
+        // The change happens at 02:00 PST on the 10th; 06:00 PDT is 13:00 UTC.
+        assert_eq!(day("2024-03-10T12:59:59Z"), "2024-03-09");
+        assert_eq!(day("2024-03-10T13:00:00Z"), "2024-03-10");
+        // Summer: 06:00 PDT = 13:00 UTC (a fixed -480 would say 14:00).
+        assert_eq!(day("2024-07-04T13:00:00Z"), "2024-07-04");
+        assert_eq!(day("2024-07-04T12:59:59Z"), "2024-07-03");
+        // Back to PST on 2024-11-03 at 02:00 PDT: 06:00 PST is 14:00 UTC that morning.
+        assert_eq!(day("2024-11-03T13:59:59Z"), "2024-11-02");
+        assert_eq!(day("2024-11-03T14:00:00Z"), "2024-11-03");
+        // The gaming day of the spring-forward date is 23 hours long, the fall-back one 25.
+        let spring = at("2024-03-11T13:00:00Z") - at("2024-03-10T13:00:00Z");
+        let fall = at("2024-11-04T14:00:00Z") - at("2024-11-03T13:00:00Z");
+        assert_eq!((spring, fall), (24 * 3_600_000, 25 * 3_600_000));
+        let fixed = GamingDayClock {
+            cutoff_minutes: 360,
+            zone: jiff::tz::TimeZone::fixed(jiff::tz::Offset::from_seconds(-480 * 60).unwrap()),
+        };
+        assert_eq!(fixed.gaming_day(at("2024-07-04T13:30:00Z")).as_deref(), Some("2024-07-03"), "the old fixed offset is an hour late in summer");
+    }
+
+    #[test]
+    fn time_zones_are_iana_names_and_not_together_with_an_offset() {
+        let ok = parse("[gaming_day]\ntime_zone = \"America/Los_Angeles\"\ncutoff = \"06:00\"\n");
+        let config = Config::resolve(Flags::default(), ok).unwrap();
+        assert_eq!(config.default_property().gaming_day.zone_name(), "America/Los_Angeles");
+        let bad = parse("[gaming_day]\ntime_zone = \"America/Las_Vegas_Strip\"\n");
+        assert!(Config::resolve(Flags::default(), bad).is_err());
+        let both = parse("[gaming_day]\ntime_zone = \"UTC\"\nutc_offset_minutes = 60\n");
+        assert!(Config::resolve(Flags::default(), both).is_err());
+    }
+
+    #[test]
+    fn properties_have_their_own_settings_and_ids_like_table_ids() {
+        let file = parse(
+            r#"
+            property_id = "vegas"
+            [[properties]]
+            id = "vegas"
+            currency = "USD"
+            game_keys = ["NLHE 100/200", "PLO 200/500"]
+            gaming_day = { cutoff = "06:00", time_zone = "America/Los_Angeles" }
+            [[properties]]
+            id = "macau"
+            currency = "MOP"
+            gaming_day = { time_zone = "Asia/Macau" }
+            aml = { ctr_over_cents = 8000000 }
+            [[auth.principals]]
+            id = "dan"
+            role = "dealer"
+            tokens = ["dan-token-0123456789"]
+            [[auth.principals]]
+            id = "ann"
+            role = "auditor"
+            tokens = ["ann-token-0123456789"]
+            properties = ["*"]
+            "#,
+        );
+        let config = Config::resolve(Flags::default(), file).unwrap();
+        let macau = config.properties.get("macau").unwrap();
+        assert_eq!((macau.currency.as_str(), macau.aml.ctr_over_cents), ("MOP", 8_000_000));
+        assert_eq!(macau.game_keys, None);
+        let vegas = config.default_property();
+        assert_eq!(vegas.game_keys.as_ref().unwrap().len(), 2);
+        assert_eq!(config.principals[0].properties, PropertyScope::Only(vec!["vegas".into()]));
+        assert_eq!(config.principals[1].properties, PropertyScope::All);
+
+        for hostile in ["x'); DROP TABLE events;--", " ", "", "casino\u{202e}1", "a/b"] {
+            let file = FileConfig { properties: vec![PropertyFile { id: hostile.into(), ..Default::default() }], ..Default::default() };
+            assert!(Config::resolve(Flags::default(), file).is_err(), "{hostile:?}");
+            let flags = Flags { property_id: Some(hostile.into()), ..Flags::default() };
+            assert!(Config::resolve(flags, FileConfig::default()).is_err(), "{hostile:?}");
+        }
+        let unknown = parse("[[auth.principals]]\nid = \"x\"\nrole = \"dealer\"\nproperties = [\"elsewhere\"]\n");
+        assert!(Config::resolve(Flags::default(), unknown).is_err());
+        let twice = parse("property_id = \"a\"\ncurrency = \"EUR\"\n[[properties]]\nid = \"a\"\n");
+        assert!(Config::resolve(Flags::default(), twice).is_err(), "the default configured in two places");
+        let bad_keys = parse("game_keys = [\" NLHE 1/2\"]\n");
+        assert!(Config::resolve(Flags::default(), bad_keys).is_err());
+    }
+
+    #[test]
+    fn plaintext_bearer_tokens_on_a_public_address_need_an_explicit_allowance() {
+        let text = "listen = \"0.0.0.0:50051\"\n[[auth.principals]]\nid = \"x\"\nrole = \"dealer\"\ntokens = [\"0123456789abcdef\"]\n";
+        let refused = Config::resolve(Flags::default(), parse(text)).unwrap_err();
+        assert!(refused.to_string().contains("--allow-plaintext-tokens"), "{refused}");
+        let allowed = Config::resolve(Flags { allow_plaintext_tokens: true, ..Flags::default() }, parse(text)).unwrap();
+        assert!(allowed.plaintext_tokens_exposed());
+        let in_file = "listen = \"0.0.0.0:50051\"\n[auth]\nallow_plaintext_tokens = true\n[[auth.principals]]\nid = \"x\"\nrole = \"dealer\"\ntokens = [\"0123456789abcdef\"]\n";
+        assert!(Config::resolve(Flags::default(), parse(in_file)).is_ok());
+        // Loopback or TLS: nothing to refuse.
+        let loopback = text.replace("0.0.0.0", "127.0.0.1");
+        assert!(Config::resolve(Flags::default(), parse(&loopback)).is_ok());
+        let with_tls = "listen = \"0.0.0.0:50051\"\n[tls]\ncert = \"c\"\nkey = \"k\"\n[[auth.principals]]\nid = \"x\"\nrole = \"dealer\"\ntokens = [\"0123456789abcdef\"]\n";
+        assert!(Config::resolve(Flags::default(), parse(with_tls)).is_ok());
     }
 }

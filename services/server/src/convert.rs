@@ -12,12 +12,16 @@ use chipledger_rules::{
     PlayerId, PlayerOp, PostKind, Role, Seat, Signers, TableCommand, TableId, TableOp,
 };
 
+
 use crate::status::FieldErrors;
 
 /// Longest free text accepted (reason notes, purposes, signer and approver ids).
 pub const MAX_TEXT_LEN: usize = 500;
 /// Longest command id (the store's bound).
 pub const MAX_COMMAND_ID_LEN: usize = 128;
+/// Times an import may name (`import_occurred_at_unix_ms`): 1970 to 2100.
+pub const MIN_IMPORT_UNIX_MS: i64 = 0;
+pub const MAX_IMPORT_UNIX_MS: i64 = 4_102_444_800_000;
 
 // ---------------------------------------------------------------- field helpers
 
@@ -81,7 +85,19 @@ fn text(errors: &mut FieldErrors, field: &str, value: &str, required: bool) -> O
         errors.add(field, format!("at most {MAX_TEXT_LEN} bytes"));
         return None;
     }
+    if let Some(bad) = value.chars().find(|c| !is_text_char(*c)) {
+        errors.add(field, format!("contains the character U+{:04X}: no control or bidirectional-override characters", u32::from(bad)));
+        return None;
+    }
     Some(value.to_string())
+}
+
+/// Characters free text may hold: no C0/C1 controls (NUL among them: PostgreSQL text cannot
+/// hold it) except tab and newline, and no bidirectional controls (which make a record display
+/// as something other than what it says).
+pub fn is_text_char(c: char) -> bool {
+    let bidi = matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}');
+    (!c.is_control() || c == '\t' || c == '\n') && !bidi
 }
 
 fn optional_text(errors: &mut FieldErrors, field: &str, value: Option<&String>) -> Option<Option<String>> {
@@ -332,8 +348,8 @@ pub fn table_config_from_wire(errors: &mut FieldErrors, wire: &pb::TableConfig) 
             return None;
         }
     };
-    if wire.game_key.is_empty() || wire.game_key.len() > 64 {
-        errors.add("config.game_key", "1 to 64 bytes");
+    if wire.game_key.is_empty() || wire.game_key.len() > 64 || !wire.game_key.chars().all(is_text_char) {
+        errors.add("config.game_key", "1 to 64 bytes, no control characters");
         return None;
     }
     if wire.blinds_cents.len() > 3 {
@@ -534,15 +550,32 @@ pub fn envelope(errors: &mut FieldErrors, prefix: &str, header: Option<&pb::Comm
         return None;
     };
     let command_id = header.command_id.trim();
-    if command_id.is_empty() || command_id.len() > MAX_COMMAND_ID_LEN || command_id.contains('/') {
+    if command_id.is_empty()
+        || command_id.len() > MAX_COMMAND_ID_LEN
+        || command_id.contains('/')
+        || !command_id.chars().all(|c| is_text_char(c) && c != '\t' && c != '\n')
+    {
         errors.add(
             format!("{prefix}.command_id"),
-            format!("required, 1 to {MAX_COMMAND_ID_LEN} bytes, no '/'"),
+            format!("required, 1 to {MAX_COMMAND_ID_LEN} bytes, no '/' or control characters"),
         );
         return None;
     }
     if header.property_id.len() > 64 {
         errors.add(format!("{prefix}.property_id"), "at most 64 bytes");
+        return None;
+    }
+    if let Some(at) = header.import_occurred_at_unix_ms
+        && !(MIN_IMPORT_UNIX_MS..=MAX_IMPORT_UNIX_MS).contains(&at)
+    {
+        errors.add(
+            format!("{prefix}.import_occurred_at_unix_ms"),
+            format!("{at} is outside {MIN_IMPORT_UNIX_MS}..={MAX_IMPORT_UNIX_MS} (1970 to 2100, Unix milliseconds)"),
+        );
+        return None;
+    }
+    if header.approvals.len() > crate::approval::MAX_APPROVALS_PER_COMMAND {
+        errors.add(format!("{prefix}.approvals"), format!("at most {} approval tokens", crate::approval::MAX_APPROVALS_PER_COMMAND));
         return None;
     }
     Some(Envelope {
@@ -584,18 +617,76 @@ pub trait WireCommand: prost::Message + Clone + Default + 'static {
     /// The RPC path of this command, the key of the role table ([`crate::access::allowed_roles`]).
     const RPC: &'static str;
     fn header(&self) -> Option<&pb::CommandHeader>;
+    fn header_mut(&mut self) -> &mut Option<pb::CommandHeader>;
     /// The domain command; `None` after recording the bad fields in `errors`.
     fn to_domain(&self, errors: &mut FieldErrors) -> Option<Decidable>;
     /// The same message as a batch entry.
     fn into_batch_entry(self) -> pb::command::Command;
+    /// The second-person fields (wire name, principal id named), as listed for this RPC in
+    /// [`crate::access::APPROVAL_RULES`].
+    fn approval_fields(&self) -> Vec<(&'static str, Option<&str>)>;
+    fn clear_approval_fields(&mut self);
+    /// Names `principal_id` in the second-person field `field`; false for no such field.
+    fn set_approval_field(&mut self, field: &str, principal_id: &str) -> bool;
+
+    /// What an approval of this command is bound to: the message with the header's device and
+    /// approvals and the second-person fields cleared, under `command_id` and `property_id` (as
+    /// the server resolves them). Protobuf encoding of our messages is deterministic (no maps).
+    fn approval_bytes(&self, command_id: &str, property_id: &str) -> Vec<u8> {
+        let mut message = self.clone();
+        message.clear_approval_fields();
+        let header = message.header_mut().get_or_insert_with(pb::CommandHeader::default);
+        header.command_id = command_id.to_string();
+        header.property_id = property_id.to_string();
+        header.device = None;
+        header.approvals.clear();
+        message.encode_to_vec()
+    }
+}
+
+/// A second-person field of a wire message (`approved_by: string`, `supervisor_id: optional string`).
+trait ApprovalField {
+    fn named(&self) -> Option<&str>;
+    fn clear(&mut self);
+    fn set(&mut self, principal_id: &str);
+}
+
+impl ApprovalField for String {
+    fn named(&self) -> Option<&str> {
+        Some(self.as_str()).filter(|name| !name.is_empty())
+    }
+    fn clear(&mut self) {
+        self.clear();
+    }
+    fn set(&mut self, principal_id: &str) {
+        *self = principal_id.to_string();
+    }
+}
+
+impl ApprovalField for Option<String> {
+    fn named(&self) -> Option<&str> {
+        self.as_deref().filter(|name| !name.is_empty())
+    }
+    fn clear(&mut self) {
+        *self = None;
+    }
+    fn set(&mut self, principal_id: &str) {
+        *self = Some(principal_id.to_string());
+    }
 }
 
 macro_rules! wire_command {
     ($message:ident, $service:literal, |$m:ident, $e:ident| $body:expr) => {
+        wire_command!($message, $service, [], |$m, $e| $body);
+    };
+    ($message:ident, $service:literal, [$($approval:ident),*], |$m:ident, $e:ident| $body:expr) => {
         impl WireCommand for pb::$message {
             const RPC: &'static str = concat!("/chipledger.v1.", $service, "/", stringify!($message));
             fn header(&self) -> Option<&pb::CommandHeader> {
                 self.header.as_ref()
+            }
+            fn header_mut(&mut self) -> &mut Option<pb::CommandHeader> {
+                &mut self.header
             }
             fn to_domain(&self, $e: &mut FieldErrors) -> Option<Decidable> {
                 let $m = self;
@@ -603,6 +694,20 @@ macro_rules! wire_command {
             }
             fn into_batch_entry(self) -> pb::command::Command {
                 pb::command::Command::$message(self)
+            }
+            fn approval_fields(&self) -> Vec<(&'static str, Option<&str>)> {
+                vec![$((stringify!($approval), ApprovalField::named(&self.$approval))),*]
+            }
+            fn clear_approval_fields(&mut self) {
+                $(ApprovalField::clear(&mut self.$approval);)*
+            }
+            #[allow(unused_variables)]
+            fn set_approval_field(&mut self, field: &str, principal_id: &str) -> bool {
+                $(if field == stringify!($approval) {
+                    ApprovalField::set(&mut self.$approval, principal_id);
+                    return true;
+                })*
+                false
             }
         }
     };
@@ -630,7 +735,7 @@ wire_command!(ChangeTableConfig, "TableService", |m, e| {
     table(id?, TableOp::ChangeConfig { config: config? })
 });
 
-wire_command!(CloseShift, "TableService", |m, e| {
+wire_command!(CloseShift, "TableService", [signer_1, signer_2], |m, e| {
     let id = table_id(e, "table_id", &m.table_id);
     let counted_tray = chips(e, "counted_tray", &m.counted_tray);
     let signers = signers(e, &m.signer_1, &m.signer_2);
@@ -653,7 +758,7 @@ wire_command!(MovePlayer, "TableService", |m, e| {
     table(id?, TableOp::MovePlayer { seat: from?, player_id: player?, to_table_id: to_table?, to_seat: to_seat? })
 });
 
-wire_command!(BuyIn, "TableService", |m, e| {
+wire_command!(BuyIn, "TableService", [supervisor_id], |m, e| {
     let id = table_id(e, "table_id", &m.table_id);
     let seat = seat(e, "seat", m.seat);
     let player = player_id(e, "player_id", &m.player_id);
@@ -672,7 +777,7 @@ wire_command!(BuyIn, "TableService", |m, e| {
     )
 });
 
-wire_command!(TopUp, "TableService", |m, e| {
+wire_command!(TopUp, "TableService", [supervisor_id], |m, e| {
     let id = table_id(e, "table_id", &m.table_id);
     let seat = seat(e, "seat", m.seat);
     let player = player_id(e, "player_id", &m.player_id);
@@ -742,7 +847,7 @@ wire_command!(CollectTime, "TableService", |m, e| {
     table(id?, TableOp::CollectTime { seats: seats? })
 });
 
-wire_command!(Fill, "CageService", |m, e| {
+wire_command!(Fill, "CageService", [signer_1, signer_2], |m, e| {
     let id = table_id(e, "table_id", &m.table_id);
     let cage = cage_id(e, "cage_id", &m.cage_id);
     let chips = chips(e, "chips", &m.chips);
@@ -750,7 +855,7 @@ wire_command!(Fill, "CageService", |m, e| {
     table(id?, TableOp::Fill { cage_id: cage?, slip_no: m.slip_no, chips: chips?, signers: signers? })
 });
 
-wire_command!(Credit, "CageService", |m, e| {
+wire_command!(Credit, "CageService", [signer_1, signer_2], |m, e| {
     let id = table_id(e, "table_id", &m.table_id);
     let cage = cage_id(e, "cage_id", &m.cage_id);
     let chips = chips(e, "chips", &m.chips);
@@ -808,7 +913,7 @@ wire_command!(BringUpShortBet, "TableService", |m, e| {
     table(id?, TableOp::BringUpShortBet { seat: seat? })
 });
 
-wire_command!(VoidSlip, "CageService", |m, e| {
+wire_command!(VoidSlip, "CageService", [signer_1, signer_2], |m, e| {
     let id = table_id(e, "table_id", &m.table_id);
     let cage = cage_id(e, "cage_id", &m.cage_id);
     let kind = match pb::SlipKind::try_from(m.kind) {
@@ -832,7 +937,7 @@ wire_command!(CageColorChange, "CageService", |m, e| {
     cage(id?, CageOp::ColorChange { player_id: player?, give: give?, receive: receive? })
 });
 
-wire_command!(CountCageShift, "CageService", |m, e| {
+wire_command!(CountCageShift, "CageService", [signer_1, signer_2], |m, e| {
     let id = cage_id(e, "cage_id", &m.cage_id);
     let counted = chips(e, "counted_chips", &m.counted_chips);
     let signers = signers(e, &m.signer_1, &m.signer_2);
@@ -951,7 +1056,7 @@ wire_command!(CloseGamingDay, "CageService", |m, e| {
     cage(id?, CageOp::CloseGamingDay)
 });
 
-wire_command!(SetCreditLine, "CageService", |m, e| {
+wire_command!(SetCreditLine, "CageService", [approved_by], |m, e| {
     let player = player_id(e, "player_id", &m.player_id);
     let approved_by = text(e, "approved_by", &m.approved_by, true);
     Some(Decidable::Command(Command::Player(PlayerCommand {
@@ -960,7 +1065,7 @@ wire_command!(SetCreditLine, "CageService", |m, e| {
     })))
 });
 
-wire_command!(IssueMarker, "CageService", |m, e| {
+wire_command!(IssueMarker, "CageService", [approved_by], |m, e| {
     use pb::issue_marker::Delivery;
     let id = cage_id(e, "cage_id", &m.cage_id);
     let player = player_id(e, "player_id", &m.player_id);
@@ -999,7 +1104,7 @@ wire_command!(RedeemMarker, "CageService", |m, e| {
     cage(id?, CageOp::RedeemMarker { player_id: player?, marker_no: m.marker_no, amount_cents: m.amount_cents })
 });
 
-wire_command!(WriteOffMarker, "CageService", |m, e| {
+wire_command!(WriteOffMarker, "CageService", [approved_by], |m, e| {
     let id = cage_id(e, "cage_id", &m.cage_id);
     let player = player_id(e, "player_id", &m.player_id);
     let approved_by = text(e, "approved_by", &m.approved_by, true);
@@ -1010,6 +1115,22 @@ impl WireCommand for pb::Correction {
     const RPC: &'static str = "/chipledger.v1.LedgerService/Correct";
     fn header(&self) -> Option<&pb::CommandHeader> {
         self.header.as_ref()
+    }
+    fn header_mut(&mut self) -> &mut Option<pb::CommandHeader> {
+        &mut self.header
+    }
+    fn approval_fields(&self) -> Vec<(&'static str, Option<&str>)> {
+        vec![("approved_by", ApprovalField::named(&self.approved_by))]
+    }
+    fn clear_approval_fields(&mut self) {
+        self.approved_by.clear();
+    }
+    fn set_approval_field(&mut self, field: &str, principal_id: &str) -> bool {
+        if field == "approved_by" {
+            self.approved_by = principal_id.to_string();
+            return true;
+        }
+        false
     }
     fn to_domain(&self, e: &mut FieldErrors) -> Option<Decidable> {
         let reverses_event_id = text(e, "reverses_event_id", &self.reverses_event_id, true);
@@ -1026,26 +1147,75 @@ impl WireCommand for pb::Correction {
     }
 }
 
+/// Runs `$body` with `$m` bound to the message of whichever variant `$entry` is (the one list
+/// of the `Command` oneof's variants).
+macro_rules! with_message {
+    ($entry:expr, |$m:ident| $body:expr) => {
+        command_variants!(with_message, @variants $entry, $m, $body,)
+    };
+    (@variants $entry:expr, $m:ident, $body:expr, $($variant:ident),*) => {
+        match $entry {
+            $(pb::command::Command::$variant($m) => $body,)*
+        }
+    };
+}
+
+/// Calls `$callback!($($prefix)* <every variant of the Command oneof>)`: the list written once.
+macro_rules! command_variants {
+    ($callback:ident, $($prefix:tt)*) => {
+        $callback!($($prefix)*
+            OpenTable, ChangeTableConfig, CloseShift, SeatPlayer, MovePlayer, BuyIn, TopUp, CashInPlay,
+            ConvertCashInPlay, CashOut, RemoveChips, ColorChange, Tip, KittyExpense, CollectTime, Fill,
+            Credit, StartHand, Post, Act, NextRound, Showdown, EndHand, WriteIou, OpenCage, SellChips,
+            RedeemChips, CloseGamingDay, SetCreditLine, IssueMarker, RedeemMarker, WriteOffMarker,
+            Correction, SitOut, SitIn, PutOutChips, BringUpShortBet, VoidSlip, CageColorChange, CountCageShift,
+            SettleIou, CloseGame, PayJackpot)
+    };
+}
+
+/// One empty message of every command (tests walk every command with it).
+#[cfg(test)]
+pub fn every_command() -> Vec<pb::command::Command> {
+    macro_rules! defaults {
+        ($($variant:ident),*) => { vec![$(pb::command::Command::$variant(Default::default())),*] };
+    }
+    command_variants!(defaults,)
+}
+
 /// The header, role-table key and domain form of one batch entry.
 pub fn batch_entry<'a>(
     entry: &'a pb::command::Command,
     errors: &mut FieldErrors,
 ) -> (Option<&'a pb::CommandHeader>, &'static str, Option<Decidable>) {
-    macro_rules! each {
-        ($($variant:ident),* $(,)?) => {
-            match entry {
-                $(pb::command::Command::$variant(m) => (m.header(), <pb::$variant as WireCommand>::RPC, m.to_domain(errors)),)*
-            }
-        };
-    }
-    each!(
-        OpenTable, ChangeTableConfig, CloseShift, SeatPlayer, MovePlayer, BuyIn, TopUp, CashInPlay,
-        ConvertCashInPlay, CashOut, RemoveChips, ColorChange, Tip, KittyExpense, CollectTime, Fill,
-        Credit, StartHand, Post, Act, NextRound, Showdown, EndHand, WriteIou, OpenCage, SellChips,
-        RedeemChips, CloseGamingDay, SetCreditLine, IssueMarker, RedeemMarker, WriteOffMarker,
-        Correction, SitOut, SitIn, PutOutChips, BringUpShortBet, VoidSlip, CageColorChange, CountCageShift,
-        SettleIou, CloseGame, PayJackpot,
-    )
+    with_message!(entry, |m| (m.header(), rpc_of(m), m.to_domain(errors)))
+}
+
+fn rpc_of<T: WireCommand>(_: &T) -> &'static str {
+    T::RPC
+}
+
+/// One command as a second person sees it: its RPC, header, second-person fields, and the bytes
+/// an approval binds (`WireCommand::approval_bytes`).
+pub struct ApprovalView<'a> {
+    pub rpc: &'static str,
+    pub header: Option<&'a pb::CommandHeader>,
+    pub fields: Vec<(&'static str, Option<&'a str>)>,
+    pub bytes: Vec<u8>,
+}
+
+/// Names `principal_id` in the second-person field `field` of a command; false for no such field.
+pub fn set_approval_field(entry: &mut pb::command::Command, field: &str, principal_id: &str) -> bool {
+    with_message!(entry, |m| m.set_approval_field(field, principal_id))
+}
+
+/// The [`ApprovalView`] of a command under `command_id` and `property_id`.
+pub fn approval_view<'a>(entry: &'a pb::command::Command, command_id: &str, property_id: &str) -> ApprovalView<'a> {
+    with_message!(entry, |m| ApprovalView {
+        rpc: rpc_of(m),
+        header: m.header(),
+        fields: m.approval_fields(),
+        bytes: m.approval_bytes(command_id, property_id),
+    })
 }
 
 #[cfg(test)]
@@ -1176,6 +1346,63 @@ mod tests {
         let ok = envelope(&mut errors, "header", header("c-1").as_ref()).unwrap();
         assert_eq!(ok.command_id, "c-1");
         assert!(errors.is_empty());
+    }
+
+    /// The second-person fields each message reports are exactly the rows of the approval
+    /// table for its RPC, and the approval form of a message ignores them (and the device and
+    /// approvals), but not anything else.
+    #[test]
+    fn approval_fields_match_the_approval_table_and_are_left_out_of_the_digest() {
+        let commands = every_command();
+        assert_eq!(commands.len(), 43, "every variant of the Command oneof");
+        let mut covered = 0;
+        for entry in &commands {
+            let view = approval_view(entry, "c-1", "casino");
+            let mut fields: Vec<&str> = view.fields.iter().map(|(field, _)| *field).collect();
+            let mut rules: Vec<&str> =
+                crate::access::APPROVAL_RULES.iter().filter(|rule| rule.rpc == view.rpc).map(|rule| rule.field).collect();
+            fields.sort_unstable();
+            rules.sort_unstable();
+            assert_eq!(fields, rules, "{}", view.rpc);
+            covered += rules.len();
+        }
+        assert_eq!(covered, crate::access::APPROVAL_RULES.len());
+
+        let fill = |signer_2: &str, device: Option<&str>, count: i64| {
+            pb::command::Command::Fill(pb::Fill {
+                header: Some(pb::CommandHeader {
+                    command_id: "ignored".into(),
+                    device: device.map(str::to_string),
+                    approvals: vec!["cla1.x.y".into()],
+                    ..Default::default()
+                }),
+                table_id: "T1".into(),
+                cage_id: "MAIN".into(),
+                slip_no: 7,
+                chips: vec![pb::ChipCount { denomination_cents: 500, count }],
+                signer_1: "carl".into(),
+                signer_2: signer_2.into(),
+            })
+        };
+        let bytes = |entry: &pb::command::Command| approval_view(entry, "fill-7", "casino").bytes;
+        assert_eq!(bytes(&fill("fred", Some("cage-3"), 20)), bytes(&fill("", None, 20)));
+        assert_ne!(bytes(&fill("fred", None, 20)), bytes(&fill("fred", None, 21)), "the chips are approved");
+        assert_ne!(approval_view(&fill("fred", None, 20), "fill-8", "casino").bytes, bytes(&fill("fred", None, 20)));
+    }
+
+    #[test]
+    fn nul_control_and_bidi_characters_are_refused_in_text_and_ids() {
+        for bad in ["nul\0here", "bell\u{7}", "rtl\u{202E}drawkcab", "c\u{85}1"] {
+            let wire = pb::KittyExpense { header: header("k1"), table_id: "T1".into(), amount_cents: 100, purpose: bad.into(), to_dealer: false };
+            let mut errors = FieldErrors::new();
+            assert!(wire.to_domain(&mut errors).is_none(), "{bad:?}");
+            let mut errors = FieldErrors::new();
+            assert!(envelope(&mut errors, "header", header(bad).as_ref()).is_none(), "{bad:?}");
+        }
+        let mut errors = FieldErrors::new();
+        assert!(text(&mut errors, "reason", "two lines\nand a\ttab", true).is_some());
+        let far = Some(pb::CommandHeader { command_id: "c".into(), import_occurred_at_unix_ms: Some(i64::MAX), ..Default::default() });
+        assert!(envelope(&mut FieldErrors::new(), "header", far.as_ref()).is_none());
     }
 
     #[test]

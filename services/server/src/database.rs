@@ -17,6 +17,11 @@ use crate::config::Config;
 
 /// Subdirectory of the data directory that holds the embedded cluster (PGDATA).
 pub const EMBEDDED_PGDATA: &str = "pgdata";
+/// Connections of the service's pool.
+pub const POOL_CONNECTIONS: u32 = 16;
+/// How long a call may wait for a pooled connection before answering UNAVAILABLE (the health
+/// probe usually answers sooner: the gate refuses calls while it fails).
+pub const ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 #[derive(Debug)]
 pub struct Database {

@@ -4,9 +4,13 @@
 //! new balances. A rejection moves no chips and is recorded for auditors (R-AUDIT-3). A version
 //! conflict reloads and decides again, a bounded number of times. Idempotency: the client's
 //! command id and the hash of the request bytes; a repeat returns the first answer.
+//!
+//! Before anything is read or decided, a command passes the edge checks of trust: the caller
+//! may act on the property it names (tenancy), a table's game key is one of the room's, and
+//! every approver, signer and supervisor it names is proven ([`crate::approval`]).
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use chipledger_proto::v1 as pb;
@@ -25,8 +29,9 @@ use tonic::Status;
 use tracing::Instrument;
 use uuid::Uuid;
 
-use crate::access::{self, Principal};
-use crate::config::{GamingDayClock, Limits};
+use crate::access::{self, Authenticator, Principal};
+use crate::approval::{self, ApprovalKey, ApprovalKeyError};
+use crate::config::{Limits, Properties, PropertyConfig, is_valid_property_id};
 use crate::convert::{self, CorrectionRequest, Decidable, Envelope, WireCommand};
 use crate::shutdown::Drain;
 use crate::status::{self, FieldErrors};
@@ -165,13 +170,21 @@ struct StoredReply {
 /// The command service: stateless apart from the cache, so replicas can run side by side.
 pub struct Ledger {
     store: chipledger_store::Store,
-    default_property: String,
-    clock: GamingDayClock,
+    properties: Properties,
     limits: Limits,
-    aml: rules::AmlThresholds,
+    /// Every configured principal: who authenticates, and who an approval names.
+    authenticator: Arc<Authenticator>,
+    approval_key: Arc<ApprovalKey>,
     cache: Mutex<StateCache>,
     drain: Drain,
     db: telemetry::DbTracing,
+}
+
+/// The command id of entry `index` of a submission: the submission's own id for the first (a
+/// single command is a submission of one), `<id>/<index>` for the others. Approvals of batch
+/// entries are bound to it.
+pub fn entry_command_id(command_id: &str, index: usize) -> String {
+    if index == 0 { command_id.to_string() } else { format!("{command_id}/{index}") }
 }
 
 fn now_unix_ms() -> i64 {
@@ -186,9 +199,11 @@ pub fn store_status(context: &str, error: StoreError) -> Status {
         StoreError::VersionConflict { stream, expected, .. } => status::version_conflict(&stream, expected, 1),
         StoreError::Contention(_) => status::version_conflict("(several)", -1, 1),
         StoreError::InvalidRequest(message) => status::invalid_field("request", message),
-        StoreError::Database(sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) | sqlx::Error::PoolClosed) => {
-            status::unavailable(context, &"connection")
-        }
+        StoreError::Database(error) if is_unstorable_text(&error) => status::invalid_field(
+            "request",
+            "a string holds a character PostgreSQL cannot store (NUL or an invalid escape)",
+        ),
+        StoreError::Database(error) if is_connection_failure(&error) => status::unavailable(context, &error),
         // Unbalanced postings or a negative balance refused by PostgreSQL: the rules core let
         // through what the database's own invariants (R-UNIT-3, R-UNIT-4) refuse. Nothing was
         // written; it is a bug to investigate, not a user error.
@@ -196,34 +211,89 @@ pub fn store_status(context: &str, error: StoreError) -> Status {
     }
 }
 
+/// The failure of an append whose transaction may or may not have committed: the connection
+/// went away after the statements were sent (the COMMIT may have reached the server). Refusals
+/// the store knows to be before any write keep their own answers.
+fn append_status(command_id: &str, error: StoreError) -> Status {
+    match error {
+        StoreError::Database(sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed) => {
+            // No connection was ever handed out: nothing was sent.
+            status::unavailable("append", &error)
+        }
+        StoreError::Database(ref database) if is_connection_failure(database) => {
+            status::outcome_unknown(command_id, &error)
+        }
+        other => store_status("append", other),
+    }
+}
+
+/// A SQLSTATE PostgreSQL gives for text it cannot hold (22021 character_not_in_repertoire,
+/// 22P05 untranslatable_character, e.g. a NUL): the request's fault, not the server's.
+fn is_unstorable_text(error: &sqlx::Error) -> bool {
+    matches!(error, sqlx::Error::Database(database) if matches!(database.code().as_deref(), Some("22021" | "22P05")))
+}
+
+/// The database went away or is not accepting connections: I/O, TLS or protocol errors, the
+/// pool giving up, and the SQLSTATEs of connection loss (08*) and of a server shutting down or
+/// starting (57P01 admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now).
+fn is_connection_failure(error: &sqlx::Error) -> bool {
+    match error {
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::Protocol(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Database(database) => database
+            .code()
+            .is_some_and(|code| code.starts_with("08") || matches!(code.as_ref(), "57P01" | "57P02" | "57P03")),
+        _ => false,
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LedgerSetupError {
+    #[error(transparent)]
+    ApprovalKey(#[from] ApprovalKeyError),
+}
+
 impl Ledger {
-    pub fn new(
+    /// A ledger serving the properties, principals and limits of a server configuration, with
+    /// its approval signing key (created under the data directory on the first start unless a
+    /// key file is configured).
+    pub fn for_config(
         store: chipledger_store::Store,
-        default_property: String,
-        clock: GamingDayClock,
-        limits: Limits,
+        config: &crate::config::Config,
         drain: Drain,
-    ) -> Ledger {
+    ) -> Result<Ledger, LedgerSetupError> {
+        let key = ApprovalKey::load(&config.approval_key)?;
+        Ok(Ledger::with_key(store, config, key, drain))
+    }
+
+    /// As [`Ledger::for_config`], with a given approval key.
+    pub fn with_key(store: chipledger_store::Store, config: &crate::config::Config, key: ApprovalKey, drain: Drain) -> Ledger {
         // Player sessions, departures, daily cash and credit lines are kept in the append
         // transaction (R-REBUY-1, R-AUDIT-4, R-MARK-1), whoever built the store handle.
         let store = store.with_projection(std::sync::Arc::new(chipledger_store::RulesProjection));
         Ledger {
             db: telemetry::DbTracing::for_pool(store.pool()),
             store,
-            default_property,
-            clock,
-            limits,
-            aml: rules::AmlThresholds::default(),
+            properties: config.properties.clone(),
+            limits: config.limits,
+            authenticator: Arc::new(Authenticator::from_config(config)),
+            approval_key: Arc::new(key),
             cache: Mutex::new(StateCache::default()),
             drain,
         }
     }
 
-    /// A ledger with the property, gaming-day clock and limits of a server configuration.
-    pub fn for_config(store: chipledger_store::Store, config: &crate::config::Config, drain: Drain) -> Ledger {
-        let mut ledger = Ledger::new(store, config.property_id.clone(), config.gaming_day, config.limits, drain);
-        ledger.aml = config.aml.clone();
-        ledger
+    /// Who may call: the gate authenticates with the same principals approvals are checked against.
+    pub fn authenticator(&self) -> Arc<Authenticator> {
+        self.authenticator.clone()
+    }
+
+    pub fn approval_key(&self) -> &ApprovalKey {
+        &self.approval_key
     }
 
     pub fn store(&self) -> &chipledger_store::Store {
@@ -249,13 +319,20 @@ impl Ledger {
         self.limits
     }
 
-    pub fn clock(&self) -> GamingDayClock {
-        self.clock
+    /// The property a request names (empty: the default), once the caller may act on it:
+    /// INVALID_ARGUMENT for an id that is not of the form of table ids, PERMISSION_DENIED for a
+    /// property outside the principal's, NOT_FOUND for one this server does not serve.
+    pub fn property(&self, principal: &Principal, requested: &str) -> Result<String, Status> {
+        self.property_at(principal, requested, "property_id").map(|property| property.id.clone())
     }
 
-    /// The property a request names, or the default.
-    pub fn property(&self, requested: &str) -> String {
-        if requested.is_empty() { self.default_property.clone() } else { requested.to_string() }
+    fn property_at(&self, principal: &Principal, requested: &str, field: &str) -> Result<Arc<PropertyConfig>, Status> {
+        let id = if requested.is_empty() { self.properties.default_id() } else { requested };
+        if !is_valid_property_id(id) {
+            return Err(status::invalid_field(field, "1 to 64 characters of A-Z a-z 0-9 _ . -"));
+        }
+        access::authorize_property(principal, id)?;
+        self.properties.get(id).cloned().ok_or_else(|| status::not_found("property", id))
     }
 
     /// One typed command RPC.
@@ -266,10 +343,24 @@ impl Ledger {
         let (Some(envelope), Some(decidable)) = (envelope, decidable) else {
             return Err(errors.into_status());
         };
+        let property = self.property_at(principal, &envelope.property_id, "header.property_id")?;
+        check_room(&property, &decidable, "")?;
         let request_hash = request_hash(T::RPC, &request.encode_to_vec());
+        let approvals = request.header().map_or(&[][..], |header| header.approvals.as_slice());
+        let fields = request.approval_fields();
+        if !approvals.is_empty() || fields.iter().any(|(_, named)| named.is_some()) {
+            let digest = approval::command_digest(T::RPC, &request.approval_bytes(&envelope.command_id, &property.id));
+            let subject = approval::Subject { property_id: &property.id, rpc: T::RPC, command_id: &envelope.command_id, digest };
+            if let Err(refused) = self.check_approvals(principal, &subject, &fields, approvals, "") {
+                let mut replay = self.replay_or(refused, &property.id, &envelope.command_id, &request_hash).await?;
+                let mut result = replay.results.pop().ok_or_else(|| status::internal("reply", &"no result"))?;
+                result.replayed = replay.replayed;
+                return Ok(result);
+            }
+        }
         let device = envelope.device.clone();
         let entries = vec![Entry { rpc: T::RPC, decidable, device }];
-        let mut batch = self.run(principal, envelope, entries, request_hash).await?;
+        let mut batch = self.run(principal, &property, envelope, entries, request_hash).await?;
         let mut result = batch.results.pop().ok_or_else(|| status::internal("reply", &"no result"))?;
         result.replayed = batch.replayed;
         Ok(result)
@@ -283,7 +374,11 @@ impl Ledger {
         if request.commands.is_empty() || request.commands.len() > max {
             errors.add("commands", format!("1 to {max} commands"));
         }
+        if request.header.as_ref().is_some_and(|header| !header.approvals.is_empty()) {
+            errors.add("header.approvals", "approvals go in the header of the command they approve (commands[i].header.approvals)");
+        }
         let mut entries = Vec::with_capacity(request.commands.len().min(max));
+        let mut approved = Vec::new();
         for (index, command) in request.commands.iter().enumerate().take(max) {
             let Some(command) = &command.command else {
                 errors.add(format!("commands[{index}]"), "empty command");
@@ -296,6 +391,9 @@ impl Ledger {
             }
             // Each command is checked against the role table as if sent on its own.
             access::authorize(principal, rpc)?;
+            if header.is_some_and(|header| !header.approvals.is_empty()) || rpc_has_approvals(rpc) {
+                approved.push((index, command));
+            }
             if let Some(decidable) = decidable {
                 let device = header.and_then(|header| header.device.clone());
                 entries.push(Entry { rpc, decidable, device });
@@ -303,11 +401,143 @@ impl Ledger {
         }
         let Some(envelope) = envelope else { return Err(errors.into_status()) };
         errors.finish()?;
+        let property = self.property_at(principal, &envelope.property_id, "header.property_id")?;
+        for (index, entry) in entries.iter().enumerate() {
+            check_room(&property, &entry.decidable, &format!("commands[{index}]."))?;
+        }
         let request_hash = request_hash("/chipledger.v1.LedgerService/RecordBatch", &request.encode_to_vec());
-        self.run(principal, envelope, entries, request_hash).await
+        for (index, command) in approved {
+            let command_id = entry_command_id(&envelope.command_id, index);
+            let view = convert::approval_view(command, &command_id, &property.id);
+            let approvals = view.header.map_or(&[][..], |header| header.approvals.as_slice());
+            if approvals.is_empty() && view.fields.iter().all(|(_, named)| named.is_none()) {
+                continue;
+            }
+            let digest = approval::command_digest(view.rpc, &view.bytes);
+            let subject = approval::Subject { property_id: &property.id, rpc: view.rpc, command_id: &command_id, digest };
+            if let Err(refused) = self.check_approvals(principal, &subject, &view.fields, approvals, &format!("commands[{index}].")) {
+                return self.replay_or(refused, &property.id, &envelope.command_id, &request_hash).await;
+            }
+        }
+        self.run(principal, &property, envelope, entries, request_hash).await
     }
 
-    fn context(&self, principal: &Principal, envelope: &Envelope) -> Result<CommandContext, Status> {
+    /// A command whose approvals no longer check (typically expired since) that was recorded
+    /// with these very bytes when they did: the recorded answer, as for any resend of the same
+    /// command (a resend after OUTCOME_UNKNOWN must stay safe). Anything else: `refused`.
+    async fn replay_or(
+        &self,
+        refused: Status,
+        property: &str,
+        command_id: &str,
+        request_hash: &[u8; 32],
+    ) -> Result<pb::BatchResult, Status> {
+        match self.recorded(property, command_id).await? {
+            Some((hash, outcome)) if &hash == request_hash => rebuild_reply(&outcome),
+            _ => Err(refused),
+        }
+    }
+
+    fn check_approvals(
+        &self,
+        principal: &Principal,
+        subject: &approval::Subject<'_>,
+        fields: &[(&'static str, Option<&str>)],
+        tokens: &[String],
+        prefix: &str,
+    ) -> Result<(), Status> {
+        let checked =
+            approval::check(&self.approval_key, &self.authenticator, principal, subject, fields, tokens, prefix, now_unix_ms());
+        if let Err(status) = &checked {
+            let reason = tonic_types::StatusExt::get_error_details(status)
+                .error_info()
+                .map(|info| info.reason.clone())
+                .unwrap_or_default();
+            tracing::warn!(
+                principal = %principal.id,
+                rpc = subject.rpc,
+                command_id = subject.command_id,
+                %reason,
+                "approval refused: {}",
+                status.message()
+            );
+            telemetry::metrics().approvals_refused.add(1, &[KeyValue::new("chipledger.reason_code", reason)]);
+        }
+        checked
+    }
+
+    /// `ApprovalService.Approve`: the caller approves `command` as a second person. Refused
+    /// unless the caller's role may fill some second-person field of that command and the
+    /// caller may act on its property; nothing is written.
+    pub fn approve(&self, approver: &Principal, request: &pb::ApproveRequest) -> Result<pb::ApprovalToken, Status> {
+        let Some(command) = request.command.as_ref().and_then(|command| command.command.as_ref()) else {
+            return Err(status::invalid_field("command", "required: the command approved"));
+        };
+        let ttl = match request.ttl_seconds {
+            0 => approval::DEFAULT_TTL,
+            seconds if u64::from(seconds) <= approval::MAX_TTL.as_secs() => std::time::Duration::from_secs(u64::from(seconds)),
+            _ => return Err(status::invalid_field("ttl_seconds", format!("at most {}", approval::MAX_TTL.as_secs()))),
+        };
+        let probe = convert::approval_view(command, "", "");
+        // A batch entry is approved under its entry id, "<batch id>/<index>" (index >= 1).
+        let mut header = probe.header.cloned().unwrap_or_default();
+        let entry_index = match header.command_id.rsplit_once('/') {
+            Some((batch_id, index)) => {
+                let max = self.limits.max_batch_commands as usize;
+                match index.parse::<usize>() {
+                    Ok(parsed) if (1..max).contains(&parsed) && parsed.to_string() == index => {
+                        header.command_id = batch_id.to_string();
+                        Some(parsed)
+                    }
+                    _ => {
+                        return Err(status::invalid_field(
+                            "command.header.command_id",
+                            format!("a batch entry id is <batch id>/<index>, index 1 to {}", max - 1),
+                        ));
+                    }
+                }
+            }
+            None => None,
+        };
+        let mut errors = FieldErrors::new();
+        let envelope = convert::envelope(&mut errors, "command.header", Some(&header));
+        let Some(mut envelope) = envelope else { return Err(errors.into_status()) };
+        if let Some(index) = entry_index {
+            envelope.command_id = entry_command_id(&envelope.command_id, index);
+        }
+        if self.authenticator.principal_by_id(&approver.id).is_none() {
+            // The anonymous caller of a development server is nobody a command could name.
+            return Err(<Status as tonic_types::StatusExt>::with_error_details(
+                tonic::Code::PermissionDenied,
+                format!("{} is no configured principal and cannot approve; approve with a principal's own credentials", approver.id),
+                tonic_types::ErrorDetails::with_error_info("APPROVER_NOT_AUTHORIZED", status::DOMAIN, std::collections::HashMap::new()),
+            ));
+        }
+        if !access::may_approve(approver.role, probe.rpc) {
+            let metadata = std::collections::HashMap::from([
+                ("rpc".to_string(), probe.rpc.to_string()),
+                ("role".to_string(), access::role_name(&approver.role).to_string()),
+            ]);
+            return Err(<Status as tonic_types::StatusExt>::with_error_details(
+                tonic::Code::PermissionDenied,
+                format!("role {} approves no field of {}", access::role_name(&approver.role), probe.rpc),
+                tonic_types::ErrorDetails::with_error_info("ROLE_CANNOT_APPROVE", status::DOMAIN, metadata),
+            ));
+        }
+        let property = self.property_at(approver, &envelope.property_id, "command.header.property_id")?;
+        let view = convert::approval_view(command, &envelope.command_id, &property.id);
+        let subject = approval::Subject {
+            property_id: &property.id,
+            rpc: view.rpc,
+            command_id: &envelope.command_id,
+            digest: approval::command_digest(view.rpc, &view.bytes),
+        };
+        let token = approval::issue(&self.approval_key, approver, &subject, ttl, now_unix_ms());
+        tracing::info!(approver = %approver.id, rpc = view.rpc, command_id = %envelope.command_id, "approval issued");
+        Ok(token)
+    }
+
+    fn context(&self, principal: &Principal, property: &PropertyConfig, envelope: &Envelope) -> Result<CommandContext, Status> {
         let importing = envelope.import_actor_id.is_some() || envelope.import_occurred_at_unix_ms.is_some();
         if importing && !matches!(principal.role, Role::Admin | Role::System) {
             return Err(status::invalid_field(
@@ -317,23 +547,25 @@ impl Ledger {
         }
         let at_unix_ms = envelope.import_occurred_at_unix_ms.unwrap_or_else(now_unix_ms);
         let actor_id = envelope.import_actor_id.clone().unwrap_or_else(|| principal.id.clone());
-        Ok(CommandContext {
-            at_unix_ms,
-            gaming_day: self.clock.gaming_day(at_unix_ms),
-            actor: Actor { id: actor_id, role: principal.role },
-        })
+        let gaming_day = property
+            .gaming_day
+            .gaming_day(at_unix_ms)
+            .ok_or_else(|| status::invalid_field("header.import_occurred_at_unix_ms", "outside the gaming-day clock's range"))?;
+        Ok(CommandContext { at_unix_ms, gaming_day, actor: Actor { id: actor_id, role: principal.role } })
     }
 
     async fn run(
         &self,
         principal: &Principal,
+        property_config: &PropertyConfig,
         envelope: Envelope,
         entries: Vec<Entry>,
         request_hash: [u8; 32],
     ) -> Result<pb::BatchResult, Status> {
-        tracing::Span::current().record("command_id", envelope.command_id.as_str());
-        let property = self.property(&envelope.property_id);
-        let context = self.context(principal, &envelope)?;
+        tracing::Span::current().record("chipledger.command_id", envelope.command_id.as_str());
+        let property = property_config.id.clone();
+        let aml = &property_config.aml;
+        let context = self.context(principal, property_config, &envelope)?;
         // Refused once shutdown has begun; appends already started are waited for.
         if self.drain.enter().is_none() {
             return Err(status::shutting_down());
@@ -344,9 +576,9 @@ impl Ledger {
             // First on the cached states as they are (a stale one ends in a version conflict
             // at the append, which forgets it and decides again); a refusal is only given on
             // states read up to the head, so a cache behind another replica never refuses.
-            let mut decision = self.decide_all(&property, &context, &envelope, &entries, false).await?;
+            let mut decision = self.decide_all(&property, aml, &context, &envelope, &entries, false).await?;
             if decision.is_err() {
-                decision = self.decide_all(&property, &context, &envelope, &entries, true).await?;
+                decision = self.decide_all(&property, aml, &context, &envelope, &entries, true).await?;
             }
             let decision = match decision {
                 Ok(decision) => decision,
@@ -373,7 +605,7 @@ impl Ledger {
             )
             .await
             .map_err(|error| status::internal("append task", &error))?;
-            telemetry::metrics().append_duration.record(started.elapsed().as_secs_f64(), &[]);
+            telemetry::metrics().append_duration.record(telemetry::millis(started.elapsed()), &[]);
             match appended {
                 Ok(outcome) => {
                     if !outcome.replayed {
@@ -381,7 +613,7 @@ impl Ledger {
                         for event_type in &decision.event_types {
                             telemetry::metrics()
                                 .events_appended
-                                .add(1, &[KeyValue::new("event_type", *event_type)]);
+                                .add(1, &[KeyValue::new("chipledger.event_type", *event_type)]);
                         }
                     }
                     return rebuild_reply(&outcome);
@@ -394,7 +626,7 @@ impl Ledger {
                     }
                     tracing::debug!(%stream, attempt, "version conflict, deciding again");
                 }
-                Err(error) => return Err(store_status("append", error)),
+                Err(error) => return Err(append_status(&envelope.command_id, error)),
             }
         }
     }
@@ -421,7 +653,10 @@ impl Ledger {
         }
         telemetry::metrics().rejections.add(
             1,
-            &[KeyValue::new("reason", rejection.reason.code), KeyValue::new("rule_id", rejection.reason.rule)],
+            &[
+                KeyValue::new("chipledger.reason_code", rejection.reason.code),
+                KeyValue::new("chipledger.rule_id", rejection.reason.rule),
+            ],
         );
         let record = RejectionRecord {
             property: property.to_string(),
@@ -449,9 +684,11 @@ impl Ledger {
 
     /// Decides every entry in order on a working copy of the loaded states; `catch_up` reads
     /// the events after a cached state's version first (see [`Ledger::load`]).
+    #[allow(clippy::too_many_arguments)]
     async fn decide_all<'e>(
         &self,
         property: &str,
+        aml: &rules::AmlThresholds,
         context: &CommandContext,
         envelope: &Envelope,
         entries: &'e [Entry],
@@ -470,13 +707,13 @@ impl Ledger {
             self.load_into(&mut decision, property, &streams, catch_up).await?;
             // Streams that depend on what the loaded states hold (R-REBUY-1: a cash-out binds
             // the patron's other seats of the game when a room allows two).
-            let dependent = command.dependent_streams(&snapshot_of(&decision.states, &streams, self.aml.clone()));
+            let dependent = command.dependent_streams(&snapshot_of(&decision.states, &streams, aml.clone()));
             if !dependent.is_empty() {
                 self.load_into(&mut decision, property, &dependent, catch_up).await?;
                 streams.extend(dependent);
             }
             let decided = {
-                let snapshot = snapshot_of(&decision.states, &streams, self.aml.clone());
+                let snapshot = snapshot_of(&decision.states, &streams, aml.clone());
                 let _span = tracing::info_span!("rules.decide", rpc = entry.rpc).entered();
                 rules::decide(&snapshot, context, command)
             };
@@ -518,7 +755,7 @@ impl Ledger {
             .db
             .call("find_event", "events", self.store.event_location(property, event_id))
             .await
-            .map_err(|error| status::internal("find reversed event", &error))?;
+            .map_err(|error| store_status("find reversed event", error))?;
         let Some((stream, version)) = found else {
             return Err(status::not_found("event", &correction.reverses_event_id));
         };
@@ -636,8 +873,38 @@ impl Ledger {
         self.db
             .call("find_command", "commands", self.store.recorded_command(property, command_id))
             .await
-            .map_err(|error| status::internal("idempotency lookup", &error))
+            .map_err(|error| store_status("idempotency lookup", error))
     }
+}
+
+/// True when the command at `rpc` has second-person fields.
+fn rpc_has_approvals(rpc: &str) -> bool {
+    access::APPROVAL_RULES.iter().any(|rule| rule.rpc == rpc)
+}
+
+/// A table opened or reconfigured with a game key that is not one of the room's (when the
+/// property lists them): INVALID_ARGUMENT, before anything is decided. The re-buy wait binds
+/// room-wide by game key (R-REBUY-1); a key spelled another way would escape it. The rules
+/// core's config validation has no notion of the room, so the server checks this edge.
+fn check_room(property: &PropertyConfig, decidable: &Decidable, prefix: &str) -> Result<(), Status> {
+    let (Some(keys), Decidable::Command(Command::Table(command))) = (&property.game_keys, decidable) else {
+        return Ok(());
+    };
+    let (rules::TableOp::OpenTable { config } | rules::TableOp::ChangeConfig { config }) = &command.op else {
+        return Ok(());
+    };
+    if keys.iter().any(|key| key == &config.game_key) {
+        return Ok(());
+    }
+    Err(status::invalid_field(
+        &format!("{prefix}config.game_key"),
+        format!(
+            "{:?} is not one of property {}'s game keys ({}); R-REBUY-1 binds room-wide by game key",
+            config.game_key,
+            property.id,
+            keys.iter().map(|key| format!("{key:?}")).collect::<Vec<_>>().join(", ")
+        ),
+    ))
 }
 
 /// The rules command that reverses a stored event (R-AUDIT-1), by the stream it is on: a table
@@ -753,8 +1020,7 @@ impl Decision {
         context: &CommandContext,
         events: Vec<(StreamId, Event)>,
     ) -> Result<(), Status> {
-        let command_id =
-            if index == 0 && self.results.is_empty() { envelope.command_id.clone() } else { format!("{}/{index}", envelope.command_id) };
+        let command_id = entry_command_id(&envelope.command_id, index);
         let mut result = pb::CommandResult { command_id: command_id.clone(), ..Default::default() };
         let mut touched_accounts: Vec<String> = Vec::new();
         for (stream, event) in events {

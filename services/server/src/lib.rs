@@ -1,18 +1,22 @@
 //! chipledger-server: the gRPC face of the chip ledger (binary `chipledgerd`).
 //!
-//! For: authenticating callers and checking their role ([`access`], [`gate`]), turning wire
-//! requests into rules commands and back ([`convert`], the one proto <-> domain mapping), the
-//! command path (idempotency, load state, decide, append, retry: [`ledger`]), the query and
-//! subscription handlers ([`service`]), errors as rich `tonic::Status` ([`status`]), telemetry,
-//! configuration and the embedded PostgreSQL. Not for: rules (chipledger-rules) or SQL
-//! (chipledger-store).
+//! For: authenticating callers and checking their role and properties ([`access`], [`gate`]),
+//! dual control by a second authenticated principal ([`approval`]), checking request bytes
+//! before decoding ([`protowire`]), turning wire requests into rules commands and back
+//! ([`convert`], the one proto <-> domain mapping), the command path (idempotency, load state,
+//! decide, append, retry: [`ledger`]), the query and subscription handlers ([`service`]), errors
+//! as rich `tonic::Status` ([`status`]), database health ([`health`]), telemetry, configuration
+//! and the embedded PostgreSQL. Not for: rules (chipledger-rules) or SQL (chipledger-store).
 
 pub mod access;
+pub mod approval;
 pub mod config;
 pub mod convert;
 pub mod database;
 pub mod gate;
+pub mod health;
 pub mod ledger;
+pub mod protowire;
 pub mod serve;
 pub mod service;
 pub mod shutdown;

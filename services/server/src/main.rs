@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use chipledger_server::config::{Config, Flags};
-use chipledger_server::database::Database;
+use chipledger_server::database::{self, Database};
 use chipledger_server::ledger::Ledger;
 use chipledger_server::shutdown::{self, Drain};
 use chipledger_server::{serve, telemetry};
@@ -68,10 +68,12 @@ async fn run_with(config: &Config, database: &Database) -> anyhow::Result<()> {
     let app_password = uuid::Uuid::new_v4().simple().to_string();
     Store::set_app_password(database.url(), &app_password).await.context("preparing the application role")?;
     let options = Store::app_options(database.url(), &app_password).context("application role options")?;
-    let store = Store::connect_with(options, 16).await.context("connecting as the application role")?;
+    let store = Store::connect_bounded(options, database::POOL_CONNECTIONS, database::ACQUIRE_TIMEOUT)
+        .await
+        .context("connecting as the application role")?;
 
     let drain = Drain::new();
-    let ledger = Arc::new(Ledger::for_config(store.clone(), config, drain.clone()));
+    let ledger = Arc::new(Ledger::for_config(store.clone(), config, drain.clone()).context("approvals")?);
     let listener = serve::bind(config.listen).await?;
     let local_addr = listener.local_addr().context("listen address")?;
     print_banner(config, local_addr);
@@ -83,13 +85,46 @@ async fn run_with(config: &Config, database: &Database) -> anyhow::Result<()> {
 
 fn print_banner(config: &Config, addr: std::net::SocketAddr) {
     let scheme = if config.tls.is_some() { "TLS" } else { "plaintext" };
-    println!("chipledgerd listening on {addr} ({scheme}), property {:?}", config.property_id);
+    println!("chipledgerd listening on {addr} ({scheme}), default property {:?}", config.property_id);
+    if config.plaintext_tokens_exposed() {
+        let warning = format!(
+            "WARNING: bearer tokens accepted over plaintext on {addr} (--allow-plaintext-tokens): anyone on the \
+             network path can read them and act as their principals. Configure [tls]."
+        );
+        eprintln!("chipledgerd: {warning}");
+        tracing::warn!("{warning}");
+    }
+    let mut property_ids: Vec<&str> = config.properties.ids().collect();
+    property_ids.sort_unstable();
+    for id in property_ids {
+        let Some(property) = config.properties.get(id) else { continue };
+        let cutoff = property.gaming_day.cutoff_minutes;
+        println!(
+            "  property {id}: gaming day from {:02}:{:02} {}, {}, {}",
+            cutoff / 60,
+            cutoff % 60,
+            property.gaming_day.zone_name(),
+            property.currency,
+            match &property.game_keys {
+                Some(keys) => format!("{} game keys", keys.len()),
+                None => "any game key".to_string(),
+            }
+        );
+        if property.game_keys.is_none() && !config.is_plain_dev() {
+            tracing::warn!(property = id, "no game_keys configured: any spelling of a game opens a table, and the re-buy wait (R-REBUY-1) binds per spelling");
+        }
+    }
     if config.tls.is_some() {
         println!("  connect: grpcurl -cacert ca.pem -cert client.pem -key client.key {addr} list");
     } else if config.is_plain_dev() {
         println!("  connect: grpcurl -plaintext {addr} list");
         if let Some(role) = config.dev_anonymous_role {
             println!("  (development mode: callers without credentials act as {role:?}; configure [auth] to turn this off)");
+            for (id, role, token) in chipledger_server::config::DEV_APPROVERS {
+                if config.principals.iter().any(|principal| principal.id == *id) {
+                    println!("  development approver {id} ({role:?}): --token {token}");
+                }
+            }
         }
     } else {
         println!("  connect: grpcurl -plaintext -H 'authorization: Bearer <token>' {addr} list");

@@ -1,22 +1,25 @@
-//! Builds and runs the tonic server: the four chipledger services behind the gate, gRPC health
-//! (v1) and server reflection (v1 and v1alpha), plain or TLS/mTLS, with graceful shutdown.
+//! Builds and runs the tonic server: the chipledger services behind the gate, gRPC health (v1,
+//! NOT_SERVING while the database is unreachable) and server reflection (v1 and v1alpha), plain
+//! or TLS/mTLS, with graceful shutdown.
 
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use chipledger_proto::v1::approval_service_server::ApprovalServiceServer;
 use chipledger_proto::v1::audit_service_server::AuditServiceServer;
 use chipledger_proto::v1::cage_service_server::CageServiceServer;
 use chipledger_proto::v1::ledger_service_server::LedgerServiceServer;
 use chipledger_proto::v1::table_service_server::TableServiceServer;
 use tokio::net::TcpListener;
 use tonic::transport::server::TcpIncoming;
+use tonic::server::NamedService;
 use tonic::transport::{Certificate, Identity, Server, ServerTlsConfig};
 
-use crate::access::Authenticator;
 use crate::config::{Config, TlsFile};
 use crate::gate::GateLayer;
+use crate::health::{self, DatabaseHealth};
 use crate::ledger::Ledger;
 use crate::service::Services;
 use crate::shutdown::Drain;
@@ -66,10 +69,24 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
-    health_reporter.set_serving::<TableServiceServer<Services>>().await;
-    health_reporter.set_serving::<CageServiceServer<Services>>().await;
-    health_reporter.set_serving::<LedgerServiceServer<Services>>().await;
-    health_reporter.set_serving::<AuditServiceServer<Services>>().await;
+    let services_served = vec![
+        <TableServiceServer<Services> as NamedService>::NAME,
+        <CageServiceServer<Services> as NamedService>::NAME,
+        <LedgerServiceServer<Services> as NamedService>::NAME,
+        <AuditServiceServer<Services> as NamedService>::NAME,
+        <ApprovalServiceServer<Services> as NamedService>::NAME,
+    ];
+    for service in &services_served {
+        health_reporter.set_service_status(*service, tonic_health::ServingStatus::Serving).await;
+    }
+    let database = DatabaseHealth::default();
+    tokio::spawn(health::probe_database(
+        (*ledger.store().pool().connect_options()).clone(),
+        database.clone(),
+        health_reporter.clone(),
+        services_served.clone(),
+        drain.stopping(),
+    ));
 
     let reflection_v1 = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(chipledger_proto::FILE_DESCRIPTOR_SET)
@@ -80,20 +97,22 @@ pub async fn serve(
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1alpha()?;
 
+    let authenticator = ledger.authenticator();
     let services = Services::new(ledger, drain.clone());
     let mut builder = Server::builder();
     if let Some(tls) = &config.tls {
         builder = builder.tls_config(tls_config(tls)?).map_err(ServeError::Tls)?;
     }
     let router = builder
-        .layer(GateLayer::new(Authenticator::from_config(config)))
+        .layer(GateLayer::new(authenticator, database, MAX_MESSAGE_BYTES))
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
         .add_service(TableServiceServer::new(services.clone()).max_decoding_message_size(MAX_MESSAGE_BYTES))
         .add_service(CageServiceServer::new(services.clone()).max_decoding_message_size(MAX_MESSAGE_BYTES))
         .add_service(LedgerServiceServer::new(services.clone()).max_decoding_message_size(MAX_MESSAGE_BYTES))
-        .add_service(AuditServiceServer::new(services).max_decoding_message_size(MAX_MESSAGE_BYTES));
+        .add_service(AuditServiceServer::new(services.clone()).max_decoding_message_size(MAX_MESSAGE_BYTES))
+        .add_service(ApprovalServiceServer::new(services).max_decoding_message_size(MAX_MESSAGE_BYTES));
 
     let grace = config.shutdown_grace;
     let (stop_accepting, stopped_accepting) = tokio::sync::oneshot::channel::<()>();
@@ -103,7 +122,10 @@ pub async fn serve(
         async move {
             shutdown.await;
             let _ = shutdown_began.send(());
-            health_reporter.set_not_serving::<TableServiceServer<Services>>().await;
+            health_reporter.set_service_status("", tonic_health::ServingStatus::NotServing).await;
+            for service in &services_served {
+                health_reporter.set_service_status(*service, tonic_health::ServingStatus::NotServing).await;
+            }
             // End subscriptions so that connections can close, then let hyper drain the rest.
             let drained = tokio::time::timeout(grace, drain.close()).await;
             if drained.is_err() {

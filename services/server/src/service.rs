@@ -1,12 +1,15 @@
-//! The four gRPC services. Command RPCs hand the typed message to the [`Ledger`]; queries read
-//! the log through the store and rebuild state with the rules core. The role check happened at
-//! the gate; here the principal only names the actor.
+//! The gRPC services. Command RPCs hand the typed message to the [`Ledger`]; queries read the log
+//! through the store and rebuild state with the rules core; approvals are signed by the ledger.
+//! The role check happened at the gate; here the principal names the actor and bounds the
+//! properties a request may name (every handler resolves its property through
+//! [`Ledger::property`] before reading anything).
 
 use std::collections::BTreeMap;
 use std::pin::Pin;
 use std::sync::Arc;
 
 use chipledger_proto::v1 as pb;
+use chipledger_proto::v1::approval_service_server::ApprovalService;
 use chipledger_proto::v1::audit_service_server::AuditService;
 use chipledger_proto::v1::cage_service_server::CageService;
 use chipledger_proto::v1::ledger_service_server::LedgerService;
@@ -146,6 +149,29 @@ fn player_stream_key(player_id: &str) -> Result<String, Status> {
     Ok(StreamId::Player(id).key())
 }
 
+/// A time range the log can answer: both bounds within the clock's range
+/// ([`crate::config::MIN_CLOCK_UNIX_MS`]..=[`crate::config::MAX_CLOCK_UNIX_MS`]) and `from <= to`.
+fn check_time_range(field: &str, range: Option<&pb::TimeRange>) -> Result<(), Status> {
+    let Some(range) = range else { return Ok(()) };
+    let bounds = crate::config::MIN_CLOCK_UNIX_MS..=crate::config::MAX_CLOCK_UNIX_MS;
+    for (name, value) in [("from_unix_ms", range.from_unix_ms), ("to_unix_ms", range.to_unix_ms)] {
+        if let Some(value) = value
+            && !bounds.contains(&value)
+        {
+            return Err(status::invalid_field(
+                &format!("{field}.{name}"),
+                format!("{value} is outside {}..={} (years 1900 to 9000)", bounds.start(), bounds.end()),
+            ));
+        }
+    }
+    if let (Some(from), Some(to)) = (range.from_unix_ms, range.to_unix_ms)
+        && from > to
+    {
+        return Err(status::invalid_field(field, format!("from_unix_ms {from} is after to_unix_ms {to}")));
+    }
+    Ok(())
+}
+
 /// Events of the store filter, further narrowed in the server by time range and event types,
 /// scanning at most [`MAX_SCAN_EVENTS`]; returns the matches and the last position scanned.
 async fn scan(
@@ -156,6 +182,7 @@ async fn scan(
     time_range: Option<&pb::TimeRange>,
     page_size: i64,
 ) -> Result<(Vec<RecordedEvent>, Option<i64>, bool), Status> {
+    check_time_range("time_range", time_range)?;
     if event_types.len() == 1 {
         filter.event_type = Some(event_types[0].clone());
     }
@@ -247,8 +274,9 @@ service_impl! { TableService {
     }
 
     async fn get_table(&self, request: Request<pb::GetTableRequest>) -> Result<Response<pb::TableView>, Status> {
+        let principal = principal(&request)?;
         let request = request.into_inner();
-        let property = self.ledger.property(&request.property_id);
+        let property = self.ledger.property(&principal, &request.property_id)?;
         let (table_id, stream) = table_stream(&request.table_id)?;
         let (state, version) = self.ledger.load(&property, &stream).await?;
         let Some(table) = state.as_table() else { return Err(status::internal("get table", &"not a table")) };
@@ -262,8 +290,9 @@ service_impl! { TableService {
         &self,
         request: Request<pb::GetLegalActionsRequest>,
     ) -> Result<Response<pb::LegalActions>, Status> {
+        let principal = principal(&request)?;
         let request = request.into_inner();
-        let property = self.ledger.property(&request.property_id);
+        let property = self.ledger.property(&principal, &request.property_id)?;
         let (table_id, stream) = table_stream(&request.table_id)?;
         let (state, _) = self.ledger.load(&property, &stream).await?;
         let Some(table) = state.as_table() else { return Err(status::internal("legal actions", &"not a table")) };
@@ -297,8 +326,9 @@ service_impl! { TableService {
     }
 
     async fn get_hand(&self, request: Request<pb::GetHandRequest>) -> Result<Response<pb::HandView>, Status> {
+        let principal = principal(&request)?;
         let request = request.into_inner();
-        let property = self.ledger.property(&request.property_id);
+        let property = self.ledger.property(&principal, &request.property_id)?;
         let (table_id, stream) = table_stream(&request.table_id)?;
         let (state, _) = self.ledger.load(&property, &stream).await?;
         let Some(table) = state.as_table() else { return Err(status::internal("get hand", &"not a table")) };
@@ -499,12 +529,8 @@ impl LedgerService for Services {
         Ok(Response::new(self.ledger.submit_batch(&principal, request.into_inner()).await?))
     }
 
+    /// R-AUDIT-1: the approver is proven like every second person (`crate::approval`).
     async fn correct(&self, request: Request<pb::Correction>) -> Result<Response<pb::CommandResult>, Status> {
-        let principal = principal(&request)?;
-        let correction = request.get_ref();
-        if correction.approved_by == principal.id {
-            return Err(status::invalid_field("approved_by", "the approver must differ from the caller (R-AUDIT-1)"));
-        }
         self.command(request).await
     }
 
@@ -513,8 +539,9 @@ impl LedgerService for Services {
         request: Request<pb::GetBalanceRequest>,
     ) -> Result<Response<pb::GetBalanceResponse>, Status> {
         use pb::get_balance_request::AsOf as WireAsOf;
+        let principal = principal(&request)?;
         let request = request.into_inner();
-        let property = self.ledger.property(&request.property_id);
+        let property = self.ledger.property(&principal, &request.property_id)?;
         if request.account.parse::<rules::Account>().is_err() {
             return Err(status::invalid_field("account", "an account key such as table/T1/seat/3 or player/P7/pocket"));
         }
@@ -548,8 +575,9 @@ impl LedgerService for Services {
         &self,
         request: Request<pb::ListEventsRequest>,
     ) -> Result<Response<pb::ListEventsResponse>, Status> {
+        let principal = principal(&request)?;
         let request = request.into_inner();
-        let property = self.ledger.property(&request.property_id);
+        let property = self.ledger.property(&principal, &request.property_id)?;
         let wire = request.filter.unwrap_or_default();
         let mut streams = Vec::new();
         if !wire.stream_id.is_empty() {
@@ -586,8 +614,9 @@ impl LedgerService for Services {
         &self,
         request: Request<pb::ListPlayerHistoryRequest>,
     ) -> Result<Response<pb::ListEventsResponse>, Status> {
+        let principal = principal(&request)?;
         let request = request.into_inner();
-        let property = self.ledger.property(&request.property_id);
+        let property = self.ledger.property(&principal, &request.property_id)?;
         let filter = EventFilter {
             stream: Some(player_stream_key(&request.player_id)?),
             after_position: page_after(request.page.as_ref())?,
@@ -605,8 +634,9 @@ impl LedgerService for Services {
         &self,
         request: Request<pb::ListPlayerSessionsRequest>,
     ) -> Result<Response<pb::ListPlayerSessionsResponse>, Status> {
+        let principal = principal(&request)?;
         let request = request.into_inner();
-        let property = self.ledger.property(&request.property_id);
+        let property = self.ledger.property(&principal, &request.property_id)?;
         let filter = EventFilter {
             stream: Some(player_stream_key(&request.player_id)?),
             after_position: page_after(request.page.as_ref())?,
@@ -663,8 +693,9 @@ impl LedgerService for Services {
     type SubscribeStream = EventStream;
 
     async fn subscribe(&self, request: Request<pb::SubscribeRequest>) -> Result<Response<EventStream>, Status> {
+        let principal = principal(&request)?;
         let request = request.into_inner();
-        let property = self.ledger.property(&request.property_id);
+        let property = self.ledger.property(&principal, &request.property_id)?;
         if request.after_position < 0 {
             return Err(status::invalid_field("after_position", "must be >= 0"));
         }
@@ -722,8 +753,9 @@ impl AuditService for Services {
         &self,
         request: Request<pb::TableShiftReconciliationRequest>,
     ) -> Result<Response<pb::TableShiftReconciliation>, Status> {
+        let principal = principal(&request)?;
         let request = request.into_inner();
-        let property = self.ledger.property(&request.property_id);
+        let property = self.ledger.property(&principal, &request.property_id)?;
         let (table_id, stream) = table_stream(&request.table_id)?;
         let filter = EventFilter {
             stream: Some(stream.key()),
@@ -751,8 +783,9 @@ impl AuditService for Services {
         &self,
         request: Request<pb::GamingDayReconciliationRequest>,
     ) -> Result<Response<pb::GamingDayReconciliation>, Status> {
+        let principal = principal(&request)?;
         let request = request.into_inner();
-        let property = self.ledger.property(&request.property_id);
+        let property = self.ledger.property(&principal, &request.property_id)?;
         if time::Date::parse(&request.gaming_day, &time::macros::format_description!("[year]-[month]-[day]")).is_err() {
             return Err(status::invalid_field("gaming_day", "YYYY-MM-DD"));
         }
@@ -854,8 +887,9 @@ impl AuditService for Services {
         &self,
         request: Request<pb::PatronCashActivityRequest>,
     ) -> Result<Response<pb::PatronCashActivityResponse>, Status> {
+        let principal = principal(&request)?;
         let request = request.into_inner();
-        let property = self.ledger.property(&request.property_id);
+        let property = self.ledger.property(&principal, &request.property_id)?;
         if request.gaming_day.is_empty() {
             return Err(status::invalid_field("gaming_day", "required, YYYY-MM-DD"));
         }
@@ -911,8 +945,10 @@ impl AuditService for Services {
         &self,
         request: Request<pb::ListRejectionsRequest>,
     ) -> Result<Response<pb::ListRejectionsResponse>, Status> {
+        let principal = principal(&request)?;
         let request = request.into_inner();
-        let property = self.ledger.property(&request.property_id);
+        let property = self.ledger.property(&principal, &request.property_id)?;
+        check_time_range("time_range", request.time_range.as_ref())?;
         let mut after_id = page_after(request.page.as_ref())?;
         let page_size = self.page_size(request.page.as_ref());
         let table_stream = (!request.table_id.is_empty()).then(|| format!("table-{}", request.table_id));
@@ -980,7 +1016,7 @@ impl AuditService for Services {
         &self,
         request: Request<pb::VerifyChainRequest>,
     ) -> Result<Response<pb::VerifyChainResponse>, Status> {
-        let property = self.ledger.property(&request.get_ref().property_id);
+        let property = self.ledger.property(&principal(&request)?, &request.get_ref().property_id)?;
         let report = self
             .ledger
             .db_call("verify_chain", "events", self.ledger.store().verify_chain(&property))
@@ -999,13 +1035,21 @@ impl AuditService for Services {
         &self,
         request: Request<pb::GetChainDigestRequest>,
     ) -> Result<Response<pb::ChainDigest>, Status> {
-        let property = self.ledger.property(&request.get_ref().property_id);
+        let property = self.ledger.property(&principal(&request)?, &request.get_ref().property_id)?;
         let digest = self
             .ledger
             .db_call("chain_digest", "events", self.ledger.store().chain_digest(&property))
             .await
             .map_err(|error| store_status("chain digest", error))?;
         Ok(Response::new(pb::ChainDigest { global_position: digest.position, chain_hash_hex: hex::encode(digest.hash) }))
+    }
+}
+
+#[tonic::async_trait]
+impl ApprovalService for Services {
+    async fn approve(&self, request: Request<pb::ApproveRequest>) -> Result<Response<pb::ApprovalToken>, Status> {
+        let approver = principal(&request)?;
+        Ok(Response::new(self.ledger.approve(&approver, request.get_ref())?))
     }
 }
 

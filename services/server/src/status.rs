@@ -3,7 +3,13 @@
 //!   domain "chipledger.v1", metadata `rule_id`, `detail` and every number involved; R-AUDIT-3);
 //! - malformed input is INVALID_ARGUMENT with `google.rpc.BadRequest` field violations;
 //! - a concurrent writer that outlasted the retries is ABORTED (safe to retry the command);
-//! - a command id reused for a different request is ALREADY_EXISTS.
+//! - a command id reused for a different request is ALREADY_EXISTS;
+//! - the database unreachable is UNAVAILABLE (reason DATABASE_UNAVAILABLE: nothing happened,
+//!   retry), and an append cut off around its COMMIT is UNAVAILABLE with reason OUTCOME_UNKNOWN:
+//!   it may or may not be recorded, and resending it with the same command id is safe (the
+//!   first answer comes back if it was);
+//! - another tenant's property, or an approval that does not prove its approver, is
+//!   PERMISSION_DENIED.
 
 use std::collections::HashMap;
 
@@ -67,9 +73,34 @@ pub fn internal(context: &str, error: &dyn std::fmt::Display) -> Status {
     with_info(Code::Internal, "INTERNAL", format!("internal error during {context}"), HashMap::new())
 }
 
+/// The database cannot be reached; nothing was done. Retrying later is safe.
 pub fn unavailable(context: &str, error: &dyn std::fmt::Display) -> Status {
     tracing::warn!(%error, context, "database unavailable");
-    with_info(Code::Unavailable, "UNAVAILABLE", format!("{context}: database unavailable"), HashMap::new())
+    with_info(
+        Code::Unavailable,
+        "DATABASE_UNAVAILABLE",
+        format!("{context}: database unavailable, nothing was done; retry later"),
+        HashMap::new(),
+    )
+}
+
+/// The connection to the database broke while an append was committing: it may or may not be
+/// recorded. The same command (same id, same bytes) sent again answers the recorded result if
+/// it went through, or is decided and recorded now if it did not.
+pub fn outcome_unknown(command_id: &str, error: &dyn std::fmt::Display) -> Status {
+    tracing::warn!(%error, command_id, "append outcome unknown: the database connection broke around COMMIT");
+    with_info(
+        Code::Unavailable,
+        "OUTCOME_UNKNOWN",
+        format!(
+            "the database connection broke while command {command_id:?} was committing: it may or may not be \
+             recorded; resend it with the same command id (safe: a recorded command answers its first result)"
+        ),
+        HashMap::from([
+            ("command_id".to_string(), command_id.to_string()),
+            ("retry_same_command_id".to_string(), "safe".to_string()),
+        ]),
+    )
 }
 
 pub fn not_found(what: &str, id: &str) -> Status {
@@ -193,6 +224,19 @@ mod tests {
         let status = command_id_reused("c-1");
         assert_eq!(status.code(), Code::AlreadyExists);
         assert_eq!(status.get_error_details().error_info().unwrap().reason, "COMMAND_ID_REUSED");
+    }
+
+    #[test]
+    fn outages_are_unavailable_and_an_unknown_outcome_says_to_resend_the_same_id() {
+        let status = unavailable("read stream", &"connection refused");
+        assert_eq!(status.code(), Code::Unavailable);
+        assert_eq!(status.get_error_details().error_info().unwrap().reason, "DATABASE_UNAVAILABLE");
+        let status = outcome_unknown("buy-7", &"connection reset");
+        assert_eq!(status.code(), Code::Unavailable);
+        let info = status.get_error_details().error_info().unwrap().clone();
+        assert_eq!(info.reason, "OUTCOME_UNKNOWN");
+        assert_eq!(info.metadata["command_id"], "buy-7");
+        assert!(status.message().contains("same command id"));
     }
 
     #[test]

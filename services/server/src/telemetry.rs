@@ -2,6 +2,12 @@
 //! always on (printed per `RUST_LOG`); when the standard `OTEL_*` variables name an OTLP endpoint
 //! the spans and the metrics below are also exported over OTLP. Trace context comes from the
 //! caller's `traceparent` metadata (W3C), so a client's trace continues into the ledger.
+//!
+//! Names follow the OpenTelemetry RPC conventions (`rpc.system`, `rpc.service`, `rpc.method`,
+//! `rpc.grpc.status_code` on the RPC span and on `rpc.server.duration`); the project's own
+//! attributes live under `chipledger.` (`chipledger.principal`, `chipledger.reason_code`, ...).
+//! Durations are milliseconds in explicit buckets from 0.1 ms to 10 s ([`LATENCY_BUCKETS_MS`]),
+//! so that an append of a few milliseconds lands in a bucket of its own size.
 
 use std::sync::OnceLock;
 
@@ -20,6 +26,32 @@ use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::EnvFilter;
 
 const SERVICE_NAME: &str = "chipledgerd";
+
+/// Bucket boundaries of every latency histogram, in milliseconds: fine below 10 ms (where
+/// appends and reads are), coarse up to 10 s (timeouts).
+pub const LATENCY_BUCKETS_MS: &[f64] = &[
+    0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 7.5, 10.0, 15.0, 25.0, 50.0, 75.0, 100.0, 250.0, 500.0, 1_000.0, 2_500.0,
+    5_000.0, 10_000.0,
+];
+
+/// A duration in milliseconds (the unit of every latency histogram).
+pub fn millis(elapsed: std::time::Duration) -> f64 {
+    elapsed.as_secs_f64() * 1_000.0
+}
+
+/// gRPC status codes that mark a server span as failed (OpenTelemetry RPC conventions: the
+/// server's own faults, not the caller's).
+pub fn is_server_error(code: tonic::Code) -> bool {
+    matches!(
+        code,
+        tonic::Code::Unknown
+            | tonic::Code::DeadlineExceeded
+            | tonic::Code::Unimplemented
+            | tonic::Code::Internal
+            | tonic::Code::Unavailable
+            | tonic::Code::DataLoss
+    )
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum TelemetryError {
@@ -167,9 +199,11 @@ pub fn rpc_span(path: &str, headers: &http::HeaderMap) -> tracing::Span {
         rpc.system = "grpc",
         rpc.service = %service,
         rpc.method = %method,
-        principal = tracing::field::Empty,
-        role = tracing::field::Empty,
-        command_id = tracing::field::Empty,
+        rpc.grpc.status_code = tracing::field::Empty,
+        otel.status_code = tracing::field::Empty,
+        chipledger.principal = tracing::field::Empty,
+        chipledger.role = tracing::field::Empty,
+        chipledger.command_id = tracing::field::Empty,
     );
     let parent = opentelemetry::global::get_text_map_propagator(|propagator| {
         propagator.extract(&HeaderExtractor(headers))
@@ -273,10 +307,13 @@ pub struct Metrics {
     pub events_appended: Counter<u64>,
     /// Commands refused by the rules, by reason code and rule id.
     pub rejections: Counter<u64>,
-    /// RPC latency in seconds, by method.
+    /// RPC latency in milliseconds, by `rpc.system`, `rpc.service`, `rpc.method` and
+    /// `rpc.grpc.status_code`.
     pub rpc_duration: Histogram<f64>,
-    /// Time to append one command's events (transaction included), seconds.
+    /// Time to append one command's events (transaction included), milliseconds.
     pub append_duration: Histogram<f64>,
+    /// Approvals refused (dual control), by `chipledger.reason_code`.
+    pub approvals_refused: Counter<u64>,
     /// Version conflicts retried.
     pub version_conflicts: Counter<u64>,
     /// How far a subscriber is behind the head of the log when an event is delivered (events).
@@ -296,13 +333,19 @@ impl Metrics {
                 .build(),
             rpc_duration: meter
                 .f64_histogram("rpc.server.duration")
-                .with_unit("s")
-                .with_description("RPC latency")
+                .with_unit("ms")
+                .with_description("Duration of inbound RPCs")
+                .with_boundaries(LATENCY_BUCKETS_MS.to_vec())
                 .build(),
             append_duration: meter
                 .f64_histogram("chipledger.append.duration")
-                .with_unit("s")
+                .with_unit("ms")
                 .with_description("Append latency (one transaction)")
+                .with_boundaries(LATENCY_BUCKETS_MS.to_vec())
+                .build(),
+            approvals_refused: meter
+                .u64_counter("chipledger.approvals.refused")
+                .with_description("Commands refused because an approval, signer or supervisor was not proven")
                 .build(),
             version_conflicts: meter
                 .u64_counter("chipledger.append.version_conflicts")

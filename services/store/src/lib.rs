@@ -125,6 +125,21 @@ impl Store {
         Self::connect_with(PgConnectOptions::from_str(url)?, 16).await
     }
 
+    /// Connect with options, a bounded pool size, and a bound on how long a call waits for a
+    /// pooled connection (with the database down, sqlx's default makes every call wait 30 s).
+    pub async fn connect_bounded(
+        options: PgConnectOptions,
+        max_connections: u32,
+        acquire_timeout: std::time::Duration,
+    ) -> Result<Store, StoreError> {
+        let pool = PgPoolOptions::new()
+            .max_connections(max_connections)
+            .acquire_timeout(acquire_timeout)
+            .connect_with(options)
+            .await?;
+        Ok(Store { group: group::GroupCommit::new(pool.clone()), pool, projection: None })
+    }
+
     /// Connect with options and a bounded pool size.
     pub async fn connect_with(options: PgConnectOptions, max_connections: u32) -> Result<Store, StoreError> {
         let pool = PgPoolOptions::new().max_connections(max_connections).connect_with(options).await?;

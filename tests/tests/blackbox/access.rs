@@ -5,7 +5,7 @@
 use chipledger_proto::v1 as pb;
 use chipledger_server::config::TlsFile;
 use chipledger_tests::certs::Authority;
-use chipledger_tests::{Client, ServerOptions, TestServer, error_info, head, header, principal, write_file};
+use chipledger_tests::{Client, ServerOptions, TestServer, approved, error_info, head, header, principal, write_file};
 use tonic::Code;
 use tonic_types::StatusExt;
 use tonic::transport::{Certificate, ClientTlsConfig, Identity};
@@ -26,17 +26,16 @@ async fn roles_dealer_cannot_issue_markers_or_approve_corrections_and_auditor_on
     let mut dealer = server.client(principal::DEALER).await?;
     let mut auditor = server.client(principal::AUDITOR).await?;
     let mut admin = server.client(principal::ADMIN).await?;
+    let mut cfo = server.client(principal::ADMIN_2).await?;
     scenario::stocked_table(&mut cage, &mut floor, TABLE).await?;
     let bought = dealer.table.buy_in(cash_buy_in("buy-P1", TABLE, 1, "P1", 10_000)).await?.into_inner();
-    admin
-        .cage
-        .set_credit_line(pb::SetCreditLine {
-            header: header("line-P1"),
-            player_id: "P1".into(),
-            line_cents: 50_000,
-            approved_by: "olga-cfo".into(),
-        })
-        .await?;
+    let line = pb::SetCreditLine {
+        header: header("line-P1"),
+        player_id: "P1".into(),
+        line_cents: 50_000,
+        approved_by: principal::ADMIN_2.0.into(),
+    };
+    admin.cage.set_credit_line(approved(line, &mut [&mut cfo]).await?).await?;
     let before = head(&mut auditor).await?;
 
     // A dealer cannot issue a marker (R-MARK-1 is a cage/floor act) ...
@@ -104,7 +103,8 @@ async fn roles_dealer_cannot_issue_markers_or_approve_corrections_and_auditor_on
     auditor.audit.list_rejections(pb::ListRejectionsRequest::default()).await?;
 
     // The cage may do what the dealer may not (the refusals above were about the role).
-    cage.cage.issue_marker(pb::IssueMarker { header: header("cage-marker"), ..marker }).await?;
+    let marker = approved(pb::IssueMarker { header: header("cage-marker"), ..marker }, &mut [&mut floor]).await?;
+    cage.cage.issue_marker(marker).await?;
     let after = head(&mut auditor).await?;
     assert_eq!(after.global_position, before.global_position + 2, "only the cage's marker was written (cage + player events)");
     server.stop().await
@@ -168,6 +168,7 @@ async fn mtls_accepts_a_known_client_certificate_and_rejects_one_from_an_unknown
     let options = ServerOptions {
         tls: Some(tls),
         cert_principals: vec![("dan-by-cert".into(), "dealer".into(), "dan.dealers.example".into())],
+        ..ServerOptions::default()
     };
     let client_tls = |identity: Option<&chipledger_tests::certs::Pem>| {
         let config = ClientTlsConfig::new().ca_certificate(Certificate::from_pem(ca.cert_pem())).domain_name("localhost");

@@ -6,8 +6,13 @@
 //! their hand-computed numbers, are in the modules. Rule ids are cited where they are proved.
 
 mod access;
+mod approvals;
+mod bad_input;
 mod embedded;
+mod gaming_day;
 mod idempotency;
+mod outage;
+mod plaintext;
 mod race;
 mod rebuy_race;
 mod reflection;
@@ -18,3 +23,4 @@ mod session;
 mod stakes;
 mod subscription;
 mod telemetry;
+mod tenancy;

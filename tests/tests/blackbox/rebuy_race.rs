@@ -31,7 +31,7 @@ async fn r_rebuy_1_a_cash_out_racing_a_short_buy_in_on_another_replica_never_let
     let mut auditor = first.client(principal::AUDITOR).await?;
     scenario::stocked_table(&mut cage, &mut floor, X).await?;
     scenario::open_nlhe_table(&mut floor, Y).await?;
-    scenario::opening_fill(&mut cage, Y, 2).await?;
+    scenario::opening_fill(&mut cage, &mut floor, Y, 2).await?;
     let mut at_x = first.client(principal::DEALER).await?;
     let mut orders = [0usize; 2];
     for round in 0..ROUNDS {
@@ -104,7 +104,7 @@ async fn r_rebuy_1_the_two_table_sequence_is_refused() -> anyhow::Result<()> {
     let mut dealer = server.client(principal::DEALER).await?;
     scenario::stocked_table(&mut cage, &mut floor, X).await?;
     scenario::open_nlhe_table(&mut floor, Y).await?;
-    scenario::opening_fill(&mut cage, Y, 2).await?;
+    scenario::opening_fill(&mut cage, &mut floor, Y, 2).await?;
     dealer.table.buy_in(cash_buy_in("in-x", X, 1, "P1", 20_000)).await?;
     let refused = dealer.table.buy_in(cash_buy_in("in-y", Y, 1, "P1", 4_000)).await.unwrap_err();
     assert_eq!(reason_of(&refused), "SECOND_SEAT_SAME_GAME", "{refused:?}");

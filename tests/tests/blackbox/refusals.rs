@@ -64,7 +64,7 @@ async fn r_rebuy_1_early_return_below_amount_left_is_refused_and_writes_no_event
     scenario::stocked_table(&mut cage, &mut floor, TABLE).await?;
     // A second table of the same game and limits: the wait binds room-wide (R-REBUY-1 scope).
     scenario::open_nlhe_table(&mut floor, "T2").await?;
-    scenario::opening_fill(&mut cage, "T2", 2).await?;
+    scenario::opening_fill(&mut cage, &mut floor, "T2", 2).await?;
 
     dealer.table.buy_in(cash_buy_in("buy-P1", TABLE, 1, "P1", 15_000)).await?;
     // Hit and run is allowed (R-REBUY-2): P1 leaves with the whole $150.

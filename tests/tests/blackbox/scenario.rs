@@ -2,7 +2,7 @@
 //! seated players with cash buy-ins. Amounts are cents (R-UNIT-1).
 
 use chipledger_proto::v1 as pb;
-use chipledger_tests::{Client, chips, header};
+use chipledger_tests::{Client, approved, chips, header, principal};
 
 pub const TABLE: &str = "T1";
 pub const CAGE: &str = "MAIN";
@@ -44,20 +44,19 @@ pub async fn open_nlhe_table(floor: &mut Client, table_id: &str) -> anyhow::Resu
 /// = 220,000 cents.
 pub const OPENING_FILL_CENTS: i64 = 220_000;
 
-pub async fn opening_fill(cage: &mut Client, table_id: &str, slip_no: u64) -> anyhow::Result<pb::CommandResult> {
-    Ok(cage
-        .cage
-        .fill(pb::Fill {
-            header: header(&format!("fill-{table_id}-{slip_no}")),
-            table_id: table_id.into(),
-            cage_id: CAGE.into(),
-            slip_no,
-            chips: vec![chips(100, 200), chips(500, 200), chips(2_500, 40)],
-            signer_1: "carl-cage".into(),
-            signer_2: "fred-floor".into(),
-        })
-        .await?
-        .into_inner())
+/// Signed by the cage (the caller, `carl-cage`) and the floor (`fred-floor`, by approval: R-CHIP-3).
+pub async fn opening_fill(cage: &mut Client, floor: &mut Client, table_id: &str, slip_no: u64) -> anyhow::Result<pb::CommandResult> {
+    let fill = pb::Fill {
+        header: header(&format!("fill-{table_id}-{slip_no}")),
+        table_id: table_id.into(),
+        cage_id: CAGE.into(),
+        slip_no,
+        chips: vec![chips(100, 200), chips(500, 200), chips(2_500, 40)],
+        signer_1: principal::CAGE.0.into(),
+        signer_2: principal::FLOOR.0.into(),
+    };
+    let fill = approved(fill, &mut [floor]).await?;
+    Ok(cage.cage.fill(fill).await?.into_inner())
 }
 
 pub async fn seat(dealer: &mut Client, table_id: &str, seat: u32, player_id: &str) -> anyhow::Result<pb::CommandResult> {
@@ -90,7 +89,7 @@ pub fn cash_buy_in(command_id: &str, table_id: &str, seat: u32, player_id: &str,
 pub async fn stocked_table(cage: &mut Client, floor: &mut Client, table_id: &str) -> anyhow::Result<()> {
     open_cage(cage).await?;
     open_nlhe_table(floor, table_id).await?;
-    opening_fill(cage, table_id, 1).await?;
+    opening_fill(cage, floor, table_id, 1).await?;
     Ok(())
 }
 

@@ -6,7 +6,7 @@
 //! of a main pot of at least $20.
 
 use chipledger_proto::v1 as pb;
-use chipledger_tests::{TestServer, chips, header, principal, reply_balance};
+use chipledger_tests::{TestServer, approved, chips, header, principal, reply_balance};
 
 use crate::scenario::{self, CAGE, TABLE, act, balance, cash_buy_in, post, stack, table_view};
 
@@ -18,6 +18,7 @@ async fn table_session_open_to_shift_close_accounts_for_every_cent() -> anyhow::
     let mut cage = server.client(principal::CAGE).await?;
     let mut admin = server.client(principal::ADMIN).await?;
     let mut auditor = server.client(principal::AUDITOR).await?;
+    let mut cfo = server.client(principal::ADMIN_2).await?;
 
     scenario::stocked_table(&mut cage, &mut floor, TABLE).await?;
 
@@ -193,30 +194,26 @@ async fn table_session_open_to_shift_close_accounts_for_every_cent() -> anyhow::
     assert_eq!(reply_balance(&expense, "table/T1/kitty"), Some(0), "{expense:?}");
     assert_eq!(reply_balance(&expense, "table/T1/toke"), Some(600), "500 + 100: {expense:?}");
 
-    // ---- a marker (R-MARK-1): credit line $500 approved by someone other than the caller;
-    // marker 1 for four $25 chips (10,000) to P4's pocket, then a pocket-chip buy-in.
-    admin
-        .cage
-        .set_credit_line(pb::SetCreditLine {
-            header: header("p4-credit-line"),
-            player_id: "P4".into(),
-            line_cents: 50_000,
-            approved_by: "olga-cfo".into(),
-        })
-        .await?;
-    let marker = cage
-        .cage
-        .issue_marker(pb::IssueMarker {
-            header: header("p4-marker-1"),
-            cage_id: CAGE.into(),
-            player_id: "P4".into(),
-            marker_no: 1,
-            chips: vec![chips(2_500, 4)],
-            approved_by: "fred-floor".into(),
-            delivery: Some(pb::issue_marker::Delivery::ToPocket(true)),
-        })
-        .await?
-        .into_inner();
+    // ---- a marker (R-MARK-1): credit line $500 approved by a second admin (proven by her
+    // approval); marker 1 for four $25 chips (10,000) to P4's pocket, approved by the floor,
+    // then a pocket-chip buy-in.
+    let line = pb::SetCreditLine {
+        header: header("p4-credit-line"),
+        player_id: "P4".into(),
+        line_cents: 50_000,
+        approved_by: principal::ADMIN_2.0.into(),
+    };
+    admin.cage.set_credit_line(approved(line, &mut [&mut cfo]).await?).await?;
+    let marker = pb::IssueMarker {
+        header: header("p4-marker-1"),
+        cage_id: CAGE.into(),
+        player_id: "P4".into(),
+        marker_no: 1,
+        chips: vec![chips(2_500, 4)],
+        approved_by: principal::FLOOR.0.into(),
+        delivery: Some(pb::issue_marker::Delivery::ToPocket(true)),
+    };
+    let marker = cage.cage.issue_marker(approved(marker, &mut [&mut floor]).await?).await?.into_inner();
     assert_eq!(reply_balance(&marker, "player/P4/pocket"), Some(10_000), "{marker:?}");
     assert_eq!(reply_balance(&marker, "cage/MAIN/markers"), Some(10_000), "{marker:?}");
     scenario::seat(&mut dealer, TABLE, 4, "P4").await?;
@@ -232,17 +229,16 @@ async fn table_session_open_to_shift_close_accounts_for_every_cent() -> anyhow::
     assert_eq!(reply_balance(&pocket_buy_in, "player/P4/pocket"), Some(0), "{pocket_buy_in:?}");
 
     // ---- a credit (R-CHIP-3): one hundred $5 chips back to the cage, slip 1, two signers.
-    cage.cage
-        .credit(pb::Credit {
-            header: header("credit-1"),
-            table_id: TABLE.into(),
-            cage_id: CAGE.into(),
-            slip_no: 1,
-            chips: vec![chips(500, 100)],
-            signer_1: "carl-cage".into(),
-            signer_2: "fred-floor".into(),
-        })
-        .await?;
+    let credit = pb::Credit {
+        header: header("credit-1"),
+        table_id: TABLE.into(),
+        cage_id: CAGE.into(),
+        slip_no: 1,
+        chips: vec![chips(500, 100)],
+        signer_1: principal::CAGE.0.into(),
+        signer_2: principal::FLOOR.0.into(),
+    };
+    cage.cage.credit(approved(credit, &mut [&mut floor]).await?).await?;
 
     // ---- cash-outs: each player leaves with the whole stack, to the pocket (R-STAKE-2).
     for (seat, player, expected_cents) in [(1, "P1", 14_200), (2, "P2", 9_900), (3, "P3", 9_800), (4, "P4", 10_000)] {
@@ -267,18 +263,17 @@ async fn table_session_open_to_shift_close_accounts_for_every_cent() -> anyhow::
     let view = table_view(&mut dealer, TABLE).await?;
     let counted_tray: Vec<pb::ChipCount> = view.tray.iter().filter(|c| c.count != 0).cloned().collect();
     assert_eq!(counted_tray, vec![chips(100, 200), chips(500, 110), chips(2_500, 24)]);
-    let close = floor
-        .table
-        .close_shift(pb::CloseShift {
-            header: header("close-shift-1"),
-            table_id: TABLE.into(),
-            counted_tray,
-            counted_drop_cents: 35_000,
-            signer_1: "fred-floor".into(),
-            signer_2: "carl-cage".into(),
-        })
-        .await?
-        .into_inner();
+    // Counted by the floor (the caller) and the cage (by approval), R-CHIP-4.
+    let close = pb::CloseShift {
+        header: header("close-shift-1"),
+        table_id: TABLE.into(),
+        counted_tray,
+        counted_drop_cents: 35_000,
+        signer_1: principal::FLOOR.0.into(),
+        signer_2: principal::CAGE.0.into(),
+    };
+    let close = chipledger_tests::approved(close, &mut [&mut cage]).await?;
+    let close = floor.table.close_shift(close).await?.into_inner();
     let close_position = close.events.first().expect("ShiftClosed appended").global_position;
     let reconciliation = auditor
         .audit

@@ -7,7 +7,7 @@
 //! buy-in $40..$200, 10% rake capped at $5, 60-minute re-buy wait.
 
 use chipledger_proto::v1 as pb;
-use chipledger_tests::{Client, TestServer, all_events, chips, error_info, header, principal};
+use chipledger_tests::{Client, TestServer, all_events, approved, chips, error_info, header, principal};
 use tonic::Code;
 
 use crate::scenario::{self, TABLE, act, cash_buy_in, post, stack, table_view};
@@ -211,20 +211,18 @@ async fn r_chip_4_a_count_that_differs_is_recorded_and_reconciled_not_refused() 
     assert_eq!(view.drop_cents, 10_000);
     // Counted: two $5 chips short and the drop $20 short.
     let counted_tray = vec![chips(100, 200), chips(500, 198), chips(2_500, 36)];
+    // Counted by the floor (the caller, signing as itself) and the cage (by approval).
     let header = room.id("close");
-    let close = room
-        .floor
-        .table
-        .close_shift(pb::CloseShift {
-            header,
-            table_id: TABLE.into(),
-            counted_tray: counted_tray.clone(),
-            counted_drop_cents: 8_000,
-            signer_1: "fred-floor".into(),
-            signer_2: "carl-cage".into(),
-        })
-        .await?
-        .into_inner();
+    let close = pb::CloseShift {
+        header,
+        table_id: TABLE.into(),
+        counted_tray: counted_tray.clone(),
+        counted_drop_cents: 8_000,
+        signer_1: principal::FLOOR.0.into(),
+        signer_2: principal::CAGE.0.into(),
+    };
+    let close = approved(close, &mut [&mut room.cage]).await?;
+    let close = room.floor.table.close_shift(close).await?.into_inner();
     let types: Vec<&str> = close.events.iter().map(|e| e.event_type.as_str()).collect();
     assert_eq!(types, ["CountVarianceRecorded", "ShiftClosed"]);
     let reconciliation = room
@@ -269,19 +267,16 @@ async fn r_chip_4_a_cage_count_that_differs_shows_in_the_gaming_day_reconciliati
     let mut room = Room::open("chip-4-cage", |_| {}).await?;
     // Cage stock after the opening fill: $1 x 1800, $5 x 1800, $25 x 360, $100 x 100, $10,000 cash.
     let header = room.id("count");
-    let counted = room
-        .cage
-        .cage
-        .count_cage_shift(pb::CountCageShift {
-            header,
-            cage_id: scenario::CAGE.into(),
-            counted_chips: vec![chips(100, 1_800), chips(500, 1_800), chips(2_500, 360), chips(10_000, 101)],
-            counted_cash_cents: 995_000,
-            signer_1: "carl-cage".into(),
-            signer_2: "fred-floor".into(),
-        })
-        .await?
-        .into_inner();
+    let count = pb::CountCageShift {
+        header,
+        cage_id: scenario::CAGE.into(),
+        counted_chips: vec![chips(100, 1_800), chips(500, 1_800), chips(2_500, 360), chips(10_000, 101)],
+        counted_cash_cents: 995_000,
+        signer_1: principal::CAGE.0.into(),
+        signer_2: principal::FLOOR.0.into(),
+    };
+    let count = approved(count, &mut [&mut room.floor]).await?;
+    let counted = room.cage.cage.count_cage_shift(count).await?.into_inner();
     let day = all_events(&mut room.auditor, pb::EventFilter { event_types: vec!["ShiftCounted".into()], ..Default::default() }).await?;
     let gaming_day = day[0].metadata.as_ref().expect("metadata").gaming_day.clone();
     assert_eq!(counted.events[0].event_type, "CountVarianceRecorded");
@@ -421,19 +416,23 @@ async fn r_audit_1_a_hand_is_corrected_as_a_whole_and_only_once() -> anyhow::Res
     // P1 won $100 from P2 less the $5 rake. The floor finds the hand was misdealt.
     assert_eq!((room.stack(1).await?, room.stack(2).await?), (19_500, 0));
     let settled = all_events(&mut room.auditor, pb::EventFilter { event_types: vec!["HandSettled".into()], ..Default::default() }).await?;
+    // Asked by the floor, approved by the admin with a token of their own (R-AUDIT-1).
+    let mut admin = room.server.client(principal::ADMIN).await?;
     let correct = |command_id: &str, event_id: &str| pb::Correction {
         header: header(command_id),
         reverses_event_id: event_id.into(),
-        approved_by: "alice-admin".into(),
+        approved_by: principal::ADMIN.0.into(),
         reason: "misdeal: two cards exposed".into(),
     };
-    room.floor.ledger.correct(correct("fix-1", &settled[0].event_id)).await?;
+    let fix = approved(correct("fix-1", &settled[0].event_id), &mut [&mut admin]).await?;
+    room.floor.ledger.correct(fix).await?;
     // The whole hand is reversed: stacks as before it, nothing left in the pot.
     assert_eq!((room.stack(1).await?, room.stack(2).await?), (10_000, 10_000));
     assert_eq!(table_view(&mut room.auditor, TABLE).await?.pot_total_cents, 0);
     // Naming another event of the same hand corrects nothing more.
     let posted = all_events(&mut room.auditor, pb::EventFilter { event_types: vec!["Posted".into()], ..Default::default() }).await?;
-    let twice = room.floor.ledger.correct(correct("fix-2", &posted[0].event_id)).await.unwrap_err();
+    let again = approved(correct("fix-2", &posted[0].event_id), &mut [&mut admin]).await?;
+    let twice = room.floor.ledger.correct(again).await.unwrap_err();
     assert_eq!(error_info(&twice).reason, "ALREADY_CORRECTED", "{twice:?}");
     room.server.stop().await
 }
@@ -482,17 +481,16 @@ async fn r_chip_2_a_buy_in_of_10000_dollars_needs_a_supervisor() -> anyhow::Resu
             })),
         })
         .await?;
-    cage.cage
-        .fill(pb::Fill {
-            header: header("fill-big"),
-            table_id: TABLE.into(),
-            cage_id: scenario::CAGE.into(),
-            slip_no: 1,
-            chips: vec![chips(10_000, 100)],
-            signer_1: "carl-cage".into(),
-            signer_2: "fred-floor".into(),
-        })
-        .await?;
+    let fill = pb::Fill {
+        header: header("fill-big"),
+        table_id: TABLE.into(),
+        cage_id: scenario::CAGE.into(),
+        slip_no: 1,
+        chips: vec![chips(10_000, 100)],
+        signer_1: principal::CAGE.0.into(),
+        signer_2: principal::FLOOR.0.into(),
+    };
+    cage.cage.fill(approved(fill, &mut [&mut floor]).await?).await?;
     let unsupervised = dealer.table.buy_in(cash_buy_in("big-1", TABLE, 1, "P1", 1_000_000)).await.unwrap_err();
     assert_eq!(error_info(&unsupervised).reason, "SUPERVISOR_REQUIRED");
     assert_eq!(number(&unsupervised, "threshold_cents"), Some(1_000_000));
@@ -522,10 +520,12 @@ async fn r_tip_1_a_tip_is_limited_to_the_cap_and_r_chip_3_slips_are_sequential()
         signer_1: "carl-cage".into(),
         signer_2: "fred-floor".into(),
     };
-    let skipped = room.cage.cage.fill(fill("fill-3", 3)).await.unwrap_err();
+    let skipped = approved(fill("fill-3", 3), &mut [&mut room.floor]).await?;
+    let skipped = room.cage.cage.fill(skipped).await.unwrap_err();
     assert_eq!(error_info(&skipped).reason, "SLIP_OUT_OF_SEQUENCE");
     assert_eq!(number(&skipped, "expected_slip_no"), Some(2));
-    room.cage.cage.fill(fill("fill-2", 2)).await?;
+    let next = approved(fill("fill-2", 2), &mut [&mut room.floor]).await?;
+    room.cage.cage.fill(next).await?;
     room.server.stop().await
 }
 

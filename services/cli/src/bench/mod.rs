@@ -30,6 +30,8 @@ use target::Target;
 const MAX_TABLES: usize = 256;
 /// Most hands per run (bound on memory: every call's latency is kept).
 const MAX_HANDS: usize = 10_000;
+/// Validity asked for the approvals of a run (obtained before it; the server's maximum).
+const MAX_APPROVAL_TTL_SECONDS: u32 = 3_600;
 
 #[derive(Args, Debug)]
 pub struct BenchArgs {
@@ -67,6 +69,8 @@ pub struct BenchArgs {
     /// Also write the Markdown report to this file.
     #[arg(long)]
     out: Option<PathBuf>,
+    #[command(flatten)]
+    approvers: crate::approvals::ApproverTokens,
 }
 
 /// One measured run and how it is named in the report.
@@ -102,7 +106,8 @@ fn specs(args: &BenchArgs) -> Vec<Spec> {
     specs
 }
 
-pub async fn run(args: BenchArgs, server_url: &str) -> anyhow::Result<ExitCode> {
+pub async fn run(args: BenchArgs, server_args: &crate::connect::ServerArgs) -> anyhow::Result<ExitCode> {
+    let server_url = server_args.server.as_str();
     if args.tables.iter().chain([&args.paced_tables]).any(|&t| t == 0 || t > MAX_TABLES) {
         bail!("--tables and --paced-tables: each count must be 1..={MAX_TABLES}");
     }
@@ -116,7 +121,10 @@ pub async fn run(args: BenchArgs, server_url: &str) -> anyhow::Result<ExitCode> 
         bail!("--hands must be 1..={MAX_HANDS}");
     }
     let server = args.database_url.as_ref().map(|_| server_url.to_owned());
-    let report = bench(&args, server.as_deref()).await?;
+    if server.is_some() && server_args.property.is_empty() {
+        bail!("an external chipledgerd: name the property it serves for the bench with --property");
+    }
+    let report = bench(&args, server.as_deref(), &server_args.property).await?;
     println!("{report}");
     if let Some(path) = &args.out {
         std::fs::write(path, &report).with_context(|| format!("writing {}", path.display()))?;
@@ -143,19 +151,23 @@ fn rerun_command(args: &BenchArgs, server: Option<&str>) -> String {
         command.push_str(" --profile-sql");
     }
     if let Some(server) = server {
-        let _ = write!(command, " --server {server} --database-url \"$BENCH_DATABASE_URL\"");
+        let _ = write!(command, " --server {server} --property \"$BENCH_PROPERTY\" --database-url \"$BENCH_DATABASE_URL\"");
     }
     command
 }
 
-async fn bench(args: &BenchArgs, server: Option<&str>) -> anyhow::Result<String> {
+async fn bench(args: &BenchArgs, server: Option<&str>, external_property: &str) -> anyhow::Result<String> {
     let hands = workload::load_hands(&args.phh_dir, args.hands)?;
     eprintln!("bench: {} Pluribus hands loaded from {}", hands.len(), args.phh_dir.display());
-    let target = match (server, &args.database_url) {
-        (Some(server), Some(url)) => Target::external(server, url).await?,
-        _ => Target::embedded(args.profile_sql).await?,
+    let run_id = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
+    let (target, property) = match (server, &args.database_url) {
+        (Some(server), Some(url)) => (Target::external(server, url).await?, external_property.to_owned()),
+        _ => {
+            let property = format!("bench-{run_id}");
+            (Target::embedded(args.profile_sql, &property).await?, property)
+        }
     };
-    let outcome = measure(args, server, &hands, &target).await;
+    let outcome = measure(args, server, &hands, &target, &run_id, &property).await;
     let closed = target.close().await;
     if let (Err(_), Err(error)) = (&outcome, &closed) {
         eprintln!("bench: also, stopping the target failed: {error:#}");
@@ -165,51 +177,64 @@ async fn bench(args: &BenchArgs, server: Option<&str>) -> anyhow::Result<String>
     Ok(report)
 }
 
-async fn measure(args: &BenchArgs, server: Option<&str>, hands: &[chipledger_phh::HandHistory], target: &Target) -> anyhow::Result<String> {
-    let run_id = &uuid::Uuid::new_v4().simple().to_string()[..8];
-    let property = format!("bench-{run_id}");
+async fn measure(
+    args: &BenchArgs,
+    server: Option<&str>,
+    hands: &[chipledger_phh::HandHistory],
+    target: &Target,
+    run_id: &str,
+    property: &str,
+) -> anyhow::Result<String> {
     let machine = target::describe(&target.admin).await?;
+    // Fills and large buy-ins are signed by second persons (R-CHIP-3, R-CHIP-2): their
+    // approvals are obtained before each run, outside the measured time.
+    let approver_server = crate::connect::ServerArgs::plain(&target.grpc_url, property);
+    let mut approvers = crate::approvals::Approvers::connect(&approver_server, &args.approvers.tokens(), MAX_APPROVAL_TTL_SECONDS)
+        .await
+        .context("the bench's approvers")?;
     drive::prepare_baseline_tables(&target.admin).await?;
 
     let mut pairs = Vec::new();
     let mut lags: Vec<(String, Latencies)> = Vec::new();
     let mut profiles = String::new();
     for spec in specs(args) {
-        let plan = workload::plan(hands, spec.tables, &spec.tag, &property, run_id)?;
-        let from = drive::head(&target.admin, &property).await?;
-        let probe = drive::LagProbe::start(&target.grpc_url, &property, from).await?;
+        // Table ids carry the run id: runs against one external server never collide.
+        let mut plan = workload::plan(hands, spec.tables, &format!("{run_id}{}", spec.tag), property, run_id)?;
+        workload::approve(&mut plan, &mut approvers, property).await?;
+        let from = drive::head(&target.admin, property).await?;
+        let probe = drive::LagProbe::start(&target.grpc_url, property, from).await?;
         eprintln!("bench: {}: {} hands, {} commands ...", spec.label, plan.hands, plan.commands);
         if args.profile_sql {
             profile::reset(&target.admin).await?;
         }
-        let server = drive::server_run(target, plan, spec.mode, spec.rate, &spec.label, &property).await?;
+        let server = drive::server_run(target, plan, spec.mode, spec.rate, &spec.label, property).await?;
         if args.profile_sql {
             let (statements, toplevel_ms) = profile::read(&target.admin).await?;
             profiles.push_str(&profile::markdown(&spec.label, &statements, toplevel_ms, server.movements));
         }
-        let to = drive::head(&target.admin, &property).await?;
+        let to = drive::head(&target.admin, property).await?;
         if (to - from) as u64 != server.events {
             bail!("{}: replies name {} events, the log grew by {}", spec.label, server.events, to - from);
         }
         lags.push((spec.label.clone(), probe.finish(to).await?));
         eprintln!("bench: {}: baseline ...", spec.label);
         let base_property = format!("{property}.base.{}", spec.tag);
-        let baseline = drive::baseline(target, &property, (from, to), spec.rate, &base_property, &server).await?;
+        let baseline = drive::baseline(target, property, (from, to), spec.rate, &base_property, &server).await?;
         if baseline.movements != server.movements {
             bail!("{}: {} movements planned, {} found in the log", spec.label, server.movements, baseline.movements);
         }
         pairs.push(Pair { server, baseline, rate: spec.rate });
     }
 
-    let head = drive::head(&target.admin, &property).await?;
+    let head = drive::head(&target.admin, property).await?;
     eprintln!("bench: read paths over {head} events ...");
-    let (caught_up, catch_up_time) = drive::catch_up(&target.grpc_url, &property, head).await?;
+    let (caught_up, catch_up_time) = drive::catch_up(&target.grpc_url, property, head).await?;
     let store = Store::connect(&target.admin_url).await?;
     let started = Instant::now();
-    let rebuilt = TableDayReport::rebuild(&store, &property).await?;
+    let rebuilt = TableDayReport::rebuild(&store, property).await?;
     let rebuild_time = started.elapsed();
     store.pool().close().await;
-    let (verified, verify_time) = drive::verify_chain(&target.grpc_url, &property).await?;
+    let (verified, verify_time) = drive::verify_chain(&target.grpc_url, property).await?;
     eprintln!("bench: rules core ...");
     let core = workload::rules_core(hands, Duration::from_secs(args.core_seconds))?;
 

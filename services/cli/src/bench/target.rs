@@ -55,9 +55,10 @@ impl Target {
         })
     }
 
-    /// A fresh cluster and an in-process chipledgerd. `profile_sql` loads pg_stat_statements
-    /// (nested statements too), so each run can say which statements took PostgreSQL's time.
-    pub async fn embedded(profile_sql: bool) -> anyhow::Result<Target> {
+    /// A fresh cluster and an in-process chipledgerd serving `property`. `profile_sql` loads
+    /// pg_stat_statements (nested statements too), so each run can say which statements took
+    /// PostgreSQL's time.
+    pub async fn embedded(profile_sql: bool, property: &str) -> anyhow::Result<Target> {
         let dir = std::env::temp_dir().join(format!("chipledger-bench-{}", std::process::id()));
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         {
@@ -86,28 +87,31 @@ impl Target {
         }
         let app_password = uuid::Uuid::new_v4().simple().to_string();
         Store::set_app_password(&url, &app_password).await?;
-        let store = Store::connect_with(Store::app_options(&url, &app_password)?, POOL_CONNECTIONS).await?;
+        let store = Store::connect_bounded(
+            Store::app_options(&url, &app_password)?,
+            POOL_CONNECTIONS,
+            chipledger_server::database::ACQUIRE_TIMEOUT,
+        )
+        .await?;
 
         let flags = Flags {
             listen: Some(SocketAddr::from(([127, 0, 0, 1], 0))),
             database_url: Some(url.clone()),
+            // The approval signing key lives with the cluster and goes with it.
+            data_dir: Some(dir.clone()),
+            property_id: Some(property.to_owned()),
             ..Flags::default()
         };
         // Plain loopback with anonymous admin: the gate still authenticates and authorises
-        // every call (the role table lookup runs), without a token to manage.
+        // every call (the role table lookup runs), without a token to manage; the development
+        // approvers sign the fills and large buy-ins (dual control, R-CHIP-3, R-CHIP-2).
         let file = FileConfig {
-            auth: AuthFile { dev_anonymous_role: Some("admin".into()), principals: Vec::new() },
+            auth: AuthFile { dev_anonymous_role: Some("admin".into()), ..AuthFile::default() },
             ..FileConfig::default()
         };
         let config = Config::resolve(flags, file)?;
         let drain = Drain::new();
-        let ledger = Arc::new(Ledger::new(
-            store.clone(),
-            config.property_id.clone(),
-            config.gaming_day,
-            config.limits,
-            drain.clone(),
-        ));
+        let ledger = Arc::new(Ledger::for_config(store.clone(), &config, drain.clone())?);
         let listener = serve::bind(config.listen).await?;
         let addr = listener.local_addr()?;
         let (stop, stopped) = oneshot::channel::<()>();

@@ -13,6 +13,7 @@ use chipledger_phh::{HandHistory, Streams, load_file};
 use chipledger_proto::v1 as pb;
 use chipledger_rules::TableId;
 
+use crate::approvals::{Approvers, named_fields};
 use crate::send::{Header, batch_request, stamp};
 use crate::wire::command_to_wire;
 
@@ -105,6 +106,28 @@ pub fn plan(hands: &[HandHistory], tables: usize, run_tag: &str, property: &str,
         lanes[lane].push(PlannedHand { live, batch: batch_request(&header(hand_id), entries) });
     }
     Ok(Plan { lanes, commands, movements, hands: hands.len() as u64 })
+}
+
+/// Gets the second persons' approvals of every command of the plan that names one (the fill of
+/// each table, buy-ins at or above the supervisor threshold), in both forms: each live command
+/// under its own id, each batch entry under its entry id. The conversion's placeholder names
+/// give way to the approvers'.
+pub async fn approve(plan: &mut Plan, approvers: &mut Approvers, property: &str) -> anyhow::Result<()> {
+    for hand in plan.lanes.iter_mut().flatten() {
+        for command in &mut hand.live {
+            let fields = named_fields(command);
+            let command_id = crate::send::header_mut(command).as_ref().map(|header| header.command_id.clone()).unwrap_or_default();
+            approvers.approve_and_attach(command, &fields, &command_id, property).await?;
+        }
+        let batch_id = hand.batch.header.as_ref().map(|header| header.command_id.clone()).unwrap_or_default();
+        for (index, entry) in hand.batch.commands.iter_mut().enumerate() {
+            let Some(command) = entry.command.as_mut() else { continue };
+            let fields = named_fields(command);
+            let entry_id = chipledger_server::ledger::entry_command_id(&batch_id, index);
+            approvers.approve_and_attach(command, &fields, &entry_id, property).await?;
+        }
+    }
+    Ok(())
 }
 
 /// Rules core alone: decide + evolve of every hand on fresh states, one thread.

@@ -31,10 +31,10 @@ async fn json(server: &TestServer, args: &[&str]) -> Value {
 }
 
 async fn play_session(server: &TestServer) {
+    let fill = ["fill", "--cage", "MAIN", "--table", "T1", "--slip", "1", "--chips", "100x200,500x200,2500x40"];
     let steps: &[&[&str]] = &[
         &["cage", "open", "--cage", "MAIN", "--denominations-cents", "100,500,2500", "--chips", "100x1000,500x1000,2500x400"],
         &["table", "open", "--table", "T1", "--game", "nlhe", "--small-cents", "100", "--big-cents", "200"],
-        &["cage", "fill", "--cage", "MAIN", "--table", "T1", "--slip", "1", "--chips", "100x200,500x200,2500x40", "--signer1", "cashier", "--signer2", "floor"],
         &["cage", "sell", "--cage", "MAIN", "--player", "P3", "--chips", "500x40"],
         &["table", "seat", "--table", "T1", "--seat", "1", "--player", "P1"],
         &["table", "buy-in", "--table", "T1", "--seat", "1", "--player", "P1", "--amount-cents", "20000"],
@@ -57,11 +57,19 @@ async fn play_session(server: &TestServer) {
         &["cage", "redeem", "--cage", "MAIN", "--player", "P3", "--chips", "2500x8"],
         &["table", "cash-out", "--table", "T1", "--seat", "1", "--player", "P1"],
         &["table", "cash-out", "--table", "T1", "--seat", "2", "--player", "P2"],
-        &["table", "close-shift", "--table", "T1", "--counted-tray", "100x200,500x200,2500x24", "--counted-drop-cents", "40000", "--signer-1", "fred-floor", "--signer-2", "carl-cage"],
     ];
-    for args in steps {
+    for (index, args) in steps.iter().enumerate() {
         ok(server, args).await;
+        if index == 1 {
+            // Fill slip 1, signed by the cage and the floor, each with its own approval (R-CHIP-3).
+            let output = server.chipledger_approved("cage", &fill, &["cage-cal", "floor-fay"]).await;
+            assert_eq!(output.status.code(), Some(0), "fill: {}{}", stdout(&output), stderr(&output));
+        }
     }
+    // The count, signed by the two who counted, each with an approval of their own (R-CHIP-4).
+    let close = ["close-shift", "--table", "T1", "--counted-tray", "100x200,500x200,2500x24", "--counted-drop-cents", "40000"];
+    let output = server.chipledger_approved("table", &close, &["floor-fay", "cage-cal"]).await;
+    assert_eq!(output.status.code(), Some(0), "close-shift: {}{}", stdout(&output), stderr(&output));
 }
 
 /// Position of the first event of `event_type` on `stream` in a JSON event list.

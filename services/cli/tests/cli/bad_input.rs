@@ -43,14 +43,23 @@ async fn refused_command_is_one_line_with_reason_rule_and_numbers() {
     for args in [
         &["cage", "open", "--cage", "MAIN", "--denominations-cents", "100,500,2500", "--chips", "100x1000,500x1000,2500x400"][..],
         &["table", "open", "--table", "T1", "--game", "nlhe", "--small-cents", "100", "--big-cents", "200"],
-        &["cage", "fill", "--cage", "MAIN", "--table", "T1", "--slip", "1", "--chips", "100x200,500x200,2500x40", "--signer1", "cashier", "--signer2", "floor"],
         &["table", "seat", "--table", "T1", "--seat", "3", "--player", "P7"],
         &["table", "buy-in", "--table", "T1", "--seat", "3", "--player", "P7", "--amount-cents", "20000"],
     ] {
         let output = server.chipledger(args).await;
         assert_eq!(output.status.code(), Some(0), "{args:?}: {}{}", stdout(&output), crate::server::stderr(&output));
         assert!(stdout(&output).contains("recorded, command id"), "{}", stdout(&output));
+        if args[1] == "open" && args[0] == "table" {
+            let fill = ["fill", "--cage", "MAIN", "--table", "T1", "--slip", "1", "--chips", "100x200,500x200,2500x40"];
+            let output = server.chipledger_approved("cage", &fill, &["cage-cal", "floor-fay"]).await;
+            assert_eq!(output.status.code(), Some(0), "fill: {}{}", stdout(&output), crate::server::stderr(&output));
+        }
     }
+    // A slip signed with typed names (R-CHIP-3 dual control): one line, nothing recorded.
+    let typed = ["cage", "fill", "--cage", "MAIN", "--table", "T1", "--slip", "2", "--chips", "100x10", "--signer1", "made-up-1", "--signer2", "made-up-2"];
+    let output = server.chipledger(&typed).await;
+    assert_one_line_error(&output, 2, "signer_1 names \"made-up-1\" without proof");
+
     let output = server.chipledger(&["table", "remove-chips", "--table", "T1", "--seat", "3", "--amount-cents", "5000"]).await;
     assert_one_line_error(&output, 1, "RemoveChips refused: RATHOLING_FORBIDDEN (R-STAKE-2)");
     assert!(crate::server::stderr(&output).contains("amount_cents=5000"));

@@ -1,5 +1,7 @@
 //! A chipledgerd for one test: the server library on 127.0.0.1:0 over a throwaway PostgreSQL,
-//! one admin principal with a bearer token; and a runner for the `chipledger` binary.
+//! one admin principal with a bearer token and the second persons of dual control (a floor
+//! supervisor, a cage cashier, a second admin), whose tokens the runner hands to `chipledger`
+//! in its approver variables; and a runner for the `chipledger` binary.
 
 use std::process::Output;
 use std::sync::Arc;
@@ -14,9 +16,16 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 pub const ADMIN_TOKEN: &str = "cli-test-admin-token-0123456789";
+/// The second persons: (principal id, role, token, the `chipledger` variable that carries it).
+pub const APPROVERS: [(&str, &str, &str, &str); 3] = [
+    ("floor-fay", "floor_supervisor", "cli-test-floor-token-0123456789", "CHIPLEDGER_FLOOR_TOKEN"),
+    ("cage-cal", "cage", "cli-test-cage-token-0123456789", "CHIPLEDGER_CAGE_TOKEN"),
+    ("credit-cora", "admin", "cli-test-credit-token-0123456789", "CHIPLEDGER_CREDIT_TOKEN"),
+];
 
 pub struct TestServer {
     pub url: String,
+    _data_dir: tempfile::TempDir,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
     _postgres: TestPostgres,
@@ -28,16 +37,21 @@ impl TestServer {
         let url = postgres.url();
         Store::migrate(&url).await.expect("migrations");
         let store = Store::connect(&url).await.expect("connect");
-        let file: FileConfig = toml::from_str(&format!(
+        let data_dir = tempfile::tempdir().expect("a data directory");
+        let mut text = format!(
             // chipledger_server::serve bounds the whole serving time by the shutdown grace + 5 s
             // (reported to the server's owner); a long grace keeps the test server up.
-            "shutdown_grace_seconds = 600\n[[auth.principals]]\nid = \"test-admin\"\nrole = \"admin\"\ntokens = [\"{ADMIN_TOKEN}\"]\n"
-        ))
-        .expect("test config parses");
+            "shutdown_grace_seconds = 600\nproperty_id = \"casino\"\ndata_dir = {:?}\n[[auth.principals]]\nid = \"test-admin\"\nrole = \"admin\"\ntokens = [\"{ADMIN_TOKEN}\"]\n",
+            data_dir.path().display().to_string()
+        );
+        for (id, role, token, _) in APPROVERS {
+            text.push_str(&format!("[[auth.principals]]\nid = \"{id}\"\nrole = \"{role}\"\ntokens = [\"{token}\"]\n"));
+        }
+        let file: FileConfig = toml::from_str(&text).expect("test config parses");
         let flags = Flags { listen: Some("127.0.0.1:0".parse().expect("address")), ..Flags::default() };
         let config = Config::resolve(flags, file).expect("test config resolves");
         let drain = Drain::new();
-        let ledger = Arc::new(Ledger::new(store, "casino".into(), config.gaming_day, config.limits, drain.clone()));
+        let ledger = Arc::new(Ledger::for_config(store, &config, drain.clone()).expect("ledger"));
         let listener = serve::bind(config.listen).await.expect("bind");
         let addr = listener.local_addr().expect("local address");
         let (stop, stopped) = oneshot::channel::<()>();
@@ -47,12 +61,42 @@ impl TestServer {
             };
             serve::serve(&config, listener, ledger, drain, shutdown).await.expect("serve");
         });
-        TestServer { url: format!("http://{addr}"), stop: Some(stop), task: Some(task), _postgres: postgres }
+        TestServer { url: format!("http://{addr}"), _data_dir: data_dir, stop: Some(stop), task: Some(task), _postgres: postgres }
     }
 
-    /// Runs `chipledger ARGS` against this server with the admin token.
+    /// Runs `chipledger ARGS` against this server with the admin token (and the approvers'
+    /// tokens for the commands that hold second persons: demo, imports).
     pub async fn chipledger(&self, args: &[&str]) -> Output {
-        run(args, &[("CHIPLEDGER_SERVER", self.url.as_str()), ("CHIPLEDGER_TOKEN", ADMIN_TOKEN)]).await
+        let mut env = vec![("CHIPLEDGER_SERVER", self.url.as_str()), ("CHIPLEDGER_TOKEN", ADMIN_TOKEN)];
+        env.extend(APPROVERS.iter().map(|(_, _, token, variable)| (*variable, *token)));
+        run(args, &env).await
+    }
+
+    /// `chipledger approve` of `group operation...` (the same command under `command_id`) by
+    /// the approver `approver_id`, authenticated with its own token; the printed token.
+    pub async fn approval(&self, approver_id: &str, command_id: &str, group: &str, operation: &[&str]) -> String {
+        let (_, _, token, _) = APPROVERS.iter().find(|(id, ..)| *id == approver_id).expect("a test approver");
+        let mut args = vec!["approve", "--command-id", command_id, group];
+        args.extend_from_slice(operation);
+        let output = run(&args, &[("CHIPLEDGER_SERVER", self.url.as_str()), ("CHIPLEDGER_TOKEN", token)]).await;
+        assert_eq!(output.status.code(), Some(0), "approve {args:?}: {}", stderr(&output));
+        stdout(&output).trim().to_string()
+    }
+
+    /// `chipledger group --command-id ID --approval ... operation...` as the admin, after each
+    /// of `approvers` approved it (dual control: slips, credit decisions, corrections).
+    pub async fn chipledger_approved(&self, group: &str, operation: &[&str], approvers: &[&str]) -> Output {
+        let command_id = format!("approved-{}", uuid::Uuid::new_v4().simple());
+        let mut tokens = Vec::new();
+        for approver in approvers {
+            tokens.push(self.approval(approver, &command_id, group, operation).await);
+        }
+        let mut args = vec![group, "--command-id", command_id.as_str()];
+        for token in &tokens {
+            args.extend_from_slice(&["--approval", token.as_str()]);
+        }
+        args.extend_from_slice(operation);
+        self.chipledger(&args).await
     }
 
     pub async fn stop(mut self) {
@@ -69,6 +113,9 @@ impl TestServer {
 pub async fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_chipledger"));
     command.args(args).env_remove("CHIPLEDGER_SERVER").env_remove("CHIPLEDGER_TOKEN");
+    for (_, _, _, variable) in APPROVERS {
+        command.env_remove(variable);
+    }
     for (name, value) in env {
         command.env(name, value);
     }

@@ -74,6 +74,47 @@ fn r_unit_2_invalid_chip_set_and_config() {
     rejected(g.world.exec(seat), "TABLE_NOT_OPEN");
 }
 
+/// R-UNIT-2: posts, bet limits, buy-in limits and fees are whole minimum chips; R-REBUY-1: the
+/// wait window stays within the room's 30 to 120 minutes and the tolerance within 20%, so no
+/// table can switch the re-buy wait off.
+#[test]
+fn r_unit_2_r_rebuy_1_table_configuration_is_bounded() {
+    let mut g = Game::new(nl(), &[]);
+    let t2 = tid("T2");
+    let open = |c: TableConfig| Command::Table(TableCommand { table_id: t2.clone(), op: TableOp::OpenTable { config: c } });
+    let chip = nl().chip_set.min_playable_chip_cents;
+    let odd = chip + chip / 2;
+    type Change = Box<dyn Fn(&mut TableConfig)>;
+    let cases: Vec<(&str, Change)> = vec![
+        ("small_blind_cents", Box::new(move |c| c.blinds_cents[0] = odd)),
+        ("big_blind_cents", Box::new(move |c| c.blinds_cents[1] = 3 * odd)),
+        ("ante_cents", Box::new(move |c| c.ante_cents = odd)),
+        ("buy_in_max_cents", Box::new(move |c| c.buy_in.max_cents += chip / 2)),
+        ("rake_increment_cents", Box::new(move |c| c.fee = config::FeePolicy::Rake { percent_bps: 1000, increment_cents: odd, cap_cents: 5 * chip, no_flop_no_drop: true, min_pot_cents: 0 })),
+    ];
+    for (name, change) in cases {
+        let mut bad = nl();
+        change(&mut bad);
+        let r = rejected(g.world.exec(open(bad)), "INVALID_CONFIG");
+        assert_eq!(r.number("min_playable_chip_cents"), Some(chip), "{name}");
+        assert!(r.number(name).is_some(), "{name}: {r:?}");
+    }
+    for (window_ms, tolerance_bps) in [(0, 0), (config::MIN_REBUY_WAIT_WINDOW_MS - 1, 0), (config::MAX_REBUY_WAIT_WINDOW_MS + 1, 0), (3_600_000, config::MAX_REBUY_TOLERANCE_BPS + 1), (3_600_000, -1)] {
+        let mut bad = nl();
+        bad.rebuy = config::RebuyPolicy { wait_window_ms: window_ms, tolerance_bps, allow_second_seat: false };
+        rejected(g.world.exec(open(bad)), "INVALID_REBUY_POLICY");
+    }
+    // The bounds themselves are allowed, and so are the presets of RULES.md.
+    for (window_ms, tolerance_bps) in [(config::MIN_REBUY_WAIT_WINDOW_MS, 0), (config::MAX_REBUY_WAIT_WINDOW_MS, config::MAX_REBUY_TOLERANCE_BPS)] {
+        let mut ok = nl();
+        ok.rebuy = config::RebuyPolicy { wait_window_ms: window_ms, tolerance_bps, allow_second_seat: false };
+        assert!(ok.validate().is_ok(), "{window_ms} {tolerance_bps}");
+    }
+    for preset in [TableConfig::no_limit_holdem(100, 200), TableConfig::pot_limit_omaha(200, 500), TableConfig::fixed_limit_holdem(400, 800, 4)] {
+        assert!(preset.validate().is_ok(), "{}", preset.game_key);
+    }
+}
+
 #[test]
 fn r_unit_2_bets_in_whole_minimum_chips() {
     let mut g = three();

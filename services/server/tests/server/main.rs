@@ -24,10 +24,17 @@ const ADMIN: &str = "admin-token-0123456789";
 const DEALER: &str = "dealer-token-0123456789";
 const AUDITOR: &str = "auditor-token-0123456789";
 const CAGE: &str = "cage-token-0123456789";
+const FLOOR: &str = "floor-token-0123456789";
 
-fn config() -> Config {
+fn config(data_dir: &std::path::Path) -> Config {
     let file: FileConfig = toml::from_str(&format!(
         r#"
+        property_id = "casino"
+        data_dir = {data_dir:?}
+        [[auth.principals]]
+        id = "fred-floor"
+        role = "floor_supervisor"
+        tokens = ["{FLOOR}"]
         [[auth.principals]]
         id = "alice-admin"
         role = "admin"
@@ -66,6 +73,17 @@ fn chips(denomination_cents: i64, count: i64) -> pb::ChipCount {
     pb::ChipCount { denomination_cents, count }
 }
 
+/// The floor supervisor's approval token for `command` (dual control).
+async fn floor_approval(channel: &Channel, command: pb::command::Command) -> String {
+    let mut approvals = chipledger_proto::v1::approval_service_client::ApprovalServiceClient::new(channel.clone());
+    let request = pb::ApproveRequest { command: Some(pb::Command { command: Some(command) }), ttl_seconds: 0 };
+    approvals.approve(authed(FLOOR, request)).await.expect("the floor approves").into_inner().token
+}
+
+fn with_approval(header: Option<pb::CommandHeader>, token: String) -> Option<pb::CommandHeader> {
+    header.map(|header| pb::CommandHeader { approvals: vec![token], ..header })
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chipledgerd_serves_commands_queries_and_errors_over_grpc() {
     let postgres = TestPostgres::start().await.expect("a PostgreSQL for the test");
@@ -74,9 +92,10 @@ async fn chipledgerd_serves_commands_queries_and_errors_over_grpc() {
     let store = Store::connect(&url).await.expect("connect");
     let reader = store.clone();
 
-    let config = config();
+    let data_dir = tempfile::tempdir().expect("a data directory");
+    let config = config(data_dir.path());
     let drain = Drain::new();
-    let ledger = Arc::new(Ledger::new(store, "casino".into(), config.gaming_day, config.limits, drain.clone()));
+    let ledger = Arc::new(Ledger::for_config(store, &config, drain.clone()).expect("ledger"));
     let listener = serve::bind(config.listen).await.expect("bind");
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -167,20 +186,20 @@ async fn chipledgerd_serves_commands_queries_and_errors_over_grpc() {
         ))
         .await
         .expect("open table");
-    cage.fill(authed(
-        CAGE,
-        pb::Fill {
-            header: header("fill-1"),
-            table_id: "T1".into(),
-            cage_id: "MAIN".into(),
-            slip_no: 1,
-            chips: vec![chips(100, 200), chips(500, 200), chips(2_500, 40)],
-            signer_1: "carl-cage".into(),
-            signer_2: "fred-floor".into(),
-        },
-    ))
-    .await
-    .expect("fill");
+    // The fill is signed by the cage (the caller) and the floor (its approval, R-CHIP-3).
+    let fill = pb::Fill {
+        header: header("fill-1"),
+        table_id: "T1".into(),
+        cage_id: "MAIN".into(),
+        slip_no: 1,
+        chips: vec![chips(100, 200), chips(500, 200), chips(2_500, 40)],
+        signer_1: "carl-cage".into(),
+        signer_2: "fred-floor".into(),
+    };
+    let token = floor_approval(&channel, pb::command::Command::Fill(fill.clone())).await;
+    cage.fill(authed(CAGE, pb::Fill { header: with_approval(fill.header.clone(), token), ..fill }))
+        .await
+        .expect("fill");
 
     // A dealer seats a player and takes a cash buy-in.
     table
@@ -236,19 +255,23 @@ async fn chipledgerd_serves_commands_queries_and_errors_over_grpc() {
     let correction = |command_id: &str, event_id: &str| pb::Correction {
         header: header(command_id),
         reverses_event_id: event_id.to_string(),
-        approved_by: "boss".into(),
+        approved_by: "fred-floor".into(),
         reason: "keyed for the wrong patron".into(),
+    };
+    let approved = async |correction: pb::Correction| {
+        let token = floor_approval(&channel, pb::command::Command::Correction(correction.clone())).await;
+        pb::Correction { header: with_approval(correction.header.clone(), token), ..correction }
     };
     let joined = player_events.iter().find(|event| event.event_type == "JoinedTable").expect("a seating");
     let refused = ledger_client
-        .correct(authed(ADMIN, correction("correct-join-P7", &joined.event_id.to_string())))
+        .correct(authed(ADMIN, approved(correction("correct-join-P7", &joined.event_id.to_string())).await))
         .await
         .unwrap_err();
     assert_eq!(refused.code(), Code::InvalidArgument, "{refused:?}");
     // R-AUDIT-1 + R-AUDIT-4: a cash transaction keyed wrongly is taken back by a new event;
     // the day's projected cash in goes from 20,000 back to 0 (the log keeps both events).
     ledger_client
-        .correct(authed(ADMIN, correction("correct-cash-P7", &cash.event_id.to_string())))
+        .correct(authed(ADMIN, approved(correction("correct-cash-P7", &cash.event_id.to_string())).await))
         .await
         .expect("the cash transaction is taken back");
     let day = reader.daily_cash("casino", "P7", &gaming_day).await.expect("daily cash");
@@ -461,8 +484,9 @@ async fn mutual_tls_maps_the_client_certificate_to_its_role() {
     let cert = write("server.pem", server_cert.pem());
     let key = write("server.key", server_key.serialize_pem());
     let ca_path = write("ca.pem", ca.pem());
+    let data_dir = dir.path().join("data");
     let file: FileConfig = toml::from_str(&format!(
-        "[tls]\ncert = {cert:?}\nkey = {key:?}\nclient_ca = {ca_path:?}\n\
+        "property_id = \"casino\"\ndata_dir = {data_dir:?}\n[tls]\ncert = {cert:?}\nkey = {key:?}\nclient_ca = {ca_path:?}\n\
          [[auth.principals]]\nid = \"dana\"\nrole = \"dealer\"\ncert_names = [\"dana\"]\n"
     ))
     .unwrap();
@@ -473,7 +497,7 @@ async fn mutual_tls_maps_the_client_certificate_to_its_role() {
     Store::migrate(&postgres.url()).await.expect("migrations");
     let store = Store::connect(&postgres.url()).await.expect("connect");
     let drain = Drain::new();
-    let ledger = Arc::new(Ledger::new(store, "casino".into(), config.gaming_day, config.limits, drain.clone()));
+    let ledger = Arc::new(Ledger::for_config(store, &config, drain.clone()).expect("ledger"));
     let listener = serve::bind(config.listen).await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

@@ -1,0 +1,176 @@
+//! The database going away, as the service sees it: the link between chipledgerd and PostgreSQL
+//! is cut (every connection dropped, new ones refused) and restored. Health turns NOT_SERVING
+//! within seconds and SERVING again after; calls meanwhile answer UNAVAILABLE at once instead of
+//! waiting for a connection; an append cut off inside its transaction answers UNAVAILABLE with
+//! OUTCOME_UNKNOWN, and resending it with the same command id records it exactly once.
+
+use std::time::{Duration, Instant};
+
+use chipledger_proto::v1 as pb;
+use chipledger_tests::{Client, ServerOptions, TestServer, all_events, error_info, header, principal};
+use tonic::Code;
+use tonic_health::pb::HealthCheckRequest;
+use tonic_health::pb::health_check_response::ServingStatus;
+use tonic_health::pb::health_client::HealthClient;
+
+use crate::scenario::{self, TABLE, cash_buy_in};
+
+/// How long health may take to follow the database (the probe runs every 0.5 s, 1 s timeout).
+const HEALTH_BOUND: Duration = Duration::from_secs(10);
+/// A call during an outage must answer within this (sqlx alone would wait 30 s for a connection).
+const FAIL_FAST_BOUND: Duration = Duration::from_secs(8);
+const POLL: Duration = Duration::from_millis(50);
+
+async fn health(server: &TestServer, service: &str) -> anyhow::Result<i32> {
+    let mut client = HealthClient::new(server.channel().await?);
+    Ok(client.check(HealthCheckRequest { service: service.into() }).await?.into_inner().status)
+}
+
+/// Polls health (whole server and TableService) until both report `wanted`, within the bound.
+async fn wait_for_health(server: &TestServer, wanted: ServingStatus) -> anyhow::Result<Duration> {
+    let started = Instant::now();
+    loop {
+        let whole = health(server, "").await?;
+        let table = health(server, "chipledger.v1.TableService").await?;
+        if whole == wanted as i32 && table == wanted as i32 {
+            return Ok(started.elapsed());
+        }
+        anyhow::ensure!(started.elapsed() < HEALTH_BOUND, "health still {whole}/{table}, wanted {wanted:?} after {HEALTH_BOUND:?}");
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+async fn linked_server(name: &str) -> anyhow::Result<TestServer> {
+    TestServer::start_with(name, ServerOptions { through_link: true, ..ServerOptions::default() }, None).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_turns_not_serving_within_seconds_of_the_database_going_away_and_serving_after() -> anyhow::Result<()> {
+    let server = linked_server("health").await?;
+    let link = server.link.as_ref().expect("a link");
+    let mut cage = server.client(principal::CAGE).await?;
+    let mut floor = server.client(principal::FLOOR).await?;
+    let mut dealer = server.client(principal::DEALER).await?;
+    scenario::stocked_table(&mut cage, &mut floor, TABLE).await?;
+    assert_eq!(health(&server, "").await?, ServingStatus::Serving as i32);
+
+    link.cut();
+    let took = wait_for_health(&server, ServingStatus::NotServing).await?;
+    eprintln!("NOT_SERVING {took:?} after the cut");
+    // Calls answer UNAVAILABLE at once (reads and writes), and say nothing happened.
+    let started = Instant::now();
+    let status = tokio::time::timeout(FAIL_FAST_BOUND, dealer.table.buy_in(cash_buy_in("buy-down", TABLE, 1, "P1", 10_000)))
+        .await?
+        .expect_err("the database is unreachable");
+    assert_eq!((status.code(), error_info(&status).reason), (Code::Unavailable, "DATABASE_UNAVAILABLE".to_string()), "{status:?}");
+    let status = tokio::time::timeout(FAIL_FAST_BOUND, dealer.table.get_table(pb::GetTableRequest { property_id: String::new(), table_id: TABLE.into() }))
+        .await?
+        .expect_err("the database is unreachable");
+    assert_eq!(status.code(), Code::Unavailable, "{status:?}");
+    eprintln!("two calls refused in {:?}", started.elapsed());
+    // Approvals need no database: a second person can still approve.
+    let correction = pb::Correction { header: header("c-down"), reverses_event_id: uuid::Uuid::nil().to_string(), approved_by: String::new(), reason: "x".into() };
+    floor.approve(&correction).await?;
+
+    link.restore();
+    let took = wait_for_health(&server, ServingStatus::Serving).await?;
+    eprintln!("SERVING {took:?} after the restore");
+    // The command refused during the outage was never recorded; sent now, it is.
+    let result = dealer.table.buy_in(cash_buy_in("buy-down", TABLE, 1, "P1", 10_000)).await?.into_inner();
+    assert!(!result.replayed, "{result:?}");
+    server.stop().await
+}
+
+/// Holds the table lock the append needs, as a superuser in a transaction of its own, so that
+/// an append is inside its transaction, waiting, when the link is cut.
+struct LockHolder {
+    connection: tokio::task::JoinHandle<anyhow::Result<()>>,
+    release: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl LockHolder {
+    async fn take(database_url: &str) -> anyhow::Result<LockHolder> {
+        let store = chipledger_store::Store::connect(database_url).await?;
+        let (locked, is_locked) = tokio::sync::oneshot::channel::<()>();
+        let (release, released) = tokio::sync::oneshot::channel::<()>();
+        let connection = tokio::spawn(async move {
+            let pool = store.pool().clone();
+            let mut transaction = pool.begin().await?;
+            sqlx::query("LOCK TABLE events IN EXCLUSIVE MODE").execute(&mut *transaction).await?;
+            let _ = locked.send(());
+            let _ = released.await;
+            transaction.rollback().await?;
+            Ok(())
+        });
+        is_locked.await.map_err(|_| anyhow::anyhow!("the lock was not taken"))?;
+        Ok(LockHolder { connection, release: Some(release) })
+    }
+
+    async fn release(mut self) -> anyhow::Result<()> {
+        if let Some(release) = self.release.take() {
+            let _ = release.send(());
+        }
+        self.connection.await?
+    }
+}
+
+/// Waits until a backend of the application role waits for a lock (the append is inside its
+/// transaction), within the bound.
+async fn wait_for_blocked_append(database_url: &str) -> anyhow::Result<()> {
+    let store = chipledger_store::Store::connect(database_url).await?;
+    let started = Instant::now();
+    loop {
+        let waiting: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND usename = 'chipledger_app'",
+        )
+        .fetch_one(store.pool())
+        .await?;
+        if waiting > 0 {
+            return Ok(());
+        }
+        anyhow::ensure!(started.elapsed() < HEALTH_BOUND, "no append waits for the lock");
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_append_cut_off_inside_its_transaction_is_outcome_unknown_and_a_resend_with_the_same_id_is_recorded_once() -> anyhow::Result<()> {
+    let server = linked_server("outcome-unknown").await?;
+    let link = server.link.as_ref().expect("a link");
+    let mut cage = server.client(principal::CAGE).await?;
+    let mut floor = server.client(principal::FLOOR).await?;
+    let mut dealer = server.client(principal::DEALER).await?;
+    let mut auditor = server.client(principal::AUDITOR).await?;
+    scenario::stocked_table(&mut cage, &mut floor, TABLE).await?;
+    scenario::seat(&mut dealer, TABLE, 1, "P1").await?;
+
+    let lock = LockHolder::take(&server.database_url).await?;
+    let mut blocked: Client = dealer.clone();
+    let append = tokio::spawn(async move { blocked.table.buy_in(cash_buy_in("buy-cut", TABLE, 1, "P1", 10_000)).await });
+    wait_for_blocked_append(&server.database_url).await?;
+    link.cut();
+    let status = tokio::time::timeout(FAIL_FAST_BOUND, append).await??.expect_err("the connection broke mid-append");
+    assert_eq!(status.code(), Code::Unavailable, "{status:?}");
+    let info = error_info(&status);
+    assert_eq!(info.reason, "OUTCOME_UNKNOWN", "{status:?}");
+    assert_eq!(info.metadata.get("command_id").map(String::as_str), Some("buy-cut"));
+    assert!(status.message().contains("same command id"), "{status:?}");
+    lock.release().await?;
+    wait_for_health(&server, ServingStatus::NotServing).await?;
+
+    link.restore();
+    wait_for_health(&server, ServingStatus::Serving).await?;
+    // The resend: recorded now (the cut transaction never committed), and only once however
+    // often it is sent.
+    let first = dealer.table.buy_in(cash_buy_in("buy-cut", TABLE, 1, "P1", 10_000)).await?.into_inner();
+    let again = dealer.table.buy_in(cash_buy_in("buy-cut", TABLE, 1, "P1", 10_000)).await?.into_inner();
+    assert!(again.replayed, "{again:?}");
+    let events = all_events(&mut auditor, pb::EventFilter::default()).await?;
+    let recorded: Vec<_> = events
+        .iter()
+        .filter(|event| event.metadata.as_ref().is_some_and(|metadata| metadata.command_id == "buy-cut"))
+        .collect();
+    assert_eq!(recorded.len(), first.events.len(), "the buy-in's events, once: {recorded:?}");
+    assert_eq!(chipledger_tests::reply_balance(&first, "table/T1/seat/1"), Some(10_000));
+    server.stop().await
+}
