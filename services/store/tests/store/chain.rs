@@ -1,6 +1,7 @@
 //! The hash chain and its verifier; tampering done as a superuser would (disable the trigger,
 //! change rows, re-enable), and what an external digest adds.
 
+use chipledger_store::chain::Canonical;
 use chipledger_store::*;
 
 use crate::*;
@@ -42,7 +43,7 @@ async fn an_untouched_chain_verifies_and_matches_the_head() -> anyhow::Result<()
     assert_eq!((report.events_checked, report.head.position), (10, 10));
     let digest = db.store.chain_digest(PROPERTY).await?;
     assert!(db.store.verify_digest(&digest).await?);
-    assert_eq!(canonical_json(&serde_json::json!({"b": 1, "a": [true, null, "x"]}))?, br#"{"a":[true,null,"x"],"b":1}"#);
+    assert_eq!(jcs(&serde_json::json!({"b": 1, "a": [true, null, "x"]}))?, br#"{"a":[true,null,"x"],"b":1}"#);
     Ok(())
 }
 
@@ -117,22 +118,31 @@ async fn canonical_json_straight_from_postgres_text_is_the_definition() -> anyho
         serde_json::json!({"ab ": 1, "ab": 2, "ab!": 3, "a": {"zz": [], "z": {}, "": null}}),
         serde_json::json!({"b": 1, "a": 2, "B": 3, "é": 4, "z": 5, "日本": {"x": [{"d": 1, "c": [2, {"b": null}]}]}}),
         serde_json::json!({"text": "日本語 \u{7f} \u{1f} \t\n\r\u{8}\u{c} / <> \u{2028} 🂡", "space": " : , "}),
-        serde_json::json!([i64::MIN, u64::MAX, 0, -1, true, false, null, "", [[]], {}]),
+        serde_json::json!([-9_007_199_254_740_991_i64, 9_007_199_254_740_991_i64, 0, -1, true, false, null, "", [[]], {}]),
+        // Keys ordered by UTF-16 code units (RFC 8785): U+FF61 before U+1F600 (a surrogate pair).
+        serde_json::json!({"\u{ff61}": 1, "\u{1f600}": 2, "\u{e000}": 3, "z": 4}),
         serde_json::json!("just a string"),
         serde_json::json!(42),
     ];
     for value in values {
         let text: String = sqlx::query_scalar("SELECT $1::jsonb::text").bind(&value).fetch_one(db.store.pool()).await?;
         assert_eq!(
-            chipledger_store::chain::canonical_json_from_jsonb_text(text.as_bytes()),
-            Some(canonical_json(&value)?),
+            chipledger_store::chain::canonical_from_jsonb_text(text.as_bytes(), Canonical::Jcs),
+            Some(jcs(&value)?),
             "{text}"
         );
+        // The definition is RFC 8785: an off-the-shelf implementation writes the same bytes.
+        assert_eq!(jcs(&value)?, serde_json_canonicalizer::to_vec(&value)?, "{text}");
     }
     // What the shortcut leaves to the definition: a key with an escape, a float, malformed text.
-    for text in [r#"{"a\"b": 1}"#, "[1.5]", "1e3", r#"{"a": 1"#, "[1, 2] x", ""] {
-        assert_eq!(chipledger_store::chain::canonical_json_from_jsonb_text(text.as_bytes()), None, "{text}");
+    for text in [r#"{"a\"b": 1}"#, "[1.5]", "1e3", r#"{"a": 1"#, "[1, 2] x", "", "[9007199254740992]", "-0"] {
+        assert_eq!(chipledger_store::chain::canonical_from_jsonb_text(text.as_bytes(), Canonical::Jcs), None, "{text}");
     }
+    // Integers beyond 2^53 - 1 are refused by the append: no JCS verifier reads them exactly.
+    let mut huge = movement("Note", "house/bank", "table/T1/seat/1", 5, "c9");
+    huge.payload = serde_json::json!({"slip_no": u64::MAX});
+    let error = db.store.append(&one_stream("table-T1", ExpectedVersion::Any, vec![huge])).await.unwrap_err();
+    assert!(matches!(&error, StoreError::InvalidRequest(message) if message.contains("2^53")), "{error:?}");
     Ok(())
 }
 
