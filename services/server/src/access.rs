@@ -96,6 +96,7 @@ pub fn allowed_roles(path: &str) -> Option<&'static [Role]> {
         ("AuditService", "PatronCashActivity") => COMPLIANCE,
         ("AuditService", "ListRejections") => AUDIT,
         ("AuditService", "VerifyChain" | "GetChainDigest") => CHAIN,
+        ("AuditService", "ListCheckpoints" | "SignCheckpoint" | "GetCheckpointKey") => CHAIN,
         _ => return None,
     };
     Some(roles)

@@ -102,6 +102,7 @@ use std::sync::Arc;
 
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{PgPool, Postgres, Transaction};
+use time::OffsetDateTime;
 
 pub use chain::{CHAIN_FORMAT, ChainDigest, ChainProblem, ChainReport, GENESIS_HASH, jcs};
 pub use checkpoint::{Checkpoint, CheckpointKey, SignedCheckpoint};
@@ -250,6 +251,51 @@ impl Store {
     /// The head of the property's chain: save it outside the database to detect rewrites.
     pub async fn chain_digest(&self, property: &str) -> Result<ChainDigest, StoreError> {
         verify::chain_digest(&self.pool, property).await
+    }
+
+    /// Both heads of the property: (position, hash) of the event chain and (sequence, hash) of
+    /// the refusal chain, read together (what a checkpoint signs).
+    pub async fn heads(&self, property: &str) -> Result<((i64, [u8; 32]), (i64, [u8; 32])), StoreError> {
+        let heads = verify::heads(&self.pool, property).await?;
+        Ok((heads.events, heads.refusals))
+    }
+
+    /// Every property with a head: (property, last position, last refusal sequence).
+    pub async fn properties(&self) -> Result<Vec<(String, i64, i64)>, StoreError> {
+        Ok(sqlx::query_as("SELECT * FROM chipledger_properties()").fetch_all(&self.pool).await?)
+    }
+
+    /// Keep a signed checkpoint in the database too (the copy the fetch RPC serves; the
+    /// evidence is the copies kept outside). True if it was not there yet.
+    pub async fn record_checkpoint(&self, signed: &SignedCheckpoint) -> Result<bool, StoreError> {
+        let checkpoint = &signed.checkpoint;
+        let signed_at = OffsetDateTime::from_unix_timestamp_nanos(i128::from(checkpoint.signed_at_ms) * 1_000_000)
+            .map_err(|e| StoreError::InvalidRequest(format!("checkpoint time: {e}")))?;
+        Ok(sqlx::query_scalar("SELECT chipledger_record_checkpoint($1, $2, $3, $4, $5, $6)")
+            .bind(&checkpoint.property)
+            .bind(checkpoint.position)
+            .bind(checkpoint.refusal_seq)
+            .bind(&checkpoint.key_id)
+            .bind(signed_at)
+            .bind(signed.to_document())
+            .fetch_one(&self.pool)
+            .await?)
+    }
+
+    /// Checkpoints kept in the database after `after` (position, refusal sequence), in chain order.
+    pub async fn checkpoints(&self, property: &str, after: (i64, i64), limit: i64) -> Result<Vec<SignedCheckpoint>, StoreError> {
+        let rows: Vec<(i64, i64, OffsetDateTime, String)> = sqlx::query_as("SELECT * FROM chipledger_checkpoints($1, $2, $3, $4)")
+            .bind(property)
+            .bind(after.0)
+            .bind(after.1)
+            .bind(read::clamp_page(limit))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.into_iter()
+            .map(|(_, _, _, document)| {
+                SignedCheckpoint::from_document(&document).map_err(|e| StoreError::Corrupt(format!("kept checkpoint: {e}")))
+            })
+            .collect()
     }
 
     /// What a command id is (idempotency): accepted, with its request hash and original
