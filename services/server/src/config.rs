@@ -46,16 +46,16 @@ fn invalid(field: &'static str, message: impl Into<String>) -> ConfigError {
 #[command(name = "chipledgerd", version, about = "The chip ledger gRPC service")]
 pub struct Flags {
     /// TOML configuration file.
-    #[arg(long, env = "CHIPLEDGER_CONFIG")]
+    #[arg(long, env = "CHIPLEDGER_CONFIG", global = true)]
     pub config: Option<PathBuf>,
     /// Address to listen on (default 127.0.0.1:50051).
     #[arg(long, env = "CHIPLEDGER_LISTEN")]
     pub listen: Option<SocketAddr>,
     /// Data directory of the embedded PostgreSQL (default ./data); unused with a database URL.
-    #[arg(long, env = "CHIPLEDGER_DATA_DIR")]
+    #[arg(long, env = "CHIPLEDGER_DATA_DIR", global = true)]
     pub data_dir: Option<PathBuf>,
     /// PostgreSQL URL; without it chipledgerd runs its own embedded PostgreSQL.
-    #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true, global = true)]
     pub database_url: Option<String>,
     /// Property (tenant) id used when a request leaves it empty.
     #[arg(long, env = "CHIPLEDGER_PROPERTY_ID")]

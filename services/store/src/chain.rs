@@ -68,7 +68,7 @@ const BODY_TAG_V1: &[u8] = b"chipledger.event.v1";
 
 /// The fields of an event entry other than the JSON and the postings (of a new event, or as a
 /// stored row gives them).
-pub(crate) struct StoredFields<'a> {
+pub struct StoredFields<'a> {
     pub property: &'a str,
     pub stream: &'a str,
     pub event_id: &'a uuid::Uuid,
@@ -77,7 +77,7 @@ pub(crate) struct StoredFields<'a> {
 }
 
 /// What the last event of an append binds: the append, its commands and its stored reply.
-pub(crate) struct AppendLink<'a> {
+pub struct AppendLink<'a> {
     pub append_id: &'a uuid::Uuid,
     /// (command id, request hash), sorted by command id bytes.
     pub commands: Vec<(&'a str, &'a [u8])>,
@@ -85,7 +85,7 @@ pub(crate) struct AppendLink<'a> {
 }
 
 /// The stored fields of a refusal, as its chain entry's body names them.
-pub(crate) struct RefusalFields<'a> {
+pub struct RefusalFields<'a> {
     pub property: &'a str,
     pub command_id: &'a str,
     pub request_hash: &'a [u8],
@@ -197,7 +197,7 @@ fn safe_integer(value: i64, what: &str) -> Result<i64, String> {
 
 /// The start of a format 2 event entry, up to and including `"position":` (see the module doc),
 /// into `out` (cleared first). `payload` and `metadata` are already in JCS form.
-pub(crate) fn event_entry_start<'p>(
+pub fn event_entry_start<'p>(
     out: &mut Vec<u8>,
     fields: &StoredFields<'_>,
     payload: &[u8],
@@ -284,7 +284,7 @@ pub fn event_entry_hash(start: &[u8], position: i64, previous: &[u8; 32], record
 
 /// The start of a format 2 refusal entry, up to and including `"position":`. `numbers` and
 /// `request` are already in JCS form.
-pub(crate) fn refusal_entry_start(out: &mut Vec<u8>, fields: &RefusalFields<'_>, numbers: &[u8], request: &[u8]) {
+pub fn refusal_entry_start(out: &mut Vec<u8>, fields: &RefusalFields<'_>, numbers: &[u8], request: &[u8]) {
     let optional = |out: &mut Vec<u8>, value: Option<&str>| match value {
         Some(text) => write_json_string(text, out),
         None => out.extend_from_slice(b"null"),

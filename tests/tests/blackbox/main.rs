@@ -8,11 +8,14 @@
 mod access;
 mod embedded;
 mod idempotency;
+mod least_privilege;
 mod race;
 mod reflection;
+mod refusal_memory;
 mod refusals;
 mod replicas;
 mod scenario;
 mod session;
 mod subscription;
+mod tamper;
 mod telemetry;
