@@ -108,9 +108,10 @@ async fn admin_step(conn: &mut PgConnection, up_to: Option<i64>) -> Result<(), S
     sqlx::raw_sql(sqlx::AssertSqlSafe(format!("SET ROLE {OWNER_ROLE}"))).execute(&mut *conn).await?;
     let owned = async {
         match up_to {
-            Some(version) => MIGRATOR.run_to(version, &mut *conn).await?,
+            // run_direct: a Send future on a borrowed connection (run/run_to are not).
+            Some(version) => MIGRATOR.run_direct(Some(version), &mut *conn, false).await?,
             None => {
-                MIGRATOR.run(&mut *conn).await?;
+                MIGRATOR.run_direct(None, &mut *conn, false).await?;
                 install_functions(conn).await?;
             }
         }
