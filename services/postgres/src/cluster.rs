@@ -28,6 +28,9 @@ const STARTUP_LOG: &str = "chipledger-startup.log";
 const PG_CTL_TIMEOUT_SECONDS: &str = "120";
 /// Attempts when we pick the port ourselves and someone takes it between pick and bind.
 const AUTO_PORT_ATTEMPTS: u32 = 3;
+/// How long a busy owner lock is tried again (a killed owner's exit), and how often.
+const OWNER_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+const OWNER_LOCK_POLL: std::time::Duration = std::time::Duration::from_millis(50);
 /// Bytes of output kept in an error message.
 const ERROR_OUTPUT_BYTES: usize = 4000;
 
@@ -140,7 +143,7 @@ impl LocalCluster {
         let owner = os_user::server_owner()?;
         let data_dir = prepare_data_dir(&opts.data_dir, owner)?;
         // A live owner: refuse before arming a cleanup that would stop its server.
-        let owner_lock = OwnerLock::acquire(&data_dir)?;
+        let owner_lock = OwnerLock::acquire(&data_dir).await?;
         if server_running(&bin_dir, &data_dir, owner).await? {
             // Nobody owns it (the process that started it died, e.g. kill -9, and its cleanup
             // may still be stopping it): stop it ourselves, waiting until it is gone (pg_ctl -w,
@@ -356,25 +359,38 @@ struct OwnerLock {
 }
 
 impl OwnerLock {
-    fn acquire(data_dir: &Path) -> Result<OwnerLock, PgError> {
+    /// Take the lock. A process killed a moment ago may still hold it while the kernel tears it
+    /// down, so a busy lock is tried again (polling, bounded by [`OWNER_LOCK_WAIT`]) before the
+    /// data directory counts as owned by a live process.
+    async fn acquire(data_dir: &Path) -> Result<OwnerLock, PgError> {
         use std::os::fd::AsRawFd;
         let path = data_dir.with_extension("lock");
-        let file = std::fs::OpenOptions::new()
+        let mut file = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
+            .read(true)
             .write(true)
             .mode(0o600)
             .open(&path)
             .map_err(|e| PgError::io(format!("open {}", path.display()), e))?;
-        // SAFETY: flock(2) on a descriptor we own; non-blocking, released when it closes.
-        let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-        if locked != 0 {
-            let error = std::io::Error::last_os_error();
-            if error.raw_os_error() == Some(libc::EWOULDBLOCK) {
-                return Err(PgError::AlreadyRunning { data_dir: data_dir.to_path_buf() });
+        let started = std::time::Instant::now();
+        loop {
+            // SAFETY: flock(2) on a descriptor we own; non-blocking, released when it closes.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+                break;
             }
-            return Err(PgError::io(format!("lock {}", path.display()), error));
+            let error = std::io::Error::last_os_error();
+            if error.raw_os_error() != Some(libc::EWOULDBLOCK) {
+                return Err(PgError::io(format!("lock {}", path.display()), error));
+            }
+            if started.elapsed() >= OWNER_LOCK_WAIT {
+                let holder = std::fs::read_to_string(&path).unwrap_or_default();
+                return Err(PgError::OwnedByAnother { data_dir: data_dir.to_path_buf(), holder: holder.trim().to_owned() });
+            }
+            tokio::time::sleep(OWNER_LOCK_POLL).await;
         }
+        // Who owns it, for the message a second process gets (the lock is what counts).
+        let _ = file.set_len(0).and_then(|()| file.write_all(format!("pid {}\n", std::process::id()).as_bytes()));
         Ok(OwnerLock { _file: file })
     }
 }

@@ -6,6 +6,7 @@
 //! their hand-computed numbers, are in the modules. Rule ids are cited where they are proved.
 
 mod access;
+mod backup_restore;
 mod embedded;
 mod idempotency;
 mod least_privilege;
