@@ -107,29 +107,28 @@ pub struct RefusalFields<'a> {
 /// strings escaped as JCS says (`\"`, `\\`, `\b \f \n \r \t`, other control characters as
 /// lowercase `\u00xx`, nothing else), integers in plain decimal.
 pub fn jcs(value: &Value) -> Result<Vec<u8>, StoreError> {
-    let mut out = Vec::new();
-    write_jcs(value, &mut out)?;
-    Ok(out)
+    canonical(value, Canonical::Jcs)
 }
 
-fn write_jcs(value: &Value, out: &mut Vec<u8>) -> Result<(), StoreError> {
+/// One writer for both canonical forms: they differ only in key order and in which integers
+/// they take.
+fn write_canonical(value: &Value, out: &mut Vec<u8>, form: Canonical) -> Result<(), StoreError> {
     match value {
         Value::Null => out.extend_from_slice(b"null"),
         Value::Bool(true) => out.extend_from_slice(b"true"),
         Value::Bool(false) => out.extend_from_slice(b"false"),
-        Value::Number(number) => match number.as_i64() {
-            Some(integer) if integer.unsigned_abs() <= MAX_SAFE_INTEGER as u64 => {
-                out.extend_from_slice(integer.to_string().as_bytes());
-            }
-            _ if number.is_f64() => {
-                return Err(StoreError::InvalidRequest(format!("floating-point number {number} in event JSON (R-UNIT-1)")));
-            }
-            _ => {
+        Value::Number(number) if number.is_f64() => {
+            return Err(StoreError::InvalidRequest(format!("floating-point number {number} in event JSON (R-UNIT-1)")));
+        }
+        Value::Number(number) => {
+            let safe = number.as_i64().is_some_and(|integer| integer.unsigned_abs() <= MAX_SAFE_INTEGER as u64);
+            if form == Canonical::Jcs && !safe {
                 return Err(StoreError::InvalidRequest(format!(
                     "integer {number} in event JSON is beyond 2^53 - 1 (I-JSON, RFC 7493): no JSON verifier reads it exactly"
                 )));
             }
-        },
+            out.extend_from_slice(number.to_string().as_bytes());
+        }
         Value::String(text) => write_json_string(text, out),
         Value::Array(items) => {
             out.push(b'[');
@@ -137,21 +136,23 @@ fn write_jcs(value: &Value, out: &mut Vec<u8>) -> Result<(), StoreError> {
                 if index > 0 {
                     out.push(b',');
                 }
-                write_jcs(item, out)?;
+                write_canonical(item, out, form)?;
             }
             out.push(b']');
         }
         Value::Object(map) => {
             let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
+            match form {
+                Canonical::V1 => entries.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes())),
+                Canonical::Jcs => entries.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16())),
+            }
             out.push(b'{');
             for (index, (key, item)) in entries.into_iter().enumerate() {
                 if index > 0 {
                     out.push(b',');
                 }
-                write_json_string(key, out);
-                out.push(b':');
-                write_jcs(item, out)?;
+                write_key(out, key);
+                write_canonical(item, out, form)?;
             }
             out.push(b'}');
         }
@@ -397,43 +398,7 @@ pub fn chain_step_v1(previous: &[u8; 32], position: i64, recorded_at_micros: i64
 
 /// Format 1 canonical JSON bytes (keys sorted by UTF-8 bytes, any integer).
 pub fn canonical_json_v1(value: &Value) -> Result<Vec<u8>, StoreError> {
-    let mut out = Vec::new();
-    write_canonical_v1(value, &mut out)?;
-    Ok(out)
-}
-
-fn write_canonical_v1(value: &Value, out: &mut Vec<u8>) -> Result<(), StoreError> {
-    match value {
-        Value::Number(number) if number.is_f64() => {
-            return Err(StoreError::InvalidRequest(format!("floating-point number {number} in event JSON (R-UNIT-1)")));
-        }
-        Value::Number(number) => out.extend_from_slice(number.to_string().as_bytes()),
-        Value::Array(items) => {
-            out.push(b'[');
-            for (index, item) in items.iter().enumerate() {
-                if index > 0 {
-                    out.push(b',');
-                }
-                write_canonical_v1(item, out)?;
-            }
-            out.push(b']');
-        }
-        Value::Object(map) => {
-            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-            out.push(b'{');
-            for (index, (key, item)) in entries.into_iter().enumerate() {
-                if index > 0 {
-                    out.push(b',');
-                }
-                write_key(out, key);
-                write_canonical_v1(item, out)?;
-            }
-            out.push(b'}');
-        }
-        other => write_jcs(other, out)?,
-    }
-    Ok(())
+    canonical(value, Canonical::V1)
 }
 
 /// Which canonical form a [`JsonbCanonicalizer`] writes.
@@ -447,10 +412,9 @@ pub enum Canonical {
 
 /// The canonical form of a decoded value (the definition the shortcut is checked against).
 pub fn canonical(value: &Value, form: Canonical) -> Result<Vec<u8>, StoreError> {
-    match form {
-        Canonical::V1 => canonical_json_v1(value),
-        Canonical::Jcs => jcs(value),
-    }
+    let mut out = Vec::new();
+    write_canonical(value, &mut out, form)?;
+    Ok(out)
 }
 
 /// [`canonical`] of the jsonb value whose PostgreSQL text is `text`, taken straight from the

@@ -55,6 +55,11 @@ async fn a_restore_into_a_fresh_postgresql_serves_and_verifies_against_the_check
     // Restore into a fresh PostgreSQL: no chipledger role exists there.
     let fresh = TestPostgres::start().await?;
     let restored = fresh.fresh_database("restored").await?;
+    let mut superuser = <sqlx::PgConnection as sqlx::Connection>::connect(&restored).await?;
+    let roles: i64 = sqlx::query_scalar("SELECT count(*) FROM pg_roles WHERE rolname LIKE 'chipledger%'")
+        .fetch_one(&mut superuser)
+        .await?;
+    assert_eq!(roles, 0, "the fresh server knows no chipledger role");
     run(tokio::process::Command::new(pg_tool("pg_restore"))
         .args(["--no-owner", "--no-privileges", "--exit-on-error", "--dbname"])
         .arg(&restored)

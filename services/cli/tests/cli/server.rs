@@ -17,6 +17,11 @@ pub const ADMIN_TOKEN: &str = "cli-test-admin-token-0123456789";
 
 pub struct TestServer {
     pub url: String,
+    /// The superuser's URL of the database, for what only an administrator (or attacker) does.
+    pub database_url: String,
+    /// The checkpoint signing key's public half (hex).
+    pub public_key_hex: String,
+    _checkpoints: tempfile::TempDir,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
     _postgres: TestPostgres,
@@ -37,7 +42,20 @@ impl TestServer {
         let flags = Flags { listen: Some("127.0.0.1:0".parse().expect("address")), ..Flags::default() };
         let config = Config::resolve(flags, file).expect("test config resolves");
         let drain = Drain::new();
-        let ledger = Arc::new(Ledger::new(store, "casino".into(), config.gaming_day, config.limits, drain.clone()));
+        let checkpoints = tempfile::tempdir().expect("checkpoint directory");
+        let key = chipledger_store::checkpoint::CheckpointKey::load_or_generate(&checkpoints.path().join("checkpoint.key"))
+            .expect("checkpoint key");
+        let public_key_hex = key.public_key().iter().map(|byte| format!("{byte:02x}")).collect();
+        let checkpointer = chipledger_server::checkpoints::Checkpointer::new(
+            store.clone(),
+            key,
+            Some(&checkpoints.path().join("sink")),
+            std::time::Duration::from_secs(3_600),
+        );
+        let ledger = Arc::new(
+            Ledger::new(store, "casino".into(), config.gaming_day, config.limits, drain.clone())
+                .with_checkpointer(Arc::new(checkpointer)),
+        );
         let listener = serve::bind(config.listen).await.expect("bind");
         let addr = listener.local_addr().expect("local address");
         let (stop, stopped) = oneshot::channel::<()>();
@@ -47,7 +65,15 @@ impl TestServer {
             };
             serve::serve(&config, listener, ledger, drain, shutdown).await.expect("serve");
         });
-        TestServer { url: format!("http://{addr}"), stop: Some(stop), task: Some(task), _postgres: postgres }
+        TestServer {
+            url: format!("http://{addr}"),
+            database_url: url,
+            public_key_hex,
+            _checkpoints: checkpoints,
+            stop: Some(stop),
+            task: Some(task),
+            _postgres: postgres,
+        }
     }
 
     /// Runs `chipledger ARGS` against this server with the admin token.
