@@ -143,9 +143,12 @@ async fn fetch(client: &mut Client, args: FetchArgs, output: Output) -> anyhow::
     Ok(if refused.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
+/// A kept checkpoint and the file it is in.
+type KeptCheckpoint = (PathBuf, SignedCheckpoint);
+
 /// The kept checkpoints of `dir` for this property: (file, document) of those whose signature
 /// verifies with a trusted key, and what is wrong with the others.
-fn read_kept(dir: &Path, property: &str, trusted: &[[u8; 32]]) -> anyhow::Result<(Vec<(PathBuf, SignedCheckpoint)>, Vec<String>)> {
+fn read_kept(dir: &Path, property: &str, trusted: &[[u8; 32]]) -> anyhow::Result<(Vec<KeptCheckpoint>, Vec<String>)> {
     let mut good = Vec::new();
     let mut bad = Vec::new();
     for (path, read) in CheckpointSink::read_all(dir).with_context(|| format!("reading {}", dir.display()))? {

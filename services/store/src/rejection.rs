@@ -77,7 +77,7 @@ pub enum RefusalOutcome {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RecordedCommand {
     Accepted { request_hash: [u8; 32], outcome: AppendOutcome },
-    Refused { request_hash: [u8; 32], refusal: RecordedRejection },
+    Refused { request_hash: [u8; 32], refusal: Box<RecordedRejection> },
 }
 
 impl Store {
@@ -241,7 +241,8 @@ pub(crate) fn decode_rejection(property: &str, row: &PgRow) -> Result<RecordedRe
 
 /// What a command id is, from `chipledger_command`.
 pub(crate) async fn recorded_command(store: &Store, property: &str, command_id: &str) -> Result<Option<RecordedCommand>, StoreError> {
-    let row: Option<(Vec<u8>, Option<String>, Option<Vec<u8>>, Option<i64>)> =
+    type CommandRow = (Vec<u8>, Option<String>, Option<Vec<u8>>, Option<i64>);
+    let row: Option<CommandRow> =
         sqlx::query_as("SELECT * FROM chipledger_command($1, $2)")
             .bind(property)
             .bind(command_id)
@@ -259,7 +260,7 @@ pub(crate) async fn recorded_command(store: &Store, property: &str, command_id: 
                 .refusal(property, seq)
                 .await?
                 .ok_or_else(|| StoreError::Corrupt(format!("command {command_id} points at missing refusal {seq}")))?;
-            Ok(Some(RecordedCommand::Refused { request_hash, refusal }))
+            Ok(Some(RecordedCommand::Refused { request_hash, refusal: Box::new(refusal) }))
         }
         _ => Err(StoreError::Corrupt(format!("command {command_id} is neither accepted nor refused"))),
     }

@@ -65,7 +65,8 @@ pub(crate) struct Heads {
 }
 
 pub(crate) async fn heads<'c>(executor: impl PgExecutor<'c>, property: &str) -> Result<Heads, StoreError> {
-    let row: Option<(i64, Vec<u8>, OffsetDateTime, i64, Vec<u8>)> =
+    type HeadRow = (i64, Vec<u8>, OffsetDateTime, i64, Vec<u8>);
+    let row: Option<HeadRow> =
         sqlx::query_as("SELECT * FROM chipledger_head($1)").bind(property).fetch_optional(executor).await?;
     let Some((position, hash, _, refusal_seq, refusal_hash)) = row else {
         return Ok(Heads { events: (0, GENESIS_HASH), refusals: (0, GENESIS_HASH) });
@@ -790,14 +791,17 @@ struct Session {
     seated_event_id: Option<Uuid>,
 }
 
+/// (seq, game_key, table_id, amount_left_cents, departed_at_ms) of a kept departure.
+type DepartureEntry = (i64, String, String, i64, i64);
+
 /// The inline projections as the events give them: the same rules as
 /// `chipledger_apply_projection_ops` (migrations 0003, 0005) and the balances as sums of postings.
 #[derive(Default)]
 struct Recomputed {
     balances: BTreeMap<String, i64>,
     sessions: BTreeMap<String, Session>,
-    /// Per player: (seq, game_key, table_id, amount_left_cents, departed_at_ms), oldest first.
-    departures: BTreeMap<String, Vec<(i64, String, String, i64, i64)>>,
+    /// Per player, oldest first.
+    departures: BTreeMap<String, Vec<DepartureEntry>>,
     cash: BTreeMap<(String, String), (i64, i64)>,
     credit: BTreeMap<String, (i64, i64)>,
 }
@@ -900,7 +904,8 @@ async fn verify_projections(
     let nonzero = |rows: Vec<(String, i64)>| rows.into_iter().filter(|row| row.1 != 0).map(|(k, v)| (k, v.to_string())).collect();
     compare("account_balances", nonzero(stored), nonzero(recomputed.balances.into_iter().collect()));
 
-    let stored: Vec<(String, Option<String>, Option<i32>, Option<String>, Option<i64>, Option<Uuid>)> =
+    type SessionRow = (String, Option<String>, Option<i32>, Option<String>, Option<i64>, Option<Uuid>);
+    let stored: Vec<SessionRow> =
         sqlx::query_as("SELECT * FROM chipledger_player_sessions($1)").bind(property).fetch_all(pool).await?;
     let stored = stored
         .into_iter()

@@ -243,8 +243,8 @@ fn v1_body(stream: &str, event: &NewEvent) -> anyhow::Result<Vec<u8>> {
     out.extend_from_slice(event.event_id.as_bytes());
     put(&mut out, event.event_type.as_bytes());
     out.extend_from_slice(&event.schema_version.to_be_bytes());
-    put(&mut out, &chain::canonical_json_v1(&event.payload)?);
-    put(&mut out, &chain::canonical_json_v1(&serde_json::to_value(&event.metadata)?)?);
+    put(&mut out, &chipledger_store::chain::canonical_json_v1(&event.payload)?);
+    put(&mut out, &chipledger_store::chain::canonical_json_v1(&serde_json::to_value(&event.metadata)?)?);
     out.extend_from_slice(&(event.postings.len() as u32).to_be_bytes());
     for posting in &event.postings {
         put(&mut out, posting.account.as_bytes());
@@ -348,7 +348,8 @@ async fn an_off_the_shelf_jcs_library_recomputes_every_stored_hash_from_the_docu
     odd.payload = serde_json::json!({"\u{1f600}": "emoji key", "\u{ff61}": [1, -2], "a\"b": {"z": null, "y": true}});
     db.store.append(&one_stream("table-T1", ExpectedVersion::Exact(2), vec![odd])).await?;
     let mut superuser = admin(&db.admin_url).await?;
-    let rows: Vec<(i64, String, i64, uuid::Uuid, String, i16, serde_json::Value, serde_json::Value, i64, Vec<u8>)> = sqlx::query_as(
+    type EventRow = (i64, String, i64, uuid::Uuid, String, i16, serde_json::Value, serde_json::Value, i64, Vec<u8>);
+    let rows: Vec<EventRow> = sqlx::query_as(
         "SELECT position, stream, stream_version, event_id, event_type, schema_version, payload, metadata, \
          (extract(epoch FROM recorded_at) * 1000000)::bigint, hash FROM events ORDER BY position",
     )
