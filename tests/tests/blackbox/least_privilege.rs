@@ -34,7 +34,11 @@ async fn migrate(database_url: &str, dir: &Path) -> anyhow::Result<std::process:
 
 /// A replica: the binary, as the application role, anonymous callers act as admin (loopback).
 async fn replica(app_url: &str, dir: &Path) -> anyhow::Result<ChildServer> {
-    let config = write_file(dir, "chipledgerd.toml", "[auth]\ndev_anonymous_role = \"admin\"\n")?;
+    replica_with(app_url, dir, "").await
+}
+
+async fn replica_with(app_url: &str, dir: &Path, extra_config: &str) -> anyhow::Result<ChildServer> {
+    let config = write_file(dir, "chipledgerd.toml", &format!("[auth]\ndev_anonymous_role = \"admin\"\n{extra_config}"))?;
     let config = config.to_string_lossy().to_string();
     let child = ChildServer::spawn(&["--config", &config, "--listen", "127.0.0.1:0"], &[("DATABASE_URL", app_url.to_owned())], dir)
         .await?;
@@ -83,10 +87,30 @@ async fn the_service_starts_with_only_the_app_role_and_never_changes_its_passwor
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("chipledgerd migrate"), "{refused:?}");
 
-    let child = replica(&app_url(&database_url)?, dir.path()).await?;
+    // With a signing key of its own (PKCS#8 PEM), checkpoints every second into a sink dir.
+    let key = dir.path().join("checkpoint.key");
+    let public_key = chipledger_store::checkpoint::CheckpointKey::load_or_generate(&key)?.public_key();
+    let sink = dir.path().join("kept");
+    let checkpoints = format!("[checkpoints]\nkey_file = {key:?}\ndir = {sink:?}\ninterval_seconds = 1\n");
+    let child = replica_with(&app_url(&database_url)?, dir.path(), &checkpoints).await?;
     let mut cage = client(&child).await?;
     open_cage(&mut cage).await?;
     sell(&mut cage, "sale-1").await?;
+    // The periodic task signs the new head by itself and keeps it in the write-once sink.
+    let head = chipledger_tests::head(&mut cage).await?;
+    let started = Instant::now();
+    loop {
+        let kept = chipledger_store::checkpoint::CheckpointSink::read_all(&sink).unwrap_or_default();
+        let at_head = kept.iter().filter_map(|(_, signed)| signed.as_ref().ok()).find(|signed| {
+            signed.checkpoint.position == head.global_position && signed.checkpoint.property == "default"
+        });
+        if let Some(signed) = at_head {
+            assert_eq!(signed.verify(&[public_key]), Ok(()));
+            break;
+        }
+        anyhow::ensure!(started.elapsed() < RECOVERY_BOUND, "no checkpoint of the head in {}: {kept:?}", sink.display());
+        tokio::time::sleep(PROBE).await;
+    }
     let user: String = sqlx::query_scalar("SELECT string_agg(DISTINCT usename, ',') FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
         .fetch_one(&mut superuser)
         .await?;
