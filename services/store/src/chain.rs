@@ -174,6 +174,13 @@ pub fn ijson_safe(value: &Value) -> Value {
 }
 
 fn write_json_string(text: &str, out: &mut Vec<u8>) {
+    // Nothing to escape (the usual id or account key): the bytes between quotes.
+    if !text.bytes().any(|byte| byte < 0x20 || byte == b'"' || byte == b'\\') {
+        out.push(b'"');
+        out.extend_from_slice(text.as_bytes());
+        out.push(b'"');
+        return;
+    }
     // serde_json escapes exactly as JCS does; writing to a Vec cannot fail.
     serde_json::to_writer(&mut *out, text).expect("writing a JSON string to memory");
 }
@@ -210,7 +217,7 @@ pub fn event_entry_start<'p>(
     out.extend_from_slice(b"{\"body\":{");
     if let Some(append) = append {
         out.extend_from_slice(b"\"append\":{\"append_id\":\"");
-        out.extend_from_slice(append.append_id.hyphenated().to_string().as_bytes());
+        out.extend_from_slice(append.append_id.hyphenated().encode_lower(&mut uuid::Uuid::encode_buffer()).as_bytes());
         out.extend_from_slice(b"\",\"commands\":[");
         for (index, (command_id, request_hash)) in append.commands.iter().enumerate() {
             if index > 0 {
@@ -230,7 +237,7 @@ pub fn event_entry_start<'p>(
     }
     write_key(out, "event_id");
     out.push(b'"');
-    out.extend_from_slice(fields.event_id.hyphenated().to_string().as_bytes());
+    out.extend_from_slice(fields.event_id.hyphenated().encode_lower(&mut uuid::Uuid::encode_buffer()).as_bytes());
     out.extend_from_slice(b"\",");
     write_key(out, "event_type");
     write_json_string(fields.event_type, out);
@@ -252,7 +259,7 @@ pub fn event_entry_start<'p>(
         write_json_string(account, out);
         out.push(b',');
         write_key(out, "amount_cents");
-        out.extend_from_slice(safe_integer(amount_cents, "amount_cents")?.to_string().as_bytes());
+        out.extend_from_slice(itoa(safe_integer(amount_cents, "amount_cents")?, &mut [0; 20]));
         out.push(b'}');
     }
     out.extend_from_slice(b"],");
@@ -260,7 +267,7 @@ pub fn event_entry_start<'p>(
     write_json_string(fields.property, out);
     out.push(b',');
     write_key(out, "schema_version");
-    out.extend_from_slice(fields.schema_version.to_string().as_bytes());
+    out.extend_from_slice(itoa(i64::from(fields.schema_version), &mut [0; 20]));
     out.push(b',');
     write_key(out, "stream");
     write_json_string(fields.stream, out);
@@ -273,14 +280,43 @@ pub fn event_entry_start<'p>(
 pub fn event_entry_hash(start: &[u8], position: i64, previous: &[u8; 32], recorded_at_micros: i64, stream_version: i64) -> [u8; 32] {
     let mut hasher = Sha256::new();
     hasher.update(start);
-    hasher.update(
-        format!(
-            "{position},\"prev\":\"{}\",\"recorded_at_micros\":{recorded_at_micros},\"stream_version\":{stream_version}}}",
-            hex::encode(previous)
-        )
-        .as_bytes(),
-    );
+    let mut end = [0u8; 160];
+    let mut at = 0;
+    let mut put = |bytes: &[u8]| {
+        end[at..at + bytes.len()].copy_from_slice(bytes);
+        at += bytes.len();
+    };
+    put(itoa(position, &mut [0; 20]));
+    put(b",\"prev\":\"");
+    let mut hex_previous = [0u8; 64];
+    hex::encode_to_slice(previous, &mut hex_previous).expect("64 hex digits for 32 bytes");
+    put(&hex_previous);
+    put(b"\",\"recorded_at_micros\":");
+    put(itoa(recorded_at_micros, &mut [0; 20]));
+    put(b",\"stream_version\":");
+    put(itoa(stream_version, &mut [0; 20]));
+    put(b"}");
+    hasher.update(&end[..at]);
     hasher.finalize().into()
+}
+
+/// The decimal digits of `value` in `buffer` (no allocation; `i64` needs at most 20 bytes).
+fn itoa(value: i64, buffer: &mut [u8; 20]) -> &[u8] {
+    let mut at = buffer.len();
+    let mut rest = value.unsigned_abs();
+    loop {
+        at -= 1;
+        buffer[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    if value < 0 {
+        at -= 1;
+        buffer[at] = b'-';
+    }
+    &buffer[at..]
 }
 
 /// The start of a format 2 refusal entry, up to and including `"position":`. `numbers` and
@@ -558,6 +594,11 @@ impl JsonbCanonicalizer {
         let key = |member: &Member| &text[member.key.0 + 1..member.key.1 - 1];
         match self.form {
             Canonical::V1 => members.sort_unstable_by(|a, b| key(a).cmp(key(b))),
+            // UTF-8 byte order is UTF-16 code unit order unless a key holds a character from
+            // U+E000 on (its UTF-8 starts with 0xEE or above): the common case sorts by bytes.
+            Canonical::Jcs if members.iter().all(|member| key(member).iter().all(|byte| *byte < 0xEE)) => {
+                members.sort_unstable_by(|a, b| key(a).cmp(key(b)));
+            }
             Canonical::Jcs => {
                 // Keys without escapes are UTF-8 text (PostgreSQL checked it); not text: no shortcut.
                 if members.iter().any(|member| std::str::from_utf8(key(member)).is_err()) {
