@@ -24,9 +24,11 @@ use chipledger_proto::v1::audit_service_client::AuditServiceClient;
 use chipledger_proto::v1::cage_service_client::CageServiceClient;
 use chipledger_proto::v1::ledger_service_client::LedgerServiceClient;
 use chipledger_proto::v1::table_service_client::TableServiceClient;
+use chipledger_server::checkpoints::Checkpointer;
 use chipledger_server::config::{Config, FileConfig, Flags, PrincipalFile, TlsFile};
 use chipledger_server::convert::WireCommand;
 use chipledger_server::database;
+use chipledger_store::checkpoint::CheckpointKey;
 use chipledger_server::ledger::Ledger;
 use chipledger_server::serve;
 use chipledger_server::shutdown::Drain;
@@ -67,6 +69,26 @@ fn app_password() -> &'static str {
     PASSWORD.get_or_init(|| uuid::Uuid::new_v4().simple().to_string())
 }
 
+/// The application role's URL to the database of a superuser's `database_url`.
+pub fn app_url(database_url: &str) -> anyhow::Result<String> {
+    let (scheme, rest) = database_url.split_once("://").context("a URL")?;
+    let (_, host) = rest.rsplit_once('@').context("a URL with credentials")?;
+    Ok(format!("{scheme}://{}:{}@{host}", chipledger_store::APP_ROLE, app_password()))
+}
+
+/// The admin step on a database and the application role's password (the process's), as
+/// `chipledgerd migrate --app-password-file` would.
+pub async fn prepare_database(database_url: &str) -> anyhow::Result<()> {
+    Store::migrate(database_url).await.context("migrations")?;
+    Store::set_app_password(database_url, app_password()).await.context("application role")?;
+    Ok(())
+}
+
+/// A file holding the process's application password (for `chipledgerd migrate --app-password-file`).
+pub fn app_password_file(dir: &std::path::Path) -> anyhow::Result<PathBuf> {
+    write_file(dir, "app.password", &format!("{}\n", app_password()))
+}
+
 /// Extra server settings for a scenario.
 #[derive(Debug, Default, Clone)]
 pub struct ServerOptions {
@@ -81,14 +103,20 @@ pub struct ServerOptions {
 }
 
 /// `chipledgerd` served in-process on 127.0.0.1 (free port) against a fresh database of the
-/// process's test PostgreSQL, exactly as `main` wires it: migrations as the owner, then the
-/// least-privileged application role.
+/// process's test PostgreSQL, exactly as `main` wires it: the admin step (migrations, roles,
+/// functions) as the cluster's superuser, then the least-privileged application role; a
+/// checkpoint signing key of its own and a write-once checkpoint directory.
 pub struct TestServer {
     pub addr: SocketAddr,
+    /// The superuser's URL of the database (for what only an administrator, or an attacker, does).
     pub database_url: String,
     pub property_id: String,
     /// The link to the database, with `ServerOptions::through_link`.
     pub link: Option<proxy::Link>,
+    /// Where the server's signed checkpoints go, and its public key.
+    pub checkpoint_dir: PathBuf,
+    pub checkpoint_public_key: [u8; 32],
+    _checkpoint_root: Arc<tempfile::TempDir>,
     tls: Option<ClientTlsConfig>,
     /// Holds the approval signing key (replicas share it, as production replicas share the file).
     data_dir: Arc<tempfile::TempDir>,
@@ -110,8 +138,7 @@ impl TestServer {
     ) -> anyhow::Result<TestServer> {
         let postgres = TestPostgres::shared().await.context("a PostgreSQL for the tests")?;
         let database_url = postgres.fresh_database(name).await.context("a fresh database")?;
-        Store::migrate(&database_url).await.context("migrations")?;
-        Store::set_app_password(&database_url, app_password()).await.context("application role")?;
+        prepare_database(&database_url).await?;
         let data_dir = Arc::new(tempfile::tempdir().context("a data directory")?);
         TestServer::serve_database(database_url, format!("prop-{name}"), options, client_tls, data_dir).await
     }
@@ -127,6 +154,11 @@ impl TestServer {
             self.data_dir.clone(),
         )
         .await
+    }
+
+    /// The URL the service itself uses: the application role's own credentials.
+    pub fn app_url(&self) -> anyhow::Result<String> {
+        app_url(&self.database_url)
     }
 
     async fn serve_database(
@@ -148,10 +180,16 @@ impl TestServer {
         let store = Store::connect_bounded(options_pg, database::POOL_CONNECTIONS, database::ACQUIRE_TIMEOUT)
             .await
             .context("connect as the application role")?;
+        store.check_schema().await.context("schema")?;
 
         let config = config(&options, &property_id, data_dir.path())?;
         let drain = Drain::new();
-        let ledger = Arc::new(Ledger::for_config(store, &config, drain.clone()).context("ledger")?);
+        let checkpoint_root = Arc::new(tempfile::tempdir().context("checkpoint directory")?);
+        let checkpoint_dir = checkpoint_root.path().join("checkpoints");
+        let key = CheckpointKey::load_or_generate(&checkpoint_root.path().join("checkpoint.key")).context("checkpoint key")?;
+        let checkpoint_public_key = key.public_key();
+        let checkpointer = Checkpointer::new(store.clone(), key, Some(&checkpoint_dir), Duration::from_secs(3_600));
+        let ledger = Arc::new(Ledger::for_config(store, &config, drain.clone()).context("ledger")?.with_checkpointer(Arc::new(checkpointer)));
         let listener = serve::bind(config.listen).await.context("bind")?;
         let addr = listener.local_addr().context("local addr")?;
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -161,8 +199,19 @@ impl TestServer {
             })
             .await
         });
-        let server =
-            TestServer { addr, database_url, property_id, link, tls: client_tls, data_dir, stop: Some(stop), task: Some(task) };
+        let server = TestServer {
+            addr,
+            database_url,
+            property_id,
+            link,
+            checkpoint_dir,
+            checkpoint_public_key,
+            _checkpoint_root: checkpoint_root,
+            tls: client_tls,
+            data_dir,
+            stop: Some(stop),
+            task: Some(task),
+        };
         if server.tls.is_some() {
             // A TLS server is probed by the test itself (it may refuse the probe's identity).
             return Ok(server);

@@ -148,6 +148,9 @@ pub struct RejectionsArgs {
     player: String,
     #[arg(long, default_value = "")]
     reason: String,
+    /// Only refusals of this gaming day (YYYY-MM-DD).
+    #[arg(long, default_value = "")]
+    gaming_day: String,
 }
 
 #[derive(Debug, Args)]
@@ -155,7 +158,19 @@ pub struct VerifyArgs {
     /// A digest saved earlier with `chipledger digest --out FILE`; the chain must still pass
     /// through it (same hash at the same position).
     #[arg(long)]
-    digest_file: Option<PathBuf>,
+    pub digest_file: Option<PathBuf>,
+    /// A directory of signed checkpoints kept with `chipledger checkpoints fetch`: each is
+    /// checked (signature, then the log against it) and the last one the log agrees with named.
+    #[arg(long)]
+    pub checkpoints: Option<PathBuf>,
+    /// Public key(s) trusted to sign checkpoints (64 hex digits, or a file holding them or a
+    /// PEM public key). Without one the key the server publishes is used, and the report says so.
+    #[arg(long = "public-key")]
+    pub public_keys: Vec<String>,
+    /// Also recompute the inline projections (seat balances, sessions and departures, tray,
+    /// markers, daily cash) and the account balances from the events and compare.
+    #[arg(long)]
+    pub projections: bool,
 }
 
 #[derive(Debug, Args)]
@@ -595,6 +610,7 @@ pub async fn rejections(client: &mut Client, args: RejectionsArgs, output: Outpu
                 reason_code: args.reason.clone(),
                 time_range: None,
                 page: page(&token),
+                gaming_day: args.gaming_day.clone(),
             })
             .await
             .map_err(|status| rpc_error("rejections", &status))?
@@ -672,7 +688,7 @@ pub struct Verified {
 pub async fn verify_chain(client: &mut Client) -> anyhow::Result<Verified> {
     let reply = client
         .audit
-        .verify_chain(pb::VerifyChainRequest { property_id: client.property_id.clone() })
+        .verify_chain(pb::VerifyChainRequest { property_id: client.property_id.clone(), ..Default::default() })
         .await
         .map_err(|status| rpc_error("verifying the chain", &status))?
         .into_inner();
@@ -683,59 +699,36 @@ pub async fn verify_chain(client: &mut Client) -> anyhow::Result<Verified> {
     Ok(Verified { ok: reply.ok, events_checked: reply.events_checked, head: reply.head.unwrap_or_default(), problem })
 }
 
-pub async fn verify(client: &mut Client, args: VerifyArgs, output: Output) -> anyhow::Result<ExitCode> {
-    let verified = verify_chain(client).await?;
-    let mut ok = verified.ok;
-    let mut problem = verified.problem.clone();
-    if ok && let Some(path) = &args.digest_file {
-        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-        let saved: SavedDigest =
-            serde_json::from_str(&text).with_context(|| format!("{}: not a saved digest", path.display()))?;
-        if saved.global_position > verified.head.global_position {
-            ok = false;
-            problem = format!(
-                "saved digest is at position {} but the chain ends at {} (events lost)",
-                saved.global_position, verified.head.global_position
-            );
-        } else if saved.global_position > 0 {
-            let reply = client
-                .ledger
-                .list_events(pb::ListEventsRequest {
-                    property_id: client.property_id.clone(),
-                    filter: Some(pb::EventFilter { from_position: saved.global_position, ..Default::default() }),
-                    page: Some(pb::PageRequest { page_size: 1, page_token: String::new() }),
-                })
-                .await
-                .map_err(|status| rpc_error("reading the saved position", &status))?
-                .into_inner();
-            match reply.events.first() {
-                Some(event) if event.global_position == saved.global_position && event.hash_hex == saved.chain_hash_hex => {}
-                Some(event) => {
-                    ok = false;
-                    problem = format!(
-                        "at position {} the chain hash is {} but the saved digest says {}",
-                        event.global_position, event.hash_hex, saved.chain_hash_hex
-                    );
-                }
-                None => {
-                    ok = false;
-                    problem = format!("position {} is missing from the log", saved.global_position);
-                }
-            }
-        }
+/// Whether the chain still passes through a digest saved with `chipledger digest --out`:
+/// `None` if it does, else what is wrong.
+pub async fn saved_digest_problem(client: &mut Client, path: &std::path::Path, head: &pb::ChainDigest) -> anyhow::Result<Option<String>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let saved: SavedDigest = serde_json::from_str(&text).with_context(|| format!("{}: not a saved digest", path.display()))?;
+    if saved.global_position > head.global_position {
+        return Ok(Some(format!(
+            "saved digest is at position {} but the chain ends at {} (events lost)",
+            saved.global_position, head.global_position
+        )));
     }
-    if output.json {
-        println!(
-            "{}",
-            json!({"ok": ok, "events_checked": verified.events_checked, "head_position": verified.head.global_position, "head_hash_hex": verified.head.chain_hash_hex, "problem": problem})
-        );
-    } else if ok {
-        println!(
-            "chain verified: {} events, head position {} hash {}",
-            verified.events_checked, verified.head.global_position, verified.head.chain_hash_hex
-        );
-    } else {
-        println!("CHAIN NOT VERIFIED: {problem}");
+    if saved.global_position == 0 {
+        return Ok(None);
     }
-    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    let reply = client
+        .ledger
+        .list_events(pb::ListEventsRequest {
+            property_id: client.property_id.clone(),
+            filter: Some(pb::EventFilter { from_position: saved.global_position, ..Default::default() }),
+            page: Some(pb::PageRequest { page_size: 1, page_token: String::new() }),
+        })
+        .await
+        .map_err(|status| rpc_error("reading the saved position", &status))?
+        .into_inner();
+    Ok(match reply.events.first() {
+        Some(event) if event.global_position == saved.global_position && event.hash_hex == saved.chain_hash_hex => None,
+        Some(event) => Some(format!(
+            "at position {} the chain hash is {} but the saved digest says {}",
+            event.global_position, event.hash_hex, saved.chain_hash_hex
+        )),
+        None => Some(format!("position {} is missing from the log", saved.global_position)),
+    })
 }

@@ -13,6 +13,7 @@ mod audit;
 mod bench;
 mod connect;
 mod demo;
+mod evidence;
 mod export;
 mod operate;
 mod output;
@@ -148,8 +149,15 @@ enum Command {
     Rejections(audit::RejectionsArgs),
     /// The chain head digest (save it with --out).
     Digest(audit::DigestArgs),
-    /// Verify the hash chain, optionally against a saved digest.
+    /// Verify the log: both hash chains and the command results they bind, optionally against
+    /// kept checkpoints (names the last one the log agrees with), a saved digest, and with the
+    /// projections recomputed from the events.
     Verify(audit::VerifyArgs),
+    /// Signed checkpoints: fetch them from the server and keep them outside the database.
+    Checkpoints {
+        #[command(subcommand)]
+        command: evidence::CheckpointsCommand,
+    },
     /// Export events to CSV or JSON lines.
     Export(export::ExportArgs),
     /// Play a realistic room session against a running server.
@@ -246,7 +254,8 @@ async fn run_online(server: ServerArgs, output: Output, command: Command) -> any
         Command::CashActivity(args) => audit::cash_activity(&mut client, args, output).await.map(|_| ExitCode::SUCCESS),
         Command::Rejections(args) => audit::rejections(&mut client, args, output).await,
         Command::Digest(args) => audit::digest(&mut client, args, output).await,
-        Command::Verify(args) => audit::verify(&mut client, args, output).await,
+        Command::Verify(args) => evidence::verify(&mut client, args, output).await,
+        Command::Checkpoints { command } => evidence::run(&mut client, command, output).await,
         Command::Export(args) => export::export(&mut client, args).await,
         Command::Demo(args) => demo::run(client, &server, args, output).await,
         Command::Phh { command: PhhCli::Load(args) } => phh_load::run(args, &server, client).await,

@@ -28,6 +28,9 @@ const STARTUP_LOG: &str = "chipledger-startup.log";
 const PG_CTL_TIMEOUT_SECONDS: &str = "120";
 /// Attempts when we pick the port ourselves and someone takes it between pick and bind.
 const AUTO_PORT_ATTEMPTS: u32 = 3;
+/// How long a busy owner lock is tried again (a killed owner's exit), and how often.
+const OWNER_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+const OWNER_LOCK_POLL: std::time::Duration = std::time::Duration::from_millis(50);
 /// Bytes of output kept in an error message.
 const ERROR_OUTPUT_BYTES: usize = 4000;
 
@@ -99,6 +102,10 @@ pub struct LocalCluster {
     throwaway_root: Option<PathBuf>,
     /// Stops the server (and removes a throwaway directory) if we go away without `stop`.
     reaper: Option<Reaper>,
+    /// Held for as long as we own the cluster (an flock, released by the kernel however this
+    /// process ends): a second process refuses the data directory while we live, and takes the
+    /// server over once we are gone.
+    _owner_lock: OwnerLock,
 }
 
 impl LocalCluster {
@@ -135,9 +142,14 @@ impl LocalCluster {
         let settings = settings_for(&opts)?;
         let owner = os_user::server_owner()?;
         let data_dir = prepare_data_dir(&opts.data_dir, owner)?;
-        // Someone else's server: refuse before arming a cleanup that would stop it.
+        // A live owner: refuse before arming a cleanup that would stop its server.
+        let owner_lock = OwnerLock::acquire(&data_dir).await?;
         if server_running(&bin_dir, &data_dir, owner).await? {
-            return Err(PgError::AlreadyRunning { data_dir });
+            // Nobody owns it (the process that started it died, e.g. kill -9, and its cleanup
+            // may still be stopping it): stop it ourselves, waiting until it is gone (pg_ctl -w,
+            // bounded), then start it as ours. Crash recovery, if any, runs at our start.
+            tracing::warn!(data_dir = %data_dir.display(), "taking over a PostgreSQL left running by a previous owner");
+            take_over(&bin_dir, &data_dir, owner).await?;
         }
         // Armed before anything runs, so even a start interrupted midway is cleaned up.
         let reaper = arm_reaper(&bin_dir, &data_dir, throwaway_root.as_deref(), owner)?;
@@ -163,6 +175,7 @@ impl LocalCluster {
             owner,
             throwaway_root,
             reaper: Some(reaper),
+            _owner_lock: owner_lock,
         };
         cluster.launch(opts.port).await?;
         sql::ensure_database(&cluster.url_to("postgres"), sql::DATABASE).await?;
@@ -336,6 +349,68 @@ async fn server_running(
         .await
         .map_err(|e| PgError::io("run pg_ctl status", e))?;
     Ok(status.success())
+}
+
+/// An exclusive flock on `<data_dir>.lock`, beside the data directory (initdb wants the data
+/// directory itself empty).
+#[derive(Debug)]
+struct OwnerLock {
+    _file: std::fs::File,
+}
+
+impl OwnerLock {
+    /// Take the lock. A process killed a moment ago may still hold it while the kernel tears it
+    /// down, so a busy lock is tried again (polling, bounded by [`OWNER_LOCK_WAIT`]) before the
+    /// data directory counts as owned by a live process.
+    async fn acquire(data_dir: &Path) -> Result<OwnerLock, PgError> {
+        use std::os::fd::AsRawFd;
+        let path = data_dir.with_extension("lock");
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .mode(0o600)
+            .open(&path)
+            .map_err(|e| PgError::io(format!("open {}", path.display()), e))?;
+        let started = std::time::Instant::now();
+        loop {
+            // SAFETY: flock(2) on a descriptor we own; non-blocking, released when it closes.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+                break;
+            }
+            let error = std::io::Error::last_os_error();
+            if error.raw_os_error() != Some(libc::EWOULDBLOCK) {
+                return Err(PgError::io(format!("lock {}", path.display()), error));
+            }
+            if started.elapsed() >= OWNER_LOCK_WAIT {
+                let holder = std::fs::read_to_string(&path).unwrap_or_default();
+                return Err(PgError::OwnedByAnother { data_dir: data_dir.to_path_buf(), holder: holder.trim().to_owned() });
+            }
+            tokio::time::sleep(OWNER_LOCK_POLL).await;
+        }
+        // Who owns it, for the message a second process gets (the lock is what counts).
+        let _ = file.set_len(0).and_then(|()| file.write_all(format!("pid {}\n", std::process::id()).as_bytes()));
+        Ok(OwnerLock { _file: file })
+    }
+}
+
+/// Stop a server nobody owns any more and wait until it is gone; a server that stops by itself
+/// meanwhile (its previous owner's cleanup) is just as good.
+async fn take_over(bin_dir: &Path, data_dir: &Path, owner: Option<OsUser>) -> Result<(), PgError> {
+    let mut command = server_command(&bin_dir.join("pg_ctl"), owner);
+    command
+        .arg("-D")
+        .arg(data_dir)
+        .args(["stop", "-m", "fast", "-w", "-t", PG_CTL_TIMEOUT_SECONDS]);
+    let stopped = run(command).await;
+    if server_running(bin_dir, data_dir, owner).await? {
+        return match stopped {
+            Err(error) => Err(error),
+            Ok(()) => Err(PgError::AlreadyRunning { data_dir: data_dir.to_path_buf() }),
+        };
+    }
+    Ok(())
 }
 
 /// What stops the server (and deletes a throwaway root) if we go away without `stop`.

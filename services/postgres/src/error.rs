@@ -24,6 +24,9 @@ pub enum PgError {
     )]
     AlreadyRunning { data_dir: PathBuf },
 
+    #[error("a PostgreSQL server already runs on {data_dir}, owned by another live process ({holder})")]
+    OwnedByAnother { data_dir: PathBuf, holder: String },
+
     #[error("{context}: {source}")]
     Io {
         context: String,

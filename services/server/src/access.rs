@@ -160,6 +160,7 @@ pub fn allowed_roles(path: &str) -> Option<&'static [Role]> {
         ("AuditService", "ListRejections") => AUDIT,
         ("AuditService", "VerifyChain" | "GetChainDigest") => CHAIN,
         ("ApprovalService", "Approve") => APPROVERS,
+        ("AuditService", "ListCheckpoints" | "SignCheckpoint" | "GetCheckpointKey") => CHAIN,
         _ => return None,
     };
     Some(roles)

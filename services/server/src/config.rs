@@ -33,6 +33,14 @@ pub const ALL_PROPERTIES: &str = "*";
 pub const DEFAULT_CURRENCY: &str = "USD";
 /// File under the data directory holding the approval signing key when none is configured.
 pub const DEFAULT_APPROVAL_KEY_FILE: &str = "approval-ed25519.key";
+/// Seconds between signed checkpoints, by default and at most (one a day).
+pub const DEFAULT_CHECKPOINT_INTERVAL_SECONDS: u64 = 300;
+pub const MAX_CHECKPOINT_INTERVAL_SECONDS: u64 = 86_400;
+/// In the data directory (embedded mode): the checkpoint signing key, the kept checkpoints and
+/// the application role's password, each made at the first start.
+pub const EMBEDDED_CHECKPOINT_KEY: &str = "checkpoint.key";
+pub const EMBEDDED_CHECKPOINT_DIR: &str = "checkpoints";
+pub const EMBEDDED_APP_PASSWORD: &str = "chipledger_app.password";
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -53,27 +61,42 @@ fn invalid(field: &'static str, message: impl Into<String>) -> ConfigError {
 #[command(name = "chipledgerd", version, about = "The chip ledger gRPC service")]
 pub struct Flags {
     /// TOML configuration file.
-    #[arg(long, env = "CHIPLEDGER_CONFIG")]
+    #[arg(long, env = "CHIPLEDGER_CONFIG", global = true)]
     pub config: Option<PathBuf>,
     /// Address to listen on (default 127.0.0.1:50051).
     #[arg(long, env = "CHIPLEDGER_LISTEN")]
     pub listen: Option<SocketAddr>,
     /// Data directory of the embedded PostgreSQL (default ./data); unused with a database URL.
-    #[arg(long, env = "CHIPLEDGER_DATA_DIR")]
+    #[arg(long, env = "CHIPLEDGER_DATA_DIR", global = true)]
     pub data_dir: Option<PathBuf>,
     /// PostgreSQL URL; without it chipledgerd runs its own embedded PostgreSQL.
-    #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true, global = true)]
     pub database_url: Option<String>,
     /// Property (tenant) id used when a request leaves it empty.
     #[arg(long, env = "CHIPLEDGER_PROPERTY_ID")]
     pub property_id: Option<String>,
-    /// Only run the migrations, then exit.
+    /// Only run the migrations, then exit (the same as `chipledgerd migrate`).
     #[arg(long)]
     pub migrate_only: bool,
     /// Accept bearer tokens over plaintext on a non-loopback address (tokens then cross the
     /// network in clear: for a network you control end to end, never the casino floor).
     #[arg(long, env = "CHIPLEDGER_ALLOW_PLAINTEXT_TOKENS")]
     pub allow_plaintext_tokens: bool,
+    #[command(subcommand)]
+    pub command: Option<DaemonCommand>,
+}
+
+/// What `chipledgerd` does other than serve.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum DaemonCommand {
+    /// The admin step: create the roles, run the migrations and install the functions on the
+    /// database of `--database-url` (an admin's URL: a member of chipledger_owner that may create
+    /// roles), under an advisory lock; then exit. The service itself runs as chipledger_app.
+    Migrate {
+        /// Also let chipledger_app log in with the password in this file (first line).
+        #[arg(long, env = "CHIPLEDGER_APP_PASSWORD_FILE")]
+        app_password_file: Option<PathBuf>,
+    },
 }
 
 /// The TOML file. Every field is optional.
@@ -106,6 +129,25 @@ pub struct FileConfig {
     pub limits: LimitsFile,
     #[serde(default)]
     pub aml: AmlFile,
+    #[serde(default)]
+    pub checkpoints: CheckpointsFile,
+}
+
+/// Signed checkpoints (docs/OPERATIONS.md, "Checkpoints and key management").
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckpointsFile {
+    /// Ed25519 private key, PKCS#8 PEM. Embedded mode: `<data_dir>/checkpoint.key`, made at the
+    /// first start. With a database URL and no key file, nothing is signed (a warning says so).
+    pub key_file: Option<PathBuf>,
+    /// Write-once directory the signed checkpoints go to. Embedded: `<data_dir>/checkpoints`.
+    pub dir: Option<PathBuf>,
+    /// Seconds between checkpoints (1..=86400, default 300).
+    pub interval_seconds: Option<u64>,
+    /// Public keys (hex) the server signed with before a rotation: verification still names
+    /// checkpoints they signed as this server's.
+    #[serde(default)]
+    pub previous_public_keys: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -244,6 +286,9 @@ pub struct Config {
     /// Where the approval signing key is, and whether it may be created there.
     pub approval_key: ApprovalKeyFile,
     pub limits: Limits,
+    pub checkpoints: CheckpointSettings,
+    /// `chipledgerd migrate --app-password-file`.
+    pub app_password_file: Option<PathBuf>,
 }
 
 /// The approval signing key's file.
@@ -326,6 +371,16 @@ impl PropertyScope {
             PropertyScope::Only(ids) => ids.iter().any(|id| id == property_id),
         }
     }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointSettings {
+    pub key_file: Option<PathBuf>,
+    /// Make the key file when it is missing (embedded mode).
+    pub generate_key: bool,
+    pub dir: Option<PathBuf>,
+    pub interval: Duration,
+    pub previous_public_keys: Vec<[u8; 32]>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -534,8 +589,13 @@ impl Config {
                 ),
             ));
         }
-
         let data_dir = flags.data_dir.or(file.data_dir).unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR));
+        let database_url = flags.database_url.or(file.database_url).filter(|url| !url.is_empty());
+        let checkpoints = resolve_checkpoints(&file.checkpoints, &data_dir, database_url.is_none())?;
+        let (migrate, app_password_file) = match flags.command {
+            Some(DaemonCommand::Migrate { app_password_file }) => (true, app_password_file),
+            None => (false, None),
+        };
         let approval_key = match file.approvals.signing_key_file {
             Some(path) => ApprovalKeyFile { path, create_if_missing: false },
             None => ApprovalKeyFile { path: data_dir.join(DEFAULT_APPROVAL_KEY_FILE), create_if_missing: true },
@@ -543,10 +603,12 @@ impl Config {
         Ok(Config {
             listen,
             data_dir,
-            database_url: flags.database_url.or(file.database_url).filter(|url| !url.is_empty()),
+            database_url,
             property_id,
             properties,
-            migrate_only: flags.migrate_only,
+            migrate_only: flags.migrate_only || migrate,
+            app_password_file,
+            checkpoints,
             shutdown_grace: Duration::from_secs(file.shutdown_grace_seconds.unwrap_or(30)),
             embedded_postgres,
             tls: file.tls,
@@ -574,6 +636,33 @@ impl Config {
     pub fn is_plain_dev(&self) -> bool {
         self.tls.is_none() && self.dev_anonymous_role.is_some()
     }
+}
+
+fn resolve_checkpoints(file: &CheckpointsFile, data_dir: &Path, embedded: bool) -> Result<CheckpointSettings, ConfigError> {
+    let interval_seconds = file.interval_seconds.unwrap_or(DEFAULT_CHECKPOINT_INTERVAL_SECONDS);
+    if interval_seconds == 0 || interval_seconds > MAX_CHECKPOINT_INTERVAL_SECONDS {
+        return Err(invalid(
+            "checkpoints.interval_seconds",
+            format!("must be 1..={MAX_CHECKPOINT_INTERVAL_SECONDS}, got {interval_seconds}"),
+        ));
+    }
+    let previous_public_keys = file
+        .previous_public_keys
+        .iter()
+        .map(|text| {
+            let mut key = [0u8; 32];
+            hex::decode_to_slice(text.trim(), &mut key)
+                .map_err(|_| invalid("checkpoints.previous_public_keys", format!("{text:?} is not 32 bytes of hex")))?;
+            Ok(key)
+        })
+        .collect::<Result<_, ConfigError>>()?;
+    Ok(CheckpointSettings {
+        key_file: file.key_file.clone().or_else(|| embedded.then(|| data_dir.join(EMBEDDED_CHECKPOINT_KEY))),
+        generate_key: embedded && file.key_file.is_none(),
+        dir: file.dir.clone().or_else(|| embedded.then(|| data_dir.join(EMBEDDED_CHECKPOINT_DIR))),
+        interval: Duration::from_secs(interval_seconds),
+        previous_public_keys,
+    })
 }
 
 fn check_bound(field: &'static str, value: u32, max: u32) -> Result<(), ConfigError> {

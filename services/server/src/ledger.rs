@@ -3,7 +3,9 @@
 //! core, append every event atomically with the expected versions, reply with positions and
 //! new balances. A rejection moves no chips and is recorded for auditors (R-AUDIT-3). A version
 //! conflict reloads and decides again, a bounded number of times. Idempotency: the client's
-//! command id and the hash of the request bytes; a repeat returns the first answer.
+//! command id and the hash of the request bytes; a repeat returns the first answer, a refusal
+//! included: a refusal is recorded durably (chained, naming the player and gaming day) before it
+//! is answered, and the same id with the same request answers the same status bytes for good.
 //!
 //! Before anything is read or decided, a command passes the edge checks of trust: the caller
 //! may act on the property it names (tenancy), a table's game key is one of the room's, and
@@ -20,7 +22,7 @@ use chipledger_rules::{
 };
 use chipledger_store::{
     AppendOutcome, AppendRequest, CommandRecord, EventMetadata, ExpectedVersion, NewEvent, NewPosting,
-    RejectionRecord, StoreError, StreamAppend,
+    RefusalOutcome, RejectionRecord, StoreError, StreamAppend,
 };
 use opentelemetry::KeyValue;
 use prost::Message;
@@ -178,6 +180,7 @@ pub struct Ledger {
     cache: Mutex<StateCache>,
     drain: Drain,
     db: telemetry::DbTracing,
+    checkpointer: Option<std::sync::Arc<crate::checkpoints::Checkpointer>>,
 }
 
 /// The command id of entry `index` of a submission: the submission's own id for the first (a
@@ -196,6 +199,7 @@ fn now_unix_ms() -> i64 {
 pub fn store_status(context: &str, error: StoreError) -> Status {
     match error {
         StoreError::IdempotencyConflict { command_id } => status::command_id_reused(&command_id),
+        StoreError::SchemaMismatch { .. } => status::unavailable(context, &error),
         StoreError::VersionConflict { stream, expected, .. } => status::version_conflict(&stream, expected, 1),
         StoreError::Contention(_) => status::version_conflict("(several)", -1, 1),
         StoreError::InvalidRequest(message) => status::invalid_field("request", message),
@@ -284,6 +288,7 @@ impl Ledger {
             approval_key: Arc::new(key),
             cache: Mutex::new(StateCache::default()),
             drain,
+            checkpointer: None,
         }
     }
 
@@ -294,6 +299,17 @@ impl Ledger {
 
     pub fn approval_key(&self) -> &ApprovalKey {
         &self.approval_key
+
+    }
+
+    /// Sign checkpoints with this (the RPCs use it; main runs its periodic task).
+    pub fn with_checkpointer(mut self, checkpointer: std::sync::Arc<crate::checkpoints::Checkpointer>) -> Ledger {
+        self.checkpointer = Some(checkpointer);
+        self
+    }
+
+    pub fn checkpointer(&self) -> Option<&crate::checkpoints::Checkpointer> {
+        self.checkpointer.as_deref()
     }
 
     pub fn store(&self) -> &chipledger_store::Store {
@@ -433,7 +449,12 @@ impl Ledger {
         request_hash: &[u8; 32],
     ) -> Result<pb::BatchResult, Status> {
         match self.recorded(property, command_id).await? {
-            Some((hash, outcome)) if &hash == request_hash => rebuild_reply(&outcome),
+            Some(chipledger_store::RecordedCommand::Accepted { request_hash: hash, outcome }) if &hash == request_hash => {
+                rebuild_reply(&outcome)
+            }
+            Some(chipledger_store::RecordedCommand::Refused { request_hash: hash, refusal }) if &hash == request_hash => {
+                Err(status_from_reply(&refusal.record.reply)?)
+            }
             _ => Err(refused),
         }
     }
@@ -582,11 +603,7 @@ impl Ledger {
             }
             let decision = match decision {
                 Ok(decision) => decision,
-                Err((index, rejection, streams, command)) => {
-                    return self
-                        .refuse(&property, &context, &envelope, &request_hash, index, &rejection, streams, command)
-                        .await;
-                }
+                Err(refused) => return self.refuse(&property, &context, &envelope, &request_hash, refused).await,
             };
             let started = Instant::now();
             // The append runs in its own task holding a drain guard: it reaches its COMMIT (or
@@ -626,38 +643,41 @@ impl Ledger {
                     }
                     tracing::debug!(%stream, attempt, "version conflict, deciding again");
                 }
+                // Refused before with this very request (R-AUDIT-3): that refusal answers.
+                Err(StoreError::RefusedBefore { refusal_seq, .. }) => return self.replay_refusal(&property, refusal_seq).await,
                 Err(error) => return Err(append_status(&envelope.command_id, error)),
             }
         }
     }
 
-    /// A refusal: answered with its reason, kept for auditors. If the command id was already
-    /// recorded with this very request (a retry of a command that went through), the first
-    /// answer wins over the rejection the changed state now gives.
-    #[allow(clippy::too_many_arguments)]
+    /// The stored answer of a command id refused before.
+    async fn replay_refusal(&self, property: &str, refusal_seq: i64) -> Result<pb::BatchResult, Status> {
+        let refusal = self
+            .db
+            .call("find_refusal", "rejections", self.store.refusal(property, refusal_seq))
+            .await
+            .map_err(|error| store_status("find refusal", error))?
+            .ok_or_else(|| status::internal("find refusal", &format!("refusal {refusal_seq} is missing")))?;
+        Err(status_from_reply(&refusal.record.reply)?)
+    }
+
+    /// A refusal: recorded durably (R-AUDIT-3, chained, with the exact answer) and only then
+    /// answered. If the command id is already known with this very request, what it is answers
+    /// instead: the first refusal, byte for byte, or the result of a command that went through
+    /// (a retry of it, which the changed state now refuses).
     async fn refuse(
         &self,
         property: &str,
         context: &CommandContext,
         envelope: &Envelope,
         request_hash: &[u8; 32],
-        index: usize,
-        rejection: &rules::Rejection,
-        streams: Vec<String>,
-        command: Option<&Command>,
+        refused: Refused<'_>,
     ) -> Result<pb::BatchResult, Status> {
-        match self.recorded(property, &envelope.command_id).await? {
-            Some((hash, outcome)) if &hash == request_hash => return rebuild_reply(&outcome),
-            Some(_) => return Err(status::command_id_reused(&envelope.command_id)),
-            None => {}
+        let Refused { index, rejection, streams, command, player_id } = refused;
+        let mut status = status::rejection(&rejection);
+        if let Ok(value) = index.to_string().parse() {
+            status.metadata_mut().insert(COMMAND_INDEX_HEADER, value);
         }
-        telemetry::metrics().rejections.add(
-            1,
-            &[
-                KeyValue::new("chipledger.reason_code", rejection.reason.code),
-                KeyValue::new("chipledger.rule_id", rejection.reason.rule),
-            ],
-        );
         let record = RejectionRecord {
             property: property.to_string(),
             command_id: envelope.command_id.clone(),
@@ -670,16 +690,28 @@ impl Ledger {
             device: envelope.device.clone(),
             streams,
             request: serde_json::json!({ "index": index, "command": command }),
+            request_hash: *request_hash,
+            player_id,
+            gaming_day: Some(context.gaming_day.clone()),
+            reply: status_to_reply(&status),
         };
-        if let Err(error) = self.db.call("record_rejection", "rejections", self.store.record_rejection(&record)).await {
-            // The caller still learns the reason; the missing audit row is logged loudly.
-            tracing::error!(%error, command_id = %envelope.command_id, "could not record a rejection");
+        let recorded = self.db.call("record_refusal", "rejections", self.store.record_refusal(&record)).await;
+        match recorded {
+            Ok(RefusalOutcome::Recorded(_)) => {
+                telemetry::metrics().rejections.add(
+                    1,
+                    &[
+                        KeyValue::new("chipledger.reason_code", rejection.reason.code),
+                        KeyValue::new("chipledger.rule_id", rejection.reason.rule),
+                    ],
+                );
+                Err(status)
+            }
+            Ok(RefusalOutcome::Replayed(first)) => Err(status_from_reply(&first.record.reply)?),
+            Ok(RefusalOutcome::Accepted(outcome)) => rebuild_reply(&outcome),
+            // Not recorded, so not answered as a refusal: the caller retries with the same id.
+            Err(error) => Err(store_status("record refusal", error)),
         }
-        let mut status = status::rejection(rejection);
-        if let Ok(value) = index.to_string().parse() {
-            status.metadata_mut().insert("x-chipledger-command-index", value);
-        }
-        Err(status)
     }
 
     /// Decides every entry in order on a working copy of the loaded states; `catch_up` reads
@@ -693,7 +725,7 @@ impl Ledger {
         envelope: &Envelope,
         entries: &'e [Entry],
         catch_up: bool,
-    ) -> Result<Result<Decision, (usize, rules::Rejection, Vec<String>, Option<&'e Command>)>, Status> {
+    ) -> Result<Result<Decision, Refused<'e>>, Status> {
         let mut decision = Decision::default();
         let mut commands = Vec::with_capacity(entries.len());
         for entry in entries {
@@ -725,7 +757,8 @@ impl Ledger {
                         Decidable::Command(command) => Some(command),
                         Decidable::Correction(_) => None,
                     };
-                    return Ok(Err((index, rejection, keys, original)));
+                    let player_id = refused_player(command, &decision.states);
+                    return Ok(Err(Refused { index, rejection, streams: keys, command: original, player_id }));
                 }
             };
             decision.record(index, entry, envelope, context, events)?;
@@ -868,8 +901,8 @@ impl Ledger {
         }
     }
 
-    /// A recorded command: its request hash and the append outcome.
-    async fn recorded(&self, property: &str, command_id: &str) -> Result<Option<([u8; 32], AppendOutcome)>, Status> {
+    /// What a command id already is: accepted (its request hash and outcome) or refused.
+    async fn recorded(&self, property: &str, command_id: &str) -> Result<Option<chipledger_store::RecordedCommand>, Status> {
         self.db
             .call("find_command", "commands", self.store.recorded_command(property, command_id))
             .await
@@ -997,6 +1030,70 @@ pub fn request_hash(rpc: &str, request_bytes: &[u8]) -> [u8; 32] {
     bytes.push(0);
     bytes.extend_from_slice(request_bytes);
     chipledger_store::request_hash(&bytes)
+}
+
+/// Where the index of the refused command of a batch goes in a refusal's metadata.
+const COMMAND_INDEX_HEADER: &str = "x-chipledger-command-index";
+
+/// A refusal as decided: which command, why, what it touched, whom it was about.
+struct Refused<'e> {
+    index: usize,
+    rejection: rules::Rejection,
+    streams: Vec<String>,
+    command: Option<&'e Command>,
+    player_id: Option<String>,
+}
+
+/// The patron a refused command was about: the player stream it touches, else the player at
+/// the table seat it names (from the state it was decided on), else none.
+fn refused_player(command: &Command, states: &HashMap<StreamId, StreamState>) -> Option<String> {
+    let streams = command.streams();
+    if let Some(player) = streams.iter().find_map(|stream| match stream {
+        StreamId::Player(player) => Some(player.as_str().to_owned()),
+        _ => None,
+    }) {
+        return Some(player);
+    }
+    let value = serde_json::to_value(command).ok()?;
+    let op = value.pointer("/Table/op").or_else(|| value.pointer("/Cage/op"))?;
+    if let Some(player) = op.get("player_id").and_then(serde_json::Value::as_str) {
+        return Some(player.to_owned());
+    }
+    let seat = u8::try_from(op.get("seat")?.as_u64()?).ok()?;
+    streams.iter().find_map(|stream| match states.get(stream) {
+        Some(StreamState::Table(table)) => table.seat(seat).map(|occupant| occupant.player_id.as_str().to_owned()),
+        _ => None,
+    })
+}
+
+/// The answer of a refusal as stored with it (the store keeps the bytes unchanged): gRPC code,
+/// message, the details (`grpc-status-details-bin`) and the command index, as JSON.
+#[derive(Serialize, Deserialize)]
+struct StoredStatus {
+    code: i32,
+    message: String,
+    details_hex: String,
+    command_index: Option<String>,
+}
+
+fn status_to_reply(status: &Status) -> Vec<u8> {
+    let stored = StoredStatus {
+        code: status.code() as i32,
+        message: status.message().to_owned(),
+        details_hex: hex::encode(status.details()),
+        command_index: status.metadata().get(COMMAND_INDEX_HEADER).and_then(|value| value.to_str().ok()).map(str::to_owned),
+    };
+    serde_json::to_vec(&stored).expect("a status serialises")
+}
+
+fn status_from_reply(reply: &[u8]) -> Result<Status, Status> {
+    let stored: StoredStatus = serde_json::from_slice(reply).map_err(|error| status::internal("decode refusal", &error))?;
+    let details = hex::decode(&stored.details_hex).map_err(|error| status::internal("decode refusal", &error))?;
+    let mut status = Status::with_details(tonic::Code::from(stored.code), stored.message, details.into());
+    if let Some(index) = stored.command_index.and_then(|index| index.parse().ok()) {
+        status.metadata_mut().insert(COMMAND_INDEX_HEADER, index);
+    }
+    Ok(status)
 }
 
 /// Events decided for a submission, per stream, and the reply without positions.

@@ -5,14 +5,18 @@
 //! before decoding ([`protowire`]), turning wire requests into rules commands and back
 //! ([`convert`], the one proto <-> domain mapping), the command path (idempotency, load state,
 //! decide, append, retry: [`ledger`]), the query and subscription handlers ([`service`]), errors
-//! as rich `tonic::Status` ([`status`]), database health ([`health`]), telemetry, configuration
-//! and the embedded PostgreSQL. Not for: rules (chipledger-rules) or SQL (chipledger-store).
+//! as rich `tonic::Status` ([`status`]), database health ([`health`]), telemetry, configuration,
+//! the embedded PostgreSQL and the admin step that prepares a database for the service
+//! ([`database`]), signed checkpoints ([`checkpoints`]) and the evidence RPCs ([`evidence`]).
+//! Not for: rules (chipledger-rules) or SQL (chipledger-store).
 
 pub mod access;
 pub mod approval;
+pub mod checkpoints;
 pub mod config;
 pub mod convert;
 pub mod database;
+pub mod evidence;
 pub mod gate;
 pub mod health;
 pub mod ledger;

@@ -1,12 +1,16 @@
 //! `chipledgerd`: the chip ledger gRPC service.
 //!
 //! With no database URL it starts its own PostgreSQL from the installed server binaries (data
-//! under `./data` or `--data-dir`, kept between runs), runs the migrations and serves on
-//! 127.0.0.1:50051. With `DATABASE_URL` it uses that server. SIGINT/SIGTERM stop it cleanly.
+//! under `./data` or `--data-dir`, kept between runs), runs the admin step (roles, migrations,
+//! functions) as the cluster's owner and serves on 127.0.0.1:50051 as the application role.
+//! With `DATABASE_URL` it connects with those credentials (the application role's) and only
+//! checks the schema; `chipledgerd migrate` with an admin's URL is the admin step.
+//! SIGINT/SIGTERM stop it cleanly.
 
 use std::sync::Arc;
 
 use anyhow::Context;
+use chipledger_server::checkpoints::Checkpointer;
 use chipledger_server::config::{Config, Flags};
 use chipledger_server::database::{self, Database};
 use chipledger_server::ledger::Ledger;
@@ -54,30 +58,61 @@ async fn run(config: &Config) -> anyhow::Result<()> {
 }
 
 async fn run_with(config: &Config, database: &Database) -> anyhow::Result<()> {
-    match database.embedded_data_dir() {
-        Some(data_dir) => tracing::info!(data_dir = %data_dir.display(), "embedded PostgreSQL running"),
-        None => tracing::info!(url = %database.display_url(), "using DATABASE_URL"),
+    match (database.embedded_data_dir(), database.embedded_port()) {
+        (Some(data_dir), Some(port)) => {
+            tracing::info!(data_dir = %data_dir.display(), port, "embedded PostgreSQL running on 127.0.0.1")
+        }
+        _ => tracing::info!(url = %database.display_url(), "using DATABASE_URL"),
     }
-    Store::migrate(database.url()).await.context("running migrations")?;
+    // The admin step: explicit with a URL (`chipledgerd migrate`), implied by the embedded mode
+    // (chipledgerd owns that cluster). The service itself never migrates a database it does
+    // not own, never creates a role and never changes a password.
+    if config.migrate_only || database.embedded_data_dir().is_some() {
+        database.admin_step(config.app_password_file.as_deref()).await.context("the admin step (migrations, roles, functions)")?;
+    }
     if config.migrate_only {
-        println!("chipledgerd: migrations applied to {}", database.display_url());
+        println!("chipledgerd: database ready (migrations, roles, functions) at {}", database.display_url());
         return Ok(());
     }
-    // Least privilege: the service connects as the application role (INSERT/SELECT only on the
-    // append-only tables), with a password generated for this run.
-    let app_password = uuid::Uuid::new_v4().simple().to_string();
-    Store::set_app_password(database.url(), &app_password).await.context("preparing the application role")?;
-    let options = Store::app_options(database.url(), &app_password).context("application role options")?;
+    let options = database.app_options().context("application role options")?;
     let store = Store::connect_bounded(options, database::POOL_CONNECTIONS, database::ACQUIRE_TIMEOUT)
         .await
         .context("connecting as the application role")?;
+    store.check_schema().await.context("checking the database")?;
+    let role: String = sqlx::query_scalar("SELECT current_user::text").fetch_one(store.pool()).await?;
+    if role != chipledger_store::APP_ROLE {
+        tracing::warn!(%role, "connected as {role}, not {}: least privilege is not in force", chipledger_store::APP_ROLE);
+    }
 
+    let checkpointer = Arc::new(
+        Checkpointer::from_settings(store.clone(), &config.checkpoints).context("the checkpoint signing key")?,
+    );
     let drain = Drain::new();
-    let ledger = Arc::new(Ledger::for_config(store.clone(), config, drain.clone()).context("approvals")?);
+    let ledger = Arc::new(
+        Ledger::for_config(store.clone(), config, drain.clone()).context("approvals")?.with_checkpointer(checkpointer.clone()),
+    );
     let listener = serve::bind(config.listen).await?;
     let local_addr = listener.local_addr().context("listen address")?;
+    // Before the banner: a stop asked for as soon as the server says it listens is honoured.
+    let stop = shutdown::signal();
     print_banner(config, local_addr);
-    serve::serve(config, listener, ledger, drain, shutdown::signal()).await?;
+    if let Some(key) = checkpointer.key() {
+        println!("  checkpoints: signed by key {} every {:?}", key.key_id(), checkpointer.interval());
+    }
+    let (stop_checkpoints, checkpoints_stopped) = tokio::sync::oneshot::channel::<()>();
+    let checkpoints = tokio::spawn(checkpointer.clone().run(async move {
+        let _ = checkpoints_stopped.await;
+    }));
+    let served = serve::serve(config, listener, ledger, drain, stop).await;
+    let _ = stop_checkpoints.send(());
+    let _ = checkpoints.await;
+    // A last checkpoint of what this run wrote, so a kept copy covers it.
+    if checkpointer.key().is_some()
+        && let Err(error) = checkpointer.round().await
+    {
+        tracing::error!(%error, "could not sign the last checkpoint");
+    }
+    served?;
     store.pool().close().await;
     tracing::info!("stopped");
     Ok(())

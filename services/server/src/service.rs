@@ -953,13 +953,18 @@ impl AuditService for Services {
         let page_size = self.page_size(request.page.as_ref());
         let table_stream = (!request.table_id.is_empty()).then(|| format!("table-{}", request.table_id));
         let player_stream = (!request.player_id.is_empty()).then(|| format!("player-{}", request.player_id));
+        let gaming_day = (!request.gaming_day.is_empty()).then_some(request.gaming_day.as_str());
         let mut matched = Vec::new();
         let mut scanned = 0;
         let mut more = false;
         loop {
             let page = self
                 .ledger
-                .db_call("list_rejections", "rejections", self.ledger.store().rejections(&property, after_id, page_size))
+                .db_call(
+                    "list_rejections",
+                    "rejections",
+                    self.ledger.store().rejections_of(&property, after_id, page_size, None, gaming_day),
+                )
                 .await
                 .map_err(|error| store_status("list rejections", error))?;
             let exhausted = (page.len() as i64) < page_size;
@@ -969,7 +974,9 @@ impl AuditService for Services {
                 let record = &rejection.record;
                 let at = unix_ms(rejection.recorded_at);
                 let keep = table_stream.as_ref().is_none_or(|stream| record.streams.contains(stream))
-                    && player_stream.as_ref().is_none_or(|stream| record.streams.contains(stream))
+                    && player_stream.as_ref().is_none_or(|stream| {
+                        record.streams.contains(stream) || record.player_id.as_deref() == Some(request.player_id.as_str())
+                    })
                     && (request.reason_code.is_empty() || record.reason_code == request.reason_code)
                     && request.time_range.as_ref().is_none_or(|range| {
                         range.from_unix_ms.is_none_or(|from| at >= from) && range.to_unix_ms.is_none_or(|to| at <= to)
@@ -989,8 +996,10 @@ impl AuditService for Services {
                         actor_id: record.actor_id.clone(),
                         actor_role: role_from_name(&record.actor_role) as i32,
                         at_unix_ms: at,
-                        gaming_day: String::new(),
+                        gaming_day: record.gaming_day.clone().unwrap_or_default(),
                         request_json: record.request.to_string(),
+                        player_id: record.player_id.clone().unwrap_or_default(),
+                        refusal_seq: rejection.refusal_seq.unwrap_or_default(),
                     });
                     if matched.len() as i64 >= page_size {
                         more = true;
@@ -1017,18 +1026,7 @@ impl AuditService for Services {
         request: Request<pb::VerifyChainRequest>,
     ) -> Result<Response<pb::VerifyChainResponse>, Status> {
         let property = self.ledger.property(&principal(&request)?, &request.get_ref().property_id)?;
-        let report = self
-            .ledger
-            .db_call("verify_chain", "events", self.ledger.store().verify_chain(&property))
-            .await
-            .map_err(|error| store_status("verify chain", error))?;
-        Ok(Response::new(pb::VerifyChainResponse {
-            ok: report.ok,
-            events_checked: report.events_checked,
-            first_bad_position: report.first_bad_position,
-            problem: report.problem.map(|problem| format!("{problem:?}")).unwrap_or_default(),
-            head: Some(pb::ChainDigest { global_position: report.head.position, chain_hash_hex: hex::encode(report.head.hash) }),
-        }))
+        Ok(Response::new(crate::evidence::verify(&self.ledger, property, request.into_inner()).await?))
     }
 
     async fn get_chain_digest(
@@ -1036,12 +1034,41 @@ impl AuditService for Services {
         request: Request<pb::GetChainDigestRequest>,
     ) -> Result<Response<pb::ChainDigest>, Status> {
         let property = self.ledger.property(&principal(&request)?, &request.get_ref().property_id)?;
-        let digest = self
+        let (events, refusals) = self
             .ledger
-            .db_call("chain_digest", "events", self.ledger.store().chain_digest(&property))
+            .db_call("chain_digest", "events", self.ledger.store().heads(&property))
             .await
             .map_err(|error| store_status("chain digest", error))?;
-        Ok(Response::new(pb::ChainDigest { global_position: digest.position, chain_hash_hex: hex::encode(digest.hash) }))
+        Ok(Response::new(pb::ChainDigest {
+            global_position: events.0,
+            chain_hash_hex: hex::encode(events.1),
+            refusal_seq: refusals.0,
+            refusal_hash_hex: hex::encode(refusals.1),
+        }))
+    }
+
+    async fn list_checkpoints(
+        &self,
+        request: Request<pb::ListCheckpointsRequest>,
+    ) -> Result<Response<pb::ListCheckpointsResponse>, Status> {
+        let property = self.ledger.property(&principal(&request)?, &request.get_ref().property_id)?;
+        let page_size = self.page_size(request.get_ref().page.as_ref());
+        Ok(Response::new(crate::evidence::list(&self.ledger, property, request.into_inner(), page_size).await?))
+    }
+
+    async fn sign_checkpoint(
+        &self,
+        request: Request<pb::SignCheckpointRequest>,
+    ) -> Result<Response<pb::SignedCheckpoint>, Status> {
+        let property = self.ledger.property(&principal(&request)?, &request.get_ref().property_id)?;
+        Ok(Response::new(crate::evidence::sign(&self.ledger, property, request.into_inner()).await?))
+    }
+
+    async fn get_checkpoint_key(
+        &self,
+        _request: Request<pb::GetCheckpointKeyRequest>,
+    ) -> Result<Response<pb::CheckpointKey>, Status> {
+        Ok(Response::new(crate::evidence::key(&self.ledger)?))
     }
 }
 

@@ -60,27 +60,32 @@ impl Drain {
     }
 }
 
-/// Waits for SIGINT (Ctrl-C) or SIGTERM.
-pub async fn signal() {
-    let interrupt = tokio::signal::ctrl_c();
+/// Waits for SIGINT (Ctrl-C) or SIGTERM. The handlers are installed when this is called, not
+/// when the future is first polled: a signal that arrives right after the "listening" banner
+/// (which a supervisor may take as ready) is seen, instead of killing the process by default.
+pub fn signal() -> impl Future<Output = ()> {
     #[cfg(unix)]
     {
-        let mut terminate = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(terminate) => terminate,
-            Err(error) => {
-                tracing::warn!(%error, "cannot listen for SIGTERM; only SIGINT stops the server");
-                let _ = interrupt.await;
-                return;
+        use tokio::signal::unix::{SignalKind, signal};
+        let handlers = signal(SignalKind::terminate()).and_then(|terminate| Ok((terminate, signal(SignalKind::interrupt())?)));
+        async move {
+            match handlers {
+                Ok((mut terminate, mut interrupt)) => tokio::select! {
+                    _ = interrupt.recv() => tracing::info!("SIGINT received, shutting down"),
+                    _ = terminate.recv() => tracing::info!("SIGTERM received, shutting down"),
+                },
+                Err(error) => {
+                    tracing::warn!(%error, "cannot listen for SIGTERM; only Ctrl-C stops the server");
+                    let _ = tokio::signal::ctrl_c().await;
+                }
             }
-        };
-        tokio::select! {
-            _ = interrupt => tracing::info!("SIGINT received, shutting down"),
-            _ = terminate.recv() => tracing::info!("SIGTERM received, shutting down"),
         }
     }
     #[cfg(not(unix))]
     {
-        let _ = interrupt.await;
+        async move {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
 }
 

@@ -1,7 +1,8 @@
-//! The append path: validate and encode in Rust, then one statement (`chipledger_append`) does
-//! idempotency, expected versions, balance checks, projections, positions, hashes and inserts.
-//! Its current body is migration 0004 (about ten statements, generic plans; the profile and the
-//! reason for each merge are in that file's header).
+//! The append path: validate and encode in Rust, then one statement (`chipledger_append`,
+//! `sql/fn_chipledger_append.sql`) does idempotency, expected versions, balance checks,
+//! projections, positions, hashes and inserts. Each event's chain entry (format 2, `chain.rs`)
+//! is built here up to the values the database assigns; the last event's entry binds the
+//! append's command ids and the SHA-256 of its reply.
 //!
 //! Global positions: a per-property commit lock. The function takes the row lock on the
 //! property's `property_heads` row as its last step, numbers and hashes the events, and the
@@ -19,7 +20,7 @@ use serde::Deserialize;
 use sqlx::PgConnection;
 use uuid::Uuid;
 
-use crate::chain::{self, StoredFields};
+use crate::chain::{self, AppendLink, StoredFields};
 use crate::error::{StoreError, classify};
 use crate::event::*;
 use crate::projection::{InlineProjection, ProjectionOp};
@@ -39,7 +40,7 @@ pub(crate) struct EncodedAppend {
     schema_versions: Vec<i16>,
     payloads: Vec<serde_json::Value>,
     metadata: Vec<serde_json::Value>,
-    bodies: Vec<Vec<u8>>,
+    entries: Vec<Vec<u8>>,
     posting_event: Vec<i32>,
     posting_index: Vec<i16>,
     posting_account: Vec<String>,
@@ -118,7 +119,7 @@ pub(crate) fn encode(request: &AppendRequest, projection: Option<&dyn InlineProj
         schema_versions: Vec::with_capacity(event_count),
         payloads: Vec::with_capacity(event_count),
         metadata: Vec::with_capacity(event_count),
-        bodies: Vec::with_capacity(event_count),
+        entries: Vec::with_capacity(event_count),
         posting_event: Vec::new(),
         posting_index: Vec::new(),
         posting_account: Vec::new(),
@@ -160,8 +161,14 @@ pub(crate) fn encode(request: &AppendRequest, projection: Option<&dyn InlineProj
                 event_type: &event.event_type,
                 schema_version: event.schema_version,
             };
-            let body = chain::body(&fields, &event.payload, &metadata, &event.postings)?;
-            if body.len() > MAX_PAYLOAD_BYTES * 2 {
+            let link = (event_index + 1 == event_count && !encoded.command_ids.is_empty()).then(|| append_link(&encoded));
+            let payload_jcs = chain::jcs(&event.payload)?;
+            let metadata_jcs = chain::jcs(&metadata)?;
+            let mut entry = Vec::with_capacity(256 + payload_jcs.len() + metadata_jcs.len());
+            let postings = event.postings.iter().map(|posting| (posting.account.as_str(), posting.amount_cents));
+            chain::event_entry_start(&mut entry, &fields, &payload_jcs, &metadata_jcs, postings, link.as_ref())
+                .map_err(invalid)?;
+            if entry.len() > MAX_PAYLOAD_BYTES * 2 {
                 return Err(invalid(format!("event larger than {MAX_PAYLOAD_BYTES} bytes")));
             }
             for (posting_index, posting) in event.postings.iter().enumerate() {
@@ -182,7 +189,7 @@ pub(crate) fn encode(request: &AppendRequest, projection: Option<&dyn InlineProj
             encoded.schema_versions.push(event.schema_version);
             encoded.payloads.push(event.payload.clone());
             encoded.metadata.push(metadata);
-            encoded.bodies.push(body);
+            encoded.entries.push(entry);
         }
     }
     encoded.projection_ops = ops
@@ -192,51 +199,23 @@ pub(crate) fn encode(request: &AppendRequest, projection: Option<&dyn InlineProj
     Ok(encoded)
 }
 
+/// What the last event's entry binds (chain.rs): the append id, its command ids with their
+/// request hashes (by command id) and the SHA-256 of the reply stored for them.
+fn append_link(encoded: &EncodedAppend) -> AppendLink<'_> {
+    let mut commands: Vec<(&str, &[u8])> =
+        encoded.command_ids.iter().map(String::as_str).zip(encoded.request_hashes.iter().map(Vec::as_slice)).collect();
+    commands.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    AppendLink { append_id: &encoded.append_id, commands, reply_sha256: crate::event::request_hash(&encoded.reply) }
+}
+
 #[derive(Deserialize)]
-struct StoredOutcome {
-    append_id: Uuid,
-    first_position: i64,
-    last_position: i64,
-    last_hash: String,
-    recorded_at_micros: i64,
-    stream_versions: Vec<(String, i64)>,
-}
-
-fn decode_outcome(replayed: bool, outcome_json: String, reply: Vec<u8>) -> Result<AppendOutcome, StoreError> {
-    let stored: StoredOutcome = serde_json::from_str(&outcome_json)
-        .map_err(|e| StoreError::Corrupt(format!("stored outcome {outcome_json:?}: {e}")))?;
-    let mut last_hash = [0u8; 32];
-    hex::decode_to_slice(&stored.last_hash, &mut last_hash)
-        .map_err(|e| StoreError::Corrupt(format!("stored outcome hash: {e}")))?;
-    Ok(AppendOutcome {
-        append_id: stored.append_id,
-        first_position: stored.first_position,
-        last_position: stored.last_position,
-        last_hash,
-        recorded_at_micros: stored.recorded_at_micros,
-        stream_versions: stored.stream_versions,
-        replayed,
-        outcome_json,
-        reply,
-    })
-}
-
-/// A recorded command: its request hash and its original outcome, marked as a replay.
-pub(crate) async fn recorded_command(
-    pool: &sqlx::PgPool,
-    property: &str,
-    command_id: &str,
-) -> Result<Option<([u8; 32], AppendOutcome)>, StoreError> {
-    let row: Option<(Vec<u8>, String, Vec<u8>)> =
-        sqlx::query_as("SELECT request_hash, outcome, reply FROM commands WHERE property = $1 AND command_id = $2")
-            .bind(property)
-            .bind(command_id)
-            .fetch_optional(pool)
-            .await?;
-    let Some((request_hash, outcome_json, reply)) = row else { return Ok(None) };
-    let request_hash: [u8; 32] =
-        request_hash.try_into().map_err(|_| StoreError::Corrupt("stored request hash is not 32 bytes".into()))?;
-    Ok(Some((request_hash, decode_outcome(true, outcome_json, reply)?)))
+pub(crate) struct StoredOutcome {
+    pub(crate) append_id: Uuid,
+    pub(crate) first_position: i64,
+    pub(crate) last_position: i64,
+    pub(crate) last_hash: String,
+    pub(crate) recorded_at_micros: i64,
+    pub(crate) stream_versions: Vec<(String, i64)>,
 }
 
 /// Run the append statement on a connection (autocommit) or inside a caller's transaction.
@@ -258,7 +237,7 @@ pub(crate) async fn execute(conn: &mut PgConnection, encoded: &EncodedAppend) ->
     .bind(&encoded.schema_versions)
     .bind(&encoded.payloads)
     .bind(&encoded.metadata)
-    .bind(&encoded.bodies)
+    .bind(&encoded.entries)
     .bind(&encoded.posting_event)
     .bind(&encoded.posting_index)
     .bind(&encoded.posting_account)
@@ -267,5 +246,5 @@ pub(crate) async fn execute(conn: &mut PgConnection, encoded: &EncodedAppend) ->
     .fetch_one(conn)
     .await
     .map_err(classify)?;
-    decode_outcome(replayed, outcome_json, reply)
+    crate::rejection::decode_outcome(replayed, outcome_json, reply)
 }

@@ -1,62 +1,74 @@
-//! The per-property hash chain and its verifier.
+//! The per-property hash chains and their formats.
 //!
-//! `h_0` is 32 zero bytes and
-//! `h_n = SHA-256(h_{n-1} || be64(position) || be64(recorded_at unix µs) || be64(stream_version) || body_n)`.
-//! The three numbers are assigned by PostgreSQL under the property's commit lock (function
-//! `chipledger_append`, migration 0001); `body_n` is built here from every other field:
+//! Two chains per property, each with its head in `property_heads`: the event chain (one entry
+//! per event, at its global position) and the refusal chain (one entry per refused command, at
+//! its refusal sequence number). Both start from [`GENESIS_HASH`] (32 zero bytes).
+//!
+//! # Format 2 (current): one JSON object per entry, hashed in RFC 8785 (JCS) form
+//!
+//! `h_n = SHA-256(JCS(entry_n))`, where `entry_n` is, for an event,
 //!
 //! ```text
-//! body = "chipledger.event.v1" || str(property) || str(stream) || event_id (16 bytes)
-//!        || str(event_type) || be16(schema_version) || str(canonical(payload))
-//!        || str(canonical(metadata)) || be32(posting count)
-//!        || for each posting in order: str(account) || be64(amount_cents)
-//! str(s) = be32(byte length) || UTF-8 bytes
+//! {"body": {"append": {...}?, "event_id": "<uuid>", "event_type": "...", "metadata": {...},
+//!           "payload": {...}, "postings": [{"account": "...", "amount_cents": n}, ...],
+//!           "property": "...", "schema_version": n, "stream": "..."},
+//!  "format": 2, "kind": "event", "position": n, "prev": "<hex of h_{n-1}>",
+//!  "recorded_at_micros": n, "stream_version": n}
 //! ```
-//! Canonical JSON: no insignificant whitespace, object keys sorted by their UTF-8 bytes,
-//! strings escaped as serde_json escapes them, integers in decimal; floating-point numbers
-//! are refused (R-UNIT-1), so what PostgreSQL's jsonb gives back re-encodes to the same bytes.
 //!
-//! What the verifier catches: any changed byte of a hashed field, a deleted, inserted or
-//! reordered event or posting, and a truncated tail (the head row keeps the last position and
-//! hash). What it cannot catch alone: a superuser who rewrites rows *and* recomputes every later
-//! hash and the head, since the hash has no secret. Against that, save [`ChainDigest`]s outside
-//! the database (a report, a WORM store, a regulator) and check them with
-//! [`crate::Store::verify_digest`].
+//! and for a refusal `{"body": {...the rejection...}, "format": 2, "kind": "refusal",
+//! "position": <refusal seq>, "prev": "<hex>", "recorded_at_micros": n}` (fields in
+//! [`RefusalFields`]). `append` is present on the last event of an append that carried command
+//! ids: `{"append_id": "<uuid>", "commands": [{"command_id": "...", "request_sha256": "<hex>"},
+//! ...] (by command id), "reply_sha256": "<hex of SHA-256 of the stored reply>"}`: the result
+//! stored for a command id is bound to the chain, and a command row cannot be deleted or
+//! replaced without the entry telling. A stored row gives every field (payload and metadata are
+//! the stored jsonb, `recorded_at_micros` the stored time in µs since the Unix epoch), so any
+//! JCS library recomputes a hash: build the object, canonicalise, SHA-256.
+//!
+//! Numbers in chained JSON are integers of at most 2^53 - 1 in magnitude (I-JSON, RFC 7493):
+//! every JCS implementation reads them exactly. Anything else (a float: R-UNIT-1; a larger
+//! integer) is refused by the append before the database.
+//!
+//! The database fills in what it assigns under the property's commit lock (position, prev,
+//! time, stream version): the store sends the entry up to `"position":` ([`event_entry_start`])
+//! and `chipledger_append` completes it exactly as [`event_entry_hash`] does.
+//!
+//! # Format 1 (events recorded before migration 0007)
+//!
+//! `h_n = SHA-256(h_{n-1} || be64(position) || be64(recorded_at µs) || be64(stream_version) ||
+//! body_n)`, `body_n = "chipledger.event.v1" || str(property) || str(stream) || event_id (16
+//! bytes) || str(event_type) || be16(schema_version) || str(canonical(payload)) ||
+//! str(canonical(metadata)) || be32(posting count) || per posting str(account) ||
+//! be64(amount_cents)`, `str(s) = be32(byte length) || bytes`, canonical JSON with keys sorted by
+//! UTF-8 bytes. Each event row records its format (`events.chain_format`); a format 1 entry
+//! after a format 2 entry does not verify.
+//!
+//! What the chains catch alone: any changed byte of a hashed field, a deleted, inserted or
+//! reordered entry or posting, a truncated tail (the head keeps the last position and hash), a
+//! command row whose reply or outcome was replaced. What they cannot catch alone: someone with
+//! write access to the database who rewrites rows *and* recomputes every later hash and the
+//! head, since the hash has no secret. Against that, chipledgerd signs checkpoints
+//! (`checkpoint.rs`) kept outside the database, and verification names the last one the log
+//! still agrees with.
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::error::StoreError;
-use crate::event::NewPosting;
 
 pub const GENESIS_HASH: [u8; 32] = [0; 32];
+/// The chain format new entries are written in.
+pub const CHAIN_FORMAT: i16 = 2;
 /// Positions per page of [`crate::Store::verify_chain`] (pages are checked independently).
 pub const VERIFY_PAGE_POSITIONS: i64 = 2_000;
-const BODY_TAG: &[u8] = b"chipledger.event.v1";
+/// Largest magnitude of an integer in chained JSON (2^53 - 1, I-JSON).
+pub const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;
+const BODY_TAG_V1: &[u8] = b"chipledger.event.v1";
 
-fn put_str(out: &mut Vec<u8>, bytes: &[u8]) {
-    out.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
-    out.extend_from_slice(bytes);
-}
-
-/// The body of a new event: its fields, payload and metadata in canonical JSON, its postings.
-pub(crate) fn body(
-    fields: &StoredFields<'_>,
-    payload: &Value,
-    metadata: &Value,
-    postings: &[NewPosting],
-) -> Result<Vec<u8>, StoreError> {
-    let mut out = Vec::with_capacity(256);
-    let payload = canonical_json(payload)?;
-    let metadata = canonical_json(metadata)?;
-    let postings = postings.iter().map(|posting| (posting.account.as_str(), posting.amount_cents));
-    write_body(&mut out, fields, &payload, &metadata, postings);
-    Ok(out)
-}
-
-/// The fields of a body other than the JSON and the postings (of a new event, or as a stored
-/// row gives them).
-pub(crate) struct StoredFields<'a> {
+/// The fields of an event entry other than the JSON and the postings (of a new event, or as a
+/// stored row gives them).
+pub struct StoredFields<'a> {
     pub property: &'a str,
     pub stream: &'a str,
     pub event_id: &'a uuid::Uuid,
@@ -64,9 +76,329 @@ pub(crate) struct StoredFields<'a> {
     pub schema_version: i16,
 }
 
-/// Write a body into `out` (cleared first) from already canonical payload and metadata bytes:
-/// the one layout shared by the append and the verifier.
-pub(crate) fn write_body<'p>(
+/// What the last event of an append binds: the append, its commands and its stored reply.
+pub struct AppendLink<'a> {
+    pub append_id: &'a uuid::Uuid,
+    /// (command id, request hash), sorted by command id bytes.
+    pub commands: Vec<(&'a str, &'a [u8])>,
+    pub reply_sha256: [u8; 32],
+}
+
+/// The stored fields of a refusal, as its chain entry's body names them.
+pub struct RefusalFields<'a> {
+    pub property: &'a str,
+    pub command_id: &'a str,
+    pub request_hash: &'a [u8],
+    pub reason_code: &'a str,
+    pub rule_id: &'a str,
+    pub detail: &'a str,
+    pub actor_id: &'a str,
+    pub actor_role: &'a str,
+    pub device: Option<&'a str>,
+    pub player_id: Option<&'a str>,
+    /// `YYYY-MM-DD`.
+    pub gaming_day: Option<&'a str>,
+    pub streams: &'a [String],
+    pub reply_sha256: [u8; 32],
+}
+
+/// RFC 8785 (JCS) bytes of a JSON value whose numbers are all integers within
+/// [`MAX_SAFE_INTEGER`]: members sorted by the UTF-16 code units of their keys, no whitespace,
+/// strings escaped as JCS says (`\"`, `\\`, `\b \f \n \r \t`, other control characters as
+/// lowercase `\u00xx`, nothing else), integers in plain decimal.
+pub fn jcs(value: &Value) -> Result<Vec<u8>, StoreError> {
+    canonical(value, Canonical::Jcs)
+}
+
+/// One writer for both canonical forms: they differ only in key order and in which integers
+/// they take.
+fn write_canonical(value: &Value, out: &mut Vec<u8>, form: Canonical) -> Result<(), StoreError> {
+    match value {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        Value::Number(number) if number.is_f64() => {
+            return Err(StoreError::InvalidRequest(format!("floating-point number {number} in event JSON (R-UNIT-1)")));
+        }
+        Value::Number(number) => {
+            let safe = number.as_i64().is_some_and(|integer| integer.unsigned_abs() <= MAX_SAFE_INTEGER as u64);
+            if form == Canonical::Jcs && !safe {
+                return Err(StoreError::InvalidRequest(format!(
+                    "integer {number} in event JSON is beyond 2^53 - 1 (I-JSON, RFC 7493): no JSON verifier reads it exactly"
+                )));
+            }
+            out.extend_from_slice(number.to_string().as_bytes());
+        }
+        Value::String(text) => write_json_string(text, out),
+        Value::Array(items) => {
+            out.push(b'[');
+            for (index, item) in items.iter().enumerate() {
+                if index > 0 {
+                    out.push(b',');
+                }
+                write_canonical(item, out, form)?;
+            }
+            out.push(b']');
+        }
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            match form {
+                Canonical::V1 => entries.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes())),
+                Canonical::Jcs => entries.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16())),
+            }
+            out.push(b'{');
+            for (index, (key, item)) in entries.into_iter().enumerate() {
+                if index > 0 {
+                    out.push(b',');
+                }
+                write_key(out, key);
+                write_canonical(item, out, form)?;
+            }
+            out.push(b'}');
+        }
+    }
+    Ok(())
+}
+
+/// A copy of `value` whose integers beyond [`MAX_SAFE_INTEGER`] are decimal strings: for JSON
+/// the caller echoes back (a refused request may carry any number the client sent).
+pub fn ijson_safe(value: &Value) -> Value {
+    match value {
+        Value::Number(number) if number.as_i64().is_none_or(|integer| integer.unsigned_abs() > MAX_SAFE_INTEGER as u64) => {
+            Value::String(number.to_string())
+        }
+        Value::Array(items) => Value::Array(items.iter().map(ijson_safe).collect()),
+        Value::Object(map) => Value::Object(map.iter().map(|(key, item)| (key.clone(), ijson_safe(item))).collect()),
+        other => other.clone(),
+    }
+}
+
+fn write_json_string(text: &str, out: &mut Vec<u8>) {
+    // Nothing to escape (the usual id or account key): the bytes between quotes.
+    if !text.bytes().any(|byte| byte < 0x20 || byte == b'"' || byte == b'\\') {
+        out.push(b'"');
+        out.extend_from_slice(text.as_bytes());
+        out.push(b'"');
+        return;
+    }
+    // serde_json escapes exactly as JCS does; writing to a Vec cannot fail.
+    serde_json::to_writer(&mut *out, text).expect("writing a JSON string to memory");
+}
+
+fn write_key(out: &mut Vec<u8>, key: &str) {
+    write_json_string(key, out);
+    out.push(b':');
+}
+
+fn write_hex(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.push(b'"');
+    out.extend_from_slice(hex::encode(bytes).as_bytes());
+    out.push(b'"');
+}
+
+fn safe_integer(value: i64, what: &str) -> Result<i64, String> {
+    if value.unsigned_abs() > MAX_SAFE_INTEGER as u64 {
+        return Err(format!("{what} {value} is beyond 2^53 - 1 (I-JSON, RFC 7493)"));
+    }
+    Ok(value)
+}
+
+/// The start of a format 2 event entry, up to and including `"position":` (see the module doc),
+/// into `out` (cleared first). `payload` and `metadata` are already in JCS form.
+pub fn event_entry_start<'p>(
+    out: &mut Vec<u8>,
+    fields: &StoredFields<'_>,
+    payload: &[u8],
+    metadata: &[u8],
+    postings: impl Iterator<Item = (&'p str, i64)>,
+    append: Option<&AppendLink<'_>>,
+) -> Result<(), String> {
+    out.clear();
+    out.extend_from_slice(b"{\"body\":{");
+    if let Some(append) = append {
+        out.extend_from_slice(b"\"append\":{\"append_id\":\"");
+        out.extend_from_slice(append.append_id.hyphenated().encode_lower(&mut uuid::Uuid::encode_buffer()).as_bytes());
+        out.extend_from_slice(b"\",\"commands\":[");
+        for (index, (command_id, request_hash)) in append.commands.iter().enumerate() {
+            if index > 0 {
+                out.push(b',');
+            }
+            out.push(b'{');
+            write_key(out, "command_id");
+            write_json_string(command_id, out);
+            out.push(b',');
+            write_key(out, "request_sha256");
+            write_hex(out, request_hash);
+            out.push(b'}');
+        }
+        out.extend_from_slice(b"],\"reply_sha256\":");
+        write_hex(out, &append.reply_sha256);
+        out.extend_from_slice(b"},");
+    }
+    write_key(out, "event_id");
+    out.push(b'"');
+    out.extend_from_slice(fields.event_id.hyphenated().encode_lower(&mut uuid::Uuid::encode_buffer()).as_bytes());
+    out.extend_from_slice(b"\",");
+    write_key(out, "event_type");
+    write_json_string(fields.event_type, out);
+    out.push(b',');
+    write_key(out, "metadata");
+    out.extend_from_slice(metadata);
+    out.push(b',');
+    write_key(out, "payload");
+    out.extend_from_slice(payload);
+    out.push(b',');
+    write_key(out, "postings");
+    out.push(b'[');
+    for (index, (account, amount_cents)) in postings.enumerate() {
+        if index > 0 {
+            out.push(b',');
+        }
+        out.push(b'{');
+        write_key(out, "account");
+        write_json_string(account, out);
+        out.push(b',');
+        write_key(out, "amount_cents");
+        out.extend_from_slice(itoa(safe_integer(amount_cents, "amount_cents")?, &mut [0; 20]));
+        out.push(b'}');
+    }
+    out.extend_from_slice(b"],");
+    write_key(out, "property");
+    write_json_string(fields.property, out);
+    out.push(b',');
+    write_key(out, "schema_version");
+    out.extend_from_slice(itoa(i64::from(fields.schema_version), &mut [0; 20]));
+    out.push(b',');
+    write_key(out, "stream");
+    write_json_string(fields.stream, out);
+    out.extend_from_slice(b"},\"format\":2,\"kind\":\"event\",\"position\":");
+    Ok(())
+}
+
+/// The hash of a format 2 event entry from its start and what the database assigned: the same
+/// computation as `chipledger_append`.
+pub fn event_entry_hash(start: &[u8], position: i64, previous: &[u8; 32], recorded_at_micros: i64, stream_version: i64) -> [u8; 32] {
+    let mut hasher = Sha256::new();
+    hasher.update(start);
+    let mut end = [0u8; 160];
+    let mut at = 0;
+    let mut put = |bytes: &[u8]| {
+        end[at..at + bytes.len()].copy_from_slice(bytes);
+        at += bytes.len();
+    };
+    put(itoa(position, &mut [0; 20]));
+    put(b",\"prev\":\"");
+    let mut hex_previous = [0u8; 64];
+    hex::encode_to_slice(previous, &mut hex_previous).expect("64 hex digits for 32 bytes");
+    put(&hex_previous);
+    put(b"\",\"recorded_at_micros\":");
+    put(itoa(recorded_at_micros, &mut [0; 20]));
+    put(b",\"stream_version\":");
+    put(itoa(stream_version, &mut [0; 20]));
+    put(b"}");
+    hasher.update(&end[..at]);
+    hasher.finalize().into()
+}
+
+/// The decimal digits of `value` in `buffer` (no allocation; `i64` needs at most 20 bytes).
+fn itoa(value: i64, buffer: &mut [u8; 20]) -> &[u8] {
+    let mut at = buffer.len();
+    let mut rest = value.unsigned_abs();
+    loop {
+        at -= 1;
+        buffer[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    if value < 0 {
+        at -= 1;
+        buffer[at] = b'-';
+    }
+    &buffer[at..]
+}
+
+/// The start of a format 2 refusal entry, up to and including `"position":`. `numbers` and
+/// `request` are already in JCS form.
+pub fn refusal_entry_start(out: &mut Vec<u8>, fields: &RefusalFields<'_>, numbers: &[u8], request: &[u8]) {
+    let optional = |out: &mut Vec<u8>, value: Option<&str>| match value {
+        Some(text) => write_json_string(text, out),
+        None => out.extend_from_slice(b"null"),
+    };
+    out.clear();
+    out.extend_from_slice(b"{\"body\":{");
+    write_key(out, "actor_id");
+    write_json_string(fields.actor_id, out);
+    out.push(b',');
+    write_key(out, "actor_role");
+    write_json_string(fields.actor_role, out);
+    out.push(b',');
+    write_key(out, "command_id");
+    write_json_string(fields.command_id, out);
+    out.push(b',');
+    write_key(out, "detail");
+    write_json_string(fields.detail, out);
+    out.push(b',');
+    write_key(out, "device");
+    optional(out, fields.device);
+    out.push(b',');
+    write_key(out, "gaming_day");
+    optional(out, fields.gaming_day);
+    out.push(b',');
+    write_key(out, "numbers");
+    out.extend_from_slice(numbers);
+    out.push(b',');
+    write_key(out, "player_id");
+    optional(out, fields.player_id);
+    out.push(b',');
+    write_key(out, "property");
+    write_json_string(fields.property, out);
+    out.push(b',');
+    write_key(out, "reason_code");
+    write_json_string(fields.reason_code, out);
+    out.push(b',');
+    write_key(out, "reply_sha256");
+    write_hex(out, &fields.reply_sha256);
+    out.push(b',');
+    write_key(out, "request");
+    out.extend_from_slice(request);
+    out.push(b',');
+    write_key(out, "request_sha256");
+    write_hex(out, fields.request_hash);
+    out.push(b',');
+    write_key(out, "rule_id");
+    write_json_string(fields.rule_id, out);
+    out.push(b',');
+    write_key(out, "streams");
+    out.push(b'[');
+    for (index, stream) in fields.streams.iter().enumerate() {
+        if index > 0 {
+            out.push(b',');
+        }
+        write_json_string(stream, out);
+    }
+    out.extend_from_slice(b"]},\"format\":2,\"kind\":\"refusal\",\"position\":");
+}
+
+/// The hash of a format 2 refusal entry: the same computation as `chipledger_record_refusal`.
+pub fn refusal_entry_hash(start: &[u8], refusal_seq: i64, previous: &[u8; 32], recorded_at_micros: i64) -> [u8; 32] {
+    let mut hasher = Sha256::new();
+    hasher.update(start);
+    hasher.update(
+        format!("{refusal_seq},\"prev\":\"{}\",\"recorded_at_micros\":{recorded_at_micros}}}", hex::encode(previous))
+            .as_bytes(),
+    );
+    hasher.finalize().into()
+}
+
+fn put_str(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
+    out.extend_from_slice(bytes);
+}
+
+/// Write a format 1 body into `out` (cleared first) from canonical payload and metadata bytes.
+pub(crate) fn write_body_v1<'p>(
     out: &mut Vec<u8>,
     fields: &StoredFields<'_>,
     canonical_payload: &[u8],
@@ -74,7 +406,7 @@ pub(crate) fn write_body<'p>(
     postings: impl ExactSizeIterator<Item = (&'p str, i64)>,
 ) {
     out.clear();
-    out.extend_from_slice(BODY_TAG);
+    out.extend_from_slice(BODY_TAG_V1);
     put_str(out, fields.property.as_bytes());
     put_str(out, fields.stream.as_bytes());
     out.extend_from_slice(fields.event_id.as_bytes());
@@ -89,63 +421,43 @@ pub(crate) fn write_body<'p>(
     }
 }
 
-/// Canonical JSON bytes of a value (see the module doc).
-pub fn canonical_json(value: &Value) -> Result<Vec<u8>, StoreError> {
+/// One format 1 step: the computation of the 0001 to 0006 appends.
+pub fn chain_step_v1(previous: &[u8; 32], position: i64, recorded_at_micros: i64, stream_version: i64, body: &[u8]) -> [u8; 32] {
+    let mut hasher = Sha256::new();
+    hasher.update(previous);
+    hasher.update(position.to_be_bytes());
+    hasher.update(recorded_at_micros.to_be_bytes());
+    hasher.update(stream_version.to_be_bytes());
+    hasher.update(body);
+    hasher.finalize().into()
+}
+
+/// Format 1 canonical JSON bytes (keys sorted by UTF-8 bytes, any integer).
+pub fn canonical_json_v1(value: &Value) -> Result<Vec<u8>, StoreError> {
+    canonical(value, Canonical::V1)
+}
+
+/// Which canonical form a [`JsonbCanonicalizer`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Canonical {
+    /// Chain format 1: keys by UTF-8 bytes, any integer.
+    V1,
+    /// Chain format 2: RFC 8785, keys by UTF-16 code units, integers within 2^53 - 1.
+    Jcs,
+}
+
+/// The canonical form of a decoded value (the definition the shortcut is checked against).
+pub fn canonical(value: &Value, form: Canonical) -> Result<Vec<u8>, StoreError> {
     let mut out = Vec::new();
-    write_canonical(value, &mut out)?;
+    write_canonical(value, &mut out, form)?;
     Ok(out)
 }
 
-fn write_canonical(value: &Value, out: &mut Vec<u8>) -> Result<(), StoreError> {
-    match value {
-        Value::Null => out.extend_from_slice(b"null"),
-        Value::Bool(true) => out.extend_from_slice(b"true"),
-        Value::Bool(false) => out.extend_from_slice(b"false"),
-        Value::Number(number) => {
-            if number.is_f64() {
-                return Err(StoreError::InvalidRequest(format!("floating-point number {number} in event JSON (R-UNIT-1)")));
-            }
-            out.extend_from_slice(number.to_string().as_bytes());
-        }
-        Value::String(text) => write_json_string(text, out),
-        Value::Array(items) => {
-            out.push(b'[');
-            for (index, item) in items.iter().enumerate() {
-                if index > 0 {
-                    out.push(b',');
-                }
-                write_canonical(item, out)?;
-            }
-            out.push(b']');
-        }
-        Value::Object(map) => {
-            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-            out.push(b'{');
-            for (index, (key, item)) in entries.into_iter().enumerate() {
-                if index > 0 {
-                    out.push(b',');
-                }
-                write_json_string(key, out);
-                out.push(b':');
-                write_canonical(item, out)?;
-            }
-            out.push(b'}');
-        }
-    }
-    Ok(())
-}
-
-fn write_json_string(text: &str, out: &mut Vec<u8>) {
-    // serde_json's string escaping is deterministic; writing to a Vec cannot fail.
-    serde_json::to_writer(&mut *out, text).expect("writing a JSON string to memory");
-}
-
-/// [`canonical_json`] of the jsonb value whose PostgreSQL text is `text`, taken straight from
-/// the text; `None` where that shortcut does not apply (see [`JsonbCanonicalizer`]).
-pub fn canonical_json_from_jsonb_text(text: &[u8]) -> Option<Vec<u8>> {
+/// [`canonical`] of the jsonb value whose PostgreSQL text is `text`, taken straight from the
+/// text; `None` where that shortcut does not apply (see [`JsonbCanonicalizer`]).
+pub fn canonical_from_jsonb_text(text: &[u8], form: Canonical) -> Option<Vec<u8>> {
     let mut out = Vec::new();
-    JsonbCanonicalizer::new().write(text, &mut out)?;
+    JsonbCanonicalizer::new(form).write(text, &mut out)?;
     Some(out)
 }
 
@@ -156,16 +468,17 @@ const MAX_JSON_DEPTH: usize = 128;
 /// Canonical JSON straight from the text PostgreSQL writes for a jsonb value (`jsonb_out`:
 /// `{"k": v, "k2": [1, 2]}`, keys ordered by length then bytes), without building a
 /// `serde_json::Value`: whitespace between tokens goes, object members are re-sorted by key
-/// bytes, strings and integers are copied as they are. That copy is exact because PostgreSQL
+/// (UTF-16 code units for JCS, bytes for format 1), strings and integers are copied as they are. That copy is exact because PostgreSQL
 /// escapes strings as serde_json does (`\"`, `\\`, `\b \f \n \r \t`, other control
 /// characters as lowercase `\u00xx`, nothing else) and writes integers in plain decimal.
 ///
 /// Whatever it writes is JSON denoting the same value as the text, so equal output means an
 /// equal value: a verifier using it cannot accept a changed value. It returns `None` for what
-/// it does not copy exactly (a key with an escape, a number with a fraction or exponent, deeper
-/// than [`MAX_JSON_DEPTH`], anything malformed); the caller then decodes the value and uses
-/// [`canonical_json`], the definition.
+/// it does not copy exactly (a key with an escape, a number with a fraction or exponent or, for
+/// JCS, beyond 2^53 - 1, deeper than [`MAX_JSON_DEPTH`], anything malformed); the caller then
+/// decodes the value and uses [`canonical`], the definition.
 pub(crate) struct JsonbCanonicalizer {
+    form: Canonical,
     /// Members of the objects being written, innermost last: key and value spans.
     members: Vec<Member>,
     /// Values of one object while its members are put in key order.
@@ -179,8 +492,8 @@ struct Member {
 }
 
 impl JsonbCanonicalizer {
-    pub(crate) fn new() -> JsonbCanonicalizer {
-        JsonbCanonicalizer { members: Vec::new(), reorder: Vec::new() }
+    pub(crate) fn new(form: Canonical) -> JsonbCanonicalizer {
+        JsonbCanonicalizer { form, members: Vec::new(), reorder: Vec::new() }
     }
 
     /// Append the canonical form of `text` to `out`; on `None`, `out` is left as it was.
@@ -216,6 +529,9 @@ impl JsonbCanonicalizer {
                 *at += digits;
                 // A fraction or exponent would be a float, refused by the append (R-UNIT-1).
                 if digits == 0 || matches!(text.get(*at), Some(b'.' | b'e' | b'E')) {
+                    return None;
+                }
+                if self.form == Canonical::Jcs && !jcs_integer(&text[from..*at]) {
                     return None;
                 }
                 out.extend_from_slice(&text[from..*at]);
@@ -275,7 +591,23 @@ impl JsonbCanonicalizer {
         // The values were written in jsonb's order; write the members again in key order.
         let members = &mut self.members[first..];
         // Compare without the quotes: a closing quote would sort before a space or `!`.
-        members.sort_unstable_by(|a, b| text[a.key.0 + 1..a.key.1 - 1].cmp(&text[b.key.0 + 1..b.key.1 - 1]));
+        let key = |member: &Member| &text[member.key.0 + 1..member.key.1 - 1];
+        match self.form {
+            Canonical::V1 => members.sort_unstable_by(|a, b| key(a).cmp(key(b))),
+            // UTF-8 byte order is UTF-16 code unit order unless a key holds a character from
+            // U+E000 on (its UTF-8 starts with 0xEE or above): the common case sorts by bytes.
+            Canonical::Jcs if members.iter().all(|member| key(member).iter().all(|byte| *byte < 0xEE)) => {
+                members.sort_unstable_by(|a, b| key(a).cmp(key(b)));
+            }
+            Canonical::Jcs => {
+                // Keys without escapes are UTF-8 text (PostgreSQL checked it); not text: no shortcut.
+                if members.iter().any(|member| std::str::from_utf8(key(member)).is_err()) {
+                    return None;
+                }
+                let utf16 = |bytes: &[u8]| std::str::from_utf8(bytes).unwrap_or_default().encode_utf16().collect::<Vec<u16>>();
+                members.sort_by_cached_key(|member| utf16(key(member)));
+            }
+        }
         self.reorder.clear();
         self.reorder.extend_from_slice(&out[start..]);
         out.truncate(start);
@@ -338,15 +670,14 @@ fn string_span(text: &[u8], at: usize) -> Option<(usize, usize)> {
     }
 }
 
-/// One step of the chain, the same computation as in `chipledger_append`.
-pub fn chain_step(previous: &[u8; 32], position: i64, recorded_at_micros: i64, stream_version: i64, body: &[u8]) -> [u8; 32] {
-    let mut hasher = Sha256::new();
-    hasher.update(previous);
-    hasher.update(position.to_be_bytes());
-    hasher.update(recorded_at_micros.to_be_bytes());
-    hasher.update(stream_version.to_be_bytes());
-    hasher.update(body);
-    hasher.finalize().into()
+
+/// True when a decimal integer's text is what JCS writes for it: within 2^53 - 1, no `-0`.
+fn jcs_integer(text: &[u8]) -> bool {
+    let digits = text.strip_prefix(b"-").unwrap_or(text);
+    if digits.len() > 16 || (text[0] == b'-' && digits == b"0") {
+        return false;
+    }
+    std::str::from_utf8(digits).ok().and_then(|digits| digits.parse::<i64>().ok()).is_some_and(|value| value <= MAX_SAFE_INTEGER)
 }
 
 /// Why the chain does not verify, at [`ChainReport::first_bad_position`].
@@ -360,6 +691,10 @@ pub enum ChainProblem {
     TruncatedTail,
     /// The head's hash differs from the hash of the last event.
     HeadMismatch,
+    /// A command row does not say what the log says at the position it is bound to (its stored
+    /// outcome names other positions, another hash or time), or command rows are bound to
+    /// positions the log does not have.
+    CommandNotBound(String),
     /// A stored event cannot be decoded or re-encoded.
     Undecodable(String),
 }

@@ -25,6 +25,14 @@ pub enum StoreError {
     /// The request breaks a structural bound or format rule; nothing was sent.
     #[error("invalid request: {0}")]
     InvalidRequest(String),
+    /// The command id was refused before with this very request (R-AUDIT-3): the refusal at
+    /// `refusal_seq` answers it for good ([`crate::Store::refusal`]); nothing was written.
+    #[error("command {command_id} was refused before (refusal {refusal_seq})")]
+    RefusedBefore { command_id: String, refusal_seq: i64 },
+    /// The database does not carry the functions this build calls: run the admin step
+    /// (`chipledgerd migrate`) of this release first.
+    #[error("database schema is not the one this build needs (installed {installed:?}, expected {expected}): {cause}; run `chipledgerd migrate` with an admin URL")]
+    SchemaMismatch { installed: Option<String>, expected: String, cause: String },
     /// A concurrent transaction created the same stream, account or command first; retrying the
     /// whole transaction resolves it (`Store::append` retries by itself).
     #[error("concurrent write, retry the transaction: {0}")]
@@ -47,6 +55,11 @@ struct ConflictDetail {
 #[derive(Deserialize)]
 struct CommandDetail {
     command_id: String,
+}
+#[derive(Deserialize)]
+struct RefusedDetail {
+    command_id: String,
+    refusal_seq: i64,
 }
 #[derive(Deserialize)]
 struct UnbalancedDetail {
@@ -78,6 +91,8 @@ pub(crate) fn classify(error: sqlx::Error) -> StoreError {
         "CL004" => serde_json::from_str::<NegativeDetail>(&detail)
             .map(|d| StoreError::NegativeBalance { account: d.account, balance_cents: d.balance_cents }),
         "CL005" => Ok(StoreError::InvalidRequest(detail.clone())),
+        "CL006" => serde_json::from_str::<RefusedDetail>(&detail)
+            .map(|d| StoreError::RefusedBefore { command_id: d.command_id, refusal_seq: d.refusal_seq }),
         "23514" => Ok(StoreError::ProjectionRefused { constraint: db.constraint().unwrap_or("?").to_owned() }),
         // unique_violation, deadlock_detected, serialization_failure
         "23505" | "40P01" | "40001" => Ok(StoreError::Contention(db.message().to_owned())),

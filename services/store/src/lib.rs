@@ -6,26 +6,30 @@
 //! anything (that is `chipledger-rules`) or speaking gRPC (that is `chipledger-server`).
 //!
 //! ```text
-//! Store::migrate(admin_url)                 run migrations/ (tables, triggers, role chipledger_app)
-//! Store::migrate_to(admin_url, version)     only up to a version (upgrade tests)
+//! Store::migrate(admin_url)                 the admin step (schema.rs): roles, migrations/, sql/fn_*.sql, grants
+//! Store::migrate_to(admin_url, version)     only the migrations up to a version (upgrade tests)
 //! Store::set_app_password(admin_url, pw)    give chipledger_app LOGIN; Store::app_options(url, pw)
-//! Store::connect(url) / connect_with(opts)  production connects as chipledger_app
+//! Store::connect(url) / connect_with(opts)  production connects as chipledger_app; check_schema()
 //! store.append(&AppendRequest)              -> AppendOutcome | StoreError (group commit)
 //! store.begin() -> StoreTx: .append(), .connection(), .commit(), .rollback()
 //! store.read_stream / read_all / events_by_filter
 //! store.balance(property, account, AsOf) / balances_sum(property, AsOf)
 //! store.verify_chain(property) -> ChainReport; chain_digest / verify_digest
+//! store.verify_log(property, &[Checkpoint]) -> LogReport   (chains, commands, refusals, checkpoints)
+//! store.verify_projections(property, &projection) -> Vec<ProjectionDifference>
+//! store.record_checkpoint / checkpoints         signed checkpoints (checkpoint.rs)
 //! store.subscribe(property, after_position) -> Subscription (Stream of RecordedEvent); lag()
-//! store.record_rejection / rejections            (R-AUDIT-3)
+//! store.record_refusal / refusal / rejections     (R-AUDIT-3, chained, remembered per command id)
 //! store.departure / player_session / daily_cash / credit_line / seat_stacks / tray_inventory
 //! report::TableDayReport::catch_up / rebuild     async projection with checkpoint
 //! ```
 //!
-//! Invariants PostgreSQL itself holds (migrations 0001, 0002): events, postings, commands and
-//! rejections refuse UPDATE, DELETE and TRUNCATE (trigger, and chipledger_app has only INSERT and
-//! SELECT on them); positions are dense per property and commit in order; every event's
-//! postings sum to zero; accounts of R-UNIT-4 never go negative (checked with a typed error,
-//! and a CHECK constraint as the backstop).
+//! Invariants PostgreSQL itself holds (migrations, sql/): events, postings, commands,
+//! rejections and checkpoints refuse UPDATE, DELETE and TRUNCATE (trigger), and chipledger_app
+//! has no privilege on any table: it can only EXECUTE the SECURITY DEFINER functions of
+//! `sql/`, owned by chipledger_owner (nobody logs in as it); positions are dense per property
+//! and commit in order; every event's postings sum to zero; accounts of R-UNIT-4 never go
+//! negative (checked with a typed error, and a CHECK constraint as the backstop).
 //!
 //! Global order: a short per-property commit lock. `chipledger_append` takes the row lock of the
 //! property's `property_heads` row as its last step (after idempotency, stream locks, balance
@@ -46,7 +50,9 @@
 //! Idempotency: each append may carry several commands (a whole hand). All known with equal
 //! request hashes from one append -> the original outcome is returned (`replayed`, identical
 //! `outcome_json` and `reply` bytes); any known id with another hash, or mixed with new ids ->
-//! [`StoreError::IdempotencyConflict`]. Rejected commands are not recorded as commands.
+//! [`StoreError::IdempotencyConflict`]. A refused command id is taken too
+//! ([`Store::record_refusal`]): an append carrying it with the same request hash answers
+//! [`StoreError::RefusedBefore`], and the refusal answers for good.
 
 //! Partitioning of `events` by time: the plan (not done; the table is plain today).
 //! 1. Keys. A partitioned table's unique keys must contain the partition key `recorded_at`:
@@ -79,6 +85,7 @@
 
 mod append;
 pub mod chain;
+pub mod checkpoint;
 mod error;
 mod event;
 mod group;
@@ -86,6 +93,7 @@ pub mod projection;
 mod read;
 pub mod rejection;
 pub mod report;
+pub mod schema;
 pub mod subscription;
 mod verify;
 
@@ -94,17 +102,22 @@ use std::sync::Arc;
 
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{PgPool, Postgres, Transaction};
+use time::OffsetDateTime;
 
-pub use chain::{ChainDigest, ChainProblem, ChainReport, GENESIS_HASH, canonical_json};
+pub use chain::{CHAIN_FORMAT, ChainDigest, ChainProblem, ChainReport, GENESIS_HASH, jcs};
+pub use checkpoint::{Checkpoint, CheckpointKey, SignedCheckpoint};
 pub use error::StoreError;
 pub use event::*;
 pub use projection::{CreditLine, DailyCash, Departure, InlineProjection, PlayerSession, ProjectionOp, RulesProjection};
 pub use read::{AsOf, EventFilter};
-pub use rejection::{RecordedRejection, RejectionRecord};
+pub use rejection::{RecordedCommand, RecordedRejection, RefusalOutcome, RejectionRecord};
 pub use subscription::{Lag, Subscription};
+pub use verify::{CheckpointVerdict, LogReport, ProjectionDifference, RefusalProblem};
 
-/// The application role (only INSERT/SELECT on append-only tables).
+/// The application role: EXECUTE on the functions of `sql/` ([`schema::FUNCTIONS`]), nothing else.
 pub const APP_ROLE: &str = "chipledger_app";
+/// The role that owns every table, view and function; nobody logs in as it.
+pub const OWNER_ROLE: &str = "chipledger_owner";
 /// NOTIFY channel woken by every append; the payload is the property id.
 pub const NOTIFY_CHANNEL: &str = "chipledger_events";
 
@@ -156,32 +169,28 @@ impl Store {
         &self.pool
     }
 
-    /// Run the migrations as an owner/superuser (creates tables, triggers and the app role).
+    /// The admin step (schema.rs) on an admin URL: roles, migrations, function files, grants,
+    /// under an advisory lock. Idempotent; what `chipledgerd migrate` runs.
     pub async fn migrate(admin_url: &str) -> Result<(), StoreError> {
-        let pool = PgPoolOptions::new().max_connections(1).connect(admin_url).await?;
-        MIGRATOR.run(&pool).await?;
-        pool.close().await;
-        Ok(())
+        schema::migrate(admin_url, None).await
     }
 
-    /// Run the migrations up to and including `version` only (upgrade tests: build a database
-    /// as an older release left it, then [`Store::migrate`]).
+    /// Run the migrations up to and including `version` only, without the function files
+    /// (upgrade tests: build a database as an older release left it, then [`Store::migrate`]).
     pub async fn migrate_to(admin_url: &str, version: i64) -> Result<(), StoreError> {
-        let pool = PgPoolOptions::new().max_connections(1).connect(admin_url).await?;
-        MIGRATOR.run_to(version, &pool).await?;
-        pool.close().await;
-        Ok(())
+        schema::migrate(admin_url, Some(version)).await
     }
 
-    /// Let the application role log in with this password.
+    /// Let the application role log in with this password (an admin operation; the service
+    /// never runs it). Nothing is changed when the role already logs in with it.
     pub async fn set_app_password(admin_url: &str, password: &str) -> Result<(), StoreError> {
-        let pool = PgPoolOptions::new().max_connections(1).connect(admin_url).await?;
-        let literal: String = sqlx::query_scalar("SELECT quote_literal($1)").bind(password).fetch_one(&pool).await?;
-        sqlx::query(sqlx::AssertSqlSafe(format!("ALTER ROLE {APP_ROLE} LOGIN PASSWORD {literal}")))
-            .execute(&pool)
-            .await?;
-        pool.close().await;
-        Ok(())
+        schema::set_app_password(admin_url, password).await
+    }
+
+    /// Whether the database carries the functions this build calls (installed by
+    /// [`Store::migrate`] of the same release); [`StoreError::SchemaMismatch`] otherwise.
+    pub async fn check_schema(&self) -> Result<(), StoreError> {
+        schema::check_schema(&self.pool).await
     }
 
     /// Options for connecting as the application role to the database of `admin_url`.
@@ -224,12 +233,11 @@ impl Store {
 
     /// Current version of a stream (0 if it has no events).
     pub async fn stream_version(&self, property: &str, stream: &str) -> Result<i64, StoreError> {
-        let version: Option<i64> = sqlx::query_scalar("SELECT version FROM streams WHERE property = $1 AND stream = $2")
+        Ok(sqlx::query_scalar("SELECT chipledger_stream_version($1, $2)")
             .bind(property)
             .bind(stream)
-            .fetch_optional(&self.pool)
-            .await?;
-        Ok(version.unwrap_or(0))
+            .fetch_one(&self.pool)
+            .await?)
     }
 
     /// Balance of an account as of a point of the log, from the postings (one query).
@@ -248,13 +256,11 @@ impl Store {
 
     /// Current balance from the inline projection (what the append checked against).
     pub async fn projected_balance(&self, property: &str, account: &str) -> Result<i64, StoreError> {
-        let balance: Option<i64> =
-            sqlx::query_scalar("SELECT balance_cents FROM account_balances WHERE property = $1 AND account = $2")
-                .bind(property)
-                .bind(account)
-                .fetch_optional(&self.pool)
-                .await?;
-        Ok(balance.unwrap_or(0))
+        Ok(sqlx::query_scalar("SELECT chipledger_projected_balance($1, $2)")
+            .bind(property)
+            .bind(account)
+            .fetch_one(&self.pool)
+            .await?)
     }
 
     /// The head of the property's chain: save it outside the database to detect rewrites.
@@ -262,18 +268,60 @@ impl Store {
         verify::chain_digest(&self.pool, property).await
     }
 
-    /// The request hash and original outcome of a recorded command id (idempotency), if any.
-    pub async fn recorded_command(
-        &self,
-        property: &str,
-        command_id: &str,
-    ) -> Result<Option<([u8; 32], AppendOutcome)>, StoreError> {
-        append::recorded_command(&self.pool, property, command_id).await
+    /// Both heads of the property: (position, hash) of the event chain and (sequence, hash) of
+    /// the refusal chain, read together (what a checkpoint signs).
+    pub async fn heads(&self, property: &str) -> Result<((i64, [u8; 32]), (i64, [u8; 32])), StoreError> {
+        let heads = verify::heads(&self.pool, property).await?;
+        Ok((heads.events, heads.refusals))
+    }
+
+    /// Every property with a head: (property, last position, last refusal sequence).
+    pub async fn properties(&self) -> Result<Vec<(String, i64, i64)>, StoreError> {
+        Ok(sqlx::query_as("SELECT * FROM chipledger_properties()").fetch_all(&self.pool).await?)
+    }
+
+    /// Keep a signed checkpoint in the database too (the copy the fetch RPC serves; the
+    /// evidence is the copies kept outside). True if it was not there yet.
+    pub async fn record_checkpoint(&self, signed: &SignedCheckpoint) -> Result<bool, StoreError> {
+        let checkpoint = &signed.checkpoint;
+        let signed_at = OffsetDateTime::from_unix_timestamp_nanos(i128::from(checkpoint.signed_at_ms) * 1_000_000)
+            .map_err(|e| StoreError::InvalidRequest(format!("checkpoint time: {e}")))?;
+        Ok(sqlx::query_scalar("SELECT chipledger_record_checkpoint($1, $2, $3, $4, $5, $6)")
+            .bind(&checkpoint.property)
+            .bind(checkpoint.position)
+            .bind(checkpoint.refusal_seq)
+            .bind(&checkpoint.key_id)
+            .bind(signed_at)
+            .bind(signed.to_document())
+            .fetch_one(&self.pool)
+            .await?)
+    }
+
+    /// Checkpoints kept in the database after `after` (position, refusal sequence), in chain order.
+    pub async fn checkpoints(&self, property: &str, after: (i64, i64), limit: i64) -> Result<Vec<SignedCheckpoint>, StoreError> {
+        let rows: Vec<(i64, i64, OffsetDateTime, String)> = sqlx::query_as("SELECT * FROM chipledger_checkpoints($1, $2, $3, $4)")
+            .bind(property)
+            .bind(after.0)
+            .bind(after.1)
+            .bind(read::clamp_page(limit))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.into_iter()
+            .map(|(_, _, _, document)| {
+                SignedCheckpoint::from_document(&document).map_err(|e| StoreError::Corrupt(format!("kept checkpoint: {e}")))
+            })
+            .collect()
+    }
+
+    /// What a command id is (idempotency): accepted, with its request hash and original
+    /// outcome, or refused, with its request hash and refusal; `None` if never seen.
+    pub async fn recorded_command(&self, property: &str, command_id: &str) -> Result<Option<RecordedCommand>, StoreError> {
+        rejection::recorded_command(self, property, command_id).await
     }
 
     /// The stream and stream version of an event, by its id.
     pub async fn event_location(&self, property: &str, event_id: uuid::Uuid) -> Result<Option<(String, i64)>, StoreError> {
-        Ok(sqlx::query_as("SELECT stream, stream_version FROM events WHERE property = $1 AND event_id = $2")
+        Ok(sqlx::query_as("SELECT * FROM chipledger_event_location($1, $2)")
             .bind(property)
             .bind(event_id)
             .fetch_optional(&self.pool)
@@ -293,10 +341,7 @@ impl Store {
     /// The re-buy input of a player for a game (R-REBUY-1): the most recent departure from the game
     /// that no correction took back, among the last `DEPARTURES_KEPT` of the patron.
     pub async fn departure(&self, property: &str, player_id: &str, game_key: &str) -> Result<Option<Departure>, StoreError> {
-        Ok(sqlx::query_as(
-            "SELECT table_id, amount_left_cents, departed_at_ms FROM player_departures \
-             WHERE property = $1 AND player_id = $2 AND game_key = $3",
-        )
+        Ok(sqlx::query_as("SELECT * FROM chipledger_departure($1, $2, $3)")
         .bind(property)
         .bind(player_id)
         .bind(game_key)
@@ -305,9 +350,7 @@ impl Store {
     }
 
     pub async fn player_session(&self, property: &str, player_id: &str) -> Result<Option<PlayerSession>, StoreError> {
-        Ok(sqlx::query_as(
-            "SELECT table_id, seat, game_key, seated_at_ms FROM player_seatings WHERE property = $1 AND player_id = $2",
-        )
+        Ok(sqlx::query_as("SELECT * FROM chipledger_player_session($1, $2)")
         .bind(property)
         .bind(player_id)
         .fetch_optional(&self.pool)
@@ -316,10 +359,7 @@ impl Store {
 
     /// Cash in/out of a patron on a gaming day (`YYYY-MM-DD`), R-AUDIT-4.
     pub async fn daily_cash(&self, property: &str, player_id: &str, gaming_day: &str) -> Result<DailyCash, StoreError> {
-        let row: Option<DailyCash> = sqlx::query_as(
-            "SELECT cash_in_cents, cash_out_cents FROM patron_daily_cash \
-             WHERE property = $1 AND player_id = $2 AND gaming_day = $3::date",
-        )
+        let row: Option<DailyCash> = sqlx::query_as("SELECT * FROM chipledger_daily_cash($1, $2, $3::date)")
         .bind(property)
         .bind(player_id)
         .bind(gaming_day)
@@ -329,9 +369,7 @@ impl Store {
     }
 
     pub async fn credit_line(&self, property: &str, player_id: &str) -> Result<CreditLine, StoreError> {
-        let row: Option<CreditLine> = sqlx::query_as(
-            "SELECT limit_cents, outstanding_cents FROM credit_lines WHERE property = $1 AND player_id = $2",
-        )
+        let row: Option<CreditLine> = sqlx::query_as("SELECT * FROM chipledger_credit_line($1, $2)")
         .bind(property)
         .bind(player_id)
         .fetch_optional(&self.pool)
@@ -341,9 +379,7 @@ impl Store {
 
     /// Seat stacks of a table (R-STAKE-4): (seat, stack_cents), by seat.
     pub async fn seat_stacks(&self, property: &str, table_id: &str) -> Result<Vec<(i32, i64)>, StoreError> {
-        Ok(sqlx::query_as(
-            "SELECT seat, stack_cents FROM seat_stacks WHERE property = $1 AND table_id = $2 ORDER BY seat",
-        )
+        Ok(sqlx::query_as("SELECT * FROM chipledger_seat_stacks($1, $2)")
         .bind(property)
         .bind(table_id)
         .fetch_all(&self.pool)
@@ -352,10 +388,7 @@ impl Store {
 
     /// Tray inventory of a table by denomination (R-CHIP-1): (denomination_cents, value_cents).
     pub async fn tray_inventory(&self, property: &str, table_id: &str) -> Result<Vec<(i64, i64)>, StoreError> {
-        Ok(sqlx::query_as(
-            "SELECT denomination_cents, value_cents FROM tray_inventory WHERE property = $1 AND table_id = $2 \
-             ORDER BY denomination_cents",
-        )
+        Ok(sqlx::query_as("SELECT * FROM chipledger_tray_inventory($1, $2)")
         .bind(property)
         .bind(table_id)
         .fetch_all(&self.pool)

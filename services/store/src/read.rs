@@ -7,17 +7,16 @@ use uuid::Uuid;
 use crate::error::StoreError;
 use crate::event::{MAX_PAGE, NewPosting, RecordedEvent};
 
-/// One SELECT list for every event read, decoded by column index in [`decode_event`]. Postings
-/// come from a second query per page ([`attach_postings`]): one index range scan instead of
-/// two correlated subqueries (two index probes) per event.
-const EVENT_COLUMNS: &str = "e.property, e.position, e.stream, e.stream_version, e.event_id, e.event_type, \
-     e.schema_version, e.payload, e.metadata, e.recorded_at, e.hash";
+// Every read goes through a function of `sql/` (the application role has no SELECT on any
+// table); the event functions share one column list, decoded by index in [`decode_event`].
+// Postings come from a second call per page ([`attach_postings`]): one index range scan
+// instead of two correlated subqueries (two index probes) per event.
 
 pub(crate) fn clamp_page(limit: i64) -> i64 {
     limit.clamp(1, MAX_PAGE)
 }
 
-/// An event row of [`EVENT_COLUMNS`], postings still empty.
+/// An event row of the `chipledger_*events*` functions, postings still empty.
 fn decode_event(row: &sqlx::postgres::PgRow) -> Result<RecordedEvent, StoreError> {
     let position: i64 = row.try_get(1)?;
     let hash: &[u8] = row.try_get(10)?;
@@ -61,10 +60,7 @@ async fn attach_postings(conn: &mut PgConnection, property: &str, events: &mut [
     // A page of the global order is dense: one range. Other reads ask for their positions.
     let dense = last - first + 1 == events.len() as i64 && events.is_sorted_by_key(|event| event.position);
     let rows: Vec<(i64, String, i64)> = if dense {
-        sqlx::query_as(
-            "SELECT position, account, amount_cents FROM postings \
-             WHERE property = $1 AND position BETWEEN $2 AND $3 ORDER BY position, posting_index",
-        )
+        sqlx::query_as("SELECT * FROM chipledger_postings_range($1, $2, $3)")
         .bind(property)
         .bind(first)
         .bind(last)
@@ -72,10 +68,7 @@ async fn attach_postings(conn: &mut PgConnection, property: &str, events: &mut [
         .await?
     } else {
         let positions: Vec<i64> = events.iter().map(|event| event.position).collect();
-        sqlx::query_as(
-            "SELECT position, account, amount_cents FROM postings \
-             WHERE property = $1 AND position = ANY($2) ORDER BY position, posting_index",
-        )
+        sqlx::query_as("SELECT * FROM chipledger_postings_at($1, $2)")
         .bind(property)
         .bind(&positions)
         .fetch_all(&mut *conn)
@@ -124,11 +117,7 @@ pub(crate) async fn read_range<'a>(
     limit: i64,
 ) -> Result<Vec<RecordedEvent>, StoreError> {
     let mut conn = conn.acquire().await?;
-    let sql = format!(
-        "SELECT {EVENT_COLUMNS} FROM events e WHERE e.property = $1 AND e.position > $2 AND e.position <= $3 \
-         ORDER BY e.position LIMIT $4"
-    );
-    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+    let rows = sqlx::query("SELECT * FROM chipledger_events_range($1, $2, $3, $4)")
         .bind(property)
         .bind(after_position)
         .bind(up_to_position)
@@ -147,11 +136,7 @@ pub(crate) async fn read_stream<'a>(
     limit: i64,
 ) -> Result<Vec<RecordedEvent>, StoreError> {
     let mut conn = conn.acquire().await?;
-    let sql = format!(
-        "SELECT {EVENT_COLUMNS} FROM events e WHERE e.property = $1 AND e.stream = $2 \
-         AND e.stream_version > $3 ORDER BY e.stream_version LIMIT $4"
-    );
-    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+    let rows = sqlx::query("SELECT * FROM chipledger_stream_events($1, $2, $3, $4)")
         .bind(property)
         .bind(stream)
         .bind(after_version)
@@ -182,17 +167,7 @@ pub(crate) async fn events_by_filter<'a>(
     filter: &EventFilter,
 ) -> Result<Vec<RecordedEvent>, StoreError> {
     let mut conn = conn.acquire().await?;
-    let sql = format!(
-        "SELECT {EVENT_COLUMNS} FROM events e WHERE e.property = $1 AND e.position > $2 \
-         AND ($3::text IS NULL OR e.stream = $3) AND ($4::text IS NULL OR e.event_type = $4) \
-         AND ($5::text IS NULL OR e.metadata->>'actor_id' = $5) \
-         AND ($6::text IS NULL OR e.metadata->>'command_id' = $6) \
-         AND ($7::text IS NULL OR e.metadata->>'gaming_day' = $7) \
-         AND ($8::text IS NULL OR EXISTS (SELECT 1 FROM postings p WHERE p.property = e.property \
-              AND p.position = e.position AND p.account = $8)) \
-         ORDER BY e.position LIMIT $9"
-    );
-    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+    let rows = sqlx::query("SELECT * FROM chipledger_events_by_filter($1, $2, $3, $4, $5, $6, $7, $8, $9)")
         .bind(property)
         .bind(filter.after_position)
         .bind(&filter.stream)
@@ -223,16 +198,13 @@ pub(crate) async fn resolve_position<'c>(executor: impl PgExecutor<'c>, property
     let position = match as_of {
         AsOf::Position(position) => position,
         AsOf::Head => {
-            sqlx::query_scalar("SELECT coalesce((SELECT last_position FROM property_heads WHERE property = $1), 0)")
+            sqlx::query_scalar("SELECT coalesce((SELECT last_position FROM chipledger_head($1)), 0)")
                 .bind(property)
                 .fetch_one(executor)
                 .await?
         }
         AsOf::Time(at) => {
-            sqlx::query_scalar(
-                "SELECT coalesce((SELECT position FROM events WHERE property = $1 AND recorded_at <= $2 \
-             ORDER BY recorded_at DESC, position DESC LIMIT 1), 0)",
-            )
+            sqlx::query_scalar("SELECT chipledger_position_at($1, $2)")
             .bind(property)
             .bind(at)
             .fetch_one(executor)
@@ -248,10 +220,7 @@ pub(crate) async fn balance_at<'c>(
     account: &str,
     position: i64,
 ) -> Result<i64, StoreError> {
-    let balance: i64 = sqlx::query_scalar(
-        "SELECT coalesce(sum(amount_cents), 0)::bigint FROM postings \
-         WHERE property = $1 AND account = $2 AND position <= $3",
-    )
+    let balance: i64 = sqlx::query_scalar("SELECT chipledger_balance_at($1, $2, $3)")
     .bind(property)
     .bind(account)
     .bind(position)
@@ -265,8 +234,7 @@ pub(crate) async fn balances_sum_at<'c>(
     property: &str,
     position: i64,
 ) -> Result<i128, StoreError> {
-    let sum: String =
-        sqlx::query_scalar("SELECT coalesce(sum(amount_cents), 0)::text FROM postings WHERE property = $1 AND position <= $2")
+    let sum: String = sqlx::query_scalar("SELECT chipledger_balances_sum_at($1, $2)")
             .bind(property)
             .bind(position)
             .fetch_one(executor)

@@ -14,7 +14,6 @@ use crate::error::StoreError;
 use crate::event::MAX_PAGE;
 use crate::read::postings_of;
 
-const PROJECTION: &str = "report_table_day";
 /// Events per transaction (one checkpoint write each).
 const PAGE_EVENTS: i64 = MAX_PAGE;
 
@@ -52,41 +51,26 @@ impl TableDayReport {
 
     async fn apply_page(store: &Store, property: &str, limit: i64) -> Result<i64, StoreError> {
         let mut tx = store.pool().begin().await?;
-        sqlx::query(
-            "INSERT INTO projection_checkpoints (projection, property, position) VALUES ($1, $2, 0) ON CONFLICT DO NOTHING",
-        )
-        .bind(PROJECTION)
-        .bind(property)
-        .execute(&mut *tx)
-        .await?;
-        let checkpoint: i64 =
-            sqlx::query_scalar("SELECT position FROM projection_checkpoints WHERE projection = $1 AND property = $2 FOR UPDATE")
-                .bind(PROJECTION)
-                .bind(property)
-                .fetch_one(&mut *tx)
-                .await?;
+        // Locked to the end of the transaction: one catch-up of a property at a time.
+        let checkpoint: i64 = sqlx::query_scalar("SELECT chipledger_report_table_day_checkpoint($1, true)")
+            .bind(property)
+            .fetch_one(&mut *tx)
+            .await?;
         // Only what the report uses: no payload, the gaming day taken out of the metadata by
         // PostgreSQL (a non-string or missing one is "", as the report has always counted it).
-        let events = sqlx::query(
-            "SELECT position, stream, CASE jsonb_typeof(metadata->'gaming_day') WHEN 'string' \
-             THEN metadata->>'gaming_day' ELSE '' END FROM events \
-             WHERE property = $1 AND position > $2 ORDER BY position LIMIT $3",
-        )
-        .bind(property)
-        .bind(checkpoint)
-        .bind(limit.clamp(1, PAGE_EVENTS))
-        .fetch_all(&mut *tx)
-        .await?;
+        let events = sqlx::query("SELECT * FROM chipledger_report_events($1, $2, $3)")
+            .bind(property)
+            .bind(checkpoint)
+            .bind(limit.clamp(1, PAGE_EVENTS))
+            .fetch_all(&mut *tx)
+            .await?;
         let Some(last) = events.last().map(|row| row.try_get::<i64, _>(0)).transpose()? else { return Ok(0) };
-        let postings = sqlx::query(
-            "SELECT position, account, amount_cents FROM postings \
-             WHERE property = $1 AND position > $2 AND position <= $3 ORDER BY position, posting_index",
-        )
-        .bind(property)
-        .bind(checkpoint)
-        .bind(last)
-        .fetch_all(&mut *tx)
-        .await?;
+        let postings = sqlx::query("SELECT * FROM chipledger_postings_range($1, $2, $3)")
+            .bind(property)
+            .bind(checkpoint + 1)
+            .bind(last)
+            .fetch_all(&mut *tx)
+            .await?;
         let rows = aggregate(&events, &postings)?;
         let mut table_ids = Vec::new();
         let mut days = Vec::new();
@@ -104,31 +88,17 @@ impl TableDayReport {
                 column.push(value);
             }
         }
-        sqlx::query(
-            "INSERT INTO report_table_day AS r (property, table_id, gaming_day, event_count, movement_count, \
-             chips_in_cents, chips_out_cents, last_position) \
-             SELECT $1, * FROM unnest($2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[]) \
-             ON CONFLICT (property, table_id, gaming_day) DO UPDATE SET \
-               event_count = r.event_count + EXCLUDED.event_count, \
-               movement_count = r.movement_count + EXCLUDED.movement_count, \
-               chips_in_cents = r.chips_in_cents + EXCLUDED.chips_in_cents, \
-               chips_out_cents = r.chips_out_cents + EXCLUDED.chips_out_cents, \
-               last_position = EXCLUDED.last_position",
-        )
-        .bind(property)
-        .bind(&table_ids)
-        .bind(&days)
-        .bind(&columns[0])
-        .bind(&columns[1])
-        .bind(&columns[2])
-        .bind(&columns[3])
-        .bind(&columns[4])
-        .execute(&mut *tx)
-        .await?;
-        sqlx::query("UPDATE projection_checkpoints SET position = $3 WHERE projection = $1 AND property = $2")
-            .bind(PROJECTION)
+        sqlx::query("SELECT chipledger_report_table_day_apply($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)")
             .bind(property)
+            .bind(checkpoint)
             .bind(last)
+            .bind(&table_ids)
+            .bind(&days)
+            .bind(&columns[0])
+            .bind(&columns[1])
+            .bind(&columns[2])
+            .bind(&columns[3])
+            .bind(&columns[4])
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
@@ -137,38 +107,19 @@ impl TableDayReport {
 
     /// Drop the property's rows and checkpoint, and rebuild from position zero to the head.
     pub async fn rebuild(store: &Store, property: &str) -> Result<i64, StoreError> {
-        let mut tx = store.pool().begin().await?;
-        sqlx::query(
-            "INSERT INTO projection_checkpoints (projection, property, position) VALUES ($1, $2, 0) \
-                     ON CONFLICT (projection, property) DO UPDATE SET position = 0",
-        )
-        .bind(PROJECTION)
-        .bind(property)
-        .execute(&mut *tx)
-        .await?;
-        sqlx::query("DELETE FROM report_table_day WHERE property = $1").bind(property).execute(&mut *tx).await?;
-        tx.commit().await?;
+        sqlx::query("SELECT chipledger_report_table_day_reset($1)").bind(property).execute(store.pool()).await?;
         Self::catch_up(store, property, i64::MAX).await
     }
 
     pub async fn checkpoint(store: &Store, property: &str) -> Result<i64, StoreError> {
-        let position: Option<i64> =
-            sqlx::query_scalar("SELECT position FROM projection_checkpoints WHERE projection = $1 AND property = $2")
-                .bind(PROJECTION)
-                .bind(property)
-                .fetch_optional(store.pool())
-                .await?;
-        Ok(position.unwrap_or(0))
+        Ok(sqlx::query_scalar("SELECT chipledger_report_table_day_checkpoint($1, false)")
+            .bind(property)
+            .fetch_one(store.pool())
+            .await?)
     }
 
     pub async fn rows(store: &Store, property: &str) -> Result<Vec<TableDayRow>, StoreError> {
-        Ok(sqlx::query_as(
-            "SELECT table_id, gaming_day, event_count, movement_count, chips_in_cents, chips_out_cents, last_position \
-             FROM report_table_day WHERE property = $1 ORDER BY table_id, gaming_day",
-        )
-        .bind(property)
-        .fetch_all(store.pool())
-        .await?)
+        Ok(sqlx::query_as("SELECT * FROM chipledger_report_table_day_rows($1)").bind(property).fetch_all(store.pool()).await?)
     }
 }
 
@@ -239,20 +190,10 @@ pub struct JackpotDayRow {
 /// The jackpot funds of every table of `property` for `gaming_day` (`YYYY-MM-DD`, compared as
 /// text: the format sorts by date), from the postings of the log.
 pub async fn jackpot_day(store: &Store, property: &str, gaming_day: &str) -> Result<Vec<JackpotDayRow>, StoreError> {
-    Ok(sqlx::query_as(
-        "WITH day AS ( \
-           SELECT split_part(p.account, '/', 2) AS table_id, p.amount_cents, e.metadata->>'gaming_day' AS gaming_day \
-           FROM postings p JOIN events e ON e.property = p.property AND e.position = p.position \
-           WHERE p.property = $1 AND p.account LIKE 'table/%/jackpot' AND e.metadata->>'gaming_day' <= $2) \
-         SELECT table_id, \
-           COALESCE(sum(amount_cents) FILTER (WHERE gaming_day < $2), 0)::bigint AS opening_cents, \
-           COALESCE(sum(amount_cents) FILTER (WHERE gaming_day = $2 AND amount_cents > 0), 0)::bigint AS drops_cents, \
-           COALESCE(-sum(amount_cents) FILTER (WHERE gaming_day = $2 AND amount_cents < 0), 0)::bigint AS paid_cents, \
-           COALESCE(sum(amount_cents), 0)::bigint AS closing_cents \
-         FROM day GROUP BY table_id ORDER BY table_id",
-    )
-    .bind(property)
-    .bind(gaming_day)
-    .fetch_all(store.pool())
-    .await?)
+    // Through the owner's function (the application role reads no table).
+    Ok(sqlx::query_as("SELECT * FROM chipledger_jackpot_day($1, $2)")
+        .bind(property)
+        .bind(gaming_day)
+        .fetch_all(store.pool())
+        .await?)
 }

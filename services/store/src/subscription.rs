@@ -115,11 +115,7 @@ impl Store {
 
     /// Lag of a subscriber that has delivered up to `delivered_position`.
     pub async fn lag(&self, property: &str, delivered_position: i64) -> Result<Lag, StoreError> {
-        let (head_position, oldest_pending, now): (i64, Option<OffsetDateTime>, OffsetDateTime) = sqlx::query_as(
-            "SELECT coalesce((SELECT last_position FROM property_heads WHERE property = $1), 0), \
-                    (SELECT recorded_at FROM events WHERE property = $1 AND position = $2 + 1), \
-                    clock_timestamp()",
-        )
+        let (head_position, oldest_pending, now): (i64, Option<OffsetDateTime>, OffsetDateTime) = sqlx::query_as("SELECT * FROM chipledger_lag($1, $2)")
         .bind(property)
         .bind(delivered_position)
         .fetch_one(self.pool())

@@ -1,24 +1,31 @@
-//! Verifying the hash chain of a property against its stored hashes and head (see `chain`).
+//! Verifying a property's log: the event chain with the command ids it binds, the refusal
+//! chain, kept checkpoints, and (on request) the inline projections recomputed from the events.
 //!
-//! Every event's stored hash must equal SHA-256 of the previous event's *stored* hash and its
-//! own fields; with the first event chained to [`GENESIS_HASH`] and the head compared at the
-//! end, that is the same as recomputing the chain from the start, and the first event that
-//! fails is the same one. It also lets pages be checked independently: [`READERS`]
-//! connections each take every READERS-th page of positions, so PostgreSQL's work (turning
-//! jsonb into text costs it about as much as everything else of a row together) runs on
-//! several backends while this process hashes. Results are taken in page order, so the
-//! report names the first bad position, as a sequential check would.
+//! Every event's stored hash must equal the hash of its entry (chain.rs) computed from the
+//! previous event's *stored* hash and its own stored fields; with the first event chained to
+//! [`GENESIS_HASH`] and the head compared at the end, that is the same as recomputing the chain
+//! from the start, and the first event that fails is the same one. It also lets pages be checked
+//! independently: [`READERS`] connections each take every READERS-th page of positions, so
+//! PostgreSQL's work (turning jsonb into text costs it about as much as everything else of a
+//! row together) runs on several backends while this process hashes. Results are taken in page
+//! order, so the report names the first bad position, as a sequential check would.
+//!
+//! Commands: every accepted command row names the position of its append's last event; a
+//! format 2 entry there binds the append's command ids, request hashes and reply, so the
+//! entry's hash covers them, and the row's stored outcome must say what the log says at that
+//! position (hash, time, the stream version written there). Refusals: the refusal chain is
+//! recomputed the same way, and every refusal must hold its command id (and no command row may
+//! point at a refusal that is not there).
 //!
 //! One snapshot for all: the first connection opens a REPEATABLE READ, READ ONLY transaction,
-//! reads the head and the last stored position, and exports its snapshot; the other readers
-//! import it. Appends committing meanwhile are simply not seen (they neither look like events
-//! past the head nor move the head under the verifier).
+//! reads the heads and the last stored positions, and exports its snapshot; the other readers
+//! import it. Appends committing meanwhile are simply not seen.
 //!
 //! Rows are hashed from their stored bytes: no `RecordedEvent`, no `serde_json::Value` unless
 //! the shortcut of [`chain::JsonbCanonicalizer`] does not apply or its hash does not match,
-//! when the definition ([`chain::canonical_json`] of the decoded value) decides.
+//! when the definition ([`chain::canonical`] of the decoded value) decides.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use sqlx::postgres::{PgRow, PgValueFormat};
 use sqlx::{PgExecutor, PgPool, Postgres, Row, Transaction};
@@ -26,62 +33,176 @@ use time::OffsetDateTime;
 use tokio::sync::mpsc;
 use uuid::Uuid;
 
+use crate::append::StoredOutcome;
 use crate::chain::{
-    self, ChainDigest, ChainProblem, ChainReport, GENESIS_HASH, JsonbCanonicalizer, StoredFields, VERIFY_PAGE_POSITIONS,
+    self, AppendLink, Canonical, ChainDigest, ChainProblem, ChainReport, GENESIS_HASH, JsonbCanonicalizer, StoredFields,
+    VERIFY_PAGE_POSITIONS,
 };
+use crate::checkpoint::{Checkpoint, SignedCheckpoint};
 use crate::error::StoreError;
+use crate::event::{EventMetadata, NewEvent, NewPosting, request_hash};
+use crate::projection::{DEPARTURES_KEPT, InlineProjection, ProjectionOp};
 use crate::read::postings_of;
+use crate::rejection::{decode_rejection, refusal_fields};
 use crate::subscription::AbortOnDrop;
+use crate::Store;
 
 /// Connections reading and checking pages at once.
 const READERS: usize = 3;
 const SNAPSHOT: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY";
 
-/// The head of the property's chain.
+/// The head of the property's event chain.
 pub(crate) async fn chain_digest<'c>(executor: impl PgExecutor<'c>, property: &str) -> Result<ChainDigest, StoreError> {
-    let row: Option<(i64, Vec<u8>)> = sqlx::query_as("SELECT last_position, last_hash FROM property_heads WHERE property = $1")
-        .bind(property)
-        .fetch_optional(executor)
-        .await?;
-    let (position, hash) = row.unwrap_or((0, GENESIS_HASH.to_vec()));
-    let hash = hash.try_into().map_err(|_| StoreError::Corrupt("head hash is not 32 bytes".into()))?;
-    Ok(ChainDigest { property: property.to_owned(), position, hash })
+    let heads = heads(executor, property).await?;
+    Ok(ChainDigest { property: property.to_owned(), position: heads.events.0, hash: heads.events.1 })
 }
 
-/// Recompute the whole chain of a property and compare it with the stored hashes and head.
+/// Both heads of a property: (position, hash) of the event chain and of the refusal chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Heads {
+    pub events: (i64, [u8; 32]),
+    pub refusals: (i64, [u8; 32]),
+}
+
+pub(crate) async fn heads<'c>(executor: impl PgExecutor<'c>, property: &str) -> Result<Heads, StoreError> {
+    type HeadRow = (i64, Vec<u8>, i64, Vec<u8>);
+    // Not the time of the last event: a property whose first record is a refusal has none yet
+    // ('-infinity', which no Rust time represents).
+    let row: Option<HeadRow> = sqlx::query_as(
+        "SELECT last_position, last_hash, last_refusal_seq, last_refusal_hash FROM chipledger_head($1)",
+    )
+    .bind(property)
+    .fetch_optional(executor)
+    .await?;
+    let Some((position, hash, refusal_seq, refusal_hash)) = row else {
+        return Ok(Heads { events: (0, GENESIS_HASH), refusals: (0, GENESIS_HASH) });
+    };
+    let fixed = |bytes: Vec<u8>| -> Result<[u8; 32], StoreError> {
+        bytes.try_into().map_err(|_| StoreError::Corrupt("head hash is not 32 bytes".into()))
+    };
+    Ok(Heads { events: (position, fixed(hash)?), refusals: (refusal_seq, fixed(refusal_hash)?) })
+}
+
+/// Why the refusal chain does not verify, at [`LogReport::refusal_problem`]'s sequence number.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RefusalProblem {
+    /// The stored hash differs from the recomputed one: a field of the refusal changed.
+    HashMismatch,
+    /// The refusal with this sequence number is missing (deleted row, or renumbered).
+    Missing,
+    /// The chain ends before the head's last sequence number.
+    TruncatedTail,
+    /// The head's hash differs from the last refusal's.
+    HeadMismatch,
+    /// The refusal does not hold its command id (its command row is gone or changed), or a
+    /// command row points at a refusal that is not there: the id could be used again.
+    CommandNotHeld(String),
+    Undecodable(String),
+}
+
+/// How a kept checkpoint compares with the log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointVerdict {
+    pub checkpoint: Checkpoint,
+    /// The log verifies up to the checkpoint and has its hashes at its positions.
+    pub agrees: bool,
+    /// Why not, when it does not.
+    pub reason: Option<String>,
+}
+
+/// Result of [`Store::verify_log`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogReport {
+    /// The event chain, the command ids it binds included.
+    pub chain: ChainReport,
+    pub commands_checked: i64,
+    pub refusals_checked: i64,
+    /// Stored head of the refusal chain: (sequence number, hash).
+    pub refusal_head: (i64, [u8; 32]),
+    /// The first refusal that does not verify, and why.
+    pub refusal_problem: Option<(i64, RefusalProblem)>,
+    /// One verdict per checkpoint given, in chain order (position, then refusal sequence).
+    pub checkpoints: Vec<CheckpointVerdict>,
+}
+
+impl LogReport {
+    pub fn ok(&self) -> bool {
+        self.chain.ok && self.refusal_problem.is_none() && self.checkpoints.iter().all(|verdict| verdict.agrees)
+    }
+
+    /// The last checkpoint (in chain order) the log agrees with.
+    pub fn last_agreeing(&self) -> Option<&CheckpointVerdict> {
+        self.checkpoints.iter().rev().find(|verdict| verdict.agrees)
+    }
+}
+
+impl Store {
+    /// Verify the property's log: both chains, the command ids, and each kept checkpoint.
+    pub async fn verify_log(&self, property: &str, checkpoints: &[SignedCheckpoint]) -> Result<LogReport, StoreError> {
+        verify_log(self.pool(), property, checkpoints).await
+    }
+
+    /// Recompute the inline projections from the events with `projection` (the one the
+    /// appends used) and compare them with the stored ones. Ops an append was given directly
+    /// ([`crate::AppendRequest::projection_ops`]) are not in the events and cannot be recomputed.
+    pub async fn verify_projections(
+        &self,
+        property: &str,
+        projection: &dyn InlineProjection,
+    ) -> Result<Vec<ProjectionDifference>, StoreError> {
+        verify_projections(self, property, projection).await
+    }
+}
+
+/// Recompute the whole event chain of a property and compare it with the stored hashes and head.
 pub(crate) async fn verify_chain(pool: &PgPool, property: &str) -> Result<ChainReport, StoreError> {
+    Ok(verify_log(pool, property, &[]).await?.chain)
+}
+
+pub(crate) async fn verify_log(pool: &PgPool, property: &str, kept: &[SignedCheckpoint]) -> Result<LogReport, StoreError> {
     let mut first = pool.begin_with(SNAPSHOT).await?;
-    let head = chain_digest(&mut *first, property).await?;
-    let (snapshot, last_stored): (String, i64) =
-        sqlx::query_as("SELECT pg_export_snapshot(), coalesce((SELECT max(position) FROM events WHERE property = $1), 0)")
-            .bind(property)
-            .fetch_one(&mut *first)
-            .await?;
+    let heads = heads(&mut *first, property).await?;
+    let head = ChainDigest { property: property.to_owned(), position: heads.events.0, hash: heads.events.1 };
+    let (snapshot, last_stored): (String, i64) = sqlx::query_as("SELECT pg_export_snapshot(), chipledger_max_position($1)")
+        .bind(property)
+        .fetch_one(&mut *first)
+        .await?;
     let pages = (last_stored + VERIFY_PAGE_POSITIONS - 1) / VERIFY_PAGE_POSITIONS;
     // Never more readers than the pool has connections: they are all held until the end.
     let readers = (pages as usize).min(READERS).min(pool.options().get_max_connections() as usize).max(1);
-    let mut snapshots = vec![first];
+    let mut snapshots = Vec::new();
     for _ in 1..readers {
         let mut reader = pool.begin_with(SNAPSHOT).await?;
         sqlx::query(sqlx::AssertSqlSafe(format!("SET TRANSACTION SNAPSHOT '{snapshot}'"))).execute(&mut *reader).await?;
         snapshots.push(reader);
     }
     let (sender, mut results) = mpsc::channel(4 * readers);
-    // Dropping them stops the readers (and returns their connections) when the check ends early.
-    let _readers: Vec<AbortOnDrop<()>> = snapshots
-        .into_iter()
-        .enumerate()
-        .map(|(reader, snapshot)| {
-            let pages = (reader as i64..pages).step_by(readers);
-            AbortOnDrop(tokio::spawn(check_pages(snapshot, property.to_owned(), pages, last_stored, sender.clone())))
-        })
-        .collect();
+    // The first connection checks pages too, and keeps the snapshot for what follows.
+    let (first_back, first_returned) = tokio::sync::oneshot::channel();
+    let mut tasks: Vec<AbortOnDrop<()>> = Vec::new();
+    {
+        let pages = (0..pages).step_by(readers);
+        let (property, sender) = (property.to_owned(), sender.clone());
+        tasks.push(AbortOnDrop(tokio::spawn(async move {
+            let mut first = first;
+            check_pages(&mut first, &property, pages, last_stored, &sender).await;
+            let _ = first_back.send(first);
+        })));
+    }
+    for (reader, mut snapshot) in snapshots.into_iter().enumerate() {
+        let pages = (reader as i64 + 1..pages).step_by(readers);
+        let (property, sender) = (property.to_owned(), sender.clone());
+        tasks.push(AbortOnDrop(tokio::spawn(async move {
+            check_pages(&mut snapshot, &property, pages, last_stored, &sender).await;
+        })));
+    }
     drop(sender);
 
     // Take the pages' results in page order; the first problem is the chain's first.
-    let (mut checked, mut last_hash, mut next_page) = (0, GENESIS_HASH, 0);
+    let (mut checked, mut commands_checked, mut last_hash, mut next_page) = (0, 0, GENESIS_HASH, 0);
     let mut waiting = BTreeMap::new();
-    while next_page < pages {
+    let mut problem = None;
+    while next_page < pages && problem.is_none() {
         let Some(result) = results.recv().await else {
             return Err(StoreError::Corrupt("a chain reader stopped without a result".into()));
         };
@@ -89,26 +210,57 @@ pub(crate) async fn verify_chain(pool: &PgPool, property: &str) -> Result<ChainR
         waiting.insert(result.page, result);
         while let Some(result) = waiting.remove(&next_page) {
             checked += result.checked;
-            if let Some(problem) = result.problem {
-                return Ok(report(head, checked, Some(problem)));
+            commands_checked += result.commands_checked;
+            if result.problem.is_some() {
+                problem = result.problem;
+                break;
             }
             last_hash = result.last_hash;
             next_page += 1;
         }
     }
-    let problem = if last_stored < head.position {
-        Some((last_stored + 1, ChainProblem::TruncatedTail))
-    } else if last_stored > head.position || last_hash != head.hash {
-        Some((last_stored, ChainProblem::HeadMismatch))
-    } else {
-        None
+    drop(results);
+    if problem.is_none() {
+        problem = if last_stored < head.position {
+            Some((last_stored + 1, ChainProblem::TruncatedTail))
+        } else if last_stored > head.position || last_hash != head.hash {
+            Some((last_stored, ChainProblem::HeadMismatch))
+        } else {
+            None
+        };
+    }
+    // The first reader hands its snapshot back once its pages are done (or stopped early).
+    let mut first = match first_returned.await {
+        Ok(first) => first,
+        Err(_) => return Err(StoreError::Corrupt("the first chain reader stopped".into())),
     };
-    Ok(report(head, checked, problem))
-}
-
-fn report(head: ChainDigest, events_checked: i64, problem: Option<(i64, ChainProblem)>) -> ChainReport {
-    let (first_bad_position, problem) = problem.unzip();
-    ChainReport { ok: problem.is_none(), events_checked, first_bad_position, problem, head }
+    drop(tasks);
+    if problem.is_none() {
+        let (accepted, _): (i64, i64) =
+            sqlx::query_as("SELECT * FROM chipledger_command_count($1)").bind(property).fetch_one(&mut *first).await?;
+        if accepted != commands_checked {
+            problem = Some((
+                last_stored,
+                ChainProblem::CommandNotBound(format!(
+                    "{} accepted command rows are bound to no position of the log",
+                    accepted - commands_checked
+                )),
+            ));
+        }
+    }
+    let (first_bad_position, chain_problem) = problem.clone().unzip();
+    let chain = ChainReport { ok: chain_problem.is_none(), events_checked: checked, first_bad_position, problem: chain_problem, head };
+    let (refusals_checked, refusal_problem) = check_refusals(&mut first, property, heads.refusals).await?;
+    let checkpoints = checkpoint_verdicts(&mut first, property, kept, &problem, &refusal_problem).await?;
+    first.commit().await?;
+    Ok(LogReport {
+        chain,
+        commands_checked,
+        refusals_checked,
+        refusal_head: heads.refusals,
+        refusal_problem,
+        checkpoints,
+    })
 }
 
 /// Check an externally saved digest: the chain must still verify and still pass through it.
@@ -117,15 +269,183 @@ pub(crate) async fn verify_digest(pool: &PgPool, digest: &ChainDigest) -> Result
     if !report.ok {
         return Ok(false);
     }
-    let stored: Option<Vec<u8>> = sqlx::query_scalar("SELECT hash FROM events WHERE property = $1 AND position = $2")
+    if digest.position == 0 {
+        return Ok(digest.hash == GENESIS_HASH);
+    }
+    let stored: Option<(i64, Vec<u8>)> = sqlx::query_as("SELECT * FROM chipledger_hashes_at($1, $2)")
         .bind(&digest.property)
-        .bind(digest.position)
+        .bind(vec![digest.position])
         .fetch_optional(pool)
         .await?;
-    Ok(match stored {
-        Some(hash) => hash == digest.hash,
-        None => digest.position == 0 && digest.hash == GENESIS_HASH,
-    })
+    Ok(stored.is_some_and(|(_, hash)| hash == digest.hash))
+}
+
+/// Where the log stops agreeing, as a position of each chain (what comes before verified).
+fn first_bad(problem: &Option<(i64, ChainProblem)>) -> i64 {
+    match problem {
+        // The events are intact; only the head (or a command row) disagrees: after the last.
+        Some((position, ChainProblem::HeadMismatch | ChainProblem::CommandNotBound(_))) => *position + 1,
+        Some((position, _)) => *position,
+        None => i64::MAX,
+    }
+}
+
+async fn checkpoint_verdicts(
+    snapshot: &mut Transaction<'static, Postgres>,
+    property: &str,
+    kept: &[SignedCheckpoint],
+    problem: &Option<(i64, ChainProblem)>,
+    refusal_problem: &Option<(i64, RefusalProblem)>,
+) -> Result<Vec<CheckpointVerdict>, StoreError> {
+    let mut kept: Vec<&Checkpoint> = kept.iter().map(|signed| &signed.checkpoint).collect();
+    kept.sort_by_key(|checkpoint| (checkpoint.position, checkpoint.refusal_seq, checkpoint.signed_at_ms));
+    let positions: Vec<i64> = kept.iter().map(|checkpoint| checkpoint.position).collect();
+    let seqs: Vec<i64> = kept.iter().map(|checkpoint| checkpoint.refusal_seq).collect();
+    let hashes: HashMap<i64, Vec<u8>> = sqlx::query_as("SELECT * FROM chipledger_hashes_at($1, $2)")
+        .bind(property)
+        .bind(&positions)
+        .fetch_all(&mut **snapshot)
+        .await?
+        .into_iter()
+        .collect();
+    let refusal_hashes: HashMap<i64, Vec<u8>> = sqlx::query_as("SELECT * FROM chipledger_refusal_hashes_at($1, $2)")
+        .bind(property)
+        .bind(&seqs)
+        .fetch_all(&mut **snapshot)
+        .await?
+        .into_iter()
+        .collect();
+    let bad_position = first_bad(problem);
+    let bad_seq = match refusal_problem {
+        Some((seq, RefusalProblem::HeadMismatch)) => seq + 1,
+        Some((seq, _)) => *seq,
+        None => i64::MAX,
+    };
+    let at = |hashes: &HashMap<i64, Vec<u8>>, at: i64| -> Option<Vec<u8>> {
+        if at == 0 { Some(GENESIS_HASH.to_vec()) } else { hashes.get(&at).cloned() }
+    };
+    Ok(kept
+        .into_iter()
+        .map(|checkpoint| {
+            let reason = if checkpoint.property != property {
+                Some(format!("it is a checkpoint of property {:?}", checkpoint.property))
+            } else if checkpoint.position >= bad_position {
+                Some(format!("the event chain does not verify from position {bad_position}, at or before its position"))
+            } else if checkpoint.refusal_seq >= bad_seq {
+                Some(format!("the refusal chain does not verify from refusal {bad_seq}, at or before its refusal"))
+            } else {
+                match (at(&hashes, checkpoint.position), at(&refusal_hashes, checkpoint.refusal_seq)) {
+                    (None, _) => Some(format!("the log has no event at its position {}", checkpoint.position)),
+                    (_, None) => Some(format!("the log has no refusal {}", checkpoint.refusal_seq)),
+                    (Some(hash), _) if hash != checkpoint.hash => Some(format!(
+                        "at position {} the log's hash is {}, the checkpoint's {}",
+                        checkpoint.position,
+                        hex::encode(&hash),
+                        hex::encode(checkpoint.hash)
+                    )),
+                    (_, Some(hash)) if hash != checkpoint.refusal_hash => Some(format!(
+                        "at refusal {} the log's hash is {}, the checkpoint's {}",
+                        checkpoint.refusal_seq,
+                        hex::encode(&hash),
+                        hex::encode(checkpoint.refusal_hash)
+                    )),
+                    _ => None,
+                }
+            };
+            CheckpointVerdict { checkpoint: checkpoint.clone(), agrees: reason.is_none(), reason }
+        })
+        .collect())
+}
+
+/// Recompute the refusal chain; (refusals checked, first problem).
+async fn check_refusals(
+    snapshot: &mut Transaction<'static, Postgres>,
+    property: &str,
+    head: (i64, [u8; 32]),
+) -> Result<(i64, Option<(i64, RefusalProblem)>), StoreError> {
+    let last_stored: i64 =
+        sqlx::query_scalar("SELECT chipledger_max_refusal_seq($1)").bind(property).fetch_one(&mut **snapshot).await?;
+    let mut previous = GENESIS_HASH;
+    let mut expected = 1;
+    let mut entry = Vec::with_capacity(1024);
+    let mut canonicalizer = JsonbCanonicalizer::new(Canonical::Jcs);
+    while expected <= last_stored {
+        let last = (expected + VERIFY_PAGE_POSITIONS - 1).min(last_stored);
+        let rows = sqlx::query("SELECT * FROM chipledger_refusals_range($1, $2, $3)")
+            .bind(property)
+            .bind(expected)
+            .bind(last)
+            .fetch_all(&mut **snapshot)
+            .await?;
+        let held: HashMap<i64, (String, Vec<u8>)> = sqlx::query_as("SELECT * FROM chipledger_refused_commands($1, $2, $3)")
+            .bind(property)
+            .bind(expected)
+            .bind(last)
+            .fetch_all(&mut **snapshot)
+            .await?
+            .into_iter()
+            .map(|(command_id, request_hash, seq): (String, Vec<u8>, i64)| (seq, (command_id, request_hash)))
+            .collect();
+        for row in &rows {
+            let undecodable = |error: String| Ok((expected - 1, Some((expected, RefusalProblem::Undecodable(error)))));
+            let refusal = match decode_rejection(property, row) {
+                Ok(refusal) => refusal,
+                Err(error) => return undecodable(error.to_string()),
+            };
+            let seq = refusal.refusal_seq.unwrap_or_default();
+            if seq != expected {
+                return Ok((expected - 1, Some((expected, RefusalProblem::Missing))));
+            }
+            let canonical = |column: usize, canonicalizer: &mut JsonbCanonicalizer| -> Result<Vec<u8>, String> {
+                let text = jsonb_text(row, column)?;
+                let mut out = Vec::new();
+                if canonicalizer.write(text, &mut out).is_some() {
+                    return Ok(out);
+                }
+                let value: serde_json::Value = serde_json::from_slice(text).map_err(|error| error.to_string())?;
+                chain::jcs(&value).map_err(|error| error.to_string())
+            };
+            let (numbers, request) = match (canonical(5, &mut canonicalizer), canonical(11, &mut canonicalizer)) {
+                (Ok(numbers), Ok(request)) => (numbers, request),
+                (Err(error), _) | (_, Err(error)) => return undecodable(error),
+            };
+            chain::refusal_entry_start(&mut entry, &refusal_fields(&refusal.record), &numbers, &request);
+            let micros = match micros_of(refusal.recorded_at) {
+                Ok(micros) => micros,
+                Err(error) => return undecodable(error),
+            };
+            let hash = chain::refusal_entry_hash(&entry, seq, &previous, micros);
+            if Some(hash) != refusal.hash {
+                return Ok((expected - 1, Some((expected, RefusalProblem::HashMismatch))));
+            }
+            match held.get(&seq) {
+                Some((command_id, request_hash))
+                    if *command_id == refusal.record.command_id && request_hash.as_slice() == refusal.record.request_hash => {}
+                _ => {
+                    let what = format!("command {} of refusal {seq} is not held", refusal.record.command_id);
+                    return Ok((expected - 1, Some((expected, RefusalProblem::CommandNotHeld(what)))));
+                }
+            }
+            previous = hash;
+            expected += 1;
+        }
+        if let Some(seq) = held.keys().copied().filter(|seq| *seq >= expected).min() {
+            let what = format!("a command row points at refusal {seq}, which the chain does not have");
+            return Ok((expected - 1, Some((seq.min(expected), RefusalProblem::CommandNotHeld(what)))));
+        }
+        if expected <= last {
+            return Ok((expected - 1, Some((expected, RefusalProblem::Missing))));
+        }
+    }
+    let checked = expected - 1;
+    let problem = if last_stored < head.0 {
+        Some((last_stored + 1, RefusalProblem::TruncatedTail))
+    } else if last_stored > head.0 || previous != head.1 {
+        Some((last_stored, RefusalProblem::HeadMismatch))
+    } else {
+        None
+    };
+    Ok((checked, problem))
 }
 
 /// What one page of positions showed.
@@ -133,36 +453,41 @@ struct PageResult {
     page: i64,
     /// Events that verified, from the page's first position on.
     checked: i64,
+    /// Accepted command rows bound at the page's positions that verified.
+    commands_checked: i64,
     /// The first problem in the page; nothing after it was checked.
     problem: Option<(i64, ChainProblem)>,
     /// The stored hash of the page's last event, when all of it verified.
     last_hash: [u8; 32],
 }
 
-/// Events from one position before the page (its stored hash chains the page's first event)
-/// to the page's last position; column order read by index in [`EventCheck::check`].
-const EVENT_ROWS: &str = "SELECT position, stream, stream_version, event_id, event_type, schema_version, payload, \
-     metadata, recorded_at, hash FROM events WHERE property = $1 AND position BETWEEN $2 AND $3 ORDER BY position";
-const POSTING_ROWS: &str = "SELECT position, account, amount_cents FROM postings \
-     WHERE property = $1 AND position BETWEEN $2 AND $3 ORDER BY position, posting_index";
-
 async fn check_pages(
-    mut snapshot: Transaction<'static, Postgres>,
-    property: String,
+    snapshot: &mut Transaction<'static, Postgres>,
+    property: &str,
     pages: impl Iterator<Item = i64>,
     last_stored: i64,
-    results: mpsc::Sender<Result<PageResult, StoreError>>,
+    results: &mpsc::Sender<Result<PageResult, StoreError>>,
 ) {
-    let mut check = EventCheck::new(&property);
+    let mut check = EventCheck::new(property);
     for page in pages {
         let first = page * VERIFY_PAGE_POSITIONS + 1;
         let last = (first + VERIFY_PAGE_POSITIONS - 1).min(last_stored);
-        let result = check_page(&mut snapshot, &mut check, page, first, last).await;
+        let result = check_page(snapshot, &mut check, page, first, last).await;
         let stop = !matches!(&result, Ok(result) if result.problem.is_none());
         if results.send(result).await.is_err() || stop {
             return;
         }
     }
+}
+
+/// An accepted command row as the verifier reads it.
+struct BoundCommand {
+    command_id: String,
+    request_hash: Vec<u8>,
+    append_id: Option<Uuid>,
+    outcome: Option<String>,
+    reply: Option<Vec<u8>>,
+    last_position: i64,
 }
 
 async fn check_page(
@@ -173,9 +498,39 @@ async fn check_page(
     last: i64,
 ) -> Result<PageResult, StoreError> {
     let property = check.property;
-    let events = sqlx::query(EVENT_ROWS).bind(property).bind(first - 1).bind(last).fetch_all(&mut **snapshot).await?;
-    let postings = sqlx::query(POSTING_ROWS).bind(property).bind(first).bind(last).fetch_all(&mut **snapshot).await?;
-    let mut result = PageResult { page, checked: 0, problem: None, last_hash: GENESIS_HASH };
+    // From one position before the page: its stored hash chains the page's first event.
+    let events = sqlx::query("SELECT * FROM chipledger_events_range($1, $2, $3, $4)")
+        .bind(property)
+        .bind(first - 2)
+        .bind(last)
+        .bind(last - first + 2)
+        .fetch_all(&mut **snapshot)
+        .await?;
+    let postings = sqlx::query("SELECT * FROM chipledger_postings_range($1, $2, $3)")
+        .bind(property)
+        .bind(first)
+        .bind(last)
+        .fetch_all(&mut **snapshot)
+        .await?;
+    let commands: Vec<BoundCommand> = sqlx::query("SELECT * FROM chipledger_commands_range($1, $2, $3)")
+        .bind(property)
+        .bind(first)
+        .bind(last)
+        .fetch_all(&mut **snapshot)
+        .await?
+        .iter()
+        .map(|row| {
+            Ok(BoundCommand {
+                command_id: row.try_get(0)?,
+                request_hash: row.try_get(1)?,
+                append_id: row.try_get(2)?,
+                outcome: row.try_get(3)?,
+                reply: row.try_get(4)?,
+                last_position: row.try_get(5)?,
+            })
+        })
+        .collect::<Result<_, sqlx::Error>>()?;
+    let mut result = PageResult { page, checked: 0, commands_checked: 0, problem: None, last_hash: GENESIS_HASH };
     let undecodable = |position: i64, error: String| Some((position, ChainProblem::Undecodable(error)));
     let postings = match postings
         .iter()
@@ -192,10 +547,14 @@ async fn check_page(
     // The chain enters the page through the stored hash of the position before it. If that
     // row is missing, the page before reports it first, so what this page finds never counts.
     let mut previous = GENESIS_HASH;
+    let mut previous_format = 1;
     if first > 1 {
-        match rows.next_if(|row| row.try_get::<i64, _>(0).is_ok_and(|position| position == first - 1)) {
-            Some(row) => match row.try_get::<&[u8], _>(9).ok().and_then(|hash| <[u8; 32]>::try_from(hash).ok()) {
-                Some(hash) => previous = hash,
+        match rows.next_if(|row| row.try_get::<i64, _>(1).is_ok_and(|position| position == first - 1)) {
+            Some(row) => match row.try_get::<&[u8], _>(10).ok().and_then(|hash| <[u8; 32]>::try_from(hash).ok()) {
+                Some(hash) => {
+                    previous = hash;
+                    previous_format = row.try_get::<i16, _>(11).unwrap_or(1);
+                }
                 None => result.problem = undecodable(first - 1, "hash is not 32 bytes".into()),
             },
             None => result.problem = Some((first - 1, ChainProblem::MissingPosition)),
@@ -205,9 +564,10 @@ async fn check_page(
         }
     }
     let mut next_posting = 0;
+    let mut next_command = 0;
     let mut expected = first;
     for row in rows {
-        let position = match row.try_get::<i64, _>(0) {
+        let position = match row.try_get::<i64, _>(1) {
             Ok(position) => position,
             Err(error) => {
                 result.problem = undecodable(expected, error.to_string());
@@ -218,10 +578,18 @@ async fn check_page(
             break;
         }
         let own = postings_of(&postings, &mut next_posting, position, |posting| posting.0);
-        match check.check(row, position, &previous, own) {
-            Ok(Some(hash)) => previous = hash,
-            Ok(None) => {
+        let bound = postings_of(&commands, &mut next_command, position, |command| command.last_position);
+        match check.check(row, position, &previous, previous_format, own, bound) {
+            Ok(Checked::Verified(hash, format)) => {
+                previous = hash;
+                previous_format = format;
+            }
+            Ok(Checked::Mismatch) => {
                 result.problem = Some((position, ChainProblem::HashMismatch));
+                return Ok(result);
+            }
+            Ok(Checked::CommandNotBound(what)) => {
+                result.problem = Some((position, ChainProblem::CommandNotBound(what)));
                 return Ok(result);
             }
             Err(error) => {
@@ -230,6 +598,7 @@ async fn check_page(
             }
         }
         result.checked += 1;
+        result.commands_checked += bound.len() as i64;
         expected += 1;
     }
     if expected <= last {
@@ -239,10 +608,17 @@ async fn check_page(
     Ok(result)
 }
 
+enum Checked {
+    /// The stored hash, recomputed, and the entry's format.
+    Verified([u8; 32], i16),
+    Mismatch,
+    CommandNotBound(String),
+}
+
 /// Buffers reused for every event a reader checks.
 struct EventCheck<'p> {
     property: &'p str,
-    canonicalizer: JsonbCanonicalizer,
+    canonicalizers: [JsonbCanonicalizer; 2],
     payload: Vec<u8>,
     metadata: Vec<u8>,
     body: Vec<u8>,
@@ -252,65 +628,139 @@ impl<'p> EventCheck<'p> {
     fn new(property: &'p str) -> EventCheck<'p> {
         EventCheck {
             property,
-            canonicalizer: JsonbCanonicalizer::new(),
+            canonicalizers: [JsonbCanonicalizer::new(Canonical::V1), JsonbCanonicalizer::new(Canonical::Jcs)],
             payload: Vec::with_capacity(1024),
             metadata: Vec::with_capacity(1024),
             body: Vec::with_capacity(4096),
         }
     }
 
-    /// The event's stored hash if it is the one recomputed from `previous` and its fields.
+    /// Whether the event's stored hash is the one recomputed from `previous` and its fields, and
+    /// whether the command rows bound at its position say what the log says.
     fn check(
         &mut self,
         row: &PgRow,
         position: i64,
         previous: &[u8; 32],
+        previous_format: i16,
         postings: &[(i64, &str, i64)],
-    ) -> Result<Option<[u8; 32]>, String> {
+        commands: &[BoundCommand],
+    ) -> Result<Checked, String> {
         let text = |error: sqlx::Error| error.to_string();
+        let event_id: Uuid = row.try_get(4).map_err(text)?;
         let fields = StoredFields {
             property: self.property,
-            stream: row.try_get(1).map_err(text)?,
-            event_id: &row.try_get::<Uuid, _>(3).map_err(text)?,
-            event_type: row.try_get(4).map_err(text)?,
-            schema_version: row.try_get(5).map_err(text)?,
+            stream: row.try_get(2).map_err(text)?,
+            event_id: &event_id,
+            event_type: row.try_get(5).map_err(text)?,
+            schema_version: row.try_get(6).map_err(text)?,
         };
-        let stream_version: i64 = row.try_get(2).map_err(text)?;
-        let payload = jsonb_text(row, 6)?;
-        let metadata = jsonb_text(row, 7)?;
-        let recorded_at: OffsetDateTime = row.try_get(8).map_err(text)?;
-        let micros = i64::try_from(recorded_at.unix_timestamp_nanos() / 1_000)
-            .map_err(|_| format!("recorded_at out of range at {position}"))?;
-        let stored: &[u8] = row.try_get(9).map_err(text)?;
+        let stream_version: i64 = row.try_get(3).map_err(text)?;
+        let payload = jsonb_text(row, 7)?;
+        let metadata = jsonb_text(row, 8)?;
+        let micros = micros_of(row.try_get(9).map_err(text)?)?;
+        let stored: &[u8] = row.try_get(10).map_err(text)?;
         let stored: [u8; 32] = stored.try_into().map_err(|_| format!("hash of position {position} is not 32 bytes"))?;
+        let format: i16 = row.try_get(11).map_err(text)?;
+        if format < previous_format {
+            return Err(format!("chain format {format} after format {previous_format}"));
+        }
+        let form = match format {
+            1 => Canonical::V1,
+            2 => Canonical::Jcs,
+            other => return Err(format!("unknown chain format {other}")),
+        };
         let postings = || postings.iter().map(|&(_, account, amount_cents)| (account, amount_cents));
-        let step = |body: &[u8]| chain::chain_step(previous, position, micros, stream_version, body);
+        let link = match (format, commands.first()) {
+            (2, Some(command)) => {
+                let append_id = command.append_id.as_ref().ok_or("an accepted command without append id")?;
+                let reply = command.reply.as_deref().ok_or("an accepted command without reply")?;
+                let mut bound: Vec<(&str, &[u8])> =
+                    commands.iter().map(|command| (command.command_id.as_str(), command.request_hash.as_slice())).collect();
+                bound.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+                Some(AppendLink { append_id, commands: bound, reply_sha256: request_hash(reply) })
+            }
+            _ => None,
+        };
+        let hash_of = |body: &mut Vec<u8>, payload: &[u8], metadata: &[u8]| -> Result<[u8; 32], String> {
+            match form {
+                Canonical::V1 => {
+                    chain::write_body_v1(body, &fields, payload, metadata, postings());
+                    Ok(chain::chain_step_v1(previous, position, micros, stream_version, body))
+                }
+                Canonical::Jcs => {
+                    chain::event_entry_start(body, &fields, payload, metadata, postings(), link.as_ref())?;
+                    Ok(chain::event_entry_hash(body, position, previous, micros, stream_version))
+                }
+            }
+        };
 
         self.payload.clear();
         self.metadata.clear();
-        let shortcut = self.canonicalizer.write(payload, &mut self.payload).is_some()
-            && self.canonicalizer.write(metadata, &mut self.metadata).is_some();
-        if shortcut {
-            chain::write_body(&mut self.body, &fields, &self.payload, &self.metadata, postings());
-            if step(&self.body) == stored {
-                return Ok(Some(stored));
+        let canonicalizer = &mut self.canonicalizers[usize::from(form == Canonical::Jcs)];
+        let shortcut = canonicalizer.write(payload, &mut self.payload).is_some()
+            && canonicalizer.write(metadata, &mut self.metadata).is_some();
+        let mut verified = shortcut && hash_of(&mut self.body, &self.payload, &self.metadata)? == stored;
+        if !verified {
+            // The definition: decode the stored JSON and encode it canonically.
+            let canonical = |text: &[u8]| -> Result<Vec<u8>, String> {
+                let value: serde_json::Value = serde_json::from_slice(text).map_err(|error| error.to_string())?;
+                chain::canonical(&value, form).map_err(|error| error.to_string())
+            };
+            let (payload, metadata) = (canonical(payload)?, canonical(metadata)?);
+            verified = hash_of(&mut self.body, &payload, &metadata)? == stored;
+            if verified && shortcut {
+                tracing::warn!(position, "the canonical JSON shortcut differed from the definition; the definition verified");
             }
         }
-        // The definition: decode the stored JSON and encode it canonically.
-        let canonical = |text: &[u8]| -> Result<Vec<u8>, String> {
-            let value: serde_json::Value = serde_json::from_slice(text).map_err(|error| error.to_string())?;
-            chain::canonical_json(&value).map_err(|error| error.to_string())
-        };
-        let (payload, metadata) = (canonical(payload)?, canonical(metadata)?);
-        chain::write_body(&mut self.body, &fields, &payload, &metadata, postings());
-        if step(&self.body) != stored {
-            return Ok(None);
+        if !verified {
+            return Ok(Checked::Mismatch);
         }
-        if shortcut {
-            tracing::warn!(position, "the canonical JSON shortcut differed from the definition; the definition verified");
+        for command in commands {
+            if let Some(what) = outcome_problem(command, position, &stored, micros, fields.stream, stream_version) {
+                return Ok(Checked::CommandNotBound(what));
+            }
         }
-        Ok(Some(stored))
+        Ok(Checked::Verified(stored, format))
     }
+}
+
+/// What is wrong with a command row's stored outcome, bound at `position` whose stored hash,
+/// time and stream version are given; `None` when it says what the log says.
+fn outcome_problem(
+    command: &BoundCommand,
+    position: i64,
+    hash: &[u8; 32],
+    micros: i64,
+    stream: &str,
+    stream_version: i64,
+) -> Option<String> {
+    let id = &command.command_id;
+    let Some(outcome) = &command.outcome else { return Some(format!("command {id} has no stored outcome")) };
+    let outcome: StoredOutcome = match serde_json::from_str(outcome) {
+        Ok(outcome) => outcome,
+        Err(error) => return Some(format!("command {id}: stored outcome undecodable: {error}")),
+    };
+    if outcome.last_position != position || outcome.first_position > position || outcome.first_position < 1 {
+        return Some(format!(
+            "command {id} is bound at position {position} but its stored outcome says positions {}..={}",
+            outcome.first_position, outcome.last_position
+        ));
+    }
+    if outcome.last_hash != hex::encode(hash) || outcome.recorded_at_micros != micros {
+        return Some(format!("command {id}: its stored outcome names another hash or time than position {position}"));
+    }
+    if command.append_id != Some(outcome.append_id) {
+        return Some(format!("command {id}: its stored outcome names another append"));
+    }
+    if !outcome.stream_versions.iter().any(|(name, version)| name == stream && *version == stream_version) {
+        return Some(format!("command {id}: its stored outcome does not name {stream} at version {stream_version}"));
+    }
+    None
+}
+
+fn micros_of(recorded_at: OffsetDateTime) -> Result<i64, String> {
+    i64::try_from(recorded_at.unix_timestamp_nanos() / 1_000).map_err(|_| "recorded_at out of range".to_owned())
 }
 
 /// The JSON text of a jsonb column: PostgreSQL's binary form is a version byte (1) and the text.
@@ -323,4 +773,189 @@ fn jsonb_text(row: &PgRow, column: usize) -> Result<&[u8], String> {
         (PgValueFormat::Binary, Some((1, text))) => Ok(text),
         (PgValueFormat::Binary, _) => Err(format!("unsupported jsonb format in column {column}")),
     }
+}
+
+/// A stored projection row that is not what the events give.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectionDifference {
+    /// The projection (`account_balances`, `player_sessions`, `player_departure_log`,
+    /// `patron_daily_cash`, `credit_lines`).
+    pub projection: &'static str,
+    /// The row's key (an account, a player, a player and day).
+    pub key: String,
+    /// What is stored, and what the events give (`-` for no row).
+    pub stored: String,
+    pub recomputed: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Session {
+    table_id: Option<String>,
+    seat: Option<i32>,
+    game_key: Option<String>,
+    seated_at_ms: Option<i64>,
+    seated_event_id: Option<Uuid>,
+}
+
+/// (seq, game_key, table_id, amount_left_cents, departed_at_ms) of a kept departure.
+type DepartureEntry = (i64, String, String, i64, i64);
+
+/// The inline projections as the events give them: the same rules as
+/// `chipledger_apply_projection_ops` (migrations 0003, 0005) and the balances as sums of postings.
+#[derive(Default)]
+struct Recomputed {
+    balances: BTreeMap<String, i64>,
+    sessions: BTreeMap<String, Session>,
+    /// Per player, oldest first.
+    departures: BTreeMap<String, Vec<DepartureEntry>>,
+    cash: BTreeMap<(String, String), (i64, i64)>,
+    credit: BTreeMap<String, (i64, i64)>,
+}
+
+impl Recomputed {
+    fn apply(&mut self, op: ProjectionOp) {
+        match op {
+            ProjectionOp::Seated { player_id, table_id, seat, game_key, at_ms, event_id } => {
+                self.sessions.insert(
+                    player_id,
+                    Session {
+                        table_id: Some(table_id),
+                        seat: Some(seat),
+                        game_key: Some(game_key),
+                        seated_at_ms: at_ms,
+                        seated_event_id: Some(event_id),
+                    },
+                );
+            }
+            ProjectionOp::Departed { player_id, table_id, game_key, amount_left_cents, at_ms } => {
+                if let Some(session) = self.sessions.get_mut(&player_id) {
+                    *session = Session { table_id: None, seat: None, game_key: None, seated_at_ms: None, seated_event_id: None };
+                }
+                let log = self.departures.entry(player_id).or_default();
+                let seq = log.last().map_or(0, |entry| entry.0) + 1;
+                log.push((seq, game_key, table_id, amount_left_cents, at_ms));
+                if log.len() > DEPARTURES_KEPT {
+                    let drop = log.len() - DEPARTURES_KEPT;
+                    log.drain(..drop);
+                }
+            }
+            ProjectionOp::DepartureReversed { player_id, table_id, at_ms } => {
+                if let Some(log) = self.departures.get_mut(&player_id) {
+                    log.retain(|entry| !(entry.2 == table_id && entry.4 == at_ms));
+                }
+            }
+            ProjectionOp::Cash { player_id, gaming_day, cash_in_cents, cash_out_cents } => {
+                let day = self.cash.entry((player_id, gaming_day)).or_default();
+                day.0 += cash_in_cents;
+                day.1 += cash_out_cents;
+            }
+            ProjectionOp::CreditLimit { player_id, limit_cents } => self.credit.entry(player_id).or_default().0 = limit_cents,
+            ProjectionOp::Marker { player_id, outstanding_delta_cents } => {
+                self.credit.entry(player_id).or_default().1 += outstanding_delta_cents;
+            }
+        }
+    }
+}
+
+async fn verify_projections(
+    store: &Store,
+    property: &str,
+    projection: &dyn InlineProjection,
+) -> Result<Vec<ProjectionDifference>, StoreError> {
+    let mut recomputed = Recomputed::default();
+    let mut ops = Vec::new();
+    let mut after = 0;
+    loop {
+        let page = store.read_all(property, after, crate::event::MAX_PAGE).await?;
+        let Some(last) = page.last().map(|event| event.position) else { break };
+        for event in page {
+            for posting in &event.postings {
+                *recomputed.balances.entry(posting.account.clone()).or_default() += posting.amount_cents;
+            }
+            let metadata: EventMetadata = serde_json::from_value(event.metadata.clone()).unwrap_or_default();
+            let new_event = NewEvent {
+                event_id: event.event_id,
+                event_type: event.event_type,
+                schema_version: event.schema_version,
+                payload: event.payload,
+                metadata,
+                postings: event.postings.iter().map(|p| NewPosting { account: p.account.clone(), amount_cents: p.amount_cents }).collect(),
+            };
+            projection.project(&event.stream, &new_event, &mut ops);
+            for op in ops.drain(..) {
+                recomputed.apply(op);
+            }
+        }
+        after = last;
+    }
+    let pool = store.pool();
+    let mut differences = Vec::new();
+    let mut compare = |projection: &'static str, stored: BTreeMap<String, String>, recomputed: BTreeMap<String, String>| {
+        let keys: std::collections::BTreeSet<&String> = stored.keys().chain(recomputed.keys()).collect();
+        for key in keys {
+            let (stored, recomputed) = (stored.get(key), recomputed.get(key));
+            if stored != recomputed {
+                differences.push(ProjectionDifference {
+                    projection,
+                    key: key.clone(),
+                    stored: stored.cloned().unwrap_or_else(|| "-".into()),
+                    recomputed: recomputed.cloned().unwrap_or_else(|| "-".into()),
+                });
+            }
+        }
+    };
+    let stored: Vec<(String, i64)> =
+        sqlx::query_as("SELECT * FROM chipledger_account_balances($1)").bind(property).fetch_all(pool).await?;
+    // An account row at zero and no row are the same balance.
+    let nonzero = |rows: Vec<(String, i64)>| rows.into_iter().filter(|row| row.1 != 0).map(|(k, v)| (k, v.to_string())).collect();
+    compare("account_balances", nonzero(stored), nonzero(recomputed.balances.into_iter().collect()));
+
+    type SessionRow = (String, Option<String>, Option<i32>, Option<String>, Option<i64>, Option<Uuid>);
+    let stored: Vec<SessionRow> =
+        sqlx::query_as("SELECT * FROM chipledger_player_sessions($1)").bind(property).fetch_all(pool).await?;
+    let stored = stored
+        .into_iter()
+        .map(|(player, table_id, seat, game_key, seated_at_ms, seated_event_id)| {
+            (player, format!("{:?}", Session { table_id, seat, game_key, seated_at_ms, seated_event_id }))
+        })
+        .collect();
+    let sessions = recomputed.sessions.into_iter().map(|(player, session)| (player, format!("{session:?}"))).collect();
+    compare("player_sessions", stored, sessions);
+
+    let stored: Vec<(String, i64, String, String, i64, i64)> =
+        sqlx::query_as("SELECT * FROM chipledger_departure_log($1)").bind(property).fetch_all(pool).await?;
+    let stored = stored
+        .into_iter()
+        .map(|(player, seq, game_key, table_id, amount, at)| (format!("{player}#{seq}"), format!("{game_key} {table_id} {amount} {at}")))
+        .collect();
+    let departures = recomputed
+        .departures
+        .into_iter()
+        .flat_map(|(player, log)| {
+            log.into_iter()
+                .map(move |(seq, game_key, table_id, amount, at)| (format!("{player}#{seq}"), format!("{game_key} {table_id} {amount} {at}")))
+        })
+        .collect();
+    compare("player_departure_log", stored, departures);
+
+    let stored: Vec<(String, String, i64, i64)> =
+        sqlx::query_as("SELECT * FROM chipledger_daily_cash_all($1)").bind(property).fetch_all(pool).await?;
+    let stored = stored.into_iter().map(|(player, day, cash_in, cash_out)| (format!("{player} {day}"), format!("in {cash_in} out {cash_out}"))).collect();
+    let cash = recomputed
+        .cash
+        .into_iter()
+        .map(|((player, day), (cash_in, cash_out))| (format!("{player} {day}"), format!("in {cash_in} out {cash_out}")))
+        .collect();
+    compare("patron_daily_cash", stored, cash);
+
+    let stored: Vec<(String, i64, i64)> =
+        sqlx::query_as("SELECT * FROM chipledger_credit_lines($1)").bind(property).fetch_all(pool).await?;
+    let stored = stored.into_iter().map(|(player, limit, outstanding)| (player, format!("limit {limit} outstanding {outstanding}"))).collect();
+    let credit = recomputed
+        .credit
+        .into_iter()
+        .map(|(player, (limit, outstanding))| (player, format!("limit {limit} outstanding {outstanding}")))
+        .collect();
+    compare("credit_lines", stored, credit);
+    Ok(differences)
 }

@@ -153,7 +153,10 @@ async fn malformed_protobuf_is_invalid_argument_with_a_bad_request_and_moves_not
     // does not exist, a refusal by the rules, not a decoding problem).
     let status = raw_grpc(server.channel().await?, "/chipledger.v1.TableService/BuyIn", Some(principal::ADMIN.2), grpc_frame(&good)).await?;
     assert_eq!(status.code(), Code::FailedPrecondition, "{status:?}");
-    assert_eq!(head(&mut auditor).await?, before, "nothing was written");
+    // The refusal is recorded on the refusal chain (R-AUDIT-3); no event was written.
+    let after = head(&mut auditor).await?;
+    assert_eq!((after.global_position, after.chain_hash_hex), (before.global_position, before.chain_hash_hex), "nothing was written");
+    assert_eq!(after.refusal_seq, before.refusal_seq + 1, "the refusal was recorded");
     server.stop().await
 }
 

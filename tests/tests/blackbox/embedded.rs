@@ -47,3 +47,41 @@ async fn chipledgerd_without_configuration_serves_embedded_postgres_and_stops_cl
     assert!(data_dir.join("pgdata").join("PG_VERSION").exists());
     Ok(())
 }
+
+/// After kill -9 of chipledgerd its embedded PostgreSQL is still up (or being stopped by the
+/// dead process's cleanup): a start right away takes the cluster over (no "already runs"), its
+/// data intact, checkpoints signed with the key kept in the data directory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_right_after_kill_9_takes_over_the_embedded_cluster_with_its_data() -> anyhow::Result<()> {
+    use chipledger_proto::v1 as pb;
+    let dir = tempfile::tempdir()?;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))?;
+    let data_arg = dir.path().join("data").to_string_lossy().to_string();
+    let args = ["--data-dir", data_arg.as_str(), "--listen", "127.0.0.1:0"];
+    let first = ChildServer::spawn(&args, &[], dir.path()).await?;
+    let url = format!("http://{}", first.addr);
+    wait_until_serving(&url, None).await?;
+    let mut client = chipledger_tests::Client::new(tonic::transport::Endpoint::from_shared(url)?.connect().await?, None);
+    crate::scenario::open_cage(&mut client).await?;
+    let key = client.audit.get_checkpoint_key(pb::GetCheckpointKeyRequest {}).await?.into_inner();
+    let head = chipledger_tests::head(&mut client).await?;
+
+    let pid = libc::pid_t::try_from(first.pid().expect("running"))?;
+    // SAFETY: kill(2) on the child we spawned.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
+    let started = Instant::now();
+    let second = ChildServer::spawn(&args, &[], dir.path()).await?;
+    let url = format!("http://{}", second.addr);
+    wait_until_serving(&url, None).await.map_err(|error| anyhow::anyhow!("{error:#}\n{}", second.output_text()))?;
+    eprintln!("restart after kill -9 SERVING after {:?}", started.elapsed());
+    let mut client = chipledger_tests::Client::new(tonic::transport::Endpoint::from_shared(url)?.connect().await?, None);
+    assert_eq!(chipledger_tests::head(&mut client).await?, head, "the data is there");
+    let again = client.audit.get_checkpoint_key(pb::GetCheckpointKeyRequest {}).await?.into_inner();
+    assert_eq!(again.public_key_hex, key.public_key_hex, "the same signing key");
+    let verified = client.audit.verify_chain(pb::VerifyChainRequest::default()).await?.into_inner();
+    assert!(verified.ok, "{verified:?}");
+    let (status, output) = second.terminate().await?;
+    assert!(status.success(), "exit {status}:\n{}", output.join("\n"));
+    assert!(!dir.path().join("data").join("pgdata").join("postmaster.pid").exists(), "{}", output.join("\n"));
+    Ok(())
+}

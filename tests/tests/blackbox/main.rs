@@ -7,20 +7,24 @@
 
 mod access;
 mod approvals;
+mod backup_restore;
 mod bad_input;
 mod embedded;
 mod gaming_day;
 mod idempotency;
+mod least_privilege;
 mod outage;
 mod plaintext;
 mod race;
 mod rebuy_race;
 mod reflection;
+mod refusal_memory;
 mod refusals;
 mod replicas;
 mod scenario;
 mod session;
 mod stakes;
 mod subscription;
+mod tamper;
 mod telemetry;
 mod tenancy;

@@ -23,6 +23,8 @@ async fn plaintext_bearer_tokens_on_0_0_0_0_refuse_to_start_unless_explicitly_al
     // Explicitly allowed: it starts and says what it exposes.
     let postgres = TestPostgres::start().await?;
     let database_url = postgres.fresh_database("plaintext").await?;
+    // The admin step first: the service never migrates a database it does not own.
+    chipledger_tests::prepare_database(&database_url).await?;
     let env = [("DATABASE_URL", database_url)];
     let child = ChildServer::spawn(&["--config", &config, "--listen", "0.0.0.0:0", "--allow-plaintext-tokens"], &env, dir.path()).await?;
     // The warning follows the listen line; its reader may be a moment behind.

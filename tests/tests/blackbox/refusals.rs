@@ -1,6 +1,6 @@
 //! Refusals move nothing: a refused command answers FAILED_PRECONDITION with a stable reason
 //! code, the rule id and the numbers in `google.rpc.ErrorInfo`, writes no event (the head of
-//! the log does not move), and is kept for auditors (R-AUDIT-3).
+//! the event chain does not move), and is kept for auditors, chained (R-AUDIT-3).
 
 use chipledger_proto::v1 as pb;
 use chipledger_tests::{TestServer, error_info, head, header, principal};
@@ -34,7 +34,12 @@ async fn r_stake_2_rathole_is_refused_with_reason_and_rule_and_writes_no_event()
     assert_eq!(info.metadata.get("stack_cents").map(String::as_str), Some("20000"), "{info:?}");
 
     let after = head(&mut auditor).await?;
-    assert_eq!(after, before, "a refusal appends nothing");
+    assert_eq!(
+        (&after.global_position, &after.chain_hash_hex),
+        (&before.global_position, &before.chain_hash_hex),
+        "a refusal appends no event"
+    );
+    assert_eq!(after.refusal_seq, before.refusal_seq + 1, "it is chained in the refusal chain (R-AUDIT-3)");
     assert_eq!(stack(&table_view(&mut dealer, TABLE).await?, 1), 20_000, "the stack is untouched");
 
     // The attempt is kept for auditors (R-AUDIT-3).
@@ -86,7 +91,8 @@ async fn r_rebuy_1_early_return_below_amount_left_is_refused_and_writes_no_event
     assert_eq!(info.metadata.get("rule_id").map(String::as_str), Some("R-REBUY-1"), "{info:?}");
     assert_eq!(info.metadata.get("amount_left_with_cents").map(String::as_str), Some("15000"), "{info:?}");
     assert_eq!(info.metadata.get("buy_in_cents").map(String::as_str), Some("4000"), "{info:?}");
-    assert_eq!(head(&mut auditor).await?, before, "a refusal appends nothing");
+    let after = head(&mut auditor).await?;
+    assert_eq!((after.global_position, after.refusal_seq), (before.global_position, before.refusal_seq + 1), "a refusal appends no event");
     let t2 = table_view(&mut dealer, "T2").await?;
     assert!(t2.seats.iter().all(|seat| seat.player_id.is_empty()), "nobody sits at T2: {t2:?}");
 

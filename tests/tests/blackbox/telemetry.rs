@@ -133,9 +133,11 @@ async fn one_rpc_exports_its_span_tree_under_the_callers_trace_id_and_metrics_ar
             }),
     );
 
-    // Its own PostgreSQL: the child sets the cluster-wide application role's password.
+    // Its own PostgreSQL, prepared by the admin step; the child runs as the application role.
     let postgres = TestPostgres::start().await?;
     let database_url = postgres.fresh_database("telemetry").await?;
+    chipledger_tests::prepare_database(&database_url).await?;
+    let database_url = chipledger_tests::app_url(&database_url)?;
     let dir = tempfile::tempdir()?;
     let config = write_file(dir.path(), "chipledgerd.toml", "[auth]\ndev_anonymous_role = \"admin\"\n")?;
     let config = config.to_string_lossy().to_string();

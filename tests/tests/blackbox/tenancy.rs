@@ -146,7 +146,7 @@ async fn a_dealer_of_property_a_cannot_touch_property_b_by_command_query_subscri
         .await
         .expect_err("balance");
     assert_not_permitted(&status, "GetBalance at B");
-    let status = flo.audit.verify_chain(pb::VerifyChainRequest { property_id: B.into() }).await.expect_err("chain");
+    let status = flo.audit.verify_chain(pb::VerifyChainRequest { property_id: B.into(), ..Default::default() }).await.expect_err("chain");
     assert_eq!(status.code(), Code::PermissionDenied, "{status:?}");
 
     assert_eq!(head_of(&mut auditor, B).await?, b_before, "nothing moved at B");

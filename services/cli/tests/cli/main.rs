@@ -5,5 +5,6 @@
 mod audit;
 mod bad_input;
 mod demo;
+mod evidence;
 mod phh_load;
 mod server;

@@ -26,6 +26,11 @@ pub const APPROVERS: [(&str, &str, &str, &str); 3] = [
 pub struct TestServer {
     pub url: String,
     _data_dir: tempfile::TempDir,
+    /// The superuser's URL of the database, for what only an administrator (or attacker) does.
+    pub database_url: String,
+    /// The checkpoint signing key's public half (hex).
+    pub public_key_hex: String,
+    _checkpoints: tempfile::TempDir,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
     _postgres: TestPostgres,
@@ -51,7 +56,17 @@ impl TestServer {
         let flags = Flags { listen: Some("127.0.0.1:0".parse().expect("address")), ..Flags::default() };
         let config = Config::resolve(flags, file).expect("test config resolves");
         let drain = Drain::new();
-        let ledger = Arc::new(Ledger::for_config(store, &config, drain.clone()).expect("ledger"));
+        let checkpoints = tempfile::tempdir().expect("checkpoint directory");
+        let key = chipledger_store::checkpoint::CheckpointKey::load_or_generate(&checkpoints.path().join("checkpoint.key"))
+            .expect("checkpoint key");
+        let public_key_hex = key.public_key().iter().map(|byte| format!("{byte:02x}")).collect();
+        let checkpointer = chipledger_server::checkpoints::Checkpointer::new(
+            store.clone(),
+            key,
+            Some(&checkpoints.path().join("sink")),
+            std::time::Duration::from_secs(3_600),
+        );
+        let ledger = Arc::new(Ledger::for_config(store, &config, drain.clone()).expect("ledger").with_checkpointer(Arc::new(checkpointer)));
         let listener = serve::bind(config.listen).await.expect("bind");
         let addr = listener.local_addr().expect("local address");
         let (stop, stopped) = oneshot::channel::<()>();
@@ -61,7 +76,16 @@ impl TestServer {
             };
             serve::serve(&config, listener, ledger, drain, shutdown).await.expect("serve");
         });
-        TestServer { url: format!("http://{addr}"), _data_dir: data_dir, stop: Some(stop), task: Some(task), _postgres: postgres }
+        TestServer {
+            url: format!("http://{addr}"),
+            database_url: url,
+            public_key_hex,
+            _checkpoints: checkpoints,
+            _data_dir: data_dir,
+            stop: Some(stop),
+            task: Some(task),
+            _postgres: postgres,
+        }
     }
 
     /// Runs `chipledger ARGS` against this server with the admin token (and the approvers'

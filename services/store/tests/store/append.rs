@@ -173,12 +173,10 @@ async fn floats_and_oversized_batches_are_refused_before_the_database() -> anyho
     Ok(())
 }
 
-#[tokio::test]
-async fn rejections_are_recorded_for_auditors_and_move_nothing() -> anyhow::Result<()> {
-    let db = fresh("append_rejections").await?;
-    let record = RejectionRecord {
+fn refusal(command_id: &str, request: &str) -> RejectionRecord {
+    RejectionRecord {
         property: PROPERTY.into(),
-        command_id: "cmd-9".into(),
+        command_id: command_id.into(),
         reason_code: "RATHOLING_FORBIDDEN".into(),
         rule_id: "R-STAKE-2".into(),
         numbers: vec![("stack_cents".into(), 30_000), ("removed_cents".into(), 10_000)],
@@ -187,12 +185,50 @@ async fn rejections_are_recorded_for_auditors_and_move_nothing() -> anyhow::Resu
         actor_role: "Dealer".into(),
         device: None,
         streams: vec!["table-T1".into()],
-        request: serde_json::json!({"remove_cents": 10000}),
-    };
-    let id = db.store.record_rejection(&record).await?;
-    let stored = db.store.rejections(PROPERTY, 0, 10).await?;
-    assert_eq!(stored.len(), 1);
-    assert_eq!((stored[0].rejection_id, &stored[0].record), (id, &record));
+        request: serde_json::json!({"remove_cents": 10000, "slip_no": u64::MAX}),
+        request_hash: request_hash(request.as_bytes()),
+        player_id: Some("P1".into()),
+        gaming_day: Some("2026-03-14".into()),
+        reply: format!("refused {command_id}").into_bytes(),
+    }
+}
+
+#[tokio::test]
+async fn r_audit_3_a_refusal_is_recorded_chained_and_answers_its_command_id_for_good() -> anyhow::Result<()> {
+    let db = fresh("append_rejections").await?;
+    let record = refusal("cmd-9", "remove 100");
+    let RefusalOutcome::Recorded(first) = db.store.record_refusal(&record).await? else { panic!("recorded") };
+    assert_eq!(first.refusal_seq, Some(1));
+    // The request JSON is kept with integers beyond 2^53 - 1 as strings (they chain exactly).
+    assert_eq!(first.record.request["slip_no"], serde_json::json!(u64::MAX.to_string()));
+    assert_eq!((&first.record.reply, &first.record.player_id), (&record.reply, &record.player_id));
+    let stored = db.store.rejections_of(PROPERTY, 0, 10, Some("P1"), Some("2026-03-14")).await?;
+    assert_eq!(stored, vec![first.clone()]);
+    assert!(db.store.rejections_of(PROPERTY, 0, 10, Some("P2"), None).await?.is_empty());
+    assert!(db.store.read_all(PROPERTY, 0, 10).await?.is_empty(), "a refusal moves nothing");
+
+    // The same id and request again: the first refusal, byte for byte; another request: conflict.
+    assert_eq!(db.store.record_refusal(&record).await?, RefusalOutcome::Replayed(first.clone()));
+    let other = refusal("cmd-9", "remove 200");
+    assert!(matches!(db.store.record_refusal(&other).await, Err(StoreError::IdempotencyConflict { .. })));
+    // An append carrying the refused id with the same request is answered by the refusal ...
+    let mut request = one_stream("table-T1", ExpectedVersion::NoStream, buy_ins(1, "cmd-9"));
+    request.commands = vec![command("cmd-9", "remove 100")];
+    let error = db.store.append(&request).await.unwrap_err();
+    assert!(matches!(&error, StoreError::RefusedBefore { command_id, refusal_seq: 1 } if command_id == "cmd-9"), "{error:?}");
+    // ... with another request it is a reused id; nothing is written either way.
+    request.commands = vec![command("cmd-9", "remove 300")];
+    assert!(matches!(db.store.append(&request).await, Err(StoreError::IdempotencyConflict { .. })));
     assert!(db.store.read_all(PROPERTY, 0, 10).await?.is_empty());
+    // An id accepted before answers its result, not a refusal.
+    let mut accepted = one_stream("table-T1", ExpectedVersion::NoStream, buy_ins(1, "cmd-10"));
+    accepted.commands = vec![command("cmd-10", "buy 100")];
+    let outcome = db.store.append(&accepted).await?;
+    let late = refusal("cmd-10", "buy 100");
+    let RefusalOutcome::Accepted(replayed) = db.store.record_refusal(&late).await? else { panic!("accepted") };
+    assert_eq!(replayed.outcome_json, outcome.outcome_json);
+    let report = db.store.verify_log(PROPERTY, &[]).await?;
+    assert!(report.ok(), "{report:?}");
+    assert_eq!((report.refusals_checked, report.commands_checked), (1, 1));
     Ok(())
 }

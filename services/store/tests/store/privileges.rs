@@ -1,5 +1,7 @@
 //! R-AUDIT-1: the database itself refuses UPDATE, DELETE and TRUNCATE of the log, for the
-//! application role (privileges and trigger) and even for a superuser (trigger).
+//! application role (privileges and trigger) and even for a superuser (trigger). Least
+//! privilege: the application role reaches no table at all, only the SECURITY DEFINER functions
+//! of `sql/`, each the one in its file, owned by a role nobody logs in as.
 
 use chipledger_store::*;
 use sqlx::Connection;
@@ -22,6 +24,27 @@ const STATEMENTS: &[&str] = &[
     "DROP TRIGGER events_append_only ON events",
 ];
 
+/// What the application role may not do either: read or write any table directly.
+const APP_ONLY: &[&str] = &[
+    "SELECT * FROM events",
+    "SELECT * FROM postings",
+    "SELECT * FROM commands",
+    "SELECT * FROM rejections",
+    "SELECT * FROM property_heads",
+    "SELECT * FROM account_balances",
+    "SELECT * FROM seat_stacks",
+    "SELECT * FROM player_departures",
+    "SELECT * FROM checkpoints",
+    "INSERT INTO rejections (property, command_id, reason_code, rule_id, numbers, detail, actor_id, actor_role, streams, request) \
+     VALUES ('casino-1', 'x', 'X', 'R-X', '[]', '', 'a', 'r', '{}', '{}')",
+    "UPDATE account_balances SET balance_cents = balance_cents + 1000000",
+    "UPDATE property_heads SET last_position = 0",
+    "DELETE FROM player_sessions",
+    "INSERT INTO checkpoints VALUES ('casino-1', 0, 0, 'k', now(), '{}')",
+    "CREATE TABLE public.shadow (x int)",
+    "SELECT chipledger_refuse_change()",
+];
+
 #[tokio::test]
 async fn r_audit_1_application_role_cannot_update_delete_or_truncate() -> anyhow::Result<()> {
     let db = fresh("privileges_app").await?;
@@ -31,7 +54,7 @@ async fn r_audit_1_application_role_cannot_update_delete_or_truncate() -> anyhow
     let mut app = sqlx::PgConnection::connect_with(&Store::app_options(&db.admin_url, APP_PASSWORD)?).await?;
     let role: String = sqlx::query_scalar("SELECT current_user").fetch_one(&mut app).await?;
     assert_eq!(role, APP_ROLE);
-    for statement in STATEMENTS {
+    for statement in STATEMENTS.iter().chain(APP_ONLY) {
         let error = sqlx::query(*statement).execute(&mut app).await.expect_err(statement);
         let code = error.as_database_error().and_then(|e| e.code()).map(|c| c.into_owned());
         // 42501 insufficient_privilege (grants), 42501 from the trigger, or 42501 must be owner.
@@ -54,5 +77,85 @@ async fn r_audit_1_even_a_superuser_is_stopped_by_the_trigger() -> anyhow::Resul
         assert!(error.to_string().contains("append-only"), "{statement}: {error}");
     }
     assert_eq!(db.store.read_all(PROPERTY, 0, 10).await?.len(), 2);
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_application_role_executes_exactly_the_functions_of_sql_and_reaches_no_table() -> anyhow::Result<()> {
+    let db = fresh("privileges_functions").await?;
+    let mut superuser = admin(&db.admin_url).await?;
+    let reachable: Vec<String> = sqlx::query_scalar(
+        "SELECT c.relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+         WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p', 'v', 'm', 'S') \
+           AND (has_table_privilege('chipledger_app', c.oid, 'SELECT, INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER') \
+                OR c.relowner <> 'chipledger_owner'::regrole)",
+    )
+    .fetch_all(&mut superuser)
+    .await?;
+    assert_eq!(reachable, Vec::<String>::new(), "tables the application role reaches, or not owned by the owner");
+    let executable: Vec<(String, bool, Option<Vec<String>>, String)> = sqlx::query_as(
+        "SELECT p.proname::text, p.prosecdef, p.proconfig, p.proowner::regrole::text FROM pg_proc p \
+         JOIN pg_namespace n ON n.oid = p.pronamespace \
+         WHERE n.nspname = 'public' AND has_function_privilege('chipledger_app', p.oid, 'EXECUTE') ORDER BY p.proname",
+    )
+    .fetch_all(&mut superuser)
+    .await?;
+    let mut expected: Vec<&str> = chipledger_store::schema::FUNCTIONS.iter().map(|(name, _)| *name).collect();
+    expected.sort_unstable();
+    assert_eq!(executable.iter().map(|f| f.0.as_str()).collect::<Vec<_>>(), expected);
+    for (name, security_definer, config, owner) in &executable {
+        assert!(security_definer, "{name} runs with the owner's rights");
+        assert!(config.as_ref().is_some_and(|c| c.iter().any(|s| s == "search_path=public, pg_temp")), "{name}: {config:?}");
+        assert_eq!(owner, OWNER_ROLE, "{name}");
+    }
+    let (owner_logs_in, app_creates): (bool, bool) = sqlx::query_as(
+        "SELECT (SELECT rolcanlogin FROM pg_roles WHERE rolname = 'chipledger_owner'), \
+                has_schema_privilege('chipledger_app', 'public', 'CREATE')",
+    )
+    .fetch_one(&mut superuser)
+    .await?;
+    assert_eq!((owner_logs_in, app_creates), (false, false));
+    Ok(())
+}
+
+/// Issue 13: one file per function, applied with CREATE OR REPLACE: what the database runs is
+/// the text of its file.
+#[tokio::test]
+async fn every_function_in_the_database_is_the_one_in_its_file() -> anyhow::Result<()> {
+    let db = fresh("privileges_files").await?;
+    let mut superuser = admin(&db.admin_url).await?;
+    for (name, text) in chipledger_store::schema::FUNCTIONS {
+        let body = text.split_once("AS $$\n").and_then(|(_, rest)| rest.rsplit_once("\n$$;")).map(|(body, _)| body);
+        let body = body.unwrap_or_else(|| panic!("{name}: no `AS $$ ... $$;` body in its file"));
+        let installed: Vec<String> = sqlx::query_scalar("SELECT prosrc FROM pg_proc WHERE proname = $1")
+            .bind(name)
+            .fetch_all(&mut superuser)
+            .await?;
+        assert_eq!(installed.len(), 1, "{name}: one function of that name");
+        assert_eq!(installed[0].trim_matches('\n'), body.trim_matches('\n'), "{name}");
+    }
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn four_admin_steps_at_the_same_moment_on_a_fresh_database_all_succeed() -> anyhow::Result<()> {
+    let server = chipledger_postgres::TestPostgres::shared().await?;
+    let admin_url = server.fresh_database("privileges_migrate_race").await?;
+    let start = std::sync::Arc::new(tokio::sync::Barrier::new(4));
+    let runs: Vec<_> = (0..4)
+        .map(|_| {
+            let (admin_url, start) = (admin_url.clone(), start.clone());
+            tokio::spawn(async move {
+                start.wait().await;
+                Store::migrate(&admin_url).await?;
+                Store::set_app_password(&admin_url, APP_PASSWORD).await
+            })
+        })
+        .collect();
+    for run in runs {
+        run.await??;
+    }
+    let store = Store::connect_with(Store::app_options(&admin_url, APP_PASSWORD)?, 2).await?;
+    store.check_schema().await?;
     Ok(())
 }

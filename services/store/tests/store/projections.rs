@@ -239,40 +239,52 @@ async fn joined_table_session_is_seated_at_the_events_recorded_time() -> anyhow:
 }
 
 /// Migration 0003 rebuilds the departures from the log (the rules' LeftTable and Corrected
-/// events) on a database an 0002 release filled, and keeps departures no event backs.
+/// events) on a database an 0002 release filled, and keeps departures no event backs. The 0002
+/// database is filled as that release left it, by a superuser: its events (a departure
+/// correction the 0002 projection could not apply) and its one-row-per-game departures.
 #[tokio::test]
 async fn migration_0003_rebuilds_departures_from_the_log() -> anyhow::Result<()> {
     use chipledger_rules::{PlayerEvent, PlayerReversal};
     let server = chipledger_postgres::TestPostgres::shared().await?;
     let admin_url = server.fresh_database("projections_upgrade").await?;
     Store::migrate_to(&admin_url, 2).await?;
-    Store::set_app_password(&admin_url, APP_PASSWORD).await?;
-    // The 0002 release projected nothing for a departure correction: it is appended without ops.
-    let unprojected = Store::connect_with(Store::app_options(&admin_url, APP_PASSWORD)?, 4).await?;
-    let store = unprojected.clone().with_projection(Arc::new(RulesProjection));
-    let departures = [
-        PlayerEvent::LeftTable { table_id: table("T1")?, seat: 1, game_key: "NLHE-1-2".into(), amount_cents: 30_000, at_unix_ms: 1_000 },
-        PlayerEvent::LeftTable { table_id: table("T2")?, seat: 5, game_key: "NLHE-1-2".into(), amount_cents: 45_000, at_unix_ms: 2_000 },
-    ];
-    store.append(&one_stream("player-P7", ExpectedVersion::NoStream, departures.iter().map(rules_event).collect::<Result<_, _>>()?)).await?;
     let correction = PlayerEvent::Corrected {
         reverses_event_id: "e-2".into(),
         approved_by: "manager-1".into(),
         reason: "wrong table".into(),
         reversal: PlayerReversal::Departure { table_id: table("T2")?, at_unix_ms: 2_000 },
     };
-    unprojected.append(&one_stream("player-P7", ExpectedVersion::Exact(2), vec![rules_event(&correction)?])).await?;
-    let mut request = one_stream("table-T9", ExpectedVersion::NoStream, buy_ins(1, "c1"));
-    request.projection_ops.push(ProjectionOp::Departed {
-        player_id: "P8".into(),
-        table_id: "T9".into(),
-        game_key: "STUD-5-10".into(),
-        amount_left_cents: 7_000,
-        at_ms: 5_000,
-    });
-    store.append(&request).await?;
-    // The 0002 projection could not take the departure back.
-    assert_eq!(store.departure(PROPERTY, "P7", "NLHE-1-2").await?.map(|d| d.amount_left_cents), Some(45_000));
+    let player_events = [
+        PlayerEvent::LeftTable { table_id: table("T1")?, seat: 1, game_key: "NLHE-1-2".into(), amount_cents: 30_000, at_unix_ms: 1_000 },
+        PlayerEvent::LeftTable { table_id: table("T2")?, seat: 5, game_key: "NLHE-1-2".into(), amount_cents: 45_000, at_unix_ms: 2_000 },
+        correction,
+    ];
+    let mut superuser = admin(&admin_url).await?;
+    for (index, event) in player_events.iter().enumerate() {
+        let event = rules_event(event)?;
+        sqlx::query(
+            "INSERT INTO events (property, position, stream, stream_version, event_id, event_type, schema_version, \
+             payload, metadata, recorded_at, hash) VALUES ($1, $2, 'player-P7', $2, $3, $4, 1, $5, '{}', now(), $6)",
+        )
+        .bind(PROPERTY)
+        .bind(index as i64 + 1)
+        .bind(event.event_id)
+        .bind(&event.event_type)
+        .bind(&event.payload)
+        .bind(vec![0u8; 32])
+        .execute(&mut superuser)
+        .await?;
+    }
+    // What the 0002 projection held: the latest departure per game, the correction not applied,
+    // and a departure a caller gave directly (no event backs it).
+    sqlx::raw_sql(
+        "INSERT INTO player_departures VALUES ('casino-1', 'P7', 'NLHE-1-2', 'T2', 45000, 2000), \
+                                              ('casino-1', 'P8', 'STUD-5-10', 'T9', 7000, 5000)",
+    )
+    .execute(&mut superuser)
+    .await?;
+    Store::set_app_password(&admin_url, APP_PASSWORD).await?;
+    let store = Store::connect_with(Store::app_options(&admin_url, APP_PASSWORD)?, 4).await?;
 
     Store::migrate(&admin_url).await?;
     assert_eq!(

@@ -1,0 +1,11 @@
+-- chipledger_command: what a command id is: its request hash and, accepted, its outcome and reply, or, refused,
+-- its place in the refusal chain.
+CREATE OR REPLACE FUNCTION chipledger_command(p_property text, p_command_id text)
+RETURNS TABLE (request_hash bytea, outcome text, reply bytea, refusal_seq bigint)
+LANGUAGE sql STABLE
+SECURITY DEFINER
+SET search_path = public, pg_temp
+AS $$
+SELECT c.request_hash, c.outcome, c.reply, c.refusal_seq FROM commands c
+ WHERE c.property = p_property AND c.command_id = p_command_id
+$$;

@@ -1,0 +1,82 @@
+-- chipledger_record_refusal: remember a refused command for good (R-AUDIT-3), chained.
+--
+-- The refusal takes the command id (a row in `commands` pointing at it, the same primary key an
+-- append inserts, so an append and a refusal racing on one id cannot both win: the loser meets
+-- unique_violation and the store asks again) and its place in the property's refusal chain,
+-- under the head row lock appends take last. Answers what the id now is:
+--   'recorded'  this call chained the refusal;
+--   'replayed'  the id was refused before with this very request (its refusal answers);
+--   'accepted'  the id was accepted before with this very request (its result answers);
+-- and CL002 when the id was used for a different request.
+-- Chain (format 2, chain.rs): p_entry is `{"body":<body>,"format":2,"kind":"refusal","position":`
+-- and the entry ends here: seq || ',"prev":"' || hex(previous) || '","recorded_at_micros":' || micros || '}'.
+CREATE OR REPLACE FUNCTION chipledger_record_refusal(
+    p_property     text,
+    p_command_id   text,
+    p_request_hash bytea,
+    p_entry        bytea,
+    p_reason_code  text,
+    p_rule_id      text,
+    p_numbers      jsonb,
+    p_detail       text,
+    p_actor_id     text,
+    p_actor_role   text,
+    p_device       text,
+    p_streams      text[],
+    p_request      jsonb,
+    p_player_id    text,
+    p_gaming_day   date,
+    p_reply        bytea
+) RETURNS TABLE (outcome text, refusal_seq bigint, rejection_id bigint)
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = public, pg_temp
+AS $$
+DECLARE
+    v_known    commands%ROWTYPE;
+    v_seq      bigint;
+    v_hash     bytea;
+    v_recorded timestamptz;
+    v_micros   bigint;
+    v_id       bigint;
+BEGIN
+    SELECT * INTO v_known FROM commands c WHERE c.property = p_property AND c.command_id = p_command_id;
+    IF FOUND THEN
+        IF v_known.request_hash <> p_request_hash THEN
+            RAISE EXCEPTION 'chipledger: command id reused' USING ERRCODE = 'CL002',
+                DETAIL = json_build_object('command_id', p_command_id)::text;
+        END IF;
+        IF v_known.refusal_seq IS NULL THEN
+            RETURN QUERY SELECT 'accepted'::text, NULL::bigint, NULL::bigint;
+        ELSE
+            RETURN QUERY SELECT 'replayed'::text, r.refusal_seq, r.rejection_id FROM rejections r
+                          WHERE r.property = p_property AND r.refusal_seq = v_known.refusal_seq;
+        END IF;
+        RETURN;
+    END IF;
+
+    PERFORM 1 FROM property_heads h WHERE h.property = p_property FOR UPDATE;
+    IF NOT FOUND THEN
+        INSERT INTO property_heads (property) VALUES (p_property) ON CONFLICT DO NOTHING;
+    END IF;
+    SELECT h.last_refusal_seq + 1, h.last_refusal_hash INTO v_seq, v_hash
+      FROM property_heads h WHERE h.property = p_property FOR UPDATE;
+    v_recorded := clock_timestamp();
+    v_micros := (extract(epoch FROM v_recorded) * 1000000)::bigint;
+    v_hash := sha256(p_entry || convert_to(format('%s,"prev":"%s","recorded_at_micros":%s}',
+                                                  v_seq, encode(v_hash, 'hex'), v_micros), 'UTF8'));
+
+    INSERT INTO rejections (property, command_id, reason_code, rule_id, numbers, detail, actor_id, actor_role,
+                            device, streams, request, recorded_at, refusal_seq, hash, request_hash, player_id,
+                            gaming_day, reply)
+    VALUES (p_property, p_command_id, p_reason_code, p_rule_id, p_numbers, p_detail, p_actor_id, p_actor_role,
+            p_device, p_streams, p_request, v_recorded, v_seq, v_hash, p_request_hash, p_player_id,
+            p_gaming_day, p_reply)
+    RETURNING rejections.rejection_id INTO v_id;
+    -- A concurrent append or refusal of the same id meets this primary key (unique_violation).
+    INSERT INTO commands (property, command_id, request_hash, recorded_at, refusal_seq)
+    VALUES (p_property, p_command_id, p_request_hash, v_recorded, v_seq);
+    UPDATE property_heads SET last_refusal_seq = v_seq, last_refusal_hash = v_hash WHERE property = p_property;
+    RETURN QUERY SELECT 'recorded'::text, v_seq, v_id;
+END
+$$;

@@ -1,0 +1,20 @@
+-- chipledger_rejections: rejections with id > p_after_id, oldest first, optionally of one player and/or gaming day.
+CREATE OR REPLACE FUNCTION chipledger_rejections(p_property text, p_after_id bigint, p_limit bigint, p_player_id text, p_gaming_day date)
+RETURNS TABLE (rejection_id bigint, recorded_at timestamptz, command_id text, reason_code text, rule_id text,
+               numbers jsonb, detail text, actor_id text, actor_role text, device text, streams text[],
+               request jsonb, refusal_seq bigint, hash bytea, request_hash bytea, player_id text,
+               gaming_day date, reply bytea)
+LANGUAGE sql STABLE
+SECURITY DEFINER
+SET search_path = public, pg_temp
+AS $$
+SELECT r.rejection_id, r.recorded_at, r.command_id, r.reason_code, r.rule_id, r.numbers, r.detail, r.actor_id,
+       r.actor_role, r.device, r.streams, r.request, r.refusal_seq, r.hash, r.request_hash, r.player_id,
+       r.gaming_day, r.reply
+  FROM rejections r
+ WHERE r.property = p_property AND r.rejection_id > p_after_id
+   AND (p_player_id IS NULL OR r.player_id = p_player_id)
+   AND (p_gaming_day IS NULL OR r.gaming_day = p_gaming_day)
+ ORDER BY r.rejection_id
+ LIMIT p_limit
+$$;

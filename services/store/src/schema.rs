@@ -1,0 +1,206 @@
+//! The admin step: roles, migrations, functions and grants, as one explicit operation.
+//!
+//! `chipledgerd migrate` (a Kubernetes Job, or the embedded mode at its start) runs
+//! [`crate::Store::migrate`] with an admin URL; the service itself connects with the application
+//! role's own credentials and only checks that the database is what it was built for
+//! ([`crate::Store::check_schema`]). Steps, all on one connection holding a session advisory
+//! lock, so two migrate runs (or replicas) at the same moment take turns instead of racing on
+//! the catalogs ("tuple concurrently updated"):
+//! 1. `sql/roles.sql`: the roles (`chipledger_owner` NOLOGIN, `chipledger_app`), the admin made a
+//!    member of the owner, objects an earlier release created as the admin handed to the owner.
+//! 2. `SET ROLE chipledger_owner`, then the numbered migrations (tables, indexes, grants): every
+//!    object is born owned by the role nobody logs in as.
+//! 3. The function files `sql/fn_*.sql` with CREATE OR REPLACE, one file per function, each
+//!    SECURITY DEFINER with a pinned search_path.
+//! 4. Grants: nothing on any table for the application role or PUBLIC; EXECUTE on exactly the
+//!    functions of [`FUNCTIONS`] for the application role.
+//! 5. `schema_state`: the SHA-256 of the function files, which the service compares at start.
+
+use sha2::{Digest, Sha256};
+use sqlx::{Connection, PgConnection};
+
+use crate::error::StoreError;
+use crate::{APP_ROLE, MIGRATOR, OWNER_ROLE};
+
+/// The functions the application role may execute, each from its own file (`sql/fn_<name>.sql`).
+pub const FUNCTIONS: &[(&str, &str)] = &[
+    ("chipledger_append", include_str!("../sql/fn_chipledger_append.sql")),
+    ("chipledger_account_balances", include_str!("../sql/fn_chipledger_account_balances.sql")),
+    ("chipledger_balance_at", include_str!("../sql/fn_chipledger_balance_at.sql")),
+    ("chipledger_balances_sum_at", include_str!("../sql/fn_chipledger_balances_sum_at.sql")),
+    ("chipledger_checkpoints", include_str!("../sql/fn_chipledger_checkpoints.sql")),
+    ("chipledger_command", include_str!("../sql/fn_chipledger_command.sql")),
+    ("chipledger_command_count", include_str!("../sql/fn_chipledger_command_count.sql")),
+    ("chipledger_commands_range", include_str!("../sql/fn_chipledger_commands_range.sql")),
+    ("chipledger_credit_line", include_str!("../sql/fn_chipledger_credit_line.sql")),
+    ("chipledger_credit_lines", include_str!("../sql/fn_chipledger_credit_lines.sql")),
+    ("chipledger_daily_cash", include_str!("../sql/fn_chipledger_daily_cash.sql")),
+    ("chipledger_daily_cash_all", include_str!("../sql/fn_chipledger_daily_cash_all.sql")),
+    ("chipledger_departure", include_str!("../sql/fn_chipledger_departure.sql")),
+    ("chipledger_departure_log", include_str!("../sql/fn_chipledger_departure_log.sql")),
+    ("chipledger_event_location", include_str!("../sql/fn_chipledger_event_location.sql")),
+    ("chipledger_events_by_filter", include_str!("../sql/fn_chipledger_events_by_filter.sql")),
+    ("chipledger_events_range", include_str!("../sql/fn_chipledger_events_range.sql")),
+    ("chipledger_hashes_at", include_str!("../sql/fn_chipledger_hashes_at.sql")),
+    ("chipledger_head", include_str!("../sql/fn_chipledger_head.sql")),
+    ("chipledger_jackpot_day", include_str!("../sql/fn_chipledger_jackpot_day.sql")),
+    ("chipledger_lag", include_str!("../sql/fn_chipledger_lag.sql")),
+    ("chipledger_max_position", include_str!("../sql/fn_chipledger_max_position.sql")),
+    ("chipledger_max_refusal_seq", include_str!("../sql/fn_chipledger_max_refusal_seq.sql")),
+    ("chipledger_player_session", include_str!("../sql/fn_chipledger_player_session.sql")),
+    ("chipledger_player_sessions", include_str!("../sql/fn_chipledger_player_sessions.sql")),
+    ("chipledger_position_at", include_str!("../sql/fn_chipledger_position_at.sql")),
+    ("chipledger_postings_at", include_str!("../sql/fn_chipledger_postings_at.sql")),
+    ("chipledger_postings_range", include_str!("../sql/fn_chipledger_postings_range.sql")),
+    ("chipledger_projected_balance", include_str!("../sql/fn_chipledger_projected_balance.sql")),
+    ("chipledger_properties", include_str!("../sql/fn_chipledger_properties.sql")),
+    ("chipledger_record_checkpoint", include_str!("../sql/fn_chipledger_record_checkpoint.sql")),
+    ("chipledger_record_refusal", include_str!("../sql/fn_chipledger_record_refusal.sql")),
+    ("chipledger_refusal_hashes_at", include_str!("../sql/fn_chipledger_refusal_hashes_at.sql")),
+    ("chipledger_refused_commands", include_str!("../sql/fn_chipledger_refused_commands.sql")),
+    ("chipledger_refusals_range", include_str!("../sql/fn_chipledger_refusals_range.sql")),
+    ("chipledger_rejections", include_str!("../sql/fn_chipledger_rejections.sql")),
+    ("chipledger_report_events", include_str!("../sql/fn_chipledger_report_events.sql")),
+    ("chipledger_report_table_day_apply", include_str!("../sql/fn_chipledger_report_table_day_apply.sql")),
+    ("chipledger_report_table_day_checkpoint", include_str!("../sql/fn_chipledger_report_table_day_checkpoint.sql")),
+    ("chipledger_report_table_day_reset", include_str!("../sql/fn_chipledger_report_table_day_reset.sql")),
+    ("chipledger_report_table_day_rows", include_str!("../sql/fn_chipledger_report_table_day_rows.sql")),
+    ("chipledger_schema_state", include_str!("../sql/fn_chipledger_schema_state.sql")),
+    ("chipledger_seat_stacks", include_str!("../sql/fn_chipledger_seat_stacks.sql")),
+    ("chipledger_stream_events", include_str!("../sql/fn_chipledger_stream_events.sql")),
+    ("chipledger_stream_version", include_str!("../sql/fn_chipledger_stream_version.sql")),
+    ("chipledger_tray_inventory", include_str!("../sql/fn_chipledger_tray_inventory.sql")),
+];
+
+const ROLES_SQL: &str = include_str!("../sql/roles.sql");
+/// Key of the session advisory lock held for the whole admin step ("chipledg" in ASCII).
+const ADMIN_LOCK_KEY: i64 = 0x6368_6970_6c65_6467;
+/// Attempts when another database of the same cluster changes the same role at the same moment
+/// (catalog rows are cluster-wide; the advisory lock is per database).
+const ROLE_ATTEMPTS: usize = 5;
+
+/// SHA-256 of the function files, as `schema_state` keeps it.
+pub fn functions_sha256() -> String {
+    let mut hasher = Sha256::new();
+    for (name, text) in FUNCTIONS {
+        hasher.update(name.as_bytes());
+        hasher.update([0]);
+        hasher.update(text.as_bytes());
+        hasher.update([0]);
+    }
+    hex::encode(hasher.finalize())
+}
+
+/// The admin step on `admin_url`: all of it, or (`up_to`) only the migrations up to a version
+/// (upgrade tests build a database as an older release left it).
+pub(crate) async fn migrate(admin_url: &str, up_to: Option<i64>) -> Result<(), StoreError> {
+    let mut conn = PgConnection::connect(admin_url).await?;
+    sqlx::query("SELECT pg_advisory_lock($1)").bind(ADMIN_LOCK_KEY).execute(&mut conn).await?;
+    let result = admin_step(&mut conn, up_to).await;
+    let unlocked = sqlx::query("SELECT pg_advisory_unlock($1)").bind(ADMIN_LOCK_KEY).execute(&mut conn).await;
+    conn.close().await?;
+    result?;
+    unlocked?;
+    Ok(())
+}
+
+async fn admin_step(conn: &mut PgConnection, up_to: Option<i64>) -> Result<(), StoreError> {
+    with_role_retries(conn, ROLES_SQL).await?;
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("SET ROLE {OWNER_ROLE}"))).execute(&mut *conn).await?;
+    let owned = async {
+        match up_to {
+            // run_direct: a Send future on a borrowed connection (run/run_to are not).
+            Some(version) => MIGRATOR.run_direct(Some(version), &mut *conn, false).await?,
+            None => {
+                MIGRATOR.run_direct(None, &mut *conn, false).await?;
+                install_functions(conn).await?;
+            }
+        }
+        Ok::<(), StoreError>(())
+    }
+    .await;
+    sqlx::raw_sql("RESET ROLE").execute(&mut *conn).await?;
+    owned
+}
+
+async fn install_functions(conn: &mut PgConnection) -> Result<(), StoreError> {
+    let mut tx = conn.begin().await?;
+    for (_, text) in FUNCTIONS {
+        sqlx::raw_sql(sqlx::AssertSqlSafe(*text)).execute(&mut *tx).await?;
+    }
+    let names = FUNCTIONS.iter().map(|(name, _)| *name).collect::<Vec<_>>().join(", ");
+    let grants = format!(
+        "REVOKE ALL ON ALL TABLES IN SCHEMA public FROM PUBLIC, {APP_ROLE};\n\
+         REVOKE ALL ON ALL SEQUENCES IN SCHEMA public FROM PUBLIC, {APP_ROLE};\n\
+         REVOKE ALL ON ALL FUNCTIONS IN SCHEMA public FROM PUBLIC, {APP_ROLE};\n\
+         ALTER DEFAULT PRIVILEGES FOR ROLE {OWNER_ROLE} REVOKE EXECUTE ON FUNCTIONS FROM PUBLIC;\n\
+         GRANT EXECUTE ON FUNCTION {names} TO {APP_ROLE};"
+    );
+    sqlx::raw_sql(sqlx::AssertSqlSafe(grants)).execute(&mut *tx).await?;
+    sqlx::query(
+        "INSERT INTO schema_state (functions_sha256) VALUES ($1) \
+         ON CONFLICT (singleton) DO UPDATE SET functions_sha256 = EXCLUDED.functions_sha256",
+    )
+    .bind(functions_sha256())
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Let the application role log in with `password`, unless it already does: the password is
+/// only changed when it differs, so replicas and test databases sharing a cluster never
+/// rewrite the role row under each other.
+pub(crate) async fn set_app_password(admin_url: &str, password: &str) -> Result<(), StoreError> {
+    let app = crate::Store::app_options(admin_url, password)?;
+    if let Ok(conn) = PgConnection::connect_with(&app).await {
+        conn.close().await?;
+        return Ok(());
+    }
+    let mut conn = PgConnection::connect(admin_url).await?;
+    let literal: String = sqlx::query_scalar("SELECT quote_literal($1)").bind(password).fetch_one(&mut conn).await?;
+    let statement = format!("ALTER ROLE {APP_ROLE} LOGIN PASSWORD {literal}");
+    with_role_retries(&mut conn, &statement).await?;
+    conn.close().await?;
+    Ok(())
+}
+
+/// Runs statements on cluster-wide role rows again when another session updated the same row
+/// at the same moment (PostgreSQL's "tuple concurrently updated"), a bounded number of times.
+async fn with_role_retries(conn: &mut PgConnection, statements: &str) -> Result<(), StoreError> {
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        match sqlx::raw_sql(sqlx::AssertSqlSafe(statements.to_owned())).execute(&mut *conn).await {
+            Err(error) if attempt < ROLE_ATTEMPTS && concurrently_updated(&error) => {
+                tracing::debug!(%error, attempt, "role catalog row changed concurrently, running again");
+            }
+            other => return Ok(other.map(drop)?),
+        }
+    }
+}
+
+fn concurrently_updated(error: &sqlx::Error) -> bool {
+    error.as_database_error().is_some_and(|db| {
+        db.message().contains("tuple concurrently updated") || db.message().contains("tuple concurrently deleted")
+    })
+}
+
+/// What the database has installed, against what this build carries.
+pub(crate) async fn check_schema(pool: &sqlx::PgPool) -> Result<(), StoreError> {
+    let installed: Result<Option<String>, sqlx::Error> =
+        sqlx::query_scalar("SELECT chipledger_schema_state()").fetch_one(pool).await;
+    let expected = functions_sha256();
+    let installed = match installed {
+        Ok(installed) => installed,
+        // 42883: the function does not exist (never migrated this far); 42501: not allowed.
+        Err(error) if error.as_database_error().and_then(|db| db.code()).is_some_and(|c| c == "42883" || c == "42501") => {
+            return Err(StoreError::SchemaMismatch { installed: None, expected, cause: error.to_string() });
+        }
+        Err(error) => return Err(error.into()),
+    };
+    if installed.as_deref() != Some(expected.as_str()) {
+        return Err(StoreError::SchemaMismatch { installed, expected, cause: "function files differ".into() });
+    }
+    Ok(())
+}

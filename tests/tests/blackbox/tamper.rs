@@ -1,0 +1,323 @@
+//! Evidence nobody can quietly rewrite: what a database superuser does to the log, and what
+//! `VerifyChain` against the checkpoints chipledgerd signed says about it.
+//!
+//! Every scenario records the same ledger with three signed checkpoints kept outside the
+//! database (C1 after P1's buy-in; C2 after P2's buy-in and a refused rathole; C3 after P3's
+//! buy-in), then tampers as a superuser who knows the published chain format: rewriting an
+//! event and recomputing every later hash and the head is self-consistent, so only the
+//! checkpoints tell, and the report names the last one the log still agrees with.
+
+use chipledger_proto::v1 as pb;
+use chipledger_store::chain::{self, AppendLink, StoredFields};
+use chipledger_tests::{Client, TestServer, header, principal};
+use sqlx::{Connection, PgConnection, Row};
+
+use crate::scenario::{self, TABLE, cash_buy_in};
+
+struct Recorded {
+    server: TestServer,
+    auditor: Client,
+    /// C1, C2, C3 as kept (documents).
+    checkpoints: Vec<String>,
+    /// Global position of each checkpoint.
+    positions: Vec<i64>,
+}
+
+async fn sign(auditor: &mut Client) -> anyhow::Result<(String, i64)> {
+    let signed = auditor.audit.sign_checkpoint(pb::SignCheckpointRequest::default()).await?.into_inner();
+    let kept = chipledger_store::SignedCheckpoint::from_document(&signed.document)?;
+    Ok((signed.document, kept.checkpoint.position))
+}
+
+async fn recorded(name: &str) -> anyhow::Result<Recorded> {
+    let server = TestServer::start(name).await?;
+    let mut floor = server.client(principal::FLOOR).await?;
+    let mut dealer = server.client(principal::DEALER).await?;
+    let mut cage = server.client(principal::CAGE).await?;
+    let mut auditor = server.client(principal::AUDITOR).await?;
+    scenario::stocked_table(&mut cage, &mut floor, TABLE).await?;
+    dealer.table.buy_in(cash_buy_in("buy-P1", TABLE, 1, "P1", 20_000)).await?;
+    let (c1, p1) = sign(&mut auditor).await?;
+    dealer.table.buy_in(cash_buy_in("buy-P2", TABLE, 2, "P2", 15_000)).await?;
+    let refused = dealer
+        .table
+        .remove_chips(pb::RemoveChips { header: header("rathole-1"), table_id: TABLE.into(), seat: 1, amount_cents: 5_000 })
+        .await;
+    assert!(refused.is_err(), "ratholing is refused");
+    let (c2, p2) = sign(&mut auditor).await?;
+    dealer.table.buy_in(cash_buy_in("buy-P3", TABLE, 3, "P3", 18_000)).await?;
+    let (c3, p3) = sign(&mut auditor).await?;
+    // Kept outside the database: the server's write-once directory has them too.
+    let kept = chipledger_store::checkpoint::CheckpointSink::read_all(&server.checkpoint_dir)?;
+    assert_eq!(kept.len(), 3, "{kept:?}");
+    Ok(Recorded { server, auditor, checkpoints: vec![c1, c2, c3], positions: vec![p1, p2, p3] })
+}
+
+async fn verify(recorded: &mut Recorded, checkpoints: bool, projections: bool) -> anyhow::Result<pb::VerifyChainResponse> {
+    let request = pb::VerifyChainRequest {
+        property_id: String::new(),
+        checkpoints: if checkpoints { recorded.checkpoints.clone() } else { Vec::new() },
+        projections,
+    };
+    Ok(recorded.auditor.audit.verify_chain(request).await?.into_inner())
+}
+
+/// Which of C1, C2, C3 the log agrees with.
+fn agreeing(reply: &pb::VerifyChainResponse) -> Vec<bool> {
+    reply.checkpoints.iter().map(|verdict| verdict.agrees).collect()
+}
+
+async fn superuser(server: &TestServer) -> anyhow::Result<PgConnection> {
+    let mut connection = PgConnection::connect(&server.database_url).await?;
+    for table in ["events", "postings", "commands", "rejections"] {
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("ALTER TABLE {table} DISABLE TRIGGER USER"))).execute(&mut connection).await?;
+    }
+    Ok(connection)
+}
+
+/// What an attacker with the published format does after changing rows: recompute the hash
+/// of every event from `from` on (RFC 8785 entries, chain.rs), the outcomes' hashes, the head.
+async fn rechain(connection: &mut PgConnection, property: &str, from: i64) -> anyhow::Result<()> {
+    let previous: Vec<u8> = sqlx::query_scalar("SELECT hash FROM events WHERE property = $1 AND position = $2")
+        .bind(property)
+        .bind(from - 1)
+        .fetch_one(&mut *connection)
+        .await?;
+    let mut previous: [u8; 32] = previous.try_into().map_err(|_| anyhow::anyhow!("hash size"))?;
+    let rows = sqlx::query(
+        "SELECT position, stream, stream_version, event_id, event_type, schema_version, payload, metadata, \
+         (extract(epoch FROM recorded_at) * 1000000)::bigint FROM events WHERE property = $1 AND position >= $2 ORDER BY position",
+    )
+    .bind(property)
+    .bind(from)
+    .fetch_all(&mut *connection)
+    .await?;
+    for row in rows {
+        let position: i64 = row.get(0);
+        let stream: String = row.get(1);
+        let event_id: uuid::Uuid = row.get(3);
+        let event_type: String = row.get(4);
+        let postings: Vec<(String, i64)> = sqlx::query_as(
+            "SELECT account, amount_cents FROM postings WHERE property = $1 AND position = $2 ORDER BY posting_index",
+        )
+        .bind(property)
+        .bind(position)
+        .fetch_all(&mut *connection)
+        .await?;
+        let commands: Vec<(String, Vec<u8>, uuid::Uuid, Vec<u8>)> = sqlx::query_as(
+            "SELECT command_id, request_hash, append_id, reply FROM commands WHERE property = $1 AND last_position = $2 \
+             ORDER BY command_id COLLATE \"C\"",
+        )
+        .bind(property)
+        .bind(position)
+        .fetch_all(&mut *connection)
+        .await?;
+        let fields = StoredFields {
+            property,
+            stream: &stream,
+            event_id: &event_id,
+            event_type: &event_type,
+            schema_version: row.get(5),
+        };
+        let link = commands.first().map(|(_, _, append_id, reply)| AppendLink {
+            append_id,
+            commands: commands.iter().map(|(id, hash, _, _)| (id.as_str(), hash.as_slice())).collect(),
+            reply_sha256: chipledger_store::request_hash(reply),
+        });
+        let payload = chain::jcs(&row.get::<serde_json::Value, _>(6))?;
+        let metadata = chain::jcs(&row.get::<serde_json::Value, _>(7))?;
+        let mut entry = Vec::new();
+        chain::event_entry_start(
+            &mut entry,
+            &fields,
+            &payload,
+            &metadata,
+            postings.iter().map(|(account, amount)| (account.as_str(), *amount)),
+            link.as_ref(),
+        )
+        .map_err(|error| anyhow::anyhow!(error))?;
+        let hash = chain::event_entry_hash(&entry, position, &previous, row.get(8), row.get(2));
+        sqlx::query("UPDATE events SET hash = $3 WHERE property = $1 AND position = $2")
+            .bind(property)
+            .bind(position)
+            .bind(hash.to_vec())
+            .execute(&mut *connection)
+            .await?;
+        sqlx::query(
+            "UPDATE commands SET outcome = jsonb_set(outcome::jsonb, '{last_hash}', to_jsonb($3::text))::text \
+             WHERE property = $1 AND last_position = $2",
+        )
+        .bind(property)
+        .bind(position)
+        .bind(hex::encode(hash))
+        .execute(&mut *connection)
+        .await?;
+        previous = hash;
+    }
+    sqlx::query(
+        "UPDATE property_heads h SET last_hash = e.hash FROM events e \
+         WHERE h.property = $1 AND e.property = h.property AND e.position = h.last_position",
+    )
+    .bind(property)
+    .execute(&mut *connection)
+    .await?;
+    Ok(())
+}
+
+async fn last_position_of(connection: &mut PgConnection, property: &str, command_id: &str) -> anyhow::Result<i64> {
+    Ok(sqlx::query_scalar("SELECT last_position FROM commands WHERE property = $1 AND command_id = $2")
+        .bind(property)
+        .bind(command_id)
+        .fetch_one(connection)
+        .await?)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_untouched_log_agrees_with_every_checkpoint() -> anyhow::Result<()> {
+    let mut recorded = recorded("tamper_none").await?;
+    let reply = verify(&mut recorded, true, true).await?;
+    assert!(reply.ok, "{reply:?}");
+    assert_eq!(agreeing(&reply), vec![true, true, true]);
+    assert!(reply.checkpoints.iter().all(|verdict| verdict.signed_by_this_server), "{reply:?}");
+    assert_eq!((reply.refusals_checked, reply.projections_checked), (1, true));
+    assert!(reply.commands_checked >= 4, "{reply:?}");
+    recorded.server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_superuser_rewrite_with_every_later_hash_recomputed_is_caught_at_the_first_checkpoint_after_it() -> anyhow::Result<()> {
+    let mut recorded = recorded("tamper_rewrite").await?;
+    let property = recorded.server.property_id.clone();
+    let mut connection = superuser(&recorded.server).await?;
+    let rewritten = last_position_of(&mut connection, &property, "buy-P2").await?;
+    assert!(recorded.positions[0] < rewritten && rewritten <= recorded.positions[1]);
+    sqlx::query(
+        "UPDATE events SET metadata = jsonb_set(metadata, '{actor_id}', '\"someone-else\"') WHERE property = $1 AND position = $2",
+    )
+    .bind(&property)
+    .bind(rewritten)
+    .execute(&mut connection)
+    .await?;
+    rechain(&mut connection, &property, rewritten).await?;
+
+    // The chain alone is self-consistent again: nothing in the database tells.
+    let alone = verify(&mut recorded, false, false).await?;
+    assert!(alone.ok, "the rewrite recomputed every hash: {alone:?}");
+    // The checkpoints kept outside do: C1 still agrees, C2 and C3 do not.
+    let reply = verify(&mut recorded, true, false).await?;
+    assert!(!reply.ok, "{reply:?}");
+    assert_eq!(agreeing(&reply), vec![true, false, false], "{reply:?}");
+    let last = reply.checkpoints.iter().rev().find(|verdict| verdict.agrees).expect("C1 agrees");
+    assert_eq!(last.global_position, recorded.positions[0]);
+    assert!(reply.checkpoints[1].reason.contains("hash"), "{:?}", reply.checkpoints[1]);
+    recorded.server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_refusal_is_caught_even_with_the_refusal_head_fixed() -> anyhow::Result<()> {
+    let mut recorded = recorded("tamper_refusal").await?;
+    let property = recorded.server.property_id.clone();
+    let mut connection = superuser(&recorded.server).await?;
+    // Only deleting the row: the refusal chain itself says so.
+    sqlx::query("DELETE FROM rejections WHERE property = $1 AND command_id = 'rathole-1'")
+        .bind(&property)
+        .execute(&mut connection)
+        .await?;
+    let reply = verify(&mut recorded, true, false).await?;
+    assert!(!reply.ok);
+    assert_eq!(reply.first_bad_refusal, Some(1), "{reply:?}");
+    assert_eq!(agreeing(&reply), vec![true, false, false], "{reply:?}");
+    // A thorough superuser also frees the command id and rewinds the refusal head: the
+    // refusal chain is consistent again, and only C2 and C3 (which counted it) tell.
+    sqlx::query("DELETE FROM commands WHERE property = $1 AND command_id = 'rathole-1'")
+        .bind(&property)
+        .execute(&mut connection)
+        .await?;
+    sqlx::query("UPDATE property_heads SET last_refusal_seq = 0, last_refusal_hash = $2 WHERE property = $1")
+        .bind(&property)
+        .bind(vec![0u8; 32])
+        .execute(&mut connection)
+        .await?;
+    let alone = verify(&mut recorded, false, false).await?;
+    assert!(alone.ok, "{alone:?}");
+    let reply = verify(&mut recorded, true, false).await?;
+    assert_eq!(agreeing(&reply), vec![true, false, false], "{reply:?}");
+    assert!(reply.checkpoints[1].reason.contains("refusal"), "{:?}", reply.checkpoints[1]);
+    recorded.server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forged_reply_is_caught_at_its_command() -> anyhow::Result<()> {
+    let mut recorded = recorded("tamper_reply").await?;
+    let property = recorded.server.property_id.clone();
+    let mut connection = superuser(&recorded.server).await?;
+    let forged_at = last_position_of(&mut connection, &property, "buy-P2").await?;
+    // Resending buy-P2 would now answer buy-P3's result.
+    sqlx::query(
+        "UPDATE commands a SET outcome = b.outcome, reply = b.reply FROM commands b \
+         WHERE a.property = $1 AND b.property = $1 AND a.command_id = 'buy-P2' AND b.command_id = 'buy-P3'",
+    )
+    .bind(&property)
+    .execute(&mut connection)
+    .await?;
+    let reply = verify(&mut recorded, true, false).await?;
+    assert!(!reply.ok);
+    assert_eq!(reply.first_bad_position, Some(forged_at), "{reply:?}");
+    assert_eq!(agreeing(&reply), vec![true, false, false], "{reply:?}");
+    recorded.server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_the_last_events_and_fixing_the_head_is_caught_by_the_checkpoint_after_them() -> anyhow::Result<()> {
+    let mut recorded = recorded("tamper_truncate").await?;
+    let property = recorded.server.property_id.clone();
+    let mut connection = superuser(&recorded.server).await?;
+    let keep = recorded.positions[1];
+    for statement in [
+        "DELETE FROM events WHERE property = $1 AND position > $2",
+        "DELETE FROM postings WHERE property = $1 AND position > $2",
+        "DELETE FROM commands WHERE property = $1 AND last_position > $2",
+        "UPDATE property_heads h SET last_position = $2, last_hash = e.hash FROM events e \
+         WHERE h.property = $1 AND e.property = $1 AND e.position = $2",
+    ] {
+        sqlx::query(sqlx::AssertSqlSafe(statement)).bind(&property).bind(keep).execute(&mut connection).await?;
+    }
+    let alone = verify(&mut recorded, false, false).await?;
+    assert!(alone.ok, "the cut log is self-consistent: {alone:?}");
+    let reply = verify(&mut recorded, true, false).await?;
+    assert_eq!(agreeing(&reply), vec![true, true, false], "{reply:?}");
+    assert!(reply.checkpoints[2].reason.contains("no event"), "{:?}", reply.checkpoints[2]);
+    recorded.server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_dollars_added_to_a_projected_seat_balance_is_reported_by_verify_projections() -> anyhow::Result<()> {
+    let mut recorded = recorded("tamper_projection").await?;
+    let property = recorded.server.property_id.clone();
+    let mut connection = PgConnection::connect(&recorded.server.database_url).await?;
+    sqlx::query("UPDATE account_balances SET balance_cents = balance_cents + 1000000 WHERE property = $1 AND account = $2")
+        .bind(&property)
+        .bind(format!("table/{TABLE}/seat/1"))
+        .execute(&mut connection)
+        .await?;
+    let cash = sqlx::query("UPDATE patron_daily_cash SET cash_in_cents = 0 WHERE property = $1 AND player_id = 'P2'")
+        .bind(&property)
+        .execute(&mut connection)
+        .await?;
+    assert_eq!(cash.rows_affected(), 1, "P2's cash buy-in is on the day's total (R-AUDIT-4)");
+    // The chain does not cover derived rows: it still verifies, and so do the checkpoints ...
+    let chain_only = verify(&mut recorded, true, false).await?;
+    assert!(chain_only.ok, "{chain_only:?}");
+    // ... but the projections recomputed from the events do not match.
+    let reply = verify(&mut recorded, true, true).await?;
+    assert!(!reply.ok);
+    let differences: Vec<(&str, &str, &str, &str)> = reply
+        .projection_differences
+        .iter()
+        .map(|d| (d.projection.as_str(), d.key.as_str(), d.stored.as_str(), d.recomputed.as_str()))
+        .collect();
+    assert!(differences.contains(&("account_balances", "table/T1/seat/1", "1020000", "20000")), "{differences:?}");
+    assert!(differences.iter().any(|d| d.0 == "patron_daily_cash" && d.1.starts_with("P2 ")), "{differences:?}");
+    assert_eq!(differences.len(), 2, "{differences:?}");
+    recorded.server.stop().await
+}
