@@ -90,6 +90,8 @@ commands!(
     SitIn => table.sit_in,
     PutOutChips => table.put_out_chips,
     BringUpShortBet => table.bring_up_short_bet,
+    DealUpCards => table.deal_up_cards,
+    AwardPots => table.award_pots,
     Fill => cage.fill,
     Credit => cage.credit,
     OpenCage => cage.open_cage,

@@ -72,6 +72,70 @@ impl KillPolicy {
     }
 }
 
+/// R-POST-4: how large the next raise is after a straddle (or a sleeper).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StraddleRaise {
+    /// The next raise is a full straddle (RULES.md default: 5/10 with a 20 straddle: to 40).
+    #[default]
+    FullStraddle,
+    /// The seeds' house rule: the raise is the difference between the straddle and the big
+    /// blind (5/10 with a 20 straddle: 10 more, to 30; "no need to double it to 40").
+    DifferenceOverBigBlind,
+}
+
+/// R-POT-5: who receives the odd chip of a split.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum OddChipRule {
+    /// The first winner clockwise from the button (RULES.md default for button games).
+    #[default]
+    ClockwiseFromButton,
+    /// The dealer lists tied seats in the order the room gives odd chips (stud, which has no
+    /// button: the high card by suit for the high half, the low card by suit for the low half);
+    /// the first listed receives the odd chip.
+    AsRanked,
+}
+
+/// The games a room spreads (RULES.md section 5). The game decides the order of action in
+/// stud games (R-POST-5); everything else about a game is in the other fields of the
+/// configuration (betting rounds, structure, blinds or bring-in, high-low).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Game {
+    #[default]
+    Holdem,
+    /// 36 cards; the dealer ranks a flush above a full house.
+    ShortDeckHoldem,
+    Omaha,
+    /// Omaha high-low, 8 or better (R-POT-5 halves).
+    OmahaHiLo,
+    SevenCardStud,
+    /// Seven-card stud high-low, 8 or better.
+    SevenCardStudHiLo,
+    /// Seven-card stud, A-5 low: the highest up card brings in, the lowest showing hand acts first.
+    Razz,
+    /// 2-7 lowball, three draws (fixed limit): four betting rounds.
+    DeuceToSevenTripleDraw,
+    /// 2-7 lowball, one draw (no limit): two betting rounds.
+    DeuceToSevenSingleDraw,
+    /// Badugi, three draws: four betting rounds.
+    Badugi,
+}
+
+impl Game {
+    /// R-POST-5: stud games bring in by the up cards and act by the hand showing.
+    pub fn up_card_order(self) -> Option<crate::stud::UpCardOrder> {
+        match self {
+            Game::SevenCardStud | Game::SevenCardStudHiLo => Some(crate::stud::UpCardOrder::HighHand),
+            Game::Razz => Some(crate::stud::UpCardOrder::LowHand),
+            _ => None,
+        }
+    }
+
+    /// Draw games: a draw between betting rounds moves no chips.
+    pub fn is_draw(self) -> bool {
+        matches!(self, Game::DeuceToSevenTripleDraw | Game::DeuceToSevenSingleDraw | Game::Badugi)
+    }
+}
+
 /// R-POST-3 button policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ButtonPolicy {
@@ -114,6 +178,10 @@ pub enum FeePolicy {
         min_pot_cents: Cents,
     },
     TimeCollection { fee_cents: Cents, interval_minutes: u32 },
+    /// R-RAKE-1 as the dealer reports it: at settlement the dealer states the rake the room
+    /// took (at most `cap_cents`, never from uncalled chips), e.g. a hand history recorded
+    /// by a card room. No report means no rake.
+    Reported { cap_cents: Cents },
 }
 
 /// R-RAKE-2.
@@ -173,6 +241,30 @@ pub struct TableConfig {
     /// maximum counts the small blind as called (at most four big blinds).
     #[serde(default)]
     pub pot_limit_assumed_call: bool,
+    /// The game (stud order of action, R-POST-5). Older configurations are hold'em.
+    #[serde(default)]
+    pub game: Game,
+    /// R-POST-1 option: the big blind posts the whole table's ante (`ante_cents`, one amount),
+    /// first, then the blind; it goes whole into the main pot.
+    #[serde(default)]
+    pub big_blind_ante: bool,
+    /// Every ante goes whole into the main pot, whoever is all in for less (a hand history's
+    /// `ante_trimming_status = false`). Default: antes are layered like bets (R-POT-3).
+    #[serde(default)]
+    pub antes_to_main_pot: bool,
+    /// R-POST-4: the next raise after a straddle or sleeper.
+    #[serde(default)]
+    pub straddle_raise: StraddleRaise,
+    /// R-POST-4: a sleeper blind may be posted (from a seat other than under the gun).
+    #[serde(default)]
+    pub sleeper_allowed: bool,
+    /// R-POT-5: who receives the odd chip of a split.
+    #[serde(default)]
+    pub odd_chip: OddChipRule,
+    /// R-POST-2 option: a single blind (`blinds_cents = [0, big]`) is posted by the button,
+    /// which then acts last (short-deck ante games); by default the seat left of the button.
+    #[serde(default)]
+    pub button_blind: bool,
 }
 
 impl TableConfig {
@@ -215,6 +307,13 @@ impl TableConfig {
             hi_lo: false,
             max_seats: 10,
             pot_limit_assumed_call: false,
+            game: Game::Holdem,
+            big_blind_ante: false,
+            antes_to_main_pot: false,
+            straddle_raise: StraddleRaise::FullStraddle,
+            sleeper_allowed: false,
+            odd_chip: OddChipRule::ClockwiseFromButton,
+            button_blind: false,
         }
     }
 
@@ -305,6 +404,71 @@ impl TableConfig {
         c.buy_in.min_cents = 10 * big_bet_cents;
         c.buy_in.max_cents = 100 * big_bet_cents;
         c.max_seats = 8;
+        c.game = Game::SevenCardStud;
+        c.odd_chip = OddChipRule::AsRanked;
+        c
+    }
+
+    /// Seven-card stud high-low, 8 or better (R-POT-5 halves).
+    pub fn seven_card_stud_hi_lo(ante_cents: Cents, bring_in_cents: Cents, small_bet_cents: Cents, big_bet_cents: Cents) -> TableConfig {
+        let mut c = TableConfig::seven_card_stud(ante_cents, bring_in_cents, small_bet_cents, big_bet_cents);
+        c.game_key = format!("STUD8 {small_bet_cents}/{big_bet_cents}");
+        c.game = Game::SevenCardStudHiLo;
+        c.hi_lo = true;
+        c
+    }
+
+    /// Razz: seven-card stud for the A-5 low; the highest up card brings in (R-POST-5).
+    pub fn razz(ante_cents: Cents, bring_in_cents: Cents, small_bet_cents: Cents, big_bet_cents: Cents) -> TableConfig {
+        let mut c = TableConfig::seven_card_stud(ante_cents, bring_in_cents, small_bet_cents, big_bet_cents);
+        c.game_key = format!("RAZZ {small_bet_cents}/{big_bet_cents}");
+        c.game = Game::Razz;
+        c
+    }
+
+    /// Fixed-limit Omaha high-low, 8 or better: blinds half and one small bet, four rounds.
+    pub fn omaha_hi_lo(small_bet_cents: Cents, big_bet_cents: Cents) -> TableConfig {
+        let mut c = TableConfig::fixed_limit_holdem(small_bet_cents, big_bet_cents, 3);
+        c.game_key = format!("O8 {small_bet_cents}/{big_bet_cents}");
+        c.game = Game::OmahaHiLo;
+        c.hi_lo = true;
+        c
+    }
+
+    /// No-limit short-deck hold'em (36 cards; the dealer ranks the hands).
+    pub fn short_deck_holdem(small_blind_cents: Cents, big_blind_cents: Cents) -> TableConfig {
+        let mut c = TableConfig::no_limit_holdem(small_blind_cents, big_blind_cents);
+        c.game_key = format!("NLSD {small_blind_cents}/{big_blind_cents}");
+        c.game = Game::ShortDeckHoldem;
+        c
+    }
+
+    /// 2-7 triple draw, fixed limit: four betting rounds (before the first draw and after each
+    /// of three), the big bet from the third; six seats.
+    pub fn deuce_to_seven_triple_draw(small_bet_cents: Cents, big_bet_cents: Cents) -> TableConfig {
+        let mut c = TableConfig::fixed_limit_holdem(small_bet_cents, big_bet_cents, 3);
+        c.game_key = format!("27TD {small_bet_cents}/{big_bet_cents}");
+        c.game = Game::DeuceToSevenTripleDraw;
+        c.max_seats = 6;
+        c
+    }
+
+    /// 2-7 single draw, no limit: two betting rounds; six seats.
+    pub fn deuce_to_seven_single_draw(small_blind_cents: Cents, big_blind_cents: Cents) -> TableConfig {
+        let mut c = TableConfig::no_limit_holdem(small_blind_cents, big_blind_cents);
+        c.game_key = format!("27SD {small_blind_cents}/{big_blind_cents}");
+        c.game = Game::DeuceToSevenSingleDraw;
+        c.betting_rounds = 2;
+        c.max_seats = 6;
+        c
+    }
+
+    /// Badugi, fixed limit, three draws: four betting rounds; six seats.
+    pub fn badugi(small_bet_cents: Cents, big_bet_cents: Cents) -> TableConfig {
+        let mut c = TableConfig::fixed_limit_holdem(small_bet_cents, big_bet_cents, 3);
+        c.game_key = format!("BADUGI {small_bet_cents}/{big_bet_cents}");
+        c.game = Game::Badugi;
+        c.max_seats = 6;
         c
     }
 
@@ -349,6 +513,16 @@ impl TableConfig {
                 }
             _ => {}
         }
+        if self.button_ante && self.big_blind_ante {
+            return bad("one ante form: a button ante or a big-blind ante, not both");
+        }
+        if self.game.up_card_order().is_some() && self.bring_in_cents.is_none() {
+            return bad("a stud game brings in: set bring_in_cents");
+        }
+        if let FeePolicy::Reported { cap_cents } = &self.fee
+            && *cap_cents < 0 {
+                return bad("a reported rake needs a non-negative cap");
+            }
         if let FeePolicy::Rake { percent_bps, increment_cents, cap_cents, .. } = &self.fee
             && (!(0..=10_000).contains(percent_bps) || *increment_cents <= 0 || *cap_cents < 0) {
                 return bad("rake needs 0..=10000 bps, a positive increment and a non-negative cap");

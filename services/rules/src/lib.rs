@@ -163,6 +163,7 @@ pub mod accounts;
 pub mod aml;
 pub mod betting;
 pub mod cage;
+pub mod cards;
 pub mod config;
 pub mod corrections;
 pub mod hand;
@@ -180,6 +181,7 @@ pub mod rebuy;
 pub mod rejection;
 pub mod seating;
 pub mod streams;
+pub mod stud;
 pub mod table;
 pub mod table_stakes;
 pub mod tips;
@@ -335,6 +337,8 @@ pub fn all_reasons() -> Vec<Reason> {
         table_stakes::REASONS,
         rebuy::REASONS,
         posts::REASONS,
+        cards::REASONS,
+        stud::REASONS,
         betting::REASONS,
         pots::REASONS,
         tips::REASONS,
