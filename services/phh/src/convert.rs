@@ -510,7 +510,7 @@ impl<'h> Converter<'h> {
         }
         let expected = match (&hand.finishing_stacks_cents, &hand.winnings_cents) {
             (Some(finishing), _) => Some(
-                (0..n).map(|i| hand.starting_stacks_cents[i].map(|_| finishing[i])).collect(),
+                (0..n).map(|i| hand.starting_stacks_cents[i].and(finishing[i])).collect(),
             ),
             (None, Some(winnings)) => Some(
                 (0..n)

@@ -204,7 +204,8 @@ pub struct HandHistory {
     /// If `true`, a player short of the full ante can win only in proportion to it.
     pub ante_trimming_status: bool,
     pub players: Vec<String>,
-    pub finishing_stacks_cents: Option<Vec<Cents>>,
+    /// `None` entries: a final stack the file gives as unknown (`inf`).
+    pub finishing_stacks_cents: Option<Vec<Option<Cents>>>,
     /// What each player collected from the pots, after the room's rake (`winnings`).
     pub winnings_cents: Option<Vec<Cents>>,
     /// The rake the room took from the hand (`rake`).
@@ -236,7 +237,7 @@ impl HandHistory {
     /// minimum playable chip (R-UNIT-2).
     pub fn amounts_cents(&self) -> impl Iterator<Item = Cents> + '_ {
         let scalars = [self.bring_in_cents, self.small_bet_cents, self.big_bet_cents, self.min_bet_cents, self.rake_cents];
-        let finishing = self.finishing_stacks_cents.iter().flatten().copied();
+        let finishing = self.finishing_stacks_cents.iter().flatten().flatten().copied();
         let winnings = self.winnings_cents.iter().flatten().copied();
         let pots = self.total_pot_amounts_cents.iter().flatten().copied();
         self.antes_cents

@@ -130,7 +130,7 @@ impl<'a, 'i> Fields<'a, 'i> {
             origin: self.origin.to_owned(),
             variant: code.clone(),
         })?;
-        let starting_stacks_cents = self.stacks()?;
+        let starting_stacks_cents = self.stacks("starting_stacks")?.ok_or_else(|| self.missing("starting_stacks"))?;
         let player_count = starting_stacks_cents.len();
         if !(2..=MAX_PLAYERS).contains(&player_count) {
             return Err(self.field_error(
@@ -155,7 +155,12 @@ impl<'a, 'i> Fields<'a, 'i> {
         };
         let antes_cents = per_player("antes")?.ok_or_else(|| self.missing("antes"))?;
         let blinds = per_player("blinds_or_straddles")?;
-        let finishing_stacks_cents = per_player("finishing_stacks")?;
+        let finishing_stacks_cents = self.stacks("finishing_stacks")?;
+        if let Some(finishing) = &finishing_stacks_cents
+            && finishing.len() != player_count
+        {
+            return Err(self.field_error("finishing_stacks", format!("{} entries for {player_count} players", finishing.len())));
+        }
         let winnings_cents = per_player("winnings")?;
         let rake_cents = self.amount("rake")?;
         let total_pot_amounts_cents = self.amounts("total_pot_amounts")?;
@@ -254,10 +259,10 @@ impl<'a, 'i> Fields<'a, 'i> {
         })
     }
 
-    /// `starting_stacks`: amounts, or `inf` for a stack the annotator did not know.
-    fn stacks(&self) -> Result<Vec<Option<Cents>>, PhhError> {
-        let name = "starting_stacks";
-        let value = self.get(name).ok_or_else(|| self.missing(name))?;
+    /// `starting_stacks` / `finishing_stacks`: amounts, or `inf` for a stack the annotator did
+    /// not know.
+    fn stacks(&self, name: &str) -> Result<Option<Vec<Option<Cents>>>, PhhError> {
+        let Some(value) = self.get(name) else { return Ok(None) };
         let items = self.array(value, name)?;
         if items.len() > MAX_PLAYERS {
             return Err(self.error_at(value, name, format!("more than {MAX_PLAYERS} entries")));
@@ -268,7 +273,8 @@ impl<'a, 'i> Fields<'a, 'i> {
                 DeValue::Float(number) if number.as_str().trim_start_matches('+') == "inf" => Ok(None),
                 _ => self.amount_of(item, name).map(Some),
             })
-            .collect()
+            .collect::<Result<_, _>>()
+            .map(Some)
     }
 
     fn small_integers(&self, name: &str, max: u8) -> Result<Option<Vec<u8>>, PhhError> {

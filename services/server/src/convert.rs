@@ -1305,6 +1305,26 @@ mod tests {
             rules::TableConfig::spread_limit_holdem(100, 200, 100, 500, Some(1_000)),
             rules::TableConfig::cap_limit_holdem(100, 200, 6_000),
             rules::TableConfig::seven_card_stud(25, 50, 200, 400),
+            rules::TableConfig::seven_card_stud_hi_lo(25, 50, 200, 400),
+            rules::TableConfig::razz(25, 50, 200, 400),
+            rules::TableConfig::omaha_hi_lo(200, 400),
+            rules::TableConfig::short_deck_holdem(100, 200),
+            rules::TableConfig::deuce_to_seven_triple_draw(200, 400),
+            rules::TableConfig::deuce_to_seven_single_draw(100, 200),
+            rules::TableConfig::badugi(200, 400),
+            {
+                // Every option added for the games of issue 14, away from its default.
+                let mut c = rules::TableConfig::no_limit_holdem(100, 200);
+                c.ante_cents = 200;
+                c.big_blind_ante = true;
+                c.antes_to_main_pot = true;
+                c.straddle_raise = rules::config::StraddleRaise::DifferenceOverBigBlind;
+                c.sleeper_allowed = true;
+                c.odd_chip = rules::config::OddChipRule::AsRanked;
+                c.button_blind = true;
+                c.fee = rules::FeePolicy::Reported { cap_cents: 500 };
+                c
+            },
         ] {
             let wire = table_config_to_wire(&config);
             let mut errors = FieldErrors::new();
@@ -1312,6 +1332,69 @@ mod tests {
             assert!(errors.is_empty(), "{:?}", errors.into_status());
             assert_eq!(back.as_ref(), Some(&config));
         }
+    }
+
+    #[test]
+    fn presets_of_every_game_a_room_spreads() {
+        let preset = |game: pb::GamePreset, small_cents, big_cents, ante_cents, bring_in_cents| pb::OpenTable {
+            header: header("c4"),
+            table_id: "T1".into(),
+            configuration: Some(pb::open_table::Configuration::Preset(pb::TablePreset {
+                game: game as i32,
+                small_cents,
+                big_cents,
+                ante_cents,
+                bring_in_cents,
+            })),
+        };
+        for (wire, expected) in [
+            (preset(pb::GamePreset::Razz, 200, 400, 25, 50), rules::TableConfig::razz(25, 50, 200, 400)),
+            (preset(pb::GamePreset::SevenCardStudHiLo, 200, 400, 25, 50), rules::TableConfig::seven_card_stud_hi_lo(25, 50, 200, 400)),
+            (preset(pb::GamePreset::OmahaHiLo, 200, 400, 0, 0), rules::TableConfig::omaha_hi_lo(200, 400)),
+            (preset(pb::GamePreset::Badugi, 200, 400, 0, 0), rules::TableConfig::badugi(200, 400)),
+            (preset(pb::GamePreset::DeuceToSevenTripleDraw, 200, 400, 0, 0), rules::TableConfig::deuce_to_seven_triple_draw(200, 400)),
+            (preset(pb::GamePreset::DeuceToSevenSingleDraw, 100, 200, 0, 0), rules::TableConfig::deuce_to_seven_single_draw(100, 200)),
+            (preset(pb::GamePreset::ShortDeckHoldem, 100, 200, 0, 0), rules::TableConfig::short_deck_holdem(100, 200)),
+        ] {
+            let mut errors = FieldErrors::new();
+            let Some(Decidable::Command(Command::Table(command))) = wire.to_domain(&mut errors) else {
+                panic!("expected a table command: {:?}", errors.into_status());
+            };
+            assert_eq!(command.op, TableOp::OpenTable { config: expected });
+        }
+        // A stud preset needs its bring-in.
+        let mut errors = FieldErrors::new();
+        assert!(preset(pb::GamePreset::SevenCardStud, 200, 400, 25, 0).to_domain(&mut errors).is_none());
+        assert!(!errors.is_empty());
+    }
+
+    #[test]
+    fn up_cards_and_awards_come_from_the_wire() {
+        let deal = pb::DealUpCards {
+            header: header("c5"),
+            table_id: "T1".into(),
+            cards: vec![pb::UpCard { seat: 1, card: "Ah".into() }, pb::UpCard { seat: 2, card: "Tc".into() }],
+        };
+        let mut errors = FieldErrors::new();
+        let Some(Decidable::Command(Command::Table(command))) = deal.to_domain(&mut errors) else { panic!() };
+        let TableOp::DealUpCards { cards } = &command.op else { panic!("{:?}", command.op) };
+        assert_eq!(cards.iter().map(|c| (c.seat, c.card.to_string())).collect::<Vec<_>>(), [(1, "Ah".to_string()), (2, "Tc".to_string())]);
+        let bad = pb::DealUpCards { cards: vec![pb::UpCard { seat: 1, card: "1h".into() }], ..deal };
+        let mut errors = FieldErrors::new();
+        assert!(bad.to_domain(&mut errors).is_none(), "a card that is not a card is INVALID_ARGUMENT");
+        assert!(!errors.is_empty());
+        let award = pb::AwardPots {
+            header: header("c6"),
+            table_id: "T1".into(),
+            awards: vec![pb::SeatAward { seat: 2, amount_cents: 950 }],
+            rake_cents: Some(50),
+        };
+        let mut errors = FieldErrors::new();
+        let Some(Decidable::Command(Command::Table(command))) = award.to_domain(&mut errors) else { panic!() };
+        assert_eq!(
+            command.op,
+            TableOp::AwardPots { awards: vec![rules::hand::SeatAward { seat: 2, amount_cents: 950 }], rake_cents: Some(50) }
+        );
     }
 
     #[test]
@@ -1323,6 +1406,7 @@ mod tests {
                 game: pb::GamePreset::NoLimitHoldem as i32,
                 small_cents: 100,
                 big_cents: 200,
+                ..Default::default()
             })),
         };
         let mut errors = FieldErrors::new();
