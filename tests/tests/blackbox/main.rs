@@ -13,6 +13,7 @@ mod reflection;
 mod refusals;
 mod replicas;
 mod scenario;
+mod seeds_hand;
 mod session;
 mod subscription;
 mod telemetry;

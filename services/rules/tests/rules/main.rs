@@ -6,6 +6,7 @@ mod betting;
 mod blinds;
 mod chips;
 mod games;
+mod legal;
 mod pots;
 mod props;
 mod reasons;
