@@ -375,7 +375,7 @@ fn acted_events(
     let is_fold = judged.kind == crate::hand::ActionKind::Fold;
     let reported_rake = table.config.as_ref().is_some_and(|c| matches!(c.fee, crate::config::FeePolicy::Reported { .. }));
     let last_fold = is_fold && table.hand.as_ref().is_some_and(|h| h.live_count() == 2);
-    if is_fold && !(last_fold && !reported_rake) {
+    if is_fold && (reported_rake || !last_fold) {
         // R-POT-3: a side pot left to one player by this fold is paid at once.
         let (table_id, config) = open_table(table)?;
         let paid = match table.hand.as_ref() {

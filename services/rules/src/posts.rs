@@ -134,6 +134,12 @@ fn absent(table: &TableState, seat: Seat, dealt: &[Seat]) -> bool {
 pub fn track_missed_blinds(table: &mut TableState, positions: BlindPositions, dealt: &[Seat]) {
     let max_seats = table.config.as_ref().map_or(crate::MAX_SEATS as u8, |c| c.max_seats);
     let valid = |s: &Seat| *s >= 1 && *s <= max_seats;
+    // Nobody absent (the usual deal): nothing can be missed.
+    if !(1..=max_seats).any(|s| absent(table, s, dealt)) {
+        table.last_big_blind_seat = positions.big.or(table.last_big_blind_seat);
+        table.last_small_blind_seat = positions.small_position.or(table.last_small_blind_seat);
+        return;
+    }
     let mut missed_big: [bool; crate::MAX_SEATS + 1] = [false; crate::MAX_SEATS + 1];
     let mut missed_small: [bool; crate::MAX_SEATS + 1] = [false; crate::MAX_SEATS + 1];
     if let (Some(from), Some(to)) = (table.last_big_blind_seat.filter(valid), positions.big) {

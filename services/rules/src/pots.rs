@@ -490,7 +490,7 @@ pub(crate) fn side_pot_at_once(hand: &HandState, table_id: &TableId) -> Option<T
         return None;
     }
     let amount: Cents = hand.players.iter().map(|p| (layered(p) - level).max(0)).sum();
-    let second_any = hand.players.iter().filter(|p| p.seat != winner).map(|p| layered(p)).max().unwrap_or(0);
+    let second_any = hand.players.iter().filter(|p| p.seat != winner).map(layered).max().unwrap_or(0);
     let returned_cents = (top - second_any.max(level)).max(0);
     let pot = PotResult {
         index: 1,

@@ -386,12 +386,16 @@ impl TableState {
         self.seat(seat).map_or(0, |s| s.stack_cents)
     }
 
-    /// Every seat's stack, indexed by seat number (index 0 unused): a copy to read while the
-    /// hand is borrowed mutably.
+    /// The stacks of the players dealt in, indexed by seat number (index 0 and seats not dealt
+    /// 0): a copy to read while the hand is borrowed mutably.
     pub(crate) fn stacks_by_seat(&self) -> [Cents; crate::MAX_SEATS + 1] {
         let mut stacks = [0; crate::MAX_SEATS + 1];
-        for (i, s) in self.seats.iter().enumerate().take(crate::MAX_SEATS) {
-            stacks[i + 1] = s.as_ref().map_or(0, |s| s.stack_cents);
+        if let Some(hand) = &self.hand {
+            for p in &hand.players {
+                if let Some(slot) = stacks.get_mut(p.seat as usize) {
+                    *slot = self.stack_cents(p.seat);
+                }
+            }
         }
         stacks
     }
@@ -602,10 +606,16 @@ impl TableState {
                 self.last_hand_no = *hand_no;
                 if let Some(config) = self.config.as_ref() {
                     let mut hand = crate::betting::new_hand(*hand_no, *button_seat, dealt_seats, config);
-                    let dealt: Vec<Seat> = hand.players.iter().map(|p| p.seat).collect();
-                    hand.blinds = crate::posts::blind_positions(config, self.last_big_blind_seat, *button_seat, &dealt);
+                    // The dealt seats, ascending (at most MAX_SEATS: no allocation).
+                    let mut seats = [0 as Seat; crate::MAX_SEATS];
+                    let n = hand.players.len().min(crate::MAX_SEATS);
+                    for (slot, p) in seats.iter_mut().zip(&hand.players) {
+                        *slot = p.seat;
+                    }
+                    let dealt = &seats[..n];
+                    hand.blinds = crate::posts::blind_positions(config, self.last_big_blind_seat, *button_seat, dealt);
                     let positions = hand.blinds;
-                    crate::posts::track_missed_blinds(self, positions, &dealt);
+                    crate::posts::track_missed_blinds(self, positions, dealt);
                     self.hand = Some(hand);
                 }
             }

@@ -354,6 +354,7 @@ async fn rebuild_hand(
         ..Default::default()
     };
     let mut after_version = start.stream_version - 1;
+    let mut paid_at_once: Vec<rules::PotResult> = Vec::new();
     'events: loop {
         let page = ledger
             .db_call("read_stream", "events", ledger.store().read_stream(property, stream_key, after_version, 1_000))
@@ -366,10 +367,15 @@ async fn rebuild_hand(
                 .map_err(|error| status::internal("decode stored event", &error))?;
             match &table_event {
                 TableEvent::HandStarted { button_seat, .. } => view.button_seat = u32::from(*button_seat),
+                // R-POT-3: a side pot paid at once is a pot of the hand, listed after the others.
+                TableEvent::SidePotPaid { pot, .. } => paid_at_once.push(pot.clone()),
                 TableEvent::HandSettled { pots, rake_cents, jackpot_cents, .. } => {
                     view.rake_cents = *rake_cents;
                     view.jackpot_drop_cents = *jackpot_cents;
-                    for pot in pots {
+                    let settled = pots.len();
+                    let at_once = paid_at_once.iter().enumerate().map(|(i, pot)| rules::PotResult { index: (settled + i) as u8, ..pot.clone() });
+                    let pots: Vec<rules::PotResult> = pots.iter().cloned().chain(at_once).collect();
+                    for pot in &pots {
                         view.pots.push(pb::PotView {
                             amount_cents: pot.amount_cents,
                             eligible_seats: pot.eligible.iter().map(|seat| u32::from(*seat)).collect(),

@@ -141,7 +141,13 @@ fn run(play: &Play) -> (u32, u32, u32, u32) {
             posts.extend(dealt.iter().map(|s| (*s, PostKind::Ante, config.ante_cents)));
         }
         if let Some(b) = config.bring_in_cents {
-            posts.push((after(button, 0), PostKind::BringIn, b));
+            // The first seat left of the button still active after the antes (a low card all
+            // in on the ante passes the bring-in on; no up cards are reported here).
+            let bring_in_seat = (0..dealt.len())
+                .map(|k| after(button, k))
+                .find(|s| config.ante_cents == 0 || g.stack(*s) > config.ante_cents)
+                .unwrap_or(after(button, 0));
+            posts.push((bring_in_seat, PostKind::BringIn, b));
         } else {
             // R-POST-2: where the core says the blinds fall (a dead button follows the big blind).
             let blinds = g.hand().blinds;
