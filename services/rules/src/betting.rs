@@ -126,7 +126,7 @@ pub fn new_hand(hand_no: u64, button_seat: Seat, dealt_seats: &[Seat], config: &
             short_cents: 0,
             short_round_index: 0,
             dead_main_cents: 0,
-            up_cards: Vec::new(),
+            up_cards: Default::default(),
         })
         .collect();
     let awaiting_bring_in = config.bring_in_cents.is_some_and(|b| b > 0);
@@ -328,18 +328,18 @@ pub fn legal_actions(table: &TableState) -> Option<LegalActions> {
 /// The one judgement of what the seat in turn may do. `legal_actions` reports it and
 /// `judge_action` checks an action against it, so the two cannot drift apart.
 struct Turn<'a> {
+    table: &'a TableState,
     hand: &'a HandState,
     config: &'a TableConfig,
     p: &'a HandPlayer,
     stack: Cents,
     owe: Cents,
     all_in_to: Cents,
-    /// R-POST-3: an entry or missed-blind post is owed before anything but a fold.
-    owes_post: Option<Rejection>,
 }
 
 /// The turn of `seat`: there is a hand, a round open for betting, and it is this seat's turn
 /// (R-BET-1); a short bet of the seat's is brought up first (R-BET-13).
+#[inline]
 fn turn(table: &TableState, seat: Seat) -> Result<Turn<'_>, Rejection> {
     let (hand, config) = match (table.hand.as_ref(), table.config.as_ref()) {
         (Some(h), Some(c)) => (h, c),
@@ -373,8 +373,7 @@ fn turn(table: &TableState, seat: Seat) -> Result<Turn<'_>, Rejection> {
     }
     let stack = table.stack_cents(seat);
     let owe = (hand.round.bet_to_cents - p.round_cents).max(0);
-    let owes_post = crate::posts::check_entry_post(table, hand, seat).err();
-    Ok(Turn { hand, config, p, stack, owe, all_in_to: p.round_cents + stack, owes_post })
+    Ok(Turn { table, hand, config, p, stack, owe, all_in_to: p.round_cents + stack })
 }
 
 impl Turn<'_> {
@@ -394,10 +393,8 @@ impl Turn<'_> {
     }
 
     fn post_owed(&self) -> Result<(), Rejection> {
-        match &self.owes_post {
-            Some(r) => Err(r.clone()),
-            None => Ok(()),
-        }
+        // R-POST-3: an entry or missed-blind post is owed before anything but a fold.
+        crate::posts::check_entry_post(self.table, self.hand, self.p.seat)
     }
 
     /// A fold is accepted from the seat in turn even when it could check.
@@ -482,7 +479,7 @@ impl Turn<'_> {
 
     fn legal(&self) -> LegalActions {
         let raise = self.raise_range().ok();
-        let bring_in_cents = if self.hand.awaiting_bring_in && self.owes_post.is_none() {
+        let bring_in_cents = if self.hand.awaiting_bring_in && self.post_owed().is_ok() {
             self.config.bring_in_cents.map(|b| b.min(self.stack))
         } else {
             None

@@ -121,3 +121,70 @@ mod tests {
         assert!(Card::new(15, Suit::Clubs).is_err());
     }
 }
+
+/// The up cards of one stud player (third to sixth street: at most four), held inline so a
+/// hand copies without allocating. Reads as a slice; serialized as a list.
+#[derive(Clone, Copy)]
+pub struct UpCards {
+    cards: [Card; UpCards::MAX],
+    len: u8,
+}
+
+impl UpCards {
+    pub const MAX: usize = 4;
+
+    /// Add a card (a fifth and later card is not an up card and is ignored).
+    pub fn push(&mut self, card: Card) {
+        if let Some(slot) = self.cards.get_mut(self.len as usize) {
+            *slot = card;
+            self.len += 1;
+        }
+    }
+}
+
+impl Default for UpCards {
+    fn default() -> Self {
+        UpCards { cards: [Card { rank: 0, suit: Suit::Clubs }; UpCards::MAX], len: 0 }
+    }
+}
+
+impl std::ops::Deref for UpCards {
+    type Target = [Card];
+    fn deref(&self) -> &[Card] {
+        &self.cards[..self.len as usize]
+    }
+}
+
+impl PartialEq for UpCards {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for UpCards {}
+
+impl std::fmt::Debug for UpCards {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl Serialize for UpCards {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.iter())
+    }
+}
+
+impl<'de> Deserialize<'de> for UpCards {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let cards = Vec::<Card>::deserialize(deserializer)?;
+        if cards.len() > UpCards::MAX {
+            return Err(serde::de::Error::custom(format!("at most {} up cards", UpCards::MAX)));
+        }
+        let mut up = UpCards::default();
+        for c in cards {
+            up.push(c);
+        }
+        Ok(up)
+    }
+}

@@ -63,8 +63,8 @@ pub struct HandPlayer {
     #[serde(default)]
     pub dead_main_cents: Cents,
     /// Stud: the up cards the dealer reported, in the order dealt (R-POST-5).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub up_cards: Vec<Card>,
+    #[serde(default, skip_serializing_if = "<[Card]>::is_empty")]
+    pub up_cards: crate::cards::UpCards,
 }
 
 /// State of the current betting round.
@@ -172,18 +172,29 @@ impl HandState {
     /// in this round, has nothing to decide and is marked as having acted. Effective stacks
     /// only shrink while posts go in, so the marking never has to be undone.
     pub fn mark_uncontested(&mut self, stack_of: impl Fn(Seat) -> Cents) {
-        let mut totals = [0 as Cents; crate::MAX_SEATS];
-        let mut n = 0;
+        // The two largest totals (round + stack) of the live players, the largest's seat.
+        let (mut first, mut second, mut first_seat) = (0 as Cents, 0 as Cents, 0 as Seat);
+        let (mut broke, mut max_round) = (false, 0 as Cents);
         for p in self.players.iter().filter(|p| p.status != InHand::Folded) {
-            totals[n] = p.round_cents + stack_of(p.seat);
-            n += 1;
+            let stack = stack_of(p.seat);
+            broke |= stack == 0 && p.status == InHand::Active;
+            max_round = max_round.max(p.round_cents);
+            let total = p.round_cents + stack;
+            if total > first {
+                (second, first, first_seat) = (first, total, p.seat);
+            } else if total > second {
+                second = total;
+            }
         }
-        totals[..n].sort_unstable();
-        let second_largest = if n >= 2 { totals[n - 2] } else { 0 };
+        // Two live players could still bet above every round total: nobody is uncontested.
+        if !broke && second > max_round {
+            return;
+        }
         let raise_no = self.round.full_raise_no;
         for p in self.players.iter_mut().filter(|p| p.status == InHand::Active && !p.acted) {
-            let effective = stack_of(p.seat).min((second_largest - p.round_cents).max(0));
-            if effective == 0 {
+            // The most any other live player could still put in against this one.
+            let others = if p.seat == first_seat { second } else { first };
+            if stack_of(p.seat) == 0 || others <= p.round_cents {
                 p.acted = true;
                 p.acted_at_raise_no = raise_no;
             }
@@ -192,9 +203,9 @@ impl HandState {
 
     /// First player clockwise strictly after `seat` who has to act.
     pub fn next_to_act_after(&self, seat: Seat) -> Option<Seat> {
-        let n = self.players.len();
         let start = self.players.iter().position(|p| p.seat > seat).unwrap_or(0);
-        (0..n).map(|k| &self.players[(start + k) % n]).find(|p| self.needs_action(p)).map(|p| p.seat)
+        let (before, after) = self.players.split_at(start);
+        after.iter().chain(before).find(|p| self.needs_action(p)).map(|p| p.seat)
     }
 
     /// Recompute whose turn it is after `seat` acted (or from the anchor) and close the round.

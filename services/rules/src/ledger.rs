@@ -362,6 +362,7 @@ fn acted_events(
     postings: Vec<Posting>,
     events: &mut Vec<TableEvent>,
 ) -> Result<(), Rejection> {
+    let is_fold = judged.kind == crate::hand::ActionKind::Fold;
     let acted = TableEvent::Acted {
         seat,
         kind: judged.kind,
@@ -370,24 +371,31 @@ fn acted_events(
         all_in: judged.all_in,
         postings,
     };
+    if !is_fold {
+        // The usual case, moved into place once.
+        events.push(acted);
+        return Ok(());
+    }
     // The last fold settles the hand at once: one live player takes every pot. Where the
     // dealer reports the rake (R-RAKE-1), the dealer settles it with `Showdown` instead.
-    let is_fold = judged.kind == crate::hand::ActionKind::Fold;
     let reported_rake = table.config.as_ref().is_some_and(|c| matches!(c.fee, crate::config::FeePolicy::Reported { .. }));
     let last_fold = is_fold && table.hand.as_ref().is_some_and(|h| h.live_count() == 2);
     if is_fold && (reported_rake || !last_fold) {
         // R-POT-3: a side pot left to one player by this fold is paid at once.
         let (table_id, config) = open_table(table)?;
+        events.push(acted);
         let paid = match table.hand.as_ref() {
-            Some(hand) if hand.active_count() <= 2 => {
+            // Only a player all in leaves a side pot above the level.
+            Some(hand) if hand.active_count() <= 2 && hand.players.iter().any(|p| p.status == InHand::AllIn) => {
                 let mut after = hand.clone();
                 crate::table::apply_acted(&mut after, config, seat, judged.kind, judged.to_cents, judged.amount_cents, &[], table.stack_cents(seat));
                 crate::pots::side_pot_at_once(&after, table_id)
             }
             _ => None,
         };
-        events.push(acted);
-        events.extend(paid);
+        if let Some(paid) = paid {
+            events.push(paid);
+        }
         return Ok(());
     }
     if !last_fold {

@@ -49,16 +49,16 @@ pub const REASONS: &[Reason] = &[
 /// R-POST-3: a player who sat down after the game started must post a live big blind (or be
 /// in the big blind) before playing a hand. Checked at the player's first action.
 pub fn check_entry_post(table: &TableState, hand: &HandState, seat: Seat) -> Result<(), Rejection> {
-    let owes = table.seat(seat).is_some_and(|s| s.owes_entry_post);
-    if owes && hand.round.index == 0 {
+    let Some(s) = table.seat(seat).filter(|_| hand.round.index == 0) else { return Ok(()) };
+    if s.owes_entry_post {
         return Err(Rejection::new(ENTRY_POST_REQUIRED, "a new player posts a live big blind to be dealt in")
             .with("seat", seat as Cents)
             .with("big_blind_cents", table.config.as_ref().map_or(0, |c| c.big_blind_cents())));
     }
     // R-POST-3: a returning player posts the missed big blind live and the small blind dead
     // (the flags are cleared by those posts, or by the big blind in position).
-    let missed = table.seat(seat).map_or((false, false), |s| (s.missed_big_blind, s.missed_small_blind));
-    if (missed.0 || missed.1) && hand.round.index == 0 {
+    let missed = (s.missed_big_blind, s.missed_small_blind);
+    if missed.0 || missed.1 {
         return Err(Rejection::new(MISSED_BLINDS_REQUIRED, "a returning player posts the missed big blind live and the small blind dead")
             .with("seat", seat as Cents)
             .with("missed_big_blind", missed.0 as Cents)
@@ -124,8 +124,9 @@ pub fn blind_positions(config: &TableConfig, previous_big: Option<Seat>, button_
 
 /// A seated player who is not dealt in (sat out, or simply left out of the deal) and is not a
 /// newcomer still owing the entry post: an absent player, who misses the blinds that pass.
-fn absent(table: &TableState, seat: Seat, dealt: &[Seat]) -> bool {
-    table.seat(seat).is_some_and(|s| !s.owes_entry_post && (s.sitting_out || !dealt.contains(&seat)))
+/// `dealt` is the bit set of the dealt seats (bit `seat`).
+fn absent(table: &TableState, seat: Seat, dealt: u64) -> bool {
+    table.seat(seat).is_some_and(|s| !s.owes_entry_post && (s.sitting_out || dealt & (1u64 << (seat & 63)) == 0))
 }
 
 /// R-POST-3, applied by `evolve` when a hand is dealt: the blinds of this hand pass the absent
@@ -134,6 +135,7 @@ fn absent(table: &TableState, seat: Seat, dealt: &[Seat]) -> bool {
 pub fn track_missed_blinds(table: &mut TableState, positions: BlindPositions, dealt: &[Seat]) {
     let max_seats = table.config.as_ref().map_or(crate::MAX_SEATS as u8, |c| c.max_seats);
     let valid = |s: &Seat| *s >= 1 && *s <= max_seats;
+    let dealt = dealt.iter().fold(0u64, |m, s| m | (1u64 << (s & 63)));
     // Nobody absent (the usual deal): nothing can be missed.
     if !(1..=max_seats).any(|s| absent(table, s, dealt)) {
         table.last_big_blind_seat = positions.big.or(table.last_big_blind_seat);
