@@ -202,7 +202,7 @@ pub fn decide_table_into(table: &TableState, ctx: &CommandContext, command: &Tab
             config.validate()?;
             let mut config = config.clone();
             config.version = 1;
-            Ok(TableEvent::TableOpened { table_id: command.table_id.clone(), config })
+            Ok(TableEvent::TableOpened { table_id: command.table_id.clone(), config: Box::new(config) })
         }
         TableOp::ChangeConfig { config } => {
             let (_, current) = open_table(table)?;
@@ -213,7 +213,7 @@ pub fn decide_table_into(table: &TableState, ctx: &CommandContext, command: &Tab
             }
             let mut config = config.clone();
             config.version = current.version + 1;
-            Ok(TableEvent::ConfigChanged { config })
+            Ok(TableEvent::ConfigChanged { config: Box::new(config) })
         }
         TableOp::SeatPlayer { seat, player_id } => crate::seating::decide_seat(table, *seat, player_id),
         TableOp::ConvertCashInPlay { seat } => crate::table_stakes::decide_convert_cash(table, *seat),

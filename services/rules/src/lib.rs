@@ -275,7 +275,6 @@ pub enum Command {
 }
 
 /// Any event.
-#[allow(clippy::large_enum_variant)] // a table's opening and changes carry its configuration; events are short-lived
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Event {
     Table(TableEvent),

@@ -208,8 +208,10 @@ pub struct TableState {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type")]
 pub enum TableEvent {
-    TableOpened { table_id: TableId, config: TableConfig },
-    ConfigChanged { config: TableConfig },
+    /// The configuration is boxed: it is four times the size of any other event, and every
+    /// event is moved into the log.
+    TableOpened { table_id: TableId, config: Box<TableConfig> },
+    ConfigChanged { config: Box<TableConfig> },
     PlayerSeated { seat: Seat, player_id: PlayerId },
     BoughtIn {
         seat: Seat,
@@ -535,9 +537,9 @@ impl TableState {
                     .iter()
                     .map(|d| ChipCount { denomination_cents: *d, count: 0 })
                     .collect();
-                self.config = Some(config.clone());
+                self.config = Some(TableConfig::clone(config));
             }
-            TableEvent::ConfigChanged { config } => self.config = Some(config.clone()),
+            TableEvent::ConfigChanged { config } => self.config = Some(TableConfig::clone(config)),
             TableEvent::PlayerSeated { seat, player_id } => self.place(*seat, player_id, self.last_hand_no > 0),
             TableEvent::BoughtIn { seat, player_id, amount_cents, short_buy, postings, .. } => {
                 self.place(*seat, player_id, self.last_hand_no > 0);
