@@ -231,7 +231,7 @@ impl Demo {
             }
         }
         if let Some(high) = hand.showdown {
-            self.record("", Demo::table(table_id, TableOp::Showdown { high, low: None })).await?;
+            self.record("", Demo::table(table_id, TableOp::Showdown { high, low: None, rake_cents: None })).await?;
         }
         self.record("", Demo::table(table_id, TableOp::EndHand)).await?;
         let view = self

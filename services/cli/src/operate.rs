@@ -49,6 +49,20 @@ pub enum Game {
     Plo,
     Hplhe,
     Lhe,
+    /// No-limit short-deck hold'em.
+    ShortDeck,
+    /// Fixed-limit Omaha high-low, 8 or better.
+    O8,
+    /// Seven-card stud (needs --ante-cents and --bring-in-cents).
+    Stud,
+    /// Seven-card stud high-low, 8 or better.
+    Stud8,
+    Razz,
+    /// 2-7 triple draw (fixed limit).
+    TripleDraw,
+    /// 2-7 single draw (no limit).
+    SingleDraw,
+    Badugi,
 }
 
 impl Game {
@@ -59,6 +73,14 @@ impl Game {
             Game::Plo => pb::GamePreset::PotLimitOmaha,
             Game::Hplhe => pb::GamePreset::HalfPotLimitHoldem,
             Game::Lhe => pb::GamePreset::FixedLimitHoldem,
+            Game::ShortDeck => pb::GamePreset::ShortDeckHoldem,
+            Game::O8 => pb::GamePreset::OmahaHiLo,
+            Game::Stud => pb::GamePreset::SevenCardStud,
+            Game::Stud8 => pb::GamePreset::SevenCardStudHiLo,
+            Game::Razz => pb::GamePreset::Razz,
+            Game::TripleDraw => pb::GamePreset::DeuceToSevenTripleDraw,
+            Game::SingleDraw => pb::GamePreset::DeuceToSevenSingleDraw,
+            Game::Badugi => pb::GamePreset::Badugi,
         }
     }
 }
@@ -91,6 +113,8 @@ pub enum Post {
     NewPlayer,
     MissedBigBlind,
     MissedSmallBlindDead,
+    BigBlindAnte,
+    Sleeper,
 }
 
 impl Post {
@@ -107,10 +131,45 @@ impl Post {
             Post::NewPlayer => pb::PostKind::NewPlayer,
             Post::MissedBigBlind => pb::PostKind::MissedBigBlind,
             Post::MissedSmallBlindDead => pb::PostKind::MissedSmallBlindDead,
+            Post::BigBlindAnte => pb::PostKind::BigBlindAnte,
+            Post::Sleeper => pb::PostKind::Sleeper,
         };
         kind as i32
     }
 }
+
+/// `1:Ah,3:2c` -> up cards (seat:card).
+fn up_cards(text: &str) -> Result<UpCards, String> {
+    text.split(',')
+        .map(|entry| {
+            let (seat, card) = entry.split_once(':').ok_or_else(|| format!("{entry:?} is not seat:card"))?;
+            let seat = seat.trim().parse::<u32>().map_err(|_| format!("bad seat {seat:?} in {text:?}"))?;
+            Ok(pb::UpCard { seat, card: card.trim().to_owned() })
+        })
+        .collect::<Result<Vec<_>, String>>()
+        .map(UpCards)
+}
+
+/// Up cards argument.
+#[derive(Debug, Clone)]
+pub struct UpCards(pub Vec<pb::UpCard>);
+
+/// `2:950,4:200` -> awards (seat:cents).
+fn awards(text: &str) -> Result<Awards, String> {
+    text.split(',')
+        .map(|entry| {
+            let (seat, amount) = entry.split_once(':').ok_or_else(|| format!("{entry:?} is not seat:cents"))?;
+            let seat = seat.trim().parse::<u32>().map_err(|_| format!("bad seat {seat:?} in {text:?}"))?;
+            let amount_cents = amount.trim().parse::<i64>().map_err(|_| format!("bad amount {amount:?} in {text:?}"))?;
+            Ok(pb::SeatAward { seat, amount_cents })
+        })
+        .collect::<Result<Vec<_>, String>>()
+        .map(Awards)
+}
+
+/// Awards argument.
+#[derive(Debug, Clone)]
+pub struct Awards(pub Vec<pb::SeatAward>);
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum ActionArg {
@@ -167,6 +226,12 @@ pub enum TableOperation {
         /// Big blind (big bet for limit games), cents.
         #[arg(long)]
         big_cents: i64,
+        /// Stud games: the ante, cents.
+        #[arg(long, default_value_t = 0)]
+        ante_cents: i64,
+        /// Stud games: the bring-in, cents.
+        #[arg(long, default_value_t = 0)]
+        bring_in_cents: i64,
     },
     /// Close the shift with the counted tray and drop, signed by the two who counted
     /// (R-CHIP-4). A count that differs from the book is recorded as a variance.
@@ -364,6 +429,25 @@ pub enum TableOperation {
         high: Groups,
         #[arg(long, value_parser = seat_groups)]
         low: Option<Groups>,
+        /// The rake the room took, where the dealer reports it (R-RAKE-1).
+        #[arg(long)]
+        rake_cents: Option<i64>,
+    },
+    /// Stud: report the up cards just dealt, `--cards "1:Ah,3:2c"` (R-POST-5).
+    DealUpCards {
+        #[arg(long)]
+        table: String,
+        #[arg(long, value_parser = up_cards)]
+        cards: UpCards,
+    },
+    /// Award the pots by amount when the cards cannot be ranked, `--awards "2:950"` (R-POT-5).
+    AwardPots {
+        #[arg(long)]
+        table: String,
+        #[arg(long, value_parser = awards)]
+        awards: Awards,
+        #[arg(long)]
+        rake_cents: Option<i64>,
     },
     /// Close a settled hand.
     EndHand {
@@ -528,15 +612,19 @@ pub enum CageOperation {
 impl TableOperation {
     pub fn into_wire(self) -> Wire {
         match self {
-            TableOperation::Open { table, game, small_cents, big_cents } => Wire::OpenTable(pb::OpenTable {
-                header: None,
-                table_id: table,
-                configuration: Some(pb::open_table::Configuration::Preset(pb::TablePreset {
-                    game: game.preset() as i32,
-                    small_cents,
-                    big_cents,
-                })),
-            }),
+            TableOperation::Open { table, game, small_cents, big_cents, ante_cents, bring_in_cents } => {
+                Wire::OpenTable(pb::OpenTable {
+                    header: None,
+                    table_id: table,
+                    configuration: Some(pb::open_table::Configuration::Preset(pb::TablePreset {
+                        game: game.preset() as i32,
+                        small_cents,
+                        big_cents,
+                        ante_cents,
+                        bring_in_cents,
+                    })),
+                })
+            }
             TableOperation::CloseShift { table, counted_tray, counted_drop_cents, signer1, signer2 } => {
                 Wire::CloseShift(pb::CloseShift {
                     header: None,
@@ -623,13 +711,20 @@ impl TableOperation {
             TableOperation::NextRound { table, first_to_act } => {
                 Wire::NextRound(pb::NextRound { header: None, table_id: table, first_to_act_seat: first_to_act })
             }
-            TableOperation::Showdown { table, high, low } => Wire::Showdown(pb::Showdown {
+            TableOperation::Showdown { table, high, low, rake_cents } => Wire::Showdown(pb::Showdown {
                 header: None,
                 table_id: table,
                 has_low: low.is_some(),
                 low: low.map(|groups| groups.0).unwrap_or_default(),
                 high: high.0,
+                rake_cents,
             }),
+            TableOperation::DealUpCards { table, cards } => {
+                Wire::DealUpCards(pb::DealUpCards { header: None, table_id: table, cards: cards.0 })
+            }
+            TableOperation::AwardPots { table, awards, rake_cents } => {
+                Wire::AwardPots(pb::AwardPots { header: None, table_id: table, awards: awards.0, rake_cents })
+            }
             TableOperation::SitOut { table, seat } => Wire::SitOut(pb::SitOut { header: None, table_id: table, seat }),
             TableOperation::SitIn { table, seat } => Wire::SitIn(pb::SitIn { header: None, table_id: table, seat }),
             TableOperation::EndHand { table } => Wire::EndHand(pb::EndHand { header: None, table_id: table }),

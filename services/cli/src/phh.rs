@@ -2,13 +2,16 @@
 //! (decide + evolve, no server) and compares the final stacks with `finishing_stacks`.
 //!
 //! Output: one line per hand with `--verbose`, malformed files on stderr, and always the
-//! summary `hands: N, matched: M, mismatched: X, unsupported: U, rejected: R`. Exit code
-//! 0 when nothing mismatched or was rejected, 1 otherwise, 2 for bad input.
+//! counts per variant, the rake the ledger recorded, and the summary
+//! `hands: N, matched: M, mismatched: X, unsupported: U, rejected: R`. Exit code 0 when
+//! nothing mismatched or was rejected, 1 otherwise, 2 for bad input.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use chipledger_phh::{ReplayOutcome, load_file, replay};
+use std::collections::BTreeMap;
+
+use chipledger_phh::{ReplayOutcome, Variant, load_file, replay_report};
 use clap::{Args, Subcommand};
 
 #[derive(Subcommand)]
@@ -63,20 +66,22 @@ impl Outcome {
     }
 }
 
-/// Counts of the summary line, plus malformed files (reported on stderr).
-#[derive(Default)]
-pub(crate) struct Tally {
+/// Outcome counts of a set of hands.
+#[derive(Default, Clone, Copy)]
+struct Counts {
     hands: u64,
     matched: u64,
     mismatched: u64,
     unsupported: u64,
     rejected: u64,
     not_compared: u64,
-    pub(crate) malformed: u64,
+    /// Hands with rake, and the rake the ledger recorded (R-RAKE-1).
+    raked_hands: u64,
+    rake_cents: i64,
 }
 
-impl Tally {
-    pub(crate) fn count(&mut self, outcome: &Outcome) {
+impl Counts {
+    fn count(&mut self, outcome: &Outcome, rake_cents: i64) {
         self.hands += 1;
         match outcome {
             Outcome::Matched => self.matched += 1,
@@ -85,30 +90,75 @@ impl Tally {
             Outcome::Unsupported(_) => self.unsupported += 1,
             Outcome::Rejected(_) => self.rejected += 1,
         }
+        self.raked_hands += u64::from(rake_cents > 0);
+        self.rake_cents += rake_cents;
     }
 
-    fn add(&mut self, other: &Tally) {
+    fn add(&mut self, other: &Counts) {
         self.hands += other.hands;
         self.matched += other.matched;
         self.mismatched += other.mismatched;
         self.unsupported += other.unsupported;
         self.rejected += other.rejected;
         self.not_compared += other.not_compared;
+        self.raked_hands += other.raked_hands;
+        self.rake_cents += other.rake_cents;
+    }
+}
+
+/// Counts of the summary line, per variant, plus malformed files (reported on stderr).
+#[derive(Default)]
+pub(crate) struct Tally {
+    total: Counts,
+    /// By PHH variant code; hands whose variant could not be read count under `?`.
+    by_variant: BTreeMap<&'static str, Counts>,
+    pub(crate) malformed: u64,
+}
+
+/// Summary order of the variant codes (the PHH specification's), unknown last.
+fn variant_order(code: &str) -> usize {
+    Variant::ALL.iter().position(|v| v.code() == code).unwrap_or(Variant::ALL.len())
+}
+
+impl Tally {
+    /// One hand; `variant` is `None` when the file's variant could not be read.
+    pub(crate) fn count(&mut self, variant: Option<Variant>, outcome: &Outcome, rake_cents: i64) {
+        self.total.count(outcome, rake_cents);
+        let code = variant.map_or("?", Variant::code);
+        self.by_variant.entry(code).or_default().count(outcome, rake_cents);
+    }
+
+    fn add(&mut self, other: &Tally) {
+        self.total.add(&other.total);
+        for (code, counts) in &other.by_variant {
+            self.by_variant.entry(code).or_default().add(counts);
+        }
         self.malformed += other.malformed;
     }
 
-    /// Prints the summary, ending with `hands: N, matched: M, mismatched: X, unsupported: U,
-    /// rejected: R`; `verb` as in [`Outcome::line`].
+    /// Prints the counts per variant, the rake, and the summary, ending with `hands: N,
+    /// matched: M, mismatched: X, unsupported: U, rejected: R`; `verb` as in [`Outcome::line`].
     pub(crate) fn print(&self, verb: &str) {
-        if self.not_compared > 0 {
-            println!("{verb} without finishing_stacks (not compared): {}", self.not_compared);
+        let mut variants: Vec<(&&str, &Counts)> = self.by_variant.iter().collect();
+        variants.sort_by_key(|(code, _)| variant_order(code));
+        println!("{:<6} {:>6} {:>8} {:>10} {:>11} {:>8} {:>12} {:>14}", "variant", "hands", "matched", "mismatched", "unsupported", "rejected", "raked hands", "rake (cents)");
+        for (code, c) in variants {
+            println!(
+                "{:<6} {:>6} {:>8} {:>10} {:>11} {:>8} {:>12} {:>14}",
+                code, c.hands, c.matched, c.mismatched, c.unsupported, c.rejected, c.raked_hands, c.rake_cents
+            );
+        }
+        let t = &self.total;
+        println!("rake recorded: {} cents in {} hands", t.rake_cents, t.raked_hands);
+        if t.not_compared > 0 {
+            println!("{verb} without finishing_stacks (not compared): {}", t.not_compared);
         }
         if self.malformed > 0 {
             println!("malformed files: {}", self.malformed);
         }
         println!(
             "hands: {}, matched: {}, mismatched: {}, unsupported: {}, rejected: {}",
-            self.hands, self.matched, self.mismatched, self.unsupported, self.rejected
+            t.hands, t.matched, t.mismatched, t.unsupported, t.rejected
         );
     }
 
@@ -116,7 +166,7 @@ impl Tally {
     pub(crate) fn exit_code(&self, failed: bool) -> ExitCode {
         if self.malformed > 0 {
             ExitCode::from(2)
-        } else if self.mismatched > 0 || self.rejected > 0 || failed {
+        } else if self.total.mismatched > 0 || self.total.rejected > 0 || failed {
             ExitCode::from(1)
         } else {
             ExitCode::SUCCESS
@@ -177,7 +227,7 @@ fn replay_file(file: &Path, verbose: bool) -> FileReport {
         let hand = match parsed {
             Ok(hand) => hand,
             Err(error) if error.is_unsupported() => {
-                report.tally.count(&Outcome::Unsupported(error.to_string()));
+                report.tally.count(None, &Outcome::Unsupported(error.to_string()), 0);
                 if verbose {
                     report.lines.push(format!("unsupported {error}"));
                 }
@@ -189,7 +239,8 @@ fn replay_file(file: &Path, verbose: bool) -> FileReport {
                 continue;
             }
         };
-        let outcome = match replay(&hand) {
+        let replayed = replay_report(&hand);
+        let outcome = match replayed.outcome {
             ReplayOutcome::Matched => Outcome::Matched,
             ReplayOutcome::NotCompared => Outcome::NotCompared,
             ReplayOutcome::Mismatched { stacks } => {
@@ -202,7 +253,7 @@ fn replay_file(file: &Path, verbose: bool) -> FileReport {
             ReplayOutcome::Unsupported { reason } => Outcome::Unsupported(reason),
             ReplayOutcome::Rejected(rejected) => Outcome::Rejected(rejected.to_string()),
         };
-        report.tally.count(&outcome);
+        report.tally.count(Some(replayed.variant), &outcome, replayed.rake_cents);
         if outcome.shown(verbose) {
             report.lines.push(outcome.line(&hand.origin, "replayed"));
         }

@@ -91,7 +91,7 @@ pub async fn run(args: LoadArgs, server: &ServerArgs, client: Client) -> anyhow:
                     eprintln!("error: {error} (not a PHH variant code)");
                 }
                 Err(error) if error.is_unsupported() => {
-                    summary.count(&Outcome::Unsupported(error.to_string()));
+                    summary.count(None, &Outcome::Unsupported(error.to_string()), 0);
                     if args.verbose {
                         println!("unsupported {error}");
                     }
@@ -125,7 +125,7 @@ pub async fn run(args: LoadArgs, server: &ServerArgs, client: Client) -> anyhow:
     while let Some((hand, outcome)) = outcomes.next().await {
         let outcome = outcome?;
         progress.inc(1);
-        summary.count(&outcome);
+        summary.count(Some(hand.variant), &outcome, 0);
         if outcome.shown(args.verbose) {
             progress.suspend(|| println!("{}", outcome.line(&hand.origin, "loaded")));
         }
@@ -248,11 +248,13 @@ async fn load_hand(
         .map_err(|status| rpc_error(&format!("reading table {table_id}"), &status))?
         .into_inner();
     let stack_of = |seat: u32| view.seats.iter().find(|view| view.seat == seat);
-    let outcome = match &hand.finishing_stacks_cents {
+    let outcome = match &conversion.expected_finishing_cents {
         None => Outcome::NotCompared,
         Some(expected) => {
             let mut diffs = Vec::new();
-            for (index, (&seat, &expected_cents)) in conversion.seats.iter().zip(expected).enumerate() {
+            for (index, (&seat, expected_cents)) in conversion.seats.iter().zip(expected).enumerate() {
+                // A stack the file did not know is not compared.
+                let Some(expected_cents) = *expected_cents else { continue };
                 let got_cents = stack_of(u32::from(seat)).map_or(0, |view| view.stack_cents);
                 if got_cents != expected_cents {
                     diffs.push(format!("p{} expected {expected_cents} got {got_cents} cents", index + 1));

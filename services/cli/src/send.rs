@@ -102,6 +102,8 @@ commands!(
     SettleIou => table.settle_iou,
     CloseGame => table.close_game,
     PayJackpot => table.pay_jackpot,
+    DealUpCards => table.deal_up_cards,
+    AwardPots => table.award_pots,
     Fill => cage.fill,
     Credit => cage.credit,
     OpenCage => cage.open_cage,

@@ -8,7 +8,7 @@ use chipledger_proto::v1 as pb;
 use chipledger_rules::{
     Action, CageOp, Command, FundsSource, MarkerDelivery, PlayerOp, PostKind, Seat, TableOp,
 };
-use chipledger_server::convert::{chips_to_wire, table_config_to_wire};
+use chipledger_server::convert::{chips_to_wire, post_kind_to_wire, table_config_to_wire};
 use pb::command::Command as Wire;
 
 fn seats(values: &[Seat]) -> Vec<u32> {
@@ -23,20 +23,7 @@ fn funds_source(source: FundsSource) -> i32 {
 }
 
 fn post_kind(kind: PostKind) -> i32 {
-    let kind = match kind {
-        PostKind::Ante => pb::PostKind::Ante,
-        PostKind::ButtonAnte => pb::PostKind::ButtonAnte,
-        PostKind::SmallBlind => pb::PostKind::SmallBlind,
-        PostKind::BigBlind => pb::PostKind::BigBlind,
-        PostKind::ThirdBlind => pb::PostKind::ThirdBlind,
-        PostKind::Straddle => pb::PostKind::Straddle,
-        PostKind::BringIn => pb::PostKind::BringIn,
-        PostKind::Kill => pb::PostKind::Kill,
-        PostKind::NewPlayer => pb::PostKind::NewPlayer,
-        PostKind::MissedBigBlind => pb::PostKind::MissedBigBlind,
-        PostKind::MissedSmallBlindDead => pb::PostKind::MissedSmallBlindDead,
-    };
-    kind as i32
+    post_kind_to_wire(kind) as i32
 }
 
 /// (ACTION_KIND_*, "raise to" total).
@@ -222,12 +209,24 @@ fn table_op(table_id: &str, op: &TableOp) -> anyhow::Result<Wire> {
             table_id,
             first_to_act_seat: first_to_act_seat.map(u32::from),
         }),
-        TableOp::Showdown { high, low } => Wire::Showdown(pb::Showdown {
+        TableOp::Showdown { high, low, rake_cents } => Wire::Showdown(pb::Showdown {
             header: None,
             table_id,
             high: groups(high),
             low: low.as_deref().map(groups).unwrap_or_default(),
             has_low: low.is_some(),
+            rake_cents: *rake_cents,
+        }),
+        TableOp::DealUpCards { cards } => Wire::DealUpCards(pb::DealUpCards {
+            header: None,
+            table_id,
+            cards: cards.iter().map(|up| pb::UpCard { seat: u32::from(up.seat), card: up.card.to_string() }).collect(),
+        }),
+        TableOp::AwardPots { awards, rake_cents } => Wire::AwardPots(pb::AwardPots {
+            header: None,
+            table_id,
+            awards: awards.iter().map(|a| pb::SeatAward { seat: u32::from(a.seat), amount_cents: a.amount_cents }).collect(),
+            rake_cents: *rake_cents,
         }),
         TableOp::EndHand => Wire::EndHand(pb::EndHand { header: None, table_id }),
         TableOp::WriteIou { seat, amount_cents, lender, accepted_by, to_raise } => Wire::WriteIou(pb::WriteIou {
@@ -383,8 +382,20 @@ mod tests {
             TableOp::Act { seat: 2, action: Action::AllIn },
             TableOp::NextRound { first_to_act_seat: Some(4) },
             TableOp::NextRound { first_to_act_seat: None },
-            TableOp::Showdown { high: vec![vec![1], vec![2, 3]], low: None },
-            TableOp::Showdown { high: vec![vec![1]], low: Some(vec![vec![2]]) },
+            TableOp::Showdown { high: vec![vec![1], vec![2, 3]], low: None, rake_cents: None },
+            TableOp::Showdown { high: vec![vec![1]], low: Some(vec![vec![2]]), rake_cents: Some(150) },
+            TableOp::Post { seat: 2, kind: PostKind::BigBlindAnte, amount_cents: 300 },
+            TableOp::Post { seat: 5, kind: PostKind::Sleeper, amount_cents: 400 },
+            TableOp::DealUpCards {
+                cards: vec![
+                    chipledger_rules::hand::UpCard { seat: 1, card: "Ah".parse().unwrap() },
+                    chipledger_rules::hand::UpCard { seat: 3, card: "2c".parse().unwrap() },
+                ],
+            },
+            TableOp::AwardPots {
+                awards: vec![chipledger_rules::hand::SeatAward { seat: 2, amount_cents: 950 }],
+                rake_cents: Some(50),
+            },
             TableOp::EndHand,
             TableOp::SitOut { seat: 2 },
             TableOp::SitIn { seat: 2 },

@@ -9,24 +9,19 @@ pub enum Card {
 }
 
 impl Card {
-    fn parse(rank: u8, suit: u8) -> Option<Card> {
-        if rank == b'?' && suit == b'?' {
+    /// Two characters: `??`, or a card as the rules core reads it (one notation, one parser).
+    fn parse(pair: &[u8]) -> Option<Card> {
+        if pair == b"??" {
             return Some(Card::Unknown);
         }
-        let rank = match rank {
-            b'2'..=b'9' => rank - b'0',
-            b'T' | b't' => 10,
-            b'J' | b'j' => 11,
-            b'Q' | b'q' => 12,
-            b'K' | b'k' => 13,
-            b'A' | b'a' => 14,
-            _ => return None,
+        let card: chipledger_rules::cards::Card = std::str::from_utf8(pair).ok()?.parse().ok()?;
+        let suit = match card.suit() {
+            chipledger_rules::cards::Suit::Clubs => 'c',
+            chipledger_rules::cards::Suit::Diamonds => 'd',
+            chipledger_rules::cards::Suit::Hearts => 'h',
+            chipledger_rules::cards::Suit::Spades => 's',
         };
-        let suit = match suit {
-            b'c' | b'd' | b'h' | b's' => suit as char,
-            _ => return None,
-        };
-        Some(Card::Known { rank, suit })
+        Some(Card::Known { rank: card.rank(), suit })
     }
 }
 
@@ -66,7 +61,7 @@ impl Cards {
         }
         let mut cards = Cards::EMPTY;
         for pair in bytes.chunks_exact(2) {
-            let card = Card::parse(pair[0], pair[1])
+            let card = Card::parse(pair)
                 .ok_or_else(|| format!("`{text}` is not a card list (rank 2-9TJQKA, suit cdhs, or ??)"))?;
             cards.cards[usize::from(cards.len)] = card;
             cards.len += 1;

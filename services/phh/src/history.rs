@@ -7,50 +7,106 @@ use crate::card::Cards;
 /// Most players one hand may have (a table has at most 10 seats).
 pub const MAX_PLAYERS: usize = 10;
 
+/// Largest seat number or seat count a hand may name.
+pub const MAX_SEAT_NUMBER: u8 = 10;
+
 /// Most actions one hand may have (bounds memory on hostile input; real hands have < 100).
 pub const MAX_ACTIONS: usize = 1_000;
 
-/// The variants this crate replays. Every other PHH code is reported as unsupported.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// The variants this crate replays: the eleven of the PHH specification.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Variant {
     /// `NT`: no-limit Texas hold 'em.
     NoLimitHoldem,
+    /// `NS`: no-limit short-deck hold 'em (36 cards, A-6-7-8-9 straight, flush above full house).
+    NoLimitShortDeckHoldem,
     /// `FT`: fixed-limit Texas hold 'em.
     FixedLimitHoldem,
     /// `PO`: pot-limit Omaha hold 'em (best hand uses exactly 2 hole + 3 board cards).
     PotLimitOmaha,
+    /// `FO/8`: fixed-limit Omaha hold 'em high-low, 8 or better.
+    FixedLimitOmahaHiLo,
     /// `F7S` (also accepted as `FS`): fixed-limit seven-card stud, with a bring-in.
     FixedLimitSevenCardStud,
+    /// `F7S/8`: fixed-limit seven-card stud high-low, 8 or better.
+    FixedLimitSevenCardStudHiLo,
+    /// `FR`: fixed-limit razz (A-5 low).
+    FixedLimitRazz,
+    /// `N2L1D`: no-limit 2-7 lowball, single draw.
+    NoLimitDeuceToSevenSingleDraw,
+    /// `F2L3D`: fixed-limit 2-7 lowball, triple draw.
+    FixedLimitDeuceToSevenTripleDraw,
+    /// `FB`: fixed-limit badugi.
+    FixedLimitBadugi,
 }
 
 impl Variant {
-    /// The PHH variant code, or `None` for codes this crate does not replay.
+    /// Every variant, in the order of the replay summary.
+    pub const ALL: [Variant; 11] = [
+        Variant::NoLimitHoldem,
+        Variant::NoLimitShortDeckHoldem,
+        Variant::FixedLimitHoldem,
+        Variant::PotLimitOmaha,
+        Variant::FixedLimitOmahaHiLo,
+        Variant::FixedLimitSevenCardStud,
+        Variant::FixedLimitSevenCardStudHiLo,
+        Variant::FixedLimitRazz,
+        Variant::NoLimitDeuceToSevenSingleDraw,
+        Variant::FixedLimitDeuceToSevenTripleDraw,
+        Variant::FixedLimitBadugi,
+    ];
+
+    /// The PHH variant code, or `None` for codes this crate does not know.
     pub fn from_code(code: &str) -> Option<Variant> {
         match code {
-            "NT" => Some(Variant::NoLimitHoldem),
-            "FT" => Some(Variant::FixedLimitHoldem),
-            "PO" => Some(Variant::PotLimitOmaha),
-            "F7S" | "FS" => Some(Variant::FixedLimitSevenCardStud),
-            _ => None,
+            "FS" => Some(Variant::FixedLimitSevenCardStud),
+            _ => Variant::ALL.into_iter().find(|v| v.code() == code),
         }
     }
 
     pub fn code(self) -> &'static str {
         match self {
             Variant::NoLimitHoldem => "NT",
+            Variant::NoLimitShortDeckHoldem => "NS",
             Variant::FixedLimitHoldem => "FT",
             Variant::PotLimitOmaha => "PO",
+            Variant::FixedLimitOmahaHiLo => "FO/8",
             Variant::FixedLimitSevenCardStud => "F7S",
+            Variant::FixedLimitSevenCardStudHiLo => "F7S/8",
+            Variant::FixedLimitRazz => "FR",
+            Variant::NoLimitDeuceToSevenSingleDraw => "N2L1D",
+            Variant::FixedLimitDeuceToSevenTripleDraw => "F2L3D",
+            Variant::FixedLimitBadugi => "FB",
         }
     }
 
     /// Button games have blinds; stud has a bring-in and no button.
     pub fn has_button(self) -> bool {
-        !matches!(self, Variant::FixedLimitSevenCardStud)
+        !self.is_stud()
+    }
+
+    pub fn is_stud(self) -> bool {
+        matches!(
+            self,
+            Variant::FixedLimitSevenCardStud | Variant::FixedLimitSevenCardStudHiLo | Variant::FixedLimitRazz
+        )
+    }
+
+    /// Draw games: discards between betting rounds, no board.
+    pub fn is_draw(self) -> bool {
+        matches!(
+            self,
+            Variant::NoLimitDeuceToSevenSingleDraw | Variant::FixedLimitDeuceToSevenTripleDraw | Variant::FixedLimitBadugi
+        )
+    }
+
+    /// High-low split games, 8 or better (R-POT-5).
+    pub fn is_hi_lo(self) -> bool {
+        matches!(self, Variant::FixedLimitOmahaHiLo | Variant::FixedLimitSevenCardStudHiLo)
     }
 
     pub fn is_fixed_limit(self) -> bool {
-        matches!(self, Variant::FixedLimitHoldem | Variant::FixedLimitSevenCardStud)
+        self.code().starts_with('F')
     }
 }
 
@@ -142,12 +198,23 @@ pub struct HandHistory {
     pub small_bet_cents: Option<Cents>,
     pub big_bet_cents: Option<Cents>,
     pub min_bet_cents: Option<Cents>,
-    pub starting_stacks_cents: Vec<Cents>,
+    /// `None` for a stack the file gives as unknown (`inf`).
+    pub starting_stacks_cents: Vec<Option<Cents>>,
     pub actions: Vec<ActionEntry>,
     /// If `true`, a player short of the full ante can win only in proportion to it.
     pub ante_trimming_status: bool,
     pub players: Vec<String>,
-    pub finishing_stacks_cents: Option<Vec<Cents>>,
+    /// `None` entries: a final stack the file gives as unknown (`inf`).
+    pub finishing_stacks_cents: Option<Vec<Option<Cents>>>,
+    /// What each player collected from the pots, after the room's rake (`winnings`).
+    pub winnings_cents: Option<Vec<Cents>>,
+    /// The rake the room took from the hand (`rake`).
+    pub rake_cents: Option<Cents>,
+    /// The pots as the room recorded them (`total_pot_amounts`), main pot first.
+    pub total_pot_amounts_cents: Option<Vec<Cents>>,
+    /// Seat numbers at the table (`seats`), and the table's seat count (`seat_count`).
+    pub seats: Option<Vec<u8>>,
+    pub seat_count: Option<u8>,
     /// The `hand` field (a number or a name), as text.
     pub hand: Option<String>,
     pub currency: Option<String>,
@@ -169,20 +236,19 @@ impl HandHistory {
     /// Every amount the hand names (forced bets, bet sizes, stacks, bets), for the
     /// minimum playable chip (R-UNIT-2).
     pub fn amounts_cents(&self) -> impl Iterator<Item = Cents> + '_ {
-        let scalars = [
-            self.bring_in_cents,
-            self.small_bet_cents,
-            self.big_bet_cents,
-            self.min_bet_cents,
-        ];
-        let finishing = self.finishing_stacks_cents.iter().flatten().copied();
+        let scalars = [self.bring_in_cents, self.small_bet_cents, self.big_bet_cents, self.min_bet_cents, self.rake_cents];
+        let finishing = self.finishing_stacks_cents.iter().flatten().flatten().copied();
+        let winnings = self.winnings_cents.iter().flatten().copied();
+        let pots = self.total_pot_amounts_cents.iter().flatten().copied();
         self.antes_cents
             .iter()
             .chain(&self.blinds_or_straddles_cents)
-            .chain(&self.starting_stacks_cents)
             .copied()
+            .chain(self.starting_stacks_cents.iter().flatten().copied())
             .chain(scalars.into_iter().flatten())
             .chain(finishing)
+            .chain(winnings)
+            .chain(pots)
             .chain(self.actions.iter().filter_map(|entry| match entry.action {
                 Action::CompleteBetOrRaiseTo { amount_cents, .. } => Some(amount_cents),
                 _ => None,

@@ -130,8 +130,7 @@ impl<'a, 'i> Fields<'a, 'i> {
             origin: self.origin.to_owned(),
             variant: code.clone(),
         })?;
-        let starting_stacks_cents =
-            self.amounts("starting_stacks")?.ok_or_else(|| self.missing("starting_stacks"))?;
+        let starting_stacks_cents = self.stacks("starting_stacks")?.ok_or_else(|| self.missing("starting_stacks"))?;
         let player_count = starting_stacks_cents.len();
         if !(2..=MAX_PLAYERS).contains(&player_count) {
             return Err(self.field_error(
@@ -139,7 +138,7 @@ impl<'a, 'i> Fields<'a, 'i> {
                 format!("{player_count} players; a hand has 2 to {MAX_PLAYERS}"),
             ));
         }
-        if let Some(at) = starting_stacks_cents.iter().position(|&stack| stack == 0) {
+        if let Some(at) = starting_stacks_cents.iter().position(|&stack| stack == Some(0)) {
             return Err(self.field_error("starting_stacks", format!("stack of p{} is zero", at + 1)));
         }
         let per_player = |name: &'static str| -> Result<Option<Vec<Cents>>, PhhError> {
@@ -156,22 +155,34 @@ impl<'a, 'i> Fields<'a, 'i> {
         };
         let antes_cents = per_player("antes")?.ok_or_else(|| self.missing("antes"))?;
         let blinds = per_player("blinds_or_straddles")?;
-        let finishing_stacks_cents = per_player("finishing_stacks")?;
+        let finishing_stacks_cents = self.stacks("finishing_stacks")?;
+        if let Some(finishing) = &finishing_stacks_cents
+            && finishing.len() != player_count
+        {
+            return Err(self.field_error("finishing_stacks", format!("{} entries for {player_count} players", finishing.len())));
+        }
+        let winnings_cents = per_player("winnings")?;
+        let rake_cents = self.amount("rake")?;
+        let total_pot_amounts_cents = self.amounts("total_pot_amounts")?;
+        let seats = self.small_integers("seats", crate::history::MAX_SEAT_NUMBER)?;
+        if let Some(seats) = &seats {
+            if seats.len() != player_count {
+                return Err(self.field_error("seats", format!("{} seats for {player_count} players", seats.len())));
+            }
+            if seats.iter().enumerate().any(|(i, s)| *s == 0 || seats[..i].contains(s)) {
+                return Err(self.field_error("seats", "seat numbers are distinct and count from 1".to_owned()));
+            }
+        }
+        let seat_count = match self.get("seat_count") {
+            None => None,
+            Some(value) => Some(self.small_integer(value, "seat_count", crate::history::MAX_SEAT_NUMBER)?),
+        };
         let bring_in_cents = self.amount("bring_in")?;
         let small_bet_cents = self.amount("small_bet")?;
         let big_bet_cents = self.amount("big_bet")?;
         let min_bet_cents = self.amount("min_bet")?;
         match variant {
-            Variant::NoLimitHoldem | Variant::PotLimitOmaha => {
-                self.require(min_bet_cents, "min_bet")?;
-                self.require(blinds.as_ref(), "blinds_or_straddles")?;
-            }
-            Variant::FixedLimitHoldem => {
-                self.require(small_bet_cents, "small_bet")?;
-                self.require(big_bet_cents, "big_bet")?;
-                self.require(blinds.as_ref(), "blinds_or_straddles")?;
-            }
-            Variant::FixedLimitSevenCardStud => {
+            _ if variant.is_stud() => {
                 self.require(bring_in_cents, "bring_in")?;
                 self.require(small_bet_cents, "small_bet")?;
                 self.require(big_bet_cents, "big_bet")?;
@@ -181,6 +192,15 @@ impl<'a, 'i> Fields<'a, 'i> {
                         "a stud game has a bring-in, never blinds".to_owned(),
                     ));
                 }
+            }
+            _ if variant.is_fixed_limit() => {
+                self.require(small_bet_cents, "small_bet")?;
+                self.require(big_bet_cents, "big_bet")?;
+                self.require(blinds.as_ref(), "blinds_or_straddles")?;
+            }
+            _ => {
+                self.require(min_bet_cents, "min_bet")?;
+                self.require(blinds.as_ref(), "blinds_or_straddles")?;
             }
         }
         let players = match self.get("players") {
@@ -229,9 +249,52 @@ impl<'a, 'i> Fields<'a, 'i> {
             ante_trimming_status,
             players,
             finishing_stacks_cents,
+            winnings_cents,
+            rake_cents,
+            total_pot_amounts_cents,
+            seats,
+            seat_count,
             hand,
             currency: self.string("currency")?,
         })
+    }
+
+    /// `starting_stacks` / `finishing_stacks`: amounts, or `inf` for a stack the annotator did
+    /// not know.
+    fn stacks(&self, name: &str) -> Result<Option<Vec<Option<Cents>>>, PhhError> {
+        let Some(value) = self.get(name) else { return Ok(None) };
+        let items = self.array(value, name)?;
+        if items.len() > MAX_PLAYERS {
+            return Err(self.error_at(value, name, format!("more than {MAX_PLAYERS} entries")));
+        }
+        items
+            .iter()
+            .map(|item| match item.get_ref() {
+                DeValue::Float(number) if number.as_str().trim_start_matches('+') == "inf" => Ok(None),
+                _ => self.amount_of(item, name).map(Some),
+            })
+            .collect::<Result<_, _>>()
+            .map(Some)
+    }
+
+    fn small_integers(&self, name: &str, max: u8) -> Result<Option<Vec<u8>>, PhhError> {
+        let Some(value) = self.get(name) else { return Ok(None) };
+        let items = self.array(value, name)?;
+        if items.len() > MAX_PLAYERS {
+            return Err(self.error_at(value, name, format!("more than {MAX_PLAYERS} entries")));
+        }
+        items.iter().map(|item| self.small_integer(item, name, max)).collect::<Result<_, _>>().map(Some)
+    }
+
+    fn small_integer(&self, value: &Value<'_>, name: &str, max: u8) -> Result<u8, PhhError> {
+        let number = match value.get_ref() {
+            DeValue::Integer(number) => i64::from_str_radix(number.as_str(), number.radix()).ok(),
+            _ => None,
+        };
+        number
+            .and_then(|n| u8::try_from(n).ok())
+            .filter(|n| *n <= max)
+            .ok_or_else(|| self.error_at(value, name, format!("expected an integer 0..={max}")))
     }
 
     fn get(&self, name: &str) -> Option<&'a Value<'i>> {

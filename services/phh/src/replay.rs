@@ -9,7 +9,7 @@ use chipledger_rules::{
 
 use crate::Cents;
 use crate::convert::{Conversion, ConvertError, convert};
-use crate::history::{HandHistory, Player};
+use crate::history::{HandHistory, Player, Variant};
 
 /// How replaying one hand ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -213,15 +213,30 @@ fn touches_only_its_table(op: &TableOp) -> bool {
 
 /// Replays one hand: convert, judge and apply every command, compare the stacks.
 pub fn replay(hand: &HandHistory) -> ReplayOutcome {
+    replay_report(hand).outcome
+}
+
+/// What replaying one hand gave: the outcome, and the rake the ledger recorded for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HandReport {
+    pub variant: Variant,
+    pub outcome: ReplayOutcome,
+    /// The room's rake recorded at settlement (R-RAKE-1); 0 when the hand was not replayed.
+    pub rake_cents: Cents,
+}
+
+/// [`replay`], with the hand's variant and rake.
+pub fn replay_report(hand: &HandHistory) -> HandReport {
+    let report = |outcome, rake_cents| HandReport { variant: hand.variant, outcome, rake_cents };
     let conversion = match convert(hand) {
         Ok(conversion) => conversion,
-        Err(ConvertError::Unsupported { reason, .. }) => return ReplayOutcome::Unsupported { reason },
+        Err(ConvertError::Unsupported { reason, .. }) => return report(ReplayOutcome::Unsupported { reason }, 0),
     };
     let mut streams = Streams::default();
     if let Err(rejected) = run(&conversion, &mut streams) {
-        return ReplayOutcome::Rejected(rejected);
+        return report(ReplayOutcome::Rejected(rejected), 0);
     }
-    compare(hand, &conversion, &streams.table)
+    report(compare(&conversion, &streams.table), streams.table.rake_cents)
 }
 
 /// Applies every step of a conversion; the first refusal stops it.
@@ -248,14 +263,17 @@ fn describe(command: &Command) -> String {
     }
 }
 
-fn compare(hand: &HandHistory, conversion: &Conversion, table: &TableState) -> ReplayOutcome {
-    let Some(expected) = &hand.finishing_stacks_cents else { return ReplayOutcome::NotCompared };
+/// The final stacks against those expected (`finishing_stacks`, or worked out from
+/// `winnings`); a player whose starting stack was unknown is not compared.
+fn compare(conversion: &Conversion, table: &TableState) -> ReplayOutcome {
+    let Some(expected) = &conversion.expected_finishing_cents else { return ReplayOutcome::NotCompared };
     let stacks: Vec<StackMismatch> = conversion
         .seats
         .iter()
         .zip(expected)
         .enumerate()
-        .filter_map(|(index, (&seat, &expected_cents))| {
+        .filter_map(|(index, (&seat, expected_cents))| {
+            let expected_cents = (*expected_cents)?;
             let got_cents = table.stack_cents(seat);
             (got_cents != expected_cents).then_some(StackMismatch {
                 player: Player(index as u8),

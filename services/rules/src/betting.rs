@@ -37,6 +37,9 @@ pub const ABOVE_HAND_CAP: Reason = Reason::new("ABOVE_HAND_CAP", "R-BET-10");
 pub const ALL_IN_AFTER_BORROW_TO_RAISE: Reason = Reason::new("ALL_IN_AFTER_BORROW_TO_RAISE", "R-MARK-3");
 pub const NO_SHORT_BET: Reason = Reason::new("NO_SHORT_BET", "R-BET-13");
 pub const SHORT_BET_ROUND_ENDED: Reason = Reason::new("SHORT_BET_ROUND_ENDED", "R-BET-13");
+pub const SHORT_BET_NOT_BROUGHT_UP: Reason = Reason::new("SHORT_BET_NOT_BROUGHT_UP", "R-BET-13");
+pub const BRING_IN_REQUIRED: Reason = Reason::new("BRING_IN_REQUIRED", "R-POST-5");
+pub const TIP_CHIPS_DO_NOT_PLAY: Reason = Reason::new("TIP_CHIPS_DO_NOT_PLAY", "R-UNIT-2");
 
 pub const REASONS: &[Reason] = &[
     NO_HAND_IN_PROGRESS,
@@ -60,6 +63,9 @@ pub const REASONS: &[Reason] = &[
     ALL_IN_AFTER_BORROW_TO_RAISE,
     NO_SHORT_BET,
     SHORT_BET_ROUND_ENDED,
+    SHORT_BET_NOT_BROUGHT_UP,
+    BRING_IN_REQUIRED,
+    TIP_CHIPS_DO_NOT_PLAY,
 ];
 
 /// The range of legal "raise to" totals for a bet, raise or completion.
@@ -84,6 +90,9 @@ pub struct LegalActions {
     pub bet_to_cents: Cents,
     /// What a call adds (at most the stack).
     pub call_cents: Cents,
+    /// A fold is refused only while third street waits for the bring-in (R-POST-5) and while
+    /// the seat's short bet is not brought up (R-BET-13).
+    pub can_fold: bool,
     pub can_check: bool,
     pub can_call: bool,
     /// Bet, raise or complete, if allowed.
@@ -93,6 +102,9 @@ pub struct LegalActions {
     pub all_in_allowed: bool,
     /// Chips must be whole minimum playable chips except all in (R-UNIT-2).
     pub min_chip_cents: Cents,
+    /// R-POST-5: third street waits for this seat's bring-in (the post, or a full opening bet
+    /// in `raise`).
+    pub bring_in_cents: Option<Cents>,
 }
 
 /// A fresh hand: nobody has posted or acted.
@@ -113,8 +125,11 @@ pub fn new_hand(hand_no: u64, button_seat: Seat, dealt_seats: &[Seat], config: &
             borrowed_to_raise: false,
             short_cents: 0,
             short_round_index: 0,
+            dead_main_cents: 0,
+            up_cards: Default::default(),
         })
         .collect();
+    let awaiting_bring_in = config.bring_in_cents.is_some_and(|b| b > 0);
     let mut hand = HandState {
         hand_no,
         button_seat,
@@ -124,8 +139,12 @@ pub fn new_hand(hand_no: u64, button_seat: Seat, dealt_seats: &[Seat], config: &
         pot_cents: 0,
         kill: None,
         flop_seen: false,
+        awaiting_bring_in,
+        contribution_cap_cents: None,
+        blinds: Default::default(),
     };
-    hand.round.to_act = hand.next_to_act_after(button_seat);
+    // Stud: nobody acts before the bring-in; the up cards name the seat (R-POST-5).
+    hand.round.to_act = if awaiting_bring_in { None } else { hand.next_to_act_after(button_seat) };
     hand
 }
 
@@ -147,7 +166,13 @@ fn fresh_round(index: u8, anchor_seat: Seat, start_pot_cents: Cents, config: &Ta
 
 /// Start betting round `index` (R-BET-1): first to act is `first_to_act_seat` (stud) or the
 /// first player left of the button who has to act.
-pub fn start_round(hand: &mut HandState, index: u8, first_to_act_seat: Option<Seat>, config: &TableConfig) {
+pub fn start_round(
+    hand: &mut HandState,
+    index: u8,
+    first_to_act_seat: Option<Seat>,
+    config: &TableConfig,
+    stack_of: impl Fn(Seat) -> Cents,
+) {
     let anchor = match first_to_act_seat {
         // The seat before the named one, so `next_to_act_after(anchor)` finds it first.
         Some(seat) => {
@@ -167,6 +192,7 @@ pub fn start_round(hand: &mut HandState, index: u8, first_to_act_seat: Option<Se
         hand.flop_seen = true;
     }
     hand.phase = HandPhase::Betting;
+    hand.mark_uncontested(stack_of);
     hand.advance_from(anchor);
 }
 
@@ -290,43 +316,189 @@ fn assumed_call_cents(hand: &HandState, config: &TableConfig, p: &HandPlayer) ->
         .map_or(0, |sb| (config.big_blind_cents() - sb.round_cents).max(0))
 }
 
-/// Legal actions for the seat in turn, or `None` if nobody is to act (R-BET-2).
+/// Legal actions for the seat in turn, or `None` if nobody is to act (R-BET-2). Read from the
+/// same [`Turn`] that [`judge_action`] judges with: what this offers, `Act` accepts.
 pub fn legal_actions(table: &TableState) -> Option<LegalActions> {
     let hand = table.hand.as_ref()?;
-    let config = table.config.as_ref()?;
-    if hand.phase != HandPhase::Betting {
-        return None;
-    }
     let seat = hand.round.to_act?;
-    let p = hand.player(seat)?;
-    Some(legal_for(hand, config, p, table.stack_cents(seat)))
+    let turn = turn(table, seat).ok()?;
+    Some(turn.legal())
 }
 
-fn legal_for(hand: &HandState, config: &TableConfig, p: &HandPlayer, stack_cents: Cents) -> LegalActions {
-    let owe = (hand.round.bet_to_cents - p.round_cents).max(0);
-    let all_in_to = p.round_cents + stack_cents;
-    let raise = if raise_blocked(hand, config, p, stack_cents).is_none() {
-        let s = sizing(hand, config, p);
-        let max_to = s.max_to_cents.min(all_in_to);
-        let min_to = s.min_to_cents.min(max_to);
-        Some(RaiseRange { kind: s.kind, min_to_cents: min_to, max_to_cents: max_to })
-    } else {
-        None
+/// The one judgement of what the seat in turn may do. `legal_actions` reports it and
+/// `judge_action` checks an action against it, so the two cannot drift apart.
+struct Turn<'a> {
+    table: &'a TableState,
+    hand: &'a HandState,
+    config: &'a TableConfig,
+    p: &'a HandPlayer,
+    stack: Cents,
+    owe: Cents,
+    all_in_to: Cents,
+}
+
+/// The turn of `seat`: there is a hand, a round open for betting, and it is this seat's turn
+/// (R-BET-1); a short bet of the seat's is brought up first (R-BET-13).
+#[inline]
+fn turn(table: &TableState, seat: Seat) -> Result<Turn<'_>, Rejection> {
+    let (hand, config) = match (table.hand.as_ref(), table.config.as_ref()) {
+        (Some(h), Some(c)) => (h, c),
+        _ => return Err(Rejection::new(NO_HAND_IN_PROGRESS, "no hand is being played")),
     };
-    let all_in_raise_ok = raise.is_some_and(|r| r.max_to_cents == all_in_to);
-    let all_in_allowed = !p.borrowed_to_raise && (all_in_to <= hand.round.bet_to_cents || all_in_raise_ok);
-    LegalActions {
-        seat: p.seat,
-        stack_cents,
-        round_cents: p.round_cents,
-        bet_to_cents: hand.round.bet_to_cents,
-        call_cents: owe.min(stack_cents),
-        can_check: owe == 0,
-        can_call: owe > 0,
-        raise,
-        all_in_to_cents: all_in_to,
-        all_in_allowed,
-        min_chip_cents: config.chip_set.min_playable_chip_cents,
+    if hand.phase != HandPhase::Betting {
+        return Err(Rejection::new(BETTING_ROUND_CLOSED, "nobody is to act in this round")
+            .with("round_index", hand.round.index as Cents));
+    }
+    match hand.round.to_act {
+        Some(to_act) if to_act != seat => {
+            return Err(Rejection::new(NOT_YOUR_TURN, format!("seat {seat} acted out of turn; seat {to_act} is to act"))
+                .with("seat", seat as Cents)
+                .with("seat_to_act", to_act as Cents));
+        }
+        Some(_) => {}
+        // R-POST-5 without reported up cards: the dealer names the low card by its opening.
+        None if hand.awaiting_bring_in => {}
+        None => return Err(Rejection::new(BETTING_ROUND_CLOSED, "nobody is to act in this round")),
+    }
+    let Some(p) = hand.player(seat) else {
+        return Err(Rejection::new(NOT_YOUR_TURN, "seat not in the hand").with("seat", seat as Cents));
+    };
+    if p.status != InHand::Active || (hand.awaiting_bring_in && p.acted) {
+        return Err(Rejection::new(NOT_YOUR_TURN, "the seat cannot act in this hand").with("seat", seat as Cents));
+    }
+    if p.short_cents > 0 && p.short_round_index == hand.round.index {
+        return Err(Rejection::new(SHORT_BET_NOT_BROUGHT_UP, "bring the short bet or call up to the proper amount first")
+            .with("seat", seat as Cents)
+            .with("short_cents", p.short_cents));
+    }
+    let stack = table.stack_cents(seat);
+    let owe = (hand.round.bet_to_cents - p.round_cents).max(0);
+    Ok(Turn { table, hand, config, p, stack, owe, all_in_to: p.round_cents + stack })
+}
+
+impl Turn<'_> {
+    fn done(&self, kind: ActionKind, to_cents: Cents) -> Judged {
+        let amount_cents = to_cents - self.p.round_cents;
+        Judged { kind, to_cents, amount_cents, all_in: amount_cents > 0 && amount_cents == self.stack }
+    }
+
+    /// R-POST-5: third street waits for the bring-in or a full opening bet.
+    fn bring_in_first(&self) -> Result<(), Rejection> {
+        if self.hand.awaiting_bring_in {
+            return Err(Rejection::new(BRING_IN_REQUIRED, "the low card brings it in, or opens for a full bet")
+                .with("seat", self.p.seat as Cents)
+                .with("bring_in_cents", self.config.bring_in_cents.unwrap_or(0)));
+        }
+        Ok(())
+    }
+
+    fn post_owed(&self) -> Result<(), Rejection> {
+        // R-POST-3: an entry or missed-blind post is owed before anything but a fold.
+        crate::posts::check_entry_post(self.table, self.hand, self.p.seat)
+    }
+
+    /// A fold is accepted from the seat in turn even when it could check.
+    fn fold(&self) -> Result<Judged, Rejection> {
+        self.bring_in_first()?;
+        Ok(self.done(ActionKind::Fold, self.p.round_cents))
+    }
+
+    fn check(&self) -> Result<Judged, Rejection> {
+        self.bring_in_first()?;
+        self.post_owed()?;
+        if self.owe > 0 {
+            return Err(Rejection::new(CANNOT_CHECK_FACING_BET, "facing a bet: call, raise or fold")
+                .with("amount_owed_cents", self.owe));
+        }
+        Ok(self.done(ActionKind::Check, self.p.round_cents))
+    }
+
+    fn call(&self) -> Result<Judged, Rejection> {
+        if self.owe == 0 {
+            // A call with nothing owed is a check (PHH `cc`).
+            return self.check();
+        }
+        self.bring_in_first()?;
+        self.post_owed()?;
+        if self.p.borrowed_to_raise && self.owe >= self.stack {
+            return Err(Rejection::new(ALL_IN_AFTER_BORROW_TO_RAISE, "borrowed to raise: may not go all in this hand")
+                .with("stack_cents", self.stack));
+        }
+        Ok(self.done(ActionKind::Call, self.p.round_cents + self.owe.min(self.stack)))
+    }
+
+    fn all_in(&self) -> Result<Judged, Rejection> {
+        self.post_owed()?;
+        if self.stack == 0 {
+            return Err(Rejection::new(BET_EXCEEDS_STACK, "no chips left").with("stack_cents", 0));
+        }
+        if self.p.borrowed_to_raise {
+            return Err(Rejection::new(ALL_IN_AFTER_BORROW_TO_RAISE, "borrowed to raise: may not go all in this hand")
+                .with("stack_cents", self.stack));
+        }
+        if self.all_in_to <= self.hand.round.bet_to_cents {
+            self.bring_in_first()?;
+            return Ok(self.done(ActionKind::Call, self.all_in_to));
+        }
+        self.raise_to(self.all_in_to)
+    }
+
+    fn complete(&self) -> Result<Judged, Rejection> {
+        let r = &self.hand.round;
+        if !self.config.is_limit() || (r.bet_to_cents <= r.full_level_cents && !self.hand.awaiting_bring_in) {
+            return Err(Rejection::new(NOTHING_TO_COMPLETE, "no incomplete bet to complete").with("bet_to_cents", r.bet_to_cents));
+        }
+        let target = sizing(self.hand, self.config, self.p).min_to_cents.min(self.all_in_to);
+        self.raise_to(target)
+    }
+
+    /// The range of legal "raise to" totals, each end accepted by [`Turn::raise_to`].
+    fn raise_range(&self) -> Result<RaiseRange, Rejection> {
+        if let Some(r) = raise_blocked(self.hand, self.config, self.p, self.stack) {
+            return Err(r);
+        }
+        let s = sizing(self.hand, self.config, self.p);
+        let chip = self.config.chip_set.min_playable_chip_cents;
+        let mut max_to = s.max_to_cents.min(self.all_in_to);
+        if max_to == self.all_in_to && self.p.borrowed_to_raise {
+            max_to -= chip; // R-MARK-3: anything but all in
+        }
+        if max_to != self.all_in_to {
+            max_to = self.config.chip_set.floor_playable(max_to);
+        }
+        let min_to = s.min_to_cents.min(max_to);
+        let low = self.raise_to(min_to)?;
+        self.raise_to(max_to)?;
+        Ok(RaiseRange { kind: low.kind, min_to_cents: min_to, max_to_cents: max_to })
+    }
+
+    fn raise_to(&self, to_cents: Cents) -> Result<Judged, Rejection> {
+        self.post_owed()?;
+        judge_raise(self.hand, self.config, self.p, self.stack, to_cents)
+    }
+
+    fn legal(&self) -> LegalActions {
+        let raise = self.raise_range().ok();
+        let bring_in_cents = if self.hand.awaiting_bring_in && self.post_owed().is_ok() {
+            self.config.bring_in_cents.map(|b| b.min(self.stack))
+        } else {
+            None
+        };
+        LegalActions {
+            seat: self.p.seat,
+            stack_cents: self.stack,
+            round_cents: self.p.round_cents,
+            bet_to_cents: self.hand.round.bet_to_cents,
+            call_cents: self.owe.min(self.stack),
+            can_fold: self.fold().is_ok(),
+            can_check: self.owe == 0 && self.check().is_ok(),
+            can_call: self.owe > 0 && self.call().is_ok(),
+            raise,
+            all_in_to_cents: self.all_in_to,
+            all_in_allowed: self.all_in().is_ok(),
+            min_chip_cents: self.config.chip_set.min_playable_chip_cents,
+            bring_in_cents,
+        }
     }
 }
 
@@ -339,74 +511,16 @@ pub struct Judged {
     pub all_in: bool,
 }
 
-/// Judge `action` by `seat` (R-BET-1..12).
+/// Judge `action` by `seat` (R-BET-1..12), against the same [`Turn`] `legal_actions` reads.
 pub fn judge_action(table: &TableState, seat: Seat, action: Action) -> Result<Judged, Rejection> {
-    let (hand, config) = match (table.hand.as_ref(), table.config.as_ref()) {
-        (Some(h), Some(c)) => (h, c),
-        _ => return Err(Rejection::new(NO_HAND_IN_PROGRESS, "no hand is being played")),
-    };
-    if hand.phase != HandPhase::Betting || hand.round.to_act.is_none() {
-        return Err(Rejection::new(BETTING_ROUND_CLOSED, "nobody is to act in this round"));
-    }
-    let to_act = hand.round.to_act.unwrap_or_default();
-    if seat != to_act {
-        return Err(Rejection::new(NOT_YOUR_TURN, format!("seat {seat} acted out of turn; seat {to_act} is to act"))
-            .with("seat", seat as Cents)
-            .with("seat_to_act", to_act as Cents));
-    }
-    let Some(p) = hand.player(seat) else {
-        return Err(Rejection::new(NOT_YOUR_TURN, "seat not in the hand"));
-    };
-    if action != Action::Fold {
-        crate::posts::check_entry_post(table, hand, seat)?;
-    }
-    let stack = table.stack_cents(seat);
-    let owe = (hand.round.bet_to_cents - p.round_cents).max(0);
-    let all_in_to = p.round_cents + stack;
-    let done = |kind, to_cents: Cents| {
-        let amount_cents = to_cents - p.round_cents;
-        Ok(Judged { kind, to_cents, amount_cents, all_in: amount_cents > 0 && amount_cents == stack })
-    };
+    let turn = turn(table, seat)?;
     match action {
-        Action::Fold => done(ActionKind::Fold, p.round_cents),
-        Action::Check => {
-            if owe > 0 {
-                return Err(Rejection::new(CANNOT_CHECK_FACING_BET, "facing a bet: call, raise or fold")
-                    .with("amount_owed_cents", owe));
-            }
-            done(ActionKind::Check, p.round_cents)
-        }
-        // A call with nothing owed is a check (PHH `cc`).
-        Action::Call if owe == 0 => done(ActionKind::Check, p.round_cents),
-        Action::Call => {
-            if p.borrowed_to_raise && owe >= stack {
-                return Err(Rejection::new(ALL_IN_AFTER_BORROW_TO_RAISE, "borrowed to raise: may not go all in this hand")
-                    .with("stack_cents", stack));
-            }
-            done(ActionKind::Call, p.round_cents + owe.min(stack))
-        }
-        Action::AllIn => {
-            if stack == 0 {
-                return Err(Rejection::new(BET_EXCEEDS_STACK, "no chips left").with("stack_cents", 0));
-            }
-            if p.borrowed_to_raise {
-                return Err(Rejection::new(ALL_IN_AFTER_BORROW_TO_RAISE, "borrowed to raise: may not go all in this hand")
-                    .with("stack_cents", stack));
-            }
-            if all_in_to <= hand.round.bet_to_cents {
-                return done(ActionKind::Call, all_in_to);
-            }
-            judge_raise(hand, config, p, stack, all_in_to)
-        }
-        Action::Complete => {
-            if !config.is_limit() || hand.round.bet_to_cents <= hand.round.full_level_cents {
-                return Err(Rejection::new(NOTHING_TO_COMPLETE, "no incomplete bet to complete")
-                    .with("bet_to_cents", hand.round.bet_to_cents));
-            }
-            let target = sizing(hand, config, p).min_to_cents.min(all_in_to);
-            judge_raise(hand, config, p, stack, target)
-        }
-        Action::Bet { to_cents } | Action::Raise { to_cents } => judge_raise(hand, config, p, stack, to_cents),
+        Action::Fold => turn.fold(),
+        Action::Check => turn.check(),
+        Action::Call => turn.call(),
+        Action::AllIn => turn.all_in(),
+        Action::Complete => turn.complete(),
+        Action::Bet { to_cents } | Action::Raise { to_cents } => turn.raise_to(to_cents),
     }
 }
 
@@ -474,6 +588,11 @@ fn is_full_raise(hand: &HandState, config: &TableConfig, to_cents: Cents) -> boo
 /// Apply an accepted action (used by `evolve`). `stack_after_cents` is the seat's stack after
 /// the action's postings.
 pub fn apply_action(hand: &mut HandState, config: &TableConfig, seat: Seat, kind: ActionKind, to_cents: Cents, stack_after_cents: Cents) {
+    if hand.awaiting_bring_in {
+        // R-POST-5: the low card opened for a full bet instead of bringing it in.
+        hand.awaiting_bring_in = false;
+        hand.round.anchor_seat = seat;
+    }
     if matches!(kind, ActionKind::Bet | ActionKind::Raise | ActionKind::Complete) && to_cents > hand.round.bet_to_cents {
         if is_full_raise(hand, config, to_cents) {
             let r = &mut hand.round;
@@ -545,6 +664,15 @@ pub fn judge_chips(table: &TableState, seat: Seat, chips: &[crate::money::ChipCo
         _ => return Err(Rejection::new(NO_HAND_IN_PROGRESS, "no hand is being played")),
     };
     let chips_cents = crate::money::check_chips(&config.chip_set, chips)?;
+    // R-UNIT-2: chips below the minimum playable chip are tip chips and never play, whatever
+    // their number (ten $5 chips at a $25-minimum table are not a $50 bet).
+    let min_chip = config.chip_set.min_playable_chip_cents;
+    if let Some(tip) = chips.iter().find(|c| c.denomination_cents < min_chip) {
+        return Err(Rejection::new(TIP_CHIPS_DO_NOT_PLAY, "chips below the minimum playable chip never play")
+            .with("denomination_cents", tip.denomination_cents)
+            .with("count", tip.count)
+            .with("min_playable_chip_cents", min_chip));
+    }
     let stack = table.stack_cents(seat);
     if chips_cents > stack {
         return Err(Rejection::new(BET_EXCEEDS_STACK, "more chips than the stack").with("chips_cents", chips_cents).with("stack_cents", stack));

@@ -82,6 +82,70 @@ impl KillPolicy {
     }
 }
 
+/// R-POST-4: how large the next raise is after a straddle (or a sleeper).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StraddleRaise {
+    /// The next raise is a full straddle (RULES.md default: 5/10 with a 20 straddle: to 40).
+    #[default]
+    FullStraddle,
+    /// The seeds' house rule: the raise is the difference between the straddle and the big
+    /// blind (5/10 with a 20 straddle: 10 more, to 30; "no need to double it to 40").
+    DifferenceOverBigBlind,
+}
+
+/// R-POT-5: who receives the odd chip of a split.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum OddChipRule {
+    /// The first winner clockwise from the button (RULES.md default for button games).
+    #[default]
+    ClockwiseFromButton,
+    /// The dealer lists tied seats in the order the room gives odd chips (stud, which has no
+    /// button: the high card by suit for the high half, the low card by suit for the low half);
+    /// the first listed receives the odd chip.
+    AsRanked,
+}
+
+/// The games a room spreads (RULES.md section 5). The game decides the order of action in
+/// stud games (R-POST-5); everything else about a game is in the other fields of the
+/// configuration (betting rounds, structure, blinds or bring-in, high-low).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Game {
+    #[default]
+    Holdem,
+    /// 36 cards; the dealer ranks a flush above a full house.
+    ShortDeckHoldem,
+    Omaha,
+    /// Omaha high-low, 8 or better (R-POT-5 halves).
+    OmahaHiLo,
+    SevenCardStud,
+    /// Seven-card stud high-low, 8 or better.
+    SevenCardStudHiLo,
+    /// Seven-card stud, A-5 low: the highest up card brings in, the lowest showing hand acts first.
+    Razz,
+    /// 2-7 lowball, three draws (fixed limit): four betting rounds.
+    DeuceToSevenTripleDraw,
+    /// 2-7 lowball, one draw (no limit): two betting rounds.
+    DeuceToSevenSingleDraw,
+    /// Badugi, three draws: four betting rounds.
+    Badugi,
+}
+
+impl Game {
+    /// R-POST-5: stud games bring in by the up cards and act by the hand showing.
+    pub fn up_card_order(self) -> Option<crate::stud::UpCardOrder> {
+        match self {
+            Game::SevenCardStud | Game::SevenCardStudHiLo => Some(crate::stud::UpCardOrder::HighHand),
+            Game::Razz => Some(crate::stud::UpCardOrder::LowHand),
+            _ => None,
+        }
+    }
+
+    /// Draw games: a draw between betting rounds moves no chips.
+    pub fn is_draw(self) -> bool {
+        matches!(self, Game::DeuceToSevenTripleDraw | Game::DeuceToSevenSingleDraw | Game::Badugi)
+    }
+}
+
 /// R-POST-3 button policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ButtonPolicy {
@@ -129,6 +193,10 @@ pub enum FeePolicy {
         min_pot_cents: Cents,
     },
     TimeCollection { fee_cents: Cents, interval_minutes: u32 },
+    /// R-RAKE-1 as the dealer reports it: at settlement the dealer states the rake the room
+    /// took (at most `cap_cents`, never from uncalled chips), e.g. a hand history recorded
+    /// by a card room. No report means no rake.
+    Reported { cap_cents: Cents },
 }
 
 /// R-RAKE-2.
@@ -204,6 +272,30 @@ pub struct TableConfig {
     /// maximum counts the small blind as called (at most four big blinds).
     #[serde(default)]
     pub pot_limit_assumed_call: bool,
+    /// The game (stud order of action, R-POST-5). Older configurations are hold'em.
+    #[serde(default)]
+    pub game: Game,
+    /// R-POST-1 option: the big blind posts the whole table's ante (`ante_cents`, one amount),
+    /// first, then the blind; it goes whole into the main pot.
+    #[serde(default)]
+    pub big_blind_ante: bool,
+    /// Every ante goes whole into the main pot, whoever is all in for less (a hand history's
+    /// `ante_trimming_status = false`). Default: antes are layered like bets (R-POT-3).
+    #[serde(default)]
+    pub antes_to_main_pot: bool,
+    /// R-POST-4: the next raise after a straddle or sleeper.
+    #[serde(default)]
+    pub straddle_raise: StraddleRaise,
+    /// R-POST-4: a sleeper blind may be posted (from a seat other than under the gun).
+    #[serde(default)]
+    pub sleeper_allowed: bool,
+    /// R-POT-5: who receives the odd chip of a split.
+    #[serde(default)]
+    pub odd_chip: OddChipRule,
+    /// R-POST-2 option: a single blind (`blinds_cents = [0, big]`) is posted by the button,
+    /// which then acts last (short-deck ante games); by default the seat left of the button.
+    #[serde(default)]
+    pub button_blind: bool,
 }
 
 impl TableConfig {
@@ -246,6 +338,13 @@ impl TableConfig {
             hi_lo: false,
             max_seats: 10,
             pot_limit_assumed_call: false,
+            game: Game::Holdem,
+            big_blind_ante: false,
+            antes_to_main_pot: false,
+            straddle_raise: StraddleRaise::FullStraddle,
+            sleeper_allowed: false,
+            odd_chip: OddChipRule::ClockwiseFromButton,
+            button_blind: false,
         }
     }
 
@@ -336,6 +435,71 @@ impl TableConfig {
         c.buy_in.min_cents = 10 * big_bet_cents;
         c.buy_in.max_cents = 100 * big_bet_cents;
         c.max_seats = 8;
+        c.game = Game::SevenCardStud;
+        c.odd_chip = OddChipRule::AsRanked;
+        c
+    }
+
+    /// Seven-card stud high-low, 8 or better (R-POT-5 halves).
+    pub fn seven_card_stud_hi_lo(ante_cents: Cents, bring_in_cents: Cents, small_bet_cents: Cents, big_bet_cents: Cents) -> TableConfig {
+        let mut c = TableConfig::seven_card_stud(ante_cents, bring_in_cents, small_bet_cents, big_bet_cents);
+        c.game_key = format!("STUD8 {small_bet_cents}/{big_bet_cents}");
+        c.game = Game::SevenCardStudHiLo;
+        c.hi_lo = true;
+        c
+    }
+
+    /// Razz: seven-card stud for the A-5 low; the highest up card brings in (R-POST-5).
+    pub fn razz(ante_cents: Cents, bring_in_cents: Cents, small_bet_cents: Cents, big_bet_cents: Cents) -> TableConfig {
+        let mut c = TableConfig::seven_card_stud(ante_cents, bring_in_cents, small_bet_cents, big_bet_cents);
+        c.game_key = format!("RAZZ {small_bet_cents}/{big_bet_cents}");
+        c.game = Game::Razz;
+        c
+    }
+
+    /// Fixed-limit Omaha high-low, 8 or better: blinds half and one small bet, four rounds.
+    pub fn omaha_hi_lo(small_bet_cents: Cents, big_bet_cents: Cents) -> TableConfig {
+        let mut c = TableConfig::fixed_limit_holdem(small_bet_cents, big_bet_cents, 3);
+        c.game_key = format!("O8 {small_bet_cents}/{big_bet_cents}");
+        c.game = Game::OmahaHiLo;
+        c.hi_lo = true;
+        c
+    }
+
+    /// No-limit short-deck hold'em (36 cards; the dealer ranks the hands).
+    pub fn short_deck_holdem(small_blind_cents: Cents, big_blind_cents: Cents) -> TableConfig {
+        let mut c = TableConfig::no_limit_holdem(small_blind_cents, big_blind_cents);
+        c.game_key = format!("NLSD {small_blind_cents}/{big_blind_cents}");
+        c.game = Game::ShortDeckHoldem;
+        c
+    }
+
+    /// 2-7 triple draw, fixed limit: four betting rounds (before the first draw and after each
+    /// of three), the big bet from the third; six seats.
+    pub fn deuce_to_seven_triple_draw(small_bet_cents: Cents, big_bet_cents: Cents) -> TableConfig {
+        let mut c = TableConfig::fixed_limit_holdem(small_bet_cents, big_bet_cents, 3);
+        c.game_key = format!("27TD {small_bet_cents}/{big_bet_cents}");
+        c.game = Game::DeuceToSevenTripleDraw;
+        c.max_seats = 6;
+        c
+    }
+
+    /// 2-7 single draw, no limit: two betting rounds; six seats.
+    pub fn deuce_to_seven_single_draw(small_blind_cents: Cents, big_blind_cents: Cents) -> TableConfig {
+        let mut c = TableConfig::no_limit_holdem(small_blind_cents, big_blind_cents);
+        c.game_key = format!("27SD {small_blind_cents}/{big_blind_cents}");
+        c.game = Game::DeuceToSevenSingleDraw;
+        c.betting_rounds = 2;
+        c.max_seats = 6;
+        c
+    }
+
+    /// Badugi, fixed limit, three draws: four betting rounds; six seats.
+    pub fn badugi(small_bet_cents: Cents, big_bet_cents: Cents) -> TableConfig {
+        let mut c = TableConfig::fixed_limit_holdem(small_bet_cents, big_bet_cents, 3);
+        c.game_key = format!("BADUGI {small_bet_cents}/{big_bet_cents}");
+        c.game = Game::Badugi;
+        c.max_seats = 6;
         c
     }
 
@@ -347,36 +511,64 @@ impl TableConfig {
         matches!(self.betting, BettingStructure::FixedLimit { .. } | BettingStructure::SpreadLimit { .. })
     }
 
-    /// Every amount of the configuration (forced bets, bet sizes, limits, fees, funds, caps).
-    fn amounts_cents(&self) -> Vec<Cents> {
-        let mut amounts = vec![self.ante_cents, self.min_bet_cents, self.tip_cap_cents];
-        amounts.extend(&self.blinds_cents);
-        amounts.extend(self.bring_in_cents);
-        amounts.extend([self.buy_in.min_cents, self.buy_in.max_cents, self.buy_in.supervisor_threshold_cents]);
-        amounts.extend(self.buy_in.short_buy_min_cents);
-        amounts.extend(self.chip_set.denominations_cents.iter().copied());
+    /// Every amount of the configuration, named, and whether it is paid in chips (posts, bet
+    /// limits, buy-in limits, fees: whole minimum playable chips, R-UNIT-2). One list for the two
+    /// checks of [`TableConfig::validate`]: every amount bounded (R-UNIT-1), chip amounts whole.
+    fn amounts(&self) -> Vec<(&'static str, Cents, bool)> {
+        const CHIPS: bool = true;
+        let mut amounts: Vec<(&'static str, Cents, bool)> = Vec::with_capacity(32);
+        for (index, blind) in self.blinds_cents.iter().enumerate() {
+            amounts.push((["small_blind_cents", "big_blind_cents", "third_blind_cents"][index.min(2)], *blind, CHIPS));
+        }
+        amounts.push(("ante_cents", self.ante_cents, CHIPS));
+        amounts.push(("min_bet_cents", self.min_bet_cents, CHIPS));
+        if let Some(bring_in) = self.bring_in_cents {
+            amounts.push(("bring_in_cents", bring_in, CHIPS));
+        }
         match &self.betting {
-            BettingStructure::FixedLimit { small_bet_cents, big_bet_cents, .. } => amounts.extend([*small_bet_cents, *big_bet_cents]),
-            BettingStructure::SpreadLimit { min_bet_cents, max_bet_cents, last_round_max_bet_cents } => {
-                amounts.extend([*min_bet_cents, *max_bet_cents]);
-                amounts.extend(*last_round_max_bet_cents);
+            BettingStructure::FixedLimit { small_bet_cents, big_bet_cents, .. } => {
+                amounts.push(("small_bet_cents", *small_bet_cents, CHIPS));
+                amounts.push(("big_bet_cents", *big_bet_cents, CHIPS));
             }
-            BettingStructure::CapLimit { cap_cents, .. } => amounts.push(*cap_cents),
+            BettingStructure::SpreadLimit { min_bet_cents, max_bet_cents, last_round_max_bet_cents } => {
+                amounts.push(("spread_min_bet_cents", *min_bet_cents, CHIPS));
+                amounts.push(("spread_max_bet_cents", *max_bet_cents, CHIPS));
+                if let Some(last) = last_round_max_bet_cents {
+                    amounts.push(("last_round_max_bet_cents", *last, CHIPS));
+                }
+            }
+            BettingStructure::CapLimit { cap_cents, .. } => amounts.push(("cap_cents", *cap_cents, CHIPS)),
             BettingStructure::NoLimit | BettingStructure::PotLimit | BettingStructure::HalfPotLimit => {}
         }
+        amounts.push(("buy_in_min_cents", self.buy_in.min_cents, CHIPS));
+        amounts.push(("buy_in_max_cents", self.buy_in.max_cents, CHIPS));
+        if let Some(short) = self.buy_in.short_buy_min_cents {
+            amounts.push(("short_buy_min_cents", short, CHIPS));
+        }
+        amounts.push(("supervisor_threshold_cents", self.buy_in.supervisor_threshold_cents, !CHIPS));
+        amounts.push(("tip_cap_cents", self.tip_cap_cents, !CHIPS));
+        for denomination in &self.chip_set.denominations_cents {
+            amounts.push(("denomination_cents", *denomination, !CHIPS));
+        }
         match &self.fee {
-            FeePolicy::Rake { increment_cents, cap_cents, min_pot_cents, .. } => amounts.extend([*increment_cents, *cap_cents, *min_pot_cents]),
-            FeePolicy::TimeCollection { fee_cents, .. } => amounts.push(*fee_cents),
+            FeePolicy::Rake { increment_cents, cap_cents, min_pot_cents, .. } => {
+                amounts.push(("rake_increment_cents", *increment_cents, CHIPS));
+                amounts.push(("rake_cap_cents", *cap_cents, CHIPS));
+                amounts.push(("rake_min_pot_cents", *min_pot_cents, !CHIPS));
+            }
+            FeePolicy::TimeCollection { fee_cents, .. } => amounts.push(("time_fee_cents", *fee_cents, CHIPS)),
+            FeePolicy::Reported { cap_cents } => amounts.push(("reported_rake_cap_cents", *cap_cents, !CHIPS)),
             FeePolicy::NoFee => {}
         }
-        if let Some(j) = &self.jackpot_drop {
-            amounts.extend([j.amount_cents, j.min_pot_cents]);
+        if let Some(drop) = &self.jackpot_drop {
+            amounts.push(("jackpot_drop_cents", drop.amount_cents, CHIPS));
+            amounts.push(("jackpot_min_pot_cents", drop.min_pot_cents, !CHIPS));
         }
-        if let Some(k) = &self.kitty {
-            amounts.push(k.min_pot_cents);
+        if let Some(kitty) = &self.kitty {
+            amounts.push(("kitty_min_pot_cents", kitty.min_pot_cents, !CHIPS));
         }
         if let StakesMode::OpenStakes { iou_auto_accept_below_cents } = &self.stakes {
-            amounts.push(*iou_auto_accept_below_cents);
+            amounts.push(("iou_auto_accept_below_cents", *iou_auto_accept_below_cents, !CHIPS));
         }
         amounts
     }
@@ -386,8 +578,8 @@ impl TableConfig {
         let bad = |what: &str| Err(Rejection::new(INVALID_CONFIG, what.to_string()));
         // R-UNIT-1: every amount is bounded, so no product or sum of them can wrap (a kill
         // blind is 2x, a button ante 10x, a buy-in limit 100x a blind).
-        if let Some(out) = self.amounts_cents().into_iter().find(|a| !(0..=crate::money::MAX_AMOUNT_CENTS).contains(a)) {
-            return Err(Rejection::new(INVALID_CONFIG, "every amount of a configuration is between 0 and the amount bound")
+        if let Some((name, out, _)) = self.amounts().into_iter().find(|(_, a, _)| !(0..=crate::money::MAX_AMOUNT_CENTS).contains(a)) {
+            return Err(Rejection::new(INVALID_CONFIG, format!("{name} {out} is not between 0 and the amount bound"))
                 .with("amount_cents", out)
                 .with("max_amount_cents", crate::money::MAX_AMOUNT_CENTS));
         }
@@ -421,6 +613,16 @@ impl TableConfig {
                 }
             _ => {}
         }
+        if self.button_ante && self.big_blind_ante {
+            return bad("one ante form: a button ante or a big-blind ante, not both");
+        }
+        if self.game.up_card_order().is_some() && self.bring_in_cents.is_none() {
+            return bad("a stud game brings in: set bring_in_cents");
+        }
+        if let FeePolicy::Reported { cap_cents } = &self.fee
+            && *cap_cents < 0 {
+                return bad("a reported rake needs a non-negative cap");
+            }
         if let FeePolicy::Rake { percent_bps, increment_cents, cap_cents, .. } = &self.fee
             && (!(0..=10_000).contains(percent_bps) || *increment_cents <= 0 || *cap_cents < 0) {
                 return bad("rake needs 0..=10000 bps, a positive increment and a non-negative cap");
@@ -433,46 +635,7 @@ impl TableConfig {
     /// R-UNIT-2: every post, bet limit, buy-in limit and fee of the table is a whole number of
     /// minimum playable chips (the chip antes, blinds, rake and collection are paid in).
     fn validate_whole_chips(&self) -> Result<(), Rejection> {
-        let mut amounts: Vec<(&'static str, Cents)> = Vec::with_capacity(16);
-        for (index, blind) in self.blinds_cents.iter().enumerate() {
-            amounts.push((["small_blind_cents", "big_blind_cents", "third_blind_cents"][index.min(2)], *blind));
-        }
-        amounts.push(("ante_cents", self.ante_cents));
-        amounts.push(("min_bet_cents", self.min_bet_cents));
-        if let Some(bring_in) = self.bring_in_cents {
-            amounts.push(("bring_in_cents", bring_in));
-        }
-        match &self.betting {
-            BettingStructure::FixedLimit { small_bet_cents, big_bet_cents, .. } => {
-                amounts.push(("small_bet_cents", *small_bet_cents));
-                amounts.push(("big_bet_cents", *big_bet_cents));
-            }
-            BettingStructure::SpreadLimit { min_bet_cents, max_bet_cents, last_round_max_bet_cents } => {
-                amounts.push(("spread_min_bet_cents", *min_bet_cents));
-                amounts.push(("spread_max_bet_cents", *max_bet_cents));
-                if let Some(last) = last_round_max_bet_cents {
-                    amounts.push(("last_round_max_bet_cents", *last));
-                }
-            }
-            BettingStructure::CapLimit { cap_cents, .. } => amounts.push(("cap_cents", *cap_cents)),
-            BettingStructure::NoLimit | BettingStructure::PotLimit | BettingStructure::HalfPotLimit => {}
-        }
-        amounts.push(("buy_in_min_cents", self.buy_in.min_cents));
-        amounts.push(("buy_in_max_cents", self.buy_in.max_cents));
-        if let Some(short) = self.buy_in.short_buy_min_cents {
-            amounts.push(("short_buy_min_cents", short));
-        }
-        match &self.fee {
-            FeePolicy::Rake { increment_cents, cap_cents, .. } => {
-                amounts.push(("rake_increment_cents", *increment_cents));
-                amounts.push(("rake_cap_cents", *cap_cents));
-            }
-            FeePolicy::TimeCollection { fee_cents, .. } => amounts.push(("time_fee_cents", *fee_cents)),
-            FeePolicy::NoFee => {}
-        }
-        if let Some(drop) = &self.jackpot_drop {
-            amounts.push(("jackpot_drop_cents", drop.amount_cents));
-        }
+        let amounts = self.amounts().into_iter().filter(|(_, _, chips)| *chips).map(|(name, amount, _)| (name, amount));
         let chip = self.chip_set.min_playable_chip_cents;
         if let Some((name, amount)) = amounts.into_iter().find(|(_, amount)| !self.chip_set.is_playable(*amount)) {
             return Err(Rejection::new(

@@ -9,6 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::cards::Card;
 use crate::config::KillPolicy;
 use crate::money::Cents;
 use crate::streams::Seat;
@@ -57,6 +58,13 @@ pub struct HandPlayer {
     /// Round index in which the short was made (it can be brought up only in that round).
     #[serde(default)]
     pub short_round_index: u8,
+    /// Dead chips that go whole into the main pot, outside the layering (R-POST-1: a button or
+    /// big-blind ante; with `antes_to_main_pot`, every ante). Part of `hand_cents`.
+    #[serde(default)]
+    pub dead_main_cents: Cents,
+    /// Stud: the up cards the dealer reported, in the order dealt (R-POST-5).
+    #[serde(default, skip_serializing_if = "<[Card]>::is_empty")]
+    pub up_cards: crate::cards::UpCards,
 }
 
 /// State of the current betting round.
@@ -100,6 +108,30 @@ pub struct HandState {
     pub kill: Option<KillPolicy>,
     /// The hand reached a second round or a showdown (no flop, no drop: R-RAKE-1).
     pub flop_seen: bool,
+    /// R-POST-5 (stud): third street waits for the bring-in, or for the low card to open
+    /// for a full bet. Nobody else may act.
+    #[serde(default)]
+    pub awaiting_bring_in: bool,
+    /// R-POT-3: chips above this contribution level were already paid at once (a side pot
+    /// left to one player when the last opponent in it folded); settlement layers up to it.
+    #[serde(default)]
+    pub contribution_cap_cents: Option<Cents>,
+    /// Where this hand's blinds fall (R-POST-2), fixed when it is dealt.
+    #[serde(default)]
+    pub blinds: BlindPositions,
+}
+
+/// Where the blinds of a hand fall (R-POST-2, R-POST-3); see `posts::blind_positions`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlindPositions {
+    /// The seat that posts the small blind; `None` for a dead small blind (dead button) or a
+    /// single-blind game.
+    pub small: Option<Seat>,
+    /// The seat where the small blind falls, dealt or not (an absent player there misses it).
+    pub small_position: Option<Seat>,
+    pub big: Option<Seat>,
+    /// With three blinds, the seat after the big blind.
+    pub third: Option<Seat>,
 }
 
 impl HandState {
@@ -125,26 +157,69 @@ impl HandState {
         self.players.iter().filter(|p| p.status == InHand::Active).count()
     }
 
-    /// Does `p` still have to act in this round?
+    /// Does `p` still have to act in this round? A player who can bet must match the bet, and
+    /// act once in the round unless nobody could contest a bet at the round's start
+    /// ([`HandState::mark_uncontested`] marks those as having acted).
     pub fn needs_action(&self, p: &HandPlayer) -> bool {
         if p.status != InHand::Active {
             return false;
         }
-        if p.round_cents < self.round.bet_to_cents {
-            return true;
+        p.round_cents < self.round.bet_to_cents || !p.acted
+    }
+
+    /// At the start of a round (and while the forced bets go in): a player whose effective
+    /// stack is zero, because no other live player has more than what the player already put
+    /// in this round, has nothing to decide and is marked as having acted. Effective stacks
+    /// only shrink while posts go in, so the marking never has to be undone.
+    pub fn mark_uncontested(&mut self, stack_of: impl Fn(Seat) -> Cents) {
+        // The two largest totals (round + stack) of the live players, the largest's seat.
+        let (mut first, mut second, mut first_seat) = (0 as Cents, 0 as Cents, 0 as Seat);
+        let (mut broke, mut max_round) = (false, 0 as Cents);
+        for p in self.players.iter().filter(|p| p.status != InHand::Folded) {
+            let stack = stack_of(p.seat);
+            broke |= stack == 0 && p.status == InHand::Active;
+            max_round = max_round.max(p.round_cents);
+            let total = p.round_cents + stack;
+            if total > first {
+                (second, first, first_seat) = (first, total, p.seat);
+            } else if total > second {
+                second = total;
+            }
         }
-        !p.acted && self.players.iter().any(|o| o.seat != p.seat && o.status == InHand::Active)
+        // Two live players could still bet above every round total: nobody is uncontested.
+        if !broke && second > max_round {
+            return;
+        }
+        let raise_no = self.round.full_raise_no;
+        for p in self.players.iter_mut().filter(|p| p.status == InHand::Active && !p.acted) {
+            // The most any other live player could still put in against this one.
+            let others = if p.seat == first_seat { second } else { first };
+            if stack_of(p.seat) == 0 || others <= p.round_cents {
+                p.acted = true;
+                p.acted_at_raise_no = raise_no;
+            }
+        }
     }
 
     /// First player clockwise strictly after `seat` who has to act.
     pub fn next_to_act_after(&self, seat: Seat) -> Option<Seat> {
-        let n = self.players.len();
         let start = self.players.iter().position(|p| p.seat > seat).unwrap_or(0);
-        (0..n).map(|k| &self.players[(start + k) % n]).find(|p| self.needs_action(p)).map(|p| p.seat)
+        let (before, after) = self.players.split_at(start);
+        after.iter().chain(before).find(|p| self.needs_action(p)).map(|p| p.seat)
     }
 
     /// Recompute whose turn it is after `seat` acted (or from the anchor) and close the round.
+    /// While third street waits for the bring-in (R-POST-5) the turn stays with the bring-in
+    /// seat the up cards named (or with nobody until they are reported), unless nobody is left
+    /// who could bring in.
     pub fn advance_from(&mut self, seat: Seat) {
+        if self.awaiting_bring_in {
+            if self.players.iter().any(|p| p.status == InHand::Active && !p.acted) {
+                self.phase = HandPhase::Betting;
+                return;
+            }
+            self.awaiting_bring_in = false;
+        }
         self.round.to_act = self.next_to_act_after(seat);
         if self.round.to_act.is_none() && self.phase == HandPhase::Betting {
             self.phase = HandPhase::RoundComplete;
@@ -188,6 +263,12 @@ pub enum PostKind {
     MissedBigBlind,
     /// R-POST-3: a returning player's missed small blind, dead.
     MissedSmallBlindDead,
+    /// R-POST-1 option: the big blind posts the whole table's ante, dead, before the blind;
+    /// it goes whole into the main pot.
+    BigBlindAnte,
+    /// R-POST-4: a sleeper blind from a seat other than under the gun: it only raises the
+    /// amount to call; it buys neither the option nor last action.
+    Sleeper,
 }
 
 impl PostKind {
@@ -197,7 +278,12 @@ impl PostKind {
 
     /// Dead posts go to the pot without counting toward the player's bet in the round.
     pub fn is_dead(self) -> bool {
-        matches!(self, PostKind::Ante | PostKind::ButtonAnte | PostKind::MissedSmallBlindDead)
+        matches!(self, PostKind::Ante | PostKind::ButtonAnte | PostKind::BigBlindAnte | PostKind::MissedSmallBlindDead)
+    }
+
+    /// Antes (R-POST-1): posted before any blind of the same player.
+    pub fn is_ante(self) -> bool {
+        matches!(self, PostKind::Ante | PostKind::ButtonAnte | PostKind::BigBlindAnte)
     }
 }
 
@@ -227,4 +313,19 @@ pub enum ActionKind {
     Bet,
     Raise,
     Complete,
+}
+
+/// A stud up card the dealer reports for a seat (R-POST-5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UpCard {
+    pub seat: Seat,
+    pub card: Card,
+}
+
+/// What the dealer awards a seat when the cards are not ranked (R-POT-5): the chips the seat
+/// collects from the pots, before any kitty chip.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeatAward {
+    pub seat: Seat,
+    pub amount_cents: Cents,
 }

@@ -235,7 +235,7 @@ pub fn decide_table_into(table: &TableState, ctx: &CommandContext, command: &Tab
             config.validate()?;
             let mut config = config.clone();
             config.version = 1;
-            Ok(TableEvent::TableOpened { table_id: command.table_id.clone(), config })
+            Ok(TableEvent::TableOpened { table_id: command.table_id.clone(), config: Box::new(config) })
         }
         TableOp::ChangeConfig { config } => {
             let (_, current) = open_table(table)?;
@@ -246,7 +246,7 @@ pub fn decide_table_into(table: &TableState, ctx: &CommandContext, command: &Tab
             }
             let mut config = config.clone();
             config.version = current.version + 1;
-            Ok(TableEvent::ConfigChanged { config })
+            Ok(TableEvent::ConfigChanged { config: Box::new(config) })
         }
         TableOp::SeatPlayer { seat, player_id } => crate::seating::decide_seat(table, *seat, player_id),
         TableOp::ConvertCashInPlay { seat } => crate::table_stakes::decide_convert_cash(table, *seat),
@@ -275,7 +275,11 @@ pub fn decide_table_into(table: &TableState, ctx: &CommandContext, command: &Tab
             Ok(TableEvent::Posted { seat: *seat, kind: *kind, amount_cents: *amount_cents, all_in, postings })
         }
         TableOp::NextRound { first_to_act_seat } => next_round(table, *first_to_act_seat),
-        TableOp::Showdown { high, low } => showdown(table, high, low.as_deref()),
+        TableOp::Showdown { high, low, rake_cents } => {
+            showdown(table, crate::pots::Award::Ranking { high, low: low.as_deref() }, *rake_cents)
+        }
+        TableOp::AwardPots { awards, rake_cents } => showdown(table, crate::pots::Award::Amounts(awards), *rake_cents),
+        TableOp::DealUpCards { cards } => crate::stud::judge_up_cards(table, cards),
         TableOp::EndHand => {
             let Some(hand) = &table.hand else {
                 return Err(Rejection::new(crate::betting::NO_HAND_IN_PROGRESS, "no hand is being played"));
@@ -408,6 +412,7 @@ fn acted_events(
     postings: Vec<Posting>,
     events: &mut Vec<TableEvent>,
 ) -> Result<(), Rejection> {
+    let is_fold = judged.kind == crate::hand::ActionKind::Fold;
     let acted = TableEvent::Acted {
         seat,
         kind: judged.kind,
@@ -416,9 +421,33 @@ fn acted_events(
         all_in: judged.all_in,
         postings,
     };
-    // The last fold settles the hand at once: one live player takes every pot.
-    let last_fold = judged.kind == crate::hand::ActionKind::Fold
-        && table.hand.as_ref().is_some_and(|h| h.live_count() == 2);
+    if !is_fold {
+        // The usual case, moved into place once.
+        events.push(acted);
+        return Ok(());
+    }
+    // The last fold settles the hand at once: one live player takes every pot. Where the
+    // dealer reports the rake (R-RAKE-1), the dealer settles it with `Showdown` instead.
+    let reported_rake = table.config.as_ref().is_some_and(|c| matches!(c.fee, crate::config::FeePolicy::Reported { .. }));
+    let last_fold = is_fold && table.hand.as_ref().is_some_and(|h| h.live_count() == 2);
+    if is_fold && (reported_rake || !last_fold) {
+        // R-POT-3: a side pot left to one player by this fold is paid at once.
+        let (table_id, config) = open_table(table)?;
+        events.push(acted);
+        let paid = match table.hand.as_ref() {
+            // Only a player all in leaves a side pot above the level.
+            Some(hand) if hand.active_count() <= 2 && hand.players.iter().any(|p| p.status == InHand::AllIn) => {
+                let mut after = hand.clone();
+                crate::table::apply_acted(&mut after, config, seat, judged.kind, judged.to_cents, judged.amount_cents, &[], table.stack_cents(seat));
+                crate::pots::side_pot_at_once(&after, table_id)
+            }
+            _ => None,
+        };
+        if let Some(paid) = paid {
+            events.push(paid);
+        }
+        return Ok(());
+    }
     if !last_fold {
         events.push(acted);
         return Ok(());
@@ -430,7 +459,8 @@ fn acted_events(
             let (table_id, config) = open_table(table)?;
             let mut after = hand.clone();
             crate::table::apply_acted(&mut after, config, seat, judged.kind, judged.to_cents, judged.amount_cents, &[], table.stack_cents(seat));
-            crate::pots::settle_hand(&after, config, table_id, &[], None, false)?
+            let nobody = crate::pots::Award::Ranking { high: &[], low: None };
+            crate::pots::settle_hand(&after, config, table_id, nobody, None, false)?
         }
         _ => crate::pots::settle(&table.clone().evolve(&acted), &[], None, false)?,
     };
@@ -457,10 +487,22 @@ fn next_round(table: &TableState, first_to_act_seat: Option<Seat>) -> Result<Tab
         && hand.player(s).is_none_or(|p| p.status == InHand::Folded) {
             return Err(Rejection::new(crate::posts::SEAT_NOT_IN_HAND, "first to act must be a live player").with("seat", s as Cents));
         }
+    short_bets_brought_up(hand)?;
+    let first_to_act_seat = crate::stud::judge_first_to_act(hand, config, next, first_to_act_seat)?;
     Ok(TableEvent::RoundStarted { round_index: next, first_to_act_seat })
 }
 
-fn showdown(table: &TableState, high: &[Vec<Seat>], low: Option<&[Vec<Seat>]>) -> Result<TableEvent, Rejection> {
+/// R-BET-13: a short bet or call of this round is brought up before the round can close.
+fn short_bets_brought_up(hand: &crate::hand::HandState) -> Result<(), Rejection> {
+    match hand.players.iter().find(|p| p.short_cents > 0 && p.short_round_index == hand.round.index && p.status != InHand::Folded) {
+        Some(p) => Err(Rejection::new(crate::betting::SHORT_BET_NOT_BROUGHT_UP, "a short bet or call must be brought up before the round closes")
+            .with("seat", p.seat as Cents)
+            .with("short_cents", p.short_cents)),
+        None => Ok(()),
+    }
+}
+
+fn showdown(table: &TableState, award: crate::pots::Award, rake_cents: Option<Cents>) -> Result<TableEvent, Rejection> {
     let (_, config) = open_table(table)?;
     let Some(hand) = &table.hand else {
         return Err(Rejection::new(crate::betting::NO_HAND_IN_PROGRESS, "no hand is being played"));
@@ -470,8 +512,13 @@ fn showdown(table: &TableState, high: &[Vec<Seat>], low: Option<&[Vec<Seat>]>) -
         return Err(Rejection::new(crate::pots::SHOWDOWN_NOT_READY, "betting is not over")
             .with("round_index", hand.round.index as Cents));
     }
-    if high.len() > crate::MAX_SEATS || low.is_some_and(|l| l.len() > crate::MAX_SEATS) {
-        return Err(Rejection::new(crate::pots::SHOWDOWN_INVALID_RANKING, "at most 10 groups"));
+    let too_long = match award {
+        crate::pots::Award::Ranking { high, low } => high.len() > crate::MAX_SEATS || low.is_some_and(|l| l.len() > crate::MAX_SEATS),
+        crate::pots::Award::Amounts(awards) => awards.len() > crate::MAX_SEATS,
+    };
+    if too_long {
+        return Err(Rejection::new(crate::pots::SHOWDOWN_INVALID_RANKING, "at most 10 groups or awards"));
     }
-    crate::pots::settle(table, high, low, true)
+    short_bets_brought_up(hand)?;
+    crate::pots::settle_with(table, award, rake_cents, true)
 }

@@ -16,7 +16,10 @@
 //!   [`all_reasons()`]. Each module lists its reasons in `REASONS`.
 //! - Configuration: [`TableConfig`] with presets `no_limit_holdem`, `pot_limit_holdem`,
 //!   `pot_limit_omaha`, `half_pot_limit_holdem`, `cap_limit_holdem`, `fixed_limit_holdem`,
-//!   `fixed_limit_holdem_kill`, `spread_limit_holdem`, `seven_card_stud` (`config`).
+//!   `fixed_limit_holdem_kill`, `spread_limit_holdem`, `seven_card_stud`,
+//!   `seven_card_stud_hi_lo`, `razz`, `omaha_hi_lo`, `short_deck_holdem`,
+//!   `deuce_to_seven_triple_draw`, `deuce_to_seven_single_draw`, `badugi` (`config`); the
+//!   game itself is `TableConfig::game` ([`config::Game`]).
 //! - Commands: [`Command`] = `Table(`[`TableCommand`]` {table_id, op: `[`TableOp`]`})`
 //!   | `Player(`[`PlayerCommand`]`)` | `Cage(`[`CageCommand`]`)`; [`Command::streams`].
 //! - Events: [`Event`] = `Table(`[`TableEvent`]`)` | `Player(`[`PlayerEvent`]`)` |
@@ -32,7 +35,8 @@
 //! - Hand commands ([`TableOp`]): `StartHand{hand_no, button_seat, dealt_seats}`,
 //!   `Post{seat, kind: `[`PostKind`]`, amount_cents}`, `Act{seat, action: `[`Action`]`}`
 //!   (`Bet{to_cents}`/`Raise{to_cents}` are "raise to" totals and interchangeable; `AllIn`;
-//!   `Complete`), `NextRound{first_to_act_seat}`, `Showdown{high, low}`, `EndHand`.
+//!   `Complete`), `DealUpCards{cards}` (stud), `NextRound{first_to_act_seat}`,
+//!   `Showdown{high, low, rake_cents}`, `AwardPots{awards, rake_cents}`, `EndHand`.
 //!
 //! ### Additions (after the first release of this map; all additive)
 //! - R-POST-3 missed blinds: `TableOp::SitOut{seat}` / `SitIn{seat}` -> `TableEvent::SatOut` /
@@ -110,6 +114,32 @@
 //!   nothing) and [`Command::streams_into`]. `tests/rules/allocations.rs` counts allocations
 //!   with a per-thread counting allocator.
 //!
+//! - Games of issue 14 (all additive, serde defaults): `TableConfig::{game, big_blind_ante,
+//!   antes_to_main_pot, straddle_raise, sleeper_allowed, odd_chip, button_blind}`;
+//!   `FeePolicy::Reported{cap_cents}` (R-RAKE-1: the dealer reports the rake at settlement).
+//!   Posts `BigBlindAnte` (the table's ante by the big blind, first, whole into the main pot:
+//!   `HandPlayer::dead_main_cents`) and `Sleeper` (R-POST-4: raises the amount to call, no
+//!   option, no last action). Blinds are judged against [`hand::BlindPositions`]
+//!   (`HandState::blinds`, from `posts::blind_positions`: heads-up the button posts the small
+//!   blind; a dead button moves the big blind one player on from the previous hand's, with a
+//!   dead small blind when that player is gone); reason `BLIND_OUT_OF_POSITION`. Missed blinds
+//!   (R-POST-3) are tracked at the deal for seats sat out or simply left out of `dealt_seats`.
+//!   Stud ([`cards::Card`], `stud`): `DealUpCards` -> `TableEvent::UpCardsDealt`;
+//!   `HandState::awaiting_bring_in` until the bring-in or a full opening bet by the seat the up
+//!   cards name (R-POST-5); from fourth street `NextRound` must name the best hand showing (or
+//!   `None`: the core names it), reasons `UP_CARDS_*`, `FIRST_TO_ACT_MISMATCH`,
+//!   `BRING_IN_REQUIRED`, `BRING_IN_OUT_OF_POSITION`. `TableEvent::SidePotPaid` (R-POT-3: a
+//!   side pot left to one player by a fold is paid at once; `HandState::contribution_cap_cents`
+//!   keeps the rest of the layering). `TableEvent::HandSettled::dealer_awarded`. With a reported
+//!   rake the last fold does not settle: the dealer's `Showdown` does. A short bet blocks
+//!   `NextRound`, `Showdown` and the short player's own actions (`SHORT_BET_NOT_BROUGHT_UP`);
+//!   chips below the minimum playable chip never play (`TIP_CHIPS_DO_NOT_PLAY`).
+//!   [`legal_actions`] and `judge_action` read one judgement (`betting::Turn`);
+//!   `LegalActions::{can_fold, bring_in_cents}`. A player with nothing to decide at a round's
+//!   start (no opponent could contest a bet) counts as having acted
+//!   (`HandState::mark_uncontested`); one who had something to decide still acts when the
+//!   others go all in.
+//!
 //! ## The snapshot
 //! [`Snapshot`] is the set of stream states the caller loaded for a command: build it with
 //! `Snapshot::new().with_table(&id, &state).with_player(..).with_cage(..)`. A stream that does
@@ -158,7 +188,7 @@
 //!   limit, as the amount that reaches the cap).
 //! - First to act: preflop the seat after the last big blind / third blind / straddle / kill
 //!   / bring-in poster (heads-up this is the button), later rounds the first live seat after
-//!   the button, or `NextRound{first_to_act_seat}` (stud).
+//!   the button, or `NextRound{first_to_act_seat}` (stud: held to the up cards when reported).
 //! - The last fold returns two events: `Acted` and `HandSettled` (uncontested, no ranking).
 //!   `Showdown` is accepted once the round is complete and either it was the last round or at
 //!   most one player can still bet (all-in showdowns before the board is dealt out).
@@ -177,9 +207,12 @@
 //!   cage, in trays and with patrons (R-CHIP-5).
 //!
 //! ## Not enforced here (the dealer or the caller decides)
-//! - Positions: which seat is the button, blinds and straddle (apart from under the gun) are
-//!   the dealer's `Post`s; the button policy only decides whether the button may be dead
-//!   (moving-button make-up of blinds skipped by departures is the dealer's).
+//! - The button seat itself is the dealer's (the blinds are then judged from it, or from the
+//!   previous big blind under a dead button); moving-button make-up of blinds skipped by
+//!   departures is the dealer's (`MissedBigBlind` posts).
+//! - Stud without reported up cards: the dealer's bring-in and `first_to_act_seat` stand.
+//! - Draws: a draw moves no chips; the dealer's `NextRound` after it starts the next betting
+//!   round (2-7 single draw: two rounds; triple draw and badugi: four).
 //! - Corrections (R-AUDIT-1): the caller supplies the reversed event's id and postings from
 //!   the store; a cage correction of a marker does not touch the patron's marker list.
 //!
@@ -191,6 +224,7 @@ pub mod accounts;
 pub mod aml;
 pub mod betting;
 pub mod cage;
+pub mod cards;
 pub mod config;
 pub mod corrections;
 pub mod hand;
@@ -208,6 +242,7 @@ pub mod rebuy;
 pub mod rejection;
 pub mod seating;
 pub mod streams;
+pub mod stud;
 pub mod table;
 pub mod table_stakes;
 pub mod tips;
@@ -370,6 +405,8 @@ pub fn all_reasons() -> Vec<Reason> {
         table_stakes::REASONS,
         rebuy::REASONS,
         posts::REASONS,
+        cards::REASONS,
+        stud::REASONS,
         betting::REASONS,
         pots::REASONS,
         tips::REASONS,

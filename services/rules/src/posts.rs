@@ -1,8 +1,8 @@
 //! Forced bets and posts (section 4): antes, blinds, straddle, bring-in, kill, new-player and
 //! missed-blind posts, short-stacked posts.
 
-use crate::config::{ButtonPolicy, StraddlePolicy, TableConfig};
-use crate::hand::{HandPhase, HandState, InHand, PostKind};
+use crate::config::{ButtonPolicy, StraddlePolicy, StraddleRaise, TableConfig};
+use crate::hand::{BlindPositions, HandPhase, HandState, InHand, PostKind};
 use crate::money::Cents;
 use crate::rejection::{Reason, Rejection};
 use crate::streams::Seat;
@@ -20,6 +20,11 @@ pub const SEAT_SITTING_OUT: Reason = Reason::new("SEAT_SITTING_OUT", "R-POST-3")
 pub const ALREADY_SITTING_OUT: Reason = Reason::new("ALREADY_SITTING_OUT", "R-POST-3");
 pub const NOT_SITTING_OUT: Reason = Reason::new("NOT_SITTING_OUT", "R-POST-3");
 pub const BUTTON_NOT_DEALT: Reason = Reason::new("BUTTON_NOT_DEALT", "R-POST-3");
+pub const BLIND_OUT_OF_POSITION: Reason = Reason::new("BLIND_OUT_OF_POSITION", "R-POST-2");
+pub const ANTE_BEFORE_BLIND: Reason = Reason::new("ANTE_BEFORE_BLIND", "R-POST-7");
+pub const ANTE_OUT_OF_POSITION: Reason = Reason::new("ANTE_OUT_OF_POSITION", "R-POST-1");
+pub const SLEEPER_OUT_OF_POSITION: Reason = Reason::new("SLEEPER_OUT_OF_POSITION", "R-POST-4");
+pub const BRING_IN_OUT_OF_POSITION: Reason = Reason::new("BRING_IN_OUT_OF_POSITION", "R-POST-5");
 
 pub const REASONS: &[Reason] = &[
     POSTS_CLOSED,
@@ -34,21 +39,26 @@ pub const REASONS: &[Reason] = &[
     ALREADY_SITTING_OUT,
     NOT_SITTING_OUT,
     BUTTON_NOT_DEALT,
+    BLIND_OUT_OF_POSITION,
+    ANTE_BEFORE_BLIND,
+    ANTE_OUT_OF_POSITION,
+    SLEEPER_OUT_OF_POSITION,
+    BRING_IN_OUT_OF_POSITION,
 ];
 
 /// R-POST-3: a player who sat down after the game started must post a live big blind (or be
 /// in the big blind) before playing a hand. Checked at the player's first action.
 pub fn check_entry_post(table: &TableState, hand: &HandState, seat: Seat) -> Result<(), Rejection> {
-    let owes = table.seat(seat).is_some_and(|s| s.owes_entry_post);
-    if owes && hand.round.index == 0 {
+    let Some(s) = table.seat(seat).filter(|_| hand.round.index == 0) else { return Ok(()) };
+    if s.owes_entry_post {
         return Err(Rejection::new(ENTRY_POST_REQUIRED, "a new player posts a live big blind to be dealt in")
             .with("seat", seat as Cents)
             .with("big_blind_cents", table.config.as_ref().map_or(0, |c| c.big_blind_cents())));
     }
     // R-POST-3: a returning player posts the missed big blind live and the small blind dead
     // (the flags are cleared by those posts, or by the big blind in position).
-    let missed = table.seat(seat).map_or((false, false), |s| (s.missed_big_blind, s.missed_small_blind));
-    if (missed.0 || missed.1) && hand.round.index == 0 {
+    let missed = (s.missed_big_blind, s.missed_small_blind);
+    if missed.0 || missed.1 {
         return Err(Rejection::new(MISSED_BLINDS_REQUIRED, "a returning player posts the missed big blind live and the small blind dead")
             .with("seat", seat as Cents)
             .with("missed_big_blind", missed.0 as Cents)
@@ -64,48 +74,113 @@ fn seats_between(from: Seat, to: Seat, max_seats: u8) -> impl Iterator<Item = Se
     (1..=steps).map(move |k| ((from - 1 + k) % n) + 1)
 }
 
-/// R-POST-3, applied by `evolve` on every post: a blind posted at `seat` passes the absent
-/// (sat-out) seats since the previous blind of that kind, which owe it on return. Only one
-/// set accumulates (flags, not counts). The big blind at a seat clears its missed blinds
-/// (it "returns to the seat"); the returning posts clear what they pay.
-pub fn track_missed_blinds(table: &mut TableState, seat: Seat, kind: PostKind) {
-    let max_seats = table.config.as_ref().map_or(crate::MAX_SEATS as u8, |c| c.max_seats);
-    let (previous, is_big) = match kind {
-        PostKind::BigBlind => (table.last_big_blind_seat, true),
-        PostKind::SmallBlind => (table.last_small_blind_seat, false),
-        PostKind::MissedBigBlind | PostKind::NewPlayer => {
-            if let Some(s) = table.seat_mut(seat) {
-                s.missed_big_blind = false;
-            }
-            return;
-        }
-        PostKind::MissedSmallBlindDead => {
-            if let Some(s) = table.seat_mut(seat) {
-                s.missed_small_blind = false;
-            }
-            return;
-        }
-        _ => return,
+/// R-POST-2 / R-POST-3: the blind positions of a hand dealt to `dealt` (ascending seats) with
+/// the button on `button_seat`. Heads-up the button posts the small blind. Otherwise the small
+/// blind is the first dealt seat left of the button and the big blind the next (simplified and
+/// moving button; the make-up posts of a moving button are `MissedBigBlind` posts). With a
+/// dead button the big blind moves one player on from the previous hand's big blind, and the
+/// small blind is posted by that previous big blind if still dealt in, else it is dead.
+/// A single blind (`blinds_cents = [0, big]` or `[big]`) is posted left of the button, or by
+/// the button itself with `button_blind`.
+pub fn blind_positions(config: &TableConfig, previous_big: Option<Seat>, button_seat: Seat, dealt: &[Seat]) -> BlindPositions {
+    let configured = config.blinds_cents.iter().filter(|b| **b > 0).count();
+    if configured == 0 || dealt.len() < 2 {
+        return BlindPositions::default();
+    }
+    let after = |from: Seat, k: usize| {
+        let i = dealt.iter().position(|s| *s > from).unwrap_or(0);
+        dealt[(i + k) % dealt.len()]
     };
-    if let Some(from) = previous.filter(|p| *p != seat && *p >= 1 && *p <= max_seats) {
-        for passed in seats_between(from, seat, max_seats) {
-            if let Some(s) = table.seat_mut(passed).filter(|s| s.sitting_out) {
-                if is_big {
-                    s.missed_big_blind = true;
-                } else {
-                    s.missed_small_blind = true;
-                }
-            }
+    let single = config.blinds_cents.len() < 2 || config.blinds_cents[0] <= 0;
+    if single {
+        let big = if config.button_blind && dealt.contains(&button_seat) { button_seat } else { after(button_seat, 0) };
+        return BlindPositions { small: None, small_position: None, big: Some(big), third: None };
+    }
+    let previous = previous_big.filter(|_| config.button_policy == ButtonPolicy::Dead);
+    let (small, small_position, big) = match (dealt.len(), previous) {
+        (2, Some(prev)) => {
+            let big = after(prev, 0);
+            let small = if dealt[0] == big { dealt[1] } else { dealt[0] };
+            (Some(small), Some(small), big)
+        }
+        (2, None) => {
+            let small = if dealt.contains(&button_seat) { button_seat } else { after(button_seat, 0) };
+            let big = after(small, 0);
+            (Some(small), Some(small), big)
+        }
+        (_, Some(prev)) => {
+            let big = after(prev, 0);
+            let small = dealt.contains(&prev).then_some(prev).filter(|s| *s != big);
+            (small, Some(prev), big)
+        }
+        (_, None) => {
+            let small = after(button_seat, 0);
+            (Some(small), Some(small), after(small, 0))
+        }
+    };
+    let third = (config.blinds_cents.len() >= 3 && dealt.len() >= 3).then(|| after(big, 0));
+    BlindPositions { small, small_position, big: Some(big), third }
+}
+
+/// A seated player who is not dealt in (sat out, or simply left out of the deal) and is not a
+/// newcomer still owing the entry post: an absent player, who misses the blinds that pass.
+/// `dealt` is the bit set of the dealt seats (bit `seat`).
+fn absent(table: &TableState, seat: Seat, dealt: u64) -> bool {
+    table.seat(seat).is_some_and(|s| !s.owes_entry_post && (s.sitting_out || dealt & (1u64 << (seat & 63)) == 0))
+}
+
+/// R-POST-3, applied by `evolve` when a hand is dealt: the blinds of this hand pass the absent
+/// seats since the previous hand's blinds; those seats owe them on return. One set at most
+/// (flags, not counts). Records this hand's blind positions for the next hand.
+pub fn track_missed_blinds(table: &mut TableState, positions: BlindPositions, dealt: &[Seat]) {
+    let max_seats = table.config.as_ref().map_or(crate::MAX_SEATS as u8, |c| c.max_seats);
+    let valid = |s: &Seat| *s >= 1 && *s <= max_seats;
+    let dealt = dealt.iter().fold(0u64, |m, s| m | (1u64 << (s & 63)));
+    // Nobody absent (the usual deal): nothing can be missed.
+    if !(1..=max_seats).any(|s| absent(table, s, dealt)) {
+        table.last_big_blind_seat = positions.big.or(table.last_big_blind_seat);
+        table.last_small_blind_seat = positions.small_position.or(table.last_small_blind_seat);
+        return;
+    }
+    let mut missed_big: [bool; crate::MAX_SEATS + 1] = [false; crate::MAX_SEATS + 1];
+    let mut missed_small: [bool; crate::MAX_SEATS + 1] = [false; crate::MAX_SEATS + 1];
+    if let (Some(from), Some(to)) = (table.last_big_blind_seat.filter(valid), positions.big) {
+        for passed in seats_between(from, to, max_seats).filter(|s| absent(table, *s, dealt)) {
+            missed_big[passed as usize] = true;
         }
     }
-    if is_big {
-        table.last_big_blind_seat = Some(seat);
+    if let (Some(from), Some(to)) = (table.last_small_blind_seat.filter(valid), positions.small_position) {
+        let through = seats_between(from, to, max_seats).chain(std::iter::once(to).filter(|s| *s != from));
+        for passed in through.filter(|s| absent(table, *s, dealt)) {
+            missed_small[passed as usize] = true;
+        }
+    }
+    for seat in 1..=max_seats {
         if let Some(s) = table.seat_mut(seat) {
+            s.missed_big_blind |= missed_big[seat as usize];
+            s.missed_small_blind |= missed_small[seat as usize];
+        }
+    }
+    if positions.big.is_some() {
+        table.last_big_blind_seat = positions.big;
+    }
+    if positions.small_position.is_some() {
+        table.last_small_blind_seat = positions.small_position;
+    }
+}
+
+/// R-POST-3, applied by `evolve` on a post: the big blind in position clears the seat's
+/// missed blinds (the big blind "returns to the seat"); the returning posts clear what they pay.
+pub fn clear_missed_blinds(table: &mut TableState, seat: Seat, kind: PostKind) {
+    let Some(s) = table.seat_mut(seat) else { return };
+    match kind {
+        PostKind::BigBlind => {
             s.missed_big_blind = false;
             s.missed_small_blind = false;
         }
-    } else {
-        table.last_small_blind_seat = Some(seat);
+        PostKind::MissedBigBlind | PostKind::NewPlayer => s.missed_big_blind = false,
+        PostKind::MissedSmallBlindDead => s.missed_small_blind = false,
+        _ => {}
     }
 }
 
@@ -138,11 +213,15 @@ pub fn check_deal(table: &TableState, config: &TableConfig, button_seat: Seat, d
 pub fn nominal_cents(kind: PostKind, config: &TableConfig, hand: &HandState) -> Option<Cents> {
     let blind = |i: usize| config.blinds_cents.get(i).copied().filter(|b| *b > 0);
     let big = config.big_blind_cents();
+    let per_player_ante = config.ante_cents > 0 && !config.button_ante && !config.big_blind_ante;
     match kind {
-        PostKind::Ante => (config.ante_cents > 0).then_some(config.ante_cents),
+        PostKind::Ante => per_player_ante.then_some(config.ante_cents),
+        // R-POST-1: the button posts the ante of every dealt player.
         PostKind::ButtonAnte => {
             (config.ante_cents > 0 && config.button_ante).then_some(config.ante_cents * hand.players.len() as Cents)
         }
+        // R-POST-1: the big blind posts the table's ante, one amount whatever the table size.
+        PostKind::BigBlindAnte => (config.ante_cents > 0 && config.big_blind_ante).then_some(config.ante_cents),
         PostKind::SmallBlind | PostKind::MissedSmallBlindDead => blind(0).filter(|_| config.blinds_cents.len() >= 2),
         // R-POST-2: with a third blind, the big blind is the second of the three.
         PostKind::BigBlind => blind(1).or((big > 0).then_some(big)),
@@ -151,11 +230,65 @@ pub fn nominal_cents(kind: PostKind, config: &TableConfig, hand: &HandState) -> 
         PostKind::Straddle => {
             (config.straddle != StraddlePolicy::None && hand.round.bet_to_cents > 0).then_some(2 * hand.round.bet_to_cents)
         }
+        PostKind::Sleeper => (config.sleeper_allowed && hand.round.bet_to_cents > 0).then_some(2 * hand.round.bet_to_cents),
         PostKind::BringIn => config.bring_in_cents.filter(|b| *b > 0),
         PostKind::Kill => config.kill.map(|k| {
             let (num, den) = k.factor();
             big * num / den
         }),
+    }
+}
+
+/// R-POST-2 / R-POST-1 / R-POST-4 / R-POST-5: the seat a post must come from, if it is bound
+/// to one. Entry and missed-blind posts, kills and per-player antes come from their own seats.
+fn check_position(hand: &HandState, config: &TableConfig, seat: Seat, kind: PostKind) -> Result<(), Rejection> {
+    let out = |reason: Reason, expected: Option<Seat>, what: &str| {
+        let r = Rejection::new(reason, format!("{what}; seat {seat} is not in that position")).with("seat", seat as Cents);
+        Err(match expected {
+            Some(e) => r.with("expected_seat", e as Cents),
+            None => r,
+        })
+    };
+    let b = hand.blinds;
+    match kind {
+        PostKind::SmallBlind if b.small != Some(seat) => {
+            out(BLIND_OUT_OF_POSITION, b.small, "the small blind is posted left of the button (heads-up: by the button)")
+        }
+        PostKind::BigBlind | PostKind::BigBlindAnte if b.big != Some(seat) => {
+            out(BLIND_OUT_OF_POSITION, b.big, "the big blind is posted by the next player after the small blind")
+        }
+        PostKind::ThirdBlind if b.third != Some(seat) => out(BLIND_OUT_OF_POSITION, b.third, "the third blind follows the big blind"),
+        PostKind::ButtonAnte if hand.player(hand.button_seat).is_some() && seat != hand.button_seat => {
+            out(ANTE_OUT_OF_POSITION, Some(hand.button_seat), "the button posts the button ante")
+        }
+        PostKind::Straddle => {
+            let utg = hand.next_to_act_after(hand.round.anchor_seat);
+            let button_ok = config.straddle == StraddlePolicy::UnderTheGunOrButton && seat == hand.button_seat;
+            if utg != Some(seat) && !button_ok {
+                return out(STRADDLE_OUT_OF_POSITION, utg, "a straddle is posted under the gun (or on the button where allowed)");
+            }
+            Ok(())
+        }
+        PostKind::Sleeper => {
+            // From any other seat than under the gun (that is a straddle) or a blind.
+            let utg = hand.next_to_act_after(hand.round.anchor_seat);
+            let blind_bits = PostKind::SmallBlind.bit() | PostKind::BigBlind.bit() | PostKind::ThirdBlind.bit() | PostKind::Straddle.bit();
+            let posted_blind = hand.player(seat).is_some_and(|p| p.posted_mask & blind_bits != 0);
+            if utg == Some(seat) || posted_blind {
+                return out(SLEEPER_OUT_OF_POSITION, None, "a sleeper comes from a seat other than under the gun or a blind");
+            }
+            Ok(())
+        }
+        PostKind::BringIn => {
+            if !hand.awaiting_bring_in {
+                return Err(Rejection::new(POSTS_CLOSED, "the bring-in was already made").with("seat", seat as Cents));
+            }
+            match hand.round.to_act {
+                Some(low) if low != seat => out(BRING_IN_OUT_OF_POSITION, Some(low), "the up cards name another seat to bring in"),
+                _ => Ok(()),
+            }
+        }
+        _ => Ok(()),
     }
 }
 
@@ -165,7 +298,8 @@ pub fn judge_post(table: &TableState, seat: Seat, kind: PostKind, amount_cents: 
         (Some(h), Some(c)) => (h, c),
         _ => return Err(Rejection::new(crate::betting::NO_HAND_IN_PROGRESS, "no hand is being played")),
     };
-    if hand.phase != HandPhase::Betting || hand.round.index != 0 || hand.round.opened {
+    // Posts go in before the first voluntary action, even when the antes left nobody to act.
+    if hand.phase == HandPhase::Settled || hand.round.index != 0 || hand.round.opened {
         return Err(Rejection::new(POSTS_CLOSED, "posts are made before the first action of the hand"));
     }
     let Some(p) = hand.player(seat) else {
@@ -180,13 +314,18 @@ pub fn judge_post(table: &TableState, seat: Seat, kind: PostKind, amount_cents: 
     let Some(nominal) = nominal_cents(kind, config, hand) else {
         return Err(Rejection::new(POST_NOT_CONFIGURED, format!("{kind:?} is not part of this table's configuration")));
     };
-    if kind == PostKind::Straddle {
-        let utg = hand.next_to_act_after(hand.round.anchor_seat);
-        let button_ok = config.straddle == StraddlePolicy::UnderTheGunOrButton && seat == hand.button_seat;
-        if utg != Some(seat) && !button_ok {
-            return Err(Rejection::new(STRADDLE_OUT_OF_POSITION, "a straddle is posted under the gun (or on the button where allowed)")
-                .with("seat", seat as Cents));
-        }
+    check_position(hand, config, seat, kind)?;
+    // R-POST-1 / R-POST-7: a player pays the ante first, then the blind.
+    let own_ante = match (kind.is_ante(), hand.blinds.big == Some(seat) && config.big_blind_ante) {
+        (true, _) => None,
+        (false, true) => nominal_cents(PostKind::BigBlindAnte, config, hand).map(|_| PostKind::BigBlindAnte),
+        (false, false) => nominal_cents(PostKind::Ante, config, hand).map(|_| PostKind::Ante),
+    };
+    if let Some(ante) = own_ante
+        && p.posted_mask & ante.bit() == 0
+    {
+        return Err(Rejection::new(ANTE_BEFORE_BLIND, format!("seat {seat} posts its {ante:?} before {kind:?}"))
+            .with("seat", seat as Cents));
     }
     let stack = table.stack_cents(seat);
     let short_all_in = amount_cents < nominal && amount_cents == stack && amount_cents > 0;
@@ -204,31 +343,50 @@ pub fn judge_post(table: &TableState, seat: Seat, kind: PostKind, amount_cents: 
     Ok(amount_cents == stack)
 }
 
-/// Apply a post (used by `evolve`). `stack_after_cents` is the stack after the post.
-pub fn apply_post(hand: &mut HandState, config: &TableConfig, seat: Seat, kind: PostKind, amount_cents: Cents, stack_after_cents: Cents) {
+/// Apply a post (used by `evolve`). `stack_of` gives each seat's stack after the post.
+pub fn apply_post(
+    hand: &mut HandState,
+    config: &TableConfig,
+    seat: Seat,
+    kind: PostKind,
+    amount_cents: Cents,
+    stack_of: impl Fn(Seat) -> Cents,
+) {
+    let stack_after_cents = stack_of(seat);
     let level = nominal_cents(kind, config, hand).unwrap_or(amount_cents).max(amount_cents);
+    // R-POST-1: a button or big-blind ante (or every ante, with `antes_to_main_pot`) goes whole
+    // into the main pot instead of being layered.
+    let whole_to_main = matches!(kind, PostKind::ButtonAnte | PostKind::BigBlindAnte)
+        || (kind == PostKind::Ante && config.antes_to_main_pot);
     if let Some(p) = hand.player_mut(seat) {
         p.hand_cents += amount_cents;
         p.posted_mask |= kind.bit();
         if !kind.is_dead() {
             p.round_cents += amount_cents;
         }
+        if whole_to_main {
+            p.dead_main_cents += amount_cents;
+        }
         if stack_after_cents == 0 {
             p.status = InHand::AllIn;
         }
-        if kind == PostKind::BringIn {
-            // R-POST-5: the bring-in is the player's first action.
-            p.acted = true;
-        }
     }
+    let previous_bet_to = hand.round.bet_to_cents;
     let r = &mut hand.round;
     if !kind.is_dead() {
         r.bet_to_cents = r.bet_to_cents.max(level);
     }
     match kind {
         PostKind::BigBlind => {
-            r.full_level_cents = r.full_level_cents.max(level);
-            r.raises = r.raises.max(1);
+            // A big blind smaller than the limit bet is an incomplete bet: the next player may
+            // call it or complete to the full bet, which counts as the bet (seeds: $1/$2
+            // blinds, $5 bet).
+            let incomplete = crate::betting::fixed_increment_cents(hand, config).is_some_and(|bet| level < bet);
+            let r = &mut hand.round;
+            if !incomplete {
+                r.full_level_cents = r.full_level_cents.max(level);
+                r.raises = r.raises.max(1);
+            }
             r.anchor_seat = seat;
         }
         PostKind::ThirdBlind => {
@@ -238,12 +396,26 @@ pub fn apply_post(hand: &mut HandState, config: &TableConfig, seat: Seat, kind: 
             r.raises = r.raises.max(1);
             r.anchor_seat = seat;
         }
-        PostKind::Straddle => {
-            // R-POST-4: the straddle is live and the next minimum raise is measured from it.
+        PostKind::Straddle | PostKind::Sleeper => {
+            // R-POST-4: live; the next minimum raise is a full straddle, or (the seeds' house
+            // rule) the difference between straddle and big blind. The straddler acts last;
+            // a sleeper buys neither the option nor last action: it counts as having acted.
+            r.min_raise_cents = match config.straddle_raise {
+                StraddleRaise::FullStraddle => level,
+                StraddleRaise::DifferenceOverBigBlind => (level - previous_bet_to).max(config.chip_set.min_playable_chip_cents),
+            };
             r.full_level_cents = level;
-            r.min_raise_cents = level;
             r.raises = r.raises.saturating_add(1);
-            r.anchor_seat = seat;
+            if kind == PostKind::Straddle {
+                r.anchor_seat = seat;
+            } else {
+                r.full_raise_no += 1;
+                let raise_no = r.full_raise_no;
+                if let Some(p) = hand.player_mut(seat) {
+                    p.acted = true;
+                    p.acted_at_raise_no = raise_no;
+                }
+            }
         }
         PostKind::Kill => {
             // R-POST-6: the kill blind becomes the blind; limits scale for this hand.
@@ -253,9 +425,23 @@ pub fn apply_post(hand: &mut HandState, config: &TableConfig, seat: Seat, kind: 
             r.raises = r.raises.max(1);
             r.anchor_seat = seat;
         }
-        PostKind::BringIn => r.anchor_seat = seat,
+        PostKind::BringIn => {
+            // R-POST-5: the bring-in is the player's first action; the others act after it.
+            // A bring-in as large as the bet (seeds: "rare and not recommended") is live like a
+            // blind: a full bet, and its poster keeps the option if everyone calls.
+            r.anchor_seat = seat;
+            hand.awaiting_bring_in = false;
+            let full = crate::betting::fixed_increment_cents(hand, config).is_some_and(|bet| level >= bet);
+            if full {
+                hand.round.full_level_cents = level;
+                hand.round.raises = hand.round.raises.max(1);
+            } else if let Some(p) = hand.player_mut(seat) {
+                p.acted = true;
+            }
+        }
         _ => {}
     }
+    hand.mark_uncontested(stack_of);
     let anchor = hand.round.anchor_seat;
     hand.advance_from(anchor);
     if hand.phase == crate::hand::HandPhase::RoundComplete {

@@ -9,8 +9,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::accounts::{Account, Posting};
-use crate::config::TableConfig;
-use crate::hand::{HandState, InHand};
+use crate::config::{FeePolicy, OddChipRule, TableConfig};
+use crate::hand::{HandState, InHand, SeatAward};
 use crate::money::Cents;
 use crate::rejection::{Reason, Rejection};
 use crate::streams::{Seat, TableId};
@@ -20,8 +20,21 @@ pub const SHOWDOWN_NOT_READY: Reason = Reason::new("SHOWDOWN_NOT_READY", "R-POT-
 pub const SHOWDOWN_NO_ELIGIBLE_WINNER: Reason = Reason::new("SHOWDOWN_NO_ELIGIBLE_WINNER", "R-POT-5");
 pub const SHOWDOWN_INVALID_RANKING: Reason = Reason::new("SHOWDOWN_INVALID_RANKING", "R-POT-5");
 pub const HAND_NOT_SETTLED: Reason = Reason::new("HAND_NOT_SETTLED", "R-POT-6");
+pub const AWARD_NOT_ELIGIBLE: Reason = Reason::new("AWARD_NOT_ELIGIBLE", "R-POT-5");
+pub const AWARDS_DO_NOT_SUM: Reason = Reason::new("AWARDS_DO_NOT_SUM", "R-POT-6");
+pub const RAKE_ABOVE_LIMIT: Reason = Reason::new("RAKE_ABOVE_LIMIT", "R-RAKE-1");
+pub const RAKE_NOT_REPORTABLE: Reason = Reason::new("RAKE_NOT_REPORTABLE", "R-RAKE-1");
 
-pub const REASONS: &[Reason] = &[SHOWDOWN_NOT_READY, SHOWDOWN_NO_ELIGIBLE_WINNER, SHOWDOWN_INVALID_RANKING, HAND_NOT_SETTLED];
+pub const REASONS: &[Reason] = &[
+    SHOWDOWN_NOT_READY,
+    SHOWDOWN_NO_ELIGIBLE_WINNER,
+    SHOWDOWN_INVALID_RANKING,
+    HAND_NOT_SETTLED,
+    AWARD_NOT_ELIGIBLE,
+    AWARDS_DO_NOT_SUM,
+    RAKE_ABOVE_LIMIT,
+    RAKE_NOT_REPORTABLE,
+];
 
 /// One contributor to the hand.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -99,13 +112,45 @@ pub fn contributions(hand: &HandState) -> Vec<Contribution> {
     contributing(hand).collect()
 }
 
+/// What each player put in that is layered into pots: everything but the dead chips that go
+/// whole into the main pot, and only up to the level already paid out at once (R-POT-3).
 fn contributing(hand: &HandState) -> impl Iterator<Item = Contribution> + '_ {
-    hand.players.iter().filter(|p| p.hand_cents > 0).map(|p| Contribution {
-        seat: p.seat,
-        amount_cents: p.hand_cents,
-        folded: p.status == InHand::Folded,
-        all_in: p.status == InHand::AllIn,
-    })
+    let cap = hand.contribution_cap_cents.unwrap_or(Cents::MAX);
+    hand.players
+        .iter()
+        .map(move |p| Contribution {
+            seat: p.seat,
+            amount_cents: (p.hand_cents - p.dead_main_cents).min(cap),
+            folded: p.status == InHand::Folded,
+            all_in: p.status == InHand::AllIn,
+        })
+        .filter(|c| c.amount_cents > 0)
+}
+
+/// The pots of the hand as they stand: the layers (R-POT-1) with the dead main-pot chips
+/// (R-POST-1) added to the main pot, whose eligible players include their live posters.
+fn hand_pots(hand: &HandState) -> Vec<PotLayer> {
+    let contributions: SeatList<Contribution> = contributing(hand).collect();
+    let mut layers = layer_pots(&contributions);
+    let dead: Cents = hand.players.iter().map(|p| p.dead_main_cents).sum();
+    if dead > 0 {
+        if layers.is_empty() {
+            layers.push(PotLayer { amount_cents: 0, eligible: Vec::new(), returned_cents: 0 });
+        }
+        let main = &mut layers[0];
+        main.amount_cents += dead;
+        for p in hand.players.iter().filter(|p| p.dead_main_cents > 0 && p.status != InHand::Folded) {
+            if !main.eligible.contains(&p.seat) {
+                main.eligible.push(p.seat);
+            }
+        }
+        main.eligible.sort_unstable();
+        if main.eligible.is_empty() {
+            // Every poster of dead chips folded: they stay with the live players' main pot.
+            main.eligible = hand.players.iter().filter(|p| p.status != InHand::Folded).map(|p| p.seat).collect();
+        }
+    }
+    layers
 }
 
 /// A list with at most one entry per seat (bound `MAX_SEATS`), kept on the stack: the working
@@ -152,13 +197,16 @@ impl<T: Copy + Default> FromIterator<T> for SeatList<T> {
 }
 
 /// Split `amount_cents` among `winners` in minimum playable chips; odd chips (and any
-/// sub-chip remainder) to the first winners clockwise from the button (R-POT-5).
-fn split(hand: &HandState, amount_cents: Cents, winners: &[Seat], chip: Cents, out: &mut Vec<(Seat, Cents)>) {
+/// sub-chip remainder) to the first winners clockwise from the button, or in the order the
+/// dealer ranked them (`OddChipRule::AsRanked`, stud) (R-POT-5).
+fn split(hand: &HandState, amount_cents: Cents, winners: &[Seat], chip: Cents, as_ranked: bool, out: &mut Vec<(Seat, Cents)>) {
     if winners.is_empty() || amount_cents <= 0 {
         return;
     }
     let mut order: SeatList<Seat> = winners.iter().copied().collect();
-    hand.sort_clockwise_from_button(&mut order);
+    if !as_ranked {
+        hand.sort_clockwise_from_button(&mut order);
+    }
     let k = order.len() as Cents;
     let units = amount_cents / chip;
     let dust = amount_cents % chip;
@@ -201,14 +249,62 @@ fn check_ranking(hand: &HandState, ranking: &[Vec<Seat>]) -> Result<(), Rejectio
     Ok(())
 }
 
+/// How the pots are awarded: by the dealer's ranking (ties grouped; an optional low ranking
+/// for the low halves) or by the dealer's amounts.
+#[derive(Debug, Clone, Copy)]
+pub enum Award<'a> {
+    Ranking { high: &'a [Vec<Seat>], low: Option<&'a [Vec<Seat>]> },
+    Amounts(&'a [SeatAward]),
+}
+
 /// Settle the hand: pots, rake, jackpot drop, kitty, awards (R-POT-*, R-RAKE-*, R-KITTY-1).
 /// With one live player left, `high` may be empty: that player wins everything.
 pub fn settle(table: &TableState, high: &[Vec<Seat>], low: Option<&[Vec<Seat>]>, showdown: bool) -> Result<TableEvent, Rejection> {
+    settle_with(table, Award::Ranking { high, low }, None, showdown)
+}
+
+/// [`settle`] by either kind of award, with the rake the dealer reports (R-RAKE-1), if any.
+pub fn settle_with(table: &TableState, award: Award, reported_rake_cents: Option<Cents>, showdown: bool) -> Result<TableEvent, Rejection> {
     let (hand, config, table_id) = match (table.hand.as_ref(), table.config.as_ref(), table.table_id.as_ref()) {
         (Some(h), Some(c), Some(t)) => (h, c, t),
         _ => return Err(Rejection::new(crate::betting::NO_HAND_IN_PROGRESS, "no hand is being played")),
     };
-    settle_hand(hand, config, table_id, high, low, showdown)
+    settle_hand(hand, config, table_id, award, reported_rake_cents, showdown)
+}
+
+/// R-RAKE-1: the rake of each pot: computed from the fee policy, or the dealer's report, which
+/// is bounded by the policy (at most the reported cap, or at most the computed rake) and taken
+/// from the main pot first, never from uncalled chips.
+/// Returns the reported rake when the award decides which pots it comes from (by amounts:
+/// wherever the room's awards leave it); `out` is then left at zero.
+fn rake_into(config: &TableConfig, bases: &[Cents], flop_seen: bool, reported: Option<Cents>, spread: bool, out: &mut [Cents]) -> Result<Cents, Rejection> {
+    crate::rake::rake_by_pot_into(&config.fee, bases, flop_seen, out);
+    let Some(reported) = reported else { return Ok(0) };
+    let limit = match &config.fee {
+        FeePolicy::Reported { cap_cents } => *cap_cents,
+        FeePolicy::Rake { .. } => out.iter().sum(),
+        _ if reported == 0 => 0,
+        _ => {
+            return Err(Rejection::new(RAKE_NOT_REPORTABLE, "this table takes no rake at settlement")
+                .with("rake_cents", reported));
+        }
+    };
+    let rakeable: Cents = bases.iter().sum();
+    if reported < 0 || reported > limit || reported > rakeable {
+        return Err(Rejection::new(RAKE_ABOVE_LIMIT, "the reported rake exceeds what the table may take from these pots")
+            .with("rake_cents", reported)
+            .with("max_rake_cents", limit.min(rakeable)));
+    }
+    out.iter_mut().for_each(|r| *r = 0);
+    if !spread {
+        return Ok(reported);
+    }
+    let mut left = reported;
+    for (i, base) in bases.iter().enumerate() {
+        out[i] = left.min(*base);
+        left -= out[i];
+    }
+    Ok(0)
 }
 
 /// [`settle`] from its parts: settlement reads only the hand, the configuration and the table
@@ -217,52 +313,28 @@ pub(crate) fn settle_hand(
     hand: &HandState,
     config: &TableConfig,
     table_id: &TableId,
-    high: &[Vec<Seat>],
-    low: Option<&[Vec<Seat>]>,
+    award: Award,
+    reported_rake_cents: Option<Cents>,
     showdown: bool,
 ) -> Result<TableEvent, Rejection> {
-    check_ranking(hand, high)?;
-    if let Some(low) = low {
-        check_ranking(hand, low)?;
+    if let Award::Ranking { high, low } = award {
+        check_ranking(hand, high)?;
+        if let Some(low) = low {
+            check_ranking(hand, low)?;
+        }
     }
     let chip = config.chip_set.min_playable_chip_cents;
-    let contributions: SeatList<Contribution> = contributing(hand).collect();
-    let layers = layer_pots(&contributions);
+    let layers = hand_pots(hand);
     let flop_seen = hand.flop_seen || showdown;
     // One pot per contribution level at most.
     let bases: SeatList<Cents> = layers.iter().map(|l| l.amount_cents - l.returned_cents).collect();
     let mut rake_per_pot: SeatList<Cents> = bases.iter().map(|_| 0).collect();
-    crate::rake::rake_by_pot_into(&config.fee, &bases, flop_seen, &mut rake_per_pot);
+    let by_amounts = matches!(award, Award::Amounts(_));
+    let unplaced_rake = rake_into(config, &bases, flop_seen, reported_rake_cents, !by_amounts, &mut rake_per_pot)?;
     let mut results: Vec<PotResult> = Vec::with_capacity(layers.len());
     for (i, layer) in layers.into_iter().enumerate() {
         let rake = rake_per_pot[i];
         let jackpot = if i == 0 { crate::rake::jackpot_drop_cents(config, bases[0] - rake, flop_seen) } else { 0 };
-        let net = layer.amount_cents - rake - jackpot;
-        let mut awards: Vec<(Seat, Cents)> = Vec::new();
-        let ranked;
-        let high_winners = if layer.eligible.len() == 1 {
-            &layer.eligible[..]
-        } else {
-            ranked = winners_in(high, &layer.eligible);
-            &ranked[..]
-        };
-        if high_winners.is_empty() {
-            return Err(Rejection::new(SHOWDOWN_NO_ELIGIBLE_WINNER, "no seat eligible for this pot is ranked")
-                .with("pot_index", i as Cents)
-                .with("pot_cents", layer.amount_cents));
-        }
-        let low_winners = match low {
-            Some(low) if layer.eligible.len() > 1 => winners_in(low, &layer.eligible),
-            _ => SeatList::new(),
-        };
-        if low_winners.is_empty() {
-            split(hand, net, high_winners, chip, &mut awards);
-        } else {
-            // R-POT-5: the odd chip of a high-low split goes to the high hand.
-            let low_half = (net / 2) - (net / 2) % chip;
-            split(hand, net - low_half, high_winners, chip, &mut awards);
-            split(hand, low_half, &low_winners, chip, &mut awards);
-        }
         results.push(PotResult {
             index: i as u8,
             amount_cents: layer.amount_cents,
@@ -270,8 +342,12 @@ pub(crate) fn settle_hand(
             returned_cents: layer.returned_cents,
             rake_cents: rake,
             jackpot_cents: jackpot,
-            awards,
+            awards: Vec::new(),
         });
+    }
+    match award {
+        Award::Ranking { high, low } => award_by_ranking(hand, config, &mut results, high, low, chip)?,
+        Award::Amounts(awards) => award_by_amounts(hand, &mut results, awards, unplaced_rake)?,
     }
     let kitty_cents = crate::kitty::kitty_take(config, &mut results);
     let rake_cents: Cents = results.iter().map(|r| r.rake_cents).sum();
@@ -301,7 +377,143 @@ pub(crate) fn settle_hand(
         postings.push(Posting::new(Account::Kitty { table_id: table_id.clone() }, kitty_cents));
     }
     crate::accounts::check_balanced(&postings)?;
-    Ok(TableEvent::HandSettled { pots: results, rake_cents, jackpot_cents, kitty_cents, showdown, postings })
+    let dealer_awarded = matches!(award, Award::Amounts(_));
+    Ok(TableEvent::HandSettled { pots: results, rake_cents, jackpot_cents, kitty_cents, showdown, postings, dealer_awarded })
+}
+
+fn award_by_ranking(
+    hand: &HandState,
+    config: &TableConfig,
+    results: &mut [PotResult],
+    high: &[Vec<Seat>],
+    low: Option<&[Vec<Seat>]>,
+    chip: Cents,
+) -> Result<(), Rejection> {
+    let as_ranked = config.odd_chip == OddChipRule::AsRanked;
+    for (i, pot) in results.iter_mut().enumerate() {
+        let net = pot.amount_cents - pot.rake_cents - pot.jackpot_cents;
+        let mut awards: Vec<(Seat, Cents)> = Vec::new();
+        let ranked;
+        let high_winners = if pot.eligible.len() == 1 {
+            &pot.eligible[..]
+        } else {
+            ranked = winners_in(high, &pot.eligible);
+            &ranked[..]
+        };
+        if high_winners.is_empty() {
+            return Err(Rejection::new(SHOWDOWN_NO_ELIGIBLE_WINNER, "no seat eligible for this pot is ranked")
+                .with("pot_index", i as Cents)
+                .with("pot_cents", pot.amount_cents));
+        }
+        let low_winners = match low {
+            Some(low) if pot.eligible.len() > 1 => winners_in(low, &pot.eligible),
+            _ => SeatList::new(),
+        };
+        if low_winners.is_empty() {
+            split(hand, net, high_winners, chip, as_ranked, &mut awards);
+        } else {
+            // R-POT-5: each pot is halved; the odd chip of the halving goes to the high half.
+            let low_half = (net / 2) - (net / 2) % chip;
+            split(hand, net - low_half, high_winners, chip, as_ranked, &mut awards);
+            split(hand, low_half, &low_winners, chip, as_ranked, &mut awards);
+        }
+        pot.awards = awards;
+    }
+    Ok(())
+}
+
+/// R-POT-5 by amounts: spread each seat's award over the pots it is eligible for, and the
+/// reported rake over what the awards leave (a room's record says what each player collected,
+/// not from which pot its rake came). The eligible sets are nested (each side pot's players
+/// are in every pot below it), so filling the pots from the top down, players first, finds a
+/// split whenever one exists.
+fn award_by_amounts(hand: &HandState, results: &mut [PotResult], awards: &[SeatAward], rake_cents: Cents) -> Result<(), Rejection> {
+    let mut left: SeatList<(Seat, Cents)> = SeatList::new();
+    for (i, a) in awards.iter().enumerate() {
+        let live = hand.player(a.seat).is_some_and(|p| p.status != InHand::Folded);
+        if !live || a.amount_cents < 0 || awards[..i].iter().any(|o| o.seat == a.seat) || left.len() == crate::MAX_SEATS {
+            return Err(Rejection::new(AWARD_NOT_ELIGIBLE, format!("seat {} is not a live player, is awarded twice, or a negative amount", a.seat))
+                .with("seat", a.seat as Cents)
+                .with("amount_cents", a.amount_cents));
+        }
+        if a.amount_cents > 0 {
+            left.push((a.seat, a.amount_cents));
+        }
+    }
+    let awarded: Cents = left.iter().map(|(_, a)| a).sum();
+    let net_total: Cents = results.iter().map(|r| r.amount_cents - r.rake_cents - r.jackpot_cents).sum::<Cents>() - rake_cents;
+    if awarded != net_total {
+        return Err(Rejection::new(AWARDS_DO_NOT_SUM, "the awards must sum to the pots less rake and drops")
+            .with("awards_cents", awarded)
+            .with("pots_net_cents", net_total));
+    }
+    let mut rake_left = rake_cents;
+    for pot in results.iter_mut().rev() {
+        let mut net = pot.amount_cents - pot.rake_cents - pot.jackpot_cents;
+        for (seat, remaining) in left.iter_mut().filter(|(s, _)| pot.eligible.contains(s)) {
+            let take = (*remaining).min(net);
+            if take > 0 {
+                pot.awards.push((*seat, take));
+                *remaining -= take;
+                net -= take;
+            }
+        }
+        // R-POT-4: never rake the uncalled chips.
+        let rake = rake_left.min(net).min(pot.amount_cents - pot.returned_cents - pot.rake_cents);
+        pot.rake_cents += rake;
+        rake_left -= rake;
+        net -= rake;
+        if net > 0 {
+            return Err(Rejection::new(AWARD_NOT_ELIGIBLE, "the awards leave part of a pot to players not eligible for it")
+                .with("pot_index", pot.index as Cents)
+                .with("unawarded_cents", net));
+        }
+    }
+    Ok(())
+}
+
+/// R-POT-3: after a fold that leaves at most one player able to bet and nobody to act, the
+/// chips above the second-highest live contribution can no longer be contested: that side pot
+/// (with any uncalled chips in it, R-POT-4) is paid to its one player at once. `None` if
+/// nothing is left to one player.
+pub(crate) fn side_pot_at_once(hand: &HandState, table_id: &TableId) -> Option<TableEvent> {
+    if hand.phase != crate::hand::HandPhase::RoundComplete || hand.active_count() > 1 || hand.live_count() < 2 {
+        return None;
+    }
+    let cap = hand.contribution_cap_cents.unwrap_or(Cents::MAX);
+    let layered = |p: &crate::hand::HandPlayer| (p.hand_cents - p.dead_main_cents).min(cap);
+    let mut live: SeatList<(Cents, Seat)> = hand.players.iter().filter(|p| p.status != InHand::Folded).map(|p| (layered(p), p.seat)).collect();
+    live.sort_unstable();
+    let (top, winner) = live[live.len() - 1];
+    let level = live[live.len() - 2].0;
+    if top <= level {
+        return None;
+    }
+    let amount: Cents = hand.players.iter().map(|p| (layered(p) - level).max(0)).sum();
+    let second_any = hand.players.iter().filter(|p| p.seat != winner).map(layered).max().unwrap_or(0);
+    let returned_cents = (top - second_any.max(level)).max(0);
+    let pot = PotResult {
+        index: 1,
+        amount_cents: amount,
+        eligible: vec![winner],
+        returned_cents,
+        rake_cents: 0,
+        jackpot_cents: 0,
+        awards: vec![(winner, amount)],
+    };
+    let mut postings = Vec::with_capacity(2);
+    crate::accounts::transfer(
+        &mut postings,
+        Account::Pot { table_id: table_id.clone(), pot_index: 0 },
+        Account::Seat { table_id: table_id.clone(), seat: winner },
+        amount,
+    );
+    Some(TableEvent::SidePotPaid { level_cents: level, pot, postings })
+}
+
+/// Apply `SidePotPaid` (used by `evolve`): contributions above the level are settled.
+pub(crate) fn apply_side_pot_paid(hand: &mut HandState, level_cents: Cents) {
+    hand.contribution_cap_cents = Some(level_cents);
 }
 
 #[cfg(test)]

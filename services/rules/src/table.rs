@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::accounts::{Account, Posting};
 use crate::config::TableConfig;
-use crate::hand::{Action, ActionKind, HandPhase, HandState, PostKind};
+use crate::hand::{Action, ActionKind, HandPhase, HandState, PostKind, SeatAward, UpCard};
 use crate::money::{Cents, ChipCount};
 use crate::pots::PotResult;
 use crate::streams::{CageId, PlayerId, Seat, TableId};
@@ -98,8 +98,23 @@ pub enum TableOp {
     /// Deal the next street: the next betting round starts. Stud names who acts first.
     NextRound { first_to_act_seat: Option<Seat> },
     /// The dealer reports the showdown: groups of seats, best first, ties in one group; seats
-    /// not listed mucked. `low` ranks qualifying low hands in high-low games.
-    Showdown { high: Vec<Vec<Seat>>, low: Option<Vec<Vec<Seat>>> },
+    /// not listed mucked. `low` ranks qualifying low hands in high-low games. `rake_cents`:
+    /// the rake the room took, where the dealer reports it (R-RAKE-1, `FeePolicy::Reported`,
+    /// or at most the computed rake under `FeePolicy::Rake`).
+    Showdown {
+        high: Vec<Vec<Seat>>,
+        low: Option<Vec<Vec<Seat>>>,
+        #[serde(default)]
+        rake_cents: Option<Cents>,
+    },
+    /// R-POST-5 (stud): the up cards just dealt, one per player (third street: every dealt
+    /// player; later streets: every live player). The core then names the bring-in and the
+    /// first to act and holds the dealer to them.
+    DealUpCards { cards: Vec<UpCard> },
+    /// R-POT-5: the dealer awards the pots by amount where no ranking can be given (a card
+    /// room's record of who collected what, cards unknown). Each award goes to a live player
+    /// eligible for the pots it comes from; awards and rake sum to the pots.
+    AwardPots { awards: Vec<SeatAward>, #[serde(default)] rake_cents: Option<Cents> },
     /// Close a settled hand.
     EndHand,
     /// R-MARK-3: an IOU in an open-stakes game, accepted by the listed seats.
@@ -225,8 +240,10 @@ pub struct TableState {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type")]
 pub enum TableEvent {
-    TableOpened { table_id: TableId, config: TableConfig },
-    ConfigChanged { config: TableConfig },
+    /// The configuration is boxed: it is four times the size of any other event, and every
+    /// event is moved into the log.
+    TableOpened { table_id: TableId, config: Box<TableConfig> },
+    ConfigChanged { config: Box<TableConfig> },
     PlayerSeated { seat: Seat, player_id: PlayerId },
     BoughtIn {
         seat: Seat,
@@ -309,8 +326,17 @@ pub enum TableEvent {
         kitty_cents: Cents,
         showdown: bool,
         postings: Vec<Posting>,
+        /// Awarded by the dealer's amounts (`AwardPots`), not by a ranking.
+        #[serde(default)]
+        dealer_awarded: bool,
     },
     HandEnded { hand_no: u64 },
+    /// R-POST-5: stud up cards reported; `bring_in_seat` / `first_to_act_seat` as the core
+    /// reads them (third street / the next street), when every player has its card.
+    UpCardsDealt { cards: Vec<UpCard> },
+    /// R-POT-3: a side pot left to one player when the last opponent in it folded, paid at
+    /// once (uncalled chips in it, R-POT-4, included). Never raked.
+    SidePotPaid { level_cents: Cents, pot: PotResult, postings: Vec<Posting> },
     /// R-MARK-1: marker chips delivered to a seat between hands (postings here, not on the cage event).
     MarkerChipsSeated {
         seat: Seat,
@@ -387,6 +413,8 @@ impl TableEvent {
             TableEvent::GameClosed { .. } => "GameClosed",
             TableEvent::JackpotPaid { .. } => "JackpotPaid",
             TableEvent::CountVarianceRecorded { .. } => "CountVarianceRecorded",
+            TableEvent::UpCardsDealt { .. } => "UpCardsDealt",
+            TableEvent::SidePotPaid { .. } => "SidePotPaid",
         }
     }
 
@@ -418,6 +446,7 @@ impl TableEvent {
             | TableEvent::GameClosed { postings, .. }
             | TableEvent::JackpotPaid { postings, .. }
             | TableEvent::CountVarianceRecorded { postings, .. } => postings,
+            | TableEvent::SidePotPaid { postings, .. } => postings,
             TableEvent::TableOpened { .. }
             | TableEvent::ConfigChanged { .. }
             | TableEvent::PlayerSeated { .. }
@@ -428,6 +457,7 @@ impl TableEvent {
             | TableEvent::SatOut { .. }
             | TableEvent::SatIn { .. }
             | TableEvent::SeatBound { .. } => &[],
+            | TableEvent::UpCardsDealt { .. } => &[],
         }
     }
 }
@@ -448,6 +478,20 @@ impl TableState {
     /// Stack of a seat (0 if empty), R-STAKE-4.
     pub fn stack_cents(&self, seat: Seat) -> Cents {
         self.seat(seat).map_or(0, |s| s.stack_cents)
+    }
+
+    /// The stacks of the players dealt in, indexed by seat number (index 0 and seats not dealt
+    /// 0): a copy to read while the hand is borrowed mutably.
+    pub(crate) fn stacks_by_seat(&self) -> [Cents; crate::MAX_SEATS + 1] {
+        let mut stacks = [0; crate::MAX_SEATS + 1];
+        if let Some(hand) = &self.hand {
+            for p in &hand.players {
+                if let Some(slot) = stacks.get_mut(p.seat as usize) {
+                    *slot = self.stack_cents(p.seat);
+                }
+            }
+        }
+        stacks
     }
 
     /// Tray count of a denomination.
@@ -589,9 +633,9 @@ impl TableState {
                     .iter()
                     .map(|d| ChipCount { denomination_cents: *d, count: 0 })
                     .collect();
-                self.config = Some(config.clone());
+                self.config = Some(TableConfig::clone(config));
             }
-            TableEvent::ConfigChanged { config } => self.config = Some(config.clone()),
+            TableEvent::ConfigChanged { config } => self.config = Some(TableConfig::clone(config)),
             TableEvent::PlayerSeated { seat, player_id } => self.place(*seat, player_id, self.last_hand_no > 0),
             TableEvent::BoughtIn { seat, player_id, amount_cents, short_buy, postings, .. } => {
                 self.place(*seat, player_id, self.last_hand_no > 0);
@@ -668,7 +712,18 @@ impl TableState {
                     }
                 }
                 if let Some(config) = self.config.as_ref() {
-                    self.hand = Some(crate::betting::new_hand(*hand_no, *button_seat, dealt_seats, config));
+                    let mut hand = crate::betting::new_hand(*hand_no, *button_seat, dealt_seats, config);
+                    // The dealt seats, ascending (at most MAX_SEATS: no allocation).
+                    let mut seats = [0 as Seat; crate::MAX_SEATS];
+                    let n = hand.players.len().min(crate::MAX_SEATS);
+                    for (slot, p) in seats.iter_mut().zip(&hand.players) {
+                        *slot = p.seat;
+                    }
+                    let dealt = &seats[..n];
+                    hand.blinds = crate::posts::blind_positions(config, self.last_big_blind_seat, *button_seat, dealt);
+                    let positions = hand.blinds;
+                    crate::posts::track_missed_blinds(self, positions, dealt);
+                    self.hand = Some(hand);
                 }
             }
             TableEvent::Posted { seat, kind, amount_cents, postings, .. } => {
@@ -677,10 +732,21 @@ impl TableState {
                     && let Some(s) = self.seat_mut(*seat) {
                         s.owes_entry_post = false;
                     }
-                crate::posts::track_missed_blinds(self, *seat, *kind);
-                let stack_cents = self.stack_cents(*seat);
+                crate::posts::clear_missed_blinds(self, *seat, *kind);
+                let stacks = self.stacks_by_seat();
                 if let (Some(hand), Some(config)) = (self.hand.as_mut(), self.config.as_ref()) {
-                    crate::posts::apply_post(hand, config, *seat, *kind, *amount_cents, stack_cents);
+                    crate::posts::apply_post(hand, config, *seat, *kind, *amount_cents, |s| stacks[s as usize]);
+                }
+            }
+            TableEvent::UpCardsDealt { cards } => {
+                if let (Some(hand), Some(config)) = (self.hand.as_mut(), self.config.as_ref()) {
+                    crate::stud::apply_up_cards(hand, config, cards);
+                }
+            }
+            TableEvent::SidePotPaid { level_cents, postings, .. } => {
+                self.apply_postings(postings);
+                if let Some(hand) = self.hand.as_mut() {
+                    crate::pots::apply_side_pot_paid(hand, *level_cents);
                 }
             }
             TableEvent::Acted { seat, kind, to_cents, amount_cents, postings, .. } => {
@@ -698,8 +764,9 @@ impl TableState {
                 }
             }
             TableEvent::RoundStarted { round_index, first_to_act_seat } => {
+                let stacks = self.stacks_by_seat();
                 if let (Some(hand), Some(config)) = (self.hand.as_mut(), self.config.as_ref()) {
-                    crate::betting::start_round(hand, *round_index, *first_to_act_seat, config);
+                    crate::betting::start_round(hand, *round_index, *first_to_act_seat, config, |s| stacks[s as usize]);
                 }
             }
             TableEvent::HandSettled { pots, postings, .. } => {

@@ -141,7 +141,7 @@ pub fn allowed_roles(path: &str) -> Option<&'static [Role]> {
             "SeatPlayer" | "BuyIn" | "TopUp" | "CashInPlay" | "ConvertCashInPlay" | "CashOut"
             | "RemoveChips" | "ColorChange" | "Tip" | "CollectTime" | "StartHand" | "Post" | "Act"
             | "NextRound" | "Showdown" | "EndHand" | "WriteIou" | "SitOut" | "SitIn"
-            | "PutOutChips" | "BringUpShortBet" | "SettleIou",
+            | "PutOutChips" | "BringUpShortBet" | "SettleIou" | "DealUpCards" | "AwardPots",
         ) => TABLE_PLAY,
         ("TableService", "GetTable" | "GetLegalActions" | "GetHand") => TABLE_READ,
         ("CageService", "OpenCage" | "SellChips" | "RedeemChips" | "RedeemMarker") => CAGE,

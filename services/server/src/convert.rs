@@ -138,25 +138,90 @@ fn funds_source(errors: &mut FieldErrors, field: &str, value: i32) -> Option<Fun
     }
 }
 
-fn post_kind(errors: &mut FieldErrors, field: &str, value: i32) -> Option<PostKind> {
-    let kind = match pb::PostKind::try_from(value) {
-        Ok(pb::PostKind::Ante) => PostKind::Ante,
-        Ok(pb::PostKind::ButtonAnte) => PostKind::ButtonAnte,
-        Ok(pb::PostKind::SmallBlind) => PostKind::SmallBlind,
-        Ok(pb::PostKind::BigBlind) => PostKind::BigBlind,
-        Ok(pb::PostKind::ThirdBlind) => PostKind::ThirdBlind,
-        Ok(pb::PostKind::Straddle) => PostKind::Straddle,
-        Ok(pb::PostKind::BringIn) => PostKind::BringIn,
-        Ok(pb::PostKind::Kill) => PostKind::Kill,
-        Ok(pb::PostKind::NewPlayer) => PostKind::NewPlayer,
-        Ok(pb::PostKind::MissedBigBlind) => PostKind::MissedBigBlind,
-        Ok(pb::PostKind::MissedSmallBlindDead) => PostKind::MissedSmallBlindDead,
-        Ok(pb::PostKind::Unspecified) | Err(_) => {
-            errors.add(field, "a POST_KIND_* value is required");
-            return None;
+/// Both directions of a wire enum that mirrors a rules enum one to one, side by side.
+macro_rules! enum_pairs {
+    ($from:ident, $to:ident, $wire:ty, $domain:ty, { $($w:ident <=> $d:path),* $(,)? }) => {
+        fn $from(value: i32) -> Option<$domain> {
+            match <$wire>::try_from(value) {
+                $(Ok(<$wire>::$w) => Some($d),)*
+                _ => None,
+            }
+        }
+        pub fn $to(value: $domain) -> $wire {
+            match value {
+                $($d => <$wire>::$w,)*
+            }
         }
     };
-    Some(kind)
+}
+
+enum_pairs!(post_kind_from_wire, post_kind_to_wire, pb::PostKind, PostKind, {
+    Ante <=> PostKind::Ante,
+    ButtonAnte <=> PostKind::ButtonAnte,
+    SmallBlind <=> PostKind::SmallBlind,
+    BigBlind <=> PostKind::BigBlind,
+    ThirdBlind <=> PostKind::ThirdBlind,
+    Straddle <=> PostKind::Straddle,
+    BringIn <=> PostKind::BringIn,
+    Kill <=> PostKind::Kill,
+    NewPlayer <=> PostKind::NewPlayer,
+    MissedBigBlind <=> PostKind::MissedBigBlind,
+    MissedSmallBlindDead <=> PostKind::MissedSmallBlindDead,
+    BigBlindAnte <=> PostKind::BigBlindAnte,
+    Sleeper <=> PostKind::Sleeper,
+});
+
+enum_pairs!(game_from_wire, game_to_wire, pb::Game, rules::config::Game, {
+    Holdem <=> rules::config::Game::Holdem,
+    ShortDeckHoldem <=> rules::config::Game::ShortDeckHoldem,
+    Omaha <=> rules::config::Game::Omaha,
+    OmahaHiLo <=> rules::config::Game::OmahaHiLo,
+    SevenCardStud <=> rules::config::Game::SevenCardStud,
+    SevenCardStudHiLo <=> rules::config::Game::SevenCardStudHiLo,
+    Razz <=> rules::config::Game::Razz,
+    DeuceToSevenTripleDraw <=> rules::config::Game::DeuceToSevenTripleDraw,
+    DeuceToSevenSingleDraw <=> rules::config::Game::DeuceToSevenSingleDraw,
+    Badugi <=> rules::config::Game::Badugi,
+});
+
+enum_pairs!(straddle_raise_from_wire, straddle_raise_to_wire, pb::StraddleRaise, rules::config::StraddleRaise, {
+    FullStraddle <=> rules::config::StraddleRaise::FullStraddle,
+    DifferenceOverBigBlind <=> rules::config::StraddleRaise::DifferenceOverBigBlind,
+});
+
+enum_pairs!(odd_chip_from_wire, odd_chip_to_wire, pb::OddChipRule, rules::config::OddChipRule, {
+    ClockwiseFromButton <=> rules::config::OddChipRule::ClockwiseFromButton,
+    AsRanked <=> rules::config::OddChipRule::AsRanked,
+});
+
+fn post_kind(errors: &mut FieldErrors, field: &str, value: i32) -> Option<PostKind> {
+    let kind = post_kind_from_wire(value);
+    if kind.is_none() {
+        errors.add(field, "a POST_KIND_* value is required");
+    }
+    kind
+}
+
+/// An enum field whose UNSPECIFIED (0) reads as the rules default.
+fn defaulted<T: Default>(errors: &mut FieldErrors, field: &str, value: i32, from: fn(i32) -> Option<T>) -> Option<T> {
+    if value == 0 {
+        return Some(T::default());
+    }
+    let parsed = from(value);
+    if parsed.is_none() {
+        errors.add(field, "unknown value");
+    }
+    parsed
+}
+
+fn card(errors: &mut FieldErrors, field: &str, value: &str) -> Option<rules::cards::Card> {
+    match value.parse() {
+        Ok(card) => Some(card),
+        Err(_) => {
+            errors.add(field, "a card: rank 23456789TJQKA and suit cdhs, e.g. Ah");
+            None
+        }
+    }
 }
 
 fn action(errors: &mut FieldErrors, kind: i32, to_cents: i64) -> Option<Action> {
@@ -204,6 +269,84 @@ fn signers(errors: &mut FieldErrors, first: &str, second: &str) -> Option<Signer
     Some(Signers { first, second })
 }
 
+// ---------------------------------------------------------------- queries
+
+/// The table as the API shows it (R-STAKE-4: every stack answerable from the ledger).
+pub fn table_view(table_id: &rules::TableId, table: &rules::TableState, version: i64) -> pb::TableView {
+    let seats = table
+        .seats
+        .iter()
+        .enumerate()
+        .filter_map(|(index, seat)| {
+            let seat_state = seat.as_ref()?;
+            let seat_no = (index + 1) as rules::Seat;
+            let in_hand = table.hand.as_ref().and_then(|hand| hand.player(seat_no));
+            // R-POST-3: absent, by SitOut or by being left out of the hand in play.
+            let absent = seat_state.sitting_out || (table.hand.is_some() && in_hand.is_none());
+            let status = match in_hand.map(|player| player.status) {
+                Some(rules::InHand::Active) => pb::SeatStatus::InHand,
+                Some(rules::InHand::Folded) => pb::SeatStatus::Folded,
+                Some(rules::InHand::AllIn) => pb::SeatStatus::AllIn,
+                None if absent => pb::SeatStatus::SittingOut,
+                None => pb::SeatStatus::Seated,
+            };
+            Some(pb::SeatView {
+                seat: u32::from(seat_no),
+                player_id: seat_state.player_id.to_string(),
+                status: status as i32,
+                stack_cents: seat_state.stack_cents,
+                cash_in_play_cents: seat_state.cash_in_play_cents,
+                committed_this_round_cents: in_hand.map_or(0, |player| player.round_cents),
+                missed_blinds: seat_state.missed_big_blind || seat_state.missed_small_blind,
+                missed_big_blind: seat_state.missed_big_blind,
+                missed_small_blind: seat_state.missed_small_blind,
+            })
+        })
+        .collect();
+    pb::TableView {
+        table_id: table_id.to_string(),
+        open: table.config.is_some(),
+        config: table.config.as_ref().map(table_config_to_wire),
+        config_version: table.config.as_ref().map_or(0, |config| i64::from(config.version)),
+        stream_version: version,
+        seats,
+        tray: chips_to_wire(&table.tray),
+        drop_cents: table.drop_cents,
+        rake_cents: table.rake_cents,
+        toke_cents: table.toke_cents,
+        kitty_cents: table.kitty_cents,
+        jackpot_cents: table.jackpot_cents,
+        hand_no: table.hand.as_ref().map(|hand| hand.hand_no),
+        pot_total_cents: table.pot_cents,
+    }
+}
+
+/// The legal actions of the seat in turn, as the API shows them (`None`: nobody to act).
+pub fn legal_actions_to_wire(table_id: &TableId, hand_no: u64, legal: Option<rules::LegalActions>) -> pb::LegalActions {
+    let mut reply = pb::LegalActions { table_id: table_id.to_string(), hand_no, ..Default::default() };
+    if let Some(legal) = legal {
+        reply.seat_to_act = true;
+        reply.seat = u32::from(legal.seat);
+        reply.stack_cents = legal.stack_cents;
+        reply.round_cents = legal.round_cents;
+        reply.bet_to_cents = legal.bet_to_cents;
+        reply.call_cents = legal.call_cents;
+        reply.can_fold = legal.can_fold;
+        reply.can_check = legal.can_check;
+        reply.can_call = legal.can_call;
+        reply.raise = legal.raise.map(|raise| pb::RaiseRange {
+            kind: action_kind_to_wire(raise.kind) as i32,
+            min_to_cents: raise.min_to_cents,
+            max_to_cents: raise.max_to_cents,
+        });
+        reply.all_in_to_cents = legal.all_in_to_cents;
+        reply.all_in_allowed = legal.all_in_allowed;
+        reply.min_chip_cents = legal.min_chip_cents;
+        reply.bring_in_cents = legal.bring_in_cents;
+    }
+    reply
+}
+
 // ---------------------------------------------------------------- table configuration
 
 /// The configuration named by a request: a full one, or a preset of RULES.md defaults.
@@ -234,6 +377,23 @@ fn table_preset(errors: &mut FieldErrors, preset: &pb::TablePreset) -> Option<ru
         Ok(pb::GamePreset::PotLimitOmaha) => rules::TableConfig::pot_limit_omaha(small, big),
         Ok(pb::GamePreset::HalfPotLimitHoldem) => rules::TableConfig::half_pot_limit_holdem(small, big),
         Ok(pb::GamePreset::FixedLimitHoldem) => rules::TableConfig::fixed_limit_holdem(small, big, 3),
+        Ok(pb::GamePreset::ShortDeckHoldem) => rules::TableConfig::short_deck_holdem(small, big),
+        Ok(pb::GamePreset::DeuceToSevenSingleDraw) => rules::TableConfig::deuce_to_seven_single_draw(small, big),
+        Ok(pb::GamePreset::OmahaHiLo) => rules::TableConfig::omaha_hi_lo(small, big),
+        Ok(pb::GamePreset::DeuceToSevenTripleDraw) => rules::TableConfig::deuce_to_seven_triple_draw(small, big),
+        Ok(pb::GamePreset::Badugi) => rules::TableConfig::badugi(small, big),
+        Ok(stud @ (pb::GamePreset::SevenCardStud | pb::GamePreset::SevenCardStudHiLo | pb::GamePreset::Razz)) => {
+            let (ante, bring_in) = (preset.ante_cents, preset.bring_in_cents);
+            if ante < 0 || bring_in <= 0 || bring_in > small {
+                errors.add("preset", "stud needs 0 <= ante_cents and 0 < bring_in_cents <= small_cents");
+                return None;
+            }
+            match stud {
+                pb::GamePreset::SevenCardStud => rules::TableConfig::seven_card_stud(ante, bring_in, small, big),
+                pb::GamePreset::SevenCardStudHiLo => rules::TableConfig::seven_card_stud_hi_lo(ante, bring_in, small, big),
+                _ => rules::TableConfig::razz(ante, bring_in, small, big),
+            }
+        }
         Ok(pb::GamePreset::Unspecified) | Err(_) => {
             errors.add("preset.game", "a GAME_PRESET_* value is required");
             return None;
@@ -343,11 +503,15 @@ pub fn table_config_from_wire(errors: &mut FieldErrors, wire: &pb::TableConfig) 
         Some(Fee::TimeCollection(time)) => {
             rules::FeePolicy::TimeCollection { fee_cents: time.fee_cents, interval_minutes: time.interval_minutes }
         }
+        Some(Fee::ReportedRake(reported)) => rules::FeePolicy::Reported { cap_cents: reported.cap_cents },
         None => {
             errors.add("config.fee", "required");
             return None;
         }
     };
+    let game = defaulted(errors, "config.game", wire.game, game_from_wire);
+    let straddle_raise = defaulted(errors, "config.straddle_raise", wire.straddle_raise, straddle_raise_from_wire);
+    let odd_chip = defaulted(errors, "config.odd_chip", wire.odd_chip, odd_chip_from_wire);
     if wire.game_key.is_empty() || wire.game_key.len() > 64 || !wire.game_key.chars().all(is_text_char) {
         errors.add("config.game_key", "1 to 64 bytes, no control characters");
         return None;
@@ -412,6 +576,13 @@ pub fn table_config_from_wire(errors: &mut FieldErrors, wire: &pb::TableConfig) 
         hi_lo: wire.hi_lo,
         max_seats: small_u8(errors, "config.max_seats", wire.max_seats)?,
         pot_limit_assumed_call: wire.pot_limit_assumed_call,
+        game: game?,
+        big_blind_ante: wire.big_blind_ante,
+        antes_to_main_pot: wire.antes_to_main_pot,
+        straddle_raise: straddle_raise?,
+        sleeper_allowed: wire.sleeper_allowed,
+        odd_chip: odd_chip?,
+        button_blind: wire.button_blind,
     })
 }
 
@@ -455,6 +626,7 @@ pub fn table_config_to_wire(config: &rules::TableConfig) -> pb::TableConfig {
         rules::FeePolicy::TimeCollection { fee_cents, interval_minutes } => {
             Fee::TimeCollection(pb::TimeCollection { fee_cents: *fee_cents, interval_minutes: *interval_minutes })
         }
+        rules::FeePolicy::Reported { cap_cents } => Fee::ReportedRake(pb::ReportedRake { cap_cents: *cap_cents }),
     };
     pb::TableConfig {
         version: config.version,
@@ -525,6 +697,13 @@ pub fn table_config_to_wire(config: &rules::TableConfig) -> pb::TableConfig {
         hi_lo: config.hi_lo,
         max_seats: u32::from(config.max_seats),
         pot_limit_assumed_call: config.pot_limit_assumed_call,
+        game: game_to_wire(config.game) as i32,
+        big_blind_ante: config.big_blind_ante,
+        antes_to_main_pot: config.antes_to_main_pot,
+        straddle_raise: straddle_raise_to_wire(config.straddle_raise) as i32,
+        sleeper_allowed: config.sleeper_allowed,
+        odd_chip: odd_chip_to_wire(config.odd_chip) as i32,
+        button_blind: config.button_blind,
     }
 }
 
@@ -994,7 +1173,44 @@ wire_command!(Showdown, "TableService", |m, e| {
         Some(low) => Some(low?),
         None => None,
     };
-    table(id?, TableOp::Showdown { high: high?, low })
+    table(id?, TableOp::Showdown { high: high?, low, rake_cents: m.rake_cents })
+});
+
+wire_command!(DealUpCards, "TableService", |m, e| {
+    let id = table_id(e, "table_id", &m.table_id);
+    if m.cards.len() > rules::MAX_SEATS {
+        e.add("cards", format!("at most {} cards", rules::MAX_SEATS));
+        return None;
+    }
+    let cards: Option<Vec<rules::hand::UpCard>> = m
+        .cards
+        .iter()
+        .enumerate()
+        .map(|(index, up)| {
+            let seat = seat(e, &format!("cards[{index}].seat"), up.seat);
+            let card = card(e, &format!("cards[{index}].card"), &up.card);
+            Some(rules::hand::UpCard { seat: seat?, card: card? })
+        })
+        .collect();
+    table(id?, TableOp::DealUpCards { cards: cards? })
+});
+
+wire_command!(AwardPots, "TableService", |m, e| {
+    let id = table_id(e, "table_id", &m.table_id);
+    if m.awards.len() > rules::MAX_SEATS {
+        e.add("awards", format!("at most {} awards", rules::MAX_SEATS));
+        return None;
+    }
+    let awards: Option<Vec<rules::hand::SeatAward>> = m
+        .awards
+        .iter()
+        .enumerate()
+        .map(|(index, award)| {
+            let seat = seat(e, &format!("awards[{index}].seat"), award.seat)?;
+            Some(rules::hand::SeatAward { seat, amount_cents: award.amount_cents })
+        })
+        .collect();
+    table(id?, TableOp::AwardPots { awards: awards?, rake_cents: m.rake_cents })
 });
 
 wire_command!(EndHand, "TableService", |m, e| {
@@ -1169,7 +1385,7 @@ macro_rules! command_variants {
             Credit, StartHand, Post, Act, NextRound, Showdown, EndHand, WriteIou, OpenCage, SellChips,
             RedeemChips, CloseGamingDay, SetCreditLine, IssueMarker, RedeemMarker, WriteOffMarker,
             Correction, SitOut, SitIn, PutOutChips, BringUpShortBet, VoidSlip, CageColorChange, CountCageShift,
-            SettleIou, CloseGame, PayJackpot)
+            SettleIou, CloseGame, PayJackpot, DealUpCards, AwardPots)
     };
 }
 
@@ -1309,6 +1525,26 @@ mod tests {
             rules::TableConfig::spread_limit_holdem(100, 200, 100, 500, Some(1_000)),
             rules::TableConfig::cap_limit_holdem(100, 200, 6_000),
             rules::TableConfig::seven_card_stud(25, 50, 200, 400),
+            rules::TableConfig::seven_card_stud_hi_lo(25, 50, 200, 400),
+            rules::TableConfig::razz(25, 50, 200, 400),
+            rules::TableConfig::omaha_hi_lo(200, 400),
+            rules::TableConfig::short_deck_holdem(100, 200),
+            rules::TableConfig::deuce_to_seven_triple_draw(200, 400),
+            rules::TableConfig::deuce_to_seven_single_draw(100, 200),
+            rules::TableConfig::badugi(200, 400),
+            {
+                // Every option added for the games of issue 14, away from its default.
+                let mut c = rules::TableConfig::no_limit_holdem(100, 200);
+                c.ante_cents = 200;
+                c.big_blind_ante = true;
+                c.antes_to_main_pot = true;
+                c.straddle_raise = rules::config::StraddleRaise::DifferenceOverBigBlind;
+                c.sleeper_allowed = true;
+                c.odd_chip = rules::config::OddChipRule::AsRanked;
+                c.button_blind = true;
+                c.fee = rules::FeePolicy::Reported { cap_cents: 500 };
+                c
+            },
         ] {
             let wire = table_config_to_wire(&config);
             let mut errors = FieldErrors::new();
@@ -1316,6 +1552,69 @@ mod tests {
             assert!(errors.is_empty(), "{:?}", errors.into_status());
             assert_eq!(back.as_ref(), Some(&config));
         }
+    }
+
+    #[test]
+    fn presets_of_every_game_a_room_spreads() {
+        let preset = |game: pb::GamePreset, small_cents, big_cents, ante_cents, bring_in_cents| pb::OpenTable {
+            header: header("c4"),
+            table_id: "T1".into(),
+            configuration: Some(pb::open_table::Configuration::Preset(pb::TablePreset {
+                game: game as i32,
+                small_cents,
+                big_cents,
+                ante_cents,
+                bring_in_cents,
+            })),
+        };
+        for (wire, expected) in [
+            (preset(pb::GamePreset::Razz, 200, 400, 25, 50), rules::TableConfig::razz(25, 50, 200, 400)),
+            (preset(pb::GamePreset::SevenCardStudHiLo, 200, 400, 25, 50), rules::TableConfig::seven_card_stud_hi_lo(25, 50, 200, 400)),
+            (preset(pb::GamePreset::OmahaHiLo, 200, 400, 0, 0), rules::TableConfig::omaha_hi_lo(200, 400)),
+            (preset(pb::GamePreset::Badugi, 200, 400, 0, 0), rules::TableConfig::badugi(200, 400)),
+            (preset(pb::GamePreset::DeuceToSevenTripleDraw, 200, 400, 0, 0), rules::TableConfig::deuce_to_seven_triple_draw(200, 400)),
+            (preset(pb::GamePreset::DeuceToSevenSingleDraw, 100, 200, 0, 0), rules::TableConfig::deuce_to_seven_single_draw(100, 200)),
+            (preset(pb::GamePreset::ShortDeckHoldem, 100, 200, 0, 0), rules::TableConfig::short_deck_holdem(100, 200)),
+        ] {
+            let mut errors = FieldErrors::new();
+            let Some(Decidable::Command(Command::Table(command))) = wire.to_domain(&mut errors) else {
+                panic!("expected a table command: {:?}", errors.into_status());
+            };
+            assert_eq!(command.op, TableOp::OpenTable { config: expected });
+        }
+        // A stud preset needs its bring-in.
+        let mut errors = FieldErrors::new();
+        assert!(preset(pb::GamePreset::SevenCardStud, 200, 400, 25, 0).to_domain(&mut errors).is_none());
+        assert!(!errors.is_empty());
+    }
+
+    #[test]
+    fn up_cards_and_awards_come_from_the_wire() {
+        let deal = pb::DealUpCards {
+            header: header("c5"),
+            table_id: "T1".into(),
+            cards: vec![pb::UpCard { seat: 1, card: "Ah".into() }, pb::UpCard { seat: 2, card: "Tc".into() }],
+        };
+        let mut errors = FieldErrors::new();
+        let Some(Decidable::Command(Command::Table(command))) = deal.to_domain(&mut errors) else { panic!() };
+        let TableOp::DealUpCards { cards } = &command.op else { panic!("{:?}", command.op) };
+        assert_eq!(cards.iter().map(|c| (c.seat, c.card.to_string())).collect::<Vec<_>>(), [(1, "Ah".to_string()), (2, "Tc".to_string())]);
+        let bad = pb::DealUpCards { cards: vec![pb::UpCard { seat: 1, card: "1h".into() }], ..deal };
+        let mut errors = FieldErrors::new();
+        assert!(bad.to_domain(&mut errors).is_none(), "a card that is not a card is INVALID_ARGUMENT");
+        assert!(!errors.is_empty());
+        let award = pb::AwardPots {
+            header: header("c6"),
+            table_id: "T1".into(),
+            awards: vec![pb::SeatAward { seat: 2, amount_cents: 950 }],
+            rake_cents: Some(50),
+        };
+        let mut errors = FieldErrors::new();
+        let Some(Decidable::Command(Command::Table(command))) = award.to_domain(&mut errors) else { panic!() };
+        assert_eq!(
+            command.op,
+            TableOp::AwardPots { awards: vec![rules::hand::SeatAward { seat: 2, amount_cents: 950 }], rake_cents: Some(50) }
+        );
     }
 
     #[test]
@@ -1327,6 +1626,7 @@ mod tests {
                 game: pb::GamePreset::NoLimitHoldem as i32,
                 small_cents: 100,
                 big_cents: 200,
+                ..Default::default()
             })),
         };
         let mut errors = FieldErrors::new();
@@ -1354,7 +1654,7 @@ mod tests {
     #[test]
     fn approval_fields_match_the_approval_table_and_are_left_out_of_the_digest() {
         let commands = every_command();
-        assert_eq!(commands.len(), 43, "every variant of the Command oneof");
+        assert_eq!(commands.len(), 45, "every variant of the Command oneof");
         let mut covered = 0;
         for entry in &commands {
             let view = approval_view(entry, "c-1", "casino");

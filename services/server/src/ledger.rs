@@ -42,7 +42,8 @@ use crate::telemetry;
 /// Events read per page while catching a stream up.
 const READ_PAGE: i64 = 1_000;
 /// The table events of a hand: a correction of one of them is a correction of the whole hand.
-const HAND_EVENT_TYPES: &[&str] = &["HandStarted", "Posted", "Acted", "RoundStarted", "ShortBetBroughtUp", "HandSettled", "HandEnded"];
+const HAND_EVENT_TYPES: &[&str] =
+    &["HandStarted", "Posted", "Acted", "RoundStarted", "UpCardsDealt", "ShortBetBroughtUp", "SidePotPaid", "HandSettled", "HandEnded"];
 /// Most events one hand may span on its table stream (bound of the search for its start).
 const MAX_HAND_EVENTS: i64 = 2_000;
 /// Stream states kept in memory (bound); the least recently used goes first.

@@ -271,6 +271,8 @@ service_impl! { TableService {
         settle_iou: SettleIou,
         close_game: CloseGame,
         pay_jackpot: PayJackpot,
+        deal_up_cards: DealUpCards,
+        award_pots: AwardPots,
     }
 
     async fn get_table(&self, request: Request<pb::GetTableRequest>) -> Result<Response<pb::TableView>, Status> {
@@ -283,7 +285,7 @@ service_impl! { TableService {
         if table.config.is_none() {
             return Err(status::not_found("table", table_id.as_str()));
         }
-        Ok(Response::new(table_view(&table_id, table, version)))
+        Ok(Response::new(convert::table_view(&table_id, table, version)))
     }
 
     async fn get_legal_actions(
@@ -299,29 +301,7 @@ service_impl! { TableService {
         if table.config.is_none() {
             return Err(status::not_found("table", table_id.as_str()));
         }
-        let mut reply = pb::LegalActions {
-            table_id: table_id.to_string(),
-            hand_no: table.hand.as_ref().map_or(0, |hand| hand.hand_no),
-            ..Default::default()
-        };
-        if let Some(legal) = rules::legal_actions(table) {
-            reply.seat_to_act = true;
-            reply.seat = u32::from(legal.seat);
-            reply.stack_cents = legal.stack_cents;
-            reply.round_cents = legal.round_cents;
-            reply.bet_to_cents = legal.bet_to_cents;
-            reply.call_cents = legal.call_cents;
-            reply.can_check = legal.can_check;
-            reply.can_call = legal.can_call;
-            reply.raise = legal.raise.map(|raise| pb::RaiseRange {
-                kind: convert::action_kind_to_wire(raise.kind) as i32,
-                min_to_cents: raise.min_to_cents,
-                max_to_cents: raise.max_to_cents,
-            });
-            reply.all_in_to_cents = legal.all_in_to_cents;
-            reply.all_in_allowed = legal.all_in_allowed;
-            reply.min_chip_cents = legal.min_chip_cents;
-        }
+        let reply = convert::legal_actions_to_wire(&table_id, table.hand.as_ref().map_or(0, |hand| hand.hand_no), rules::legal_actions(table));
         Ok(Response::new(reply))
     }
 
@@ -341,49 +321,6 @@ service_impl! { TableService {
     }
 }
 
-fn table_view(table_id: &rules::TableId, table: &rules::TableState, version: i64) -> pb::TableView {
-    let seats = table
-        .seats
-        .iter()
-        .enumerate()
-        .filter_map(|(index, seat)| {
-            let seat_state = seat.as_ref()?;
-            let seat_no = (index + 1) as rules::Seat;
-            let in_hand = table.hand.as_ref().and_then(|hand| hand.player(seat_no));
-            let status = match in_hand.map(|player| player.status) {
-                Some(rules::InHand::Active) => pb::SeatStatus::InHand,
-                Some(rules::InHand::Folded) => pb::SeatStatus::Folded,
-                Some(rules::InHand::AllIn) => pb::SeatStatus::AllIn,
-                None => pb::SeatStatus::Seated,
-            };
-            Some(pb::SeatView {
-                seat: u32::from(seat_no),
-                player_id: seat_state.player_id.to_string(),
-                status: status as i32,
-                stack_cents: seat_state.stack_cents,
-                cash_in_play_cents: seat_state.cash_in_play_cents,
-                committed_this_round_cents: in_hand.map_or(0, |player| player.round_cents),
-                missed_blinds: false,
-            })
-        })
-        .collect();
-    pb::TableView {
-        table_id: table_id.to_string(),
-        open: table.config.is_some(),
-        config: table.config.as_ref().map(convert::table_config_to_wire),
-        config_version: table.config.as_ref().map_or(0, |config| i64::from(config.version)),
-        stream_version: version,
-        seats,
-        tray: convert::chips_to_wire(&table.tray),
-        drop_cents: table.drop_cents,
-        rake_cents: table.rake_cents,
-        toke_cents: table.toke_cents,
-        kitty_cents: table.kitty_cents,
-        jackpot_cents: table.jackpot_cents,
-        hand_no: table.hand.as_ref().map(|hand| hand.hand_no),
-        pot_total_cents: table.pot_cents,
-    }
-}
 
 /// Every event of one hand, from `HandStarted` to `HandEnded`, with pots and awards from
 /// the settlement and the stacks at the start.
@@ -446,10 +383,11 @@ async fn rebuild_hand(
     let mut view = pb::HandView {
         table_id: table_id.to_string(),
         hand_no,
-        starting_seats: table_view(table_id, &before, after_version).seats,
+        starting_seats: convert::table_view(table_id, &before, after_version).seats,
         ..Default::default()
     };
     let mut after_version = start.stream_version - 1;
+    let mut paid_at_once: Vec<rules::PotResult> = Vec::new();
     'events: loop {
         let page = ledger
             .db_call("read_stream", "events", ledger.store().read_stream(property, stream_key, after_version, 1_000))
@@ -462,10 +400,15 @@ async fn rebuild_hand(
                 .map_err(|error| status::internal("decode stored event", &error))?;
             match &table_event {
                 TableEvent::HandStarted { button_seat, .. } => view.button_seat = u32::from(*button_seat),
+                // R-POT-3: a side pot paid at once is a pot of the hand, listed after the others.
+                TableEvent::SidePotPaid { pot, .. } => paid_at_once.push(pot.clone()),
                 TableEvent::HandSettled { pots, rake_cents, jackpot_cents, .. } => {
                     view.rake_cents = *rake_cents;
                     view.jackpot_drop_cents = *jackpot_cents;
-                    for pot in pots {
+                    let settled = pots.len();
+                    let at_once = paid_at_once.iter().enumerate().map(|(i, pot)| rules::PotResult { index: (settled + i) as u8, ..pot.clone() });
+                    let pots: Vec<rules::PotResult> = pots.iter().cloned().chain(at_once).collect();
+                    for pot in &pots {
                         view.pots.push(pb::PotView {
                             amount_cents: pot.amount_cents,
                             eligible_seats: pot.eligible.iter().map(|seat| u32::from(*seat)).collect(),

@@ -120,6 +120,7 @@ async fn scenario_open_table(client: &mut Client) -> Result<tonic::Response<pb::
                 game: pb::GamePreset::NoLimitHoldem as i32,
                 small_cents: 100,
                 big_cents: 200,
+                ..Default::default()
             })),
         })
         .await

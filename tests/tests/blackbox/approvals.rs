@@ -255,7 +255,8 @@ async fn r_chip_2_a_large_buy_in_needs_a_proven_supervisor() -> anyhow::Result<(
                 game: pb::GamePreset::NoLimitHoldem as i32,
                 small_cents: 5_000,
                 big_cents: 10_000,
-            })),
+..Default::default()
+})),
         })
         .await?;
     let stock = pb::Fill { chips: vec![chips(10_000, 100)], ..fill("fill-big", 1, principal::CAGE.0, principal::FLOOR.0) };

@@ -22,6 +22,7 @@ mod refusal_memory;
 mod refusals;
 mod replicas;
 mod scenario;
+mod seeds_hand;
 mod session;
 mod stakes;
 mod subscription;

@@ -163,22 +163,24 @@ async fn two_dealers_acting_on_the_same_turn_apply_exactly_one_action_r_bet_1() 
     setup(&server).await?;
     let mut dealer_a = server.client(principal::DEALER).await?;
     let dealer_b = server.client(principal::DEALER_2).await?;
-    // Model of seats 1 and 2 (20,000 each after setup).
-    let (mut seat1, mut seat2) = (20_000i64, 20_000i64);
+    // Model of seats 1 and 2 (20,000 each after setup), indexed by seat.
+    let mut stacks = [0i64, 20_000, 20_000];
     for hand_no in 1..=RACED_HANDS {
+        // Heads-up the button posts the small blind, and the blinds alternate (R-POST-2).
+        let (sb, bb) = if hand_no % 2 == 1 { (1u32, 2u32) } else { (2, 1) };
         let start = pb::StartHand {
             header: header(&format!("h{hand_no}-start")),
             table_id: TABLE.into(),
             hand_no,
-            button_seat: 4,
+            button_seat: sb,
             dealt_seats: vec![1, 2],
         };
         dealer_a.table.start_hand(start).await?;
-        dealer_a.table.post(scenario::post(&format!("h{hand_no}-sb"), 1, pb::PostKind::SmallBlind, 100)).await?;
-        dealer_a.table.post(scenario::post(&format!("h{hand_no}-bb"), 2, pb::PostKind::BigBlind, 200)).await?;
-        // Seat 1 is to act (R-BET-1). Dealer A records a call, dealer B a fold, at once.
-        let call = scenario::act(&format!("h{hand_no}-call"), 1, pb::ActionKind::Call, 0);
-        let fold = scenario::act(&format!("h{hand_no}-fold"), 1, pb::ActionKind::Fold, 0);
+        dealer_a.table.post(scenario::post(&format!("h{hand_no}-sb"), sb, pb::PostKind::SmallBlind, 100)).await?;
+        dealer_a.table.post(scenario::post(&format!("h{hand_no}-bb"), bb, pb::PostKind::BigBlind, 200)).await?;
+        // The small blind is to act (R-BET-1). Dealer A records a call, dealer B a fold, at once.
+        let call = scenario::act(&format!("h{hand_no}-call"), sb, pb::ActionKind::Call, 0);
+        let fold = scenario::act(&format!("h{hand_no}-fold"), sb, pb::ActionKind::Fold, 0);
         let (mut a, mut b) = (dealer_a.clone(), dealer_b.clone());
         let call_task = tokio::spawn(async move { a.table.act(call).await });
         let fold_task = tokio::spawn(async move { b.table.act(fold).await });
@@ -194,17 +196,18 @@ async fn two_dealers_acting_on_the_same_turn_apply_exactly_one_action_r_bet_1() 
             ["NOT_YOUR_TURN", "BETTING_ROUND_CLOSED", "NO_HAND_IN_PROGRESS"].contains(&reason.as_str()),
             "hand {hand_no}: {reason}"
         );
+        let (sb_i, bb_i) = (sb as usize, bb as usize);
         if winner_is_call {
-            // Seat 2 folds to the call: seat 1 takes 200 + 200 (no flop, no rake, R-RAKE-1).
-            dealer_a.table.act(scenario::act(&format!("h{hand_no}-bb-fold"), 2, pb::ActionKind::Fold, 0)).await?;
-            (seat1, seat2) = (seat1 + 200, seat2 - 200);
+            // The big blind folds to the call: the small blind takes 200 + 200 (no flop, no rake, R-RAKE-1).
+            dealer_a.table.act(scenario::act(&format!("h{hand_no}-bb-fold"), bb, pb::ActionKind::Fold, 0)).await?;
+            (stacks[sb_i], stacks[bb_i]) = (stacks[sb_i] + 200, stacks[bb_i] - 200);
         } else {
-            // Seat 1 folded its small blind: seat 2 takes 100 and gets its 200 back.
-            (seat1, seat2) = (seat1 - 100, seat2 + 100);
+            // The small blind folded: the big blind takes 100 and gets its 200 back.
+            (stacks[sb_i], stacks[bb_i]) = (stacks[sb_i] - 100, stacks[bb_i] + 100);
         }
         dealer_a.table.end_hand(pb::EndHand { header: header(&format!("h{hand_no}-end")), table_id: TABLE.into() }).await?;
         let view = table_view(&mut dealer_a, TABLE).await?;
-        assert_eq!((stack(&view, 1), stack(&view, 2)), (seat1, seat2), "hand {hand_no}");
+        assert_eq!((stack(&view, 1), stack(&view, 2)), (stacks[1], stacks[2]), "hand {hand_no}");
         assert_eq!(view.pot_total_cents, 0, "R-UNIT-4: the pot is empty when the hand ends");
     }
     server.stop().await

@@ -34,6 +34,7 @@ pub async fn open_nlhe_table(floor: &mut Client, table_id: &str) -> anyhow::Resu
                 game: pb::GamePreset::NoLimitHoldem as i32,
                 small_cents: 100,
                 big_cents: 200,
+                ..Default::default()
             })),
         })
         .await?

@@ -99,6 +99,7 @@ async fn table_session_open_to_shift_close_accounts_for_every_cent() -> anyhow::
             high: vec![pb::SeatGroup { seats: vec![1] }, pb::SeatGroup { seats: vec![2] }, pb::SeatGroup { seats: vec![3] }],
             low: vec![],
             has_low: false,
+            rake_cents: None,
         })
         .await?
         .into_inner();

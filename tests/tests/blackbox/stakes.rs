@@ -478,7 +478,8 @@ async fn r_chip_2_a_buy_in_of_10000_dollars_needs_a_supervisor() -> anyhow::Resu
                 game: pb::GamePreset::NoLimitHoldem as i32,
                 small_cents: 5_000,
                 big_cents: 10_000,
-            })),
+..Default::default()
+})),
         })
         .await?;
     let fill = pb::Fill {

@@ -161,6 +161,7 @@ async fn one_rpc_exports_its_span_tree_under_the_callers_trace_id_and_metrics_ar
             game: pb::GamePreset::NoLimitHoldem as i32,
             small_cents: 100,
             big_cents: 200,
+            ..Default::default()
         })),
     });
     let traceparent: MetadataValue<_> = format!("00-{TRACE_ID}-{CLIENT_SPAN_ID}-01").parse()?;

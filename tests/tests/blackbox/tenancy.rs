@@ -58,7 +58,8 @@ async fn stock(cage: &mut Client, floor: &mut Client, property_id: &str) -> anyh
                 game: pb::GamePreset::NoLimitHoldem as i32,
                 small_cents: 100,
                 big_cents: 200,
-            })),
+..Default::default()
+})),
         })
         .await?;
     let fill = pb::Fill {
@@ -177,7 +178,8 @@ async fn hostile_property_ids_are_invalid_argument_and_nothing_is_recorded_under
             game: pb::GamePreset::NoLimitHoldem as i32,
             small_cents: 100,
             big_cents: 200,
-        })),
+..Default::default()
+})),
     };
     let hostile = ["x'); DROP TABLE events;--", " ", "casino\u{202e}b", "a/b", "tab\tle", &"p".repeat(65)];
     for id in hostile {
@@ -217,7 +219,7 @@ async fn r_rebuy_1_a_room_with_game_keys_opens_tables_only_with_one_of_them() ->
     let preset = |table_id: &str, game: pb::GamePreset, small_cents: i64, big_cents: i64| pb::OpenTable {
         header: header(&format!("open-{table_id}")),
         table_id: table_id.into(),
-        configuration: Some(pb::open_table::Configuration::Preset(pb::TablePreset { game: game as i32, small_cents, big_cents })),
+        configuration: Some(pb::open_table::Configuration::Preset(pb::TablePreset { game: game as i32, small_cents, big_cents, ..Default::default() })),
     };
     let opened = floor.table.open_table(preset("T1", pb::GamePreset::NoLimitHoldem, 100, 200)).await?.into_inner();
     assert_eq!(opened.events.len(), 1);

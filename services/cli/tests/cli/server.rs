@@ -165,15 +165,17 @@ pub fn assert_one_line_error(output: &Output, expected_code: i32, needle: &str) 
 }
 
 /// Where the PHH data lives: CHIPLEDGER_PHH_DIR, else ../shared/phh next to the repository.
-pub fn phh_dir() -> Option<std::path::PathBuf> {
+/// `../shared/phh` (or `$CHIPLEDGER_PHH_DIR`): part of every checkout, so a test needing it
+/// fails when it is missing.
+pub fn phh_dir() -> std::path::PathBuf {
     let dir = match std::env::var_os("CHIPLEDGER_PHH_DIR") {
         Some(dir) => std::path::PathBuf::from(dir),
         None => std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/phh"),
     };
-    if dir.join("samples").is_dir() && dir.join("pluribus").is_dir() {
-        Some(dir)
-    } else {
-        println!("SKIPPED: PHH data not found at {} (set CHIPLEDGER_PHH_DIR)", dir.display());
-        None
-    }
+    assert!(
+        dir.join("samples").is_dir() && dir.join("pluribus").is_dir(),
+        "PHH data not found at {} (set CHIPLEDGER_PHH_DIR)",
+        dir.display()
+    );
+    dir
 }

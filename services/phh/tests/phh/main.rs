@@ -4,3 +4,4 @@ mod data;
 mod parse;
 mod rank;
 mod replay;
+mod room;

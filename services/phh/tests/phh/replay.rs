@@ -1,6 +1,8 @@
 //! Replay through the rules core: small hands with known results, and every shared hand.
 
-use chipledger_phh::{ReplayOutcome, load_file, parse_hand, replay};
+use std::collections::BTreeMap;
+
+use chipledger_phh::{ReplayOutcome, Variant, load_file, parse_hand, replay};
 
 /// Heads-up: p2 is the button and posts the small blind (PHH reverses heads-up blinds).
 const HEADS_UP: &str = r#"
@@ -86,51 +88,67 @@ fn illegal_raise_is_rejected_with_reason_and_rule() {
 }
 
 #[test]
-fn unknown_cards_at_showdown_make_the_hand_unsupported() {
+fn a_losing_hand_recorded_as_unknown_cards_is_a_muck() {
+    // A card room writes the loser's mucked hand as `????`: p2 forfeits, p1 takes both pots.
     let text = SIDE_POT.replace("d dh p2 KhKd", "d dh p2 ????").replace("p2 sm KhKd", "p2 sm ????");
+    let hand = parse_hand(&text, "mucked.phh").expect("parses");
+    assert_eq!(replay(&hand), ReplayOutcome::Matched);
+}
+
+#[test]
+fn unknown_cards_needed_at_showdown_without_winnings_say_why() {
+    // p2 shows "the cards dealt", which are unknown: no ranking, and no room award to use.
+    let text = SIDE_POT.replace("d dh p2 KhKd", "d dh p2 ????").replace("p2 sm KhKd", "p2 sm -");
     let hand = parse_hand(&text, "unknown.phh").expect("parses");
-    assert!(matches!(replay(&hand), ReplayOutcome::Unsupported { .. }));
+    match replay(&hand) {
+        ReplayOutcome::Unsupported { reason } => assert!(reason.contains("showdown of p2") && reason.contains("unknown"), "{reason}"),
+        other => panic!("expected unsupported, got {other:?}"),
+    }
 }
 
 #[test]
 fn every_shared_hand_with_finishing_stacks_matches() {
-    let Some(dir) = crate::data::phh_dir_or_skip("every_shared_hand_with_finishing_stacks_matches") else {
-        return;
-    };
-    let files = crate::data::phh_files(&dir);
-    let (mut matched, mut not_compared, mut unsupported) = (0, 0, 0);
+    // Both folders: the 10,000 Pluribus hands and the samples, and the 2,000 generated hands
+    // of the eleven variants (PokerKit-verified, finishing stacks following RULES.md).
+    let mut files = crate::data::phh_files(&crate::data::phh_dir());
+    files.extend(crate::data::phh_files(&crate::data::generated_dir()));
+    let mut matched_by_variant: BTreeMap<&'static str, usize> = BTreeMap::new();
+    let (mut matched, mut not_compared) = (0, 0);
     let mut failures = Vec::new();
     for file in &files {
         for hand in load_file(file) {
-            let Ok(hand) = hand else { unsupported += 1; continue };
+            let hand = hand.unwrap_or_else(|error| panic!("{error}"));
             match replay(&hand) {
-                ReplayOutcome::Matched => matched += 1,
-                ReplayOutcome::NotCompared => not_compared += 1,
-                ReplayOutcome::Unsupported { reason } => {
-                    unsupported += 1;
-                    assert!(hand.finishing_stacks_cents.is_none(), "{}: unsupported: {reason}", hand.origin);
+                ReplayOutcome::Matched => {
+                    matched += 1;
+                    *matched_by_variant.entry(hand.variant.code()).or_default() += 1;
+                }
+                ReplayOutcome::NotCompared => {
+                    not_compared += 1;
+                    assert!(hand.finishing_stacks_cents.is_none(), "{}", hand.origin);
                 }
                 failure => failures.push(format!("{}: {failure:?}", hand.origin)),
             }
         }
     }
-    println!(
-        "hands: {}, matched: {matched}, not compared: {not_compared}, unsupported: {unsupported}, failed: {}",
-        matched + not_compared + unsupported + failures.len(),
-        failures.len()
-    );
+    println!("hands: {}, matched: {matched}, not compared: {not_compared}, failed: {}", matched + not_compared + failures.len(), failures.len());
+    println!("matched by variant: {matched_by_variant:?}");
     for failure in failures.iter().take(20) {
         println!("{failure}");
     }
     assert!(failures.is_empty(), "{} hands failed; first: {}", failures.len(), failures[0]);
-    assert!(matched >= 10_000, "expected the 10,000 Pluribus hands to match, got {matched}");
+    assert_eq!(matched + not_compared, 12_005);
+    assert!(matched >= 12_000, "every hand with finishing stacks matches, got {matched}");
+    for variant in Variant::ALL {
+        let n = matched_by_variant.get(variant.code()).copied().unwrap_or(0);
+        assert!(n >= 180, "{}: only {n} hands matched", variant.code());
+    }
 }
 
 /// A shared sample with `finishing_stacks` computed by hand appended (the file has none).
-fn sample_with_finishing_stacks(file: &str, finishing: &str) -> Option<chipledger_phh::HandHistory> {
-    let path = crate::data::sample(file)?;
-    let text = std::fs::read_to_string(&path).expect("sample readable");
-    Some(parse_hand(&format!("{text}\nfinishing_stacks = {finishing}\n"), file).expect("parses"))
+fn sample_with_finishing_stacks(file: &str, finishing: &str) -> chipledger_phh::HandHistory {
+    let text = std::fs::read_to_string(crate::data::sample(file)).expect("sample readable");
+    parse_hand(&format!("{text}\nfinishing_stacks = {finishing}\n"), file).expect("parses")
 }
 
 #[test]
@@ -138,9 +156,7 @@ fn dwan_ivey_uncalled_raise_returns_and_dwan_wins_the_pot() {
     // Turn: Ivey all in for 1,067,100, Dwan calls all in for 495,000: 572,100 goes back to
     // Ivey (R-POT-4); pot 1,500 antes + 2,000 dead big blind + 2 x (23,000 + 35,000 + 495,000)
     // = 1,109,500 to Dwan's six-high straight over Ivey's wheel.
-    let Some(hand) = sample_with_finishing_stacks("dwan-ivey-2009.phh", "[572100, 1997500, 1109500]") else {
-        return;
-    };
+    let hand = sample_with_finishing_stacks("dwan-ivey-2009.phh", "[572100, 1997500, 1109500]");
     assert_eq!(replay(&hand), ReplayOutcome::Matched);
 }
 
@@ -148,9 +164,7 @@ fn dwan_ivey_uncalled_raise_returns_and_dwan_wins_the_pot() {
 fn antonius_blom_pot_limit_omaha_with_cents_goes_to_the_wheel() {
     // Blom all in for 597,473.50 on the flop; 181,526.50 of Antonius's raise to 779,000 is
     // uncalled; the 1,356,947 pot goes to Antonius (A3 with 4-5-2: exactly two hole cards).
-    let Some(hand) = sample_with_finishing_stacks("antonius-blom-2009.phh", "[1937923.75, 0]") else {
-        return;
-    };
+    let hand = sample_with_finishing_stacks("antonius-blom-2009.phh", "[1937923.75, 0]");
     assert_eq!(replay(&hand), ReplayOutcome::Matched);
 }
 

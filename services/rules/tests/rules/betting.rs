@@ -421,6 +421,9 @@ fn r_post_5_bring_in_poster_has_no_option_when_called() {
     let c = example_config(TableConfig::seven_card_stud(d(1), d(2), d(5), d(10)));
     let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(100))]);
     g.start(1, 3, &[1, 2, 3]);
+    for s in [1, 2, 3] {
+        g.post(s, PostKind::Ante, d(1)).unwrap();
+    }
     g.post(1, PostKind::BringIn, d(2)).unwrap();
     g.ok(2, Action::Call);
     g.ok(3, Action::Call);
@@ -477,7 +480,8 @@ fn r_post_7_short_player_posts_all_in() {
 fn r_post_3_new_player_live_and_missed_small_blind_dead() {
     let c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
     let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(100)), (5, d(100))]);
-    g.start(1, 3, &[1, 2, 3, 5]);
+    // The button on seat 5 (R-POST-2: the blinds are the two seats left of it).
+    g.start(1, 5, &[1, 2, 3, 5]);
     post_blinds(&mut g, 1, 2);
     g.post(5, PostKind::MissedBigBlind, d(2)).unwrap();
     g.post(5, PostKind::MissedSmallBlindDead, d(1)).unwrap();
@@ -492,7 +496,9 @@ fn r_post_3_new_player_live_and_missed_small_blind_dead() {
 
 #[test]
 fn r_post_3_player_arriving_after_the_start_posts_a_live_big_blind() {
-    let c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    // A moving button (R-POST-3): the button moves one player on each hand.
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.button_policy = config::ButtonPolicy::Moving;
     let mut g = Game::new(c, &[(1, d(100)), (2, d(100))]);
     g.start(1, 1, &[1, 2]);
     g.ok(2, Action::Fold);

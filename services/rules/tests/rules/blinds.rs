@@ -80,10 +80,12 @@ fn r_post_3_missed_blinds_cleared_when_the_big_blind_returns_to_the_seat() {
     g.table(TableOp::SitOut { seat: 3 }).unwrap();
     blinds_and_folds(&mut g, 2, 1, 2, 4, &[1, 2, 4]);
     blinds_and_folds(&mut g, 3, 2, 4, 1, &[1, 2, 4]);
+    blinds_and_folds(&mut g, 4, 4, 1, 2, &[1, 2, 4]);
     assert_eq!(missed(&g, 3), (true, true));
-    // The player waits for the big blind: dealt in as the big blind, no make-up posts.
+    // The player waits for the big blind: dealt in as the big blind (it moves on from seat 2
+    // to seat 3, dead button), no make-up posts.
     g.table(TableOp::SitIn { seat: 3 }).unwrap();
-    g.start(4, 1, &[1, 2, 3, 4]);
+    g.start(5, 1, &[1, 2, 3, 4]);
     g.post(2, PostKind::SmallBlind, d(1)).unwrap();
     g.post(3, PostKind::BigBlind, d(2)).unwrap();
     assert_eq!(missed(&g, 3), (false, false));

@@ -71,22 +71,38 @@ fn r_bet_13_short_call_is_brought_up_by_a_new_event_before_the_round_ends() {
 }
 
 #[test]
-fn r_bet_13_short_bet_cannot_be_brought_up_after_the_round_ended() {
+fn r_bet_13_short_call_must_be_brought_up_before_the_round_closes() {
     let mut g = three();
     put_out(&mut g, 3, chip(1), Some(Action::Call)).unwrap();
     g.ok(1, Action::Call);
     g.ok(2, Action::Check);
+    assert_eq!(g.hand().phase, HandPhase::RoundComplete);
+    // The round cannot close, nor the hand be shown down, with the call short.
+    let r = rejected(g.table(TableOp::NextRound { first_to_act_seat: None }), "SHORT_BET_NOT_BROUGHT_UP");
+    assert_eq!((r.number("seat"), r.number("short_cents")), (Some(3), Some(d(1))));
+    rejected(g.table(TableOp::Showdown { high: vec![vec![3]], low: None, rake_cents: None }), "SHOWDOWN_NOT_READY");
+    g.table(TableOp::BringUpShortBet { seat: 3 }).unwrap();
     g.next_round();
-    let r = rejected(g.table(TableOp::BringUpShortBet { seat: 3 }), "SHORT_BET_ROUND_ENDED");
-    assert_eq!(r.number("short_cents"), Some(d(1)));
-    // The hand still settles on the chips actually put in (conservation checked by the world).
     for seat in [1, 2, 3] {
         g.ok(seat, Action::Check);
     }
     g.check_down(&[1, 2, 3]);
     let pots = g.showdown(vec![vec![3]]);
     let total: Cents = pots.iter().map(|p| p.amount_cents).sum();
-    assert_eq!(total, d(5));
+    assert_eq!(total, d(6), "every call whole");
+}
+
+#[test]
+fn r_bet_13_short_bet_cannot_be_brought_up_after_the_hand_settled() {
+    let mut g = three();
+    // Seat 3 bets $10 with one $5 chip: short by $5. It may neither act again nor fold until
+    // the bet is made good; the others fold, the hand settles, and the short is moot.
+    put_out(&mut g, 3, vec![ChipCount { denomination_cents: d(5), count: 1 }], Some(raise(10))).unwrap();
+    g.ok(1, Action::Fold);
+    let events = g.act(2, Action::Fold).unwrap();
+    assert!(matches!(events.last(), Some((_, Event::Table(TableEvent::HandSettled { .. })))));
+    let r = rejected(g.table(TableOp::BringUpShortBet { seat: 3 }), "SHORT_BET_ROUND_ENDED");
+    assert_eq!(r.number("short_cents"), Some(d(5)));
 }
 
 #[test]

@@ -285,7 +285,7 @@ impl Run {
         let mut live: Vec<Seat> = hand.players.iter().filter(|p| p.status != InHand::Folded).map(|p| p.seat).collect();
         let turn = seed as usize % live.len().max(1);
         live.rotate_left(turn);
-        Some(self.exec_table(t, TableOp::Showdown { high: live.into_iter().map(|s| vec![s]).collect(), low: None }))
+        Some(self.exec_table(t, TableOp::Showdown { high: live.into_iter().map(|s| vec![s]).collect(), low: None, rake_cents: None }))
     }
 
     fn apply(&mut self, door: &Door) {
@@ -354,7 +354,7 @@ impl Run {
                     let open = matches!(old.config.as_ref().unwrap().stakes, StakesMode::OpenStakes { .. });
                     if live && !open {
                         assert!(
-                            matches!(te, TableEvent::HandSettled { .. } | TableEvent::Acted { .. }),
+                            matches!(te, TableEvent::HandSettled { .. } | TableEvent::SidePotPaid { .. } | TableEvent::Acted { .. }),
                             "R-STAKE-1: {} added to seat {seat} of {table_id} during the hand",
                             te.event_type()
                         );

@@ -58,15 +58,25 @@ fn r_pot_3_short_big_blind_side_pot_paid_to_carol() {
         g.ok(s, Action::Fold);
     }
     g.ok(1, Action::Fold); // the small blind folds
-    g.ok(3, Action::Fold); // Dianne folds
+    let events = g.act(3, Action::Fold).unwrap(); // Dianne folds
     assert!(legal_actions(g.state()).is_none());
+    // "The side pot of $10 ... is paid immediately to Carol when Dianne folds."
+    let side = events
+        .iter()
+        .find_map(|(_, e)| match e {
+            Event::Table(TableEvent::SidePotPaid { pot, .. }) => Some(pot.clone()),
+            _ => None,
+        })
+        .expect("the side pot is paid at once");
+    assert_eq!(side.amount_cents, d(10), "side pot $10: $1 from Dianne, $9 from Carol");
+    assert_eq!(side.eligible, vec![4]);
+    assert_eq!(side.awards, vec![(4, d(10))], "paid to Carol");
+    assert_eq!(side.returned_cents, d(8), "of which $8 was never called (R-POT-4)");
+    assert_eq!(g.stack(4), d(100) - d(17) + d(10), "at once, before the showdown");
     let pots = g.showdown(vec![vec![2], vec![4]]);
+    assert_eq!(pots.len(), 1);
     assert_eq!(pots[0].amount_cents, d(35), "main pot = $10 + $4 + 3 x $7");
     assert_eq!(pots[0].eligible, vec![2, 4]);
-    assert_eq!(pots[1].amount_cents, d(10), "side pot $10: $1 from Dianne, $9 from Carol");
-    assert_eq!(pots[1].eligible, vec![4]);
-    assert_eq!(pots[1].awards, vec![(4, d(10))], "paid to Carol");
-    assert_eq!(pots[1].returned_cents, d(8), "of which $8 was never called (R-POT-4)");
     assert_eq!(g.stack(2), d(35));
     assert_eq!(g.stack(4), d(100) - d(17) + d(10));
 }
@@ -130,7 +140,7 @@ fn r_pot_5_high_low_split_odd_chip_to_high() {
     g.ok(2, Action::Call);
     g.ok(3, Action::Call);
     g.check_down(&[1, 2, 3]);
-    let events = g.table(TableOp::Showdown { high: vec![vec![1], vec![2], vec![3]], low: Some(vec![vec![2]]) }).unwrap();
+    let events = g.table(TableOp::Showdown { high: vec![vec![1], vec![2], vec![3]], low: Some(vec![vec![2]]), rake_cents: None }).unwrap();
     let pots = settled_pots(&events);
     assert_eq!(pots[0].awards, vec![(1, d(2)), (2, d(1))], "$3: high $2 (odd chip), low $1");
 }
@@ -144,7 +154,7 @@ fn r_pot_5_no_qualifying_low_high_takes_all() {
     g.ok(1, bet(2));
     g.ok(2, Action::Call);
     g.check_down(&[1, 2]);
-    let events = g.table(TableOp::Showdown { high: vec![vec![2], vec![1]], low: Some(vec![]) }).unwrap();
+    let events = g.table(TableOp::Showdown { high: vec![vec![2], vec![1]], low: Some(vec![]), rake_cents: None }).unwrap();
     assert_eq!(settled_pots(&events)[0].awards, vec![(2, d(4))]);
 }
 

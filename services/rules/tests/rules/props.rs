@@ -141,13 +141,18 @@ fn run(play: &Play) -> (u32, u32, u32, u32) {
             posts.extend(dealt.iter().map(|s| (*s, PostKind::Ante, config.ante_cents)));
         }
         if let Some(b) = config.bring_in_cents {
-            posts.push((after(button, 0), PostKind::BringIn, b));
-        } else if dealt.len() == 2 {
-            posts.push((button, PostKind::SmallBlind, config.blinds_cents[0]));
-            posts.push((after(button, 0), PostKind::BigBlind, config.blinds_cents[1]));
+            // The first seat left of the button still active after the antes (a low card all
+            // in on the ante passes the bring-in on; no up cards are reported here).
+            let bring_in_seat = (0..dealt.len())
+                .map(|k| after(button, k))
+                .find(|s| config.ante_cents == 0 || g.stack(*s) > config.ante_cents)
+                .unwrap_or(after(button, 0));
+            posts.push((bring_in_seat, PostKind::BringIn, b));
         } else {
-            posts.push((after(button, 0), PostKind::SmallBlind, config.blinds_cents[0]));
-            posts.push((after(button, 1), PostKind::BigBlind, config.blinds_cents[1]));
+            // R-POST-2: where the core says the blinds fall (a dead button follows the big blind).
+            let blinds = g.hand().blinds;
+            posts.extend(blinds.small.map(|s| (s, PostKind::SmallBlind, config.blinds_cents[0])));
+            posts.extend(blinds.big.map(|s| (s, PostKind::BigBlind, config.blinds_cents[1])));
         }
         for (seat, kind, amount) in posts {
             let in_hand = g.hand().player(seat).is_some_and(|p| p.status == InHand::Active);
@@ -187,14 +192,14 @@ fn run(play: &Play) -> (u32, u32, u32, u32) {
                         let high = ranking(&live, next());
                         let low = (config.hi_lo || next() % 4 == 0).then(|| ranking(&live, next()).into_iter().take(1).collect());
                         let low = if config.hi_lo { low } else { None };
-                        hand_events.extend(g.table(TableOp::Showdown { high, low }).unwrap_or_else(|r| panic!("showdown refused: {r}")));
+                        hand_events.extend(g.table(TableOp::Showdown { high, low, rake_cents: None }).unwrap_or_else(|r| panic!("showdown refused: {r}")));
                     }
                 }
             }
         }
         // R-POT-6: contributions = awards + rake + drops (+ returns, inside the awards).
         let contributed = contributions_of(&hand_events);
-        let (pots, rake, jackpot, kitty) = hand_events
+        let (mut pots, rake, jackpot, kitty) = hand_events
             .iter()
             .find_map(|(_, e)| match e {
                 Event::Table(TableEvent::HandSettled { pots, rake_cents, jackpot_cents, kitty_cents, .. }) => {
@@ -203,6 +208,11 @@ fn run(play: &Play) -> (u32, u32, u32, u32) {
                 _ => None,
             })
             .expect("settled");
+        // R-POT-3: side pots paid at once are pots of the hand too.
+        pots.extend(hand_events.iter().filter_map(|(_, e)| match e {
+            Event::Table(TableEvent::SidePotPaid { pot, .. }) => Some(pot.clone()),
+            _ => None,
+        }));
         stats.0 += 1;
         stats.1 += hand_events.iter().any(|(_, e)| matches!(e, Event::Table(TableEvent::HandSettled { showdown: true, .. }))) as u32;
         stats.2 += (pots.len() > 1) as u32;

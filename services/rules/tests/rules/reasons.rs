@@ -24,6 +24,8 @@ fn every_reason_has_a_named_test() {
         include_str!("blinds.rs"),
         include_str!("chips.rs"),
         include_str!("doors.rs"),
+        include_str!("games.rs"),
+        include_str!("seeds.rs"),
         include_str!("pots.rs"),
         include_str!("sessions.rs"),
         include_str!("treasury.rs"),
@@ -169,16 +171,16 @@ fn r_bet_1_round_and_showdown_sequence_refusals() {
     let mut g = three();
     g.start(1, 3, &[1, 2, 3]);
     rejected(g.table(TableOp::NextRound { first_to_act_seat: None }), "ROUND_NOT_COMPLETE");
-    rejected(g.table(TableOp::Showdown { high: vec![vec![1]], low: None }), "SHOWDOWN_NOT_READY");
+    rejected(g.table(TableOp::Showdown { high: vec![vec![1]], low: None, rake_cents: None }), "SHOWDOWN_NOT_READY");
     g.ok(1, bet(2));
     g.ok(2, Action::Call);
     g.ok(3, Action::Call);
     rejected(g.act(1, Action::Check), "BETTING_ROUND_CLOSED");
     g.check_down(&[1, 2, 3]);
     rejected(g.table(TableOp::NextRound { first_to_act_seat: None }), "NO_MORE_ROUNDS");
-    rejected(g.table(TableOp::Showdown { high: vec![vec![9]], low: None }), "SHOWDOWN_INVALID_RANKING");
-    rejected(g.table(TableOp::Showdown { high: vec![vec![1], vec![1]], low: None }), "SHOWDOWN_INVALID_RANKING");
-    rejected(g.table(TableOp::Showdown { high: vec![], low: None }), "SHOWDOWN_NO_ELIGIBLE_WINNER");
+    rejected(g.table(TableOp::Showdown { high: vec![vec![9]], low: None, rake_cents: None }), "SHOWDOWN_INVALID_RANKING");
+    rejected(g.table(TableOp::Showdown { high: vec![vec![1], vec![1]], low: None, rake_cents: None }), "SHOWDOWN_INVALID_RANKING");
+    rejected(g.table(TableOp::Showdown { high: vec![], low: None, rake_cents: None }), "SHOWDOWN_NO_ELIGIBLE_WINNER");
     g.showdown(vec![vec![2]]);
 }
 

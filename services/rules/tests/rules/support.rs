@@ -188,7 +188,9 @@ pub const CAGE: &str = "MAIN";
 /// The last fold settles a copy of the hand (not of the table): its settlement must equal the
 /// one computed on the whole table after the fold.
 fn check_last_fold_settlement(before: &TableState, events: &[(StreamId, Event)]) {
-    let [(_, Event::Table(acted @ TableEvent::Acted { .. })), (_, Event::Table(settled))] = events else { return };
+    let [(_, Event::Table(acted @ TableEvent::Acted { .. })), (_, Event::Table(settled @ TableEvent::HandSettled { .. }))] = events else {
+        return;
+    };
     let after = before.clone().evolve(acted);
     let expected = pots::settle(&after, &[], None, false).expect("the table settles after the last fold");
     assert_eq!(settled, &expected, "last-fold settlement");
@@ -291,7 +293,7 @@ impl Game {
     }
 
     pub fn showdown(&mut self, high: Vec<Vec<Seat>>) -> Vec<PotResult> {
-        let events = self.table(TableOp::Showdown { high, low: None }).unwrap();
+        let events = self.table(TableOp::Showdown { high, low: None, rake_cents: None }).unwrap();
         settled_pots(&events)
     }
 

@@ -181,6 +181,7 @@ async fn chipledgerd_serves_commands_queries_and_errors_over_grpc() {
                     game: pb::GamePreset::NoLimitHoldem as i32,
                     small_cents: 100,
                     big_cents: 200,
+                    ..Default::default()
                 })),
             },
         ))

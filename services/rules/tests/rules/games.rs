@@ -1,0 +1,376 @@
+//! The games a room spreads (RULES.md section 5) and their forced bets: stud order of action
+//! from the up cards (R-POST-5), draw rounds, high-low halves (R-POT-5), big-blind and button
+//! antes (R-POST-1), the rake a dealer reports (R-RAKE-1) and awards by amount (R-POT-5).
+
+use chipledger_rules::cards::Card;
+use chipledger_rules::hand::{SeatAward, UpCard};
+use chipledger_rules::*;
+
+use crate::support::*;
+
+fn up(cards: &[(Seat, &str)]) -> TableOp {
+    TableOp::DealUpCards { cards: cards.iter().map(|(seat, card)| UpCard { seat: *seat, card: card.parse().unwrap() }).collect() }
+}
+
+/// Seven-card stud $5/$10, ante $1, bring-in $2; four players, the dealer's right on seat 4.
+fn stud(config: TableConfig) -> Game {
+    let mut g = Game::new(example_config(config), &[(1, d(200)), (2, d(200)), (3, d(200)), (4, d(200))]);
+    g.start(1, 4, &[1, 2, 3, 4]);
+    for seat in 1..=4 {
+        g.post(seat, PostKind::Ante, d(1)).unwrap();
+    }
+    g
+}
+
+fn seven_card_stud() -> TableConfig {
+    TableConfig::seven_card_stud(d(1), d(2), d(5), d(10))
+}
+
+fn round_started(events: &[(StreamId, Event)]) -> Option<Seat> {
+    events.iter().find_map(|(_, e)| match e {
+        Event::Table(TableEvent::RoundStarted { first_to_act_seat, .. }) => *first_to_act_seat,
+        _ => None,
+    })
+}
+
+#[test]
+fn r_post_5_lowest_up_card_brings_in_ties_by_suit() {
+    let mut g = stud(seven_card_stud());
+    assert!(legal_actions(g.state()).is_none(), "nobody acts before the up cards or the bring-in");
+    // Two threes showing: the three of clubs is the lower by suit.
+    g.table(up(&[(1, "Kh"), (2, "3d"), (3, "3c"), (4, "9s")])).unwrap();
+    let l = g.legal();
+    assert_eq!((l.seat, l.bring_in_cents), (3, Some(d(2))));
+    assert!(!l.can_fold && !l.can_call && !l.can_check, "the low card must bring it in: {l:?}");
+    let open = l.raise.expect("or open for a full bet");
+    assert_eq!((open.kind, open.min_to_cents, open.max_to_cents), (ActionKind::Bet, d(5), d(5)));
+    let r = rejected(g.act(2, Action::Call), "NOT_YOUR_TURN");
+    assert_eq!(r.number("seat_to_act"), Some(3));
+    rejected(g.act(3, Action::Fold), "BRING_IN_REQUIRED");
+    rejected(g.act(3, Action::Call), "BRING_IN_REQUIRED");
+    let r = rejected(g.post(2, PostKind::BringIn, d(2)), "BRING_IN_OUT_OF_POSITION");
+    assert_eq!(r.number("expected_seat"), Some(3));
+    g.post(3, PostKind::BringIn, d(2)).unwrap();
+    assert_eq!(g.legal().seat, 4);
+    rejected(g.post(3, PostKind::BringIn, d(2)), "DUPLICATE_POST");
+    rejected(g.post(4, PostKind::BringIn, d(2)), "POSTS_CLOSED");
+}
+
+#[test]
+fn r_post_5_low_card_may_open_for_a_full_bet_instead_of_bringing_in() {
+    // Today's fix: refused as out of turn before.
+    let mut g = stud(seven_card_stud());
+    g.table(up(&[(1, "Kh"), (2, "3d"), (3, "2c"), (4, "9s")])).unwrap();
+    let events = g.act(3, bet(5)).unwrap();
+    assert!(matches!(&events[0].1, Event::Table(TableEvent::Acted { kind: ActionKind::Bet, to_cents, .. }) if *to_cents == d(5)));
+    let l = g.legal();
+    assert_eq!(l.seat, 4);
+    assert_eq!(l.raise.unwrap().min_to_cents, d(10), "after the bet of $5 the raise is to $10");
+    rejected(g.post(3, PostKind::BringIn, d(2)), "POSTS_CLOSED");
+}
+
+#[test]
+fn r_post_5_without_up_cards_the_dealer_names_the_low_card_by_its_post() {
+    let mut g = stud(seven_card_stud());
+    g.post(2, PostKind::BringIn, d(2)).unwrap();
+    assert_eq!(g.legal().seat, 3);
+    g.ok(3, Action::Complete);
+    assert_eq!(g.hand().round.bet_to_cents, d(5), "completing the bring-in is the bet");
+}
+
+#[test]
+fn r_post_5_razz_highest_up_card_brings_in_aces_low() {
+    let mut g = stud(TableConfig::razz(d(1), d(2), d(5), d(10)));
+    // Aces are low in razz; two kings showing: the king of spades is the higher by suit.
+    g.table(up(&[(1, "Kh"), (2, "Ks"), (3, "As"), (4, "5c")])).unwrap();
+    assert_eq!(g.legal().seat, 2);
+}
+
+#[test]
+fn r_post_5_from_fourth_street_the_best_hand_showing_acts_first() {
+    let mut g = stud(seven_card_stud());
+    g.table(up(&[(1, "Kh"), (2, "3d"), (3, "2c"), (4, "9s")])).unwrap();
+    g.post(3, PostKind::BringIn, d(2)).unwrap();
+    for seat in [4, 1, 2] {
+        g.ok(seat, Action::Call);
+    }
+    assert_eq!(g.hand().phase, HandPhase::RoundComplete);
+    rejected(g.table(TableOp::NextRound { first_to_act_seat: None }), "UP_CARDS_MISSING");
+    rejected(g.table(up(&[(1, "2h"), (2, "7d"), (3, "2s")])), "UP_CARDS_INCOMPLETE");
+    rejected(g.table(up(&[(1, "2h"), (2, "7d"), (3, "2s"), (4, "Kh")])), "DUPLICATE_CARD");
+    // Fourth street: K-2, 3-7, 2-2 (a pair), 9-A.
+    g.table(up(&[(1, "2h"), (2, "7d"), (3, "2s"), (4, "As")])).unwrap();
+    let r = rejected(g.table(TableOp::NextRound { first_to_act_seat: Some(4) }), "FIRST_TO_ACT_MISMATCH");
+    assert_eq!(r.number("expected_seat"), Some(3));
+    let events = g.table(TableOp::NextRound { first_to_act_seat: None }).unwrap();
+    assert_eq!(round_started(&events), Some(3), "the pair of deuces showing acts first");
+    assert_eq!(g.legal().seat, 3);
+    rejected(g.table(up(&[(1, "4h"), (2, "4d"), (3, "4s"), (4, "4c")])), "UP_CARDS_OUT_OF_TURN");
+}
+
+#[test]
+fn r_post_5_razz_lowest_hand_showing_acts_first_and_ties_go_clockwise() {
+    let mut g = stud(TableConfig::razz(d(1), d(2), d(5), d(10)));
+    g.table(up(&[(1, "Kh"), (2, "3d"), (3, "2c"), (4, "9s")])).unwrap();
+    g.post(1, PostKind::BringIn, d(2)).unwrap();
+    for seat in [2, 3, 4] {
+        g.ok(seat, Action::Call);
+    }
+    // Fourth street: K-Q, 3-7, 2-7, 9-A: 7-3 and 7-2 tie on the seven; 7-2 is lower.
+    g.table(up(&[(1, "Qh"), (2, "7d"), (3, "7c"), (4, "As")])).unwrap();
+    let events = g.table(TableOp::NextRound { first_to_act_seat: None }).unwrap();
+    assert_eq!(round_started(&events), Some(3));
+}
+
+#[test]
+fn r_post_5_up_cards_only_in_stud_and_only_as_dealt() {
+    let mut g = Game::new(example_config(TableConfig::no_limit_holdem(d(1), d(2))), &[(1, d(100)), (2, d(100))]);
+    g.start(1, 2, &[1, 2]);
+    rejected(g.table(up(&[(1, "Ah"), (2, "Kd")])), "UP_CARDS_NOT_USED");
+    assert_eq!("1h".parse::<Card>().unwrap_err().reason.code, "INVALID_CARD");
+    let wire: Result<UpCard, _> = serde_json::from_str(r#"{"seat":1,"card":"Zz"}"#);
+    assert!(wire.is_err(), "a card that is not a card is refused when read");
+}
+
+#[test]
+fn r_post_5_bring_in_of_a_full_bet_is_live_like_a_blind() {
+    // Seeds: where the bring-in equals the bet, it is live like a blind, so its poster keeps
+    // the right to raise when everyone calls.
+    let mut g = stud(TableConfig::seven_card_stud(d(1), d(5), d(5), d(10)));
+    g.table(up(&[(1, "Kh"), (2, "3d"), (3, "2c"), (4, "9s")])).unwrap();
+    g.post(3, PostKind::BringIn, d(5)).unwrap();
+    assert_eq!(g.legal().raise.unwrap().min_to_cents, d(10), "the bring-in was the bet: next is a raise to $10");
+    for seat in [4, 1, 2] {
+        g.ok(seat, Action::Call);
+    }
+    let l = g.legal();
+    assert_eq!(l.seat, 3, "the bring-in keeps its option");
+    assert!(l.can_check && l.raise.is_some());
+}
+
+#[test]
+fn r_pot_5_stud_odd_chip_to_the_first_seat_the_dealer_lists() {
+    // Stud has no button: the dealer lists a tie in the order the odd chip goes (the high
+    // card by suit), and the first listed receives it (`OddChipRule::AsRanked`).
+    let mut g = Game::new(example_config(seven_card_stud()), &[(1, d(101)), (2, d(100)), (3, d(100))]);
+    g.start(1, 3, &[1, 2, 3]);
+    for seat in 1..=3 {
+        g.post(seat, PostKind::Ante, d(1)).unwrap();
+    }
+    g.post(1, PostKind::BringIn, d(2)).unwrap();
+    g.ok(2, Action::Call);
+    g.ok(3, Action::Call);
+    for _ in 1..5 {
+        g.table(TableOp::NextRound { first_to_act_seat: Some(1) }).unwrap();
+        for seat in [1, 2, 3] {
+            g.ok(seat, Action::Check);
+        }
+    }
+    // $9 between seats 3 and 1: $5 and $4, the odd chip to seat 3 as listed first.
+    let pots = g.showdown(vec![vec![3, 1], vec![2]]);
+    assert_eq!(pots[0].awards, vec![(3, d(5)), (1, d(4))]);
+}
+
+#[test]
+fn r_bet_6_triple_draw_four_betting_rounds_small_then_big_bet() {
+    let c = example_config(TableConfig::deuce_to_seven_triple_draw(d(2), d(4)));
+    assert_eq!((c.betting_rounds, c.game), (4, config::Game::DeuceToSevenTripleDraw));
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(100))]);
+    g.start(1, 3, &[1, 2, 3]);
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    assert_eq!(g.legal().raise.unwrap().min_to_cents, d(4));
+    g.ok(3, Action::Call);
+    g.ok(1, Action::Call);
+    g.ok(2, Action::Check);
+    // A draw moves no chips; each draw is followed by a betting round.
+    for want in [d(2), d(4), d(4)] {
+        let stacks: Vec<Cents> = (1..=3).map(|s| g.stack(s)).collect();
+        g.next_round();
+        assert_eq!((1..=3).map(|s| g.stack(s)).collect::<Vec<_>>(), stacks);
+        assert_eq!(g.legal().raise.unwrap().min_to_cents, want);
+        for seat in [1, 2, 3] {
+            g.ok(seat, Action::Check);
+        }
+    }
+    rejected(g.table(TableOp::NextRound { first_to_act_seat: None }), "NO_MORE_ROUNDS");
+    g.showdown(vec![vec![2], vec![1, 3]]);
+}
+
+#[test]
+fn r_bet_3_single_draw_no_limit_two_betting_rounds() {
+    let c = example_config(TableConfig::deuce_to_seven_single_draw(d(1), d(2)));
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100))]);
+    g.start(1, 2, &[1, 2]);
+    g.post(2, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(1, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(2, Action::Call);
+    g.ok(1, Action::Check);
+    g.next_round();
+    g.ok(1, bet(10));
+    g.ok(2, Action::Call);
+    rejected(g.table(TableOp::NextRound { first_to_act_seat: None }), "NO_MORE_ROUNDS");
+    g.showdown(vec![vec![1], vec![2]]);
+    assert_eq!(g.stack(1), d(112));
+}
+
+#[test]
+fn r_pot_5_omaha_hi_lo_halves_each_pot_odd_chip_to_the_high_half() {
+    let c = example_config(TableConfig::omaha_hi_lo(d(2), d(4)));
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(100))]);
+    g.start(1, 3, &[1, 2, 3]);
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(3, Action::Call);
+    g.ok(1, Action::Call);
+    g.ok(2, Action::Check);
+    g.check_down(&[1, 2, 3]);
+    let events = g
+        .table(TableOp::Showdown { high: vec![vec![1], vec![2], vec![3]], low: Some(vec![vec![3]]), rake_cents: None })
+        .unwrap();
+    let pots = settled_pots(&events);
+    assert_eq!(pots[0].awards, vec![(1, d(3)), (3, d(3))], "the high and the qualifying low share the $6 pot");
+}
+
+#[test]
+fn r_post_1_big_blind_ante_paid_first_and_whole_into_the_main_pot() {
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.ante_cents = d(2);
+    c.big_blind_ante = true;
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(3)), (4, d(100))]);
+    g.start(1, 4, &[1, 2, 3, 4]);
+    rejected(g.post(1, PostKind::Ante, d(2)), "POST_NOT_CONFIGURED");
+    let r = rejected(g.post(3, PostKind::BigBlindAnte, d(2)), "BLIND_OUT_OF_POSITION");
+    assert_eq!(r.number("expected_seat"), Some(2));
+    rejected(g.post(2, PostKind::BigBlind, d(2)), "ANTE_BEFORE_BLIND");
+    rejected(g.post(2, PostKind::BigBlindAnte, d(8)), "POST_WRONG_AMOUNT");
+    g.post(2, PostKind::BigBlindAnte, d(2)).unwrap();
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(3, Action::AllIn); // all in for $3
+    g.ok(4, Action::Call);
+    g.ok(1, Action::Call);
+    g.ok(2, Action::Call);
+    g.next_round();
+    g.ok(1, Action::Fold);
+    g.ok(2, bet(10));
+    g.ok(4, Action::Call);
+    g.check_down(&[2, 4]);
+    // Main pot: the whole $2 ante + 4 x $3; the all-in player takes it all.
+    let pots = g.showdown(vec![vec![3], vec![2], vec![4]]);
+    assert_eq!((pots[0].amount_cents, pots[0].eligible.clone()), (d(14), vec![2, 3, 4]));
+    assert_eq!(g.stack(3), d(14));
+}
+
+#[test]
+fn r_post_1_button_ante_comes_from_the_button() {
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.ante_cents = d(1);
+    c.button_ante = true;
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(100))]);
+    g.start(1, 3, &[1, 2, 3]);
+    let r = rejected(g.post(1, PostKind::ButtonAnte, d(3)), "ANTE_OUT_OF_POSITION");
+    assert_eq!(r.number("expected_seat"), Some(3));
+    g.post(3, PostKind::ButtonAnte, d(3)).unwrap();
+    assert_eq!(g.hand().player(3).unwrap().dead_main_cents, d(3), "whole into the main pot");
+}
+
+#[test]
+fn r_post_7_each_player_pays_the_ante_before_the_blind() {
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.ante_cents = d(1);
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(100))]);
+    g.start(1, 3, &[1, 2, 3]);
+    rejected(g.post(1, PostKind::SmallBlind, d(1)), "ANTE_BEFORE_BLIND");
+    g.post(1, PostKind::Ante, d(1)).unwrap();
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+}
+
+fn reported(cap_cents: Cents) -> TableConfig {
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.fee = FeePolicy::Reported { cap_cents };
+    c
+}
+
+/// Three players, blinds 1/2, everybody in for $10, checked down: a $30 pot.
+fn to_showdown(c: TableConfig) -> Game {
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(100))]);
+    g.start(1, 3, &[1, 2, 3]);
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(3, raise(10));
+    g.ok(1, Action::Call);
+    g.ok(2, Action::Call);
+    g.check_down(&[1, 2, 3]);
+    g
+}
+
+#[test]
+fn r_rake_1_the_rake_the_dealer_reports_is_recorded_within_the_cap() {
+    let mut g = to_showdown(reported(d(5)));
+    let showdown = |rake| TableOp::Showdown { high: vec![vec![2], vec![1, 3]], low: None, rake_cents: Some(rake) };
+    let r = rejected(g.table(showdown(d(6))), "RAKE_ABOVE_LIMIT");
+    assert_eq!(r.number("max_rake_cents"), Some(d(5)));
+    let events = g.table(showdown(d(3))).unwrap();
+    let Some((_, Event::Table(TableEvent::HandSettled { rake_cents, .. }))) = events.last() else { panic!("{events:?}") };
+    assert_eq!(*rake_cents, d(3));
+    assert_eq!(g.stack(2), d(90) + d(27));
+    assert_eq!(g.state().rake_cents, d(3));
+}
+
+#[test]
+fn r_rake_1_a_reported_rake_is_bounded_by_the_table_fee() {
+    // No fee: nothing may be reported.
+    let mut g = to_showdown(example_config(TableConfig::no_limit_holdem(d(1), d(2))));
+    let showdown = |rake| TableOp::Showdown { high: vec![vec![2]], low: None, rake_cents: Some(rake) };
+    rejected(g.table(showdown(d(1))), "RAKE_NOT_REPORTABLE");
+    // A computed rake (10%, $1 steps, cap $5: $3 on $30) may be reported lower, not higher.
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.fee = FeePolicy::Rake { percent_bps: 1000, increment_cents: d(1), cap_cents: d(5), no_flop_no_drop: true, min_pot_cents: 0 };
+    let mut g = to_showdown(c);
+    rejected(g.table(showdown(d(4))), "RAKE_ABOVE_LIMIT");
+    g.table(showdown(d(2))).unwrap();
+    assert_eq!(g.state().rake_cents, d(2));
+}
+
+#[test]
+fn r_rake_1_with_a_reported_rake_the_last_fold_waits_for_the_dealer() {
+    let mut g = Game::new(reported(d(5)), &[(1, d(100)), (2, d(100))]);
+    g.start(1, 2, &[1, 2]);
+    g.post(2, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(1, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(2, raise(6));
+    let events = g.act(1, Action::Fold).unwrap();
+    assert_eq!(events.len(), 1, "no settlement yet: the dealer reports the rake");
+    g.table(TableOp::Showdown { high: vec![], low: None, rake_cents: Some(0) }).unwrap();
+    assert_eq!(g.stack(2), d(102));
+}
+
+#[test]
+fn r_pot_5_dealer_awards_by_amount_within_each_pots_eligible_players() {
+    // Seat 1 is all in for $10; seats 2 and 3 put in $30 each: main $30, side $40.
+    let mut g = Game::new(reported(d(5)), &[(1, d(10)), (2, d(100)), (3, d(100))]);
+    g.start(1, 3, &[1, 2, 3]);
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(3, raise(30));
+    g.ok(1, Action::AllIn);
+    g.ok(2, Action::Call);
+    g.check_down(&[2, 3]);
+    let award = |awards: &[(Seat, Cents)], rake| TableOp::AwardPots {
+        awards: awards.iter().map(|(seat, amount_cents)| SeatAward { seat: *seat, amount_cents: *amount_cents }).collect(),
+        rake_cents: rake,
+    };
+    let r = rejected(g.table(award(&[(1, d(70))], None)), "AWARD_NOT_ELIGIBLE");
+    assert_eq!(r.number("unawarded_cents"), Some(d(40)), "the side pot is not seat 1's");
+    rejected(g.table(award(&[(1, d(30)), (2, d(30))], None)), "AWARDS_DO_NOT_SUM");
+    rejected(g.table(award(&[(1, d(30)), (1, d(40))], None)), "AWARD_NOT_ELIGIBLE");
+    // The room's record: seat 1 took the main pot, seat 3 the side pot less $2 rake (a room's
+    // record does not say which pot the rake came from: it comes from what the awards leave).
+    let events = g.table(award(&[(1, d(30)), (3, d(38))], Some(d(2)))).unwrap();
+    let Some((_, Event::Table(TableEvent::HandSettled { dealer_awarded, rake_cents, pots, .. }))) = events.last() else { panic!() };
+    assert!(*dealer_awarded);
+    assert_eq!(*rake_cents, d(2));
+    assert_eq!((pots[0].rake_cents, pots[1].rake_cents), (0, d(2)));
+    assert_eq!((g.stack(1), g.stack(2), g.stack(3)), (d(30), d(70), d(108)));
+}
