@@ -387,7 +387,11 @@ impl TableConfig {
         let key = format!("LHE {small_bet_cents}/{big_bet_cents}");
         let betting =
             BettingStructure::FixedLimit { small_bet_cents, big_bet_cents, max_raises, heads_up_uncapped: true };
-        let mut c = TableConfig::base(&key, betting, small_bet_cents / 2, small_bet_cents);
+        // The small blind is half a small bet in whole chips, as rooms post it ($3/$6: $1/$3,
+        // $4/$8: $2/$4), and at least one chip (R-UNIT-2).
+        let chip = ChipSet::standard().min_playable_chip_cents;
+        let small_blind_cents = (small_bet_cents / 2 - (small_bet_cents / 2) % chip).max(chip.min(small_bet_cents));
+        let mut c = TableConfig::base(&key, betting, small_blind_cents, small_bet_cents);
         c.incomplete_raise_rule = IncompleteRaiseRule::HalfBet;
         c.buy_in.min_cents = 10 * big_bet_cents;
         c.buy_in.max_cents = 100 * big_bet_cents;

@@ -563,3 +563,34 @@ fn r_unit_1_configuration_amounts_are_bounded_so_no_product_wraps() {
     ];
     rejected(g.table(correct("event-x", huge)), "AMOUNT_TOO_LARGE");
 }
+
+#[test]
+fn r_unit_2_every_preset_at_usual_stakes_is_a_valid_configuration() {
+    // A preset a room picks must pass the table's own validation (whole minimum chips, bounds).
+    let presets = [
+        TableConfig::no_limit_holdem(d(1), d(2)),
+        TableConfig::no_limit_holdem(d(1), d(3)),
+        TableConfig::pot_limit_holdem(d(2), d(5)),
+        TableConfig::pot_limit_omaha(d(5), d(10)),
+        TableConfig::half_pot_limit_holdem(d(1), d(2)),
+        TableConfig::cap_limit_holdem(d(1), d(2), d(60)),
+        TableConfig::fixed_limit_holdem(d(1), d(2), 3),
+        TableConfig::fixed_limit_holdem(d(3), d(6), 3),
+        TableConfig::fixed_limit_holdem(d(4), d(8), 4),
+        TableConfig::fixed_limit_holdem_kill(d(4), d(8), KillPolicy::Full),
+        TableConfig::spread_limit_holdem(d(1), d(1), d(1), d(5), Some(d(10))),
+        TableConfig::seven_card_stud(d(1), d(2), d(5), d(10)),
+        TableConfig::seven_card_stud_hi_lo(d(1), d(2), d(5), d(10)),
+        TableConfig::razz(d(1), d(2), d(5), d(10)),
+        TableConfig::omaha_hi_lo(d(4), d(8)),
+        TableConfig::short_deck_holdem(d(1), d(2)),
+        TableConfig::deuce_to_seven_triple_draw(d(10), d(20)),
+        TableConfig::deuce_to_seven_single_draw(d(5), d(10)),
+        TableConfig::badugi(d(10), d(20)),
+    ];
+    for config in presets {
+        assert!(config.validate().is_ok(), "{}: {:?}", config.game_key, config.validate());
+    }
+    // $3/$6 limit: blinds $1/$3 in whole $1 chips.
+    assert_eq!(TableConfig::fixed_limit_holdem(d(3), d(6), 3).blinds_cents, vec![d(1), d(3)]);
+}
