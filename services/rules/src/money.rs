@@ -118,8 +118,11 @@ pub fn check_positive(name: &'static str, amount_cents: Cents) -> Result<(), Rej
 
 /// R-UNIT-1: a counted or reported amount may be zero, never negative, and is bounded.
 pub fn check_non_negative(name: &'static str, amount_cents: Cents) -> Result<(), Rejection> {
-    if !(0..=MAX_AMOUNT_CENTS).contains(&amount_cents) {
-        return Err(Rejection::new(AMOUNT_NOT_POSITIVE, "amount must be between zero and the bound")
+    if amount_cents < 0 {
+        return Err(Rejection::new(AMOUNT_NOT_POSITIVE, "amount must not be negative").with(name, amount_cents));
+    }
+    if amount_cents > MAX_AMOUNT_CENTS {
+        return Err(Rejection::new(AMOUNT_TOO_LARGE, "amount above the bound")
             .with(name, amount_cents)
             .with("max_amount_cents", MAX_AMOUNT_CENTS));
     }
@@ -138,10 +141,17 @@ pub fn check_chips(chip_set: &ChipSet, chips: &[ChipCount]) -> Result<Cents, Rej
             return Err(Rejection::new(UNKNOWN_DENOMINATION, "denomination not in the table's chip set")
                 .with("denomination_cents", c.denomination_cents));
         }
-        if c.count <= 0 || c.count > MAX_AMOUNT_CENTS / c.denomination_cents {
-            return Err(Rejection::new(AMOUNT_NOT_POSITIVE, "chip counts must be positive and bounded")
+        if c.count <= 0 {
+            return Err(Rejection::new(AMOUNT_NOT_POSITIVE, "chip counts must be positive")
                 .with("denomination_cents", c.denomination_cents)
                 .with("count", c.count));
+        }
+        let max_count = MAX_AMOUNT_CENTS / c.denomination_cents;
+        if c.count > max_count {
+            return Err(Rejection::new(AMOUNT_TOO_LARGE, "more chips of this denomination than any amount the ledger takes")
+                .with("denomination_cents", c.denomination_cents)
+                .with("count", c.count)
+                .with("max_count", max_count));
         }
         total_cents += c.value_cents();
     }

@@ -11,19 +11,19 @@ use tonic::Code;
 use crate::scenario::{self, TABLE, cash_buy_in, stack, table_view};
 
 /// A dealer's terminal: every command gets a fresh id.
-struct Dealer {
-    client: Client,
-    tag: &'static str,
-    next: u32,
+pub(crate) struct Dealer {
+    pub(crate) client: Client,
+    pub(crate) tag: &'static str,
+    pub(crate) next: u32,
 }
 
 impl Dealer {
-    fn id(&mut self) -> Option<pb::CommandHeader> {
+    pub(crate) fn id(&mut self) -> Option<pb::CommandHeader> {
         self.next += 1;
         header(&format!("{}-{}", self.tag, self.next))
     }
 
-    async fn start(&mut self, hand_no: u64, button_seat: u32, dealt_seats: &[u32]) -> anyhow::Result<()> {
+    pub(crate) async fn start(&mut self, hand_no: u64, button_seat: u32, dealt_seats: &[u32]) -> anyhow::Result<()> {
         let header = self.id();
         self.client
             .table
@@ -32,49 +32,49 @@ impl Dealer {
         Ok(())
     }
 
-    async fn post(&mut self, seat: u32, kind: pb::PostKind, amount_cents: i64) -> Result<pb::CommandResult, tonic::Status> {
+    pub(crate) async fn post(&mut self, seat: u32, kind: pb::PostKind, amount_cents: i64) -> Result<pb::CommandResult, tonic::Status> {
         let header = self.id();
         let post = pb::Post { header, table_id: TABLE.into(), seat, kind: kind as i32, amount_cents };
         self.client.table.post(post).await.map(|r| r.into_inner())
     }
 
-    async fn act(&mut self, seat: u32, kind: pb::ActionKind, to_cents: i64) -> Result<pb::CommandResult, tonic::Status> {
+    pub(crate) async fn act(&mut self, seat: u32, kind: pb::ActionKind, to_cents: i64) -> Result<pb::CommandResult, tonic::Status> {
         let header = self.id();
         let act = pb::Act { header, table_id: TABLE.into(), seat, kind: kind as i32, to_cents };
         self.client.table.act(act).await.map(|r| r.into_inner())
     }
 
-    async fn next_round(&mut self, first_to_act_seat: Option<u32>) -> Result<pb::CommandResult, tonic::Status> {
+    pub(crate) async fn next_round(&mut self, first_to_act_seat: Option<u32>) -> Result<pb::CommandResult, tonic::Status> {
         let header = self.id();
         self.client.table.next_round(pb::NextRound { header, table_id: TABLE.into(), first_to_act_seat }).await.map(|r| r.into_inner())
     }
 
-    async fn up_cards(&mut self, cards: &[(u32, &str)]) -> Result<pb::CommandResult, tonic::Status> {
+    pub(crate) async fn up_cards(&mut self, cards: &[(u32, &str)]) -> Result<pb::CommandResult, tonic::Status> {
         let header = self.id();
         let cards = cards.iter().map(|(seat, card)| pb::UpCard { seat: *seat, card: (*card).into() }).collect();
         self.client.table.deal_up_cards(pb::DealUpCards { header, table_id: TABLE.into(), cards }).await.map(|r| r.into_inner())
     }
 
-    async fn showdown(&mut self, high: &[&[u32]], rake_cents: Option<i64>) -> Result<pb::CommandResult, tonic::Status> {
+    pub(crate) async fn showdown(&mut self, high: &[&[u32]], rake_cents: Option<i64>) -> Result<pb::CommandResult, tonic::Status> {
         let header = self.id();
         let high = high.iter().map(|g| pb::SeatGroup { seats: g.to_vec() }).collect();
         let showdown = pb::Showdown { header, table_id: TABLE.into(), high, low: vec![], has_low: false, rake_cents };
         self.client.table.showdown(showdown).await.map(|r| r.into_inner())
     }
 
-    async fn end(&mut self) -> anyhow::Result<()> {
+    pub(crate) async fn end(&mut self) -> anyhow::Result<()> {
         let header = self.id();
         self.client.table.end_hand(pb::EndHand { header, table_id: TABLE.into() }).await?;
         Ok(())
     }
 
-    async fn legal(&mut self) -> anyhow::Result<pb::LegalActions> {
+    pub(crate) async fn legal(&mut self) -> anyhow::Result<pb::LegalActions> {
         let request = pb::GetLegalActionsRequest { property_id: String::new(), table_id: TABLE.into() };
         Ok(self.client.table.get_legal_actions(request).await?.into_inner())
     }
 
     /// Everybody still to act folds (the last fold settles the hand).
-    async fn fold_round(&mut self) -> anyhow::Result<()> {
+    pub(crate) async fn fold_round(&mut self) -> anyhow::Result<()> {
         for _ in 0..10 {
             let legal = self.legal().await?;
             if !legal.seat_to_act {
@@ -87,7 +87,7 @@ impl Dealer {
 }
 
 /// The refusal's reason code (FAILED_PRECONDITION with ErrorInfo), and the rule id.
-fn refused<T: std::fmt::Debug>(result: Result<T, tonic::Status>) -> (String, String) {
+pub(crate) fn refused<T: std::fmt::Debug>(result: Result<T, tonic::Status>) -> (String, String) {
     let status = result.expect_err("refused");
     assert_eq!(status.code(), Code::FailedPrecondition, "{status:?}");
     let info = error_info(&status);
@@ -96,7 +96,7 @@ fn refused<T: std::fmt::Debug>(result: Result<T, tonic::Status>) -> (String, Str
 
 /// A stocked cage and a table opened from `preset`, its configuration then changed on the wire
 /// by `change` (before anyone sits), players seated with cash buy-ins.
-async fn table_with(
+pub(crate) async fn table_with(
     server: &TestServer,
     preset: pb::TablePreset,
     change: impl FnOnce(&mut pb::TableConfig),
@@ -124,7 +124,7 @@ async fn table_with(
 
 /// NLHE $1/$2 from the preset with options changed on the wire: no rake, buy-ins from $1 to
 /// $1,000 (the short stacks of the examples), then `change`.
-async fn nlhe_with(server: &TestServer, change: impl FnOnce(&mut pb::TableConfig), stacks: &[(u32, i64)], tag: &'static str) -> anyhow::Result<Dealer> {
+pub(crate) async fn nlhe_with(server: &TestServer, change: impl FnOnce(&mut pb::TableConfig), stacks: &[(u32, i64)], tag: &'static str) -> anyhow::Result<Dealer> {
     let preset = pb::TablePreset { game: pb::GamePreset::NoLimitHoldem as i32, small_cents: 100, big_cents: 200, ..Default::default() };
     let change = |config: &mut pb::TableConfig| {
         config.fee = Some(pb::FeePolicy { kind: Some(pb::fee_policy::Kind::NoFee(pb::NoFee {})) });
@@ -137,7 +137,7 @@ async fn nlhe_with(server: &TestServer, change: impl FnOnce(&mut pb::TableConfig
     table_with(server, preset, change, stacks, tag).await
 }
 
-fn seat_view(view: &pb::TableView, seat: u32) -> pb::SeatView {
+pub(crate) fn seat_view(view: &pb::TableView, seat: u32) -> pb::SeatView {
     view.seats.iter().find(|s| s.seat == seat).cloned().expect("seat is occupied")
 }
 

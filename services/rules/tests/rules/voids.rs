@@ -173,6 +173,13 @@ fn r_chip_6_events_carry_the_callers_gaming_day_and_totals_restart_with_it() {
 fn r_unit_1_amounts_are_positive_bounded_integer_cents() {
     rejected(money::check_positive("amount_cents", 0), "AMOUNT_NOT_POSITIVE");
     rejected(money::check_positive("amount_cents", money::MAX_AMOUNT_CENTS + 1), "AMOUNT_TOO_LARGE");
+    rejected(money::check_non_negative("counted_drop_cents", money::MAX_AMOUNT_CENTS + 1), "AMOUNT_TOO_LARGE");
+    // A chip count is refused for its size (not for its sign) before any product can wrap.
+    let chip_set = ChipSet { denominations_cents: vec![d(1), d(100)], min_playable_chip_cents: d(1) };
+    let huge = [ChipCount { denomination_cents: d(100), count: i64::MAX / 2 }];
+    let r = rejected(money::check_chips(&chip_set, &huge), "AMOUNT_TOO_LARGE");
+    assert_eq!(r.number("max_count"), Some(money::MAX_AMOUNT_CENTS / d(100)));
+    rejected(money::check_chips(&chip_set, &[ChipCount { denomination_cents: d(1), count: 0 }]), "AMOUNT_NOT_POSITIVE");
     let mut g = Game::new(nl(), &[(1, d(100))]);
     rejected(g.table(TableOp::Tip { seat: 1, amount_cents: -d(1) }), "AMOUNT_NOT_POSITIVE");
     // Serialized amounts are JSON integers, never floats.

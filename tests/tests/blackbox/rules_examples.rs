@@ -1,0 +1,748 @@
+//! The worked examples of RULES.md sections 4 to 6 (betting structures, forced bets, pots) and
+//! the seeds' examples on blinds, straddles and posts that RULES.md leaves out, through the gRPC
+//! API as a dealer's terminal sends them. Each test opens its own table from a preset and
+//! changes it on the wire (no rake unless the example has one); amounts are cents. The numbers
+//! of each example are worked out in its comments; the rules crate's tests of the same ids drive
+//! `decide`/`evolve` directly, these drive the service.
+
+use chipledger_proto::v1 as pb;
+use chipledger_tests::{TestServer, chips, error_info};
+
+use crate::scenario::{TABLE, stack, table_view};
+use crate::seeds_hand::{Dealer, nlhe_with, refused, table_with};
+
+/// A refusal's reason, rule id and one number of its metadata.
+fn refused_at(result: Result<pb::CommandResult, tonic::Status>, number: &str) -> (String, String, Option<i64>) {
+    let status = result.as_ref().expect_err("refused").clone();
+    let (reason, rule) = refused(result);
+    let value = error_info(&status).metadata.get(number).and_then(|v| v.parse().ok());
+    (reason, rule, value)
+}
+
+/// The raise range offered to the seat in turn: (kind, min, max).
+fn range(legal: &pb::LegalActions) -> (pb::ActionKind, i64, i64) {
+    let raise = legal.raise.as_ref().unwrap_or_else(|| panic!("a raise is offered: {legal:?}"));
+    (raise.kind(), raise.min_to_cents, raise.max_to_cents)
+}
+
+/// No blinds: the first round plays like a later round with a minimum bet (the examples of
+/// section 5 start from an opening bet).
+fn no_blinds(min_bet_cents: i64) -> impl FnOnce(&mut pb::TableConfig) {
+    move |c| {
+        c.blinds_cents = vec![];
+        c.min_bet_cents = min_bet_cents;
+    }
+}
+
+fn with_buy_in(c: &mut pb::TableConfig, min_cents: i64, max_cents: i64) {
+    let buy_in = c.buy_in.get_or_insert_with(Default::default);
+    (buy_in.min_cents, buy_in.max_cents) = (min_cents, max_cents);
+}
+
+fn no_fee(c: &mut pb::TableConfig) {
+    c.fee = Some(pb::FeePolicy { kind: Some(pb::fee_policy::Kind::NoFee(pb::NoFee {})) });
+}
+
+/// A preset table with no rake and buy-ins from $1 to $10,000, then `change`.
+async fn preset_with(
+    server: &TestServer,
+    game: pb::GamePreset,
+    small_cents: i64,
+    big_cents: i64,
+    change: impl FnOnce(&mut pb::TableConfig),
+    stacks: &[(u32, i64)],
+    tag: &'static str,
+) -> anyhow::Result<Dealer> {
+    let preset = pb::TablePreset { game: game as i32, small_cents, big_cents, ..Default::default() };
+    let change = |c: &mut pb::TableConfig| {
+        no_fee(c);
+        with_buy_in(c, 100, 1_000_000);
+        change(c);
+    };
+    table_with(server, preset, change, stacks, tag).await
+}
+
+/// Every round after the current one, with nobody left to bet, up to the showdown.
+async fn run_out(d: &mut Dealer, rounds: u32) -> anyhow::Result<()> {
+    for _ in 0..rounds {
+        d.next_round(None).await?;
+        assert!(!d.legal().await?.seat_to_act, "nobody can bet");
+    }
+    Ok(())
+}
+
+async fn stacks(d: &mut Dealer, seats: &[u32]) -> anyhow::Result<Vec<i64>> {
+    let view = table_view(&mut d.client, TABLE).await?;
+    Ok(seats.iter().map(|seat| stack(&view, *seat)).collect())
+}
+
+async fn pot(d: &mut Dealer) -> anyhow::Result<i64> {
+    Ok(table_view(&mut d.client, TABLE).await?.pot_total_cents)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_bet_3_r_bet_5_no_limit_minimum_bet_minimum_raise_and_raise_to() -> anyhow::Result<()> {
+    let server = TestServer::start("ex-bet-3").await?;
+    let mut d = nlhe_with(&server, no_blinds(500), &[(1, 50_000), (2, 50_000), (3, 50_000)], "bet3").await?;
+    d.start(1, 3, &[1, 2, 3]).await?;
+    // The opening bet is at least the minimum bet ($5).
+    assert_eq!(refused_at(d.act(1, pb::ActionKind::Bet, 400).await, "min_bet_to_cents"), ("BET_BELOW_MINIMUM".into(), "R-BET-3".into(), Some(500)));
+    d.act(1, pb::ActionKind::Bet, 500).await?;
+    // $5 bet: raise to at least $10.
+    let legal = d.legal().await?;
+    assert_eq!((legal.seat, range(&legal).1), (2, 1_000));
+    d.act(2, pb::ActionKind::Raise, 1_200).await?;
+    // $5 raised by $7 to $12: the next raise is to at least $19.
+    assert_eq!(range(&d.legal().await?).1, 1_900);
+    assert_eq!(refused_at(d.act(3, pb::ActionKind::Raise, 1_800).await, "min_raise_to_cents"), ("RAISE_BELOW_MINIMUM".into(), "R-BET-3".into(), Some(1_900)));
+    d.act(3, pb::ActionKind::Raise, 1_900).await?;
+    // R-BET-5: "raise to $26" (the $7 raise again) from seat 1's $5 is $21 more; every total
+    // named is the round's.
+    d.act(1, pb::ActionKind::Raise, 2_600).await?;
+    assert_eq!(stacks(&mut d, &[1, 2, 3]).await?, [47_400, 48_800, 48_100]);
+    assert_eq!(pot(&mut d).await?, 2_600 + 1_200 + 1_900);
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_bet_4_an_all_in_for_less_than_a_legal_bet_may_be_called_or_raised_by_a_full_bet() -> anyhow::Result<()> {
+    let server = TestServer::start("ex-bet-4").await?;
+    let mut d = nlhe_with(&server, no_blinds(500), &[(1, 400), (2, 50_000), (3, 50_000)], "bet4").await?;
+    d.start(1, 3, &[1, 2, 3]).await?;
+    // Minimum bet $5, all in for $4: the next player may call $4 or raise to at least $9.
+    d.act(1, pb::ActionKind::AllIn, 0).await?;
+    let legal = d.legal().await?;
+    assert_eq!((legal.seat, legal.call_cents, range(&legal).1), (2, 400, 900), "{legal:?}");
+    assert_eq!(refused(d.act(2, pb::ActionKind::Raise, 800).await), ("RAISE_BELOW_MINIMUM".into(), "R-BET-3".into()));
+    d.act(2, pb::ActionKind::Raise, 900).await?;
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_bet_1_r_bet_2_out_of_turn_and_a_check_facing_a_bet_are_refused() -> anyhow::Result<()> {
+    let server = TestServer::start("ex-bet-1").await?;
+    let mut d = nlhe_with(&server, no_blinds(500), &[(1, 10_000), (2, 10_000), (3, 10_000)], "bet1").await?;
+    d.start(1, 3, &[1, 2, 3]).await?;
+    assert_eq!(refused_at(d.act(2, pb::ActionKind::Bet, 500).await, "seat_to_act"), ("NOT_YOUR_TURN".into(), "R-BET-1".into(), Some(1)));
+    d.act(1, pb::ActionKind::Bet, 500).await?;
+    assert_eq!(refused_at(d.act(2, pb::ActionKind::Check, 0).await, "amount_owed_cents"), ("CANNOT_CHECK_FACING_BET".into(), "R-BET-2".into(), Some(500)));
+    assert_eq!(stacks(&mut d, &[1, 2, 3]).await?, [9_500, 10_000, 10_000], "refusals move nothing");
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_bet_6_fixed_limit_small_bet_then_big_bet_and_the_cap_after_three_raises() -> anyhow::Result<()> {
+    let server = TestServer::start("ex-bet-6").await?;
+    // $3/$6 hold'em from the preset (blinds $1/$3).
+    let three: Vec<(u32, i64)> = (1..=3).map(|s| (s, 10_000)).collect();
+    let mut d = preset_with(&server, pb::GamePreset::FixedLimitHoldem, 300, 600, |_| {}, &three, "bet6").await?;
+    let blinds = table_view(&mut d.client, TABLE).await?.config.expect("configuration").blinds_cents;
+    assert_eq!(blinds, [100, 300]);
+    d.start(1, 3, &[1, 2, 3]).await?;
+    d.post(1, pb::PostKind::SmallBlind, 100).await?;
+    d.post(2, pb::PostKind::BigBlind, 300).await?;
+    // $3 preflop: a raise is to $6 exactly.
+    let (_, min, max) = range(&d.legal().await?);
+    assert_eq!((min, max), (600, 600));
+    assert_eq!(refused(d.act(3, pb::ActionKind::Raise, 900).await), ("FIXED_LIMIT_AMOUNT".into(), "R-BET-6".into()));
+    // The big blind is the bet; three raises cap the round.
+    d.act(3, pb::ActionKind::Raise, 600).await?;
+    d.act(1, pb::ActionKind::Raise, 900).await?;
+    d.act(2, pb::ActionKind::Raise, 1_200).await?;
+    let legal = d.legal().await?;
+    assert_eq!((legal.seat, legal.raise.is_none(), legal.call_cents), (3, true, 600), "{legal:?}");
+    assert_eq!(refused_at(d.act(3, pb::ActionKind::Raise, 1_500).await, "raises"), ("BETTING_CAPPED".into(), "R-BET-6".into(), Some(4)));
+    d.act(3, pb::ActionKind::Call, 0).await?;
+    d.act(1, pb::ActionKind::Call, 0).await?;
+    assert_eq!(pot(&mut d).await?, 3_600);
+    // $3 on the flop, $6 on the turn and the river.
+    for want in [300, 600, 600] {
+        d.next_round(None).await?;
+        assert_eq!(range(&d.legal().await?).1, want);
+        for seat in [1, 2, 3] {
+            d.act(seat, pb::ActionKind::Check, 0).await?;
+        }
+    }
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_bet_6_once_reached_the_cap_stays_after_a_fold_leaves_two() -> anyhow::Result<()> {
+    let server = TestServer::start("ex-bet-6-fold").await?;
+    let three: Vec<(u32, i64)> = (1..=3).map(|s| (s, 10_000)).collect();
+    let mut d = preset_with(&server, pb::GamePreset::FixedLimitHoldem, 300, 600, |_| {}, &three, "bet6fold").await?;
+    // Three in the round: capped at $12; a fold leaves two and the cap stays.
+    d.start(1, 3, &[1, 2, 3]).await?;
+    d.post(1, pb::PostKind::SmallBlind, 100).await?;
+    d.post(2, pb::PostKind::BigBlind, 300).await?;
+    d.act(3, pb::ActionKind::Raise, 600).await?;
+    d.act(1, pb::ActionKind::Raise, 900).await?;
+    d.act(2, pb::ActionKind::Raise, 1_200).await?;
+    d.act(3, pb::ActionKind::Fold, 0).await?;
+    assert_eq!(refused(d.act(1, pb::ActionKind::Raise, 1_500).await).0, "BETTING_CAPPED");
+    d.act(1, pb::ActionKind::Call, 0).await?;
+    assert!(!d.legal().await?.seat_to_act);
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_bet_6_heads_up_before_the_cap_is_reached_raising_goes_on() -> anyhow::Result<()> {
+    let server = TestServer::start("ex-bet-6-hu").await?;
+    let mut d = preset_with(&server, pb::GamePreset::FixedLimitHoldem, 300, 600, |_| {}, &[(1, 10_000), (2, 10_000)], "bet6hu").await?;
+    // Heads-up (the button posts the small blind): past the cap, to $21 after six raises.
+    d.start(1, 1, &[1, 2]).await?;
+    d.post(1, pb::PostKind::SmallBlind, 100).await?;
+    d.post(2, pb::PostKind::BigBlind, 300).await?;
+    let mut seat = 1;
+    for to in [600, 900, 1_200, 1_500, 1_800, 2_100] {
+        d.act(seat, pb::ActionKind::Raise, to).await?;
+        seat = 3 - seat;
+    }
+    let legal = d.legal().await?;
+    assert_eq!((legal.seat, range(&legal).1), (1, 2_400), "heads-up: no cap");
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_bet_6_seeds_blinds_smaller_than_the_limit_bet_may_be_called_or_completed() -> anyhow::Result<()> {
+    // Seeds: "a limit game with a $5 minimum bet on the first round might have blinds of $1
+    // and $2. Players acting after the blind may either call the $2, or raise to $5. After the
+    // bet is raised to $5, the next raise must be to $10."
+    let server = TestServer::start("ex-seeds-complete").await?;
+    let four: Vec<(u32, i64)> = (1..=4).map(|s| (s, 10_000)).collect();
+    let mut d = preset_with(&server, pb::GamePreset::FixedLimitHoldem, 500, 1_000, |c| c.blinds_cents = vec![100, 200], &four, "complete").await?;
+    d.start(1, 4, &[1, 2, 3, 4]).await?;
+    d.post(1, pb::PostKind::SmallBlind, 100).await?;
+    d.post(2, pb::PostKind::BigBlind, 200).await?;
+    let legal = d.legal().await?;
+    assert_eq!((legal.seat, legal.call_cents, range(&legal)), (3, 200, (pb::ActionKind::Complete, 500, 500)), "{legal:?}");
+    d.act(3, pb::ActionKind::Complete, 0).await?;
+    assert_eq!(range(&d.legal().await?), (pb::ActionKind::Raise, 1_000, 1_000));
+    d.act(4, pb::ActionKind::Raise, 1_000).await?;
+    assert_eq!(stacks(&mut d, &[3, 4]).await?, [9_500, 9_000]);
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_bet_7_pot_limit_worked_example_to_165_and_a_pot_of_520() -> anyhow::Result<()> {
+    let server = TestServer::start("ex-bet-7").await?;
+    let four: Vec<(u32, i64)> = (1..=4).map(|s| (s, 30_000)).collect();
+    let mut d = preset_with(&server, pb::GamePreset::PotLimitHoldem, 100, 200, no_blinds(500), &four, "bet7").await?;
+    d.start(1, 4, &[1, 2, 3, 4]).await?;
+    // The first round builds the $20 pot.
+    d.act(1, pb::ActionKind::Bet, 500).await?;
+    for seat in [2, 3, 4] {
+        d.act(seat, pb::ActionKind::Call, 0).await?;
+    }
+    d.next_round(None).await?;
+    assert_eq!(pot(&mut d).await?, 2_000);
+    // A bets $5; B pots: calls $5 and raises $30, to $35 (pot $60).
+    d.act(1, pb::ActionKind::Bet, 500).await?;
+    assert_eq!(range(&d.legal().await?).2, 3_500);
+    d.act(2, pb::ActionKind::Raise, 3_500).await?;
+    assert_eq!(pot(&mut d).await?, 6_000);
+    // C calls $35 (pot $95); D pots: 3 x 35 + 40 + 20 = $165.
+    d.act(3, pb::ActionKind::Call, 0).await?;
+    assert_eq!(pot(&mut d).await?, 9_500);
+    assert_eq!(range(&d.legal().await?).2, 16_500);
+    assert_eq!(refused_at(d.act(4, pb::ActionKind::Raise, 16_600).await, "max_raise_to_cents"), ("RAISE_ABOVE_POT_LIMIT".into(), "R-BET-7".into(), Some(16_500)));
+    d.act(4, pb::ActionKind::Raise, 16_500).await?;
+    // A folds; B and C call: pot $520.
+    d.act(1, pb::ActionKind::Fold, 0).await?;
+    d.act(2, pb::ActionKind::Call, 0).await?;
+    d.act(3, pb::ActionKind::Call, 0).await?;
+    assert_eq!(pot(&mut d).await?, 52_000);
+    assert!(!d.legal().await?.seat_to_act, "the round is complete");
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_bet_8_half_pot_limit_a_raise_is_at_most_half_the_pot_after_the_call() -> anyhow::Result<()> {
+    let server = TestServer::start("ex-bet-8").await?;
+    let three: Vec<(u32, i64)> = (1..=3).map(|s| (s, 30_000)).collect();
+    let mut d = preset_with(&server, pb::GamePreset::HalfPotLimitHoldem, 100, 200, no_blinds(500), &three, "bet8").await?;
+    d.start(1, 3, &[1, 2, 3]).await?;
+    d.act(1, pb::ActionKind::Bet, 500).await?;
+    d.act(2, pb::ActionKind::Call, 0).await?;
+    d.act(3, pb::ActionKind::Call, 0).await?;
+    d.next_round(None).await?;
+    // Pot $15, a $6 bet; after the call the pot is $27, half of it $13.50: $13 in whole $1
+    // chips, so the raise is to $6 + $13 = $19.
+    d.act(1, pb::ActionKind::Bet, 600).await?;
+    assert_eq!(range(&d.legal().await?).2, 1_900);
+    assert_eq!(refused_at(d.act(2, pb::ActionKind::Raise, 2_000).await, "max_raise_to_cents"), ("RAISE_ABOVE_HALF_POT".into(), "R-BET-8".into(), Some(1_900)));
+    d.act(2, pb::ActionKind::Raise, 1_900).await?;
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_bet_9_spread_limit_one_to_five_and_ten_on_the_end() -> anyhow::Result<()> {
+    let server = TestServer::start("ex-bet-9").await?;
+    let spread = |c: &mut pb::TableConfig| {
+        c.betting = Some(pb::BettingStructure {
+            kind: Some(pb::betting_structure::Kind::SpreadLimit(pb::SpreadLimit {
+                min_bet_cents: 100,
+                max_bet_cents: 500,
+                last_round_max_bet_cents: Some(1_000),
+            })),
+        });
+        no_blinds(100)(c);
+    };
+    let mut d = preset_with(&server, pb::GamePreset::NoLimitHoldem, 100, 200, spread, &[(1, 50_000), (2, 50_000)], "bet9").await?;
+    d.start(1, 2, &[1, 2]).await?;
+    // "$1-$5": a $6 bet is outside the spread.
+    assert_eq!(refused(d.act(1, pb::ActionKind::Bet, 600).await), ("BET_OUTSIDE_SPREAD".into(), "R-BET-9".into()));
+    d.act(1, pb::ActionKind::Bet, 300).await?;
+    // A raise is at least the previous bet ($3 more, to $6) and at most $5 more (to $8).
+    let (_, min, max) = range(&d.legal().await?);
+    assert_eq!((min, max), (600, 800));
+    d.act(2, pb::ActionKind::Call, 0).await?;
+    for _ in 0..2 {
+        d.next_round(None).await?;
+        d.act(1, pb::ActionKind::Check, 0).await?;
+        d.act(2, pb::ActionKind::Check, 0).await?;
+    }
+    // "$10 on the end".
+    d.next_round(None).await?;
+    let (_, min, max) = range(&d.legal().await?);
+    assert_eq!((min, max), (100, 1_000));
+    d.act(1, pb::ActionKind::Bet, 1_000).await?;
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_bet_10_cap_limit_of_60_dollars_the_winner_receives_180() -> anyhow::Result<()> {
+    let server = TestServer::start("ex-bet-10").await?;
+    let cap = |c: &mut pb::TableConfig| {
+        c.betting = Some(pb::BettingStructure { kind: Some(pb::betting_structure::Kind::CapLimit(pb::CapLimit { pot_limit: false, cap_cents: 6_000 })) });
+        no_blinds(200)(c);
+    };
+    let three: Vec<(u32, i64)> = (1..=3).map(|s| (s, 10_000)).collect();
+    let mut d = preset_with(&server, pb::GamePreset::NoLimitHoldem, 100, 200, cap, &three, "bet10").await?;
+    d.start(1, 3, &[1, 2, 3]).await?;
+    // A bets $2, B raises to $10, C goes to the $60 cap.
+    d.act(1, pb::ActionKind::Bet, 200).await?;
+    d.act(2, pb::ActionKind::Raise, 1_000).await?;
+    assert_eq!(range(&d.legal().await?).2, 6_000);
+    assert_eq!(refused(d.act(3, pb::ActionKind::Raise, 6_100).await), ("ABOVE_HAND_CAP".into(), "R-BET-10".into()));
+    d.act(3, pb::ActionKind::Raise, 6_000).await?;
+    // A and B call $58 and $50; no more betting.
+    d.act(1, pb::ActionKind::Call, 0).await?;
+    assert_eq!(stacks(&mut d, &[1]).await?, [10_000 - 6_000], "A added $58 to its $2");
+    d.act(2, pb::ActionKind::Call, 0).await?;
+    assert_eq!(stacks(&mut d, &[2]).await?, [10_000 - 6_000], "B added $50 to its $10");
+    run_out(&mut d, 3).await?;
+    d.showdown(&[&[3], &[1], &[2]], None).await?;
+    assert_eq!(stacks(&mut d, &[1, 2, 3]).await?, [4_000, 4_000, 4_000 + 18_000], "the winner receives $180");
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_bet_11_full_bet_rule_the_opener_may_only_call_the_extra_ten() -> anyhow::Result<()> {
+    let server = TestServer::start("ex-bet-11-full").await?;
+    let mut d = nlhe_with(&server, no_blinds(1_000), &[(1, 100_000), (2, 3_000), (3, 100_000)], "bet11").await?;
+    d.start(1, 3, &[1, 2, 3]).await?;
+    // Opener $20, the next all in for $30 (short of a full raise to $40), the third calls $30.
+    d.act(1, pb::ActionKind::Bet, 2_000).await?;
+    d.act(2, pb::ActionKind::AllIn, 0).await?;
+    d.act(3, pb::ActionKind::Call, 0).await?;
+    let legal = d.legal().await?;
+    assert_eq!((legal.seat, legal.call_cents, legal.raise.is_none()), (1, 1_000, true), "the opener may only call $10 more: {legal:?}");
+    assert_eq!(refused_at(d.act(1, pb::ActionKind::Raise, 6_000).await, "call_cents"), ("RAISE_NOT_REOPENED".into(), "R-BET-11".into(), Some(1_000)));
+    d.act(1, pb::ActionKind::Call, 0).await?;
+    server.stop().await
+}
+
+/// A $20 limit round with no blinds and the half bet rule (R-BET-11's option for limit games).
+async fn limit_20(server: &TestServer, stacks: &[(u32, i64)], tag: &'static str) -> anyhow::Result<Dealer> {
+    let change = |c: &mut pb::TableConfig| {
+        no_blinds(2_000)(c);
+        c.incomplete_raise_rule = pb::IncompleteRaiseRule::HalfBet as i32;
+    };
+    preset_with(server, pb::GamePreset::FixedLimitHoldem, 2_000, 4_000, change, stacks, tag).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_bet_11_half_bet_rule_call_or_complete_the_five_and_a_call_leaves_the_checkers_only_a_call() -> anyhow::Result<()> {
+    let server = TestServer::start("ex-bet-11-half").await?;
+    let mut d = limit_20(&server, &[(1, 50_000), (2, 50_000), (3, 500), (4, 50_000)], "half").await?;
+    d.start(1, 4, &[1, 2, 3, 4]).await?;
+    // Two checks, an all in for $5: the next may fold, call $5 or complete to $20.
+    d.act(1, pb::ActionKind::Check, 0).await?;
+    d.act(2, pb::ActionKind::Check, 0).await?;
+    d.act(3, pb::ActionKind::AllIn, 0).await?;
+    let legal = d.legal().await?;
+    assert_eq!((legal.seat, legal.call_cents, range(&legal)), (4, 500, (pb::ActionKind::Complete, 2_000, 2_000)), "{legal:?}");
+    // It only calls: the checkers may only call or fold.
+    d.act(4, pb::ActionKind::Call, 0).await?;
+    let legal = d.legal().await?;
+    assert_eq!((legal.seat, legal.call_cents, legal.raise.is_none()), (1, 500, true), "{legal:?}");
+    assert_eq!(refused(d.act(1, pb::ActionKind::Complete, 0).await), ("RAISE_NOT_REOPENED".into(), "R-BET-11".into()));
+    d.act(1, pb::ActionKind::Call, 0).await?;
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_bet_11_half_bet_rule_a_completion_reopens_the_betting_for_the_checkers() -> anyhow::Result<()> {
+    let server = TestServer::start("ex-bet-11-complete").await?;
+    let mut d = limit_20(&server, &[(1, 50_000), (2, 50_000), (3, 500), (4, 50_000)], "reopen").await?;
+    d.start(1, 4, &[1, 2, 3, 4]).await?;
+    d.act(1, pb::ActionKind::Check, 0).await?;
+    d.act(2, pb::ActionKind::Check, 0).await?;
+    d.act(3, pb::ActionKind::AllIn, 0).await?;
+    d.act(4, pb::ActionKind::Complete, 0).await?;
+    let legal = d.legal().await?;
+    assert_eq!((legal.seat, legal.call_cents, range(&legal).0, range(&legal).1), (1, 2_000, pb::ActionKind::Raise, 4_000), "{legal:?}");
+    d.act(1, pb::ActionKind::Raise, 4_000).await?;
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_bet_12_russian_seed_an_all_in_for_15_in_a_20_round_is_a_full_bet_raised_to_35() -> anyhow::Result<()> {
+    let server = TestServer::start("ex-bet-12").await?;
+    let mut d = limit_20(&server, &[(1, 1_500), (2, 50_000), (3, 50_000)], "bet12").await?;
+    d.start(1, 3, &[1, 2, 3]).await?;
+    d.act(1, pb::ActionKind::AllIn, 0).await?;
+    assert_eq!(range(&d.legal().await?), (pb::ActionKind::Raise, 3_500, 3_500));
+    d.act(2, pb::ActionKind::Raise, 3_500).await?;
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_bet_12_an_all_in_of_less_than_half_a_bet_does_not_reopen_for_a_player_who_acted() -> anyhow::Result<()> {
+    let server = TestServer::start("ex-bet-12-below").await?;
+    let mut d = limit_20(&server, &[(1, 50_000), (2, 900), (3, 50_000)], "bet12b").await?;
+    d.start(1, 3, &[1, 2, 3]).await?;
+    // $20 bet, all in for $9 (a call for less), a raise to $40, the opener calls: done.
+    d.act(1, pb::ActionKind::Bet, 2_000).await?;
+    d.act(2, pb::ActionKind::AllIn, 0).await?;
+    d.act(3, pb::ActionKind::Raise, 4_000).await?;
+    d.act(1, pb::ActionKind::Call, 0).await?;
+    assert!(!d.legal().await?.seat_to_act, "the all-in player does not act again");
+    d.next_round(None).await?;
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_bet_14_a_single_oversized_chip_without_a_declaration_is_a_call_and_the_change_returns() -> anyhow::Result<()> {
+    let server = TestServer::start("ex-bet-14").await?;
+    let three: Vec<(u32, i64)> = (1..=3).map(|s| (s, 10_000)).collect();
+    let mut d = nlhe_with(&server, |_| {}, &three, "bet14").await?;
+    d.start(1, 3, &[1, 2, 3]).await?;
+    d.post(1, pb::PostKind::SmallBlind, 100).await?;
+    d.post(2, pb::PostKind::BigBlind, 200).await?;
+    let tray_before = table_view(&mut d.client, TABLE).await?.tray;
+    // Seat 3 faces $2 and puts out one $25 chip without a word: a call; $23 comes back.
+    let header = d.id();
+    let put_out = pb::PutOutChips { header, table_id: TABLE.into(), seat: 3, chips: vec![chips(2_500, 1)], declared_kind: None, declared_to_cents: 0 };
+    d.client.table.put_out_chips(put_out).await?;
+    let view = table_view(&mut d.client, TABLE).await?;
+    assert_eq!(stack(&view, 3), 10_000 - 200);
+    assert_eq!(view.pot_total_cents, 500);
+    let tray_total = |tray: &[pb::ChipCount]| tray.iter().map(|c| c.denomination_cents * c.count).sum::<i64>();
+    assert_eq!(tray_total(&view.tray), tray_total(&tray_before), "making change is value-neutral");
+    let legal = d.legal().await?;
+    assert_eq!((legal.seat, legal.call_cents), (1, 100), "the call did not raise");
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_pot_1_r_pot_2_three_players_main_30_side_40_b_wins_the_main_a_the_side() -> anyhow::Result<()> {
+    let server = TestServer::start("ex-pot-2").await?;
+    let (a, b, c) = (1, 2, 3);
+    let mut d = nlhe_with(&server, no_blinds(500), &[(a, 100_000), (b, 1_000), (c, 3_000)], "pot2").await?;
+    d.start(1, c, &[a, b, c]).await?;
+    // A opens $20, B calls all in for $10, C raises all in to $30, A calls.
+    d.act(a, pb::ActionKind::Bet, 2_000).await?;
+    d.act(b, pb::ActionKind::AllIn, 0).await?;
+    d.act(c, pb::ActionKind::AllIn, 0).await?;
+    d.act(a, pb::ActionKind::Call, 0).await?;
+    run_out(&mut d, 3).await?;
+    // B shows the best hand, then A, then C.
+    d.showdown(&[&[b], &[a], &[c]], None).await?;
+    let hand = d.client.table.get_hand(pb::GetHandRequest { property_id: String::new(), table_id: TABLE.into(), hand_no: Some(1) }).await?.into_inner();
+    let pots: Vec<(i64, Vec<u32>)> = hand.pots.iter().map(|p| (p.amount_cents, p.eligible_seats.clone())).collect();
+    assert_eq!(pots, [(3_000, vec![a, b, c]), (4_000, vec![a, c])], "main $30 (A, B, C), side $40 (A, C)");
+    let awards: Vec<(u32, u32, i64)> = hand.awards.iter().map(|w| (w.pot_index, w.seat, w.amount_cents)).collect();
+    assert_eq!(awards, [(0, b, 3_000), (1, a, 4_000)], "B wins the main pot, A the side pot");
+    assert_eq!(stacks(&mut d, &[a, b, c]).await?, [100_000 - 3_000 + 4_000, 3_000, 0]);
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_pot_4_r_rake_1_an_uncalled_bet_returns_to_its_bettor_and_is_never_raked() -> anyhow::Result<()> {
+    let server = TestServer::start("ex-pot-4").await?;
+    // RULES.md's default rake: 10% rounded down to $1, capped at $5, no flop no drop.
+    let rake = pb::Rake { percent_bps: 1_000, increment_cents: 100, cap_cents: 500, no_flop_no_drop: true, min_pot_cents: 0 };
+    let raked = move |c: &mut pb::TableConfig| c.fee = Some(pb::FeePolicy { kind: Some(pb::fee_policy::Kind::Rake(rake)) });
+    let mut d = nlhe_with(&server, raked, &[(1, 20_000), (2, 20_000)], "pot4").await?;
+    // Heads-up: the button posts the small blind; to $20 and called preflop (pot $40).
+    d.start(1, 1, &[1, 2]).await?;
+    d.post(1, pb::PostKind::SmallBlind, 100).await?;
+    d.post(2, pb::PostKind::BigBlind, 200).await?;
+    d.act(1, pb::ActionKind::Raise, 2_000).await?;
+    d.act(2, pb::ActionKind::Call, 0).await?;
+    // On the flop the big blind bets $50 and the button folds: the $50 comes back unraked; the
+    // $40 pot is raked $4 (10%; a raked $90 would have hit the $5 cap).
+    d.next_round(None).await?;
+    d.act(2, pb::ActionKind::Bet, 5_000).await?;
+    d.act(1, pb::ActionKind::Fold, 0).await?;
+    let view = table_view(&mut d.client, TABLE).await?;
+    assert_eq!((stack(&view, 1), stack(&view, 2)), (18_000, 20_000 - 2_000 + 3_600));
+    assert_eq!(view.rake_cents, 400);
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_post_6_a_full_kill_doubles_the_limits_and_a_half_kill_scales_them_by_one_and_a_half() -> anyhow::Result<()> {
+    for (kill, kill_cents, small_after, big_after) in [(pb::KillPolicy::Full, 800, 800, 1_600), (pb::KillPolicy::Half, 600, 600, 1_200)] {
+        let server = TestServer::start(&format!("ex-kill-{}", kill_cents)).await?;
+        let four: Vec<(u32, i64)> = (1..=4).map(|s| (s, 20_000)).collect();
+        // $4/$8 limit with a kill: the kill blind is 2x ($8) or 1.5x ($6) the big blind.
+        let mut d = preset_with(&server, pb::GamePreset::FixedLimitHoldem, 400, 800, |c| c.kill = kill as i32, &four, "kill").await?;
+        let blinds = table_view(&mut d.client, TABLE).await?.config.expect("configuration").blinds_cents;
+        d.start(1, 4, &[1, 2, 3, 4]).await?;
+        d.post(1, pb::PostKind::SmallBlind, blinds[0]).await?;
+        d.post(2, pb::PostKind::BigBlind, blinds[1]).await?;
+        d.post(3, pb::PostKind::Kill, kill_cents).await?;
+        let legal = d.legal().await?;
+        assert_eq!((legal.seat, legal.call_cents, range(&legal).1), (4, kill_cents, 2 * small_after), "{kill:?}: {legal:?}");
+        d.act(4, pb::ActionKind::Call, 0).await?;
+        d.act(1, pb::ActionKind::Call, 0).await?;
+        d.act(2, pb::ActionKind::Call, 0).await?;
+        d.act(3, pb::ActionKind::Check, 0).await?;
+        // The flop at the scaled small bet, the turn at the scaled big bet.
+        d.next_round(None).await?;
+        assert_eq!(range(&d.legal().await?).1, small_after);
+        for seat in [1, 2, 3, 4] {
+            d.act(seat, pb::ActionKind::Check, 0).await?;
+        }
+        d.next_round(None).await?;
+        assert_eq!(range(&d.legal().await?).1, big_after);
+        server.stop().await?;
+    }
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_post_7_a_player_short_of_the_big_blind_posts_all_in_and_the_call_is_the_full_blind() -> anyhow::Result<()> {
+    let server = TestServer::start("ex-post-7").await?;
+    let mut d = nlhe_with(&server, |_| {}, &[(1, 10_000), (2, 100), (3, 10_000)], "post7").await?;
+    d.start(1, 3, &[1, 2, 3]).await?;
+    d.post(1, pb::PostKind::SmallBlind, 100).await?;
+    assert_eq!(refused_at(d.post(2, pb::PostKind::BigBlind, 50).await, "required_cents"), ("POST_WRONG_AMOUNT".into(), "R-POST-7".into(), Some(200)));
+    d.post(2, pb::PostKind::BigBlind, 100).await?;
+    let legal = d.legal().await?;
+    assert_eq!((legal.seat, legal.call_cents), (3, 200), "the call is the full big blind");
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_post_7_seeds_all_in_on_the_ante_heads_up_the_blind_still_goes_in() -> anyhow::Result<()> {
+    // PLO $20/$50 with a $6 ante; seat 2 has $1 and is all in on the ante.
+    let server = TestServer::start("ex-post-7-ante").await?;
+    let mut d = preset_with(&server, pb::GamePreset::PotLimitOmaha, 2_000, 5_000, |c| c.ante_cents = 600, &[(1, 22_100), (2, 100)], "ante").await?;
+    d.start(1, 2, &[1, 2]).await?;
+    d.post(1, pb::PostKind::Ante, 600).await?;
+    d.post(2, pb::PostKind::Ante, 100).await?;
+    d.post(1, pb::PostKind::BigBlind, 5_000).await?;
+    assert!(!d.legal().await?.seat_to_act, "nobody can bet against an all-in player");
+    run_out(&mut d, 3).await?;
+    d.showdown(&[&[1], &[2]], None).await?;
+    // Seat 1 takes back its uncalled $55 and wins $1 x 2 of antes.
+    assert_eq!(stacks(&mut d, &[1, 2]).await?, [22_200, 0]);
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_bet_1_seeds_the_big_blind_yet_to_act_still_acts_when_the_small_blind_calls_all_in() -> anyhow::Result<()> {
+    let server = TestServer::start("ex-bet-1-option").await?;
+    let mut d = preset_with(&server, pb::GamePreset::PotLimitOmaha, 200, 600, |_| {}, &[(1, 600), (2, 93_000), (3, 5_200)], "option").await?;
+    d.start(1, 3, &[1, 2, 3]).await?;
+    d.post(1, pb::PostKind::SmallBlind, 200).await?;
+    d.post(2, pb::PostKind::BigBlind, 600).await?;
+    d.act(3, pb::ActionKind::Fold, 0).await?;
+    d.act(1, pb::ActionKind::Call, 0).await?;
+    let legal = d.legal().await?;
+    assert_eq!((legal.seat, legal.can_check, legal.raise.is_none()), (2, true, true), "the option, with no raise against an all-in player: {legal:?}");
+    d.act(2, pb::ActionKind::Check, 0).await?;
+    d.next_round(None).await?;
+    assert!(!d.legal().await?.seat_to_act);
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_post_2_seeds_heads_up_the_button_posts_the_small_blind_and_acts_first_only_preflop() -> anyhow::Result<()> {
+    // Persian seed: "the player on the button always posts the small blind ... acts first
+    // before the flop, last on every later round."
+    let server = TestServer::start("ex-post-2-hu").await?;
+    let mut d = nlhe_with(&server, |_| {}, &[(1, 10_000), (2, 10_000)], "hu").await?;
+    d.start(1, 1, &[1, 2]).await?;
+    assert_eq!(refused(d.post(2, pb::PostKind::SmallBlind, 100).await), ("BLIND_OUT_OF_POSITION".into(), "R-POST-2".into()));
+    d.post(1, pb::PostKind::SmallBlind, 100).await?;
+    d.post(2, pb::PostKind::BigBlind, 200).await?;
+    assert_eq!(d.legal().await?.seat, 1);
+    d.act(1, pb::ActionKind::Call, 0).await?;
+    d.act(2, pb::ActionKind::Check, 0).await?;
+    d.next_round(None).await?;
+    assert_eq!(d.legal().await?.seat, 2);
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_post_3_seeds_dead_button_the_big_blind_moves_one_seat_and_the_small_blind_is_dead() -> anyhow::Result<()> {
+    // Kazakh seed (English original): "there is always a big blind even if the spot is vacated
+    // by the player who is due to pay the big blind ... the small blind may not be paid".
+    let server = TestServer::start("ex-post-3-dead").await?;
+    let four: Vec<(u32, i64)> = (1..=4).map(|s| (s, 10_000)).collect();
+    let mut d = nlhe_with(&server, |c| c.button_policy = pb::ButtonPolicy::Dead as i32, &four, "dead").await?;
+    d.start(1, 4, &[1, 2, 3, 4]).await?;
+    d.post(1, pb::PostKind::SmallBlind, 100).await?;
+    d.post(2, pb::PostKind::BigBlind, 200).await?;
+    d.fold_round().await?;
+    d.end().await?;
+    let header = d.id();
+    d.client.table.cash_out(pb::CashOut { header, table_id: TABLE.into(), seat: 2, player_id: "P2".into() }).await?;
+    // The big blind moves from seat 2 to seat 3; the small blind would be seat 2's: dead.
+    d.start(2, 1, &[1, 3, 4]).await?;
+    assert_eq!(refused(d.post(1, pb::PostKind::SmallBlind, 100).await).0, "BLIND_OUT_OF_POSITION");
+    d.post(3, pb::PostKind::BigBlind, 200).await?;
+    assert_eq!(d.legal().await?.seat, 4);
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_post_4_rules_default_a_raise_over_a_straddle_is_a_full_straddle() -> anyhow::Result<()> {
+    // RULES.md default: 5/10 with a 20 straddle, the next raise is to 40 (the seeds' house rule,
+    // to 30, is the table option proved in seeds_hand).
+    let server = TestServer::start("ex-post-4-full").await?;
+    let five: Vec<(u32, i64)> = (1..=5).map(|s| (s, 20_000)).collect();
+    let straddle = |c: &mut pb::TableConfig| {
+        c.blinds_cents = vec![500, 1_000];
+        c.min_bet_cents = 1_000;
+        c.straddle = pb::StraddlePolicy::UnderTheGun as i32;
+    };
+    let mut d = nlhe_with(&server, straddle, &five, "fullstraddle").await?;
+    d.start(1, 5, &[1, 2, 3, 4, 5]).await?;
+    d.post(1, pb::PostKind::SmallBlind, 500).await?;
+    d.post(2, pb::PostKind::BigBlind, 1_000).await?;
+    d.post(3, pb::PostKind::Straddle, 2_000).await?;
+    assert_eq!(range(&d.legal().await?).1, 4_000);
+    assert_eq!(refused(d.act(4, pb::ActionKind::Raise, 3_000).await), ("RAISE_BELOW_MINIMUM".into(), "R-BET-3".into()));
+    server.stop().await
+}
+
+/// The seeds' players: Alice small blind, Dianne big blind, Carol next, then Joan, Ellen on the
+/// button; $1/$2.
+const ALICE: u32 = 1;
+const DIANNE: u32 = 2;
+const CAROL: u32 = 3;
+const JOAN: u32 = 4;
+const ELLEN: u32 = 5;
+
+async fn seeds_table(server: &TestServer, change: impl FnOnce(&mut pb::TableConfig), tag: &'static str) -> anyhow::Result<Dealer> {
+    let five: Vec<(u32, i64)> = (1..=5).map(|s| (s, 20_000)).collect();
+    let mut d = nlhe_with(server, change, &five, tag).await?;
+    d.start(1, ELLEN, &[1, 2, 3, 4, 5]).await?;
+    d.post(ALICE, pb::PostKind::SmallBlind, 100).await?;
+    d.post(DIANNE, pb::PostKind::BigBlind, 200).await?;
+    Ok(d)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_post_4_seeds_live_straddle_example_the_straddler_has_the_option() -> anyhow::Result<()> {
+    // "Alice posts $1, Dianne $2, Carol a $4 straddle. Joan is now first; she folds. Ellen calls
+    // the straddle. Alice folds. Dianne calls $2 more. Carol has the option to check or raise;
+    // she raises to $8. Ellen folds. Dianne calls, ending the round."
+    let server = TestServer::start("ex-seeds-live-straddle").await?;
+    let mut d = seeds_table(&server, |c| c.straddle = pb::StraddlePolicy::UnderTheGun as i32, "live").await?;
+    d.post(CAROL, pb::PostKind::Straddle, 400).await?;
+    assert_eq!(d.legal().await?.seat, JOAN);
+    d.act(JOAN, pb::ActionKind::Fold, 0).await?;
+    d.act(ELLEN, pb::ActionKind::Call, 0).await?;
+    d.act(ALICE, pb::ActionKind::Fold, 0).await?;
+    assert_eq!(d.legal().await?.call_cents, 200, "Dianne calls $2 more");
+    d.act(DIANNE, pb::ActionKind::Call, 0).await?;
+    let option = d.legal().await?;
+    assert_eq!((option.seat, option.can_check), (CAROL, true), "the straddle's option: {option:?}");
+    d.act(CAROL, pb::ActionKind::Raise, 800).await?;
+    d.act(ELLEN, pb::ActionKind::Fold, 0).await?;
+    d.act(DIANNE, pb::ActionKind::Call, 0).await?;
+    assert!(!d.legal().await?.seat_to_act, "the round is over");
+    assert_eq!(pot(&mut d).await?, 100 + 400 + 800 + 800);
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_post_4_seeds_mississippi_straddle_from_the_button_acts_last() -> anyhow::Result<()> {
+    // "Alice posts $1 and Dianne $2. Ellen, on the button, posts a $4 Mississippi straddle.
+    // Alice is now first; she folds. Dianne calls $2 more. Carol folds. Joan calls. Ellen has
+    // the option; she checks, ending the round."
+    let server = TestServer::start("ex-seeds-mississippi").await?;
+    let mut d = seeds_table(&server, |c| c.straddle = pb::StraddlePolicy::UnderTheGunOrButton as i32, "miss").await?;
+    d.post(ELLEN, pb::PostKind::Straddle, 400).await?;
+    assert_eq!(d.legal().await?.seat, ALICE);
+    d.act(ALICE, pb::ActionKind::Fold, 0).await?;
+    d.act(DIANNE, pb::ActionKind::Call, 0).await?;
+    d.act(CAROL, pb::ActionKind::Fold, 0).await?;
+    d.act(JOAN, pb::ActionKind::Call, 0).await?;
+    let option = d.legal().await?;
+    assert_eq!((option.seat, option.can_check), (ELLEN, true));
+    d.act(ELLEN, pb::ActionKind::Check, 0).await?;
+    assert!(!d.legal().await?.seat_to_act);
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_post_4_seeds_sleeper_example_the_big_blind_loses_its_option() -> anyhow::Result<()> {
+    // "Alice $1, Dianne $2, and Joan a $4 sleeper. Carol acts first ... faces $4; she calls.
+    // Joan has no extra bet and no option, so play passes to Ellen; she calls $4. Alice folds.
+    // Dianne, in the big blind, has no option now: she raises to $8. Carol re-raises to $12.
+    // Joan faces $8 more; she calls, as do Ellen and Dianne, ending the round."
+    let server = TestServer::start("ex-seeds-sleeper").await?;
+    let mut d = seeds_table(&server, |c| c.sleeper_allowed = true, "sleeper").await?;
+    d.post(JOAN, pb::PostKind::Sleeper, 400).await?;
+    let legal = d.legal().await?;
+    assert_eq!((legal.seat, legal.call_cents), (CAROL, 400));
+    d.act(CAROL, pb::ActionKind::Call, 0).await?;
+    assert_eq!(d.legal().await?.seat, ELLEN, "the sleeper has no option");
+    d.act(ELLEN, pb::ActionKind::Call, 0).await?;
+    d.act(ALICE, pb::ActionKind::Fold, 0).await?;
+    let legal = d.legal().await?;
+    assert_eq!((legal.seat, legal.can_check), (DIANNE, false), "the big blind has no option now");
+    d.act(DIANNE, pb::ActionKind::Raise, 800).await?;
+    d.act(CAROL, pb::ActionKind::Raise, 1_200).await?;
+    assert_eq!(d.legal().await?.call_cents, 800, "Joan faces $8 more");
+    for seat in [JOAN, ELLEN, DIANNE] {
+        d.act(seat, pb::ActionKind::Call, 0).await?;
+    }
+    assert!(!d.legal().await?.seat_to_act);
+    assert_eq!(pot(&mut d).await?, 100 + 4 * 1_200);
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_mark_3_legal_actions_offer_no_call_a_borrower_to_raise_may_not_make() -> anyhow::Result<()> {
+    let server = TestServer::start("ex-mark-3").await?;
+    let open = |c: &mut pb::TableConfig| {
+        c.open_stakes = Some(pb::OpenStakes { iou_auto_accept_below_cents: 100_000 });
+        no_blinds(200)(c);
+    };
+    let mut d = nlhe_with(&server, open, &[(1, 30_000), (2, 5_000), (3, 30_000)], "mark3").await?;
+    d.start(1, 3, &[1, 2, 3]).await?;
+    d.act(1, pb::ActionKind::Bet, 5_000).await?;
+    // Seat 2 borrows $100 to raise (auto-accepted below $1,000), raises to $100.
+    let header = d.id();
+    let iou = pb::WriteIou { header, table_id: TABLE.into(), seat: 2, amount_cents: 10_000, lender_player_id: None, accepted_by: vec![], to_raise: true };
+    d.client.table.write_iou(iou).await?;
+    d.act(2, pb::ActionKind::Raise, 10_000).await?;
+    d.act(3, pb::ActionKind::Raise, 20_000).await?;
+    d.act(1, pb::ActionKind::Call, 0).await?;
+    // Calling $100 with the $50 left would be an all in, forfeited by the borrow to raise.
+    let legal = d.legal().await?;
+    assert_eq!(legal.seat, 2);
+    assert!(!legal.can_call && !legal.all_in_allowed && legal.raise.is_none() && legal.can_fold, "{legal:?}");
+    assert_eq!(refused(d.act(2, pb::ActionKind::Call, 0).await), ("ALL_IN_AFTER_BORROW_TO_RAISE".into(), "R-MARK-3".into()));
+    d.act(2, pb::ActionKind::Fold, 0).await?;
+    server.stop().await
+}
