@@ -9,6 +9,7 @@ mod access;
 mod approvals;
 mod backup_restore;
 mod bad_input;
+mod cage_examples;
 mod embedded;
 mod gaming_day;
 mod idempotency;

@@ -746,3 +746,217 @@ async fn r_mark_3_legal_actions_offer_no_call_a_borrower_to_raise_may_not_make()
     d.act(2, pb::ActionKind::Fold, 0).await?;
     server.stop().await
 }
+
+/// The rounds left of a hold'em hand (flop, turn, river), each checked through by `order`.
+async fn check_down(d: &mut Dealer, order: &[u32]) -> anyhow::Result<()> {
+    for _ in 0..3 {
+        d.next_round(None).await?;
+        for seat in order {
+            d.act(*seat, pb::ActionKind::Check, 0).await?;
+        }
+    }
+    Ok(())
+}
+
+/// The dealer's showdown with a low ranking (high-low games): `low` empty means no qualifying low.
+async fn showdown_hi_lo(d: &mut Dealer, high: &[&[u32]], low: &[&[u32]]) -> Result<pb::CommandResult, tonic::Status> {
+    let header = d.id();
+    let group = |seats: &&[u32]| pb::SeatGroup { seats: seats.to_vec() };
+    let showdown = pb::Showdown { header, table_id: TABLE.into(), high: high.iter().map(group).collect(), low: low.iter().map(group).collect(), has_low: true, rake_cents: None };
+    d.client.table.showdown(showdown).await.map(tonic::Response::into_inner)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_pot_5_a_split_pot_gives_its_odd_chip_to_the_first_winner_clockwise_from_the_button() -> anyhow::Result<()> {
+    let server = TestServer::start("ex-pot-5-odd").await?;
+    let three: Vec<(u32, i64)> = (1..=3).map(|s| (s, 10_000)).collect();
+    let mut d = nlhe_with(&server, no_blinds(100), &three, "odd").await?;
+    // Button 1; $1 each: a $3 pot, seats 1 and 3 tie. $1 each in whole chips, the odd $1 to
+    // seat 3 (the first winner clockwise from the button).
+    d.start(1, 1, &[1, 2, 3]).await?;
+    d.act(2, pb::ActionKind::Bet, 100).await?;
+    d.act(3, pb::ActionKind::Call, 0).await?;
+    d.act(1, pb::ActionKind::Call, 0).await?;
+    check_down(&mut d, &[2, 3, 1]).await?;
+    d.showdown(&[&[1, 3], &[2]], None).await?;
+    assert_eq!(stacks(&mut d, &[1, 2, 3]).await?, [10_000, 9_900, 10_100]);
+    server.stop().await
+}
+
+/// Omaha hi-lo $2/$4 (blinds $1/$2): seat 1 posts the small blind and folds, seats 2 and 3
+/// play a $5 pot to the showdown.
+async fn hi_lo_five_dollar_pot(server: &TestServer, tag: &'static str) -> anyhow::Result<Dealer> {
+    let three: Vec<(u32, i64)> = (1..=3).map(|s| (s, 10_000)).collect();
+    let mut d = preset_with(server, pb::GamePreset::OmahaHiLo, 200, 400, |_| {}, &three, tag).await?;
+    d.start(1, 3, &[1, 2, 3]).await?;
+    d.post(1, pb::PostKind::SmallBlind, 100).await?;
+    d.post(2, pb::PostKind::BigBlind, 200).await?;
+    d.act(3, pb::ActionKind::Call, 0).await?;
+    d.act(1, pb::ActionKind::Fold, 0).await?;
+    d.act(2, pb::ActionKind::Check, 0).await?;
+    check_down(&mut d, &[2, 3]).await?;
+    Ok(d)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_pot_5_high_low_halves_the_pot_with_the_odd_chip_to_the_high_half() -> anyhow::Result<()> {
+    let server = TestServer::start("ex-pot-5-hilo").await?;
+    let mut d = hi_lo_five_dollar_pot(&server, "hilo").await?;
+    // $5: the high hand (seat 2) $3 with the odd chip, the qualifying low (seat 3) $2.
+    showdown_hi_lo(&mut d, &[&[2], &[3]], &[&[3]]).await?;
+    assert_eq!(stacks(&mut d, &[1, 2, 3]).await?, [9_900, 10_100, 10_000]);
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_pot_5_with_no_qualifying_low_the_high_hand_takes_the_whole_pot() -> anyhow::Result<()> {
+    let server = TestServer::start("ex-pot-5-nolow").await?;
+    let mut d = hi_lo_five_dollar_pot(&server, "nolow").await?;
+    showdown_hi_lo(&mut d, &[&[2], &[3]], &[]).await?;
+    assert_eq!(stacks(&mut d, &[1, 2, 3]).await?, [9_900, 10_300, 9_800]);
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_post_1_a_big_blind_ante_is_posted_first_and_goes_whole_into_the_main_pot() -> anyhow::Result<()> {
+    let server = TestServer::start("ex-post-1-bba").await?;
+    let bba = |c: &mut pb::TableConfig| {
+        c.ante_cents = 200;
+        c.big_blind_ante = true;
+    };
+    let mut d = nlhe_with(&server, bba, &[(1, 10_000), (2, 10_000), (3, 300), (4, 10_000)], "bba").await?;
+    d.start(1, 4, &[1, 2, 3, 4]).await?;
+    assert_eq!(refused(d.post(1, pb::PostKind::Ante, 200).await).0, "POST_NOT_CONFIGURED", "only the big blind antes");
+    assert_eq!(refused_at(d.post(3, pb::PostKind::BigBlindAnte, 200).await, "expected_seat"), ("BLIND_OUT_OF_POSITION".into(), "R-POST-2".into(), Some(2)));
+    assert_eq!(refused(d.post(2, pb::PostKind::BigBlind, 200).await).0, "ANTE_BEFORE_BLIND", "the ante comes first");
+    assert_eq!(refused(d.post(2, pb::PostKind::BigBlindAnte, 800).await).0, "POST_WRONG_AMOUNT");
+    d.post(2, pb::PostKind::BigBlindAnte, 200).await?;
+    d.post(1, pb::PostKind::SmallBlind, 100).await?;
+    d.post(2, pb::PostKind::BigBlind, 200).await?;
+    d.act(3, pb::ActionKind::AllIn, 0).await?; // all in for $3
+    for seat in [4, 1, 2] {
+        d.act(seat, pb::ActionKind::Call, 0).await?;
+    }
+    d.next_round(None).await?;
+    d.act(1, pb::ActionKind::Fold, 0).await?;
+    d.act(2, pb::ActionKind::Bet, 1_000).await?;
+    d.act(4, pb::ActionKind::Call, 0).await?;
+    for _ in 0..2 {
+        d.next_round(None).await?;
+        d.act(2, pb::ActionKind::Check, 0).await?;
+        d.act(4, pb::ActionKind::Check, 0).await?;
+    }
+    d.showdown(&[&[3], &[2], &[4]], None).await?;
+    // The main pot: the whole $2 ante (not layered by the short stack) + 4 x $3 = $14.
+    let hand = d.client.table.get_hand(pb::GetHandRequest { property_id: String::new(), table_id: TABLE.into(), hand_no: Some(1) }).await?.into_inner();
+    assert_eq!((hand.pots[0].amount_cents, hand.pots[0].eligible_seats.clone()), (1_400, vec![2, 3, 4]));
+    assert_eq!(stacks(&mut d, &[3]).await?, [1_400]);
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_post_1_a_button_ante_comes_from_the_button_for_the_whole_table() -> anyhow::Result<()> {
+    let server = TestServer::start("ex-post-1-button").await?;
+    let button_ante = |c: &mut pb::TableConfig| {
+        c.ante_cents = 100;
+        c.button_ante = true;
+    };
+    let three: Vec<(u32, i64)> = (1..=3).map(|s| (s, 10_000)).collect();
+    let mut d = nlhe_with(&server, button_ante, &three, "buttonante").await?;
+    d.start(1, 3, &[1, 2, 3]).await?;
+    assert_eq!(refused_at(d.post(1, pb::PostKind::ButtonAnte, 300).await, "expected_seat"), ("ANTE_OUT_OF_POSITION".into(), "R-POST-1".into(), Some(3)));
+    d.post(3, pb::PostKind::ButtonAnte, 300).await?;
+    assert_eq!(stacks(&mut d, &[1, 2, 3]).await?, [10_000, 10_000, 9_700], "$1 for each of three, from the button");
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_post_7_each_player_pays_the_ante_before_the_blind() -> anyhow::Result<()> {
+    let server = TestServer::start("ex-post-7-ante-first").await?;
+    let three: Vec<(u32, i64)> = (1..=3).map(|s| (s, 10_000)).collect();
+    let mut d = nlhe_with(&server, |c| c.ante_cents = 100, &three, "antefirst").await?;
+    d.start(1, 3, &[1, 2, 3]).await?;
+    assert_eq!(refused(d.post(1, pb::PostKind::SmallBlind, 100).await), ("ANTE_BEFORE_BLIND".into(), "R-POST-7".into()));
+    d.post(1, pb::PostKind::Ante, 100).await?;
+    d.post(1, pb::PostKind::SmallBlind, 100).await?;
+    server.stop().await
+}
+
+fn top_up(d: &mut Dealer, seat: u32, amount_cents: i64) -> pb::TopUp {
+    pb::TopUp { header: d.id(), table_id: TABLE.into(), seat, amount_cents, source: pb::FundsSource::Cash as i32, supervisor_id: None, player_id: format!("P{seat}") }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_stake_1_nothing_is_added_to_a_stack_in_the_hand_but_a_folded_player_may_top_up() -> anyhow::Result<()> {
+    let server = TestServer::start("ex-stake-1").await?;
+    let three: Vec<(u32, i64)> = (1..=3).map(|s| (s, 10_000)).collect();
+    let mut d = nlhe_with(&server, |_| {}, &three, "stake1").await?;
+    d.start(1, 3, &[1, 2, 3]).await?;
+    d.post(1, pb::PostKind::SmallBlind, 100).await?;
+    d.post(2, pb::PostKind::BigBlind, 200).await?;
+    let request = top_up(&mut d, 3, 1_000);
+    assert_eq!(refused_at(d.client.table.top_up(request).await.map(tonic::Response::into_inner), "seat"), ("HAND_IN_PROGRESS".into(), "R-STAKE-1".into(), Some(3)));
+    // R-MARK-2: a table-stakes game takes no IOU.
+    let header = d.id();
+    let iou = pb::WriteIou { header, table_id: TABLE.into(), seat: 3, amount_cents: 500, lender_player_id: None, accepted_by: vec![1, 2], to_raise: false };
+    assert_eq!(refused(d.client.table.write_iou(iou).await.map(tonic::Response::into_inner)), ("IOU_NOT_ALLOWED".into(), "R-MARK-2".into()));
+    d.act(3, pb::ActionKind::Fold, 0).await?;
+    let request = top_up(&mut d, 3, 1_000);
+    d.client.table.top_up(request).await?;
+    assert_eq!(stacks(&mut d, &[3]).await?, [11_000], "a player who folded may top up");
+    server.stop().await
+}
+
+fn open_stakes(min_buy_in_cents: i64) -> impl FnOnce(&mut pb::TableConfig) {
+    move |c| {
+        c.open_stakes = Some(pb::OpenStakes { iou_auto_accept_below_cents: 100_000 });
+        with_buy_in(c, min_buy_in_cents, 100_000);
+        no_blinds(200)(c);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_mark_4_in_an_open_stakes_game_a_player_in_the_hand_may_buy_chips_with_cash() -> anyhow::Result<()> {
+    let server = TestServer::start("ex-mark-4").await?;
+    let mut d = nlhe_with(&server, open_stakes(100), &[(1, 10_000), (2, 10_000)], "mark4").await?;
+    d.start(1, 2, &[1, 2]).await?;
+    d.act(1, pb::ActionKind::Bet, 5_000).await?;
+    let request = top_up(&mut d, 2, 5_000);
+    d.client.table.top_up(request).await?;
+    d.act(2, pb::ActionKind::Raise, 15_000).await?;
+    assert_eq!(stacks(&mut d, &[2]).await?, [0]);
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_rebuy_3_a_short_all_in_winner_of_an_open_stakes_game_must_rebuy_in_full() -> anyhow::Result<()> {
+    let server = TestServer::start("ex-rebuy-3").await?;
+    let mut d = nlhe_with(&server, open_stakes(10_000), &[(1, 10_000), (2, 30_000), (3, 30_000)], "rebuy3").await?;
+    // Seat 1 loses $80 of its $100.
+    d.start(1, 3, &[1, 2, 3]).await?;
+    d.act(1, pb::ActionKind::Bet, 8_000).await?;
+    d.act(2, pb::ActionKind::Call, 0).await?;
+    d.act(3, pb::ActionKind::Fold, 0).await?;
+    check_down(&mut d, &[1, 2]).await?;
+    d.showdown(&[&[2], &[1]], None).await?;
+    d.end().await?;
+    // All in for its $20, it wins the $60 main pot: less than the $100 minimum buy-in.
+    d.start(2, 1, &[1, 2, 3]).await?;
+    d.act(2, pb::ActionKind::Bet, 2_000).await?;
+    d.act(3, pb::ActionKind::Call, 0).await?;
+    d.act(1, pb::ActionKind::AllIn, 0).await?;
+    check_down(&mut d, &[2, 3]).await?;
+    d.showdown(&[&[1], &[2, 3]], None).await?;
+    d.end().await?;
+    assert_eq!(stacks(&mut d, &[1]).await?, [6_000]);
+    let request = top_up(&mut d, 1, 1_000);
+    assert_eq!(refused_at(d.client.table.top_up(request).await.map(tonic::Response::into_inner), "min_buy_in_cents"), ("FULL_REBUY_REQUIRED".into(), "R-REBUY-3".into(), Some(10_000)));
+    let header = d.id();
+    let iou = pb::WriteIou { header, table_id: TABLE.into(), seat: 1, amount_cents: 500, lender_player_id: None, accepted_by: vec![], to_raise: false };
+    assert_eq!(refused(d.client.table.write_iou(iou).await.map(tonic::Response::into_inner)).0, "FULL_REBUY_REQUIRED", "nor borrow");
+    // Back to a full buy-in: $40 more.
+    let request = top_up(&mut d, 1, 4_000);
+    d.client.table.top_up(request).await?;
+    assert_eq!(stacks(&mut d, &[1]).await?, [10_000]);
+    server.stop().await
+}
