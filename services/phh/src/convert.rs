@@ -292,7 +292,10 @@ pub fn replay_config(hand: &HandHistory) -> Result<TableConfig, String> {
         if let Some(min_bet) = hand.min_bet_cents {
             config.min_bet_cents = min_bet;
         }
-        let straddles = blinds.posts.iter().any(|(_, kind, _)| *kind == PostKind::Straddle);
+        let straddle_posts = blinds.posts.iter().filter(|(_, kind, _)| *kind == PostKind::Straddle).count();
+        let straddles = straddle_posts > 0;
+        // A recorded hand had the re-straddles its room allowed.
+        config.max_restraddles = config.max_restraddles.max(u8::try_from(straddle_posts.saturating_sub(1)).unwrap_or(u8::MAX));
         config.straddle = match (straddles, blinds.button_straddle) {
             (false, _) => StraddlePolicy::None,
             (true, false) => StraddlePolicy::UnderTheGun,

@@ -234,9 +234,9 @@ fn raise_blocked(hand: &HandState, config: &TableConfig, p: &HandPlayer, stack_c
     if stack_cents <= owe {
         return Some(Rejection::new(BET_EXCEEDS_STACK, "the stack does not cover more than a call").with("stack_cents", stack_cents));
     }
-    if let BettingStructure::FixedLimit { max_raises, heads_up_uncapped, .. } = &config.betting {
-        let reached = hand.round.raises > *max_raises;
-        let heads_up = *heads_up_uncapped && hand.live_count() == 2 && !hand.round.capped;
+    if let Some((max_raises, heads_up_uncapped)) = config.betting.raise_cap() {
+        let reached = hand.round.raises > max_raises;
+        let heads_up = heads_up_uncapped && hand.live_count() == 2 && !hand.round.capped;
         if hand.round.capped || (reached && !heads_up) {
             return Some(Rejection::new(BETTING_CAPPED, "the round is capped").with("raises", hand.round.raises as Cents));
         }
@@ -280,7 +280,7 @@ fn sizing(hand: &HandState, config: &TableConfig, p: &HandPlayer) -> Sizing {
                 over_max: RAISE_ABOVE_HALF_POT,
             }
         }
-        BettingStructure::SpreadLimit { min_bet_cents, max_bet_cents, last_round_max_bet_cents } => {
+        BettingStructure::SpreadLimit { min_bet_cents, max_bet_cents, last_round_max_bet_cents, .. } => {
             let last = r.index + 1 >= config.betting_rounds;
             let max_inc = match (last, last_round_max_bet_cents) {
                 (true, Some(m)) => *m,
@@ -602,9 +602,9 @@ pub fn apply_action(hand: &mut HandState, config: &TableConfig, seat: Seat, kind
             r.full_level_cents = to_cents;
             r.full_raise_no += 1;
             r.raises = r.raises.saturating_add(1);
-            if let BettingStructure::FixedLimit { max_raises, .. } = &config.betting {
+            if let Some((max_raises, _)) = config.betting.raise_cap() {
                 let live = hand.players.iter().filter(|p| p.status != InHand::Folded).count();
-                if hand.round.raises > *max_raises && live > 2 {
+                if hand.round.raises > max_raises && live > 2 {
                     hand.round.capped = true;
                 }
             }

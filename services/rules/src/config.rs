@@ -32,9 +32,29 @@ pub enum BettingStructure {
     /// R-BET-6: small bet for rounds before `big_bet_from_round`, big bet after.
     FixedLimit { small_bet_cents: Cents, big_bet_cents: Cents, max_raises: u8, heads_up_uncapped: bool },
     /// R-BET-9: bet/raise sizes within `min..=max`; optionally a larger maximum on the last round.
-    SpreadLimit { min_bet_cents: Cents, max_bet_cents: Cents, last_round_max_bet_cents: Option<Cents> },
+    /// `max_raises` caps the bets and raises of a round like fixed limit (the seeds: "fixed limit
+    /// and spread limit games cap the number of raises"); 0 is no cap (tables recorded before).
+    SpreadLimit {
+        min_bet_cents: Cents,
+        max_bet_cents: Cents,
+        last_round_max_bet_cents: Option<Cents>,
+        #[serde(default)]
+        max_raises: u8,
+    },
     /// R-BET-10: no-limit (or pot-limit) play with a per-player cap on the hand total.
     CapLimit { pot_limit: bool, cap_cents: Cents },
+}
+
+impl BettingStructure {
+    /// R-BET-6, R-BET-9: the cap of a round's bets and raises, `(bet and raises allowed,
+    /// heads-up exception)`, for the structures that have one.
+    pub fn raise_cap(&self) -> Option<(u8, bool)> {
+        match self {
+            BettingStructure::FixedLimit { max_raises, heads_up_uncapped, .. } => Some((*max_raises, *heads_up_uncapped)),
+            BettingStructure::SpreadLimit { max_raises, .. } if *max_raises > 0 => Some((*max_raises, true)),
+            _ => None,
+        }
+    }
 }
 
 /// R-BET-11: which all-in raises reopen the betting.
@@ -289,6 +309,10 @@ pub struct TableConfig {
     /// R-POST-4: a sleeper blind may be posted (from a seat other than under the gun).
     #[serde(default)]
     pub sleeper_allowed: bool,
+    /// R-POST-4, the seeds: the player left of a straddler may re-straddle (twice the last);
+    /// "most card rooms allow no more than one re-straddle". At most 8.
+    #[serde(default = "TableConfig::seeds_max_restraddles")]
+    pub max_restraddles: u8,
     /// R-POT-5: who receives the odd chip of a split.
     #[serde(default)]
     pub odd_chip: OddChipRule,
@@ -296,6 +320,11 @@ pub struct TableConfig {
     /// which then acts last (short-deck ante games); by default the seat left of the button.
     #[serde(default)]
     pub button_blind: bool,
+    /// R-POST-2, the seeds' three-blind structure: "the first blind goes on the button", the
+    /// second and third to its left. By default (RULES.md) the small blind is left of the button
+    /// and the third blind left of the big blind.
+    #[serde(default)]
+    pub first_blind_on_button: bool,
 }
 
 impl TableConfig {
@@ -345,7 +374,14 @@ impl TableConfig {
             sleeper_allowed: false,
             odd_chip: OddChipRule::ClockwiseFromButton,
             button_blind: false,
+            first_blind_on_button: false,
+            max_restraddles: TableConfig::seeds_max_restraddles(),
         }
+    }
+
+    /// The seeds' limit: one re-straddle after the straddle.
+    pub const fn seeds_max_restraddles() -> u8 {
+        1
     }
 
     /// No-limit hold'em, e.g. `no_limit_holdem(100, 200)` for $1/$2 (buy-in $40..$200).
@@ -415,7 +451,8 @@ impl TableConfig {
         last_round_max_bet_cents: Option<Cents>,
     ) -> TableConfig {
         let key = format!("SPREAD {min_bet_cents}-{max_bet_cents}");
-        let betting = BettingStructure::SpreadLimit { min_bet_cents, max_bet_cents, last_round_max_bet_cents };
+        // The seeds' cap: a bet and three raises, as in fixed limit.
+        let betting = BettingStructure::SpreadLimit { min_bet_cents, max_bet_cents, last_round_max_bet_cents, max_raises: 3 };
         let mut c = TableConfig::base(&key, betting, small_blind_cents, big_blind_cents);
         c.min_bet_cents = min_bet_cents;
         c.incomplete_raise_rule = IncompleteRaiseRule::HalfBet;
@@ -534,7 +571,7 @@ impl TableConfig {
                 amounts.push(("small_bet_cents", *small_bet_cents, CHIPS));
                 amounts.push(("big_bet_cents", *big_bet_cents, CHIPS));
             }
-            BettingStructure::SpreadLimit { min_bet_cents, max_bet_cents, last_round_max_bet_cents } => {
+            BettingStructure::SpreadLimit { min_bet_cents, max_bet_cents, last_round_max_bet_cents, .. } => {
                 amounts.push(("spread_min_bet_cents", *min_bet_cents, CHIPS));
                 amounts.push(("spread_max_bet_cents", *max_bet_cents, CHIPS));
                 if let Some(last) = last_round_max_bet_cents {
@@ -602,14 +639,17 @@ impl TableConfig {
         if self.blinds_cents.len() > 3 {
             return bad("at most three blinds");
         }
+        if self.max_restraddles > 8 {
+            return bad("at most 8 re-straddles");
+        }
         match &self.betting {
             BettingStructure::FixedLimit { small_bet_cents, big_bet_cents, max_raises, .. }
                 if (*small_bet_cents <= 0 || *big_bet_cents < *small_bet_cents || !(1..=10).contains(max_raises)) => {
                     return bad("fixed limit needs 0 < small bet <= big bet and 1..=10 raises");
                 }
-            BettingStructure::SpreadLimit { min_bet_cents, max_bet_cents, .. }
-                if (*min_bet_cents <= 0 || *max_bet_cents < *min_bet_cents) => {
-                    return bad("spread limit needs 0 < min <= max");
+            BettingStructure::SpreadLimit { min_bet_cents, max_bet_cents, max_raises, .. }
+                if (*min_bet_cents <= 0 || *max_bet_cents < *min_bet_cents || *max_raises > 10) => {
+                    return bad("spread limit needs 0 < min <= max and at most 10 raises (0: no cap)");
                 }
             BettingStructure::CapLimit { cap_cents, .. }
                 if *cap_cents <= 0 => {

@@ -14,8 +14,9 @@ use crate::table::{TableEvent, TableState};
 pub const IOU_NOT_ALLOWED: Reason = Reason::new("IOU_NOT_ALLOWED", "R-MARK-2");
 pub const IOU_NOT_ACCEPTED: Reason = Reason::new("IOU_NOT_ACCEPTED", "R-MARK-3");
 pub const IOU_OUTSTANDING: Reason = Reason::new("IOU_OUTSTANDING", "R-MARK-3");
+pub const IOU_LENDER_IN_POT: Reason = Reason::new("IOU_LENDER_IN_POT", "R-MARK-3");
 
-pub const REASONS: &[Reason] = &[IOU_NOT_ALLOWED, IOU_NOT_ACCEPTED, IOU_OUTSTANDING];
+pub const REASONS: &[Reason] = &[IOU_NOT_ALLOWED, IOU_NOT_ACCEPTED, IOU_OUTSTANDING, IOU_LENDER_IN_POT];
 
 pub fn decide_iou(
     table: &TableState,
@@ -40,7 +41,20 @@ pub fn decide_iou(
             && p.status != InHand::Active {
                 return Err(Rejection::new(IOU_NOT_ALLOWED, "only an active player borrows during a hand"));
             }
-        if amount_cents >= *iou_auto_accept_below_cents {
+        if let Some(lender) = lender {
+            // R-MARK-3 (seeds: "borrow ... from a player not involved in the pot ... which the
+            // players in the pot are then compelled to accept"): the lender is nobody still in
+            // the pot, and the marker needs no acceptance.
+            let in_pot = hand
+                .players
+                .iter()
+                .filter(|p| p.status != InHand::Folded)
+                .find(|p| table.seat(p.seat).is_some_and(|held| &held.player_id == lender));
+            if let Some(p) = in_pot {
+                return Err(Rejection::new(IOU_LENDER_IN_POT, "the lender of an IOU is a player not in the pot")
+                    .with("lender_seat", p.seat as Cents));
+            }
+        } else if amount_cents >= *iou_auto_accept_below_cents {
             // Every other player still active in the pot must accept.
             let missing: Vec<Seat> = hand
                 .players

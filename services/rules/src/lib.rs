@@ -115,7 +115,8 @@
 //!   with a per-thread counting allocator.
 //!
 //! - Games of issue 14 (all additive, serde defaults): `TableConfig::{game, big_blind_ante,
-//!   antes_to_main_pot, straddle_raise, sleeper_allowed, odd_chip, button_blind}`;
+//!   antes_to_main_pot, straddle_raise, sleeper_allowed, odd_chip, button_blind,
+//!   first_blind_on_button}`, `BettingStructure::SpreadLimit::max_raises` (the seeds' spread cap);
 //!   `FeePolicy::Reported{cap_cents}` (R-RAKE-1: the dealer reports the rake at settlement).
 //!   Posts `BigBlindAnte` (the table's ante by the big blind, first, whole into the main pot:
 //!   `HandPlayer::dead_main_cents`) and `Sleeper` (R-POST-4: raises the amount to call, no

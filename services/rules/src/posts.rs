@@ -14,6 +14,7 @@ pub const DUPLICATE_POST: Reason = Reason::new("DUPLICATE_POST", "R-POST-2");
 pub const POST_NOT_CONFIGURED: Reason = Reason::new("POST_NOT_CONFIGURED", "R-POST-2");
 pub const POST_WRONG_AMOUNT: Reason = Reason::new("POST_WRONG_AMOUNT", "R-POST-7");
 pub const STRADDLE_OUT_OF_POSITION: Reason = Reason::new("STRADDLE_OUT_OF_POSITION", "R-POST-4");
+pub const RESTRADDLE_LIMIT: Reason = Reason::new("RESTRADDLE_LIMIT", "R-POST-4");
 pub const ENTRY_POST_REQUIRED: Reason = Reason::new("ENTRY_POST_REQUIRED", "R-POST-3");
 pub const MISSED_BLINDS_REQUIRED: Reason = Reason::new("MISSED_BLINDS_REQUIRED", "R-POST-3");
 pub const SEAT_SITTING_OUT: Reason = Reason::new("SEAT_SITTING_OUT", "R-POST-3");
@@ -33,6 +34,7 @@ pub const REASONS: &[Reason] = &[
     POST_NOT_CONFIGURED,
     POST_WRONG_AMOUNT,
     STRADDLE_OUT_OF_POSITION,
+    RESTRADDLE_LIMIT,
     ENTRY_POST_REQUIRED,
     MISSED_BLINDS_REQUIRED,
     SEAT_SITTING_OUT,
@@ -114,7 +116,8 @@ pub fn blind_positions(config: &TableConfig, previous_big: Option<Seat>, button_
             (small, Some(prev), big)
         }
         (_, None) => {
-            let small = after(button_seat, 0);
+            let three_from_button = config.first_blind_on_button && config.blinds_cents.len() >= 3 && dealt.contains(&button_seat);
+            let small = if three_from_button { button_seat } else { after(button_seat, 0) };
             (Some(small), Some(small), after(small, 0))
         }
     };
@@ -262,6 +265,13 @@ fn check_position(hand: &HandState, config: &TableConfig, seat: Seat, kind: Post
             out(ANTE_OUT_OF_POSITION, Some(hand.button_seat), "the button posts the button ante")
         }
         PostKind::Straddle => {
+            let straddles = hand.players.iter().filter(|p| p.posted_mask & PostKind::Straddle.bit() != 0).count();
+            if straddles > usize::from(config.max_restraddles) {
+                return Err(Rejection::new(RESTRADDLE_LIMIT, "no more re-straddles than the table allows")
+                    .with("seat", seat as Cents)
+                    .with("straddles", straddles as Cents)
+                    .with("max_restraddles", Cents::from(config.max_restraddles)));
+            }
             let utg = hand.next_to_act_after(hand.round.anchor_seat);
             let button_ok = config.straddle == StraddlePolicy::UnderTheGunOrButton && seat == hand.button_seat;
             if utg != Some(seat) && !button_ok {
@@ -377,23 +387,20 @@ pub fn apply_post(
         r.bet_to_cents = r.bet_to_cents.max(level);
     }
     match kind {
-        PostKind::BigBlind => {
-            // A big blind smaller than the limit bet is an incomplete bet: the next player may
-            // call it or complete to the full bet, which counts as the bet (seeds: $1/$2
-            // blinds, $5 bet).
+        PostKind::BigBlind | PostKind::ThirdBlind => {
+            // A blind smaller than the limit bet is an incomplete bet: the next player may call
+            // it or complete to the full bet, which counts as the bet (seeds: $1/$2 blinds, $5
+            // bet; three blinds of a quarter, a quarter and half a bet).
             let incomplete = crate::betting::fixed_increment_cents(hand, config).is_some_and(|bet| level < bet);
             let r = &mut hand.round;
             if !incomplete {
                 r.full_level_cents = r.full_level_cents.max(level);
                 r.raises = r.raises.max(1);
+                if kind == PostKind::ThirdBlind {
+                    // R-POST-2: the third blind is the largest; the next raise is measured from it.
+                    r.min_raise_cents = r.min_raise_cents.max(level);
+                }
             }
-            r.anchor_seat = seat;
-        }
-        PostKind::ThirdBlind => {
-            // R-POST-2: the third blind is the largest; the next raise is measured from it.
-            r.full_level_cents = r.full_level_cents.max(level);
-            r.min_raise_cents = r.min_raise_cents.max(level);
-            r.raises = r.raises.max(1);
             r.anchor_seat = seat;
         }
         PostKind::Straddle | PostKind::Sleeper => {

@@ -439,6 +439,7 @@ pub fn table_config_from_wire(errors: &mut FieldErrors, wire: &pb::TableConfig) 
             min_bet_cents: spread.min_bet_cents,
             max_bet_cents: spread.max_bet_cents,
             last_round_max_bet_cents: spread.last_round_max_bet_cents,
+            max_raises: small_u8(errors, "config.betting.spread_limit.max_raises", spread.max_raises)?,
         },
         Some(Betting::CapLimit(cap)) => {
             rules::BettingStructure::CapLimit { pot_limit: cap.pot_limit, cap_cents: cap.cap_cents }
@@ -583,6 +584,11 @@ pub fn table_config_from_wire(errors: &mut FieldErrors, wire: &pb::TableConfig) 
         sleeper_allowed: wire.sleeper_allowed,
         odd_chip: odd_chip?,
         button_blind: wire.button_blind,
+        first_blind_on_button: wire.first_blind_on_button,
+        max_restraddles: match wire.max_restraddles {
+            Some(max) => small_u8(errors, "config.max_restraddles", max)?,
+            None => rules::TableConfig::seeds_max_restraddles(),
+        },
     })
 }
 
@@ -601,11 +607,12 @@ pub fn table_config_to_wire(config: &rules::TableConfig) -> pb::TableConfig {
                 heads_up_uncapped: *heads_up_uncapped,
             })
         }
-        rules::BettingStructure::SpreadLimit { min_bet_cents, max_bet_cents, last_round_max_bet_cents } => {
+        rules::BettingStructure::SpreadLimit { min_bet_cents, max_bet_cents, last_round_max_bet_cents, max_raises } => {
             Betting::SpreadLimit(pb::SpreadLimit {
                 min_bet_cents: *min_bet_cents,
                 max_bet_cents: *max_bet_cents,
                 last_round_max_bet_cents: *last_round_max_bet_cents,
+                max_raises: u32::from(*max_raises),
             })
         }
         rules::BettingStructure::CapLimit { pot_limit, cap_cents } => {
@@ -704,6 +711,8 @@ pub fn table_config_to_wire(config: &rules::TableConfig) -> pb::TableConfig {
         sleeper_allowed: config.sleeper_allowed,
         odd_chip: odd_chip_to_wire(config.odd_chip) as i32,
         button_blind: config.button_blind,
+        first_blind_on_button: config.first_blind_on_button,
+        max_restraddles: Some(u32::from(config.max_restraddles)),
     }
 }
 

@@ -99,6 +99,22 @@ async fn overflowing_counts_and_amounts_are_refused_by_rule_and_move_nothing() -
     let bad_request = status.get_error_details().bad_request().cloned().expect("a BadRequest");
     assert!(!bad_request.field_violations.is_empty(), "{bad_request:?}");
 
+    // The wrap of the report: rows of 2^63 - 1 chips twice plus the true count plus two, which
+    // a wrapping sum would have taken for the true count and two.
+    let view = table_view(&mut auditor, TABLE).await?;
+    let true_ones = view.tray.iter().find(|c| c.denomination_cents == 100).map_or(0, |c| c.count);
+    let wrapping = pb::CloseShift {
+        header: header("close-wrap"),
+        table_id: TABLE.into(),
+        counted_tray: vec![chips(100, i64::MAX), chips(100, i64::MAX), chips(100, true_ones + 2)],
+        counted_drop_cents: 10_000,
+        signer_1: principal::FLOOR.0.into(),
+        signer_2: principal::CAGE.0.into(),
+    };
+    let wrapping = approved(wrapping, &mut [&mut cage]).await?;
+    let status = floor.table.close_shift(wrapping).await.expect_err("a wrapping count");
+    assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+
     // Nothing moved, the service still serves and judges, and the log verifies.
     assert_eq!(books(&mut auditor).await?, before);
     dealer.table.tip(pb::Tip { header: header("tip-ok"), table_id: TABLE.into(), seat: 1, amount_cents: 100 }).await?;

@@ -275,19 +275,20 @@ async fn r_bet_8_half_pot_limit_a_raise_is_at_most_half_the_pot_after_the_call()
     server.stop().await
 }
 
+/// "$1-$5" spread limit with no blinds and the seeds' cap of a bet and three raises;
+/// `last_round_max_bet_cents` for "$10 on the end".
+fn spread_1_to_5(last_round_max_bet_cents: Option<i64>) -> impl FnOnce(&mut pb::TableConfig) {
+    move |c| {
+        let spread = pb::SpreadLimit { min_bet_cents: 100, max_bet_cents: 500, last_round_max_bet_cents, max_raises: 3 };
+        c.betting = Some(pb::BettingStructure { kind: Some(pb::betting_structure::Kind::SpreadLimit(spread)) });
+        no_blinds(100)(c);
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn r_bet_9_spread_limit_one_to_five_and_ten_on_the_end() -> anyhow::Result<()> {
     let server = TestServer::start("ex-bet-9").await?;
-    let spread = |c: &mut pb::TableConfig| {
-        c.betting = Some(pb::BettingStructure {
-            kind: Some(pb::betting_structure::Kind::SpreadLimit(pb::SpreadLimit {
-                min_bet_cents: 100,
-                max_bet_cents: 500,
-                last_round_max_bet_cents: Some(1_000),
-            })),
-        });
-        no_blinds(100)(c);
-    };
+    let spread = spread_1_to_5(Some(1_000));
     let mut d = preset_with(&server, pb::GamePreset::NoLimitHoldem, 100, 200, spread, &[(1, 50_000), (2, 50_000)], "bet9").await?;
     d.start(1, 2, &[1, 2]).await?;
     // "$1-$5": a $6 bet is outside the spread.
@@ -958,5 +959,155 @@ async fn r_rebuy_3_a_short_all_in_winner_of_an_open_stakes_game_must_rebuy_in_fu
     let request = top_up(&mut d, 1, 4_000);
     d.client.table.top_up(request).await?;
     assert_eq!(stacks(&mut d, &[1]).await?, [10_000]);
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_post_2_seeds_three_blinds_first_on_the_button_and_half_a_bet_is_called_or_completed() -> anyhow::Result<()> {
+    // Kazakh seed: "three blinds (usually one quarter, one quarter, and half a normal bet) ...
+    // the first blind goes on the button" (the table option `first_blind_on_button`).
+    let server = TestServer::start("ex-three-blinds").await?;
+    let five: Vec<(u32, i64)> = (1..=5).map(|s| (s, 10_000)).collect();
+    let three = |c: &mut pb::TableConfig| {
+        c.blinds_cents = vec![100, 100, 200];
+        c.first_blind_on_button = true;
+    };
+    let mut d = preset_with(&server, pb::GamePreset::FixedLimitHoldem, 400, 800, three, &five, "three").await?;
+    d.start(1, 5, &[1, 2, 3, 4, 5]).await?;
+    assert_eq!(refused(d.post(1, pb::PostKind::SmallBlind, 100).await), ("BLIND_OUT_OF_POSITION".into(), "R-POST-2".into()));
+    d.post(5, pb::PostKind::SmallBlind, 100).await?;
+    d.post(1, pb::PostKind::BigBlind, 100).await?;
+    d.post(2, pb::PostKind::ThirdBlind, 200).await?;
+    let legal = d.legal().await?;
+    assert_eq!((legal.seat, legal.call_cents, range(&legal)), (3, 200, (pb::ActionKind::Complete, 400, 400)), "{legal:?}");
+    d.act(3, pb::ActionKind::Complete, 0).await?;
+    assert_eq!(range(&d.legal().await?), (pb::ActionKind::Raise, 800, 800), "the completion is the bet");
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_bet_9_seeds_spread_limit_five_raised_to_ten_fifteen_twenty_is_capped() -> anyhow::Result<()> {
+    let server = TestServer::start("ex-spread-cap").await?;
+    let spread = spread_1_to_5(None);
+    let four: Vec<(u32, i64)> = (1..=4).map(|s| (s, 20_000)).collect();
+    let mut d = preset_with(&server, pb::GamePreset::NoLimitHoldem, 100, 200, spread, &four, "spreadcap").await?;
+    d.start(1, 4, &[1, 2, 3, 4]).await?;
+    d.act(1, pb::ActionKind::Bet, 500).await?;
+    for (seat, to) in [(2, 1_000), (3, 1_500), (4, 2_000)] {
+        d.act(seat, pb::ActionKind::Raise, to).await?;
+    }
+    let legal = d.legal().await?;
+    assert_eq!((legal.seat, legal.call_cents, legal.raise.is_none()), (1, 1_500, true), "{legal:?}");
+    assert_eq!(refused(d.act(1, pb::ActionKind::Raise, 2_500).await), ("BETTING_CAPPED".into(), "R-BET-6".into()));
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_mark_3_seeds_a_marker_from_a_player_not_in_the_pot_stands_without_acceptance() -> anyhow::Result<()> {
+    let server = TestServer::start("ex-lender").await?;
+    let open = |c: &mut pb::TableConfig| {
+        c.open_stakes = Some(pb::OpenStakes { iou_auto_accept_below_cents: 1_000 });
+        no_blinds(200)(c);
+    };
+    let mut d = nlhe_with(&server, open, &[(1, 30_000), (2, 2_000), (3, 30_000), (4, 30_000)], "lender").await?;
+    d.start(1, 3, &[1, 2, 3]).await?;
+    d.act(1, pb::ActionKind::Bet, 5_000).await?;
+    let iou = |d: &mut Dealer, lender: Option<&str>| pb::WriteIou {
+        header: d.id(),
+        table_id: TABLE.into(),
+        seat: 2,
+        amount_cents: 10_000,
+        lender_player_id: lender.map(str::to_string),
+        accepted_by: vec![],
+        to_raise: false,
+    };
+    let unaccepted = iou(&mut d, None);
+    assert_eq!(refused(d.client.table.write_iou(unaccepted).await).0, "IOU_NOT_ACCEPTED");
+    let in_pot = iou(&mut d, Some("P3"));
+    assert_eq!(refused_at(d.client.table.write_iou(in_pot).await.map(tonic::Response::into_inner), "lender_seat"), ("IOU_LENDER_IN_POT".into(), "R-MARK-3".into(), Some(3)));
+    // P4, seated but not dealt in, lends: the players in the pot are compelled to accept.
+    let outside = iou(&mut d, Some("P4"));
+    d.client.table.write_iou(outside).await?;
+    assert_eq!(stacks(&mut d, &[2]).await?, [12_000]);
+    d.act(2, pb::ActionKind::Call, 0).await?;
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_bet_11_seeds_half_bet_rule_an_all_in_of_half_a_raise_reopens_for_the_opener_main_90_side_40() -> anyhow::Result<()> {
+    let server = TestServer::start("ex-half-reopen").await?;
+    let (a, b, c) = (1, 2, 3);
+    let mut d = limit_20(&server, &[(a, 30_000), (b, 3_000), (c, 30_000)], "halfreopen").await?;
+    d.start(1, c, &[a, b, c]).await?;
+    // A bets $20, B all in to $30 (half a raise or more: a full raise), C calls.
+    d.act(a, pb::ActionKind::Bet, 2_000).await?;
+    d.act(b, pb::ActionKind::AllIn, 0).await?;
+    d.act(c, pb::ActionKind::Call, 0).await?;
+    let legal = d.legal().await?;
+    assert_eq!((legal.seat, legal.call_cents, range(&legal)), (a, 1_000, (pb::ActionKind::Raise, 5_000, 5_000)), "{legal:?}");
+    d.act(a, pb::ActionKind::Raise, 5_000).await?;
+    d.act(c, pb::ActionKind::Call, 0).await?;
+    check_down(&mut d, &[a, c]).await?;
+    d.showdown(&[&[b], &[a], &[c]], None).await?;
+    let hand = d.client.table.get_hand(pb::GetHandRequest { property_id: String::new(), table_id: TABLE.into(), hand_no: Some(1) }).await?.into_inner();
+    let pots: Vec<(i64, Vec<u32>)> = hand.pots.iter().map(|p| (p.amount_cents, p.eligible_seats.clone())).collect();
+    assert_eq!(pots, [(9_000, vec![a, b, c]), (4_000, vec![a, c])]);
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_bet_14_seeds_declared_and_undeclared_chips_put_out() -> anyhow::Result<()> {
+    let server = TestServer::start("ex-declared").await?;
+    let mut d = nlhe_with(&server, no_blinds(500), &[(1, 20_000), (2, 20_000)], "declared").await?;
+    let put_out = |d: &mut Dealer, seat: u32, chips: Vec<pb::ChipCount>, declared: Option<(pb::ActionKind, i64)>| pb::PutOutChips {
+        header: d.id(),
+        table_id: TABLE.into(),
+        seat,
+        chips,
+        declared_kind: declared.map(|(kind, _)| kind as i32),
+        declared_to_cents: declared.map_or(0, |(_, to)| to),
+    };
+    // Two $25 chips with "bet $35": the bet is $35 and $15 comes back.
+    d.start(1, 2, &[1, 2]).await?;
+    let request = put_out(&mut d, 1, vec![chips(2_500, 2)], Some((pb::ActionKind::Bet, 3_500)));
+    d.client.table.put_out_chips(request).await?;
+    let legal = d.legal().await?;
+    assert_eq!((legal.seat, legal.call_cents), (2, 3_500));
+    assert_eq!(stacks(&mut d, &[1]).await?, [20_000 - 3_500]);
+    d.fold_round().await?;
+    d.end().await?;
+    // Alice bets $5; Dianne puts out $20 saying "raise to $15": $5 back, the next raise to $25.
+    d.start(2, 2, &[1, 2]).await?;
+    d.act(1, pb::ActionKind::Bet, 500).await?;
+    let request = put_out(&mut d, 2, vec![chips(500, 4)], Some((pb::ActionKind::Raise, 1_500)));
+    d.client.table.put_out_chips(request).await?;
+    let legal = d.legal().await?;
+    assert_eq!((legal.seat, legal.call_cents, range(&legal).1), (1, 1_000, 2_500), "{legal:?}");
+    d.fold_round().await?;
+    d.end().await?;
+    // Four $5 chips without a word facing $5: a raise to $20.
+    d.start(3, 2, &[1, 2]).await?;
+    d.act(1, pb::ActionKind::Bet, 500).await?;
+    let request = put_out(&mut d, 2, vec![chips(500, 4)], None);
+    d.client.table.put_out_chips(request).await?;
+    let legal = d.legal().await?;
+    assert_eq!((legal.seat, legal.bet_to_cents, legal.call_cents), (1, 2_000, 1_500), "{legal:?}");
+    server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_post_4_seeds_no_more_than_one_re_straddle_by_default() -> anyhow::Result<()> {
+    // Kazakh seed: the player left of the straddler may re-straddle, twice the straddle; "most
+    // card rooms allow no more than one re-straddle" (`max_restraddles`, absent: 1).
+    let server = TestServer::start("ex-restraddle").await?;
+    let mut d = seeds_table(&server, |c| c.straddle = pb::StraddlePolicy::UnderTheGun as i32, "restraddle").await?;
+    let config = table_view(&mut d.client, TABLE).await?.config.expect("configuration");
+    assert_eq!(config.max_restraddles, Some(1));
+    d.post(CAROL, pb::PostKind::Straddle, 400).await?;
+    assert_eq!(refused(d.post(ELLEN, pb::PostKind::Straddle, 800).await).0, "STRADDLE_OUT_OF_POSITION");
+    d.post(JOAN, pb::PostKind::Straddle, 800).await?;
+    assert_eq!(refused_at(d.post(ELLEN, pb::PostKind::Straddle, 1_600).await, "max_restraddles"), ("RESTRADDLE_LIMIT".into(), "R-POST-4".into(), Some(1)));
+    let legal = d.legal().await?;
+    assert_eq!((legal.seat, legal.call_cents, range(&legal).1), (ELLEN, 800, 1_600), "{legal:?}");
     server.stop().await
 }

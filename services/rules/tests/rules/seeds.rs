@@ -323,3 +323,146 @@ fn r_mark_3_legal_actions_offer_no_call_the_borrower_may_not_make() {
     assert!(l.can_fold);
     g.ok(2, Action::Fold);
 }
+
+/// Fixed limit $4/$8 with the seeds' three blinds: a quarter, a quarter and half a bet.
+fn three_blinds(first_on_button: bool) -> Game {
+    let mut c = TableConfig::fixed_limit_holdem(d(4), d(8), 3);
+    c.blinds_cents = vec![d(1), d(1), d(2)];
+    c.first_blind_on_button = first_on_button;
+    Game::new(example_config(c), &(1..=5).map(|s| (s, d(100))).collect::<Vec<_>>())
+}
+
+#[test]
+fn r_post_2_seeds_three_blinds_the_first_on_the_button_and_the_next_player_calls_or_completes() {
+    // Kazakh seed (English original): "a structure with three blinds (usually one quarter, one
+    // quarter, and half a normal bet) ... the first blind goes on the button"; a player facing
+    // a blind smaller than a full bet may call it or complete. RULES.md places the small blind
+    // left of the button; the seeds' placement is the table option `first_blind_on_button`.
+    let mut g = three_blinds(true);
+    g.start(1, 5, &[1, 2, 3, 4, 5]);
+    rejected(g.post(1, PostKind::SmallBlind, d(1)), "BLIND_OUT_OF_POSITION");
+    g.post(5, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(1, PostKind::BigBlind, d(1)).unwrap();
+    g.post(2, PostKind::ThirdBlind, d(2)).unwrap();
+    let l = g.legal();
+    assert_eq!((l.seat, l.call_cents), (3, d(2)));
+    let complete = l.raise.unwrap();
+    assert_eq!((complete.kind, complete.min_to_cents, complete.max_to_cents), (ActionKind::Complete, d(4), d(4)), "half a bet is completed, not raised");
+    g.ok(3, Action::Complete);
+    assert_eq!(g.legal().raise.unwrap().min_to_cents, d(8), "the completion is the bet; the next raise is to $8");
+    assert_eq!(g.hand().round.raises, 1);
+}
+
+#[test]
+fn r_post_2_three_blinds_by_default_left_of_the_button_and_half_a_bet_is_completed() {
+    let mut g = three_blinds(false);
+    g.start(1, 5, &[1, 2, 3, 4, 5]);
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(1)).unwrap();
+    g.post(3, PostKind::ThirdBlind, d(2)).unwrap();
+    let l = g.legal();
+    let complete = l.raise.unwrap();
+    assert_eq!((l.seat, l.call_cents, complete.kind, complete.min_to_cents), (4, d(2), ActionKind::Complete, d(4)));
+}
+
+#[test]
+fn r_bet_9_seeds_spread_limit_caps_a_bet_and_three_raises() {
+    // Kazakh seed: "fixed limit and spread limit games ... cap the number of raises: $5, raise
+    // to $10, $15, $20: capped." RULES.md names the cap for fixed limit only; spread limit
+    // tables cap at a bet and three raises by default (`max_raises`, 0 for no cap).
+    let mut c = TableConfig::spread_limit_holdem(d(1), d(1), d(1), d(5), None);
+    c.blinds_cents = Vec::new();
+    let seats: Vec<(Seat, Cents)> = (1..=4).map(|s| (s, d(500))).collect();
+    let mut g = Game::new(example_config(c.clone()), &seats);
+    g.start(1, 4, &[1, 2, 3, 4]);
+    g.ok(1, bet(5));
+    g.ok(2, raise(10));
+    g.ok(3, raise(15));
+    g.ok(4, raise(20));
+    let l = g.legal();
+    assert_eq!((l.seat, l.call_cents, l.raise), (1, d(15), None), "capped: call or fold");
+    let r = rejected(g.act(1, raise(25)), "BETTING_CAPPED");
+    assert_eq!(r.number("raises"), Some(4));
+    // Without the cap the raise goes on.
+    if let BettingStructure::SpreadLimit { max_raises, .. } = &mut c.betting {
+        *max_raises = 0;
+    }
+    let mut g = Game::new(example_config(c), &seats);
+    g.start(1, 4, &[1, 2, 3, 4]);
+    for (seat, to) in [(1, 5), (2, 10), (3, 15), (4, 20)] {
+        g.ok(seat, if to == 5 { bet(to) } else { raise(to) });
+    }
+    g.ok(1, raise(25));
+}
+
+#[test]
+fn r_mark_3_seeds_a_marker_from_a_lender_outside_the_pot_needs_no_acceptance() {
+    // Kazakh seed (English original): "borrow money or chips from a player not involved in the
+    // pot ... which the players in the pot are then compelled to accept".
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.stakes = StakesMode::OpenStakes { iou_auto_accept_below_cents: d(10) };
+    c.blinds_cents = Vec::new();
+    let mut g = Game::new(c, &[(1, d(300)), (2, d(20)), (3, d(300)), (4, d(300))]);
+    g.start(1, 3, &[1, 2, 3]);
+    g.ok(1, bet(50));
+    let iou = |lender: Option<&str>| TableOp::WriteIou { seat: 2, amount_cents: d(100), lender: lender.map(pid), accepted_by: vec![], to_raise: false };
+    rejected(g.table(iou(None)), "IOU_NOT_ACCEPTED");
+    let r = rejected(g.table(iou(Some("P3"))), "IOU_LENDER_IN_POT");
+    assert_eq!(r.number("lender_seat"), Some(3));
+    rejected(g.table(iou(Some("P2"))), "IOU_LENDER_IN_POT");
+    g.table(iou(Some("P4"))).unwrap();
+    assert_eq!(g.stack(2), d(120), "P4 is not in the pot: the marker stands without acceptance");
+    g.ok(2, Action::Call);
+}
+
+#[test]
+fn r_bet_11_seeds_half_bet_rule_an_all_in_of_half_a_raise_reopens_the_betting_for_the_opener() {
+    // Kazakh seed: under the half bet rule an all-in raise of at least half a raise counts as a
+    // full raise. $20 round: A bets $20, B all in to $30, C calls; A may call $10 or raise to $50.
+    let mut c = TableConfig::fixed_limit_holdem(d(20), d(40), 3);
+    c.blinds_cents = Vec::new();
+    c.min_bet_cents = d(20);
+    c.incomplete_raise_rule = IncompleteRaiseRule::HalfBet;
+    let mut g = Game::new(example_config(c), &[(1, d(1000)), (2, d(30)), (3, d(1000))]);
+    g.start(1, 3, &[1, 2, 3]);
+    g.ok(1, bet(20));
+    g.ok(2, Action::AllIn);
+    g.ok(3, Action::Call);
+    let l = g.legal();
+    let r = l.raise.unwrap();
+    assert_eq!((l.seat, l.call_cents, r.kind, r.min_to_cents, r.max_to_cents), (1, d(10), ActionKind::Raise, d(50), d(50)));
+    g.ok(1, raise(50));
+    g.ok(3, Action::Call);
+    g.check_down(&[1, 3]);
+    let pots = g.showdown(vec![vec![2], vec![1], vec![3]]);
+    let shape: Vec<(Cents, Vec<Seat>)> = pots.iter().map(|p| (p.amount_cents, p.eligible.clone())).collect();
+    assert_eq!(shape, [(d(90), vec![1, 2, 3]), (d(40), vec![1, 3])], "main $90, side $40");
+}
+
+#[test]
+fn r_post_4_seeds_one_re_straddle_from_the_left_of_the_straddler_twice_the_straddle() {
+    // Kazakh seed: "the player to the left of the straddler may re-straddle ... each re-straddle
+    // double the previous ... most card rooms allow no more than one re-straddle." The default
+    // is one (`max_restraddles`); a room may allow more.
+    let mut g = seeds_table(StraddlePolicy::UnderTheGun, false);
+    g.post(CAROL, PostKind::Straddle, d(4)).unwrap();
+    rejected(g.post(ELLEN, PostKind::Straddle, d(8)), "STRADDLE_OUT_OF_POSITION");
+    rejected(g.post(JOAN, PostKind::Straddle, d(6)), "POST_WRONG_AMOUNT");
+    g.post(JOAN, PostKind::Straddle, d(8)).unwrap();
+    let r = rejected(g.post(ELLEN, PostKind::Straddle, d(16)), "RESTRADDLE_LIMIT");
+    assert_eq!((r.number("straddles"), r.number("max_restraddles")), (Some(2), Some(1)));
+    let l = g.legal();
+    assert_eq!((l.seat, l.call_cents), (ELLEN, d(8)));
+
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.straddle = StraddlePolicy::UnderTheGun;
+    c.max_restraddles = 2;
+    let mut g = Game::new(c, &five());
+    g.start(1, ELLEN, &[1, 2, 3, 4, 5]);
+    g.post(ALICE, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(DIANNE, PostKind::BigBlind, d(2)).unwrap();
+    g.post(CAROL, PostKind::Straddle, d(4)).unwrap();
+    g.post(JOAN, PostKind::Straddle, d(8)).unwrap();
+    g.post(ELLEN, PostKind::Straddle, d(16)).unwrap();
+    assert_eq!(g.legal().seat, ALICE);
+}
