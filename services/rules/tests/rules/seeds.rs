@@ -466,3 +466,15 @@ fn r_post_4_seeds_one_re_straddle_from_the_left_of_the_straddler_twice_the_strad
     g.post(ELLEN, PostKind::Straddle, d(16)).unwrap();
     assert_eq!(g.legal().seat, ALICE);
 }
+
+#[test]
+fn r_post_4_r_bet_9_the_seeds_options_are_bounded() {
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.max_restraddles = 9;
+    rejected(c.validate(), "INVALID_CONFIG");
+    let mut c = TableConfig::spread_limit_holdem(d(1), d(1), d(1), d(5), None);
+    if let BettingStructure::SpreadLimit { max_raises, .. } = &mut c.betting {
+        *max_raises = 11;
+    }
+    rejected(example_config(c).validate(), "INVALID_CONFIG");
+}
