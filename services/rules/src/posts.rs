@@ -21,6 +21,7 @@ pub const SEAT_SITTING_OUT: Reason = Reason::new("SEAT_SITTING_OUT", "R-POST-3")
 pub const ALREADY_SITTING_OUT: Reason = Reason::new("ALREADY_SITTING_OUT", "R-POST-3");
 pub const NOT_SITTING_OUT: Reason = Reason::new("NOT_SITTING_OUT", "R-POST-3");
 pub const BUTTON_NOT_DEALT: Reason = Reason::new("BUTTON_NOT_DEALT", "R-POST-3");
+pub const BIG_BLIND_OUT_OF_TURN: Reason = Reason::new("BIG_BLIND_OUT_OF_TURN", "R-POST-3");
 pub const BLIND_OUT_OF_POSITION: Reason = Reason::new("BLIND_OUT_OF_POSITION", "R-POST-2");
 pub const ANTE_BEFORE_BLIND: Reason = Reason::new("ANTE_BEFORE_BLIND", "R-POST-7");
 pub const ANTE_OUT_OF_POSITION: Reason = Reason::new("ANTE_OUT_OF_POSITION", "R-POST-1");
@@ -41,6 +42,7 @@ pub const REASONS: &[Reason] = &[
     ALREADY_SITTING_OUT,
     NOT_SITTING_OUT,
     BUTTON_NOT_DEALT,
+    BIG_BLIND_OUT_OF_TURN,
     BLIND_OUT_OF_POSITION,
     ANTE_BEFORE_BLIND,
     ANTE_OUT_OF_POSITION,
@@ -205,9 +207,42 @@ pub fn check_deal(table: &TableState, config: &TableConfig, button_seat: Seat, d
     if let Some(seat) = dealt_seats.iter().find(|s| table.seat(**s).is_some_and(|s| s.sitting_out)) {
         return Err(Rejection::new(SEAT_SITTING_OUT, "an absent player is not dealt in").with("seat", *seat as Cents));
     }
-    if config.button_policy != ButtonPolicy::Dead && !dealt_seats.contains(&button_seat) {
+    if config.button_policy == ButtonPolicy::Dead {
+        // The big blind moves on from the previous hand's by itself (`blind_positions`).
+        return Ok(());
+    }
+    if !dealt_seats.contains(&button_seat) {
         return Err(Rejection::new(BUTTON_NOT_DEALT, "with a moving or simplified button the button is a dealt player")
             .with("button_seat", button_seat as Cents));
+    }
+    // R-POST-3 (seeds: "there is always a big blind"; it moves on one player a hand, also from
+    // three players to two): the button the dealer names must put the big blind on the first
+    // dealt player after the previous hand's big blind, so no player skips a blind or pays one
+    // twice by where the button is put.
+    let Some(previous) = table.last_big_blind_seat else {
+        return Ok(());
+    };
+    let mut seats = [0 as Seat; crate::MAX_SEATS];
+    let n = dealt_seats.len().min(crate::MAX_SEATS);
+    seats[..n].copy_from_slice(&dealt_seats[..n]);
+    let dealt = &mut seats[..n];
+    dealt.sort_unstable();
+    let Some(big) = blind_positions(config, None, button_seat, dealt).big else {
+        return Ok(());
+    };
+    // A newcomer who still owes the entry post may be passed over (R-POST-3: they post a live
+    // big blind to play, or wait for the big blind).
+    let due = |s: &Seat| table.seat(*s).is_none_or(|held| !held.owes_entry_post);
+    let candidates = || dealt.iter().copied().filter(due);
+    let Some(expected) = candidates().find(|s| *s > previous).or_else(|| candidates().next()) else {
+        return Ok(());
+    };
+    if big != expected {
+        return Err(Rejection::new(BIG_BLIND_OUT_OF_TURN, "the big blind moves on to the first dealt player after the last hand's big blind")
+            .with("button_seat", button_seat as Cents)
+            .with("big_blind_seat", big as Cents)
+            .with("expected_big_blind_seat", expected as Cents)
+            .with("previous_big_blind_seat", previous as Cents));
     }
     Ok(())
 }

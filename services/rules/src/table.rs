@@ -661,6 +661,11 @@ impl TableState {
                 if let Some(slot) = self.seats.get_mut((*seat as usize).wrapping_sub(1)) {
                     *slot = None;
                 }
+                // The last player gone: the game is over; the next one starts its blinds anew.
+                if self.seats.iter().all(Option::is_none) {
+                    self.last_big_blind_seat = None;
+                    self.last_small_blind_seat = None;
+                }
             }
             TableEvent::PlayerMovedIn { seat, player_id, amount_cents, .. } => {
                 // R-STAKE-6: a house move is not a new player.

@@ -298,33 +298,34 @@ async fn r_pot_3_side_pot_paid_at_once_and_r_bet_13_short_call_brought_up() -> a
     assert_eq!(stack(&table_view(&mut d.client, TABLE).await?, 2), 3_500);
     d.end().await?;
 
-    // R-BET-13: a short call cannot be left unpaid when the round closes.
-    d.start(2, 1, &[1, 3, 4]).await?;
+    // R-BET-13: a short call cannot be left unpaid when the round closes. Alice (seat 2) is
+    // out; the big blind moves on to Dianne (seat 3): button 4, small blind 1.
+    d.start(2, 4, &[1, 3, 4]).await?;
     for seat in [1, 3, 4] {
         d.post(seat, pb::PostKind::Ante, 100).await?;
     }
-    d.post(3, pb::PostKind::SmallBlind, 400).await?;
-    d.post(4, pb::PostKind::BigBlind, 800).await?;
-    // Seat 1 says "call" ($8) and puts out one $5 chip.
+    d.post(1, pb::PostKind::SmallBlind, 400).await?;
+    d.post(3, pb::PostKind::BigBlind, 800).await?;
+    // Carol (seat 4) says "call" ($8) and puts out one $5 chip.
     let header = d.id();
     d.client
         .table
         .put_out_chips(pb::PutOutChips {
             header,
             table_id: TABLE.into(),
-            seat: 1,
+            seat: 4,
             chips: vec![chips(500, 1)],
             declared_kind: Some(pb::ActionKind::Call as i32),
             declared_to_cents: 0,
         })
         .await?;
-    d.act(3, pb::ActionKind::Call, 0).await?;
-    d.act(4, pb::ActionKind::Check, 0).await?;
+    d.act(1, pb::ActionKind::Call, 0).await?;
+    d.act(3, pb::ActionKind::Check, 0).await?;
     assert_eq!(refused(d.next_round(None).await), ("SHORT_BET_NOT_BROUGHT_UP".into(), "R-BET-13".into()));
     let header = d.id();
-    d.client.table.bring_up_short_bet(pb::BringUpShortBet { header, table_id: TABLE.into(), seat: 1 }).await?;
+    d.client.table.bring_up_short_bet(pb::BringUpShortBet { header, table_id: TABLE.into(), seat: 4 }).await?;
     d.next_round(None).await?;
-    assert_eq!(stack(&table_view(&mut d.client, TABLE).await?, 1), 10_000 - 500 - 900, "hand 1: ante and small blind; hand 2: ante and the whole call");
+    assert_eq!(stack(&table_view(&mut d.client, TABLE).await?, 4), 10_000 - 1_700 + 1_000 - 900, "hand 1: ante, raise, the side pot; hand 2: ante and the whole call");
     server.stop().await
 }
 

@@ -478,3 +478,38 @@ fn r_post_4_r_bet_9_the_seeds_options_are_bounded() {
     }
     rejected(example_config(c).validate(), "INVALID_CONFIG");
 }
+
+#[test]
+fn r_post_3_seeds_the_big_blind_moves_on_one_player_whatever_button_the_dealer_names() {
+    // With a moving (or simplified) button the dealer names the button; a dead button moves the
+    // big blind by itself. Persian seed: Alice on the button, Dianne small blind, Carol big
+    // blind. If Alice leaves, Dianne is the big blind and Carol takes the button: Carol may not
+    // pay the big blind twice.
+    let moving = |seats: &[(Seat, Cents)]| {
+        let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+        c.button_policy = ButtonPolicy::Moving;
+        Game::new(c, seats)
+    };
+    let (alice, dianne, carol) = (1, 2, 3);
+    let mut g = moving(&[(alice, d(100)), (dianne, d(100)), (carol, d(100))]);
+    blinds_and_folds(&mut g, 1, alice, Some(dianne), carol, &[1, 2, 3]);
+    g.table(TableOp::CashOut { seat: alice, player_id: pid("P1") }).unwrap();
+    let r = rejected(g.table(TableOp::StartHand { hand_no: 2, button_seat: dianne, dealt_seats: vec![dianne, carol] }), "BIG_BLIND_OUT_OF_TURN");
+    assert_eq!((r.number("big_blind_seat"), r.number("expected_big_blind_seat")), (Some(carol as Cents), Some(dianne as Cents)));
+    blinds_and_folds(&mut g, 2, carol, Some(carol), dianne, &[dianne, carol]);
+    // A dealer who keeps the button where it was would give the same player the big blind again.
+    let mut g = moving(&[(1, d(100)), (2, d(100)), (3, d(100)), (4, d(100))]);
+    blinds_and_folds(&mut g, 1, 4, Some(1), 2, &[1, 2, 3, 4]);
+    let r = rejected(g.table(TableOp::StartHand { hand_no: 2, button_seat: 4, dealt_seats: vec![1, 2, 3, 4] }), "BIG_BLIND_OUT_OF_TURN");
+    assert_eq!(r.number("expected_big_blind_seat"), Some(3));
+    rejected(g.table(TableOp::StartHand { hand_no: 2, button_seat: 2, dealt_seats: vec![1, 2, 3, 4] }), "BIG_BLIND_OUT_OF_TURN");
+    blinds_and_folds(&mut g, 2, 1, Some(2), 3, &[1, 2, 3, 4]);
+    // When the last player leaves, the next game starts its blinds anew.
+    for seat in 1..=4 {
+        g.table(TableOp::CashOut { seat, player_id: pid(&format!("P{seat}")) }).unwrap();
+    }
+    for seat in 1..=2 {
+        g.sit(seat, &format!("Q{seat}"), d(100)).unwrap();
+    }
+    g.table(TableOp::StartHand { hand_no: 3, button_seat: 2, dealt_seats: vec![1, 2] }).unwrap();
+}
