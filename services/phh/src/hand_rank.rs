@@ -2,7 +2,8 @@
 //! (hold'em and stud best five of the player's cards plus the board; Omaha exactly two hole
 //! and three board cards), `aya_poker` for short-deck (A-6-7-8-9 is a straight, a flush
 //! beats a full house), the A-5 lows (razz; the 8-or-better low half of Omaha and stud
-//! high-low), 2-7 lowball and badugi.
+//! high-low) and badugi. 2-7 lowball is ranked here ([`deuce_to_seven`]): `aya_poker` 0.1 takes
+//! A-5-4-3-2 for a straight there, where in 2-7 the ace is only high (an ace-high hand).
 //!
 //! Every ranking is a [`HandStrength`] where greater is better, so the showdown code is the
 //! same for high and low games; strengths of different variants are not comparable.
@@ -16,12 +17,12 @@ use crate::history::Variant;
 
 /// A comparable hand strength: higher wins, equal splits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct HandStrength(pub u16);
+pub struct HandStrength(pub u32);
 
 impl From<Rank> for HandStrength {
     /// Category in the high bits, kickers below: the evaluator's own ordering.
     fn from(rank: Rank) -> Self {
-        HandStrength(((rank.category() as u16) << 12) | rank.value_bits())
+        HandStrength((u32::from(rank.category() as u16) << 12) | u32::from(rank.value_bits()))
     }
 }
 
@@ -76,16 +77,23 @@ pub fn strength(variant: Variant, hole: &[Card], board: &[Card]) -> Result<HandS
             if let Some(low) = hole.iter().chain(board).find(|c| matches!(c, Card::Known { rank, .. } if *rank < 6)) {
                 return Err(RankError::NotShortDeck(low.to_string()));
             }
-            Ok(HandStrength(aya_poker::short_deck_rank(&all).0))
+            Ok(HandStrength(u32::from(aya_poker::short_deck_rank(&all).0)))
         }
-        Variant::FixedLimitRazz => Ok(HandStrength(aya_poker::ace_five_rank(&aya_hand(hole, board, 5, 7)?).0)),
+        Variant::FixedLimitRazz => Ok(HandStrength(u32::from(aya_poker::ace_five_rank(&aya_hand(hole, board, 5, 7)?).0))),
         Variant::NoLimitDeuceToSevenSingleDraw | Variant::FixedLimitDeuceToSevenTripleDraw => {
             exactly(variant, hole, board, 5)?;
-            Ok(HandStrength(aya_poker::deuce_seven_rank(&aya_hand(hole, board, 5, 5)?).0))
+            // Shape and duplicates as for the other games.
+            aya_hand(hole, board, 5, 5)?;
+            let mut five = [(0u8, ' '); 5];
+            for (slot, card) in five.iter_mut().zip(hole.iter().chain(board)) {
+                let Card::Known { rank, suit } = *card else { return Err(RankError::UnknownCard) };
+                *slot = (rank, suit);
+            }
+            Ok(deuce_to_seven(five))
         }
         Variant::FixedLimitBadugi => {
             exactly(variant, hole, board, 4)?;
-            Ok(HandStrength(aya_poker::badugi_rank(&aya_hand(hole, board, 4, 4)?).0))
+            Ok(HandStrength(u32::from(aya_poker::badugi_rank(&aya_hand(hole, board, 4, 4)?).0)))
         }
     }
 }
@@ -103,7 +111,41 @@ pub fn low_strength(variant: Variant, hole: &[Card], board: &[Card]) -> Result<O
         _ => return Ok(None),
     };
     let qualified = low.to_lo_8_rank();
-    Ok((qualified.0 != 0).then_some(HandStrength(qualified.0)))
+    Ok((qualified.0 != 0).then_some(HandStrength(u32::from(qualified.0))))
+}
+
+/// 2-7 lowball ("deuce to seven"): the worst high hand wins. Straights and flushes count
+/// against the hand, the ace is only high (A-5-4-3-2 is ace high, not a straight), so the best
+/// hand is 7-5-4-3-2 of mixed suits. `five` holds (rank 2..=14, suit).
+pub fn deuce_to_seven(five: [(u8, char); 5]) -> HandStrength {
+    let mut counts = [0u8; 15];
+    for (rank, _) in five {
+        counts[usize::from(rank.min(14))] += 1;
+    }
+    // Ranks by (count, rank), both descending: the order a high hand compares them in.
+    let mut groups: Vec<(u8, u8)> = (2..=14u8).filter(|r| counts[usize::from(*r)] > 0).map(|r| (counts[usize::from(r)], r)).collect();
+    groups.sort_unstable_by(|a, b| b.cmp(a));
+    let flush = five.iter().all(|(_, suit)| *suit == five[0].1);
+    let straight = groups.len() == 5 && groups[0].1 - groups[4].1 == 4;
+    let category: u32 = match (groups[0].0, groups.get(1).map_or(0, |g| g.0), straight, flush) {
+        (_, _, true, true) => 8,
+        (4, _, _, _) => 7,
+        (3, 2, _, _) => 6,
+        (_, _, false, true) => 5,
+        (_, _, true, false) => 4,
+        (3, _, _, _) => 3,
+        (2, 2, _, _) => 2,
+        (2, _, _, _) => 1,
+        _ => 0,
+    };
+    let mut high = category;
+    for (count, rank) in &groups {
+        for _ in 0..*count {
+            high = (high << 4) | u32::from(*rank);
+        }
+    }
+    // Greater is better: the lower the high hand, the stronger the 2-7 hand.
+    HandStrength((1 << 24) - 1 - high)
 }
 
 fn exactly(variant: Variant, hole: &[Card], board: &[Card], want: usize) -> Result<(), RankError> {

@@ -133,7 +133,17 @@ fn hand_pots(hand: &HandState) -> Vec<PotLayer> {
     let contributions: SeatList<Contribution> = contributing(hand).collect();
     let mut layers = layer_pots(&contributions);
     let dead: Cents = hand.players.iter().map(|p| p.dead_main_cents).sum();
-    if dead > 0 {
+    // A poster of dead chips all in on them (a big-blind or button ante the payer could only
+    // just cover) put nothing live in: the dead chips alone are the main pot, every live chip
+    // is a side pot without that player (R-POT-1: nobody wins from an opponent more than they
+    // put in; R-POT-3).
+    let dead_only = hand.players.iter().any(|p| {
+        p.dead_main_cents > 0 && p.status == InHand::AllIn && contributions.iter().all(|c| c.seat != p.seat)
+    });
+    if dead > 0 && dead_only && !layers.is_empty() {
+        let eligible = hand.players.iter().filter(|p| p.status != InHand::Folded).map(|p| p.seat).collect();
+        layers.insert(0, PotLayer { amount_cents: dead, eligible, returned_cents: 0 });
+    } else if dead > 0 {
         if layers.is_empty() {
             layers.push(PotLayer { amount_cents: 0, eligible: Vec::new(), returned_cents: 0 });
         }

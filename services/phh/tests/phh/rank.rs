@@ -58,3 +58,19 @@ fn unknown_or_missing_cards_cannot_be_ranked() {
     assert!(matches!(rank(Variant::NoLimitHoldem, "AhKh", "AhKhQhJhTh"), Err(RankError::DuplicateCard(_))));
     assert!(matches!(rank(Variant::PotLimitOmaha, "AhKh2c3c", "Jc3d"), Err(RankError::OmahaShape { .. })));
 }
+
+#[test]
+fn deuce_to_seven_the_ace_is_only_high_and_straights_and_flushes_count_against() {
+    let single = Variant::NoLimitDeuceToSevenSingleDraw;
+    let r = |cards: &str| rank(single, cards, "").unwrap();
+    // A-5-4-3-2 is ace high, not a straight: it beats every pair (a pair is worse than any
+    // no-pair hand) and loses to every eight-high hand; A-6-4-3-2 is worse than A-5-4-3-2.
+    assert!(r("As5d4c3h2s") > r("7s7d4c3h2s"), "ace high beats a pair");
+    assert!(r("As5d4c3h2s") > r("As6d4c3h2s"), "A-5 beats A-6");
+    assert!(r("7s5d4c3h2s") > r("8s5d4c3h2s"), "the nuts: 7-5-4-3-2");
+    assert!(r("8s5d4c3h2s") > r("As5d4c3h2s"), "any eight beats ace high");
+    assert!(r("Ks5d4c3h2s") > r("6s5d4c3h2s"), "6-5-4-3-2 is a straight");
+    assert!(r("8s6s4s3s2d") > r("7s5s4s3s2s"), "a flush is bad");
+    assert_eq!(r("7s5d4c3h2s"), r("7h5c4d3s2h"), "suits do not matter without a flush");
+    assert_eq!(rank(Variant::FixedLimitDeuceToSevenTripleDraw, "As5d4c3h2s", "").unwrap(), r("As5d4c3h2s"));
+}

@@ -374,3 +374,26 @@ fn r_pot_5_dealer_awards_by_amount_within_each_pots_eligible_players() {
     assert_eq!((pots[0].rake_cents, pots[1].rake_cents), (0, d(2)));
     assert_eq!((g.stack(1), g.stack(2), g.stack(3)), (d(30), d(70), d(108)));
 }
+
+#[test]
+fn r_pot_1_a_button_ante_payer_all_in_on_the_ante_wins_only_the_ante() {
+    // Found by replaying PokerKit hands: the payer of a button ante of $6 with a $2 stack is
+    // all in on the ante; the blinds are called and checked down, and the payer shows the best
+    // hand. The dead $2 alone are the main pot; the blinds' $4 are a side pot without the payer
+    // (R-POT-1: nobody wins from an opponent more than they put in).
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.ante_cents = d(2);
+    c.button_ante = true;
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(2))]);
+    g.start(1, 3, &[1, 2, 3]);
+    g.post(3, PostKind::ButtonAnte, d(2)).unwrap();
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(1, Action::Call);
+    g.ok(2, Action::Check);
+    g.check_down(&[1, 2]);
+    let pots = g.showdown(vec![vec![3], vec![2], vec![1]]);
+    let shape: Vec<(Cents, Vec<Seat>)> = pots.iter().map(|p| (p.amount_cents, p.eligible.clone())).collect();
+    assert_eq!(shape, [(d(2), vec![1, 2, 3]), (d(4), vec![1, 2])]);
+    assert_eq!((g.stack(1), g.stack(2), g.stack(3)), (d(98), d(102), d(2)));
+}
