@@ -111,9 +111,10 @@ impl Streams {
             let events = &mut self.scratch.table_events;
             decide_table_into(&self.table, context, table_command, events)?;
             let mut movements = 0;
-            for event in events.iter() {
+            // The events are dropped next: the state takes what it keeps from them.
+            for event in events.iter_mut() {
                 movements += usize::from(!event.postings().is_empty());
-                self.table.apply(event);
+                self.table.apply_taking(event);
             }
             events.clear();
             return Ok(movements);
@@ -168,7 +169,7 @@ impl Streams {
         self.scratch.streams = streams;
         decided?;
         let mut movements = 0;
-        for (stream, event) in &events {
+        for (stream, event) in &mut events {
             movements += usize::from(event.moves_chips());
             self.evolve(stream, event);
         }
@@ -177,21 +178,23 @@ impl Streams {
         Ok(movements)
     }
 
-    fn evolve(&mut self, stream: &StreamId, event: &Event) {
+    /// Applies an event the replay drops next: the states take what they keep from it
+    /// ([`TableState::apply_taking`], [`PlayerState::apply_taking`]).
+    fn evolve(&mut self, stream: &StreamId, event: &mut Event) {
         match (stream, event) {
             (StreamId::Table(id), Event::Table(event)) if self.table_id.as_ref() == Some(id) => {
-                self.table.apply(event);
+                self.table.apply_taking(event);
             }
             (StreamId::Cage(id), Event::Cage(event)) if self.cage_id.as_ref() == Some(id) => {
                 self.cage.apply(event);
             }
             (StreamId::Player(id), Event::Player(event)) => {
                 if let Some((_, state)) = self.players.iter_mut().find(|(known, _)| known == id) {
-                    state.apply(event);
+                    state.apply_taking(event);
                 }
             }
             // One hand touches one table and one cage; anything else is a conversion bug.
-            _ => panic!("event {} for stream {} outside this replay", event.event_type(), stream.key()),
+            (_, event) => panic!("event {} for stream {} outside this replay", event.event_type(), stream.key()),
         }
     }
 }

@@ -52,9 +52,10 @@ impl CashDay {
         }
     }
 
-    pub(crate) fn record(&mut self, gaming_day: &str, direction: CashDirection, amount_cents: Cents, ctr_required: bool) {
-        if self.gaming_day != gaming_day {
-            *self = CashDay { gaming_day: gaming_day.to_string(), ..CashDay::default() };
+    /// `gaming_day` by reference (copied on a new day) or owned (moved in).
+    pub(crate) fn record<D: AsRef<str> + Into<String>>(&mut self, gaming_day: D, direction: CashDirection, amount_cents: Cents, ctr_required: bool) {
+        if self.gaming_day != gaming_day.as_ref() {
+            *self = CashDay { gaming_day: gaming_day.into(), ..CashDay::default() };
         }
         match direction {
             CashDirection::In => {

@@ -555,63 +555,72 @@ impl TableConfig {
     /// Every amount of the configuration, named, and whether it is paid in chips (posts, bet
     /// limits, buy-in limits, fees: whole minimum playable chips, R-UNIT-2). One list for the two
     /// checks of [`TableConfig::validate`]: every amount bounded (R-UNIT-1), chip amounts whole.
-    fn amounts(&self) -> Vec<(&'static str, Cents, bool)> {
+    /// Returns the first amount, in this order, for which `hit(amount, paid_in_chips)` holds;
+    /// the amounts are walked, not collected (no allocation per table opened).
+    fn find_amount(&self, mut hit: impl FnMut(Cents, bool) -> bool) -> Option<(&'static str, Cents)> {
         const CHIPS: bool = true;
-        let mut amounts: Vec<(&'static str, Cents, bool)> = Vec::with_capacity(32);
-        for (index, blind) in self.blinds_cents.iter().enumerate() {
-            amounts.push((["small_blind_cents", "big_blind_cents", "third_blind_cents"][index.min(2)], *blind, CHIPS));
+        macro_rules! amount {
+            ($name:expr, $amount:expr, $chips:expr) => {{
+                let (name, amount): (&'static str, Cents) = ($name, $amount);
+                if hit(amount, $chips) {
+                    return Some((name, amount));
+                }
+            }};
         }
-        amounts.push(("ante_cents", self.ante_cents, CHIPS));
-        amounts.push(("min_bet_cents", self.min_bet_cents, CHIPS));
+        for (index, blind) in self.blinds_cents.iter().enumerate() {
+            amount!(["small_blind_cents", "big_blind_cents", "third_blind_cents"][index.min(2)], *blind, CHIPS);
+        }
+        amount!("ante_cents", self.ante_cents, CHIPS);
+        amount!("min_bet_cents", self.min_bet_cents, CHIPS);
         if let Some(bring_in) = self.bring_in_cents {
-            amounts.push(("bring_in_cents", bring_in, CHIPS));
+            amount!("bring_in_cents", bring_in, CHIPS);
         }
         match &self.betting {
             BettingStructure::FixedLimit { small_bet_cents, big_bet_cents, .. } => {
-                amounts.push(("small_bet_cents", *small_bet_cents, CHIPS));
-                amounts.push(("big_bet_cents", *big_bet_cents, CHIPS));
+                amount!("small_bet_cents", *small_bet_cents, CHIPS);
+                amount!("big_bet_cents", *big_bet_cents, CHIPS);
             }
             BettingStructure::SpreadLimit { min_bet_cents, max_bet_cents, last_round_max_bet_cents, .. } => {
-                amounts.push(("spread_min_bet_cents", *min_bet_cents, CHIPS));
-                amounts.push(("spread_max_bet_cents", *max_bet_cents, CHIPS));
+                amount!("spread_min_bet_cents", *min_bet_cents, CHIPS);
+                amount!("spread_max_bet_cents", *max_bet_cents, CHIPS);
                 if let Some(last) = last_round_max_bet_cents {
-                    amounts.push(("last_round_max_bet_cents", *last, CHIPS));
+                    amount!("last_round_max_bet_cents", *last, CHIPS);
                 }
             }
-            BettingStructure::CapLimit { cap_cents, .. } => amounts.push(("cap_cents", *cap_cents, CHIPS)),
+            BettingStructure::CapLimit { cap_cents, .. } => amount!("cap_cents", *cap_cents, CHIPS),
             BettingStructure::NoLimit | BettingStructure::PotLimit | BettingStructure::HalfPotLimit => {}
         }
-        amounts.push(("buy_in_min_cents", self.buy_in.min_cents, CHIPS));
-        amounts.push(("buy_in_max_cents", self.buy_in.max_cents, CHIPS));
+        amount!("buy_in_min_cents", self.buy_in.min_cents, CHIPS);
+        amount!("buy_in_max_cents", self.buy_in.max_cents, CHIPS);
         if let Some(short) = self.buy_in.short_buy_min_cents {
-            amounts.push(("short_buy_min_cents", short, CHIPS));
+            amount!("short_buy_min_cents", short, CHIPS);
         }
-        amounts.push(("supervisor_threshold_cents", self.buy_in.supervisor_threshold_cents, !CHIPS));
-        amounts.push(("tip_cap_cents", self.tip_cap_cents, !CHIPS));
+        amount!("supervisor_threshold_cents", self.buy_in.supervisor_threshold_cents, !CHIPS);
+        amount!("tip_cap_cents", self.tip_cap_cents, !CHIPS);
         for denomination in &self.chip_set.denominations_cents {
-            amounts.push(("denomination_cents", *denomination, !CHIPS));
+            amount!("denomination_cents", *denomination, !CHIPS);
         }
         match &self.fee {
             FeePolicy::Rake { increment_cents, cap_cents, min_pot_cents, .. } => {
-                amounts.push(("rake_increment_cents", *increment_cents, CHIPS));
-                amounts.push(("rake_cap_cents", *cap_cents, CHIPS));
-                amounts.push(("rake_min_pot_cents", *min_pot_cents, !CHIPS));
+                amount!("rake_increment_cents", *increment_cents, CHIPS);
+                amount!("rake_cap_cents", *cap_cents, CHIPS);
+                amount!("rake_min_pot_cents", *min_pot_cents, !CHIPS);
             }
-            FeePolicy::TimeCollection { fee_cents, .. } => amounts.push(("time_fee_cents", *fee_cents, CHIPS)),
-            FeePolicy::Reported { cap_cents } => amounts.push(("reported_rake_cap_cents", *cap_cents, !CHIPS)),
+            FeePolicy::TimeCollection { fee_cents, .. } => amount!("time_fee_cents", *fee_cents, CHIPS),
+            FeePolicy::Reported { cap_cents } => amount!("reported_rake_cap_cents", *cap_cents, !CHIPS),
             FeePolicy::NoFee => {}
         }
         if let Some(drop) = &self.jackpot_drop {
-            amounts.push(("jackpot_drop_cents", drop.amount_cents, CHIPS));
-            amounts.push(("jackpot_min_pot_cents", drop.min_pot_cents, !CHIPS));
+            amount!("jackpot_drop_cents", drop.amount_cents, CHIPS);
+            amount!("jackpot_min_pot_cents", drop.min_pot_cents, !CHIPS);
         }
         if let Some(kitty) = &self.kitty {
-            amounts.push(("kitty_min_pot_cents", kitty.min_pot_cents, !CHIPS));
+            amount!("kitty_min_pot_cents", kitty.min_pot_cents, !CHIPS);
         }
         if let StakesMode::OpenStakes { iou_auto_accept_below_cents } = &self.stakes {
-            amounts.push(("iou_auto_accept_below_cents", *iou_auto_accept_below_cents, !CHIPS));
+            amount!("iou_auto_accept_below_cents", *iou_auto_accept_below_cents, !CHIPS);
         }
-        amounts
+        None
     }
 
     pub fn validate(&self) -> Result<(), Rejection> {
@@ -619,7 +628,7 @@ impl TableConfig {
         let bad = |what: &str| Err(Rejection::new(INVALID_CONFIG, what.to_string()));
         // R-UNIT-1: every amount is bounded, so no product or sum of them can wrap (a kill
         // blind is 2x, a button ante 10x, a buy-in limit 100x a blind).
-        if let Some((name, out, _)) = self.amounts().into_iter().find(|(_, a, _)| !(0..=crate::money::MAX_AMOUNT_CENTS).contains(a)) {
+        if let Some((name, out)) = self.find_amount(|a, _| !(0..=crate::money::MAX_AMOUNT_CENTS).contains(&a)) {
             return Err(Rejection::new(INVALID_CONFIG, format!("{name} {out} is not between 0 and the amount bound"))
                 .with("amount_cents", out)
                 .with("max_amount_cents", crate::money::MAX_AMOUNT_CENTS));
@@ -679,9 +688,8 @@ impl TableConfig {
     /// R-UNIT-2: every post, bet limit, buy-in limit and fee of the table is a whole number of
     /// minimum playable chips (the chip antes, blinds, rake and collection are paid in).
     fn validate_whole_chips(&self) -> Result<(), Rejection> {
-        let amounts = self.amounts().into_iter().filter(|(_, _, chips)| *chips).map(|(name, amount, _)| (name, amount));
         let chip = self.chip_set.min_playable_chip_cents;
-        if let Some((name, amount)) = amounts.into_iter().find(|(_, amount)| !self.chip_set.is_playable(*amount)) {
+        if let Some((name, amount)) = self.find_amount(|amount, chips| chips && !self.chip_set.is_playable(amount)) {
             return Err(Rejection::new(
                 INVALID_CONFIG,
                 format!("{name} {amount} is not a whole number of minimum playable chips of {chip}"),

@@ -34,7 +34,8 @@ pub const REASONS: &[Reason] = &[
 /// Chips from the tray for `amount_cents`, largest denominations first (R-CHIP-2), or `TRAY_SHORT`.
 pub fn tray_payout(table: &TableState, amount_cents: Cents) -> Result<Vec<ChipCount>, Rejection> {
     let mut left = amount_cents;
-    let mut out = Vec::new();
+    // At most one entry per denomination of the tray (one allocation, no regrowth).
+    let mut out = Vec::with_capacity(table.tray.len());
     for c in table.tray.iter().rev() {
         if left <= 0 {
             break;
@@ -97,6 +98,14 @@ pub fn check_signers(signers: &Signers) -> Result<(), Rejection> {
 /// R-CHIP-3: a fill (cage to tray) or credit (tray to cage). Postings ride on the table event;
 /// the cage event records the slip.
 pub fn decide_slip(snapshot: &Snapshot, table: &TableState, c: &TableCommand) -> Result<Vec<(StreamId, Event)>, Rejection> {
+    let mut out = Vec::with_capacity(2);
+    decide_slip_into(snapshot, table, c, &mut out)?;
+    Ok(out)
+}
+
+/// [`decide_slip`] appending the table's and the cage's event to `out` once every check
+/// passed (a refusal appends nothing).
+pub fn decide_slip_into(snapshot: &Snapshot, table: &TableState, c: &TableCommand, out: &mut Vec<(StreamId, Event)>) -> Result<(), Rejection> {
     let (table_id, config) = crate::ledger::open_table(table)?;
     let (cage_id, slip_no, chips, signers, is_fill) = match &c.op {
         TableOp::Fill { cage_id, slip_no, chips, signers } => (cage_id, *slip_no, chips, signers, true),
@@ -140,7 +149,9 @@ pub fn decide_slip(snapshot: &Snapshot, table: &TableState, c: &TableCommand) ->
             CageEvent::CreditReceived { table_id: table_id.clone(), slip_no, chips: chips.clone(), signers: signers.clone() },
         )
     };
-    Ok(vec![(StreamId::Table(table_id.clone()), Event::Table(te)), (StreamId::Cage(cage_id.clone()), Event::Cage(ce))])
+    out.push((StreamId::Table(table_id.clone()), Event::Table(te)));
+    out.push((StreamId::Cage(cage_id.clone()), Event::Cage(ce)));
+    Ok(())
 }
 
 /// R-CHIP-3: void a fill or credit of this table: a reason and two distinct signers. The

@@ -172,7 +172,8 @@ pub fn decide_into(snapshot: &Snapshot, ctx: &CommandContext, command: &Command,
                 TableOp::Correct { reverses_event_id, original_postings, approved_by, reason } => {
                     crate::corrections::decide_correction(snapshot, table, ctx, reverses_event_id, original_postings, approved_by, reason)?
                 }
-                TableOp::Fill { .. } | TableOp::Credit { .. } => crate::inventory::decide_slip(snapshot, table, c)?,
+                // Judged straight into the buffer, like the buy-ins.
+                TableOp::Fill { .. } | TableOp::Credit { .. } => return crate::inventory::decide_slip_into(snapshot, table, c, events),
                 TableOp::VoidSlip { cage_id, kind, slip_no, reason, signers } => {
                     crate::inventory::decide_void_slip(snapshot, table, cage_id, *kind, *slip_no, reason, signers)?
                 }

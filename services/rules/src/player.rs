@@ -162,18 +162,37 @@ impl PlayerState {
         self.seats.iter().filter(move |s| s.game_key == game_key && &s.table_id != table_id)
     }
 
-    fn hold_seat(&mut self, table_id: &TableId, seat: Seat, game_key: &str) {
+    /// `game_key` by reference (copied) or owned (moved in, see [`PlayerState::apply_taking`]).
+    fn hold_seat(&mut self, table_id: &TableId, seat: Seat, game_key: impl Into<String>) {
         self.seats.retain(|s| &s.table_id != table_id);
         if self.seats.len() >= MAX_SEATS_HELD {
             self.seats.remove(0);
         }
-        self.seats.push(HeldSeat { table_id: table_id.clone(), seat, game_key: game_key.to_string() });
+        self.seats.push(HeldSeat { table_id: table_id.clone(), seat, game_key: game_key.into() });
     }
 
     /// Rebuild the state one event further, by value (see [`PlayerState::apply`]).
     pub fn evolve(mut self, event: &PlayerEvent) -> PlayerState {
         self.apply(event);
         self
+    }
+
+    /// [`PlayerState::apply`] for a caller that drops the event next: the texts the state
+    /// keeps (the game key of a seat taken, the gaming day of a cash transaction) are moved out
+    /// of the event instead of copied (the event is left with those texts empty). The
+    /// resulting state is the same.
+    pub fn apply_taking(&mut self, event: &mut PlayerEvent) {
+        match event {
+            PlayerEvent::JoinedTable { table_id, seat, game_key, .. } => {
+                self.version += 1;
+                self.hold_seat(table_id, *seat, std::mem::take(game_key));
+            }
+            PlayerEvent::CashTransaction { gaming_day, direction, amount_cents, ctr_required, .. } => {
+                self.version += 1;
+                self.cash_day.record(std::mem::take(gaming_day), *direction, *amount_cents, *ctr_required);
+            }
+            event => self.apply(event),
+        }
     }
 
     /// Rebuild the state one event further in place: what `evolve` does, without moving
@@ -205,7 +224,7 @@ impl PlayerState {
             PlayerEvent::ChipsBought { amount_cents, .. } => self.pocket_cents += amount_cents,
             PlayerEvent::ChipsRedeemed { amount_cents, .. } => self.pocket_cents -= amount_cents,
             PlayerEvent::CashTransaction { gaming_day, direction, amount_cents, ctr_required, .. } => {
-                self.cash_day.record(gaming_day, *direction, *amount_cents, *ctr_required);
+                self.cash_day.record(gaming_day.as_str(), *direction, *amount_cents, *ctr_required);
             }
             PlayerEvent::MarkerIssued { cage_id, marker_no, amount_cents, issued_by, to_pocket } => {
                 if *to_pocket {

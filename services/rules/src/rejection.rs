@@ -28,11 +28,17 @@ pub struct Rejection {
 }
 
 impl Rejection {
+    /// Cold and never inlined, like [`Rejection::with`]: a refusal is the rare way out of a
+    /// decider, so building it (a text, a vector) stays out of the code of the accepted path.
+    #[cold]
+    #[inline(never)]
     pub fn new(reason: Reason, detail: impl Into<String>) -> Rejection {
         Rejection { reason, numbers: Vec::new(), detail: detail.into() }
     }
 
     /// Add one figure involved in the refusal.
+    #[cold]
+    #[inline(never)]
     pub fn with(mut self, name: &'static str, value: Cents) -> Rejection {
         self.numbers.push((name, value));
         self

@@ -619,22 +619,40 @@ impl TableState {
         self
     }
 
+    /// `TableOpened`: empty seats, an empty tray of the chip set's denominations.
+    fn open(&mut self, table_id: TableId, config: TableConfig) {
+        self.table_id = Some(table_id);
+        self.seats = vec![None; crate::MAX_SEATS];
+        self.tray = config
+            .chip_set
+            .denominations_cents
+            .iter()
+            .map(|d| ChipCount { denomination_cents: *d, count: 0 })
+            .collect();
+        self.config = Some(config);
+    }
+
+    /// [`TableState::apply`] for a caller that drops the event next: the configuration of
+    /// `TableOpened` and `ConfigChanged` is moved out of the event instead of copied (such an
+    /// event is left as some other event). The resulting state is the same.
+    pub fn apply_taking(&mut self, event: &mut TableEvent) {
+        if !matches!(event, TableEvent::TableOpened { .. } | TableEvent::ConfigChanged { .. }) {
+            return self.apply(event);
+        }
+        self.version += 1;
+        match std::mem::replace(event, TableEvent::HandEnded { hand_no: 0 }) {
+            TableEvent::TableOpened { table_id, config } => self.open(table_id, *config),
+            TableEvent::ConfigChanged { config } => self.config = Some(*config),
+            _ => unreachable!("matched above"),
+        }
+    }
+
     /// Rebuild the state one event further in place: what `evolve` does, without moving
     /// the state in and out (the replay and store loops keep one state per stream).
     pub fn apply(&mut self, event: &TableEvent) {
         self.version += 1;
         match event {
-            TableEvent::TableOpened { table_id, config } => {
-                self.table_id = Some(table_id.clone());
-                self.seats = vec![None; crate::MAX_SEATS];
-                self.tray = config
-                    .chip_set
-                    .denominations_cents
-                    .iter()
-                    .map(|d| ChipCount { denomination_cents: *d, count: 0 })
-                    .collect();
-                self.config = Some(TableConfig::clone(config));
-            }
+            TableEvent::TableOpened { table_id, config } => self.open(table_id.clone(), TableConfig::clone(config)),
             TableEvent::ConfigChanged { config } => self.config = Some(TableConfig::clone(config)),
             TableEvent::PlayerSeated { seat, player_id } => self.place(*seat, player_id, self.last_hand_no > 0),
             TableEvent::BoughtIn { seat, player_id, amount_cents, short_buy, postings, .. } => {

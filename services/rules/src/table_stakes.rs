@@ -58,7 +58,8 @@ pub fn rathole(table: &TableState, seat: Seat, amount_cents: Cents) -> Rejection
 /// R-CHIP-2: a large buy-in needs a supervisor's id (not the actor's own).
 fn check_supervisor(config: &TableConfig, ctx: &CommandContext, amount_cents: Cents, supervisor_id: Option<&String>) -> Result<(), Rejection> {
     if amount_cents >= config.buy_in.supervisor_threshold_cents {
-        let ok = supervisor_id.is_some_and(|s| !s.trim().is_empty() && *s != ctx.actor.id);
+        // `!s.trim().is_empty()`, without trimming: some character is not white space.
+        let ok = supervisor_id.is_some_and(|s| s.chars().any(|c| !c.is_whitespace()) && *s != ctx.actor.id);
         if !ok {
             return Err(Rejection::new(SUPERVISOR_REQUIRED, "a buy-in this large needs a supervisor's id")
                 .with("amount_cents", amount_cents)

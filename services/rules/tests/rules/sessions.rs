@@ -268,3 +268,15 @@ fn r_stake_4_seats_and_stacks() {
     rejected(top_up(&mut g, 3, "P3", d(10)), "NOT_BOUGHT_IN");
     assert_eq!(g.state().stack_cents(1), d(100));
 }
+
+#[test]
+fn a_configuration_change_is_applied_alike_taken_or_copied() {
+    // `World::apply` checks `apply_taking` against `evolve` for every event, here the
+    // configuration events it moves out (`TableOpened`, `ConfigChanged`).
+    let mut g = game();
+    let mut c = nl_1_2();
+    c.tip_cap_cents = d(5);
+    g.table(TableOp::ChangeConfig { config: c }).unwrap();
+    let config = g.state().config.as_ref().unwrap();
+    assert_eq!((config.version, config.tip_cap_cents), (2, d(5)));
+}

@@ -135,11 +135,20 @@ impl World {
         match (sid, e) {
             (StreamId::Table(id), Event::Table(te)) => {
                 let s = self.tables.remove(id).unwrap_or_default();
-                self.tables.insert(id.clone(), s.evolve(te));
+                // `apply_taking` (the replay's form, moving out of an event it drops) agrees.
+                let mut taking = s.clone();
+                taking.apply_taking(&mut te.clone());
+                let s = s.evolve(te);
+                assert_eq!(taking, s, "apply_taking and evolve differ on {}", te.event_type());
+                self.tables.insert(id.clone(), s);
             }
             (StreamId::Player(id), Event::Player(pe)) => {
                 let s = self.players.remove(id).unwrap_or_default();
-                self.players.insert(id.clone(), s.evolve(pe));
+                let mut taking = s.clone();
+                taking.apply_taking(&mut pe.clone());
+                let s = s.evolve(pe);
+                assert_eq!(taking, s, "apply_taking and evolve differ on {}", pe.event_type());
+                self.players.insert(id.clone(), s);
             }
             (StreamId::Cage(id), Event::Cage(ce)) => {
                 let s = self.cages.remove(id).unwrap_or_default();
