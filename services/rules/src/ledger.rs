@@ -470,12 +470,26 @@ fn acted_events(
     Ok(())
 }
 
+/// The round is over, or the one player left to act has nothing to decide: nobody else can
+/// bet (every opponent is all in or folded) and nothing is owed, so a check is all there is.
+/// That player may still check; a hand record that leaves the check out is as good (PokerKit
+/// writes none when the others went all in on their posts).
+fn round_closed(hand: &crate::hand::HandState) -> bool {
+    if hand.phase == HandPhase::RoundComplete {
+        return true;
+    }
+    hand.phase == HandPhase::Betting
+        && !hand.awaiting_bring_in
+        && hand.active_count() == 1
+        && hand.round.to_act.and_then(|seat| hand.player(seat)).is_some_and(|p| p.status == InHand::Active && p.round_cents >= hand.round.bet_to_cents && p.short_cents == 0)
+}
+
 fn next_round(table: &TableState, first_to_act_seat: Option<Seat>) -> Result<TableEvent, Rejection> {
     let (_, config) = open_table(table)?;
     let Some(hand) = &table.hand else {
         return Err(Rejection::new(crate::betting::NO_HAND_IN_PROGRESS, "no hand is being played"));
     };
-    if hand.phase != HandPhase::RoundComplete {
+    if !round_closed(hand) {
         return Err(Rejection::new(crate::betting::ROUND_NOT_COMPLETE, "players still have to act in this round")
             .with("round_index", hand.round.index as Cents));
     }
@@ -509,7 +523,7 @@ fn showdown(table: &TableState, award: crate::pots::Award, rake_cents: Option<Ce
         return Err(Rejection::new(crate::betting::NO_HAND_IN_PROGRESS, "no hand is being played"));
     };
     let betting_over = hand.round.index + 1 >= config.betting_rounds || hand.active_count() <= 1;
-    if hand.phase != HandPhase::RoundComplete || !betting_over {
+    if !round_closed(hand) || !betting_over {
         return Err(Rejection::new(crate::pots::SHOWDOWN_NOT_READY, "betting is not over")
             .with("round_index", hand.round.index as Cents));
     }

@@ -388,6 +388,23 @@ pub fn judge_post(table: &TableState, seat: Seat, kind: PostKind, amount_cents: 
     Ok(amount_cents == stack)
 }
 
+/// R-POST-7: a big blind all in before its blind (on the ante) posts nothing, but the blind is
+/// still the hand's bet: the others call the full big blind (as when it is all in for part of
+/// it, R-POT-3) and the action starts left of it. Applied with the small blind's post.
+fn big_blind_all_in_before_posting(hand: &mut HandState, config: &TableConfig) {
+    let Some(big) = hand.blinds.big else { return };
+    let unposted = hand.player(big).is_some_and(|p| p.status == InHand::AllIn && p.posted_mask & PostKind::BigBlind.bit() == 0);
+    let Some(level) = nominal_cents(PostKind::BigBlind, config, hand).filter(|_| unposted) else { return };
+    let incomplete = crate::betting::fixed_increment_cents(hand, config).is_some_and(|bet| level < bet);
+    let r = &mut hand.round;
+    r.bet_to_cents = r.bet_to_cents.max(level);
+    if !incomplete {
+        r.full_level_cents = r.full_level_cents.max(level);
+        r.raises = r.raises.max(1);
+    }
+    r.anchor_seat = big;
+}
+
 /// Apply a post (used by `evolve`). `stack_of` gives each seat's stack after the post.
 pub fn apply_post(
     hand: &mut HandState,
@@ -482,6 +499,9 @@ pub fn apply_post(
             }
         }
         _ => {}
+    }
+    if kind == PostKind::SmallBlind {
+        big_blind_all_in_before_posting(hand, config);
     }
     hand.mark_uncontested(stack_of);
     let anchor = hand.round.anchor_seat;

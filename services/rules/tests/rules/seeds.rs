@@ -513,3 +513,60 @@ fn r_post_3_seeds_the_big_blind_moves_on_one_player_whatever_button_the_dealer_n
     }
     g.table(TableOp::StartHand { hand_no: 3, button_seat: 2, dealt_seats: vec![1, 2] }).unwrap();
 }
+
+#[test]
+fn r_post_7_a_big_blind_all_in_on_the_ante_posts_nothing_and_the_call_is_still_the_full_blind() {
+    // Found by replaying PokerKit hands: the big blind's $2 all go to the ante. The action
+    // starts left of the big blind (not with the small blind), and the others call the full $2
+    // big blind, as when it is all in for part of it (R-POT-3's "Dianne calls $8").
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.ante_cents = d(2);
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(2)), (3, d(100)), (4, d(100))]);
+    g.start(1, 4, &[1, 2, 3, 4]);
+    for seat in 1..=4 {
+        g.post(seat, PostKind::Ante, d(2)).unwrap();
+    }
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    let l = g.legal();
+    assert_eq!((l.seat, l.call_cents), (3, d(2)));
+    g.ok(3, Action::Call);
+    g.ok(4, Action::Call);
+    g.ok(1, Action::Call);
+    assert_eq!(g.hand().phase, HandPhase::RoundComplete, "the all-in big blind has no option");
+    g.check_down(&[1, 3, 4]);
+    let pots = g.showdown(vec![vec![2], vec![4], vec![1], vec![3]]);
+    let shape: Vec<(Cents, Vec<Seat>)> = pots.iter().map(|p| (p.amount_cents, p.eligible.clone())).collect();
+    assert_eq!(shape, [(d(8), vec![1, 2, 3, 4]), (d(6), vec![1, 3, 4])]);
+    assert_eq!((g.stack(1), g.stack(2), g.stack(3), g.stack(4)), (d(96), d(8), d(96), d(102)));
+}
+
+#[test]
+fn r_bet_1_a_player_with_nothing_to_decide_may_check_or_be_passed_by_the_next_round() {
+    // Found by replaying PokerKit hands: the small blind is all in on its $1 blind, the next
+    // player folds; the big blind owes nothing and nobody can call a raise. Its check may be
+    // recorded, or the dealer deals on (PokerKit writes no action there).
+    let three = [(1, d(1)), (2, d(100)), (3, d(100))];
+    let start = |g: &mut Game| {
+        g.start(1, 3, &[1, 2, 3]);
+        g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+        g.post(2, PostKind::BigBlind, d(2)).unwrap();
+        g.ok(3, Action::Fold);
+    };
+    let mut g = nl_1_2(&three);
+    start(&mut g);
+    let l = g.legal();
+    assert_eq!((l.seat, l.can_check, l.raise), (2, true, None));
+    g.table(TableOp::NextRound { first_to_act_seat: None }).unwrap();
+    assert!(legal_actions(g.state()).is_none());
+    let mut g = nl_1_2(&three);
+    start(&mut g);
+    g.ok(2, Action::Check);
+    g.next_round();
+    // Facing a bet there is a decision: the round stays open.
+    let mut g = nl_1_2(&[(1, d(1)), (2, d(100)), (3, d(100))]);
+    g.start(1, 3, &[1, 2, 3]);
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(3, raise(6));
+    rejected(g.table(TableOp::NextRound { first_to_act_seat: None }), "ROUND_NOT_COMPLETE");
+}
