@@ -52,6 +52,126 @@ pub struct HeldSeat {
     pub game_key: String,
 }
 
+/// The seats a patron holds, oldest first, at most `MAX_SEATS_HELD` (R-REBUY-1): a list
+/// that keeps the common single seat inline, so that a buy-in allocates nothing. Reads as a
+/// slice; equality, `Debug` and serde (a JSON array, missing = empty) are the list's, the same
+/// as the `Vec<HeldSeat>` it replaces.
+#[derive(Clone, Default)]
+pub struct HeldSeats(SeatsRepr);
+
+#[derive(Clone, Default)]
+enum SeatsRepr {
+    #[default]
+    None,
+    One(HeldSeat),
+    /// Two or more (may shrink to fewer by `retain`; still read as a slice).
+    Many(Vec<HeldSeat>),
+}
+
+impl HeldSeats {
+    pub fn new() -> HeldSeats {
+        HeldSeats::default()
+    }
+
+    pub fn as_slice(&self) -> &[HeldSeat] {
+        match &self.0 {
+            SeatsRepr::None => &[],
+            SeatsRepr::One(seat) => std::slice::from_ref(seat),
+            SeatsRepr::Many(seats) => seats,
+        }
+    }
+
+    /// Appended as the most recent.
+    pub fn push(&mut self, seat: HeldSeat) {
+        match std::mem::take(&mut self.0) {
+            SeatsRepr::None => self.0 = SeatsRepr::One(seat),
+            SeatsRepr::One(first) => self.0 = SeatsRepr::Many(vec![first, seat]),
+            SeatsRepr::Many(mut seats) => {
+                seats.push(seat);
+                self.0 = SeatsRepr::Many(seats);
+            }
+        }
+    }
+
+    /// Keeps the seats for which `keep` is true, in order.
+    pub fn retain(&mut self, mut keep: impl FnMut(&HeldSeat) -> bool) {
+        match &mut self.0 {
+            SeatsRepr::None => {}
+            SeatsRepr::One(seat) => {
+                if !keep(seat) {
+                    self.0 = SeatsRepr::None;
+                }
+            }
+            SeatsRepr::Many(seats) => seats.retain(|s| keep(s)),
+        }
+    }
+
+    /// Removes and returns the seat at `index` (panics when out of range, like `Vec::remove`).
+    pub fn remove(&mut self, index: usize) -> HeldSeat {
+        match &mut self.0 {
+            SeatsRepr::Many(seats) => seats.remove(index),
+            _ => {
+                assert!(index < self.len(), "removal index (is {index}) should be < len (is {})", self.len());
+                match std::mem::take(&mut self.0) {
+                    SeatsRepr::One(seat) => seat,
+                    _ => unreachable!("checked above"),
+                }
+            }
+        }
+    }
+}
+
+impl std::ops::Deref for HeldSeats {
+    type Target = [HeldSeat];
+    fn deref(&self) -> &[HeldSeat] {
+        self.as_slice()
+    }
+}
+
+impl<'a> IntoIterator for &'a HeldSeats {
+    type Item = &'a HeldSeat;
+    type IntoIter = std::slice::Iter<'a, HeldSeat>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.as_slice().iter()
+    }
+}
+
+impl From<Vec<HeldSeat>> for HeldSeats {
+    fn from(mut seats: Vec<HeldSeat>) -> HeldSeats {
+        HeldSeats(match seats.len() {
+            0 => SeatsRepr::None,
+            1 => SeatsRepr::One(seats.pop().expect("one seat")),
+            _ => SeatsRepr::Many(seats),
+        })
+    }
+}
+
+impl PartialEq for HeldSeats {
+    fn eq(&self, other: &HeldSeats) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl Eq for HeldSeats {}
+
+impl std::fmt::Debug for HeldSeats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.as_slice().fmt(f)
+    }
+}
+
+impl Serialize for HeldSeats {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.as_slice().serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for HeldSeats {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<HeldSeats, D::Error> {
+        Vec::<HeldSeat>::deserialize(d).map(HeldSeats::from)
+    }
+}
+
 /// An outstanding casino marker (R-MARK-1).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Marker {
@@ -137,7 +257,7 @@ pub struct PlayerState {
     pub version: u64,
     /// Seats held now, at most `MAX_SEATS_HELD` (R-REBUY-1).
     #[serde(default)]
-    pub seats: Vec<HeldSeat>,
+    pub seats: HeldSeats,
     /// Events of this stream already reversed (R-AUDIT-1), at most `MAX_CORRECTED_EVENTS`.
     #[serde(default)]
     pub corrected_event_ids: Vec<String>,
@@ -263,5 +383,53 @@ impl PlayerState {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod held_seats_tests {
+    use super::*;
+
+    fn held(table: &str, seat: Seat, game: &str) -> HeldSeat {
+        HeldSeat { table_id: TableId::new(table).unwrap(), seat, game_key: game.into() }
+    }
+
+    /// The inline list behaves, compares and serializes as the `Vec<HeldSeat>` it replaced.
+    #[test]
+    fn held_seats_are_a_vec_to_every_reader() {
+        let mut list = HeldSeats::new();
+        let mut vec: Vec<HeldSeat> = Vec::new();
+        let steps: [(&str, Seat); 7] = [("T1", 1), ("T2", 2), ("T1", 3), ("T3", 4), ("T2", 5), ("T4", 6), ("T4", 7)];
+        for (i, (table, seat)) in steps.into_iter().enumerate() {
+            let s = held(table, seat, "nlhe");
+            list.retain(|h| h.table_id != s.table_id);
+            vec.retain(|h| h.table_id != s.table_id);
+            if i % 3 == 2 {
+                list.retain(|_| false);
+                vec.retain(|_| false);
+            }
+            list.push(s.clone());
+            vec.push(s);
+            if list.len() >= 3 {
+                assert_eq!(list.remove(0), vec.remove(0));
+            }
+            assert_eq!(list.as_slice(), vec.as_slice());
+            assert_eq!(list, HeldSeats::from(vec.clone()));
+            assert_eq!(format!("{list:?}"), format!("{vec:?}"));
+            let json = serde_json::to_string(&list).unwrap();
+            assert_eq!(json, serde_json::to_string(&vec).unwrap());
+            assert_eq!(serde_json::from_str::<HeldSeats>(&json).unwrap(), list);
+        }
+        let mut one = HeldSeats::from(vec![held("T1", 1, "nlhe")]);
+        assert_eq!(one.remove(0), held("T1", 1, "nlhe"));
+        assert!(one.is_empty());
+        // Old states without the field still read (empty), and an empty list writes `[]`.
+        let state: PlayerState = serde_json::from_value(serde_json::json!({
+            "pocket_cents": 0, "credit_line_cents": 0, "markers": [], "departures": [],
+            "cash_day": serde_json::to_value(CashDay::default()).unwrap(), "version": 0
+        }))
+        .unwrap();
+        assert!(state.seats.is_empty());
+        assert_eq!(serde_json::to_value(&state).unwrap()["seats"], serde_json::json!([]));
     }
 }
