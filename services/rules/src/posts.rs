@@ -395,14 +395,26 @@ fn big_blind_all_in_before_posting(hand: &mut HandState, config: &TableConfig) {
     let Some(big) = hand.blinds.big else { return };
     let unposted = hand.player(big).is_some_and(|p| p.status == InHand::AllIn && p.posted_mask & PostKind::BigBlind.bit() == 0);
     let Some(level) = nominal_cents(PostKind::BigBlind, config, hand).filter(|_| unposted) else { return };
+    hand.round.bet_to_cents = hand.round.bet_to_cents.max(level);
+    blind_makes_the_bet(hand, config, big, level, false);
+}
+
+/// A live blind of `level` from `seat` is the round's bet, and the action closes on it. A blind
+/// smaller than the limit bet is an incomplete bet: the next player may call it or complete to
+/// the full bet, which counts as the bet (seeds: $1/$2 blinds, $5 bet; three blinds of a
+/// quarter, a quarter and half a bet). `sets_min_raise`: the next raise is measured from it
+/// (R-POST-2: the third blind, the largest).
+fn blind_makes_the_bet(hand: &mut HandState, config: &TableConfig, seat: Seat, level: Cents, sets_min_raise: bool) {
     let incomplete = crate::betting::fixed_increment_cents(hand, config).is_some_and(|bet| level < bet);
     let r = &mut hand.round;
-    r.bet_to_cents = r.bet_to_cents.max(level);
     if !incomplete {
         r.full_level_cents = r.full_level_cents.max(level);
         r.raises = r.raises.max(1);
+        if sets_min_raise {
+            r.min_raise_cents = r.min_raise_cents.max(level);
+        }
     }
-    r.anchor_seat = big;
+    r.anchor_seat = seat;
 }
 
 /// Apply a post (used by `evolve`). `stack_of` gives each seat's stack after the post.
@@ -439,22 +451,7 @@ pub fn apply_post(
         r.bet_to_cents = r.bet_to_cents.max(level);
     }
     match kind {
-        PostKind::BigBlind | PostKind::ThirdBlind => {
-            // A blind smaller than the limit bet is an incomplete bet: the next player may call
-            // it or complete to the full bet, which counts as the bet (seeds: $1/$2 blinds, $5
-            // bet; three blinds of a quarter, a quarter and half a bet).
-            let incomplete = crate::betting::fixed_increment_cents(hand, config).is_some_and(|bet| level < bet);
-            let r = &mut hand.round;
-            if !incomplete {
-                r.full_level_cents = r.full_level_cents.max(level);
-                r.raises = r.raises.max(1);
-                if kind == PostKind::ThirdBlind {
-                    // R-POST-2: the third blind is the largest; the next raise is measured from it.
-                    r.min_raise_cents = r.min_raise_cents.max(level);
-                }
-            }
-            r.anchor_seat = seat;
-        }
+        PostKind::BigBlind | PostKind::ThirdBlind => blind_makes_the_bet(hand, config, seat, level, kind == PostKind::ThirdBlind),
         PostKind::Straddle | PostKind::Sleeper => {
             // R-POST-4: live; the next minimum raise is a full straddle, or (the seeds' house
             // rule) the difference between straddle and big blind. The straddler acts last;

@@ -3,19 +3,11 @@
 //! chip liability per denomination at the gaming-day close (R-CHIP-5). Amounts are cents.
 
 use chipledger_proto::v1 as pb;
-use chipledger_tests::{Client, TestServer, all_events, approved, chips, error_info, header, principal};
+use chipledger_tests::{Client, TestServer, all_events, approved, chips, header, principal};
 use tonic::Code;
 
 use crate::scenario::{self, CAGE, balance};
-
-/// Reason, rule id and one number of a refusal.
-fn refusal(result: Result<tonic::Response<pb::CommandResult>, tonic::Status>, number: &str) -> (String, String, Option<i64>) {
-    let status = result.expect_err("refused");
-    assert_eq!(status.code(), Code::FailedPrecondition, "{status:?}");
-    let info = error_info(&status);
-    let rule = info.metadata.get("rule_id").cloned().unwrap_or_default();
-    (info.reason, rule, info.metadata.get(number).and_then(|v| v.parse().ok()))
-}
+use crate::seeds_hand::refused_at;
 
 fn marker(command_id: &str, marker_no: u64, hundreds: i64) -> pb::IssueMarker {
     pb::IssueMarker {
@@ -44,7 +36,7 @@ async fn r_mark_1_markers_against_the_credit_line_numbered_redeemed_in_part_and_
     let mut auditor = server.client(principal::AUDITOR).await?;
     scenario::open_cage(&mut cage).await?;
     // No credit line yet: no marker.
-    assert_eq!(refusal(issue(&mut cage, &mut floor, marker("m-none", 1, 10)).await, "available_cents").0, "CREDIT_LINE_EXCEEDED");
+    assert_eq!(refused_at(issue(&mut cage, &mut floor, marker("m-none", 1, 10)).await, "available_cents").0, "CREDIT_LINE_EXCEEDED");
     // A $5,000 line, approved by a second admin.
     let line = pb::SetCreditLine { header: header("line"), player_id: "P9".into(), line_cents: 500_000, approved_by: principal::ADMIN_2.0.into() };
     admin.cage.set_credit_line(approved(line, &mut [&mut cfo]).await?).await?;
@@ -53,14 +45,14 @@ async fn r_mark_1_markers_against_the_credit_line_numbered_redeemed_in_part_and_
     assert_eq!(balance(&mut auditor, &format!("cage/{CAGE}/markers")).await?, 300_000);
     assert_eq!(balance(&mut auditor, "player/P9/pocket").await?, 300_000);
     // Numbered in sequence: 3 before 2 is refused; $2,500 is more than the $2,000 available.
-    assert_eq!(refusal(issue(&mut cage, &mut floor, marker("m-3", 3, 10)).await, "expected_marker_no").0, "MARKER_OUT_OF_SEQUENCE");
-    let (reason, rule, _) = refusal(issue(&mut cage, &mut floor, marker("m-2-big", 2, 25)).await, "available_cents");
+    assert_eq!(refused_at(issue(&mut cage, &mut floor, marker("m-3", 3, 10)).await, "expected_marker_no").0, "MARKER_OUT_OF_SEQUENCE");
+    let (reason, rule, _) = refused_at(issue(&mut cage, &mut floor, marker("m-2-big", 2, 25)).await, "available_cents");
     assert_eq!((reason.as_str(), rule.as_str()), ("CREDIT_LINE_EXCEEDED", "R-MARK-1"));
     issue(&mut cage, &mut floor, marker("m-2", 2, 20)).await?;
     // Redeemed in part: $1,000 of marker 1; not more than is owed on it.
     let redeem = |command_id: &str, amount_cents| pb::RedeemMarker { header: header(command_id), cage_id: CAGE.into(), player_id: "P9".into(), marker_no: 1, amount_cents };
     cage.cage.redeem_marker(redeem("r-1", 100_000)).await?;
-    assert_eq!(refusal(cage.cage.redeem_marker(redeem("r-2", 300_000)).await, "amount_cents").0, "MARKER_REDEEM_EXCEEDS");
+    assert_eq!(refused_at(cage.cage.redeem_marker(redeem("r-2", 300_000)).await, "amount_cents").0, "MARKER_REDEEM_EXCEEDS");
     assert_eq!(balance(&mut auditor, &format!("cage/{CAGE}/markers")).await?, 200_000 + 200_000);
     // Written off only with an independent approver: the caller's own name is no approval.
     let write_off = |command_id: &str, approved_by: &str| pb::WriteOffMarker {
@@ -90,7 +82,7 @@ async fn r_chip_5_chip_liability_per_denomination_is_chips_issued_less_chips_ret
     cage.cage.redeem_chips(redeem).await?;
     // The pocket (the chips off the table the patron holds, by value) bounds what is cashed.
     let too_many = pb::RedeemChips { header: header("redeem-more"), cage_id: CAGE.into(), player_id: "P8".into(), chips: vec![chips(10_000, 4)] };
-    let (reason, _, pocket) = refusal(cage.cage.redeem_chips(too_many).await, "pocket_cents");
+    let (reason, _, pocket) = refused_at(cage.cage.redeem_chips(too_many).await, "pocket_cents");
     assert_eq!((reason.as_str(), pocket), ("POCKET_INSUFFICIENT", Some(35_000)));
     cage.cage.close_gaming_day(pb::CloseGamingDay { header: header("close-day"), cage_id: CAGE.into() }).await?;
     let events = all_events(&mut auditor, pb::EventFilter::default()).await?;

@@ -6,18 +6,10 @@
 //! `decide`/`evolve` directly, these drive the service.
 
 use chipledger_proto::v1 as pb;
-use chipledger_tests::{TestServer, chips, error_info};
+use chipledger_tests::{TestServer, chips};
 
 use crate::scenario::{TABLE, stack, table_view};
-use crate::seeds_hand::{Dealer, nlhe_with, refused, table_with};
-
-/// A refusal's reason, rule id and one number of its metadata.
-fn refused_at(result: Result<pb::CommandResult, tonic::Status>, number: &str) -> (String, String, Option<i64>) {
-    let status = result.as_ref().expect_err("refused").clone();
-    let (reason, rule) = refused(result);
-    let value = error_info(&status).metadata.get(number).and_then(|v| v.parse().ok());
-    (reason, rule, value)
-}
+use crate::seeds_hand::{Dealer, nlhe_with, refused, refused_at, table_with};
 
 /// The raise range offered to the seat in turn: (kind, min, max).
 fn range(legal: &pb::LegalActions) -> (pb::ActionKind, i64, i64) {
@@ -896,11 +888,11 @@ async fn r_stake_1_nothing_is_added_to_a_stack_in_the_hand_but_a_folded_player_m
     d.post(1, pb::PostKind::SmallBlind, 100).await?;
     d.post(2, pb::PostKind::BigBlind, 200).await?;
     let request = top_up(&mut d, 3, 1_000);
-    assert_eq!(refused_at(d.client.table.top_up(request).await.map(tonic::Response::into_inner), "seat"), ("HAND_IN_PROGRESS".into(), "R-STAKE-1".into(), Some(3)));
+    assert_eq!(refused_at(d.client.table.top_up(request).await, "seat"), ("HAND_IN_PROGRESS".into(), "R-STAKE-1".into(), Some(3)));
     // R-MARK-2: a table-stakes game takes no IOU.
     let header = d.id();
     let iou = pb::WriteIou { header, table_id: TABLE.into(), seat: 3, amount_cents: 500, lender_player_id: None, accepted_by: vec![1, 2], to_raise: false };
-    assert_eq!(refused(d.client.table.write_iou(iou).await.map(tonic::Response::into_inner)), ("IOU_NOT_ALLOWED".into(), "R-MARK-2".into()));
+    assert_eq!(refused(d.client.table.write_iou(iou).await), ("IOU_NOT_ALLOWED".into(), "R-MARK-2".into()));
     d.act(3, pb::ActionKind::Fold, 0).await?;
     let request = top_up(&mut d, 3, 1_000);
     d.client.table.top_up(request).await?;
@@ -951,10 +943,10 @@ async fn r_rebuy_3_a_short_all_in_winner_of_an_open_stakes_game_must_rebuy_in_fu
     d.end().await?;
     assert_eq!(stacks(&mut d, &[1]).await?, [6_000]);
     let request = top_up(&mut d, 1, 1_000);
-    assert_eq!(refused_at(d.client.table.top_up(request).await.map(tonic::Response::into_inner), "min_buy_in_cents"), ("FULL_REBUY_REQUIRED".into(), "R-REBUY-3".into(), Some(10_000)));
+    assert_eq!(refused_at(d.client.table.top_up(request).await, "min_buy_in_cents"), ("FULL_REBUY_REQUIRED".into(), "R-REBUY-3".into(), Some(10_000)));
     let header = d.id();
     let iou = pb::WriteIou { header, table_id: TABLE.into(), seat: 1, amount_cents: 500, lender_player_id: None, accepted_by: vec![], to_raise: false };
-    assert_eq!(refused(d.client.table.write_iou(iou).await.map(tonic::Response::into_inner)).0, "FULL_REBUY_REQUIRED", "nor borrow");
+    assert_eq!(refused(d.client.table.write_iou(iou).await).0, "FULL_REBUY_REQUIRED", "nor borrow");
     // Back to a full buy-in: $40 more.
     let request = top_up(&mut d, 1, 4_000);
     d.client.table.top_up(request).await?;
@@ -1024,7 +1016,7 @@ async fn r_mark_3_seeds_a_marker_from_a_player_not_in_the_pot_stands_without_acc
     let unaccepted = iou(&mut d, None);
     assert_eq!(refused(d.client.table.write_iou(unaccepted).await).0, "IOU_NOT_ACCEPTED");
     let in_pot = iou(&mut d, Some("P3"));
-    assert_eq!(refused_at(d.client.table.write_iou(in_pot).await.map(tonic::Response::into_inner), "lender_seat"), ("IOU_LENDER_IN_POT".into(), "R-MARK-3".into(), Some(3)));
+    assert_eq!(refused_at(d.client.table.write_iou(in_pot).await, "lender_seat"), ("IOU_LENDER_IN_POT".into(), "R-MARK-3".into(), Some(3)));
     // P4, seated but not dealt in, lends: the players in the pot are compelled to accept.
     let outside = iou(&mut d, Some("P4"));
     d.client.table.write_iou(outside).await?;

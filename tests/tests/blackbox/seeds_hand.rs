@@ -94,6 +94,13 @@ pub(crate) fn refused<T: std::fmt::Debug>(result: Result<T, tonic::Status>) -> (
     (info.reason, info.metadata.get("rule_id").cloned().unwrap_or_default())
 }
 
+/// As [`refused`], with one number of the refusal's metadata.
+pub(crate) fn refused_at<T: std::fmt::Debug>(result: Result<T, tonic::Status>, number: &str) -> (String, String, Option<i64>) {
+    let value = result.as_ref().err().and_then(|status| error_info(status).metadata.get(number).and_then(|v| v.parse().ok()));
+    let (reason, rule) = refused(result);
+    (reason, rule, value)
+}
+
 /// A stocked cage and a table opened from `preset`, its configuration then changed on the wire
 /// by `change` (before anyone sits), players seated with cash buy-ins.
 pub(crate) async fn table_with(
