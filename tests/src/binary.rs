@@ -155,6 +155,33 @@ impl ChildServer {
         self.child.id()
     }
 
+    /// Sends SIGHUP (chipledgerd reads its configuration file again).
+    pub fn hangup(&self) -> anyhow::Result<()> {
+        let pid = self.child.id().context("child already reaped")?;
+        let pid = libc::pid_t::try_from(pid).context("pid fits pid_t")?;
+        // SAFETY: kill(2) with a pid we spawned and have not reaped yet.
+        if unsafe { libc::kill(pid, libc::SIGHUP) } != 0 {
+            bail!("SIGHUP failed: {}", std::io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// Waits (bounded) until the child has printed a line containing `text` at least `times`
+    /// times in all.
+    pub async fn wait_for_output(&self, text: &str, times: usize, bound: Duration) -> anyhow::Result<()> {
+        let deadline = tokio::time::Instant::now() + bound;
+        loop {
+            let seen = self.output.lock().map(|lines| lines.iter().filter(|line| line.contains(text)).count()).unwrap_or(0);
+            if seen >= times {
+                return Ok(());
+            }
+            if tokio::time::Instant::now() >= deadline {
+                bail!("chipledgerd did not print {text:?} ({times} times) within {bound:?}; output:\n{}", self.output_text());
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     /// Sends SIGTERM and waits (bounded) for the exit status.
     pub async fn terminate(mut self) -> anyhow::Result<(std::process::ExitStatus, Vec<String>)> {
         let pid = self.child.id().context("child already reaped")?;

@@ -29,7 +29,8 @@ use chipledger_server::config::{Config, FileConfig, Flags, PrincipalFile, TlsFil
 use chipledger_server::convert::WireCommand;
 use chipledger_server::database;
 use chipledger_store::checkpoint::CheckpointKey;
-use chipledger_server::ledger::Ledger;
+use chipledger_server::ledger::{Ledger, rules_projection};
+use chipledger_server::shards::Router;
 use chipledger_server::serve;
 use chipledger_server::shutdown::Drain;
 use chipledger_store::Store;
@@ -100,6 +101,8 @@ pub struct ServerOptions {
     pub customize: Option<fn(&mut FileConfig)>,
     /// Reach the database through a [`proxy::Link`] the test can cut (`TestServer::link`).
     pub through_link: bool,
+    /// A hot standby for reads (the application role's URL).
+    pub read_database_url: Option<String>,
 }
 
 /// `chipledgerd` served in-process on 127.0.0.1 (free port) against a fresh database of the
@@ -141,6 +144,14 @@ impl TestServer {
         prepare_database(&database_url).await?;
         let data_dir = Arc::new(tempfile::tempdir().context("a data directory")?);
         TestServer::serve_database(database_url, format!("prop-{name}"), options, client_tls, data_dir).await
+    }
+
+    /// As [`TestServer::start_with`], on a database of a server the test started itself (the
+    /// admin step is run on it first).
+    pub async fn start_on(database_url: String, name: &str, options: ServerOptions) -> anyhow::Result<TestServer> {
+        prepare_database(&database_url).await?;
+        let data_dir = Arc::new(tempfile::tempdir().context("a data directory")?);
+        TestServer::serve_database(database_url, format!("prop-{name}"), options, None, data_dir).await
     }
 
     /// A second chipledgerd on this server's database and property (another replica, with its
@@ -188,8 +199,10 @@ impl TestServer {
         let checkpoint_dir = checkpoint_root.path().join("checkpoints");
         let key = CheckpointKey::load_or_generate(&checkpoint_root.path().join("checkpoint.key")).context("checkpoint key")?;
         let checkpoint_public_key = key.public_key();
-        let checkpointer = Checkpointer::new(store.clone(), key, Some(&checkpoint_dir), Duration::from_secs(3_600));
-        let ledger = Arc::new(Ledger::for_config(store, &config, drain.clone()).context("ledger")?.with_checkpointer(Arc::new(checkpointer)));
+        // As main wires it: the configured shards and standbys beside the test's database.
+        let router = Arc::new(Router::connect(store, &config, rules_projection()).await.context("shards")?);
+        let checkpointer = Checkpointer::new(router.clone(), key, Some(&checkpoint_dir), Duration::from_secs(3_600));
+        let ledger = Arc::new(Ledger::for_router(router, &config, drain.clone()).context("ledger")?.with_checkpointer(Arc::new(checkpointer)));
         let listener = serve::bind(config.listen).await.context("bind")?;
         let addr = listener.local_addr().context("local addr")?;
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -296,6 +309,7 @@ fn config(options: &ServerOptions, property_id: &str, data_dir: &std::path::Path
     }
     let mut file = FileConfig {
         tls: options.tls.clone(),
+        read_database_url: options.read_database_url.clone(),
         shutdown_grace_seconds: Some(5),
         property_id: Some(property_id.to_string()),
         data_dir: Some(data_dir.to_path_buf()),

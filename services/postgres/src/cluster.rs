@@ -182,6 +182,29 @@ impl LocalCluster {
         Ok(cluster)
     }
 
+    /// A hot standby of this cluster under `throwaway_root` (owned by the server's user; its
+    /// `opts.data_dir` missing or empty): a base backup streamed over a replication connection
+    /// (`pg_basebackup -R`, which also configures the standby to follow), then started. It
+    /// replays the primary's WAL as it arrives and answers read-only queries.
+    pub(crate) async fn start_standby_throwaway(
+        &self,
+        opts: ClusterOptions,
+        throwaway_root: PathBuf,
+    ) -> Result<LocalCluster, PgError> {
+        let owner = os_user::server_owner()?;
+        let data_dir = prepare_data_dir(&opts.data_dir, owner)?;
+        let mut command = server_command(&self.bin_dir.join("pg_basebackup"), owner);
+        command
+            .arg("-D")
+            .arg(&data_dir)
+            .args(["--write-recovery-conf", "--wal-method=stream", "--checkpoint=fast", "-h", "127.0.0.1", "-U", SUPERUSER])
+            .arg(format!("--port={}", self.port))
+            .env("PGPASSWORD", &self.password.0);
+        run(command).await?;
+        let opts = ClusterOptions { bin_dir: Some(self.bin_dir.clone()), port: None, ..opts };
+        LocalCluster::start_with(opts, Some(throwaway_root)).await
+    }
+
     /// Superuser URL to database `chipledger`.
     pub fn url(&self) -> String {
         self.url_to(sql::DATABASE)

@@ -19,4 +19,4 @@ mod test_postgres;
 
 pub use cluster::{ClusterOptions, LocalCluster, StopMode};
 pub use error::PgError;
-pub use test_postgres::{Backend, TestPostgres, choose_backend};
+pub use test_postgres::{Backend, Standby, TestPostgres, choose_backend};

@@ -83,3 +83,11 @@ async fn create_database_on(connection: &mut PgConnection, name: &str) -> Result
 fn quote_identifier(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
+
+/// Run one fixed statement as the admin of `admin_url` (rows, if any, are dropped).
+pub(crate) async fn execute(admin_url: &str, statement: &'static str) -> Result<(), PgError> {
+    let mut connection = PgConnection::connect(admin_url).await?;
+    sqlx::query(statement).execute(&mut connection).await?;
+    connection.close().await?;
+    Ok(())
+}

@@ -152,8 +152,53 @@ pub async fn choose_backend() -> Result<Backend, PgError> {
     }
 }
 
-/// A cluster in a new temporary directory owned by the server's user, fsync off.
-async fn start_local() -> Result<LocalCluster, PgError> {
+/// A hot standby streaming from a [`TestPostgres`] primary: read-only, replaying what the
+/// primary commits. Dropping it removes it.
+#[derive(Debug)]
+pub struct Standby {
+    cluster: LocalCluster,
+}
+
+impl Standby {
+    /// Superuser URL to `database` on the standby (the primary's databases are all there).
+    pub fn url_to(&self, database: &str) -> String {
+        self.cluster.url_to(database)
+    }
+
+    /// Stop replaying WAL (it keeps arriving): the standby falls behind on purpose.
+    pub async fn pause_replay(&self) -> Result<(), PgError> {
+        sql::execute(&self.url_to("postgres"), "SELECT pg_wal_replay_pause()").await
+    }
+
+    /// Replay again from where it paused.
+    pub async fn resume_replay(&self) -> Result<(), PgError> {
+        sql::execute(&self.url_to("postgres"), "SELECT pg_wal_replay_resume()").await
+    }
+}
+
+impl TestPostgres {
+    /// A primary of its own and a hot standby of it. Both are throwaway clusters from the
+    /// installed server binaries whatever `CHIPLEDGER_TEST_PG` says: a standby is a second
+    /// server fed by the first over a replication connection, which two local clusters give
+    /// without a container network (CI installs the binaries).
+    pub async fn start_with_standby() -> Result<(TestPostgres, Standby), PgError> {
+        let primary = start_local().await?;
+        let standby = in_throwaway_root(|root| async move {
+            // A hot standby needs at least the primary's connection slots.
+            primary.start_standby_throwaway(local_options(&root), root).await.map(|cluster| (primary, cluster))
+        });
+        let (primary, standby) = standby.await?;
+        let primary = TestPostgres { server: Server::Local(primary), databases_created: AtomicU64::new(0) };
+        Ok((primary, Standby { cluster: standby }))
+    }
+}
+
+/// `start` given a new temporary directory owned by the server's user, which is removed if
+/// `start` fails (else the cluster started there owns it).
+async fn in_throwaway_root<T, F>(start: impl FnOnce(PathBuf) -> F) -> Result<T, PgError>
+where
+    F: std::future::Future<Output = Result<T, PgError>>,
+{
     let root: PathBuf = tempfile::Builder::new()
         .prefix("chipledger-test-pg-")
         .tempdir()
@@ -161,16 +206,25 @@ async fn start_local() -> Result<LocalCluster, PgError> {
         .keep();
     let started = async {
         os_user::hand_over(&root, os_user::server_owner()?)?;
-        let options = ClusterOptions {
-            fsync: false,
-            extra_settings: vec![("max_connections".to_owned(), MAX_CONNECTIONS.to_owned())],
-            ..ClusterOptions::new(root.join("data"))
-        };
-        LocalCluster::start_throwaway(options, root.clone()).await
+        start(root.clone()).await
     }
     .await;
     if started.is_err() {
         let _ = std::fs::remove_dir_all(&root);
     }
     started
+}
+
+/// A cluster in a new temporary directory owned by the server's user, fsync off.
+async fn start_local() -> Result<LocalCluster, PgError> {
+    in_throwaway_root(|root| async move { LocalCluster::start_throwaway(local_options(&root), root).await }).await
+}
+
+/// A test cluster's settings: fsync off, room for many connections.
+fn local_options(root: &std::path::Path) -> ClusterOptions {
+    ClusterOptions {
+        fsync: false,
+        extra_settings: vec![("max_connections".to_owned(), MAX_CONNECTIONS.to_owned())],
+        ..ClusterOptions::new(root.join("data"))
+    }
 }

@@ -8,9 +8,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chipledger_store::checkpoint::{CheckpointKey, CheckpointSink, KeyError};
-use chipledger_store::{SignedCheckpoint, Store, StoreError};
+use chipledger_store::{SignedCheckpoint, StoreError};
 
 use crate::config::CheckpointSettings;
+use crate::shards::Router;
 
 /// Why a checkpoint could not be signed and kept.
 #[derive(Debug, thiserror::Error)]
@@ -25,7 +26,8 @@ pub enum CheckpointingError {
 
 /// Signs and keeps checkpoints; shared by the periodic task and the RPCs.
 pub struct Checkpointer {
-    store: Store,
+    /// Every shard's chains are checkpointed, each in its own database.
+    router: Arc<Router>,
     key: Option<CheckpointKey>,
     previous_public_keys: Vec<[u8; 32]>,
     sink: Option<CheckpointSink>,
@@ -42,14 +44,14 @@ impl std::fmt::Debug for Checkpointer {
 
 impl Checkpointer {
     /// From the configuration: load (or, embedded, make) the key; the sink directory.
-    pub fn from_settings(store: Store, settings: &CheckpointSettings) -> Result<Checkpointer, KeyError> {
+    pub fn from_settings(router: Arc<Router>, settings: &CheckpointSettings) -> Result<Checkpointer, KeyError> {
         let key = match &settings.key_file {
             Some(path) if settings.generate_key => Some(CheckpointKey::load_or_generate(path)?),
             Some(path) => Some(CheckpointKey::load(path)?),
             None => None,
         };
         Ok(Checkpointer {
-            store,
+            router,
             key,
             previous_public_keys: settings.previous_public_keys.clone(),
             sink: settings.dir.as_deref().map(CheckpointSink::new),
@@ -59,9 +61,9 @@ impl Checkpointer {
     }
 
     /// A checkpointer with this key and sink (tests, tools).
-    pub fn new(store: Store, key: CheckpointKey, sink: Option<&Path>, interval: Duration) -> Checkpointer {
+    pub fn new(router: Arc<Router>, key: CheckpointKey, sink: Option<&Path>, interval: Duration) -> Checkpointer {
         Checkpointer {
-            store,
+            router,
             key: Some(key),
             previous_public_keys: Vec::new(),
             sink: sink.map(CheckpointSink::new),
@@ -91,7 +93,8 @@ impl Checkpointer {
     /// database copy is a convenience) and return it.
     pub async fn sign_now(&self, property: &str) -> Result<SignedCheckpoint, CheckpointingError> {
         let key = self.key.as_ref().ok_or(CheckpointingError::NoKey)?;
-        let (events, refusals) = self.store.heads(property).await?;
+        let store = self.router.primary(property);
+        let (events, refusals) = store.heads(property).await?;
         let signed = key.sign(property, events, refusals, now_unix_ms())?;
         if let Some(sink) = &self.sink {
             let sink = sink.clone();
@@ -101,23 +104,26 @@ impl Checkpointer {
                 .map_err(|error| CheckpointingError::Sink { dir: "?".into(), source: std::io::Error::other(error) })?
                 .map_err(|(sink, source)| CheckpointingError::Sink { dir: sink.dir().display().to_string(), source })?;
         }
-        self.store.record_checkpoint(&signed).await?;
+        store.record_checkpoint(&signed).await?;
         if let Ok(mut signed_heads) = self.signed.lock() {
             signed_heads.insert(property.to_owned(), (events.0, refusals.0));
         }
         Ok(signed)
     }
 
-    /// One round: a checkpoint for every property whose chains moved since the last one.
+    /// One round: a checkpoint for every property whose chains moved since the last one, in
+    /// every shard.
     pub async fn round(&self) -> Result<usize, CheckpointingError> {
         let mut made = 0;
-        for (property, position, refusal_seq) in self.store.properties().await? {
-            let last = self.signed.lock().ok().and_then(|signed| signed.get(&property).copied());
-            if last == Some((position, refusal_seq)) {
-                continue;
+        for store in self.router.primaries() {
+            for (property, position, refusal_seq) in store.properties().await? {
+                let last = self.signed.lock().ok().and_then(|signed| signed.get(&property).copied());
+                if last == Some((position, refusal_seq)) {
+                    continue;
+                }
+                self.sign_now(&property).await?;
+                made += 1;
             }
-            self.sign_now(&property).await?;
-            made += 1;
         }
         Ok(made)
     }

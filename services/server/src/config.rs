@@ -72,6 +72,10 @@ pub struct Flags {
     /// PostgreSQL URL; without it chipledgerd runs its own embedded PostgreSQL.
     #[arg(long, env = "DATABASE_URL", hide_env_values = true, global = true)]
     pub database_url: Option<String>,
+    /// A hot standby of the database of `--database-url` (the application role's URL), for
+    /// auditor and report reads ([reads] bounds how stale they may be).
+    #[arg(long, env = "CHIPLEDGER_READ_DATABASE_URL", hide_env_values = true)]
+    pub read_database_url: Option<String>,
     /// Property (tenant) id used when a request leaves it empty.
     #[arg(long, env = "CHIPLEDGER_PROPERTY_ID")]
     pub property_id: Option<String>,
@@ -106,6 +110,8 @@ pub struct FileConfig {
     pub listen: Option<SocketAddr>,
     pub data_dir: Option<PathBuf>,
     pub database_url: Option<String>,
+    /// A hot standby of `database_url`, for reads (see [`ReadsFile`]).
+    pub read_database_url: Option<String>,
     pub property_id: Option<String>,
     pub shutdown_grace_seconds: Option<u64>,
     /// The default property's currency (ISO 4217, default USD), when it has no `[[properties]]`
@@ -131,6 +137,34 @@ pub struct FileConfig {
     pub aml: AmlFile,
     #[serde(default)]
     pub checkpoints: CheckpointsFile,
+    #[serde(default)]
+    pub reads: ReadsFile,
+    /// Property shards: which database holds which properties (the others are in
+    /// `database_url`). Reloaded with the properties on SIGHUP.
+    #[serde(default)]
+    pub shards: Vec<ShardFile>,
+}
+
+/// `[reads]`: reads served from a hot standby.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReadsFile {
+    /// The most a standby read may lag the primary, in milliseconds (default 5000): a standby
+    /// further behind is passed over for the primary. A caller may ask for less, never more.
+    pub max_staleness_ms: Option<u64>,
+}
+
+/// `[[shards]]`: a database holding the chains of some properties.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShardFile {
+    pub name: String,
+    /// The application role's URL of the shard's primary.
+    pub database_url: String,
+    /// Its hot standby, for reads.
+    pub read_database_url: Option<String>,
+    /// The properties whose chains live there (each in one shard at most).
+    pub properties: Vec<String>,
 }
 
 /// Signed checkpoints (docs/OPERATIONS.md, "Checkpoints and key management").
@@ -271,6 +305,14 @@ pub struct Config {
     pub listen: SocketAddr,
     pub data_dir: PathBuf,
     pub database_url: Option<String>,
+    /// The standby of `database_url`, for reads.
+    pub read_database_url: Option<String>,
+    /// Bound on the staleness of standby reads (a caller may ask for less).
+    pub max_read_staleness: Duration,
+    /// Properties kept in databases other than `database_url` (see `shards.rs`).
+    pub shards: Vec<ShardConfig>,
+    /// The file the configuration came from: what SIGHUP reads again.
+    pub source: Option<PathBuf>,
     /// The default property (requests that leave `property_id` empty).
     pub property_id: String,
     /// Every property served, the default among them.
@@ -322,6 +364,67 @@ impl PropertyConfig {
             game_keys: None,
         }
     }
+}
+
+/// A property shard, checked: a name, its URLs, and properties that are configured and in no
+/// other shard.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShardConfig {
+    pub name: String,
+    pub database_url: String,
+    pub read_database_url: Option<String>,
+    pub properties: Vec<String>,
+}
+
+/// Default and largest bound on the staleness of a standby read.
+pub const DEFAULT_READ_STALENESS_MS: u64 = 5_000;
+pub const MAX_READ_STALENESS_MS: u64 = 3_600_000;
+/// Bound on configured shards.
+pub const MAX_SHARDS: usize = 256;
+
+fn resolve_shards(files: &[ShardFile], properties: &Properties) -> Result<Vec<ShardConfig>, ConfigError> {
+    if files.len() > MAX_SHARDS {
+        return Err(invalid("shards", format!("at most {MAX_SHARDS}")));
+    }
+    let mut names = std::collections::HashSet::new();
+    let mut placed: HashMap<&str, &str> = HashMap::new();
+    let mut shards = Vec::with_capacity(files.len());
+    for file in files {
+        if !is_valid_property_id(&file.name) {
+            return Err(invalid("shards.name", "1 to 64 characters of A-Z a-z 0-9 _ . -"));
+        }
+        if !names.insert(file.name.as_str()) {
+            return Err(invalid("shards.name", format!("shard {:?} is named twice", file.name)));
+        }
+        for url in std::iter::once(&file.database_url).chain(&file.read_database_url) {
+            url.parse::<sqlx::postgres::PgConnectOptions>()
+                .map_err(|error| invalid("shards.database_url", format!("shard {:?}: {error}", file.name)))?;
+        }
+        if file.properties.is_empty() {
+            return Err(invalid("shards.properties", format!("shard {:?} holds no property", file.name)));
+        }
+        for property in &file.properties {
+            if properties.get(property).is_none() {
+                return Err(invalid(
+                    "shards.properties",
+                    format!("shard {:?} names {property:?}, which is not a configured property", file.name),
+                ));
+            }
+            if let Some(other) = placed.insert(property, &file.name) {
+                return Err(invalid(
+                    "shards.properties",
+                    format!("property {property:?} is in shard {other:?} and in shard {:?}", file.name),
+                ));
+            }
+        }
+        shards.push(ShardConfig {
+            name: file.name.clone(),
+            database_url: file.database_url.clone(),
+            read_database_url: file.read_database_url.clone().filter(|url| !url.is_empty()),
+            properties: file.properties.clone(),
+        });
+    }
+    Ok(shards)
 }
 
 /// The configured properties by id, and which is the default.
@@ -591,6 +694,15 @@ impl Config {
         }
         let data_dir = flags.data_dir.or(file.data_dir).unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR));
         let database_url = flags.database_url.or(file.database_url).filter(|url| !url.is_empty());
+        let read_database_url = flags.read_database_url.or(file.read_database_url).filter(|url| !url.is_empty());
+        if let Some(url) = &read_database_url {
+            url.parse::<sqlx::postgres::PgConnectOptions>().map_err(|error| invalid("read_database_url", error.to_string()))?;
+        }
+        let staleness_ms = file.reads.max_staleness_ms.unwrap_or(DEFAULT_READ_STALENESS_MS);
+        if staleness_ms > MAX_READ_STALENESS_MS {
+            return Err(invalid("reads.max_staleness_ms", format!("at most {MAX_READ_STALENESS_MS}")));
+        }
+        let shards = resolve_shards(&file.shards, &properties)?;
         let checkpoints = resolve_checkpoints(&file.checkpoints, &data_dir, database_url.is_none())?;
         let (migrate, app_password_file) = match flags.command {
             Some(DaemonCommand::Migrate { app_password_file }) => (true, app_password_file),
@@ -604,6 +716,10 @@ impl Config {
             listen,
             data_dir,
             database_url,
+            read_database_url,
+            max_read_staleness: Duration::from_millis(staleness_ms),
+            shards,
+            source: flags.config,
             property_id,
             properties,
             migrate_only: flags.migrate_only || migrate,

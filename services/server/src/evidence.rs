@@ -3,7 +3,7 @@
 
 use chipledger_proto::v1 as pb;
 use chipledger_store::checkpoint::CheckpointError;
-use chipledger_store::{RulesProjection, SignedCheckpoint};
+use chipledger_store::{RulesProjection, SignedCheckpoint, Store};
 use tonic::Status;
 
 use crate::checkpoints::CheckpointingError;
@@ -15,8 +15,9 @@ pub const MAX_VERIFY_CHECKPOINTS: usize = 100_000;
 
 /// `VerifyChain`: both chains, the command ids, every checkpoint given, and the projections
 /// when asked.
-/// `property`: the request's, resolved against the caller's properties by the handler.
-pub async fn verify(ledger: &Ledger, property: String, request: pb::VerifyChainRequest) -> Result<pb::VerifyChainResponse, Status> {
+/// `property`: the request's, resolved against the caller's properties by the handler;
+/// `store`: the database chosen to answer (the primary, or a standby close enough).
+pub async fn verify(ledger: &Ledger, store: &Store, property: String, request: pb::VerifyChainRequest) -> Result<pb::VerifyChainResponse, Status> {
     if request.checkpoints.len() > MAX_VERIFY_CHECKPOINTS {
         return Err(status::invalid_field("checkpoints", format!("at most {MAX_VERIFY_CHECKPOINTS}")));
     }
@@ -36,7 +37,7 @@ pub async fn verify(ledger: &Ledger, property: String, request: pb::VerifyChainR
     }
     errors.finish()?;
     let report = ledger
-        .db_call("verify_log", "events", ledger.store().verify_log(&property, &signed))
+        .db_call("verify_log", "events", store.verify_log(&property, &signed))
         .await
         .map_err(|error| store_status("verify chain", error))?;
     for given in &report.checkpoints {
@@ -54,7 +55,7 @@ pub async fn verify(ledger: &Ledger, property: String, request: pb::VerifyChainR
     verdicts.sort_by_key(|verdict| (verdict.global_position, verdict.refusal_seq, verdict.signed_at_unix_ms));
     let differences = if request.projections {
         ledger
-            .db_call("verify_projections", "events", ledger.store().verify_projections(&property, &RulesProjection))
+            .db_call("verify_projections", "events", store.verify_projections(&property, &RulesProjection))
             .await
             .map_err(|error| store_status("verify projections", error))?
     } else {
@@ -122,7 +123,7 @@ pub async fn sign(ledger: &Ledger, property: String, _request: pb::SignCheckpoin
 }
 
 /// `ListCheckpoints`: the kept copies in chain order; the page token is "position.refusal_seq".
-pub async fn list(ledger: &Ledger, property: String, request: pb::ListCheckpointsRequest, page_size: i64) -> Result<pb::ListCheckpointsResponse, Status> {
+pub async fn list(ledger: &Ledger, store: &Store, property: String, request: pb::ListCheckpointsRequest, page_size: i64) -> Result<pb::ListCheckpointsResponse, Status> {
     let token = request.page.as_ref().map(|page| page.page_token.as_str()).unwrap_or_default();
     let after = match token.split_once('.') {
         None if token.is_empty() && request.after_position > 0 => (request.after_position, i64::MAX),
@@ -134,7 +135,7 @@ pub async fn list(ledger: &Ledger, property: String, request: pb::ListCheckpoint
         None => return Err(status::invalid_field("page.page_token", "not a token from a previous page")),
     };
     let kept = ledger
-        .db_call("list_checkpoints", "checkpoints", ledger.store().checkpoints(&property, after, page_size))
+        .db_call("list_checkpoints", "checkpoints", store.checkpoints(&property, after, page_size))
         .await
         .map_err(|error| store_status("list checkpoints", error))?;
     let full = kept.len() as i64 == page_size;

@@ -33,7 +33,8 @@ use uuid::Uuid;
 
 use crate::access::{self, Authenticator, Principal};
 use crate::approval::{self, ApprovalKey, ApprovalKeyError};
-use crate::config::{Limits, Properties, PropertyConfig, is_valid_property_id};
+use crate::config::{Limits, PropertyConfig, is_valid_property_id};
+use crate::shards::{ReadView, ReadWish, Reloaded, Router, RouterError};
 use crate::convert::{self, CorrectionRequest, Decidable, Envelope, WireCommand};
 use crate::shutdown::Drain;
 use crate::status::{self, FieldErrors};
@@ -172,8 +173,9 @@ struct StoredReply {
 
 /// The command service: stateless apart from the cache, so replicas can run side by side.
 pub struct Ledger {
-    store: chipledger_store::Store,
-    properties: Properties,
+    /// Which database holds each property's chain (and answers its reads), with the
+    /// properties themselves: both reloadable ([`Ledger::reload`]).
+    router: Arc<Router>,
     limits: Limits,
     /// Every configured principal: who authenticates, and who an approval names.
     authenticator: Arc<Authenticator>,
@@ -182,6 +184,12 @@ pub struct Ledger {
     drain: Drain,
     db: telemetry::DbTracing,
     checkpointer: Option<std::sync::Arc<crate::checkpoints::Checkpointer>>,
+}
+
+/// Player sessions, departures, daily cash and credit lines are kept in the append transaction
+/// (R-REBUY-1, R-AUDIT-4, R-MARK-1) of every primary, whoever built the store handle.
+pub fn rules_projection() -> Arc<dyn chipledger_store::InlineProjection> {
+    Arc::new(chipledger_store::RulesProjection)
 }
 
 /// The command id of entry `index` of a submission: the submission's own id for the first (a
@@ -275,15 +283,23 @@ impl Ledger {
         Ok(Ledger::with_key(store, config, key, drain))
     }
 
+    /// As [`Ledger::for_config`], over a router of property shards ([`Router::connect`]).
+    pub fn for_router(router: Arc<Router>, config: &crate::config::Config, drain: Drain) -> Result<Ledger, LedgerSetupError> {
+        let key = ApprovalKey::load(&config.approval_key)?;
+        Ok(Ledger::with_router(router, config, key, drain))
+    }
+
     /// As [`Ledger::for_config`], with a given approval key.
     pub fn with_key(store: chipledger_store::Store, config: &crate::config::Config, key: ApprovalKey, drain: Drain) -> Ledger {
-        // Player sessions, departures, daily cash and credit lines are kept in the append
-        // transaction (R-REBUY-1, R-AUDIT-4, R-MARK-1), whoever built the store handle.
-        let store = store.with_projection(std::sync::Arc::new(chipledger_store::RulesProjection));
+        let router = Router::single(store, config.properties.clone(), rules_projection());
+        Ledger::with_router(Arc::new(router), config, key, drain)
+    }
+
+    /// As [`Ledger::with_key`], over a router of property shards ([`Router::connect`]).
+    pub fn with_router(router: Arc<Router>, config: &crate::config::Config, key: ApprovalKey, drain: Drain) -> Ledger {
         Ledger {
-            db: telemetry::DbTracing::for_pool(store.pool()),
-            store,
-            properties: config.properties.clone(),
+            db: telemetry::DbTracing::for_pool(router.default_primary().pool()),
+            router,
             limits: config.limits,
             authenticator: Arc::new(Authenticator::from_config(config)),
             approval_key: Arc::new(key),
@@ -313,8 +329,32 @@ impl Ledger {
         self.checkpointer.as_deref()
     }
 
-    pub fn store(&self) -> &chipledger_store::Store {
-        &self.store
+    pub fn router(&self) -> &Arc<Router> {
+        &self.router
+    }
+
+    /// The primary holding `property`'s chain.
+    pub fn store_of(&self, property: &str) -> chipledger_store::Store {
+        self.router.primary(property)
+    }
+
+    /// The database a read of `property` goes to ([`Router::reader`]), as the caller asks
+    /// ([`ReadWish::from_metadata`]: read-your-writes, a tighter staleness bound).
+    pub async fn reader(&self, property: &str, wish: ReadWish) -> Result<ReadView, Status> {
+        self.db
+            .call("choose_reader", "events", self.router.reader(property, wish))
+            .await
+            .map_err(|error| store_status("choose a database to read", error))
+    }
+
+    /// The properties and shard map of `config` in place of the running ones (SIGHUP). The
+    /// cache of stream states is emptied when a property moved.
+    pub async fn reload(&self, config: &crate::config::Config) -> Result<Reloaded, RouterError> {
+        let reloaded = self.router.reload(config).await?;
+        if !reloaded.moved.is_empty() {
+            *self.cache.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = StateCache::default();
+        }
+        Ok(reloaded)
     }
 
     /// Database spans for store calls (every store call runs inside one).
@@ -344,12 +384,13 @@ impl Ledger {
     }
 
     fn property_at(&self, principal: &Principal, requested: &str, field: &str) -> Result<Arc<PropertyConfig>, Status> {
-        let id = if requested.is_empty() { self.properties.default_id() } else { requested };
+        let properties = self.router.properties();
+        let id = if requested.is_empty() { properties.default_id() } else { requested };
         if !is_valid_property_id(id) {
             return Err(status::invalid_field(field, "1 to 64 characters of A-Z a-z 0-9 _ . -"));
         }
         access::authorize_property(principal, id)?;
-        self.properties.get(id).cloned().ok_or_else(|| status::not_found("property", id))
+        properties.get(id).cloned().ok_or_else(|| status::not_found("property", id))
     }
 
     /// One typed command RPC.
@@ -611,7 +652,7 @@ impl Ledger {
             // rollback) even if the caller goes away, and shutdown waits for it.
             let request = decision.request(&property, &envelope, request_hash)?;
             let in_flight = self.drain.enter().ok_or_else(status::shutting_down)?;
-            let store = self.store.clone();
+            let store = self.router.primary(&property);
             let db = self.db.clone();
             // The span is made here, under the RPC span; the task carries it.
             let appended = tokio::spawn(
@@ -655,7 +696,7 @@ impl Ledger {
     async fn replay_refusal(&self, property: &str, refusal_seq: i64) -> Result<pb::BatchResult, Status> {
         let refusal = self
             .db
-            .call("find_refusal", "rejections", self.store.refusal(property, refusal_seq))
+            .call("find_refusal", "rejections", self.router.primary(property).refusal(property, refusal_seq))
             .await
             .map_err(|error| store_status("find refusal", error))?
             .ok_or_else(|| status::internal("find refusal", &format!("refusal {refusal_seq} is missing")))?;
@@ -696,7 +737,7 @@ impl Ledger {
             gaming_day: Some(context.gaming_day.clone()),
             reply: status_to_reply(&status),
         };
-        let recorded = self.db.call("record_refusal", "rejections", self.store.record_refusal(&record)).await;
+        let recorded = self.db.call("record_refusal", "rejections", self.router.primary(property).record_refusal(&record)).await;
         match recorded {
             Ok(RefusalOutcome::Recorded(_)) => {
                 telemetry::metrics().rejections.add(
@@ -787,7 +828,7 @@ impl Ledger {
         };
         let found = self
             .db
-            .call("find_event", "events", self.store.event_location(property, event_id))
+            .call("find_event", "events", self.router.primary(property).event_location(property, event_id))
             .await
             .map_err(|error| store_status("find reversed event", error))?;
         let Some((stream, version)) = found else {
@@ -795,7 +836,7 @@ impl Ledger {
         };
         let events = self
             .db
-            .call("read_stream", "events", self.store.read_stream(property, &stream, version - 1, 1))
+            .call("read_stream", "events", self.router.primary(property).read_stream(property, &stream, version - 1, 1))
             .await
             .map_err(|error| store_status("read reversed event", error))?;
         let event = events.first().ok_or_else(|| status::not_found("event", &correction.reverses_event_id))?;
@@ -816,7 +857,7 @@ impl Ledger {
         loop {
             let page = self
                 .db
-                .call("read_stream", "events", self.store.read_stream(property, stream, after, READ_PAGE))
+                .call("read_stream", "events", self.router.primary(property).read_stream(property, stream, after, READ_PAGE))
                 .await
                 .map_err(|error| store_status("read the corrected hand", error))?;
             let Some(last) = page.last() else { break };
@@ -864,7 +905,7 @@ impl Ledger {
         loop {
             let page = self
                 .db
-                .call("read_stream", "events", self.store.read_stream(property, &key.1, version, READ_PAGE))
+                .call("read_stream", "events", self.router.primary(property).read_stream(property, &key.1, version, READ_PAGE))
                 .await
                 .map_err(|error| store_status("read stream", error))?;
             for event in &page {
@@ -905,7 +946,7 @@ impl Ledger {
     /// What a command id already is: accepted (its request hash and outcome) or refused.
     async fn recorded(&self, property: &str, command_id: &str) -> Result<Option<chipledger_store::RecordedCommand>, Status> {
         self.db
-            .call("find_command", "commands", self.store.recorded_command(property, command_id))
+            .call("find_command", "commands", self.router.primary(property).recorded_command(property, command_id))
             .await
             .map_err(|error| store_status("idempotency lookup", error))
     }

@@ -23,6 +23,7 @@ pub mod ledger;
 pub mod protowire;
 pub mod serve;
 pub mod service;
+pub mod shards;
 pub mod shutdown;
 pub mod status;
 pub mod telemetry;

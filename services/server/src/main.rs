@@ -13,7 +13,8 @@ use anyhow::Context;
 use chipledger_server::checkpoints::Checkpointer;
 use chipledger_server::config::{Config, Flags};
 use chipledger_server::database::{self, Database};
-use chipledger_server::ledger::Ledger;
+use chipledger_server::ledger::{Ledger, rules_projection};
+use chipledger_server::shards::Router;
 use chipledger_server::shutdown::{self, Drain};
 use chipledger_server::{serve, telemetry};
 use chipledger_store::Store;
@@ -22,7 +23,8 @@ use clap::Parser;
 /// A failure is one line on stderr (cause chain joined by ": ") and exit status 1.
 #[tokio::main(flavor = "multi_thread")]
 async fn main() -> std::process::ExitCode {
-    let config = match Config::load(Flags::parse()).context("configuration") {
+    let flags = Flags::parse();
+    let config = match Config::load(flags.clone()).context("configuration") {
         Ok(config) => config,
         Err(error) => return fail(&error),
     };
@@ -30,7 +32,7 @@ async fn main() -> std::process::ExitCode {
         Ok(telemetry) => telemetry,
         Err(error) => return fail(&error),
     };
-    let result = run(&config).await;
+    let result = run(&config, &flags).await;
     if let Err(error) = &result {
         tracing::error!("{error:#}");
     }
@@ -46,9 +48,9 @@ fn fail(error: &anyhow::Error) -> std::process::ExitCode {
     std::process::ExitCode::FAILURE
 }
 
-async fn run(config: &Config) -> anyhow::Result<()> {
+async fn run(config: &Config, flags: &Flags) -> anyhow::Result<()> {
     let database = Database::open(config).await.context("starting the database")?;
-    let outcome = run_with(config, &database).await;
+    let outcome = run_with(config, flags, &database).await;
     // Whatever happened, stop the embedded PostgreSQL cleanly (checkpoint, then exit).
     if let Some(data_dir) = database.embedded_data_dir() {
         tracing::info!(data_dir = %data_dir.display(), "stopping the embedded PostgreSQL");
@@ -57,7 +59,7 @@ async fn run(config: &Config) -> anyhow::Result<()> {
     outcome
 }
 
-async fn run_with(config: &Config, database: &Database) -> anyhow::Result<()> {
+async fn run_with(config: &Config, flags: &Flags, database: &Database) -> anyhow::Result<()> {
     match (database.embedded_data_dir(), database.embedded_port()) {
         (Some(data_dir), Some(port)) => {
             tracing::info!(data_dir = %data_dir.display(), port, "embedded PostgreSQL running on 127.0.0.1")
@@ -84,13 +86,17 @@ async fn run_with(config: &Config, database: &Database) -> anyhow::Result<()> {
         tracing::warn!(%role, "connected as {role}, not {}: least privilege is not in force", chipledger_store::APP_ROLE);
     }
 
+    let router = Arc::new(
+        Router::connect(store.clone(), config, rules_projection()).await.context("the property shards and standbys")?,
+    );
     let checkpointer = Arc::new(
-        Checkpointer::from_settings(store.clone(), &config.checkpoints).context("the checkpoint signing key")?,
+        Checkpointer::from_settings(router.clone(), &config.checkpoints).context("the checkpoint signing key")?,
     );
     let drain = Drain::new();
     let ledger = Arc::new(
-        Ledger::for_config(store.clone(), config, drain.clone()).context("approvals")?.with_checkpointer(checkpointer.clone()),
+        Ledger::for_router(router, config, drain.clone()).context("approvals")?.with_checkpointer(checkpointer.clone()),
     );
+    tokio::spawn(reload_on_hangup(flags.clone(), ledger.clone(), drain.stopping()));
     let listener = serve::bind(config.listen).await?;
     let local_addr = listener.local_addr().context("listen address")?;
     // Before the banner: a stop asked for as soon as the server says it listens is honoured.
@@ -116,6 +122,42 @@ async fn run_with(config: &Config, database: &Database) -> anyhow::Result<()> {
     store.pool().close().await;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// SIGHUP: read the configuration file again and take its properties and property shards
+/// (anything else changed there waits for a restart). A reload that fails changes nothing.
+async fn reload_on_hangup(flags: Flags, ledger: Arc<Ledger>, mut stopping: tokio::sync::watch::Receiver<bool>) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut hangups = match signal(SignalKind::hangup()) {
+        Ok(hangups) => hangups,
+        Err(error) => {
+            tracing::error!(%error, "cannot listen for SIGHUP: the shard map reloads only at a restart");
+            return;
+        }
+    };
+    loop {
+        tokio::select! {
+            _ = stopping.wait_for(|stopping| *stopping) => return,
+            got = hangups.recv() => if got.is_none() { return },
+        }
+        let reloaded = match Config::load(flags.clone()) {
+            Ok(config) => ledger.reload(&config).await.map_err(anyhow::Error::from),
+            Err(error) => Err(anyhow::Error::from(error)),
+        };
+        match reloaded {
+            Ok(reloaded) => {
+                tracing::info!(?reloaded, "configuration reloaded");
+                println!(
+                    "chipledgerd: reloaded: {} properties; shards connected {:?}; properties moved {:?}",
+                    reloaded.properties, reloaded.shards_connected, reloaded.moved
+                );
+            }
+            Err(error) => {
+                tracing::error!("reload refused, nothing changed: {error:#}");
+                eprintln!("chipledgerd: reload refused, nothing changed: {error:#}");
+            }
+        }
+    }
 }
 
 fn print_banner(config: &Config, addr: std::net::SocketAddr) {

@@ -81,7 +81,7 @@ pub async fn serve(
     }
     let database = DatabaseHealth::default();
     tokio::spawn(health::probe_database(
-        (*ledger.store().pool().connect_options()).clone(),
+        (*ledger.router().default_primary().pool().connect_options()).clone(),
         database.clone(),
         health_reporter.clone(),
         services_served.clone(),

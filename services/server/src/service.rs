@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Duration;
 
 use chipledger_proto::v1 as pb;
 use chipledger_proto::v1::approval_service_server::ApprovalService;
@@ -15,7 +16,7 @@ use chipledger_proto::v1::cage_service_server::CageService;
 use chipledger_proto::v1::ledger_service_server::LedgerService;
 use chipledger_proto::v1::table_service_server::TableService;
 use chipledger_rules::{self as rules, StreamId, TableEvent};
-use chipledger_store::{AsOf, EventFilter, EventMetadata, RecordedEvent};
+use chipledger_store::{AsOf, EventFilter, EventMetadata, RecordedEvent, Store};
 use futures::{Stream, StreamExt};
 use serde::Deserialize;
 use tonic::{Request, Response, Status};
@@ -24,6 +25,7 @@ use tracing::Instrument;
 use crate::access::Principal;
 use crate::convert::{self, WireCommand};
 use crate::ledger::{Ledger, store_status};
+use crate::shards::ReadWish;
 use crate::shutdown::Drain;
 use crate::status;
 use crate::telemetry;
@@ -176,6 +178,7 @@ fn check_time_range(field: &str, range: Option<&pb::TimeRange>) -> Result<(), St
 /// scanning at most [`MAX_SCAN_EVENTS`]; returns the matches and the last position scanned.
 async fn scan(
     ledger: &Ledger,
+    store: &Store,
     property: &str,
     mut filter: EventFilter,
     event_types: &[String],
@@ -198,7 +201,7 @@ async fn scan(
     loop {
         filter.limit = page_size;
         let page = ledger
-            .db_call("events_by_filter", "events", ledger.store().events_by_filter(property, &filter))
+            .db_call("events_by_filter", "events", store.events_by_filter(property, &filter))
             .await
             .map_err(|error| store_status("list events", error))?;
         let exhausted = (page.len() as i64) < page_size;
@@ -307,17 +310,24 @@ service_impl! { TableService {
 
     async fn get_hand(&self, request: Request<pb::GetHandRequest>) -> Result<Response<pb::HandView>, Status> {
         let principal = principal(&request)?;
+        let wish = ReadWish::from_metadata(request.metadata())?;
         let request = request.into_inner();
         let property = self.ledger.property(&principal, &request.property_id)?;
         let (table_id, stream) = table_stream(&request.table_id)?;
-        let (state, _) = self.ledger.load(&property, &stream).await?;
-        let Some(table) = state.as_table() else { return Err(status::internal("get hand", &"not a table")) };
+        // A hand named by number may come from a standby; the hand in play (or the last one)
+        // is the primary's, so it is read there.
         let hand_no = match request.hand_no {
             Some(hand_no) => hand_no,
-            None => table.hand.as_ref().map_or(table.last_hand_no, |hand| hand.hand_no),
+            None => {
+                let (state, _) = self.ledger.load(&property, &stream).await?;
+                let Some(table) = state.as_table() else { return Err(status::internal("get hand", &"not a table")) };
+                table.hand.as_ref().map_or(table.last_hand_no, |hand| hand.hand_no)
+            }
         };
-        let hand = rebuild_hand(&self.ledger, &property, &table_id, &stream.key(), hand_no).await?;
-        Ok(Response::new(hand))
+        let wish = if request.hand_no.is_some() { wish } else { ReadWish { max_staleness: Some(Duration::ZERO), ..wish } };
+        let view = self.ledger.reader(&property, wish).await?;
+        let hand = rebuild_hand(&self.ledger, &view.store, &property, &table_id, &stream.key(), hand_no).await?;
+        Ok(view.annotate(Response::new(hand)))
     }
 }
 
@@ -326,6 +336,7 @@ service_impl! { TableService {
 /// the settlement and the stacks at the start.
 async fn rebuild_hand(
     ledger: &Ledger,
+    store: &Store,
     property: &str,
     table_id: &rules::TableId,
     stream_key: &str,
@@ -342,7 +353,7 @@ async fn rebuild_hand(
     'search: loop {
         filter.limit = 1_000;
         let page = ledger
-            .db_call("events_by_filter", "events", ledger.store().events_by_filter(property, &filter))
+            .db_call("events_by_filter", "events", store.events_by_filter(property, &filter))
             .await
             .map_err(|error| store_status("find hand", error))?;
         let exhausted = page.len() < 1_000;
@@ -367,7 +378,7 @@ async fn rebuild_hand(
     while after_version < start.stream_version - 1 {
         let limit = (start.stream_version - 1 - after_version).min(1_000);
         let page = ledger
-            .db_call("read_stream", "events", ledger.store().read_stream(property, stream_key, after_version, limit))
+            .db_call("read_stream", "events", store.read_stream(property, stream_key, after_version, limit))
             .await
             .map_err(|error| store_status("rebuild hand", error))?;
         if page.is_empty() {
@@ -390,7 +401,7 @@ async fn rebuild_hand(
     let mut paid_at_once: Vec<rules::PotResult> = Vec::new();
     'events: loop {
         let page = ledger
-            .db_call("read_stream", "events", ledger.store().read_stream(property, stream_key, after_version, 1_000))
+            .db_call("read_stream", "events", store.read_stream(property, stream_key, after_version, 1_000))
             .await
             .map_err(|error| store_status("rebuild hand", error))?;
         let exhausted = page.len() < 1_000;
@@ -483,6 +494,7 @@ impl LedgerService for Services {
     ) -> Result<Response<pb::GetBalanceResponse>, Status> {
         use pb::get_balance_request::AsOf as WireAsOf;
         let principal = principal(&request)?;
+        let wish = ReadWish::from_metadata(request.metadata())?;
         let request = request.into_inner();
         let property = self.ledger.property(&principal, &request.property_id)?;
         if request.account.parse::<rules::Account>().is_err() {
@@ -502,16 +514,17 @@ impl LedgerService for Services {
                 AsOf::Time(at)
             }
         };
+        let view = self.ledger.reader(&property, wish).await?;
         let balance_cents = self
             .ledger
-            .db_call("balance", "postings", self.ledger.store().balance(&property, &request.account, as_of))
+            .db_call("balance", "postings", view.store.balance(&property, &request.account, as_of))
             .await
             .map_err(|error| store_status("balance", error))?;
         let global_position = match as_of {
             AsOf::Position(position) => position,
             _ => 0,
         };
-        Ok(Response::new(pb::GetBalanceResponse { account: request.account, balance_cents, global_position }))
+        Ok(view.annotate(Response::new(pb::GetBalanceResponse { account: request.account, balance_cents, global_position })))
     }
 
     async fn list_events(
@@ -519,6 +532,7 @@ impl LedgerService for Services {
         request: Request<pb::ListEventsRequest>,
     ) -> Result<Response<pb::ListEventsResponse>, Status> {
         let principal = principal(&request)?;
+        let wish = ReadWish::from_metadata(request.metadata())?;
         let request = request.into_inner();
         let property = self.ledger.property(&principal, &request.property_id)?;
         let wire = request.filter.unwrap_or_default();
@@ -545,12 +559,13 @@ impl LedgerService for Services {
             ..Default::default()
         };
         let page_size = self.page_size(request.page.as_ref());
+        let view = self.ledger.reader(&property, wish).await?;
         let (events, last, more) =
-            scan(&self.ledger, &property, filter, &wire.event_types, wire.time_range.as_ref(), page_size).await?;
-        Ok(Response::new(pb::ListEventsResponse {
+            scan(&self.ledger, &view.store, &property, filter, &wire.event_types, wire.time_range.as_ref(), page_size).await?;
+        Ok(view.annotate(Response::new(pb::ListEventsResponse {
             events: events.iter().map(recorded_event_to_wire).collect(),
             page: next_token(last, more),
-        }))
+        })))
     }
 
     async fn list_player_history(
@@ -558,6 +573,7 @@ impl LedgerService for Services {
         request: Request<pb::ListPlayerHistoryRequest>,
     ) -> Result<Response<pb::ListEventsResponse>, Status> {
         let principal = principal(&request)?;
+        let wish = ReadWish::from_metadata(request.metadata())?;
         let request = request.into_inner();
         let property = self.ledger.property(&principal, &request.property_id)?;
         let filter = EventFilter {
@@ -566,11 +582,13 @@ impl LedgerService for Services {
             ..Default::default()
         };
         let page_size = self.page_size(request.page.as_ref());
-        let (events, last, more) = scan(&self.ledger, &property, filter, &[], request.time_range.as_ref(), page_size).await?;
-        Ok(Response::new(pb::ListEventsResponse {
+        let view = self.ledger.reader(&property, wish).await?;
+        let (events, last, more) =
+            scan(&self.ledger, &view.store, &property, filter, &[], request.time_range.as_ref(), page_size).await?;
+        Ok(view.annotate(Response::new(pb::ListEventsResponse {
             events: events.iter().map(recorded_event_to_wire).collect(),
             page: next_token(last, more),
-        }))
+        })))
     }
 
     async fn list_player_sessions(
@@ -578,6 +596,7 @@ impl LedgerService for Services {
         request: Request<pb::ListPlayerSessionsRequest>,
     ) -> Result<Response<pb::ListPlayerSessionsResponse>, Status> {
         let principal = principal(&request)?;
+        let wish = ReadWish::from_metadata(request.metadata())?;
         let request = request.into_inner();
         let property = self.ledger.property(&principal, &request.property_id)?;
         let filter = EventFilter {
@@ -587,8 +606,9 @@ impl LedgerService for Services {
         };
         let page_size = self.page_size(request.page.as_ref());
         let types = ["JoinedTable".to_string(), "LeftTable".to_string()];
+        let view = self.ledger.reader(&property, wish).await?;
         let (events, last, more) =
-            scan(&self.ledger, &property, filter, &types, request.time_range.as_ref(), page_size).await?;
+            scan(&self.ledger, &view.store, &property, filter, &types, request.time_range.as_ref(), page_size).await?;
         let mut sessions: Vec<pb::PlayerSession> = Vec::new();
         for event in &events {
             let payload = &event.payload;
@@ -630,7 +650,7 @@ impl LedgerService for Services {
                 }
             }
         }
-        Ok(Response::new(pb::ListPlayerSessionsResponse { sessions, page: next_token(last, more) }))
+        Ok(view.annotate(Response::new(pb::ListPlayerSessionsResponse { sessions, page: next_token(last, more) })))
     }
 
     type SubscribeStream = EventStream;
@@ -644,7 +664,7 @@ impl LedgerService for Services {
         }
         let subscription = self
             .ledger
-            .db_call("subscribe", "events", self.ledger.store().subscribe(&property, request.after_position))
+            .db_call("subscribe", "events", self.ledger.store_of(&property).subscribe(&property, request.after_position))
             .await
             .map_err(|error| store_status("subscribe", error))?;
         let streams = request.stream_ids;
@@ -652,7 +672,7 @@ impl LedgerService for Services {
         let mut stopping = self.drain.stopping();
         // The subscriber's lag reads are database calls of this RPC; what they need is shared,
         // not copied for every event.
-        let lag_probe = Arc::new((self.ledger.store().clone(), self.ledger.db().clone(), property, tracing::Span::current()));
+        let lag_probe = Arc::new((self.ledger.store_of(&property), self.ledger.db().clone(), property, tracing::Span::current()));
         let events = subscription
             .take_until(async move {
                 let _ = stopping.wait_for(|stopping| *stopping).await;
@@ -697,6 +717,7 @@ impl AuditService for Services {
         request: Request<pb::TableShiftReconciliationRequest>,
     ) -> Result<Response<pb::TableShiftReconciliation>, Status> {
         let principal = principal(&request)?;
+        let wish = ReadWish::from_metadata(request.metadata())?;
         let request = request.into_inner();
         let property = self.ledger.property(&principal, &request.property_id)?;
         let (table_id, stream) = table_stream(&request.table_id)?;
@@ -706,7 +727,8 @@ impl AuditService for Services {
             after_position: request.shift_close_position.map_or(0, |position| (position - 1).max(0)),
             ..Default::default()
         };
-        let (events, _, _) = scan(&self.ledger, &property, filter, &[], None, MAX_SCAN_EVENTS.min(10_000)).await?;
+        let view = self.ledger.reader(&property, wish).await?;
+        let (events, _, _) = scan(&self.ledger, &view.store, &property, filter, &[], None, MAX_SCAN_EVENTS.min(10_000)).await?;
         let chosen = match request.shift_close_position {
             Some(position) => events.into_iter().find(|event| event.position == position),
             None => events.into_iter().last(),
@@ -715,11 +737,11 @@ impl AuditService for Services {
         // A count that differed from the book was recorded just before the close (R-CHIP-4).
         let before = self
             .ledger
-            .db_call("read_stream", "events", self.ledger.store().read_stream(&property, &event.stream, event.stream_version - 2, 1))
+            .db_call("read_stream", "events", view.store.read_stream(&property, &event.stream, event.stream_version - 2, 1))
             .await
             .map_err(|error| store_status("read the count variance", error))?;
         let variance = before.iter().find(|e| e.event_type == "CountVarianceRecorded");
-        Ok(Response::new(shift_reconciliation(&table_id, &event, variance)?))
+        Ok(view.annotate(Response::new(shift_reconciliation(&table_id, &event, variance)?)))
     }
 
     async fn gaming_day_reconciliation(
@@ -727,6 +749,7 @@ impl AuditService for Services {
         request: Request<pb::GamingDayReconciliationRequest>,
     ) -> Result<Response<pb::GamingDayReconciliation>, Status> {
         let principal = principal(&request)?;
+        let wish = ReadWish::from_metadata(request.metadata())?;
         let request = request.into_inner();
         let property = self.ledger.property(&principal, &request.property_id)?;
         if time::Date::parse(&request.gaming_day, &time::macros::format_description!("[year]-[month]-[day]")).is_err() {
@@ -737,7 +760,9 @@ impl AuditService for Services {
             gaming_day: Some(request.gaming_day.clone()),
             ..Default::default()
         };
-        let (closes, _, _) = scan(&self.ledger, &property, day_filter("GamingDayClosed"), &[], None, 1_000).await?;
+        let view = self.ledger.reader(&property, wish).await?;
+        let store = &view.store;
+        let (closes, _, _) = scan(&self.ledger, store, &property, day_filter("GamingDayClosed"), &[], None, 1_000).await?;
         let mut issued: BTreeMap<i64, i64> = BTreeMap::new();
         let mut returned: BTreeMap<i64, i64> = BTreeMap::new();
         for close in &closes {
@@ -757,8 +782,9 @@ impl AuditService for Services {
             map.iter().map(|(denomination_cents, count)| pb::ChipCount { denomination_cents: *denomination_cents, count: *count }).collect()
         };
         let value = |map: &BTreeMap<i64, i64>| map.iter().map(|(d, c)| d * c).sum::<i64>();
-        let (shifts, _, _) = scan(&self.ledger, &property, day_filter("ShiftClosed"), &[], None, 1_000).await?;
-        let (variances, _, _) = scan(&self.ledger, &property, day_filter("CountVarianceRecorded"), &[], None, 1_000).await?;
+        let (shifts, _, _) = scan(&self.ledger, store, &property, day_filter("ShiftClosed"), &[], None, 1_000).await?;
+        let (variances, _, _) =
+            scan(&self.ledger, store, &property, day_filter("CountVarianceRecorded"), &[], None, 1_000).await?;
         let mut count_variance_cents = 0;
         let mut cage_count_variances = Vec::new();
         for variance in &variances {
@@ -793,7 +819,7 @@ impl AuditService for Services {
         }
         let jackpot = self
             .ledger
-            .db_call("jackpot_day", "postings", chipledger_store::report::jackpot_day(self.ledger.store(), &property, &request.gaming_day))
+            .db_call("jackpot_day", "postings", chipledger_store::report::jackpot_day(store, &property, &request.gaming_day))
             .await
             .map_err(|error| store_status("jackpot funds", error))?;
         let jackpot_liability_cents = jackpot.iter().map(|fund| fund.closing_cents).sum();
@@ -809,10 +835,10 @@ impl AuditService for Services {
             .collect();
         let sum = self
             .ledger
-            .db_call("balances_sum", "postings", self.ledger.store().balances_sum(&property, AsOf::Head))
+            .db_call("balances_sum", "postings", store.balances_sum(&property, AsOf::Head))
             .await
             .map_err(|error| store_status("sum of balances", error))?;
-        Ok(Response::new(pb::GamingDayReconciliation {
+        Ok(view.annotate(Response::new(pb::GamingDayReconciliation {
             gaming_day: request.gaming_day.clone(),
             chips_issued: to_list(&issued),
             chips_returned: to_list(&returned),
@@ -823,7 +849,7 @@ impl AuditService for Services {
             count_variance_cents,
             jackpot_funds,
             jackpot_liability_cents,
-        }))
+        })))
     }
 
     async fn patron_cash_activity(
@@ -831,6 +857,7 @@ impl AuditService for Services {
         request: Request<pb::PatronCashActivityRequest>,
     ) -> Result<Response<pb::PatronCashActivityResponse>, Status> {
         let principal = principal(&request)?;
+        let wish = ReadWish::from_metadata(request.metadata())?;
         let request = request.into_inner();
         let property = self.ledger.property(&principal, &request.property_id)?;
         if request.gaming_day.is_empty() {
@@ -844,7 +871,8 @@ impl AuditService for Services {
             ..Default::default()
         };
         let page_size = self.page_size(request.page.as_ref());
-        let (events, last, more) = scan(&self.ledger, &property, filter, &[], None, page_size).await?;
+        let view = self.ledger.reader(&property, wish).await?;
+        let (events, last, more) = scan(&self.ledger, &view.store, &property, filter, &[], None, page_size).await?;
         // R-AUDIT-4: cash in and cash out summed separately, never netted.
         let mut patrons: BTreeMap<String, pb::PatronCashActivity> = BTreeMap::new();
         for event in &events {
@@ -878,10 +906,10 @@ impl AuditService for Services {
                 });
             }
         }
-        Ok(Response::new(pb::PatronCashActivityResponse {
+        Ok(view.annotate(Response::new(pb::PatronCashActivityResponse {
             patrons: patrons.into_values().collect(),
             page: next_token(last, more),
-        }))
+        })))
     }
 
     async fn list_rejections(
@@ -889,6 +917,7 @@ impl AuditService for Services {
         request: Request<pb::ListRejectionsRequest>,
     ) -> Result<Response<pb::ListRejectionsResponse>, Status> {
         let principal = principal(&request)?;
+        let wish = ReadWish::from_metadata(request.metadata())?;
         let request = request.into_inner();
         let property = self.ledger.property(&principal, &request.property_id)?;
         check_time_range("time_range", request.time_range.as_ref())?;
@@ -900,13 +929,14 @@ impl AuditService for Services {
         let mut matched = Vec::new();
         let mut scanned = 0;
         let mut more = false;
+        let view = self.ledger.reader(&property, wish).await?;
         loop {
             let page = self
                 .ledger
                 .db_call(
                     "list_rejections",
                     "rejections",
-                    self.ledger.store().rejections_of(&property, after_id, page_size, None, gaming_day),
+                    view.store.rejections_of(&property, after_id, page_size, None, gaming_day),
                 )
                 .await
                 .map_err(|error| store_status("list rejections", error))?;
@@ -958,10 +988,10 @@ impl AuditService for Services {
                 break;
             }
         }
-        Ok(Response::new(pb::ListRejectionsResponse {
+        Ok(view.annotate(Response::new(pb::ListRejectionsResponse {
             rejections: matched,
             page: Some(pb::PageResponse { next_page_token: if more { after_id.to_string() } else { String::new() } }),
-        }))
+        })))
     }
 
     async fn verify_chain(
@@ -969,7 +999,8 @@ impl AuditService for Services {
         request: Request<pb::VerifyChainRequest>,
     ) -> Result<Response<pb::VerifyChainResponse>, Status> {
         let property = self.ledger.property(&principal(&request)?, &request.get_ref().property_id)?;
-        Ok(Response::new(crate::evidence::verify(&self.ledger, property, request.into_inner()).await?))
+        let view = self.ledger.reader(&property, ReadWish::from_metadata(request.metadata())?).await?;
+        Ok(view.annotate(Response::new(crate::evidence::verify(&self.ledger, &view.store, property, request.into_inner()).await?)))
     }
 
     async fn get_chain_digest(
@@ -977,17 +1008,18 @@ impl AuditService for Services {
         request: Request<pb::GetChainDigestRequest>,
     ) -> Result<Response<pb::ChainDigest>, Status> {
         let property = self.ledger.property(&principal(&request)?, &request.get_ref().property_id)?;
+        let view = self.ledger.reader(&property, ReadWish::from_metadata(request.metadata())?).await?;
         let (events, refusals) = self
             .ledger
-            .db_call("chain_digest", "events", self.ledger.store().heads(&property))
+            .db_call("chain_digest", "events", view.store.heads(&property))
             .await
             .map_err(|error| store_status("chain digest", error))?;
-        Ok(Response::new(pb::ChainDigest {
+        Ok(view.annotate(Response::new(pb::ChainDigest {
             global_position: events.0,
             chain_hash_hex: hex::encode(events.1),
             refusal_seq: refusals.0,
             refusal_hash_hex: hex::encode(refusals.1),
-        }))
+        })))
     }
 
     async fn list_checkpoints(
@@ -996,7 +1028,8 @@ impl AuditService for Services {
     ) -> Result<Response<pb::ListCheckpointsResponse>, Status> {
         let property = self.ledger.property(&principal(&request)?, &request.get_ref().property_id)?;
         let page_size = self.page_size(request.get_ref().page.as_ref());
-        Ok(Response::new(crate::evidence::list(&self.ledger, property, request.into_inner(), page_size).await?))
+        let view = self.ledger.reader(&property, ReadWish::from_metadata(request.metadata())?).await?;
+        Ok(view.annotate(Response::new(crate::evidence::list(&self.ledger, &view.store, property, request.into_inner(), page_size).await?)))
     }
 
     async fn sign_checkpoint(

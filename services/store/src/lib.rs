@@ -159,6 +159,20 @@ impl Store {
         Ok(Store { group: group::GroupCommit::new(pool.clone()), pool, projection: None })
     }
 
+    /// As [`Store::connect_bounded`], connecting on first use (a hot standby that may be away:
+    /// its callers fall back to the primary meanwhile).
+    pub fn connect_lazy(
+        options: PgConnectOptions,
+        max_connections: u32,
+        acquire_timeout: std::time::Duration,
+    ) -> Store {
+        let pool = PgPoolOptions::new()
+            .max_connections(max_connections)
+            .acquire_timeout(acquire_timeout)
+            .connect_lazy_with(options);
+        Store { group: group::GroupCommit::new(pool.clone()), pool, projection: None }
+    }
+
     /// Plug in the domain projection (the mapping of `chipledger_rules::Event`s).
     pub fn with_projection(mut self, projection: Arc<dyn InlineProjection>) -> Store {
         self.projection = Some(projection);

@@ -60,13 +60,18 @@ impl TestServer {
         let key = chipledger_store::checkpoint::CheckpointKey::load_or_generate(&checkpoints.path().join("checkpoint.key"))
             .expect("checkpoint key");
         let public_key_hex = key.public_key().iter().map(|byte| format!("{byte:02x}")).collect();
+        let router = Arc::new(chipledger_server::shards::Router::single(
+            store,
+            config.properties.clone(),
+            chipledger_server::ledger::rules_projection(),
+        ));
         let checkpointer = chipledger_server::checkpoints::Checkpointer::new(
-            store.clone(),
+            router.clone(),
             key,
             Some(&checkpoints.path().join("sink")),
             std::time::Duration::from_secs(3_600),
         );
-        let ledger = Arc::new(Ledger::for_config(store, &config, drain.clone()).expect("ledger").with_checkpointer(Arc::new(checkpointer)));
+        let ledger = Arc::new(Ledger::for_router(router, &config, drain.clone()).expect("ledger").with_checkpointer(Arc::new(checkpointer)));
         let listener = serve::bind(config.listen).await.expect("bind");
         let addr = listener.local_addr().expect("local address");
         let (stop, stopped) = oneshot::channel::<()>();

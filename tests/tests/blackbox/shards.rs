@@ -1,0 +1,140 @@
+//! Property shards: one chipledgerd serving properties whose chains live in different
+//! databases. Each property's chain and positions are in its own database only (the other
+//! holds nothing of it); the map is read again on SIGHUP, so a property is added without a
+//! restart; and a reload that would point a property at a database without its chain is
+//! refused whole, leaving the running map as it was.
+
+use std::time::Duration;
+
+use chipledger_postgres::TestPostgres;
+use chipledger_proto::v1 as pb;
+use chipledger_tests::binary::ChildServer;
+use chipledger_tests::{Client, app_url, prepare_database, wait_until_serving, write_file};
+use sqlx::{Connection, PgConnection};
+use tonic::Code;
+use tonic::transport::Endpoint;
+
+const RELOAD_BOUND: Duration = Duration::from_secs(60);
+
+fn config(shards: &[(&str, &str, &[&str])], properties: &[&str]) -> String {
+    let mut text = String::from("property_id = \"north\"\n[auth]\ndev_anonymous_role = \"admin\"\n");
+    for property in properties {
+        text.push_str(&format!("[[properties]]\nid = \"{property}\"\n"));
+    }
+    for (name, url, held) in shards {
+        let held: Vec<String> = held.iter().map(|property| format!("\"{property}\"")).collect();
+        text.push_str(&format!("[[shards]]\nname = \"{name}\"\ndatabase_url = \"{url}\"\nproperties = [{}]\n", held.join(", ")));
+    }
+    text
+}
+
+/// The same cage opening in any property (command ids are per property).
+async fn open_cage(client: &mut Client, property: &str) -> Result<pb::CommandResult, tonic::Status> {
+    let request = pb::OpenCage {
+        header: Some(pb::CommandHeader { command_id: "open-cage".into(), property_id: property.into(), ..Default::default() }),
+        cage_id: "MAIN".into(),
+        denominations_cents: vec![100, 500],
+        chips: vec![chipledger_tests::chips(100, 100), chipledger_tests::chips(500, 100)],
+        cash_cents: 100_000,
+    };
+    client.cage.open_cage(request).await.map(tonic::Response::into_inner)
+}
+
+async fn digest(client: &mut Client, property: &str) -> anyhow::Result<pb::ChainDigest> {
+    let request = pb::GetChainDigestRequest { property_id: property.into() };
+    Ok(client.audit.get_chain_digest(request).await?.into_inner())
+}
+
+async fn verified(client: &mut Client, property: &str) -> anyhow::Result<bool> {
+    let request = pb::VerifyChainRequest { property_id: property.into(), ..Default::default() };
+    Ok(client.audit.verify_chain(request).await?.into_inner().ok)
+}
+
+/// (property, rows) of the events held in a database, by property.
+async fn properties_held(superuser_url: &str) -> anyhow::Result<Vec<(String, i64, i64, i64)>> {
+    let mut connection = PgConnection::connect(superuser_url).await?;
+    Ok(sqlx::query_as(
+        "SELECT property, count(*), min(position), max(position) FROM events GROUP BY property ORDER BY property",
+    )
+    .fetch_all(&mut connection)
+    .await?)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_properties_on_two_databases_each_with_its_own_chain_and_the_map_reloads() -> anyhow::Result<()> {
+    let postgres = TestPostgres::shared().await?;
+    let mut databases = Vec::new();
+    for name in ["shard_north", "shard_south", "shard_east"] {
+        let url = postgres.fresh_database(name).await?;
+        prepare_database(&url).await?;
+        databases.push(url);
+    }
+    let [north_db, south_db, east_db] = [&databases[0], &databases[1], &databases[2]];
+    let (south_app, east_app) = (app_url(south_db)?, app_url(east_db)?);
+
+    let dir = tempfile::tempdir()?;
+    let path = write_file(dir.path(), "chipledgerd.toml", &config(&[("south-db", &south_app, &["south"])], &["north", "south"]))?;
+    let path_text = path.to_string_lossy().to_string();
+    let child = ChildServer::spawn(
+        &["--config", &path_text, "--listen", "127.0.0.1:0"],
+        &[("DATABASE_URL", app_url(north_db)?)],
+        dir.path(),
+    )
+    .await?;
+    wait_until_serving(&format!("http://{}", child.addr), None).await?;
+    let mut client = Client::new(Endpoint::from_shared(format!("http://{}", child.addr))?.connect().await?, None);
+
+    // The same command in each property: two chains, each starting at position 1, each in
+    // its own database.
+    let north = open_cage(&mut client, "north").await?;
+    let south = open_cage(&mut client, "south").await?;
+    assert!(!north.replayed && !south.replayed, "command ids are per property");
+    assert_eq!(north.events[0].global_position, 1);
+    assert_eq!(south.events[0].global_position, 1);
+    assert_ne!(north.chain_hash_hex, south.chain_hash_hex, "each chain hashes its own property");
+    let held = |property: &str, events: usize| (property.to_string(), events as i64, 1, events as i64);
+    assert_eq!(properties_held(north_db).await?, vec![held("north", north.events.len())]);
+    assert_eq!(properties_held(south_db).await?, vec![held("south", south.events.len())]);
+    for property in ["north", "south"] {
+        assert!(verified(&mut client, property).await?, "{property}'s chain verifies");
+    }
+    assert_eq!(digest(&mut client, "south").await?.chain_hash_hex, south.chain_hash_hex);
+
+    // A property not configured yet is not served.
+    let status = open_cage(&mut client, "east").await.expect_err("east is not configured");
+    assert_eq!(status.code(), Code::NotFound);
+
+    // Added with its shard and reloaded, without a restart.
+    let shards: [(&str, &str, &[&str]); 2] = [("south-db", &south_app, &["south"]), ("east-db", &east_app, &["east"])];
+    std::fs::write(&path, config(&shards, &["north", "south", "east"]))?;
+    child.hangup()?;
+    child.wait_for_output("chipledgerd: reloaded", 1, RELOAD_BOUND).await?;
+    let east = open_cage(&mut client, "east").await?;
+    assert_eq!(east.events[0].global_position, 1);
+    assert_eq!(properties_held(east_db).await?, vec![held("east", east.events.len())]);
+    assert!(verified(&mut client, "east").await?);
+
+    // Pointing south at a database that does not hold its chain would start a second one:
+    // the whole reload is refused and south stays where its chain is.
+    let moved: [(&str, &str, &[&str]); 1] = [("east-db", &east_app, &["east", "south"])];
+    std::fs::write(&path, config(&moved, &["north", "south", "east"]))?;
+    child.hangup()?;
+    child.wait_for_output("reload refused", 1, RELOAD_BOUND).await?;
+    assert!(child.output_text().contains("property south cannot move to shard east-db"), "{}", child.output_text());
+    let tip_sale = pb::SellChips {
+        header: Some(pb::CommandHeader { command_id: "sell-after".into(), property_id: "south".into(), ..Default::default() }),
+        cage_id: "MAIN".into(),
+        player_id: "P1".into(),
+        chips: vec![chipledger_tests::chips(100, 1)],
+    };
+    client.cage.sell_chips(tip_sale).await?;
+    let south_rows = properties_held(south_db).await?;
+    assert_eq!(south_rows.len(), 1);
+    assert!(south_rows[0].1 > south.events.len() as i64, "the sale went to south's own database");
+    assert_eq!(properties_held(east_db).await?, vec![held("east", east.events.len())], "nothing of south in east's");
+    assert!(verified(&mut client, "south").await?);
+
+    let (status, _) = child.terminate().await?;
+    assert!(status.success());
+    Ok(())
+}
