@@ -64,6 +64,29 @@ def restricted_problems(name, pod):
     return problems
 
 
+def serving_problems(name, document):
+    """What a Deployment of the service needs beyond the restricted level: probes over the gRPC
+    health protocol (startup, readiness, and liveness on its own service name), replicas spread
+    over nodes, and a selector that picks the server's pods only (not the migration Job's)."""
+    if document.get("kind") != "Deployment":
+        return []
+    problems = []
+    spec = document["spec"]
+    pod = spec["template"]["spec"]
+    for container in pod.get("containers", []):
+        for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+            if "grpc" not in container.get(probe, {}):
+                problems.append(f"{name}/{container['name']}: {probe} does not use the gRPC health protocol")
+        if container.get("livenessProbe", {}).get("grpc", {}).get("service") in (None, ""):
+            problems.append(f"{name}/{container['name']}: liveness asks the whole server (a database outage would restart it)")
+    keys = {constraint.get("topologyKey") for constraint in pod.get("topologySpreadConstraints", [])}
+    if "kubernetes.io/hostname" not in keys:
+        problems.append(f"{name}: no topology spread over nodes")
+    if "app.kubernetes.io/component" not in spec["selector"].get("matchLabels", {}):
+        problems.append(f"{name}: the selector would also match the migration Job's pods")
+    return problems
+
+
 def main():
     manifests = sorted(p for p in HERE.glob("*.yaml") if p.name != "kustomization.yaml")
     schema = subprocess.run(["kubernetes-validate", "--strict", *map(str, manifests)], capture_output=True, text=True)
@@ -79,8 +102,10 @@ def main():
                 if labels.get("pod-security.kubernetes.io/enforce") != "restricted":
                     problems.append(f"{manifest.name}: namespace does not enforce the restricted level")
                 namespaces += 1
+            name = f"{manifest.name}:{document['metadata']['name']}"
             for pod in pod_specs(document):
-                problems += restricted_problems(f"{manifest.name}:{document['metadata']['name']}", pod)
+                problems += restricted_problems(name, pod)
+            problems += serving_problems(name, document)
     if namespaces == 0:
         problems.append("no Namespace manifest enforcing the restricted level")
     for problem in problems:

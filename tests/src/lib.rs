@@ -34,6 +34,7 @@ use chipledger_server::shards::Router;
 use chipledger_server::serve;
 use chipledger_server::shutdown::Drain;
 use chipledger_store::Store;
+use tokio::net::TcpListener;
 use tonic::metadata::{AsciiMetadataValue, MetadataValue};
 use tonic::service::Interceptor;
 use tonic::service::interceptor::InterceptedService;
@@ -103,6 +104,8 @@ pub struct ServerOptions {
     pub through_link: bool,
     /// A hot standby for reads (the application role's URL).
     pub read_database_url: Option<String>,
+    /// Also serve gRPC health alone on a port of its own (`TestServer::health_addr`).
+    pub health_listener: bool,
 }
 
 /// `chipledgerd` served in-process on 127.0.0.1 (free port) against a fresh database of the
@@ -111,6 +114,8 @@ pub struct ServerOptions {
 /// checkpoint signing key of its own and a write-once checkpoint directory.
 pub struct TestServer {
     pub addr: SocketAddr,
+    /// The health-only listener, with `ServerOptions::health_listener`.
+    pub health_addr: Option<SocketAddr>,
     /// The superuser's URL of the database (for what only an administrator, or an attacker, does).
     pub database_url: String,
     pub property_id: String,
@@ -205,15 +210,21 @@ impl TestServer {
         let ledger = Arc::new(Ledger::for_router(router, &config, drain.clone()).context("ledger")?.with_checkpointer(Arc::new(checkpointer)));
         let listener = serve::bind(config.listen).await.context("bind")?;
         let addr = listener.local_addr().context("local addr")?;
+        let health = match options.health_listener {
+            true => Some(serve::bind(config.listen).await.context("bind health")?),
+            false => None,
+        };
+        let health_addr = health.as_ref().map(TcpListener::local_addr).transpose().context("health addr")?;
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(async move {
-            serve::serve(&config, listener, ledger, drain, async move {
+            serve::serve_with_health(&config, listener, health, ledger, drain, async move {
                 let _ = stopped.await;
             })
             .await
         });
         let server = TestServer {
             addr,
+            health_addr,
             database_url,
             property_id,
             link,

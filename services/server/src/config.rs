@@ -66,6 +66,9 @@ pub struct Flags {
     /// Address to listen on (default 127.0.0.1:50051).
     #[arg(long, env = "CHIPLEDGER_LISTEN")]
     pub listen: Option<SocketAddr>,
+    /// Also serve gRPC health alone, plaintext, on this address (Kubernetes probes).
+    #[arg(long, env = "CHIPLEDGER_HEALTH_LISTEN")]
+    pub health_listen: Option<SocketAddr>,
     /// Data directory of the embedded PostgreSQL (default ./data); unused with a database URL.
     #[arg(long, env = "CHIPLEDGER_DATA_DIR", global = true)]
     pub data_dir: Option<PathBuf>,
@@ -108,6 +111,8 @@ pub enum DaemonCommand {
 #[serde(deny_unknown_fields)]
 pub struct FileConfig {
     pub listen: Option<SocketAddr>,
+    /// gRPC health alone, plaintext, on a second address (for probes).
+    pub health_listen: Option<SocketAddr>,
     pub data_dir: Option<PathBuf>,
     pub database_url: Option<String>,
     /// A hot standby of `database_url`, for reads (see [`ReadsFile`]).
@@ -303,6 +308,7 @@ pub struct AmlFile {
 #[derive(Debug, Clone)]
 pub struct Config {
     pub listen: SocketAddr,
+    pub health_listen: Option<SocketAddr>,
     pub data_dir: PathBuf,
     pub database_url: Option<String>,
     /// The standby of `database_url`, for reads.
@@ -714,6 +720,7 @@ impl Config {
         };
         Ok(Config {
             listen,
+            health_listen: flags.health_listen.or(file.health_listen),
             data_dir,
             database_url,
             read_database_url,

@@ -59,8 +59,14 @@ pub async fn bind(addr: SocketAddr) -> Result<TcpListener, ServeError> {
     TcpListener::bind(addr).await.map_err(|source| ServeError::Bind { addr, source })
 }
 
+/// The health service name that says only "this process runs and answers" (Kubernetes'
+/// liveness probe): SERVING from the start, whatever the database does.
+pub const LIVENESS_SERVICE: &str = "liveness";
+
 /// Serves until `shutdown` resolves, then stops accepting, ends subscriptions, waits for the
-/// appends in flight (at most `config.shutdown_grace`) and returns.
+/// appends in flight (at most `config.shutdown_grace`) and returns. With `health_listen`
+/// configured, gRPC health is also served there, plaintext and alone (for probes that cannot
+/// present a client certificate).
 pub async fn serve(
     config: &Config,
     listener: TcpListener,
@@ -68,7 +74,39 @@ pub async fn serve(
     drain: Drain,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
+    let health = match config.health_listen {
+        Some(addr) => Some(bind(addr).await?),
+        None => None,
+    };
+    serve_with_health(config, listener, health, ledger, drain, shutdown).await
+}
+
+/// As [`serve`], with the health listener bound by the caller.
+pub async fn serve_with_health(
+    config: &Config,
+    listener: TcpListener,
+    health_listener: Option<TcpListener>,
+    ledger: Arc<Ledger>,
+    drain: Drain,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
+    health_reporter.set_service_status(LIVENESS_SERVICE, tonic_health::ServingStatus::Serving).await;
+    let _health_only = match health_listener {
+        Some(listener) => {
+            if let Ok(addr) = listener.local_addr() {
+                println!("chipledgerd health on {addr} (plaintext, gRPC health only)");
+            }
+            let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
+            let served = Server::builder().add_service(health_service.clone()).serve_with_incoming(incoming);
+            Some(AbortOnDrop(tokio::spawn(async move {
+                if let Err(error) = served.await {
+                    tracing::error!(%error, "the health listener failed");
+                }
+            })))
+        }
+        None => None,
+    };
     let services_served = vec![
         <TableServiceServer<Services> as NamedService>::NAME,
         <CageServiceServer<Services> as NamedService>::NAME,
@@ -152,5 +190,14 @@ pub async fn serve(
             tracing::warn!("connections still open after the grace period; closing them");
             Ok(())
         }
+    }
+}
+
+/// The health listener lives as long as the main server's `serve` call.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }

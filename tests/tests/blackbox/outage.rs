@@ -6,6 +6,7 @@
 
 use std::time::{Duration, Instant};
 
+use anyhow::Context;
 use chipledger_proto::v1 as pb;
 use chipledger_tests::{Client, ServerOptions, TestServer, all_events, error_info, header, principal};
 use tonic::Code;
@@ -41,7 +42,16 @@ async fn wait_for_health(server: &TestServer, wanted: ServingStatus) -> anyhow::
 }
 
 async fn linked_server(name: &str) -> anyhow::Result<TestServer> {
-    TestServer::start_with(name, ServerOptions { through_link: true, ..ServerOptions::default() }, None).await
+    let options = ServerOptions { through_link: true, health_listener: true, ..ServerOptions::default() };
+    TestServer::start_with(name, options, None).await
+}
+
+/// What the health-only listener (Kubernetes' probes) says of `service`.
+async fn probe(server: &TestServer, service: &str) -> anyhow::Result<i32> {
+    let addr = server.health_addr.context("a health listener")?;
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))?.connect().await?;
+    let mut client = HealthClient::new(channel);
+    Ok(client.check(HealthCheckRequest { service: service.into() }).await?.into_inner().status)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -53,10 +63,14 @@ async fn health_turns_not_serving_within_seconds_of_the_database_going_away_and_
     let mut dealer = server.client(principal::DEALER).await?;
     scenario::stocked_table(&mut cage, &mut floor, TABLE).await?;
     assert_eq!(health(&server, "").await?, ServingStatus::Serving as i32);
+    assert_eq!(probe(&server, "").await?, ServingStatus::Serving as i32);
 
     link.cut();
     let took = wait_for_health(&server, ServingStatus::NotServing).await?;
     eprintln!("NOT_SERVING {took:?} after the cut");
+    // The probes' listener says the same: not ready, but alive (a restart would not help).
+    assert_eq!(probe(&server, "").await?, ServingStatus::NotServing as i32);
+    assert_eq!(probe(&server, chipledger_server::serve::LIVENESS_SERVICE).await?, ServingStatus::Serving as i32);
     // Calls answer UNAVAILABLE at once (reads and writes), and say nothing happened.
     let started = Instant::now();
     let status = tokio::time::timeout(FAIL_FAST_BOUND, dealer.table.buy_in(cash_buy_in("buy-down", TABLE, 1, "P1", 10_000)))
@@ -75,6 +89,7 @@ async fn health_turns_not_serving_within_seconds_of_the_database_going_away_and_
     link.restore();
     let took = wait_for_health(&server, ServingStatus::Serving).await?;
     eprintln!("SERVING {took:?} after the restore");
+    assert_eq!(probe(&server, "").await?, ServingStatus::Serving as i32);
     // The command refused during the outage was never recorded; sent now, it is.
     let result = dealer.table.buy_in(cash_buy_in("buy-down", TABLE, 1, "P1", 10_000)).await?.into_inner();
     assert!(!result.replayed, "{result:?}");
