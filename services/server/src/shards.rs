@@ -255,6 +255,9 @@ impl Router {
     /// On any error the running map stays as it was.
     pub async fn reload(&self, config: &Config) -> Result<Reloaded, RouterError> {
         let old = self.current();
+        if old.default.urls.1 != config.read_database_url {
+            tracing::warn!("read_database_url of the default database changed: it takes effect at a restart");
+        }
         let mut reloaded = Reloaded { properties: config.properties.ids().count(), ..Reloaded::default() };
         let mut by_property = HashMap::new();
         for shard_config in &config.shards {
