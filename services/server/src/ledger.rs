@@ -204,6 +204,10 @@ pub fn store_status(context: &str, error: StoreError) -> Status {
         StoreError::VersionConflict { stream, expected, .. } => status::version_conflict(&stream, expected, 1),
         StoreError::Contention(_) => status::version_conflict("(several)", -1, 1),
         StoreError::InvalidRequest(message) => status::invalid_field("request", message),
+        StoreError::NoPartition { recorded_at_micros, partitions_until_micros } => {
+            status::partition_missing(recorded_at_micros, partitions_until_micros)
+        }
+        StoreError::Archived { position, archived_through } => status::position_archived(position, archived_through),
         StoreError::Database(error) if is_unstorable_text(&error) => status::invalid_field(
             "request",
             "a string holds a character PostgreSQL cannot store (NUL or an invalid escape)",

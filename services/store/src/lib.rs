@@ -89,6 +89,7 @@ pub mod checkpoint;
 mod error;
 mod event;
 mod group;
+pub mod partition;
 pub mod projection;
 mod read;
 pub mod rejection;
@@ -172,13 +173,27 @@ impl Store {
     /// The admin step (schema.rs) on an admin URL: roles, migrations, function files, grants,
     /// under an advisory lock. Idempotent; what `chipledgerd migrate` runs.
     pub async fn migrate(admin_url: &str) -> Result<(), StoreError> {
-        schema::migrate(admin_url, None).await
+        schema::migrate(admin_url, None, partition::DEFAULT_MONTHS_AHEAD).await
+    }
+
+    /// The admin step, keeping `months_ahead` months of partitions ready after the current one
+    /// (configuration `[partitions] months_ahead`).
+    pub async fn migrate_with_months_ahead(admin_url: &str, months_ahead: i32) -> Result<(), StoreError> {
+        schema::migrate(admin_url, None, months_ahead).await
+    }
+
+    /// Make the partitions of the log up to `months_ahead` months after the current one (and
+    /// after the latest recorded time); how many months were created. The service runs it at
+    /// start and daily (the application role may: it only ever adds the next months).
+    pub async fn ensure_partitions(&self, months_ahead: i32) -> Result<i32, StoreError> {
+        let mut conn = self.pool.acquire().await?;
+        partition::ensure_partitions(&mut conn, months_ahead).await
     }
 
     /// Run the migrations up to and including `version` only, without the function files
     /// (upgrade tests: build a database as an older release left it, then [`Store::migrate`]).
     pub async fn migrate_to(admin_url: &str, version: i64) -> Result<(), StoreError> {
-        schema::migrate(admin_url, Some(version)).await
+        schema::migrate(admin_url, Some(version), partition::DEFAULT_MONTHS_AHEAD).await
     }
 
     /// Let the application role log in with this password (an admin operation; the service
