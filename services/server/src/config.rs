@@ -939,6 +939,26 @@ mod tests {
     }
 
     #[test]
+    fn partitions_keep_three_months_ahead_and_seven_years_by_default_and_refuse_bounds_out_of_range() {
+        let config = Config::resolve(Flags::default(), FileConfig::default()).unwrap();
+        let expected = PartitionSettings { months_ahead: 3, retention_months: 84, archive_dir: PathBuf::from("./data/archive") };
+        assert_eq!(config.partitions, expected);
+        let config = Config::resolve(Flags::default(), parse("[partitions]
+months_ahead = 0
+retention_months = 120
+")).unwrap();
+        assert_eq!((config.partitions.months_ahead, config.partitions.retention_months), (0, 120));
+        for (text, field) in [
+            ("months_ahead = 121", "partitions.months_ahead"),
+            ("months_ahead = -1", "partitions.months_ahead"),
+            ("retention_months = 0", "partitions.retention_months"),
+        ] {
+            let error = Config::resolve(Flags::default(), parse(&format!("[partitions]\n{text}\n"))).unwrap_err();
+            assert!(matches!(&error, ConfigError::Invalid { field: f, .. } if *f == field), "{text}: {error}");
+        }
+    }
+
+    #[test]
     fn flags_win_over_the_file() {
         let file = parse(
             r#"
