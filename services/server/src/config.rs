@@ -104,6 +104,33 @@ pub enum DaemonCommand {
         #[arg(long, env = "CHIPLEDGER_APP_PASSWORD_FILE")]
         app_password_file: Option<PathBuf>,
     },
+    /// Partitions of the log on the database of `--database-url` (an admin's URL, as for
+    /// `migrate`): list them, make the months ahead, archive the oldest one past the retention
+    /// (signed with the checkpoint key), verify an archive, drop an archived partition.
+    Partitions {
+        #[command(subcommand)]
+        action: PartitionsAction,
+    },
+}
+
+/// `chipledgerd partitions ...` (docs/OPERATIONS.md, "Partitions and archive").
+#[derive(Debug, Clone, PartialEq, Eq, clap::Subcommand)]
+pub enum PartitionsAction {
+    /// Every partition, oldest first, with its state (attached, archived, dropped).
+    List,
+    /// Make the partitions up to `[partitions] months_ahead` months after the current one.
+    Ensure,
+    /// Export, sign, record and detach the partition LABEL (`YYYY-MM`, or `before-YYYY-MM`).
+    Archive {
+        label: String,
+        /// Directory the export and its signed digest go to (default `[partitions] archive_dir`).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+    /// Recompute an archive's digest from its file, check the signature and the live chain.
+    Verify { label: String },
+    /// Drop the tables of an archived partition, once its archive verifies.
+    Drop { label: String },
 }
 
 /// The TOML file. Every field is optional.
@@ -143,6 +170,8 @@ pub struct FileConfig {
     #[serde(default)]
     pub checkpoints: CheckpointsFile,
     #[serde(default)]
+    pub partitions: PartitionsFile,
+    #[serde(default)]
     pub reads: ReadsFile,
     /// Property shards: which database holds which properties (the others are in
     /// `database_url`). Reloaded with the properties on SIGHUP.
@@ -170,6 +199,26 @@ pub struct ShardFile {
     pub read_database_url: Option<String>,
     /// The properties whose chains live there (each in one shard at most).
     pub properties: Vec<String>,
+}
+
+/// Partitions of the log and their archive (docs/OPERATIONS.md, "Partitions and archive").
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PartitionsFile {
+    /// Months of partitions kept ready after the current one (0..=120, default 3).
+    pub months_ahead: Option<i32>,
+    /// Months a partition must be past before it may be archived (at least 1, default 84).
+    pub retention_months: Option<i32>,
+    /// Where `partitions archive` writes (default `<data_dir>/archive`).
+    pub archive_dir: Option<PathBuf>,
+}
+
+/// Resolved `[partitions]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionSettings {
+    pub months_ahead: i32,
+    pub retention_months: i32,
+    pub archive_dir: PathBuf,
 }
 
 /// Signed checkpoints (docs/OPERATIONS.md, "Checkpoints and key management").
@@ -335,6 +384,9 @@ pub struct Config {
     pub approval_key: ApprovalKeyFile,
     pub limits: Limits,
     pub checkpoints: CheckpointSettings,
+    pub partitions: PartitionSettings,
+    /// `chipledgerd partitions ...`: what to do instead of serving.
+    pub partitions_action: Option<PartitionsAction>,
     /// `chipledgerd migrate --app-password-file`.
     pub app_password_file: Option<PathBuf>,
 }
@@ -710,9 +762,11 @@ impl Config {
         }
         let shards = resolve_shards(&file.shards, &properties)?;
         let checkpoints = resolve_checkpoints(&file.checkpoints, &data_dir, database_url.is_none())?;
-        let (migrate, app_password_file) = match flags.command {
-            Some(DaemonCommand::Migrate { app_password_file }) => (true, app_password_file),
-            None => (false, None),
+        let partitions = resolve_partitions(&file.partitions, &data_dir)?;
+        let (migrate, app_password_file, partitions_action) = match flags.command {
+            Some(DaemonCommand::Migrate { app_password_file }) => (true, app_password_file, None),
+            Some(DaemonCommand::Partitions { action }) => (false, None, Some(action)),
+            None => (false, None, None),
         };
         let approval_key = match file.approvals.signing_key_file {
             Some(path) => ApprovalKeyFile { path, create_if_missing: false },
@@ -732,6 +786,8 @@ impl Config {
             migrate_only: flags.migrate_only || migrate,
             app_password_file,
             checkpoints,
+            partitions,
+            partitions_action,
             shutdown_grace: Duration::from_secs(file.shutdown_grace_seconds.unwrap_or(30)),
             embedded_postgres,
             tls: file.tls,
@@ -785,6 +841,23 @@ fn resolve_checkpoints(file: &CheckpointsFile, data_dir: &Path, embedded: bool) 
         dir: file.dir.clone().or_else(|| embedded.then(|| data_dir.join(EMBEDDED_CHECKPOINT_DIR))),
         interval: Duration::from_secs(interval_seconds),
         previous_public_keys,
+    })
+}
+
+fn resolve_partitions(file: &PartitionsFile, data_dir: &Path) -> Result<PartitionSettings, ConfigError> {
+    use chipledger_store::partition::{DEFAULT_MONTHS_AHEAD, DEFAULT_RETENTION_MONTHS, MAX_MONTHS_AHEAD, MIN_RETENTION_MONTHS};
+    let months_ahead = file.months_ahead.unwrap_or(DEFAULT_MONTHS_AHEAD);
+    if !(0..=MAX_MONTHS_AHEAD).contains(&months_ahead) {
+        return Err(invalid("partitions.months_ahead", format!("must be 0..={MAX_MONTHS_AHEAD}, got {months_ahead}")));
+    }
+    let retention_months = file.retention_months.unwrap_or(DEFAULT_RETENTION_MONTHS);
+    if retention_months < MIN_RETENTION_MONTHS {
+        return Err(invalid("partitions.retention_months", format!("must be at least {MIN_RETENTION_MONTHS}, got {retention_months}")));
+    }
+    Ok(PartitionSettings {
+        months_ahead,
+        retention_months,
+        archive_dir: file.archive_dir.clone().unwrap_or_else(|| data_dir.join("archive")),
     })
 }
 
@@ -986,6 +1059,26 @@ mod tests {
         assert_eq!(aml.mtl_over_cents, defaults.mtl_over_cents);
         assert_eq!(aml.ctr_due_days, defaults.ctr_due_days);
         assert!(Config::resolve(Flags::default(), parse("[aml]\nmtl_over_cents = 0\n")).is_err());
+    }
+
+    #[test]
+    fn partitions_keep_three_months_ahead_and_seven_years_by_default_and_refuse_bounds_out_of_range() {
+        let config = Config::resolve(Flags::default(), FileConfig::default()).unwrap();
+        let expected = PartitionSettings { months_ahead: 3, retention_months: 84, archive_dir: PathBuf::from("./data/archive") };
+        assert_eq!(config.partitions, expected);
+        let config = Config::resolve(Flags::default(), parse("[partitions]
+months_ahead = 0
+retention_months = 120
+")).unwrap();
+        assert_eq!((config.partitions.months_ahead, config.partitions.retention_months), (0, 120));
+        for (text, field) in [
+            ("months_ahead = 121", "partitions.months_ahead"),
+            ("months_ahead = -1", "partitions.months_ahead"),
+            ("retention_months = 0", "partitions.retention_months"),
+        ] {
+            let error = Config::resolve(Flags::default(), parse(&format!("[partitions]\n{text}\n"))).unwrap_err();
+            assert!(matches!(&error, ConfigError::Invalid { field: f, .. } if *f == field), "{text}: {error}");
+        }
     }
 
     #[test]

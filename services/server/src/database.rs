@@ -75,10 +75,10 @@ impl Database {
     }
 
     /// The admin step on this database: roles, migrations, functions, grants (under an
-    /// advisory lock), and the application role's password when one is given. Embedded, it
+    /// advisory lock), `months_ahead` months of partitions, and the application role's password when one is given. Embedded, it
     /// runs as the cluster's superuser and the password is the one kept in the data directory.
-    pub async fn admin_step(&self, app_password_file: Option<&Path>) -> Result<(), DatabaseError> {
-        Store::migrate(&self.url).await?;
+    pub async fn admin_step(&self, app_password_file: Option<&Path>, months_ahead: i32) -> Result<(), DatabaseError> {
+        Store::migrate_with_months_ahead(&self.url, months_ahead).await?;
         let password = match (&self.embedded, app_password_file) {
             (_, Some(path)) => Some(read_password(path)?),
             (Some(embedded), None) => Some(embedded_password(&embedded.data_dir)?),

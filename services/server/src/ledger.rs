@@ -212,6 +212,10 @@ pub fn store_status(context: &str, error: StoreError) -> Status {
         StoreError::VersionConflict { stream, expected, .. } => status::version_conflict(&stream, expected, 1),
         StoreError::Contention(_) => status::version_conflict("(several)", -1, 1),
         StoreError::InvalidRequest(message) => status::invalid_field("request", message),
+        StoreError::NoPartition { recorded_at_micros, partitions_until_micros } => {
+            status::partition_missing(recorded_at_micros, partitions_until_micros)
+        }
+        StoreError::Archived { position, archived_through } => status::position_archived(position, archived_through),
         StoreError::Database(error) if is_unstorable_text(&error) => status::invalid_field(
             "request",
             "a string holds a character PostgreSQL cannot store (NUL or an invalid escape)",
@@ -1332,6 +1336,29 @@ fn rebuild_reply(outcome: &AppendOutcome) -> Result<pb::BatchResult, Status> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 11: an append no partition can hold is the operator's to fix, reported with its
+    /// numbers, never INTERNAL; so is a balance asked for at an archived position.
+    #[test]
+    fn a_missing_partition_and_an_archived_position_are_failed_preconditions_with_their_numbers() {
+        let missing = StoreError::NoPartition { recorded_at_micros: Some(1_806_537_600_000_000), partitions_until_micros: Some(1_806_537_600_000_000) };
+        let status = append_status("c1", missing);
+        assert_eq!(status.code(), tonic::Code::FailedPrecondition);
+        let details = tonic_types::StatusExt::get_error_details(&status);
+        let info = details.error_info().expect("error info");
+        assert_eq!(info.reason, "LOG_PARTITION_MISSING");
+        assert_eq!(info.metadata["recorded_at_micros"], "1806537600000000");
+        assert_eq!(info.metadata["partitions_until_micros"], "1806537600000000");
+        let backstop = store_status("append", StoreError::NoPartition { recorded_at_micros: None, partitions_until_micros: None });
+        assert_eq!(backstop.code(), tonic::Code::FailedPrecondition);
+
+        let status = store_status("balance", StoreError::Archived { position: 2, archived_through: 3 });
+        assert_eq!(status.code(), tonic::Code::FailedPrecondition);
+        let details = tonic_types::StatusExt::get_error_details(&status);
+        let info = details.error_info().expect("error info");
+        assert_eq!(info.reason, "POSITION_ARCHIVED");
+        assert_eq!((info.metadata["position"].as_str(), info.metadata["archived_through"].as_str()), ("2", "3"));
+    }
 
     fn request() -> CorrectionRequest {
         CorrectionRequest {

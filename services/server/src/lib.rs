@@ -20,6 +20,7 @@ pub mod evidence;
 pub mod gate;
 pub mod health;
 pub mod ledger;
+pub mod partitions;
 pub mod protowire;
 pub mod serve;
 pub mod service;

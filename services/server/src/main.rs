@@ -69,8 +69,14 @@ async fn run_with(config: &Config, flags: &Flags, database: &Database) -> anyhow
     // The admin step: explicit with a URL (`chipledgerd migrate`), implied by the embedded mode
     // (chipledgerd owns that cluster). The service itself never migrates a database it does
     // not own, never creates a role and never changes a password.
+    if let Some(action) = &config.partitions_action {
+        return chipledger_server::partitions::run(config, database.url(), action).await.context("partitions");
+    }
     if config.migrate_only || database.embedded_data_dir().is_some() {
-        database.admin_step(config.app_password_file.as_deref()).await.context("the admin step (migrations, roles, functions)")?;
+        database
+            .admin_step(config.app_password_file.as_deref(), config.partitions.months_ahead)
+            .await
+            .context("the admin step (migrations, roles, functions, partitions ahead)")?;
     }
     if config.migrate_only {
         println!("chipledgerd: database ready (migrations, roles, functions) at {}", database.display_url());
@@ -109,9 +115,16 @@ async fn run_with(config: &Config, flags: &Flags, database: &Database) -> anyhow
     let checkpoints = tokio::spawn(checkpointer.clone().run(async move {
         let _ = checkpoints_stopped.await;
     }));
+    // The partitions ahead, now and daily: the application role may make the next months.
+    let (stop_partitions, partitions_stopped) = tokio::sync::oneshot::channel::<()>();
+    let partitions = tokio::spawn(chipledger_server::partitions::keep_ahead(store.clone(), config.partitions.months_ahead, async move {
+        let _ = partitions_stopped.await;
+    }));
     let served = serve::serve(config, listener, ledger, drain, stop).await;
     let _ = stop_checkpoints.send(());
     let _ = checkpoints.await;
+    let _ = stop_partitions.send(());
+    let _ = partitions.await;
     // A last checkpoint of what this run wrote, so a kept copy covers it.
     if checkpointer.key().is_some()
         && let Err(error) = checkpointer.round().await

@@ -84,6 +84,39 @@ pub fn unavailable(context: &str, error: &dyn std::fmt::Display) -> Status {
     )
 }
 
+/// No partition of the log holds the time an append would be recorded at: the operator has to
+/// make the partitions ahead (`chipledgerd partitions ensure`, or `chipledgerd migrate`).
+/// Nothing was recorded; the same command sent again afterwards is decided and recorded then.
+pub fn partition_missing(recorded_at_micros: Option<i64>, partitions_until_micros: Option<i64>) -> Status {
+    tracing::error!(?recorded_at_micros, ?partitions_until_micros, "append refused: no partition of the log for its time");
+    let mut metadata = HashMap::new();
+    for (name, value) in [("recorded_at_micros", recorded_at_micros), ("partitions_until_micros", partitions_until_micros)] {
+        if let Some(value) = value {
+            metadata.insert(name.to_string(), value.to_string());
+        }
+    }
+    with_info(
+        Code::FailedPrecondition,
+        "LOG_PARTITION_MISSING",
+        "no partition of the log holds the time of this append: nothing was recorded; the operator must create          the partitions ahead (chipledgerd partitions ensure), then the command may be sent again",
+        metadata,
+    )
+}
+
+/// A position asked about lies in an archived partition: the live log answers from
+/// `archived_through` on.
+pub fn position_archived(position: i64, archived_through: i64) -> Status {
+    with_info(
+        Code::FailedPrecondition,
+        "POSITION_ARCHIVED",
+        format!("position {position} is archived; the live log answers from position {archived_through} on"),
+        HashMap::from([
+            ("position".to_string(), position.to_string()),
+            ("archived_through".to_string(), archived_through.to_string()),
+        ]),
+    )
+}
+
 /// The connection to the database broke while an append was committing: it may or may not be
 /// recorded. The same command (same id, same bytes) sent again answers the recorded result if
 /// it went through, or is decided and recorded now if it did not.

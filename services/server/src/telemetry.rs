@@ -282,6 +282,8 @@ fn record_db_error(span: &tracing::Span, error: &chipledger_store::StoreError) {
         (StoreError::InvalidRequest(_), _) => "invalid_request",
         (StoreError::Contention(_), _) => "contention",
         (StoreError::Corrupt(_), _) => "corrupt",
+        (StoreError::NoPartition { .. }, _) => "no_partition",
+        (StoreError::Archived { .. }, _) => "archived",
         (StoreError::Database(sqlx::Error::PoolTimedOut), _) => "pool_timeout",
         (StoreError::Database(_), _) => "database",
         _ => "_OTHER",

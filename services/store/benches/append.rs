@@ -130,8 +130,8 @@ async fn run_baseline(pool: &sqlx::PgPool, batch_size: usize, batches: usize, st
                schema_version, payload, metadata, recorded_at, hash) \
              SELECT $1, p, $2, v, id, 'BetPlaced', 1, pl, md, clock_timestamp(), h \
                FROM unnest($3::bigint[], $4::bigint[], $5::uuid[], $6::jsonb[], $7::jsonb[], $8::bytea[]) AS x(p, v, id, pl, md, h)) \
-             INSERT INTO bench_postings (property, position, posting_index, account, amount_cents) \
-             SELECT $1, p, i, a, m FROM unnest($9::bigint[], $10::smallint[], $11::text[], $12::bigint[]) AS y(p, i, a, m)",
+             INSERT INTO bench_postings (property, position, posting_index, account, amount_cents, recorded_at) \
+             SELECT $1, p, i, a, m, clock_timestamp() FROM unnest($9::bigint[], $10::smallint[], $11::text[], $12::bigint[]) AS y(p, i, a, m)",
         )
         .bind(PROPERTY)
         .bind(stream)

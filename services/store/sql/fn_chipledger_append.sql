@@ -9,7 +9,12 @@
 -- per key, whatever the statistics (the planner settings below; the profile is in 0006).
 -- Errors carry SQLSTATEs of class CL with a JSON DETAIL (crate chipledger-store, error.rs):
 --   CL001 version conflict, CL002 command id reused, CL003 unbalanced postings,
---   CL004 negative balance, CL005 invalid request, CL006 command refused earlier.
+--   CL004 negative balance, CL005 invalid request, CL006 command refused earlier,
+--   CL007 no partition holds the time the events would be recorded at (nothing is written; the
+--   partitions ahead are made by chipledger_ensure_partitions, never here: DDL under the head
+--   lock would stall every append of the property behind it).
+-- Events and postings are partitioned by month of recorded_at (migration 0008); event ids are
+-- kept unique over all partitions by event_ids, written in the same statement as the events.
 -- Chain (format 2, chain.rs): p_entries[k] is the start of event k's chain entry in RFC 8785
 -- form, `{"body":<body>,"format":2,"kind":"event","position":`, built by the store; the entry
 -- ends here with the values assigned under the head lock, and h_k = sha256(entry_k) where
@@ -74,6 +79,7 @@ DECLARE
     v_account       text;
     v_balance       bigint;
     v_outcome       text;
+    v_until         timestamptz;
     k               int;
 BEGIN
     IF v_event_count = 0 OR v_stream_count = 0 THEN
@@ -209,7 +215,10 @@ BEGIN
         PERFORM chipledger_apply_projection_ops(p_property, p_projection_ops);
     END IF;
 
-    -- 6. Commit point: the head row lock is held from here to COMMIT.
+    -- 6. The end of the last partition, read before the head lock (it only ever grows).
+    SELECT max(l.until_at) INTO v_until FROM log_partitions l;
+
+    -- 7. Commit point: the head row lock is held from here to COMMIT.
     SELECT h.last_position, h.last_hash, h.last_recorded_at INTO v_last, v_hash, v_last_at
       FROM property_heads h WHERE h.property = p_property FOR UPDATE;
     IF NOT FOUND THEN
@@ -219,6 +228,11 @@ BEGIN
     END IF;
     v_recorded := greatest(clock_timestamp(), v_last_at);
     v_micros := (extract(epoch FROM v_recorded) * 1000000)::bigint;
+    IF v_until IS NULL OR v_recorded >= v_until THEN
+        RAISE EXCEPTION 'chipledger: no partition holds recorded_at %', v_recorded USING ERRCODE = 'CL007',
+            DETAIL = json_build_object('recorded_at_micros', v_micros,
+                                       'partitions_until_micros', (extract(epoch FROM v_until) * 1000000)::bigint)::text;
+    END IF;
     v_next := v_current;
     FOR k IN 1 .. v_event_count LOOP
         v_next[p_event_stream[k]] := v_next[p_event_stream[k]] + 1;
@@ -245,9 +259,13 @@ BEGIN
                e.event_type, e.schema_version, e.payload, e.metadata, v_recorded, v_hashes[e.ord], 2
           FROM unnest(p_event_stream, p_event_ids, p_event_types, p_schema_versions, p_payloads, p_metadata)
                WITH ORDINALITY AS e(stream_index, event_id, event_type, schema_version, payload, metadata, ord)
+    ), written_ids AS (
+        INSERT INTO event_ids (event_id, property, position)
+        SELECT e.event_id, p_property, v_last + e.ord
+          FROM unnest(p_event_ids) WITH ORDINALITY AS e(event_id, ord)
     ), written_postings AS (
-        INSERT INTO postings (property, position, posting_index, account, amount_cents)
-        SELECT p_property, v_last + p.e, p.i, p.account, p.amount
+        INSERT INTO postings (property, position, posting_index, account, amount_cents, recorded_at)
+        SELECT p_property, v_last + p.e, p.i, p.account, p.amount, v_recorded
           FROM unnest(p_posting_event, p_posting_index, p_posting_account, p_posting_amount)
                AS p(e, i, account, amount)
     ), written_commands AS (

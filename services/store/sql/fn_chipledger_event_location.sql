@@ -1,9 +1,12 @@
--- chipledger_event_location: stream and stream version of an event, by its id.
+-- chipledger_event_location: stream and stream version of an event, by its id (through event_ids, which keeps ids
+-- unique over the partitions; an event whose partition was archived is not found).
 CREATE OR REPLACE FUNCTION chipledger_event_location(p_property text, p_event_id uuid)
 RETURNS TABLE (stream text, stream_version bigint)
 LANGUAGE sql STABLE
 SECURITY DEFINER
 SET search_path = public, pg_temp
 AS $$
-SELECT e.stream, e.stream_version FROM events e WHERE e.property = p_property AND e.event_id = p_event_id
+SELECT e.stream, e.stream_version FROM event_ids i
+  JOIN events e ON e.property = i.property AND e.position = i.position
+ WHERE i.property = p_property AND i.event_id = p_event_id
 $$;

@@ -707,6 +707,9 @@ pub struct ChainReport {
     pub first_bad_position: Option<i64>,
     pub problem: Option<ChainProblem>,
     pub head: ChainDigest,
+    /// Where the check started when partitions were archived: the last archived position and
+    /// its hash (the archive file holds what came before); `None`: from genesis.
+    pub anchor: Option<ChainDigest>,
 }
 
 /// A point of the chain worth saving outside the database: position and hash after it.

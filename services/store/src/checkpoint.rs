@@ -100,17 +100,23 @@ impl SignedCheckpoint {
     /// The signature verifies with the document's own public key, and that key is one of
     /// `trusted` (the keys an operator pinned); with `trusted` empty only the signature counts.
     pub fn verify(&self, trusted: &[[u8; 32]]) -> Result<(), CheckpointError> {
-        let key = VerifyingKey::from_bytes(&self.public_key).map_err(|e| CheckpointError::Malformed(e.to_string()))?;
         if self.checkpoint.key_id != key_id(&self.public_key) {
             return Err(CheckpointError::Malformed("key_id is not the public key's".into()));
         }
         let bytes = self.checkpoint.signed_bytes().map_err(|e| CheckpointError::Malformed(e.to_string()))?;
-        key.verify(&bytes, &Signature::from_bytes(&self.signature)).map_err(|_| CheckpointError::BadSignature)?;
-        if !trusted.is_empty() && !trusted.contains(&self.public_key) {
-            return Err(CheckpointError::UntrustedKey { found: self.checkpoint.key_id.clone() });
-        }
-        Ok(())
+        verify_bytes(&self.public_key, &bytes, &self.signature, trusted)
     }
+}
+
+/// Whether `signature` over `bytes` verifies with `public_key`, one of `trusted` (any key when
+/// `trusted` is empty): the check of [`SignedCheckpoint::verify`], for other signed evidence.
+pub(crate) fn verify_bytes(public_key: &[u8; 32], bytes: &[u8], signature: &[u8; 64], trusted: &[[u8; 32]]) -> Result<(), CheckpointError> {
+    let key = VerifyingKey::from_bytes(public_key).map_err(|e| CheckpointError::Malformed(e.to_string()))?;
+    key.verify(bytes, &Signature::from_bytes(signature)).map_err(|_| CheckpointError::BadSignature)?;
+    if !trusted.is_empty() && !trusted.contains(public_key) {
+        return Err(CheckpointError::UntrustedKey { found: key_id(public_key) });
+    }
+    Ok(())
 }
 
 /// The id of a public key: the first 8 bytes of its SHA-256, in hex.
@@ -176,6 +182,11 @@ impl CheckpointKey {
 
     pub fn key_id(&self) -> String {
         key_id(&self.public_key())
+    }
+
+    /// Sign other evidence with the same key (archive digests, partition.rs).
+    pub(crate) fn sign_bytes(&self, bytes: &[u8]) -> [u8; 64] {
+        self.signing.sign(bytes).to_bytes()
     }
 
     /// Sign the heads of a property's chains as of `signed_at_ms`.

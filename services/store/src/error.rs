@@ -37,6 +37,16 @@ pub enum StoreError {
     /// whole transaction resolves it (`Store::append` retries by itself).
     #[error("concurrent write, retry the transaction: {0}")]
     Contention(String),
+    /// No partition of the log holds the time the append would be recorded at (CL007, or
+    /// PostgreSQL's own "no partition" as the backstop): the partitions ahead were not made
+    /// (`chipledgerd migrate`, or the service's daily `chipledger_ensure_partitions`). Nothing
+    /// was written; the append can be sent again once the partition exists.
+    #[error("no partition of the log holds recorded_at {recorded_at_micros:?} µs (partitions end at {partitions_until_micros:?} µs); run `chipledgerd migrate` or `chipledgerd partitions ensure`")]
+    NoPartition { recorded_at_micros: Option<i64>, partitions_until_micros: Option<i64> },
+    /// The position asked about lies in an archived partition (CL008): the live log answers
+    /// only from `archived_through` on; the archive file holds the rest.
+    #[error("position {position} is archived: the live log answers from position {archived_through} on")]
+    Archived { position: i64, archived_through: i64 },
     /// Stored data could not be decoded (a sign of tampering or a bug).
     #[error("corrupt stored data: {0}")]
     Corrupt(String),
@@ -67,6 +77,16 @@ struct UnbalancedDetail {
     sum_cents: i128,
 }
 #[derive(Deserialize)]
+struct NoPartitionDetail {
+    recorded_at_micros: i64,
+    partitions_until_micros: Option<i64>,
+}
+#[derive(Deserialize)]
+struct ArchivedDetail {
+    position: i64,
+    archived_through: i64,
+}
+#[derive(Deserialize)]
 struct NegativeDetail {
     account: String,
     balance_cents: i64,
@@ -93,6 +113,17 @@ pub(crate) fn classify(error: sqlx::Error) -> StoreError {
         "CL005" => Ok(StoreError::InvalidRequest(detail.clone())),
         "CL006" => serde_json::from_str::<RefusedDetail>(&detail)
             .map(|d| StoreError::RefusedBefore { command_id: d.command_id, refusal_seq: d.refusal_seq }),
+        "CL007" => serde_json::from_str::<NoPartitionDetail>(&detail).map(|d| StoreError::NoPartition {
+            recorded_at_micros: Some(d.recorded_at_micros),
+            partitions_until_micros: d.partitions_until_micros,
+        }),
+        "CL008" => serde_json::from_str::<ArchivedDetail>(&detail)
+            .map(|d| StoreError::Archived { position: d.position, archived_through: d.archived_through }),
+        // PostgreSQL's own refusal of a row no partition holds (the append checks first, CL007;
+        // this is the backstop if a partition went missing behind the registry's back).
+        "23514" if db.message().starts_with("no partition of relation") => {
+            Ok(StoreError::NoPartition { recorded_at_micros: None, partitions_until_micros: None })
+        }
         "23514" => Ok(StoreError::ProjectionRefused { constraint: db.constraint().unwrap_or("?").to_owned() }),
         // unique_violation, deadlock_detected, serialization_failure
         "23505" | "40P01" | "40001" => Ok(StoreError::Contention(db.message().to_owned())),

@@ -14,7 +14,8 @@
 //! store.begin() -> StoreTx: .append(), .connection(), .commit(), .rollback()
 //! store.read_stream / read_all / events_by_filter
 //! store.balance(property, account, AsOf) / balances_sum(property, AsOf)
-//! store.verify_chain(property) -> ChainReport; chain_digest / verify_digest
+//! store.verify_chain(property) -> ChainReport (from the archive anchor, if any); chain_digest / verify_digest
+//! store.ensure_partitions(months_ahead)  partition::ArchiveAdmin: list / archive / verify / drop_archived
 //! store.verify_log(property, &[Checkpoint]) -> LogReport   (chains, commands, refusals, checkpoints)
 //! store.verify_projections(property, &projection) -> Vec<ProjectionDifference>
 //! store.record_checkpoint / checkpoints         signed checkpoints (checkpoint.rs)
@@ -24,8 +25,8 @@
 //! report::TableDayReport::catch_up / rebuild     async projection with checkpoint
 //! ```
 //!
-//! Invariants PostgreSQL itself holds (migrations, sql/): events, postings, commands,
-//! rejections and checkpoints refuse UPDATE, DELETE and TRUNCATE (trigger), and chipledger_app
+//! Invariants PostgreSQL itself holds (migrations, sql/): events, postings (every partition),
+//! commands, rejections and checkpoints refuse UPDATE, DELETE and TRUNCATE (trigger), and chipledger_app
 //! has no privilege on any table: it can only EXECUTE the SECURITY DEFINER functions of
 //! `sql/`, owned by chipledger_owner (nobody logs in as it); positions are dense per property
 //! and commit in order; every event's postings sum to zero; accounts of R-UNIT-4 never go
@@ -54,33 +55,44 @@
 //! ([`Store::record_refusal`]): an append carrying it with the same request hash answers
 //! [`StoreError::RefusedBefore`], and the refusal answers for good.
 
-//! Partitioning of `events` by time: the plan (not done; the table is plain today).
+//! Partitioning of `events` and `postings` by time (migration 0008, partition.rs; issue 11).
 //! 1. Keys. A partitioned table's unique keys must contain the partition key `recorded_at`:
-//!    the parent gets PRIMARY KEY (property, position, recorded_at) and
-//!    UNIQUE (property, stream, stream_version, recorded_at). Cross-partition uniqueness of
-//!    (property, position) and (property, stream, stream_version) keeps coming from the append
-//!    itself (head lock, stream row locks, expected versions; recorded_at is monotone in
-//!    position per property), and `verify_chain` detects any break. `UNIQUE (event_id)` cannot
-//!    stay global: a new table `event_ids (event_id PRIMARY KEY, property, position)` is filled
-//!    by the append's write statement (one more insert per event) and serves lookups by id
-//!    (the `player_seatings` view joins on it instead of `events`).
-//! 2. Cut-over without copying: build the matching indexes on today's `events` CONCURRENTLY,
-//!    add `CHECK (recorded_at < <cut-over>) NOT VALID` and VALIDATE it (no long lock), rename it
-//!    `events_until_<cut-over>`, create the partitioned parent named `events`, ATTACH the old
-//!    table as its first partition (the validated CHECK makes ATTACH skip the scan), and create
-//!    monthly partitions from the cut-over on. All in one migration transaction except the
-//!    concurrent index builds, which go first in their own migration (no transaction).
-//! 3. Append-only stays enforced per partition: the row triggers are cloned to partitions by
-//!    PostgreSQL, but TRUNCATE triggers are statement-level and must be created on every
-//!    partition (the partition-making function does it); the application role owns nothing, so
-//!    it cannot DETACH or DROP a partition. Partitions are never dropped (retention is archive,
-//!    done by an operator, not by the service). `postings` gets `recorded_at` and the same
-//!    partitioning so a month of history is one unit.
-//! 4. Partitions ahead: `chipledger_ensure_event_partitions(months_ahead)` run by
-//!    `Store::migrate` and daily by the server, keeping 3 months ready; no DEFAULT partition
-//!    (rows there would block creating the month they belong to), and never DDL in the append
-//!    (it holds the head lock). An append past the last partition fails loudly, never silently.
-//! 5. Reads by position touch one index per partition (about 12 a year); catch-up and
+//!    events have PRIMARY KEY (property, position, recorded_at) and
+//!    UNIQUE (property, stream, stream_version, recorded_at), postings PRIMARY KEY
+//!    (property, position, posting_index, recorded_at). Cross-partition uniqueness of
+//!    (property, position) and (property, stream, stream_version) comes from the append itself
+//!    (head lock, stream row locks, expected versions; recorded_at is monotone in position per
+//!    property: `greatest(clock_timestamp(), head.last_recorded_at)`), and `verify_chain` detects
+//!    any break. `UNIQUE (event_id)` lives in `event_ids (event_id PRIMARY KEY, property,
+//!    position)`, written in the append's statement, which serves lookups by id (the
+//!    `player_seatings` view and `chipledger_event_location` join through it).
+//! 2. Cut-over without copying the events: the old table, minus the keys a partitioned parent
+//!    cannot have, gets a CHECK (recorded_at < cut-over) and is attached as the first partition
+//!    (`events_before_YYYY_MM`, from MINVALUE; the CHECK lets ATTACH skip its scan); the cut-over
+//!    is the first day of the month after the latest recorded_at (or now). One transaction.
+//!    Deviation from the first plan: no CONCURRENTLY index builds in a migration of their own,
+//!    because postings.recorded_at has to be filled from the events (a postings rewrite under the
+//!    lock anyway) and sqlx runs a migration's statements as one implicit transaction; on a large
+//!    database, run the migration in a quiet window.
+//! 3. Append-only per partition: the row triggers of the parents are cloned onto every
+//!    partition by PostgreSQL; TRUNCATE triggers are per table, created on every partition by
+//!    `chipledger_ensure_partitions`; the application role owns nothing, so it cannot DETACH or
+//!    DROP a partition (tests: partitions.rs). A detached partition loses the cloned triggers and
+//!    gets its own until it is dropped.
+//! 4. Partitions ahead: `chipledger_ensure_partitions(months_ahead)` (default 3, at most 120),
+//!    run by `Store::migrate` and by the server at start and daily; the application role may
+//!    execute it (it only adds the next months). No DEFAULT partition, never DDL in the append
+//!    (it holds the head lock): the append reads the end of the last partition
+//!    (`log_partitions`) before the head lock and refuses a later recorded_at with CL007 ->
+//!    [`StoreError::NoPartition`], nothing written; PostgreSQL's own "no partition" maps to the
+//!    same error as the backstop.
+//! 5. Archive (an operator's step, [`partition::ArchiveAdmin`]): the oldest attached partition,
+//!    once past the retention, exported with a signed digest per property, recorded with the
+//!    anchor each property's live chain now starts from and the balances that left, then
+//!    detached; dropped only when its archive verifies. `verify_chain` starts at the anchor.
+//!    Not done: stream snapshots, so a partition holding events of a stream that goes on after
+//!    it is refused for archive (the service rebuilds streams from their first event).
+//! 6. Reads by position touch one index per partition (about 12 a year); catch-up and
 //!    as-of-position reads can add a recorded_at bound from the head's history to prune.
 
 mod append;
@@ -89,6 +101,7 @@ pub mod checkpoint;
 mod error;
 mod event;
 mod group;
+pub mod partition;
 pub mod projection;
 mod read;
 pub mod rejection;
@@ -186,13 +199,27 @@ impl Store {
     /// The admin step (schema.rs) on an admin URL: roles, migrations, function files, grants,
     /// under an advisory lock. Idempotent; what `chipledgerd migrate` runs.
     pub async fn migrate(admin_url: &str) -> Result<(), StoreError> {
-        schema::migrate(admin_url, None).await
+        schema::migrate(admin_url, None, partition::DEFAULT_MONTHS_AHEAD).await
+    }
+
+    /// The admin step, keeping `months_ahead` months of partitions ready after the current one
+    /// (configuration `[partitions] months_ahead`).
+    pub async fn migrate_with_months_ahead(admin_url: &str, months_ahead: i32) -> Result<(), StoreError> {
+        schema::migrate(admin_url, None, months_ahead).await
+    }
+
+    /// Make the partitions of the log up to `months_ahead` months after the current one (and
+    /// after the latest recorded time); how many months were created. The service runs it at
+    /// start and daily (the application role may: it only ever adds the next months).
+    pub async fn ensure_partitions(&self, months_ahead: i32) -> Result<i32, StoreError> {
+        let mut conn = self.pool.acquire().await?;
+        partition::ensure_partitions(&mut conn, months_ahead).await
     }
 
     /// Run the migrations up to and including `version` only, without the function files
     /// (upgrade tests: build a database as an older release left it, then [`Store::migrate`]).
     pub async fn migrate_to(admin_url: &str, version: i64) -> Result<(), StoreError> {
-        schema::migrate(admin_url, Some(version)).await
+        schema::migrate(admin_url, Some(version), partition::DEFAULT_MONTHS_AHEAD).await
     }
 
     /// Let the application role log in with this password (an admin operation; the service

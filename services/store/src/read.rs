@@ -4,7 +4,7 @@ use sqlx::{Acquire, PgConnection, PgExecutor, Postgres, Row};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use crate::error::StoreError;
+use crate::error::{StoreError, classify};
 use crate::event::{MAX_PAGE, NewPosting, RecordedEvent};
 
 // Every read goes through a function of `sql/` (the application role has no SELECT on any
@@ -225,7 +225,8 @@ pub(crate) async fn balance_at<'c>(
     .bind(account)
     .bind(position)
     .fetch_one(executor)
-    .await?;
+    .await
+    .map_err(classify)?;
     Ok(balance)
 }
 
@@ -238,6 +239,7 @@ pub(crate) async fn balances_sum_at<'c>(
             .bind(property)
             .bind(position)
             .fetch_one(executor)
-            .await?;
+            .await
+            .map_err(classify)?;
     sum.parse().map_err(|_| StoreError::Corrupt(format!("sum of balances {sum:?}")))
 }

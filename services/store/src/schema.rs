@@ -15,6 +15,8 @@
 //! 4. Grants: nothing on any table for the application role or PUBLIC; EXECUTE on exactly the
 //!    functions of [`FUNCTIONS`] for the application role.
 //! 5. `schema_state`: the SHA-256 of the function files, which the service compares at start.
+//! 6. Partitions ahead (`chipledger_ensure_partitions`, partition.rs): the months of the log
+//!    up to `months_ahead` after the current one exist before anything is appended to them.
 
 use sha2::{Digest, Sha256};
 use sqlx::{Connection, PgConnection};
@@ -25,6 +27,7 @@ use crate::{APP_ROLE, MIGRATOR, OWNER_ROLE};
 /// The functions the application role may execute, each from its own file (`sql/fn_<name>.sql`).
 pub const FUNCTIONS: &[(&str, &str)] = &[
     ("chipledger_append", include_str!("../sql/fn_chipledger_append.sql")),
+    ("chipledger_archive_anchor", include_str!("../sql/fn_chipledger_archive_anchor.sql")),
     ("chipledger_account_balances", include_str!("../sql/fn_chipledger_account_balances.sql")),
     ("chipledger_balance_at", include_str!("../sql/fn_chipledger_balance_at.sql")),
     ("chipledger_balances_sum_at", include_str!("../sql/fn_chipledger_balances_sum_at.sql")),
@@ -38,6 +41,7 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ("chipledger_daily_cash_all", include_str!("../sql/fn_chipledger_daily_cash_all.sql")),
     ("chipledger_departure", include_str!("../sql/fn_chipledger_departure.sql")),
     ("chipledger_departure_log", include_str!("../sql/fn_chipledger_departure_log.sql")),
+    ("chipledger_ensure_partitions", include_str!("../sql/fn_chipledger_ensure_partitions.sql")),
     ("chipledger_event_location", include_str!("../sql/fn_chipledger_event_location.sql")),
     ("chipledger_events_by_filter", include_str!("../sql/fn_chipledger_events_by_filter.sql")),
     ("chipledger_events_range", include_str!("../sql/fn_chipledger_events_range.sql")),
@@ -93,10 +97,10 @@ pub fn functions_sha256() -> String {
 
 /// The admin step on `admin_url`: all of it, or (`up_to`) only the migrations up to a version
 /// (upgrade tests build a database as an older release left it).
-pub(crate) async fn migrate(admin_url: &str, up_to: Option<i64>) -> Result<(), StoreError> {
+pub(crate) async fn migrate(admin_url: &str, up_to: Option<i64>, months_ahead: i32) -> Result<(), StoreError> {
     let mut conn = PgConnection::connect(admin_url).await?;
     sqlx::query("SELECT pg_advisory_lock($1)").bind(ADMIN_LOCK_KEY).execute(&mut conn).await?;
-    let result = admin_step(&mut conn, up_to).await;
+    let result = admin_step(&mut conn, up_to, months_ahead).await;
     let unlocked = sqlx::query("SELECT pg_advisory_unlock($1)").bind(ADMIN_LOCK_KEY).execute(&mut conn).await;
     conn.close().await?;
     result?;
@@ -104,7 +108,7 @@ pub(crate) async fn migrate(admin_url: &str, up_to: Option<i64>) -> Result<(), S
     Ok(())
 }
 
-async fn admin_step(conn: &mut PgConnection, up_to: Option<i64>) -> Result<(), StoreError> {
+async fn admin_step(conn: &mut PgConnection, up_to: Option<i64>, months_ahead: i32) -> Result<(), StoreError> {
     with_role_retries(conn, ROLES_SQL).await?;
     sqlx::raw_sql(sqlx::AssertSqlSafe(format!("SET ROLE {OWNER_ROLE}"))).execute(&mut *conn).await?;
     let owned = async {
@@ -114,6 +118,7 @@ async fn admin_step(conn: &mut PgConnection, up_to: Option<i64>) -> Result<(), S
             None => {
                 MIGRATOR.run_direct(None, &mut *conn, false).await?;
                 install_functions(conn).await?;
+                crate::partition::ensure_partitions(&mut *conn, months_ahead).await?;
             }
         }
         Ok::<(), StoreError>(())

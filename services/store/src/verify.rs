@@ -51,6 +51,28 @@ use crate::Store;
 const READERS: usize = 3;
 const SNAPSHOT: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY";
 
+/// Where a property's live chain continues from after archived partitions: the last archived
+/// position, its hash and chain format (archive_anchors, written by `chipledgerd partitions archive`).
+#[derive(Debug, Clone)]
+pub(crate) struct ArchiveAnchor {
+    pub position: i64,
+    pub hash: [u8; 32],
+    pub chain_format: i16,
+}
+
+pub(crate) async fn archive_anchor<'c>(executor: impl PgExecutor<'c>, property: &str) -> Result<Option<ArchiveAnchor>, StoreError> {
+    let row: Option<(i64, Vec<u8>, i16)> = sqlx::query_as("SELECT * FROM chipledger_archive_anchor($1)")
+        .bind(property)
+        .fetch_optional(executor)
+        .await?;
+    row.map(|(position, hash, chain_format)| {
+        let hash = <[u8; 32]>::try_from(hash.as_slice())
+            .map_err(|_| StoreError::Corrupt(format!("archive anchor at {position}: hash is not 32 bytes")))?;
+        Ok(ArchiveAnchor { position, hash, chain_format })
+    })
+    .transpose()
+}
+
 /// The head of the property's event chain.
 pub(crate) async fn chain_digest<'c>(executor: impl PgExecutor<'c>, property: &str) -> Result<ChainDigest, StoreError> {
     let heads = heads(executor, property).await?;
@@ -167,7 +189,12 @@ pub(crate) async fn verify_log(pool: &PgPool, property: &str, kept: &[SignedChec
         .bind(property)
         .fetch_one(&mut *first)
         .await?;
-    let pages = (last_stored + VERIFY_PAGE_POSITIONS - 1) / VERIFY_PAGE_POSITIONS;
+    // After an archive the live chain starts at the anchor (the last archived event), not at
+    // genesis; the archive itself is checked by `chipledgerd partitions verify`.
+    let anchor = archive_anchor(&mut *first, property).await?;
+    let start = anchor.as_ref().map_or(0, |anchor| anchor.position);
+    let last_stored = last_stored.max(start);
+    let pages = (last_stored - start + VERIFY_PAGE_POSITIONS - 1) / VERIFY_PAGE_POSITIONS;
     // Never more readers than the pool has connections: they are all held until the end.
     let readers = (pages as usize).min(READERS).min(pool.options().get_max_connections() as usize).max(1);
     let mut snapshots = Vec::new();
@@ -183,23 +210,26 @@ pub(crate) async fn verify_log(pool: &PgPool, property: &str, kept: &[SignedChec
     {
         let pages = (0..pages).step_by(readers);
         let (property, sender) = (property.to_owned(), sender.clone());
+        let anchor = anchor.clone();
         tasks.push(AbortOnDrop(tokio::spawn(async move {
             let mut first = first;
-            check_pages(&mut first, &property, pages, last_stored, &sender).await;
+            check_pages(&mut first, &property, anchor.as_ref(), pages, last_stored, &sender).await;
             let _ = first_back.send(first);
         })));
     }
     for (reader, mut snapshot) in snapshots.into_iter().enumerate() {
         let pages = (reader as i64 + 1..pages).step_by(readers);
         let (property, sender) = (property.to_owned(), sender.clone());
+        let anchor = anchor.clone();
         tasks.push(AbortOnDrop(tokio::spawn(async move {
-            check_pages(&mut snapshot, &property, pages, last_stored, &sender).await;
+            check_pages(&mut snapshot, &property, anchor.as_ref(), pages, last_stored, &sender).await;
         })));
     }
     drop(sender);
 
     // Take the pages' results in page order; the first problem is the chain's first.
-    let (mut checked, mut commands_checked, mut last_hash, mut next_page) = (0, 0, GENESIS_HASH, 0);
+    let start_hash = anchor.as_ref().map_or(GENESIS_HASH, |anchor| anchor.hash);
+    let (mut checked, mut commands_checked, mut last_hash, mut next_page) = (0, 0, start_hash, 0);
     let mut waiting = BTreeMap::new();
     let mut problem = None;
     while next_page < pages && problem.is_none() {
@@ -249,9 +279,17 @@ pub(crate) async fn verify_log(pool: &PgPool, property: &str, kept: &[SignedChec
         }
     }
     let (first_bad_position, chain_problem) = problem.clone().unzip();
-    let chain = ChainReport { ok: chain_problem.is_none(), events_checked: checked, first_bad_position, problem: chain_problem, head };
+    let anchor_digest = anchor.as_ref().map(|anchor| ChainDigest { property: property.to_owned(), position: anchor.position, hash: anchor.hash });
+    let chain = ChainReport {
+        ok: chain_problem.is_none(),
+        events_checked: checked,
+        first_bad_position,
+        problem: chain_problem,
+        head,
+        anchor: anchor_digest,
+    };
     let (refusals_checked, refusal_problem) = check_refusals(&mut first, property, heads.refusals).await?;
-    let checkpoints = checkpoint_verdicts(&mut first, property, kept, &problem, &refusal_problem).await?;
+    let checkpoints = checkpoint_verdicts(&mut first, property, kept, anchor.as_ref(), &problem, &refusal_problem).await?;
     first.commit().await?;
     Ok(LogReport {
         chain,
@@ -294,9 +332,11 @@ async fn checkpoint_verdicts(
     snapshot: &mut Transaction<'static, Postgres>,
     property: &str,
     kept: &[SignedCheckpoint],
+    anchor: Option<&ArchiveAnchor>,
     problem: &Option<(i64, ChainProblem)>,
     refusal_problem: &Option<(i64, RefusalProblem)>,
 ) -> Result<Vec<CheckpointVerdict>, StoreError> {
+    let start = anchor.map_or(0, |anchor| anchor.position);
     let mut kept: Vec<&Checkpoint> = kept.iter().map(|signed| &signed.checkpoint).collect();
     kept.sort_by_key(|checkpoint| (checkpoint.position, checkpoint.refusal_seq, checkpoint.signed_at_ms));
     let positions: Vec<i64> = kept.iter().map(|checkpoint| checkpoint.position).collect();
@@ -324,6 +364,12 @@ async fn checkpoint_verdicts(
     let at = |hashes: &HashMap<i64, Vec<u8>>, at: i64| -> Option<Vec<u8>> {
         if at == 0 { Some(GENESIS_HASH.to_vec()) } else { hashes.get(&at).cloned() }
     };
+    let event_at = |at_position: i64| -> Option<Vec<u8>> {
+        match anchor {
+            Some(anchor) if at_position == anchor.position => Some(anchor.hash.to_vec()),
+            _ => at(&hashes, at_position),
+        }
+    };
     Ok(kept
         .into_iter()
         .map(|checkpoint| {
@@ -331,10 +377,15 @@ async fn checkpoint_verdicts(
                 Some(format!("it is a checkpoint of property {:?}", checkpoint.property))
             } else if checkpoint.position >= bad_position {
                 Some(format!("the event chain does not verify from position {bad_position}, at or before its position"))
+            } else if checkpoint.position > 0 && checkpoint.position < start {
+                Some(format!(
+                    "its position {} is archived (the live chain starts after position {start}): check it against the archive",
+                    checkpoint.position
+                ))
             } else if checkpoint.refusal_seq >= bad_seq {
                 Some(format!("the refusal chain does not verify from refusal {bad_seq}, at or before its refusal"))
             } else {
-                match (at(&hashes, checkpoint.position), at(&refusal_hashes, checkpoint.refusal_seq)) {
+                match (event_at(checkpoint.position), at(&refusal_hashes, checkpoint.refusal_seq)) {
                     (None, _) => Some(format!("the log has no event at its position {}", checkpoint.position)),
                     (_, None) => Some(format!("the log has no refusal {}", checkpoint.refusal_seq)),
                     (Some(hash), _) if hash != checkpoint.hash => Some(format!(
@@ -464,15 +515,17 @@ struct PageResult {
 async fn check_pages(
     snapshot: &mut Transaction<'static, Postgres>,
     property: &str,
+    anchor: Option<&ArchiveAnchor>,
     pages: impl Iterator<Item = i64>,
     last_stored: i64,
     results: &mpsc::Sender<Result<PageResult, StoreError>>,
 ) {
     let mut check = EventCheck::new(property);
+    let start = anchor.map_or(0, |anchor| anchor.position);
     for page in pages {
-        let first = page * VERIFY_PAGE_POSITIONS + 1;
+        let first = start + page * VERIFY_PAGE_POSITIONS + 1;
         let last = (first + VERIFY_PAGE_POSITIONS - 1).min(last_stored);
-        let result = check_page(snapshot, &mut check, page, first, last).await;
+        let result = check_page(snapshot, &mut check, anchor, page, first, last).await;
         let stop = !matches!(&result, Ok(result) if result.problem.is_none());
         if results.send(result).await.is_err() || stop {
             return;
@@ -493,6 +546,7 @@ struct BoundCommand {
 async fn check_page(
     snapshot: &mut Transaction<'static, Postgres>,
     check: &mut EventCheck<'_>,
+    anchor: Option<&ArchiveAnchor>,
     page: i64,
     first: i64,
     last: i64,
@@ -548,7 +602,11 @@ async fn check_page(
     // row is missing, the page before reports it first, so what this page finds never counts.
     let mut previous = GENESIS_HASH;
     let mut previous_format = 1;
-    if first > 1 {
+    if let Some(anchor) = anchor.filter(|anchor| anchor.position + 1 == first) {
+        // The first live page enters through the archive anchor: the archived event is gone.
+        previous = anchor.hash;
+        previous_format = anchor.chain_format;
+    } else if first > 1 {
         match rows.next_if(|row| row.try_get::<i64, _>(1).is_ok_and(|position| position == first - 1)) {
             Some(row) => match row.try_get::<&[u8], _>(10).ok().and_then(|hash| <[u8; 32]>::try_from(hash).ok()) {
                 Some(hash) => {

@@ -5,6 +5,7 @@ mod append;
 mod chain;
 mod crash;
 mod group;
+mod partitions;
 mod privileges;
 mod projections;
 mod races;
