@@ -9,6 +9,7 @@
 
 pub mod binary;
 pub mod certs;
+pub mod ha;
 pub mod proxy;
 
 use std::net::SocketAddr;
@@ -141,6 +142,14 @@ impl TestServer {
         prepare_database(&database_url).await?;
         let data_dir = Arc::new(tempfile::tempdir().context("a data directory")?);
         TestServer::serve_database(database_url, format!("prop-{name}"), options, client_tls, data_dir).await
+    }
+
+    /// chipledgerd on a database of a server of the test's own (a failover cluster, say), whose
+    /// admin step already ran with [`app_password_file`]'s password: `database_url` is the
+    /// admin's URL; the service connects as the application role to the same host and port.
+    pub async fn on_database(database_url: String, name: &str) -> anyhow::Result<TestServer> {
+        let data_dir = Arc::new(tempfile::tempdir().context("a data directory")?);
+        TestServer::serve_database(database_url, format!("prop-{name}"), ServerOptions::default(), None, data_dir).await
     }
 
     /// A second chipledgerd on this server's database and property (another replica, with its
