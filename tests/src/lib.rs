@@ -9,6 +9,7 @@
 
 pub mod binary;
 pub mod certs;
+pub mod ha;
 pub mod proxy;
 
 use std::net::SocketAddr;
@@ -151,10 +152,11 @@ impl TestServer {
         TestServer::serve_database(database_url, format!("prop-{name}"), options, client_tls, data_dir).await
     }
 
-    /// As [`TestServer::start_with`], on a database of a server the test started itself (the
-    /// admin step is run on it first).
-    pub async fn start_on(database_url: String, name: &str, options: ServerOptions) -> anyhow::Result<TestServer> {
-        prepare_database(&database_url).await?;
+    /// chipledgerd on a database of a server of the test's own (a failover cluster, a primary
+    /// with a standby), whose admin step already ran with [`app_password_file`]'s password
+    /// ([`prepare_database`]): `database_url` is the admin's URL; the service connects as the
+    /// application role to the same host and port.
+    pub async fn on_database(database_url: String, name: &str, options: ServerOptions) -> anyhow::Result<TestServer> {
         let data_dir = Arc::new(tempfile::tempdir().context("a data directory")?);
         TestServer::serve_database(database_url, format!("prop-{name}"), options, None, data_dir).await
     }

@@ -19,4 +19,5 @@ mod test_postgres;
 
 pub use cluster::{ClusterOptions, LocalCluster, StopMode};
 pub use error::PgError;
+pub use reaper::Reaper;
 pub use test_postgres::{Backend, Standby, TestPostgres, choose_backend};

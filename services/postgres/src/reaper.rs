@@ -18,8 +18,10 @@ use crate::os_user::OsUser;
 const WATCH_PREFIX: &str =
     r#"read -r word; [ "$word" = disarm ] && exit 0; exec >/dev/null 2>&1; "#;
 
+/// A cleanup armed by [`Reaper::watch`]: it runs when the handle is dropped (and waits for it)
+/// or when this process dies, however it dies; [`Reaper::disarm`] forgets it.
 #[derive(Debug)]
-pub(crate) struct Reaper {
+pub struct Reaper {
     child: Option<Child>,
 }
 
@@ -52,8 +54,15 @@ impl Reaper {
         Ok(Reaper { child: Some(child) })
     }
 
+    /// Arm a cleanup run as ourselves: `cleanup_script` is `sh` code reading its inputs from
+    /// `$1`, `$2`, ... (`args`, never spliced into the code). For resources other than this
+    /// crate's, e.g. a compose project a test started.
+    pub fn watch(cleanup_script: &str, args: &[&OsStr]) -> Result<Reaper, PgError> {
+        Reaper::arm(cleanup_script, args, None)
+    }
+
     /// Forget the cleanup (the resource was released explicitly).
-    pub(crate) fn disarm(mut self) {
+    pub fn disarm(mut self) {
         if let Some(mut child) = self.child.take() {
             if let Some(mut stdin) = child.stdin.take() {
                 // A failed write closes the pipe, which runs the (idempotent) cleanup: still fine.

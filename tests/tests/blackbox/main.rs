@@ -11,6 +11,7 @@ mod backup_restore;
 mod bad_input;
 mod cage_examples;
 mod embedded;
+mod failover;
 mod gaming_day;
 mod idempotency;
 mod least_privilege;

@@ -9,36 +9,13 @@ use chipledger_proto::v1 as pb;
 use chipledger_tests::{Client, TestServer, all_events, error_info, header, principal};
 use tonic::Code;
 
-use crate::scenario::{self, TABLE, cash_buy_in, stack, table_view};
+use crate::scenario::{self, Sent, TABLE, cash_buy_in, stack, table_view};
 
 /// Bound on retries of one ABORTED command.
 const MAX_ATTEMPTS: usize = 50;
 /// Tips each client sends.
 const TIPS_PER_CLIENT: usize = 15;
 const TIP_CENTS: i64 = 100;
-
-#[derive(Clone, Debug)]
-pub(crate) enum Sent {
-    Tip(pb::Tip),
-    BuyIn(pb::BuyIn),
-}
-
-impl Sent {
-    fn command_id(&self) -> String {
-        let header = match self {
-            Sent::Tip(tip) => &tip.header,
-            Sent::BuyIn(buy_in) => &buy_in.header,
-        };
-        header.as_ref().map(|h| h.command_id.clone()).unwrap_or_default()
-    }
-
-    async fn send(&self, client: &mut Client) -> Result<pb::CommandResult, tonic::Status> {
-        match self {
-            Sent::Tip(tip) => client.table.tip(tip.clone()).await.map(|r| r.into_inner()),
-            Sent::BuyIn(buy_in) => client.table.buy_in(buy_in.clone()).await.map(|r| r.into_inner()),
-        }
-    }
-}
 
 /// Applied, or refused by the rules (reason code). ABORTED is retried with the same id.
 pub(crate) async fn send_until_decided(mut client: Client, command: Sent) -> Result<Result<pb::CommandResult, String>, String> {

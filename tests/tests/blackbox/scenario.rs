@@ -123,3 +123,41 @@ pub fn act(command_id: &str, seat: u32, kind: pb::ActionKind, to_cents: i64) -> 
 pub fn post(command_id: &str, seat: u32, kind: pb::PostKind, amount_cents: i64) -> pb::Post {
     pb::Post { header: header(command_id), table_id: TABLE.into(), seat, kind: kind as i32, amount_cents }
 }
+
+/// A command as sent, kept to be sent again unchanged (same id, same body): what a client does
+/// with a command whose outcome it does not know.
+#[derive(Clone, Debug)]
+pub enum Sent {
+    Tip(pb::Tip),
+    BuyIn(pb::BuyIn),
+    StartHand(pb::StartHand),
+    Post(pb::Post),
+    Act(pb::Act),
+    EndHand(pb::EndHand),
+}
+
+impl Sent {
+    pub fn command_id(&self) -> String {
+        let header = match self {
+            Sent::Tip(command) => &command.header,
+            Sent::BuyIn(command) => &command.header,
+            Sent::StartHand(command) => &command.header,
+            Sent::Post(command) => &command.header,
+            Sent::Act(command) => &command.header,
+            Sent::EndHand(command) => &command.header,
+        };
+        header.as_ref().map(|h| h.command_id.clone()).unwrap_or_default()
+    }
+
+    pub async fn send(&self, client: &mut Client) -> Result<pb::CommandResult, tonic::Status> {
+        let reply = match self.clone() {
+            Sent::Tip(command) => client.table.tip(command).await,
+            Sent::BuyIn(command) => client.table.buy_in(command).await,
+            Sent::StartHand(command) => client.table.start_hand(command).await,
+            Sent::Post(command) => client.table.post(command).await,
+            Sent::Act(command) => client.table.act(command).await,
+            Sent::EndHand(command) => client.table.end_hand(command).await,
+        };
+        reply.map(tonic::Response::into_inner)
+    }
+}

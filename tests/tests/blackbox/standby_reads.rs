@@ -6,7 +6,7 @@
 
 use chipledger_postgres::TestPostgres;
 use chipledger_proto::v1 as pb;
-use chipledger_tests::{Client, ServerOptions, TestServer, app_url, header, principal};
+use chipledger_tests::{Client, ServerOptions, TestServer, app_url, header, prepare_database, principal};
 use tonic_types::StatusExt;
 use tonic::{Code, Request, Response};
 
@@ -55,7 +55,8 @@ async fn standby_reads_report_their_position_and_show_only_what_the_primary_comm
         customize: Some(|file| file.reads.max_staleness_ms = Some(600_000)),
         ..ServerOptions::default()
     };
-    let server = TestServer::start_on(database_url, "standby_reads", options).await?;
+    prepare_database(&database_url).await?;
+    let server = TestServer::on_database(database_url, "standby_reads", options).await?;
     let mut cage = server.client(principal::CAGE).await?;
     let mut floor = server.client(principal::FLOOR).await?;
     let mut dealer = server.client(principal::DEALER).await?;

@@ -8,7 +8,8 @@ use chipledger_proto::v1 as pb;
 use chipledger_tests::{TestServer, all_events, head, header, principal};
 use futures::StreamExt;
 
-use crate::race::{Sent, send_until_decided, setup};
+use crate::race::{send_until_decided, setup};
+use crate::scenario::Sent;
 use crate::scenario::TABLE;
 
 /// Bound on waiting for the subscriber to reach the head.
