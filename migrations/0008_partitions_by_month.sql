@@ -73,22 +73,6 @@ CREATE TABLE event_ids (
     property text   NOT NULL,
     position bigint NOT NULL
 );
--- Append-only, as the log itself (R-AUDIT-1): refused by trigger, and nobody but the owner
--- has a privilege on them.
-DO $$
-DECLARE
-    t text;
-BEGIN
-    FOREACH t IN ARRAY ARRAY['log_partitions', 'archived_partitions', 'dropped_partitions', 'archive_anchors',
-                             'archive_balances', 'event_ids'] LOOP
-        EXECUTE format('CREATE TRIGGER %I BEFORE UPDATE OR DELETE ON %I FOR EACH ROW EXECUTE FUNCTION chipledger_refuse_change()',
-                       t || '_append_only', t);
-        EXECUTE format('CREATE TRIGGER %I BEFORE TRUNCATE ON %I FOR EACH STATEMENT EXECUTE FUNCTION chipledger_refuse_change()',
-                       t || '_no_truncate', t);
-    END LOOP;
-END
-$$;
-
 -- A balance as of a position inside an archive cannot be answered from the live log (the
 -- balance functions of sql/ call this first): CL008 with the last archived position.
 CREATE FUNCTION chipledger_refuse_archived_position(p_property text, p_position bigint) RETURNS void
@@ -166,15 +150,22 @@ BEGIN
 END
 $$;
 
--- TRUNCATE triggers of the parents (a TRUNCATE of a partition itself meets the partition's own).
-CREATE TRIGGER events_append_only BEFORE UPDATE OR DELETE ON events
-    FOR EACH ROW EXECUTE FUNCTION chipledger_refuse_change();
-CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON events
-    FOR EACH STATEMENT EXECUTE FUNCTION chipledger_refuse_change();
-CREATE TRIGGER postings_append_only BEFORE UPDATE OR DELETE ON postings
-    FOR EACH ROW EXECUTE FUNCTION chipledger_refuse_change();
-CREATE TRIGGER postings_no_truncate BEFORE TRUNCATE ON postings
-    FOR EACH STATEMENT EXECUTE FUNCTION chipledger_refuse_change();
+-- Append-only (R-AUDIT-1): the parents (their row triggers are cloned onto every partition; a
+-- TRUNCATE of a partition meets the partition's own trigger) and the new tables, refused by
+-- trigger; nobody but the owner has a privilege on any of them.
+DO $$
+DECLARE
+    t text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['events', 'postings', 'log_partitions', 'archived_partitions', 'dropped_partitions', 'archive_anchors',
+                             'archive_balances', 'event_ids'] LOOP
+        EXECUTE format('CREATE TRIGGER %I BEFORE UPDATE OR DELETE ON %I FOR EACH ROW EXECUTE FUNCTION chipledger_refuse_change()',
+                       t || '_append_only', t);
+        EXECUTE format('CREATE TRIGGER %I BEFORE TRUNCATE ON %I FOR EACH STATEMENT EXECUTE FUNCTION chipledger_refuse_change()',
+                       t || '_no_truncate', t);
+    END LOOP;
+END
+$$;
 
 -- 0003's view, joining the seating event through event_ids.
 CREATE VIEW player_seatings AS

@@ -138,20 +138,15 @@ impl Checkpointer {
         if self.sink.is_none() {
             tracing::warn!("signed checkpoints are kept only in the database: configure [checkpoints] dir");
         }
-        let mut ticks = tokio::time::interval(self.interval);
-        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        tokio::pin!(stop);
-        loop {
-            tokio::select! {
-                _ = &mut stop => return,
-                _ = ticks.tick() => {}
-            }
+        let period = self.interval;
+        crate::shutdown::every(period, stop, || async {
             match self.round().await {
                 Ok(0) => {}
                 Ok(made) => tracing::info!(made, "signed checkpoints"),
                 Err(error) => tracing::error!(%error, "could not sign a checkpoint"),
             }
-        }
+        })
+        .await
     }
 }
 

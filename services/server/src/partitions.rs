@@ -95,18 +95,12 @@ fn trusted_keys(config: &Config) -> anyhow::Result<Vec<[u8; 32]>> {
 /// is logged loudly and tried again next time: appends are refused only once the last month
 /// made runs out (months_ahead months from now).
 pub async fn keep_ahead(store: Store, months_ahead: i32, stop: impl Future<Output = ()>) {
-    let mut ticks = tokio::time::interval(ENSURE_INTERVAL);
-    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    tokio::pin!(stop);
-    loop {
-        tokio::select! {
-            _ = &mut stop => return,
-            _ = ticks.tick() => {}
-        }
+    crate::shutdown::every(ENSURE_INTERVAL, stop, || async {
         match store.ensure_partitions(months_ahead).await {
             Ok(0) => {}
             Ok(created) => tracing::info!(created, months_ahead, "made partitions of the log ahead"),
             Err(error) => tracing::error!(%error, "could not make the partitions of the log ahead"),
         }
-    }
+    })
+    .await
 }

@@ -110,3 +110,23 @@ mod tests {
         closing.await.expect("close completes after the last guard");
     }
 }
+
+/// Run `round` now and then every `period` until `stop` resolves (a round in progress finishes
+/// first); ticks missed while a round ran are not made up. The periodic tasks of the service
+/// (checkpoints, partitions ahead) run on this.
+pub async fn every<F, R>(period: std::time::Duration, stop: impl Future<Output = ()>, mut round: F)
+where
+    F: FnMut() -> R,
+    R: Future<Output = ()>,
+{
+    let mut ticks = tokio::time::interval(period);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    tokio::pin!(stop);
+    loop {
+        tokio::select! {
+            _ = &mut stop => return,
+            _ = ticks.tick() => {}
+        }
+        round().await;
+    }
+}
