@@ -117,7 +117,7 @@ async fn run_with(config: &Config, flags: &Flags, database: &Database) -> anyhow
     }));
     // The partitions ahead, now and daily: the application role may make the next months.
     let (stop_partitions, partitions_stopped) = tokio::sync::oneshot::channel::<()>();
-    let partitions = tokio::spawn(chipledger_server::partitions::keep_ahead(store.clone(), config.partitions.months_ahead, async move {
+    let partitions = tokio::spawn(chipledger_server::partitions::keep_ahead(ledger.router().clone(), config.partitions.months_ahead, async move {
         let _ = partitions_stopped.await;
     }));
     let served = serve::serve(config, listener, ledger, drain, stop).await;

@@ -7,7 +7,6 @@ use std::time::Duration;
 use anyhow::Context;
 use chipledger_store::checkpoint::CheckpointKey;
 use chipledger_store::partition::{ArchiveAdmin, ArchiveVerdict, digest_path_of};
-use chipledger_store::Store;
 use time::OffsetDateTime;
 
 use crate::config::{Config, PartitionsAction};
@@ -91,15 +90,18 @@ fn trusted_keys(config: &Config) -> anyhow::Result<Vec<[u8; 32]>> {
     Ok(keys)
 }
 
-/// Make the partitions ahead now and every [`ENSURE_INTERVAL`] until `stop` resolves. A failure
-/// is logged loudly and tried again next time: appends are refused only once the last month
-/// made runs out (months_ahead months from now).
-pub async fn keep_ahead(store: Store, months_ahead: i32, stop: impl Future<Output = ()>) {
+/// Make the partitions ahead in every shard's database now and every [`ENSURE_INTERVAL`] until
+/// `stop` resolves (shards added by a reload are included from the next round). A failure is
+/// logged loudly and tried again next time: appends are refused only once the last month made
+/// runs out (months_ahead months from now).
+pub async fn keep_ahead(router: std::sync::Arc<crate::shards::Router>, months_ahead: i32, stop: impl Future<Output = ()>) {
     crate::shutdown::every(ENSURE_INTERVAL, stop, || async {
-        match store.ensure_partitions(months_ahead).await {
-            Ok(0) => {}
-            Ok(created) => tracing::info!(created, months_ahead, "made partitions of the log ahead"),
-            Err(error) => tracing::error!(%error, "could not make the partitions of the log ahead"),
+        for store in router.primaries() {
+            match store.ensure_partitions(months_ahead).await {
+                Ok(0) => {}
+                Ok(created) => tracing::info!(created, months_ahead, "made partitions of the log ahead"),
+                Err(error) => tracing::error!(%error, "could not make the partitions of the log ahead"),
+            }
         }
     })
     .await
