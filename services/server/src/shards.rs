@@ -67,16 +67,6 @@ impl std::fmt::Debug for Shard {
     }
 }
 
-impl Shard {
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    pub fn primary(&self) -> &Store {
-        &self.primary
-    }
-}
-
 struct Map {
     properties: Properties,
     default: Arc<Shard>,
@@ -193,7 +183,7 @@ impl Router {
         projection: Arc<dyn InlineProjection>,
     ) -> Result<Router, RouterError> {
         let standby = match &config.read_database_url {
-            Some(url) => Some(connect_standby(DEFAULT_SHARD, url).await?),
+            Some(url) => Some(connect_standby(DEFAULT_SHARD, url)?),
             None => None,
         };
         let router = Router::with_default(
@@ -298,9 +288,9 @@ impl Router {
     }
 
     async fn connect_shard(&self, config: &ShardConfig) -> Result<Shard, RouterError> {
-        let primary = connect(&config.name, &config.database_url, false).await?.with_projection(self.projection.clone());
+        let primary = connect_primary(&config.name, &config.database_url).await?.with_projection(self.projection.clone());
         let standby = match &config.read_database_url {
-            Some(url) => Some(connect_standby(&config.name, url).await?),
+            Some(url) => Some(connect_standby(&config.name, url)?),
             None => None,
         };
         Ok(Shard {
@@ -362,19 +352,16 @@ fn options(shard: &str, url: &str) -> Result<PgConnectOptions, RouterError> {
     url.parse().map_err(|error: sqlx::Error| RouterError::Url { shard: shard.to_owned(), message: error.to_string() })
 }
 
-/// A shard's primary (connected now: a shard that cannot be reached fails the start or the
-/// reload) or standby (connected lazily: reads fall back to the primary while it is away).
-async fn connect(shard: &str, url: &str, lazy: bool) -> Result<Store, RouterError> {
+/// A shard's primary, connected now (a shard that cannot be reached fails the start or the
+/// reload) and its schema checked.
+async fn connect_primary(shard: &str, url: &str) -> Result<Store, RouterError> {
     let store_error = |source| RouterError::Store { shard: shard.to_owned(), source };
-    let options = options(shard, url)?;
-    if lazy {
-        return Ok(Store::connect_lazy(options, POOL_CONNECTIONS, ACQUIRE_TIMEOUT));
-    }
-    let store = Store::connect_bounded(options, POOL_CONNECTIONS, ACQUIRE_TIMEOUT).await.map_err(store_error)?;
+    let store = Store::connect_bounded(options(shard, url)?, POOL_CONNECTIONS, ACQUIRE_TIMEOUT).await.map_err(store_error)?;
     store.check_schema().await.map_err(store_error)?;
     Ok(store)
 }
 
-async fn connect_standby(shard: &str, url: &str) -> Result<Store, RouterError> {
-    connect(shard, url, true).await
+/// A standby, connected on first use: while it is away, its reads go to the primary.
+fn connect_standby(shard: &str, url: &str) -> Result<Store, RouterError> {
+    Ok(Store::connect_lazy(options(shard, url)?, POOL_CONNECTIONS, ACQUIRE_TIMEOUT))
 }
