@@ -3,7 +3,8 @@
 //!
 //! The binary is built with `cargo build -p chipledger-server --bin chipledgerd` once per test
 //! process (a no-op when fresh), so a test never runs a stale server. `CHIPLEDGERD_BIN`
-//! overrides the path (and skips the build).
+//! overrides the path (and skips the build). The command line `chipledger` is built the same
+//! way when a test drives it (`CHIPLEDGER_BIN` overrides).
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -21,11 +22,17 @@ const BUILD_BOUND: Duration = Duration::from_secs(1_200);
 /// Output lines kept from a child (for failure messages).
 const MAX_KEPT_LINES: usize = 400;
 
-static BINARY: OnceCell<PathBuf> = OnceCell::const_new();
+static CHIPLEDGERD: OnceCell<PathBuf> = OnceCell::const_new();
+static CHIPLEDGER: OnceCell<PathBuf> = OnceCell::const_new();
 
 /// Path of an up-to-date `chipledgerd`.
 pub async fn chipledgerd() -> anyhow::Result<PathBuf> {
-    BINARY.get_or_try_init(build).await.cloned()
+    CHIPLEDGERD.get_or_try_init(|| build("chipledger-server", "chipledgerd", "CHIPLEDGERD_BIN")).await.cloned()
+}
+
+/// Path of an up-to-date `chipledger` (the command line: the demo, imports).
+pub async fn chipledger() -> anyhow::Result<PathBuf> {
+    CHIPLEDGER.get_or_try_init(|| build("chipledger-cli", "chipledger", "CHIPLEDGER_BIN")).await.cloned()
 }
 
 fn target_profile_dir() -> anyhow::Result<PathBuf> {
@@ -35,31 +42,31 @@ fn target_profile_dir() -> anyhow::Result<PathBuf> {
     Ok(deps.parent().context("deps has a parent")?.to_path_buf())
 }
 
-async fn build() -> anyhow::Result<PathBuf> {
-    if let Ok(path) = std::env::var("CHIPLEDGERD_BIN") {
+async fn build(package: &str, binary: &str, override_variable: &str) -> anyhow::Result<PathBuf> {
+    if let Ok(path) = std::env::var(override_variable) {
         return Ok(PathBuf::from(path));
     }
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().context("workspace root")?.to_path_buf();
-    eprintln!("building chipledgerd (cargo build -p chipledger-server --bin chipledgerd)");
+    eprintln!("building {binary} (cargo build -p {package} --bin {binary})");
     let status = tokio::time::timeout(
         BUILD_BOUND,
         Command::new(cargo)
             .current_dir(&workspace)
-            .args(["build", "-p", "chipledger-server", "--bin", "chipledgerd"])
+            .args(["build", "-p", package, "--bin", binary])
             .stdin(Stdio::null())
             .status(),
     )
     .await
-    .context("building chipledgerd took too long")??;
+    .with_context(|| format!("building {binary} took too long"))??;
     if !status.success() {
-        bail!("cargo build of chipledgerd failed: {status}");
+        bail!("cargo build of {binary} failed: {status}");
     }
-    let path = target_profile_dir()?.join("chipledgerd");
+    let path = target_profile_dir()?.join(binary);
     if !path.exists() {
         // `cargo build` writes to the dev profile directory, which is where test binaries live
         // too unless a custom profile is in use.
-        bail!("chipledgerd not found at {}", path.display());
+        bail!("{binary} not found at {}", path.display());
     }
     Ok(path)
 }

@@ -107,6 +107,8 @@ pub struct ServerOptions {
     pub read_database_url: Option<String>,
     /// Also serve gRPC health alone on a port of its own (`TestServer::health_addr`).
     pub health_listener: bool,
+    /// Also serve the web console on a port of its own (`TestServer::console_addr`).
+    pub console: bool,
 }
 
 /// `chipledgerd` served in-process on 127.0.0.1 (free port) against a fresh database of the
@@ -117,6 +119,8 @@ pub struct TestServer {
     pub addr: SocketAddr,
     /// The health-only listener, with `ServerOptions::health_listener`.
     pub health_addr: Option<SocketAddr>,
+    /// The web console, with `ServerOptions::console`.
+    pub console_addr: Option<SocketAddr>,
     /// The superuser's URL of the database (for what only an administrator, or an attacker, does).
     pub database_url: String,
     pub property_id: String,
@@ -217,9 +221,15 @@ impl TestServer {
             false => None,
         };
         let health_addr = health.as_ref().map(TcpListener::local_addr).transpose().context("health addr")?;
+        let console = match options.console {
+            true => Some(serve::bind(config.listen).await.context("bind console")?),
+            false => None,
+        };
+        let console_addr = console.as_ref().map(TcpListener::local_addr).transpose().context("console addr")?;
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(async move {
-            serve::serve_with_health(&config, listener, health, ledger, drain, async move {
+            let listeners = serve::Listeners { grpc: listener, health, console };
+            serve::serve_with_listeners(&config, listeners, ledger, drain, async move {
                 let _ = stopped.await;
             })
             .await
@@ -227,6 +237,7 @@ impl TestServer {
         let server = TestServer {
             addr,
             health_addr,
+            console_addr,
             database_url,
             property_id,
             link,

@@ -31,6 +31,47 @@ pub const REASONS: &[Reason] = &[
     INVALID_CHIP_SET,
 ];
 
+/// `-1234567` -> `-12,345.67`: cents as money with thousands grouped, exact (no floating
+/// point). The one money formatter of the CLI and the console.
+pub fn format_cents(cents: Cents) -> String {
+    let sign = if cents < 0 { "-" } else { "" };
+    let magnitude = cents.unsigned_abs();
+    let whole = (magnitude / 100).to_string();
+    let mut grouped = String::with_capacity(whole.len() + whole.len() / 3);
+    for (index, digit) in whole.chars().enumerate() {
+        if index > 0 && (whole.len() - index).is_multiple_of(3) {
+            grouped.push(',');
+        }
+        grouped.push(digit);
+    }
+    format!("{sign}{grouped}.{:02}", magnitude % 100)
+}
+
+/// `200`, `200.5`, `200.50`, `1,000.00` -> cents: an amount of money as people write it, exact
+/// (no floating point). The error names the expected form.
+pub fn parse_money(text: &str) -> Result<Cents, String> {
+    let expected = || format!("expected an amount like 200 or 200.50, got {text:?}");
+    let trimmed = text.trim();
+    let (whole, fraction) = trimmed.split_once('.').unwrap_or((trimmed, ""));
+    let groups: Vec<&str> = whole.split(',').collect();
+    let grouped_right = groups.len() == 1
+        || (!groups[0].is_empty() && groups[0].len() <= 3 && groups[1..].iter().all(|group| group.len() == 3));
+    let whole: String = groups.concat();
+    if whole.is_empty() || !grouped_right || !whole.bytes().all(|byte| byte.is_ascii_digit()) || whole.len() > 13 {
+        return Err(expected());
+    }
+    if fraction.len() > 2 || !fraction.bytes().all(|byte| byte.is_ascii_digit()) || (trimmed.contains('.') && fraction.is_empty()) {
+        return Err(expected());
+    }
+    let units: Cents = whole.parse().map_err(|_| expected())?;
+    let cents: Cents = format!("{fraction:0<2}").parse().map_err(|_| expected())?;
+    let amount = units.checked_mul(100).and_then(|value| value.checked_add(cents)).ok_or_else(expected)?;
+    if amount > MAX_AMOUNT_CENTS {
+        return Err(format!("{text:?} is more than the largest amount accepted ({})", format_cents(MAX_AMOUNT_CENTS)));
+    }
+    Ok(amount)
+}
+
 /// A count of chips of one denomination, e.g. 4 x $25 = `ChipCount { denomination_cents: 2500, count: 4 }`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChipCount {
@@ -177,4 +218,30 @@ pub fn check_holds(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{format_cents, parse_money};
+
+    #[test]
+    fn money_formats_exactly_with_grouping() {
+        assert_eq!(format_cents(0), "0.00");
+        assert_eq!(format_cents(5), "0.05");
+        assert_eq!(format_cents(-1_234_567), "-12,345.67");
+        assert_eq!(format_cents(100_000_000), "1,000,000.00");
+    }
+
+    #[test]
+    fn money_parses_as_people_write_it() {
+        assert_eq!(parse_money("200"), Ok(20_000));
+        assert_eq!(parse_money("200.5"), Ok(20_050));
+        assert_eq!(parse_money(" 200.50 "), Ok(20_050));
+        assert_eq!(parse_money("1,000.00"), Ok(100_000));
+        assert_eq!(parse_money("0.05"), Ok(5));
+        for bad in ["", "-5", "1.234", "1,00", "12a", "1.", ".5x", "1e3", "99999999999999"] {
+            let problem = parse_money(bad).unwrap_err();
+            assert!(problem.contains("200.50") || problem.contains("largest"), "{bad}: {problem}");
+        }
+    }
 }

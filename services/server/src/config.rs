@@ -69,6 +69,10 @@ pub struct Flags {
     /// Also serve gRPC health alone, plaintext, on this address (Kubernetes probes).
     #[arg(long, env = "CHIPLEDGER_HEALTH_LISTEN")]
     pub health_listen: Option<SocketAddr>,
+    /// Serve the back-office web console on this address (default: on in the development mode,
+    /// on loopback port 50080; off otherwise).
+    #[arg(long, env = "CHIPLEDGER_CONSOLE_LISTEN")]
+    pub console_listen: Option<SocketAddr>,
     /// Data directory of the embedded PostgreSQL (default ./data); unused with a database URL.
     #[arg(long, env = "CHIPLEDGER_DATA_DIR", global = true)]
     pub data_dir: Option<PathBuf>,
@@ -140,6 +144,9 @@ pub struct FileConfig {
     pub listen: Option<SocketAddr>,
     /// gRPC health alone, plaintext, on a second address (for probes).
     pub health_listen: Option<SocketAddr>,
+    /// The back-office web console.
+    #[serde(default)]
+    pub console: ConsoleFile,
     pub data_dir: Option<PathBuf>,
     pub database_url: Option<String>,
     /// A hot standby of `database_url`, for reads (see [`ReadsFile`]).
@@ -343,6 +350,23 @@ pub struct LimitsFile {
     pub conflict_retries: Option<u32>,
 }
 
+/// `[console]`: the back-office web console (HTTP, TLS with the `[tls]` identity when that is
+/// configured).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConsoleFile {
+    /// Address to serve it on. Unset: on in the development mode (loopback), off otherwise.
+    pub listen: Option<SocketAddr>,
+    /// `false` turns it off, also in the development mode.
+    pub enabled: Option<bool>,
+    /// Minutes a console sign-in lasts without use (default 480: a shift).
+    pub session_idle_minutes: Option<u32>,
+}
+
+/// The console's port in the development mode (beside gRPC's 50051).
+pub const DEFAULT_CONSOLE_PORT: u16 = 50080;
+const DEFAULT_CONSOLE_IDLE_MINUTES: u32 = 480;
+
 /// Cash-reporting thresholds (R-AUDIT-4); unset keys keep the rules core's defaults
 /// ($3,000 MTL, $10,000 CTR, 15 days to file).
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -358,6 +382,9 @@ pub struct AmlFile {
 pub struct Config {
     pub listen: SocketAddr,
     pub health_listen: Option<SocketAddr>,
+    /// The web console's address (off: `None`) and how long a sign-in lasts idle.
+    pub console_listen: Option<SocketAddr>,
+    pub console_idle: Duration,
     pub data_dir: PathBuf,
     pub database_url: Option<String>,
     /// The standby of `database_url`, for reads.
@@ -750,6 +777,34 @@ impl Config {
                 ),
             ));
         }
+        let console_listen = match file.console.enabled {
+            Some(false) => None,
+            _ => flags.console_listen.or(file.console.listen).or_else(|| {
+                // The development mode's console sits beside gRPC on loopback; a gRPC listener
+                // on a free port (tests, several servers) gets a free port for it too.
+                let dev = dev_anonymous_role.is_some() && file.tls.is_none();
+                let port = if listen.port() == 0 { 0 } else { DEFAULT_CONSOLE_PORT };
+                dev.then(|| SocketAddr::new(listen.ip(), port))
+            }),
+        };
+        if let Some(console) = console_listen
+            && file.tls.is_none()
+            && !console.ip().is_loopback()
+            && tokens_configured
+            && !plaintext_tokens_allowed
+        {
+            return Err(invalid(
+                "console.listen",
+                format!(
+                    "{console} is not a loopback address and the console would take sign-in tokens without TLS. \
+                     Configure [tls], serve it on 127.0.0.1, or pass --allow-plaintext-tokens on a network you control"
+                ),
+            ));
+        }
+        let console_idle_minutes = file.console.session_idle_minutes.unwrap_or(DEFAULT_CONSOLE_IDLE_MINUTES);
+        if console_idle_minutes == 0 || console_idle_minutes > 24 * 60 {
+            return Err(invalid("console.session_idle_minutes", "1 to 1440 minutes"));
+        }
         let data_dir = flags.data_dir.or(file.data_dir).unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR));
         let database_url = flags.database_url.or(file.database_url).filter(|url| !url.is_empty());
         let read_database_url = flags.read_database_url.or(file.read_database_url).filter(|url| !url.is_empty());
@@ -775,6 +830,8 @@ impl Config {
         Ok(Config {
             listen,
             health_listen: flags.health_listen.or(file.health_listen),
+            console_listen,
+            console_idle: Duration::from_secs(u64::from(console_idle_minutes) * 60),
             data_dir,
             database_url,
             read_database_url,

@@ -387,6 +387,11 @@ impl Ledger {
         self.property_at(principal, requested, "property_id").map(|property| property.id.clone())
     }
 
+    /// The settings of the property a request names (as [`Ledger::property`]).
+    pub fn property_config(&self, principal: &Principal, requested: &str) -> Result<Arc<PropertyConfig>, Status> {
+        self.property_at(principal, requested, "property_id")
+    }
+
     fn property_at(&self, principal: &Principal, requested: &str, field: &str) -> Result<Arc<PropertyConfig>, Status> {
         let properties = self.router.properties();
         let id = if requested.is_empty() { properties.default_id() } else { requested };

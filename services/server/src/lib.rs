@@ -7,13 +7,15 @@
 //! decide, append, retry: [`ledger`]), the query and subscription handlers ([`service`]), errors
 //! as rich `tonic::Status` ([`status`]), database health ([`health`]), telemetry, configuration,
 //! the embedded PostgreSQL and the admin step that prepares a database for the service
-//! ([`database`]), signed checkpoints ([`checkpoints`]) and the evidence RPCs ([`evidence`]).
+//! ([`database`]), signed checkpoints ([`checkpoints`]), the evidence RPCs ([`evidence`]) and the back-office web
+//! console, which reads through the same service handlers ([`console`]).
 //! Not for: rules (chipledger-rules) or SQL (chipledger-store).
 
 pub mod access;
 pub mod approval;
 pub mod checkpoints;
 pub mod config;
+pub mod console;
 pub mod convert;
 pub mod database;
 pub mod evidence;

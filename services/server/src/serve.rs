@@ -37,6 +37,8 @@ pub enum ServeError {
     Reflection(#[from] tonic_reflection::server::Error),
     #[error("server failed: {0}")]
     Transport(tonic::transport::Error),
+    #[error("the console: {0}")]
+    Console(String),
     #[error("cannot listen on {addr}: {source}")]
     Bind { addr: SocketAddr, source: std::io::Error },
 }
@@ -63,10 +65,33 @@ pub async fn bind(addr: SocketAddr) -> Result<TcpListener, ServeError> {
 /// liveness probe): SERVING from the start, whatever the database does.
 pub const LIVENESS_SERVICE: &str = "liveness";
 
+/// Where chipledgerd listens: gRPC, and optionally gRPC health alone and the web console.
+pub struct Listeners {
+    pub grpc: TcpListener,
+    /// gRPC health alone, plaintext (for probes that cannot present a client certificate).
+    pub health: Option<TcpListener>,
+    /// The back-office web console (`crate::console`).
+    pub console: Option<TcpListener>,
+}
+
+impl Listeners {
+    /// The configured extra listeners beside an already bound gRPC one.
+    pub async fn beside(config: &Config, grpc: TcpListener) -> Result<Listeners, ServeError> {
+        let health = match config.health_listen {
+            Some(addr) => Some(bind(addr).await?),
+            None => None,
+        };
+        let console = match config.console_listen {
+            Some(addr) => Some(bind(addr).await?),
+            None => None,
+        };
+        Ok(Listeners { grpc, health, console })
+    }
+}
+
 /// Serves until `shutdown` resolves, then stops accepting, ends subscriptions, waits for the
-/// appends in flight (at most `config.shutdown_grace`) and returns. With `health_listen`
-/// configured, gRPC health is also served there, plaintext and alone (for probes that cannot
-/// present a client certificate).
+/// appends in flight (at most `config.shutdown_grace`) and returns. The configured health
+/// listener and console are bound and served beside it.
 pub async fn serve(
     config: &Config,
     listener: TcpListener,
@@ -74,22 +99,19 @@ pub async fn serve(
     drain: Drain,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
-    let health = match config.health_listen {
-        Some(addr) => Some(bind(addr).await?),
-        None => None,
-    };
-    serve_with_health(config, listener, health, ledger, drain, shutdown).await
+    let listeners = Listeners::beside(config, listener).await?;
+    serve_with_listeners(config, listeners, ledger, drain, shutdown).await
 }
 
-/// As [`serve`], with the health listener bound by the caller.
-pub async fn serve_with_health(
+/// As [`serve`], with every listener bound by the caller.
+pub async fn serve_with_listeners(
     config: &Config,
-    listener: TcpListener,
-    health_listener: Option<TcpListener>,
+    listeners: Listeners,
     ledger: Arc<Ledger>,
     drain: Drain,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
+    let Listeners { grpc: listener, health: health_listener, console: console_listener } = listeners;
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
     health_reporter.set_service_status(LIVENESS_SERVICE, tonic_health::ServingStatus::Serving).await;
     let _health_only = match health_listener {
@@ -137,6 +159,19 @@ pub async fn serve_with_health(
 
     let authenticator = ledger.authenticator();
     let services = Services::new(ledger, drain.clone());
+    let _console = match console_listener {
+        Some(listener) => {
+            let console = crate::console::Console::new(services.clone(), authenticator.clone(), config)
+                .map_err(ServeError::Console)?;
+            if let Ok(addr) = listener.local_addr() {
+                let scheme = if console.is_tls() { "https" } else { "http" };
+                println!("chipledgerd console on {scheme}://{addr}/");
+            }
+            let stopping = drain.stopping();
+            Some(AbortOnDrop(tokio::spawn(console.serve(listener, stopping))))
+        }
+        None => None,
+    };
     let mut builder = Server::builder();
     if let Some(tls) = &config.tls {
         builder = builder.tls_config(tls_config(tls)?).map_err(ServeError::Tls)?;

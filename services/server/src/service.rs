@@ -54,6 +54,11 @@ impl Services {
         Ok(Response::new(result))
     }
 
+    /// The ledger the services answer from (the console reads property settings there).
+    pub fn ledger(&self) -> &Arc<Ledger> {
+        &self.ledger
+    }
+
     fn page_size(&self, page: Option<&pb::PageRequest>) -> i64 {
         let requested = page.map_or(0, |page| page.page_size);
         let size = if requested == 0 { DEFAULT_PAGE_SIZE } else { requested };

@@ -10,6 +10,7 @@ mod approvals;
 mod backup_restore;
 mod bad_input;
 mod cage_examples;
+mod console;
 mod embedded;
 mod failover;
 mod gaming_day;

@@ -1,0 +1,337 @@
+//! Cage actions from the console: fill, credit, count, marker issue and redemption. Each form is
+//! drawn with a fresh command id; posting it sends the same command RPC a cage terminal sends,
+//! as the signed-in principal. The second person of dual control (R-CHIP-3, R-CHIP-4,
+//! R-MARK-1) proves it by entering their own token on the form: the console authenticates it
+//! and asks the Approve RPC as that principal for exactly this command.
+//!
+//! A form posted again (a double click, the browser's resubmit) carries the same command id;
+//! the console then resends the very request it sent the first time (same bytes, same
+//! approvals), so the ledger's idempotency answers it with the first result and nothing is
+//! recorded twice.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::Form;
+use axum::extract::{Path, State};
+use axum::response::Response;
+use chipledger_proto::v1 as pb;
+use chipledger_proto::v1::approval_service_server::ApprovalService;
+use chipledger_rules::money;
+use minijinja::context;
+use serde::Serialize;
+use tonic::Status;
+
+use super::view::Units;
+use super::{Console, Signed, rpc};
+use crate::access::{self, Principal};
+use crate::convert::WireCommand;
+use crate::status;
+
+/// Requests kept for resubmission, at most (the oldest go first).
+const MAX_SENT: usize = 10_000;
+/// Command ids minted by the console start with this.
+const COMMAND_ID_PREFIX: &str = "console-";
+
+/// The requests the console sent, by command id: who sent it, the RPC and its bytes.
+#[derive(Default)]
+pub struct Sent {
+    by_command_id: HashMap<String, (String, &'static str, Vec<u8>)>,
+    order: std::collections::VecDeque<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Action {
+    Fill,
+    Credit,
+    Count,
+    IssueMarker,
+    RedeemMarker,
+}
+
+impl Action {
+    const ALL: [Action; 5] = [Action::Fill, Action::Credit, Action::Count, Action::IssueMarker, Action::RedeemMarker];
+
+    fn name(self) -> &'static str {
+        match self {
+            Action::Fill => "fill",
+            Action::Credit => "credit",
+            Action::Count => "count",
+            Action::IssueMarker => "issue-marker",
+            Action::RedeemMarker => "redeem-marker",
+        }
+    }
+
+    /// The form's name in templates.
+    fn key(self) -> &'static str {
+        match self {
+            Action::IssueMarker => "issue_marker",
+            Action::RedeemMarker => "redeem_marker",
+            other => other.name(),
+        }
+    }
+
+    fn rpc(self) -> &'static str {
+        match self {
+            Action::Fill => <pb::Fill as WireCommand>::RPC,
+            Action::Credit => <pb::Credit as WireCommand>::RPC,
+            Action::Count => <pb::CountCageShift as WireCommand>::RPC,
+            Action::IssueMarker => <pb::IssueMarker as WireCommand>::RPC,
+            Action::RedeemMarker => <pb::RedeemMarker as WireCommand>::RPC,
+        }
+    }
+}
+
+#[derive(Serialize)]
+pub struct FormView {
+    name: &'static str,
+    command_id: String,
+}
+
+/// The forms the principal's role may send, each with a fresh command id.
+pub fn forms(signed: &Signed) -> HashMap<&'static str, FormView> {
+    Action::ALL
+        .iter()
+        .filter(|action| access::authorize(&signed.principal, action.rpc()).is_ok())
+        .map(|action| {
+            let command_id = format!("{COMMAND_ID_PREFIX}{}", uuid::Uuid::new_v4());
+            (action.key(), FormView { name: action.name(), command_id })
+        })
+        .collect()
+}
+
+pub async fn cage_action(
+    State(console): State<Arc<Console>>,
+    signed: Signed,
+    Path(action): Path<String>,
+    Form(form): Form<HashMap<String, String>>,
+) -> Response {
+    if let Err(refused) = signed.check_csrf(&form) {
+        return refused;
+    }
+    let Some(action) = Action::ALL.iter().copied().find(|candidate| candidate.name() == action) else {
+        return console.refusal(&signed, &status::not_found("console action", &action));
+    };
+    let result = match action {
+        Action::Fill => send(&console, &signed, &form, |form| slip(form, |header, table_id, cage_id, slip_no, chips| pb::Fill {
+            header,
+            table_id,
+            cage_id,
+            slip_no,
+            chips,
+            ..Default::default()
+        }), |fill, field, id| match field {
+            "signer_1" => fill.signer_1 = id,
+            _ => fill.signer_2 = id,
+        })
+        .await,
+        Action::Credit => send(&console, &signed, &form, |form| slip(form, |header, table_id, cage_id, slip_no, chips| pb::Credit {
+            header,
+            table_id,
+            cage_id,
+            slip_no,
+            chips,
+            ..Default::default()
+        }), |credit, field, id| match field {
+            "signer_1" => credit.signer_1 = id,
+            _ => credit.signer_2 = id,
+        })
+        .await,
+        Action::Count => send(&console, &signed, &form, |form| {
+            Ok(pb::CountCageShift {
+                header: None,
+                cage_id: required(form, "cage_id")?,
+                counted_chips: chips(form)?,
+                counted_cash_cents: amount(form, "cash")?,
+                ..Default::default()
+            })
+        }, |count, field, id| match field {
+            "signer_1" => count.signer_1 = id,
+            _ => count.signer_2 = id,
+        })
+        .await,
+        Action::IssueMarker => send(&console, &signed, &form, |form| {
+            Ok(pb::IssueMarker {
+                header: None,
+                cage_id: required(form, "cage_id")?,
+                player_id: required(form, "player_id")?,
+                marker_no: number(form, "marker_no")?,
+                chips: chips(form)?,
+                approved_by: String::new(),
+                delivery: Some(pb::issue_marker::Delivery::ToPocket(true)),
+            })
+        }, |marker, _, id| marker.approved_by = id)
+        .await,
+        Action::RedeemMarker => send(&console, &signed, &form, |form| {
+            Ok(pb::RedeemMarker {
+                header: None,
+                cage_id: required(form, "cage_id")?,
+                player_id: required(form, "player_id")?,
+                marker_no: number(form, "marker_no")?,
+                amount_cents: amount(form, "amount")?,
+            })
+        }, |_, _, _| {})
+        .await,
+    };
+    match result {
+        Ok(response) => response,
+        Err(status) => console.refusal(&signed, &status),
+    }
+}
+
+type Fields = HashMap<String, String>;
+
+fn required(form: &Fields, name: &'static str) -> Result<String, Status> {
+    form.get(name)
+        .map(|value| value.trim().to_string())
+        .filter(|value| !value.is_empty())
+        .ok_or_else(|| status::invalid_field(name, "required"))
+}
+
+fn number(form: &Fields, name: &'static str) -> Result<u64, Status> {
+    required(form, name)?.parse::<u64>().map_err(|_| status::invalid_field(name, "expected a whole number like 12"))
+}
+
+fn amount(form: &Fields, name: &'static str) -> Result<i64, Status> {
+    money::parse_money(&required(form, name)?).map_err(|problem| status::invalid_field(name, &problem))
+}
+
+/// The chip counts of the form: `chip_<denomination in cents>` = count.
+fn chips(form: &Fields) -> Result<Vec<pb::ChipCount>, Status> {
+    let mut chips = Vec::new();
+    for (name, value) in form {
+        let Some(denomination) = name.strip_prefix("chip_") else { continue };
+        let value = value.trim();
+        if value.is_empty() || value == "0" {
+            continue;
+        }
+        let denomination_cents = denomination.parse::<i64>().map_err(|_| status::invalid_field("chips", "unknown chip field"))?;
+        let count = value.parse::<i64>().map_err(|_| status::invalid_field("chips", "a chip count is a whole number like 20"))?;
+        chips.push(pb::ChipCount { denomination_cents, count });
+    }
+    chips.sort_by_key(|chip| std::cmp::Reverse(chip.denomination_cents));
+    Ok(chips)
+}
+
+fn slip<T>(form: &Fields, make: impl FnOnce(Option<pb::CommandHeader>, String, String, u64, Vec<pb::ChipCount>) -> T) -> Result<T, Status> {
+    Ok(make(None, required(form, "table_id")?, required(form, "cage_id")?, number(form, "slip_no")?, chips(form)?))
+}
+
+/// Builds the command from the form, names the caller and the second person in its fields,
+/// gets the second person's approval, sends it, and shows the result. A command id sent before
+/// by this principal is answered by resending what was sent.
+async fn send<T: WireCommand>(
+    console: &Console,
+    signed: &Signed,
+    form: &Fields,
+    build: impl FnOnce(&Fields) -> Result<T, Status>,
+    set_field: fn(&mut T, &str, String),
+) -> Result<Response, Status> {
+    let who = &signed.principal;
+    access::authorize(who, T::RPC)?;
+    let command_id = required(form, "command_id")?;
+    if !command_id.starts_with(COMMAND_ID_PREFIX) {
+        return Err(status::invalid_field("command_id", "a command id drawn by this console"));
+    }
+    let earlier = {
+        let sent = console.sent.lock().expect("console sent commands");
+        sent.by_command_id.get(&command_id).cloned()
+    };
+    let message = match earlier {
+        Some((principal_id, rpc, bytes)) if principal_id == who.id && rpc == T::RPC => {
+            T::decode(bytes.as_slice()).map_err(|error| status::internal("console resubmission", &error))?
+        }
+        Some(_) => return Err(status::invalid_field("command_id", "sent by someone else or for another action")),
+        None => {
+            let mut message = build(form)?;
+            *message.header_mut() = Some(pb::CommandHeader {
+                command_id: command_id.clone(),
+                device: Some("console".to_string()),
+                reason_note: form.get("note").map(|note| note.trim().to_string()).unwrap_or_default(),
+                ..pb::CommandHeader::default()
+            });
+            name_people(console, who, form, &mut message, set_field).await?;
+            let mut sent = console.sent.lock().expect("console sent commands");
+            if sent.order.len() >= MAX_SENT
+                && let Some(oldest) = sent.order.pop_front()
+            {
+                sent.by_command_id.remove(&oldest);
+            }
+            sent.order.push_back(command_id.clone());
+            sent.by_command_id.insert(command_id.clone(), (who.id.clone(), T::RPC, message.encode_to_vec()));
+            message
+        }
+    };
+    let result = console.services.ledger().submit(who, message).await?;
+    let units = Units::of(console.property(who)?.as_ref());
+    let events: Vec<minijinja::Value> = result
+        .events
+        .iter()
+        .map(|event| context! { position => event.global_position, stream => event.stream_id, kind => event.event_type })
+        .collect();
+    let balances: Vec<minijinja::Value> = result
+        .balances
+        .iter()
+        .map(|balance| context! { account => balance.account, balance => units.money(balance.balance_cents) })
+        .collect();
+    let body = context! {
+        action => T::RPC.rsplit('/').next().unwrap_or_default(),
+        command_id => result.command_id,
+        replayed => result.replayed,
+        events => events,
+        balances => balances,
+        chain => result.chain_hash_hex,
+    };
+    Ok(console.page(signed, "recorded.html", "Recorded", body))
+}
+
+/// The second-person fields of the command: the caller where its role may sign, the person
+/// whose token the form carries for the other field, proven by their approval token.
+async fn name_people<T: WireCommand>(
+    console: &Console,
+    who: &Principal,
+    form: &Fields,
+    message: &mut T,
+    set_field: fn(&mut T, &str, String),
+) -> Result<(), Status> {
+    let fields: Vec<&'static str> = message.approval_fields().iter().map(|(field, _)| *field).collect();
+    if fields.is_empty() {
+        return Ok(());
+    }
+    let second = match form.get("second_token").map(|token| token.trim()).filter(|token| !token.is_empty()) {
+        Some(token) => console
+            .authenticator
+            .authenticate(None, Some(&format!("Bearer {token}")))
+            .map_err(|_| status::invalid_field("second_token", "not the token of a principal of this server"))?,
+        None => return Err(status::invalid_field("second_token", "the second person enters their own token (dual control)")),
+    };
+    if second.id == who.id {
+        return Err(status::invalid_field("second_token", "the second person must be someone else"));
+    }
+    // The caller takes the first field its role may sign; the second person the other.
+    let mut named: Vec<(&'static str, String)> = Vec::new();
+    let caller_field = fields.iter().copied().find(|field| {
+        access::approval_rule(T::RPC, field).is_some_and(|rule| rule.caller_may_sign && rule.roles.contains(&who.role))
+    });
+    for field in &fields {
+        if Some(*field) == caller_field {
+            named.push((field, who.id.clone()));
+        } else {
+            named.push((field, second.id.clone()));
+        }
+    }
+    for (field, id) in named {
+        set_field(message, field, id);
+    }
+    let request = pb::ApproveRequest {
+        command: Some(pb::Command { command: Some(message.clone().into_batch_entry()) }),
+        ttl_seconds: 0,
+    };
+    let token = console
+        .call(&second, rpc!(ApprovalService / Approve), request, |s, r| async move { s.approve(r).await })
+        .await?;
+    if let Some(header) = message.header_mut() {
+        header.approvals.push(token.token);
+    }
+    Ok(())
+}

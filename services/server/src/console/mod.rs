@@ -1,0 +1,472 @@
+//! The back-office web console: the ledger in a browser for the floor, the cage and the auditors.
+//!
+//! Served by chipledgerd on a listener of its own (`[console] listen`; on by default only in the
+//! development mode, on loopback). Every page is answered by calling the gRPC service
+//! implementations in-process ([`Services`]) as the signed-in principal, after the same role
+//! table check the gate makes ([`access::authorize`]): the console has no query layer, no
+//! database access and no rules of its own. Pages are server-rendered (minijinja templates
+//! compiled into the binary, auto-escaped); the floor updates live over server-sent events fed
+//! by the Subscribe RPC; nothing is fetched from outside the binary.
+//!
+//! Sign-in exchanges a principal's bearer token (or, under mutual TLS, its client certificate)
+//! for a session cookie (HttpOnly, SameSite=Strict, Secure under TLS). Every form carries the
+//! session's CSRF token. Cage actions are the same command RPCs with a command id minted when
+//! the form is drawn, so a double click or a resubmitted form records once.
+
+mod actions;
+mod pages;
+mod tls;
+mod view;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::extract::{FromRequestParts, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header, request::Parts};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use axum::{Form, Router};
+use chipledger_rules::Role;
+use sha2::{Digest, Sha256};
+use tokio::net::TcpListener;
+use tonic::{Code, Request, Status};
+
+use crate::access::{self, Authenticator, Principal};
+use crate::config::{Config, PropertyConfig};
+use crate::service::Services;
+
+const SESSION_COOKIE: &str = "chipledger_session";
+const SIGNIN_COOKIE: &str = "chipledger_signin";
+/// Sign-ins kept at most (older idle ones are dropped first).
+const MAX_SESSIONS: usize = 10_000;
+
+/// The pages, in the navigation's order: (path, title, the RPC whose role rule admits a
+/// principal to the page). A page calls other RPCs too, each checked the same way.
+pub const PAGES: &[(&str, &str, &str)] = &[
+    ("/", "Floor", "/chipledger.v1.LedgerService/ListEvents"),
+    ("/cage", "Cage", "/chipledger.v1.CageService/SellChips"),
+    ("/compliance", "Compliance", "/chipledger.v1.AuditService/PatronCashActivity"),
+    ("/chain", "Chain", "/chipledger.v1.AuditService/VerifyChain"),
+];
+
+/// The console of one chipledgerd.
+pub struct Console {
+    services: Services,
+    authenticator: Arc<Authenticator>,
+    sessions: Mutex<HashMap<[u8; 32], Session>>,
+    idle: Duration,
+    templates: minijinja::Environment<'static>,
+    tls: Option<tls::Acceptor>,
+    /// The last chain verification run from the console, per property.
+    verifications: Mutex<HashMap<String, pages::Verification>>,
+    /// The cage actions sent, for resubmissions ([`actions`]).
+    sent: Mutex<actions::Sent>,
+}
+
+#[derive(Clone)]
+struct Session {
+    principal: Principal,
+    csrf: String,
+    last_seen: Instant,
+}
+
+impl Console {
+    pub fn new(services: Services, authenticator: Arc<Authenticator>, config: &Config) -> Result<Arc<Console>, String> {
+        let tls = match &config.tls {
+            Some(files) => Some(tls::Acceptor::from_files(files)?),
+            None => None,
+        };
+        Ok(Arc::new(Console {
+            services,
+            authenticator,
+            sessions: Mutex::new(HashMap::new()),
+            idle: config.console_idle,
+            templates: view::templates(),
+            tls,
+            verifications: Mutex::new(HashMap::new()),
+            sent: Mutex::new(actions::Sent::default()),
+        }))
+    }
+
+    pub fn is_tls(&self) -> bool {
+        self.tls.is_some()
+    }
+
+    /// Serves until `stopping` turns true.
+    pub async fn serve(self: Arc<Console>, listener: TcpListener, mut stopping: tokio::sync::watch::Receiver<bool>) {
+        let app = router(self.clone());
+        let stop = async move {
+            let _ = stopping.wait_for(|stopping| *stopping).await;
+        };
+        let result = match &self.tls {
+            Some(acceptor) => tls::serve(listener, acceptor.clone(), app, stop).await,
+            None => axum::serve(listener, app.into_make_service()).with_graceful_shutdown(stop).await,
+        };
+        if let Err(error) = result {
+            tracing::error!(%error, "the console stopped");
+        }
+    }
+
+    /// An RPC of the service as `principal`, after the role table (the gate's check).
+    async fn call<Req, Resp, Fut>(
+        &self,
+        principal: &Principal,
+        rpc: &'static str,
+        message: Req,
+        handler: impl FnOnce(Services, Request<Req>) -> Fut,
+    ) -> Result<Resp, Status>
+    where
+        Fut: Future<Output = Result<tonic::Response<Resp>, Status>>,
+    {
+        access::authorize(principal, rpc)?;
+        let mut request = Request::new(message);
+        request.extensions_mut().insert(principal.clone());
+        handler(self.services.clone(), request).await.map(tonic::Response::into_inner)
+    }
+
+    /// As [`Console::call`], with the property's head position the read reflects (the
+    /// `chipledger-read-position` the service answers with).
+    async fn call_at<Req, Resp, Fut>(
+        &self,
+        principal: &Principal,
+        rpc: &'static str,
+        message: Req,
+        handler: impl FnOnce(Services, Request<Req>) -> Fut,
+    ) -> Result<(Resp, i64), Status>
+    where
+        Fut: Future<Output = Result<tonic::Response<Resp>, Status>>,
+    {
+        access::authorize(principal, rpc)?;
+        let mut request = Request::new(message);
+        request.extensions_mut().insert(principal.clone());
+        let response = handler(self.services.clone(), request).await?;
+        let position = response
+            .metadata()
+            .get(crate::shards::POSITION_HEADER)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.parse::<i64>().ok())
+            .unwrap_or(0);
+        Ok((response.into_inner(), position))
+    }
+
+    fn property(&self, principal: &Principal) -> Result<Arc<PropertyConfig>, Status> {
+        self.services.ledger().property_config(principal, "")
+    }
+
+    fn render(&self, name: &str, context: minijinja::Value) -> Response {
+        match self.templates.get_template(name).and_then(|template| template.render(context)) {
+            Ok(html) => Html(html).into_response(),
+            Err(error) => {
+                tracing::error!(%error, template = name, "a console template failed");
+                (StatusCode::INTERNAL_SERVER_ERROR, "the page could not be drawn").into_response()
+            }
+        }
+    }
+
+    /// A page for `signed`, with the navigation its role may use.
+    fn page(&self, signed: &Signed, name: &str, title: &str, body: minijinja::Value) -> Response {
+        let nav: Vec<minijinja::Value> = PAGES
+            .iter()
+            .filter(|(_, _, rpc)| access::authorize(&signed.principal, rpc).is_ok())
+            .map(|(path, title, _)| minijinja::context! { path => path, title => title })
+            .collect();
+        let context = minijinja::context! {
+            title => title,
+            nav => nav,
+            who => signed.principal.id,
+            role => role_words(signed.principal.role),
+            csrf => signed.csrf,
+            ..body
+        };
+        self.render(name, context)
+    }
+
+    /// The page an RPC's refusal or failure becomes: what a person can act on.
+    fn refusal(&self, signed: &Signed, status: &Status) -> Response {
+        let code = match status.code() {
+            Code::PermissionDenied => StatusCode::FORBIDDEN,
+            Code::NotFound => StatusCode::NOT_FOUND,
+            Code::InvalidArgument | Code::FailedPrecondition | Code::OutOfRange | Code::AlreadyExists => {
+                StatusCode::BAD_REQUEST
+            }
+            Code::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        let info = view::refusal_details(status);
+        let headline = match status.code() {
+            Code::PermissionDenied => format!("Your role ({}) may not see this page", role_words(signed.principal.role)),
+            Code::NotFound => "Not found".to_string(),
+            Code::Unavailable => "The ledger is unavailable".to_string(),
+            _ => "Refused".to_string(),
+        };
+        let body = minijinja::context! { headline => headline, message => status.message(), info => info };
+        let mut response = self.page(signed, "refused.html", &headline, body);
+        *response.status_mut() = code;
+        response
+    }
+
+    fn session_of(&self, headers: &HeaderMap) -> Option<Session> {
+        let id = cookie(headers, SESSION_COOKIE)?;
+        let key = session_key(&id);
+        let mut sessions = self.sessions.lock().expect("console sessions");
+        let session = sessions.get_mut(&key)?;
+        if session.last_seen.elapsed() > self.idle {
+            sessions.remove(&key);
+            return None;
+        }
+        session.last_seen = Instant::now();
+        Some(session.clone())
+    }
+
+    fn open_session(&self, principal: Principal) -> String {
+        let id = random_hex();
+        let mut sessions = self.sessions.lock().expect("console sessions");
+        sessions.retain(|_, session| session.last_seen.elapsed() <= self.idle);
+        if sessions.len() >= MAX_SESSIONS
+            && let Some(oldest) = sessions.iter().min_by_key(|(_, session)| session.last_seen).map(|(key, _)| *key)
+        {
+            sessions.remove(&oldest);
+        }
+        tracing::info!(principal = principal.id, "console sign-in");
+        sessions.insert(session_key(&id), Session { principal, csrf: random_hex(), last_seen: Instant::now() });
+        id
+    }
+
+    fn close_session(&self, headers: &HeaderMap) {
+        if let Some(id) = cookie(headers, SESSION_COOKIE) {
+            self.sessions.lock().expect("console sessions").remove(&session_key(&id));
+        }
+    }
+
+    fn cookie_attributes(&self) -> &'static str {
+        if self.is_tls() { "; Path=/; HttpOnly; SameSite=Strict; Secure" } else { "; Path=/; HttpOnly; SameSite=Strict" }
+    }
+}
+
+/// Words for a role, as a person reads them.
+pub fn role_words(role: Role) -> &'static str {
+    match role {
+        Role::Dealer => "dealer",
+        Role::FloorSupervisor => "floor supervisor",
+        Role::Cage => "cage cashier",
+        Role::Auditor => "auditor",
+        Role::Admin => "admin",
+        Role::System => "system",
+    }
+}
+
+fn session_key(id: &str) -> [u8; 32] {
+    Sha256::digest(id.as_bytes()).into()
+}
+
+fn random_hex() -> String {
+    use ring::rand::SecureRandom;
+    let mut bytes = [0u8; 32];
+    ring::rand::SystemRandom::new().fill(&mut bytes).expect("the system's random source");
+    hex::encode(bytes)
+}
+
+fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(key, _)| *key == name)
+        .map(|(_, value)| value.to_string())
+}
+
+/// Constant-time equality of two secrets (compared as digests).
+fn same_secret(a: &str, b: &str) -> bool {
+    let (a, b): ([u8; 32], [u8; 32]) = (Sha256::digest(a.as_bytes()).into(), Sha256::digest(b.as_bytes()).into());
+    a.iter().zip(b.iter()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// A signed-in principal (the session cookie). Pages without one send the browser to sign in.
+pub struct Signed {
+    principal: Principal,
+    csrf: String,
+}
+
+impl Signed {
+    /// The form's CSRF token is the session's (every POST).
+    fn check_csrf(&self, form: &HashMap<String, String>) -> Result<(), Response> {
+        match form.get("csrf") {
+            Some(token) if same_secret(token, &self.csrf) => Ok(()),
+            _ => Err((StatusCode::FORBIDDEN, "the form is stale or was not made by this console: reload the page").into_response()),
+        }
+    }
+}
+
+impl FromRequestParts<Arc<Console>> for Signed {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, console: &Arc<Console>) -> Result<Signed, Response> {
+        match console.session_of(&parts.headers) {
+            Some(session) => Ok(Signed { principal: session.principal, csrf: session.csrf }),
+            None => Err(Redirect::to("/signin").into_response()),
+        }
+    }
+}
+
+fn router(console: Arc<Console>) -> Router {
+    Router::new()
+        .route("/signin", get(signin_page).post(signin))
+        .route("/signout", post(signout))
+        .route("/assets/console.css", get(|| async { asset("text/css", view::CSS) }))
+        .route("/assets/console.js", get(|| async { asset("text/javascript", view::JS) }))
+        .route("/", get(pages::floor))
+        .route("/floor/tables", get(pages::floor_tables))
+        .route("/live", get(pages::live))
+        .route("/tables/{table_id}", get(pages::table))
+        .route("/tables/{table_id}/hands/{hand_no}", get(pages::hand))
+        .route("/players", get(pages::player_search))
+        .route("/players/{player_id}", get(pages::player))
+        .route("/cage", get(pages::cage))
+        .route("/cage/{action}", post(actions::cage_action))
+        .route("/compliance", get(pages::compliance))
+        .route("/chain", get(pages::chain).post(pages::verify_chain))
+        .route("/chain/digest.json", get(pages::digest_download))
+        .layer(axum::middleware::map_response(security_headers))
+        .with_state(console)
+}
+
+fn asset(content_type: &'static str, body: &'static str) -> Response {
+    ([(header::CONTENT_TYPE, content_type), (header::CACHE_CONTROL, "max-age=3600")], body).into_response()
+}
+
+/// No framing, no outside resources, no sniffing, no caching of ledger pages.
+async fn security_headers(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; \
+             form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        ),
+    );
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    headers.insert("x-frame-options", HeaderValue::from_static("DENY"));
+    if !headers.contains_key(header::CACHE_CONTROL) {
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    response
+}
+
+async fn signin_page(State(console): State<Arc<Console>>) -> Response {
+    signin_form(&console, None, StatusCode::OK)
+}
+
+fn signin_form(console: &Console, problem: Option<&str>, status: StatusCode) -> Response {
+    let token = random_hex();
+    let development = console.authenticator.authenticate(None, None).is_ok();
+    let context = minijinja::context! {
+        title => "Sign in",
+        signin_csrf => token,
+        problem => problem,
+        development => development,
+    };
+    let mut response = console.render("signin.html", context);
+    *response.status_mut() = status;
+    let cookie = format!("{SIGNIN_COOKIE}={token}{}; Max-Age=1800", console.cookie_attributes());
+    if let Ok(value) = HeaderValue::from_str(&cookie) {
+        response.headers_mut().append(header::SET_COOKIE, value);
+    }
+    response
+}
+
+/// A token (or, with `development`, the development mode's anonymous principal) for a session.
+async fn signin(
+    State(console): State<Arc<Console>>,
+    headers: HeaderMap,
+    certificate: Option<axum::Extension<tls::PeerNames>>,
+    Form(form): Form<HashMap<String, String>>,
+) -> Response {
+    let expected = cookie(&headers, SIGNIN_COOKIE).unwrap_or_default();
+    let given = form.get("signin_csrf").map(String::as_str).unwrap_or_default();
+    if expected.is_empty() || !same_secret(&expected, given) {
+        return signin_form(&console, Some("The sign-in form expired; try again."), StatusCode::FORBIDDEN);
+    }
+    let token = form.get("token").map(|token| token.trim()).unwrap_or_default();
+    let names = certificate.map(|axum::Extension(names)| names.0);
+    let authenticated = if !token.is_empty() {
+        console.authenticator.authenticate(None, Some(&format!("Bearer {token}")))
+    } else if let Some(names) = &names {
+        console.authenticator.authenticate(Some(names), None)
+    } else if form.contains_key("development") {
+        console.authenticator.authenticate(None, None)
+    } else {
+        return signin_form(&console, Some("Enter your token."), StatusCode::UNAUTHORIZED);
+    };
+    let principal = match authenticated {
+        Ok(principal) => principal,
+        Err(status) => {
+            tracing::info!(message = status.message(), "console sign-in refused");
+            return signin_form(&console, Some("That token is not a principal of this server."), StatusCode::UNAUTHORIZED);
+        }
+    };
+    // To the first page the role may use (a dealer has none: the floor then says so).
+    let landing = PAGES.iter().find(|(_, _, rpc)| access::authorize(&principal, rpc).is_ok()).map_or("/", |(path, _, _)| *path);
+    let id = console.open_session(principal);
+    let mut response = Redirect::to(landing).into_response();
+    let cookie = format!("{SESSION_COOKIE}={id}{}", console.cookie_attributes());
+    if let Ok(value) = HeaderValue::from_str(&cookie) {
+        response.headers_mut().append(header::SET_COOKIE, value);
+    }
+    let clear = format!("{SIGNIN_COOKIE}={}; Max-Age=0", console.cookie_attributes());
+    if let Ok(value) = HeaderValue::from_str(&clear) {
+        response.headers_mut().append(header::SET_COOKIE, value);
+    }
+    response
+}
+
+async fn signout(State(console): State<Arc<Console>>, signed: Signed, headers: HeaderMap, Form(form): Form<HashMap<String, String>>) -> Response {
+    if let Err(refused) = signed.check_csrf(&form) {
+        return refused;
+    }
+    console.close_session(&headers);
+    let mut response = Redirect::to("/signin").into_response();
+    let clear = format!("{SESSION_COOKIE}=; Max-Age=0{}", console.cookie_attributes());
+    if let Ok(value) = HeaderValue::from_str(&clear) {
+        response.headers_mut().append(header::SET_COOKIE, value);
+    }
+    response
+}
+
+/// `rpc!(Service/Method)`: the gRPC path the role table keys on.
+macro_rules! rpc {
+    ($service:ident / $method:ident) => {
+        concat!("/chipledger.v1.", stringify!($service), "/", stringify!($method))
+    };
+}
+pub(crate) use rpc;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_page_names_an_rpc_of_the_role_table() {
+        for (path, _, rpc) in PAGES {
+            assert!(access::allowed_roles(rpc).is_some(), "{path}: {rpc} is not in the role table");
+        }
+    }
+
+    #[test]
+    fn cookies_are_read_by_name_among_others() {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::COOKIE, HeaderValue::from_static("a=1; chipledger_session=abc; b=2"));
+        assert_eq!(cookie(&headers, SESSION_COOKIE).as_deref(), Some("abc"));
+        assert_eq!(cookie(&headers, "missing"), None);
+    }
+
+    #[test]
+    fn secrets_compare_equal_only_when_equal() {
+        assert!(same_secret("abc", "abc"));
+        assert!(!same_secret("abc", "abd"));
+        assert!(!same_secret("", "abc"));
+    }
+}

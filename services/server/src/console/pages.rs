@@ -1,0 +1,1395 @@
+//! The console's pages. Each reads through the gRPC service implementations as the signed-in
+//! principal ([`Console::call`]) and shows what it got: nothing here computes a balance, a pot
+//! or a reconciliation of its own; it arranges what the ledger answered for a person to read.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use axum::extract::{Path, Query, State};
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::Form;
+use chipledger_proto::v1 as pb;
+use chipledger_proto::v1::audit_service_server::AuditService;
+use chipledger_proto::v1::ledger_service_server::LedgerService;
+use chipledger_proto::v1::table_service_server::TableService;
+use chipledger_rules::{self as rules, CageEvent, PlayerEvent, StreamId, TableEvent};
+use futures::StreamExt;
+use minijinja::context;
+use serde::Serialize;
+use tonic::Status;
+
+use super::view::{self, Cell, Listing, Lists, Units, link, num, text};
+use super::{Console, Signed, rpc};
+
+/// Events read at most for one list (the lists page through them; CSV has them all).
+const MAX_LIST_EVENTS: usize = 5_000;
+/// Gaming days the chip-liability chart goes back.
+const LIABILITY_DAYS: i64 = 14;
+/// Events of one cage stream folded at most.
+const MAX_FOLD_EVENTS: usize = 100_000;
+
+type Query_ = Query<HashMap<String, String>>;
+
+/// The answer of a page: the page, or the refusal it met.
+fn answer(console: &Console, signed: &Signed, result: Result<Response, Status>) -> Response {
+    result.unwrap_or_else(|status| console.refusal(signed, &status))
+}
+
+/// Events matching `filter`, oldest first, at most [`MAX_LIST_EVENTS`], and the property's head
+/// position the read reflects.
+async fn events(console: &Console, signed: &Signed, filter: pb::EventFilter) -> Result<(Vec<pb::RecordedEvent>, i64), Status> {
+    events_bounded(console, signed, filter, MAX_LIST_EVENTS).await
+}
+
+/// As [`events`], at most `bound` (a state folded from a whole stream needs all of it).
+async fn events_bounded(
+    console: &Console,
+    signed: &Signed,
+    filter: pb::EventFilter,
+    bound: usize,
+) -> Result<(Vec<pb::RecordedEvent>, i64), Status> {
+    let mut all = Vec::new();
+    let mut token = String::new();
+    let mut head = 0;
+    loop {
+        let request = pb::ListEventsRequest {
+            property_id: String::new(),
+            filter: Some(filter.clone()),
+            page: Some(pb::PageRequest { page_size: 1_000, page_token: token.clone() }),
+        };
+        let (page, position) = console
+            .call_at(&signed.principal, rpc!(LedgerService / ListEvents), request, |s, r| async move { s.list_events(r).await })
+            .await?;
+        head = head.max(position);
+        all.extend(page.events);
+        token = page.page.map(|page| page.next_page_token).unwrap_or_default();
+        if token.is_empty() || all.len() >= bound {
+            break;
+        }
+    }
+    if all.len() > bound {
+        return Err(Status::resource_exhausted(format!("more than {bound} events to show: narrow the view")));
+    }
+    Ok((all, head))
+}
+
+fn of_types(types: &[&str]) -> pb::EventFilter {
+    pb::EventFilter { event_types: types.iter().map(|name| name.to_string()).collect(), ..pb::EventFilter::default() }
+}
+
+/// The rules core's event of a recorded one (the stream's kind says which).
+fn decode(event: &pb::RecordedEvent) -> Option<rules::Event> {
+    let stream: StreamId = event.stream_id.parse().ok()?;
+    match stream {
+        StreamId::Table(_) => serde_json::from_str(&event.payload_json).ok().map(rules::Event::Table),
+        StreamId::Player(_) => serde_json::from_str(&event.payload_json).ok().map(rules::Event::Player),
+        StreamId::Cage(_) => serde_json::from_str(&event.payload_json).ok().map(rules::Event::Cage),
+    }
+}
+
+fn table_event(event: &pb::RecordedEvent) -> Option<TableEvent> {
+    match decode(event)? {
+        rules::Event::Table(event) => Some(event),
+        _ => None,
+    }
+}
+
+fn chips_text(units: &Units, chips: &[rules::ChipCount]) -> String {
+    chips.iter().map(|chip| format!("{} x {}", chip.count, units.money(chip.denomination_cents))).collect::<Vec<_>>().join(", ")
+}
+
+fn wire_chips_text(units: &Units, chips: &[pb::ChipCount]) -> String {
+    chips.iter().map(|chip| format!("{} x {}", chip.count, units.money(chip.denomination_cents))).collect::<Vec<_>>().join(", ")
+}
+
+pub fn post_words(kind: rules::PostKind) -> &'static str {
+    use rules::PostKind::*;
+    match kind {
+        Ante => "ante",
+        ButtonAnte => "button ante",
+        SmallBlind => "small blind",
+        BigBlind => "big blind",
+        ThirdBlind => "third blind",
+        Straddle => "straddle",
+        BringIn => "bring-in",
+        Kill => "kill blind",
+        _ => "post",
+    }
+}
+
+fn action_words(units: &Units, kind: rules::ActionKind, to_cents: i64, amount_cents: i64) -> String {
+    use rules::ActionKind::*;
+    match kind {
+        Fold => "folds".to_string(),
+        Check => "checks".to_string(),
+        Call => format!("calls {}", units.money(amount_cents)),
+        Bet => format!("bets {}", units.money(to_cents)),
+        Raise => format!("raises to {}", units.money(to_cents)),
+        Complete => format!("completes to {}", units.money(to_cents)),
+    }
+}
+
+/// One line saying what an event did, in words.
+pub fn describe(units: &Units, event: &pb::RecordedEvent) -> String {
+    let all_in = |all_in: bool| if all_in { ", all in" } else { "" };
+    match decode(event) {
+        Some(rules::Event::Table(event)) => match event {
+            TableEvent::TableOpened { config, .. } => format!("table opened: {}", config.game_key),
+            TableEvent::ConfigChanged { config } => format!("configuration changed (version {})", config.version),
+            TableEvent::PlayerSeated { seat, player_id } => format!("{player_id} sits in seat {seat}"),
+            TableEvent::BoughtIn { seat, player_id, amount_cents, source, .. } => {
+                let source = match source {
+                    rules::FundsSource::Cash => "cash",
+                    rules::FundsSource::PocketChips => "pocket chips",
+                };
+                format!("{player_id} buys in for {} at seat {seat} ({source})", units.money(amount_cents))
+            }
+            TableEvent::ToppedUp { seat, amount_cents, .. } => format!("seat {seat} tops up {}", units.money(amount_cents)),
+            TableEvent::CashedOut { seat, player_id, amount_cents, .. } => {
+                format!("{player_id} leaves seat {seat} with {}", units.money(amount_cents))
+            }
+            TableEvent::Tipped { seat, amount_cents, .. } => format!("seat {seat} tips {}", units.money(amount_cents)),
+            TableEvent::KittyExpensePaid { amount_cents, purpose, .. } => {
+                format!("kitty pays {} for {purpose}", units.money(amount_cents))
+            }
+            TableEvent::TimeCollected { seats, fee_cents, .. } => {
+                format!("time collected: {} from {} seats", units.money(fee_cents), seats.len())
+            }
+            TableEvent::ColorChanged { seat, give, receive, .. } => {
+                format!("seat {seat} colors up {} for {}", chips_text(units, &give), chips_text(units, &receive))
+            }
+            TableEvent::FillReceived { slip_no, chips, signers, .. } => format!(
+                "fill slip {slip_no}: {} ({}) signed {} and {}",
+                units.money(rules::money::chips_value_cents(&chips)),
+                chips_text(units, &chips),
+                signers.first,
+                signers.second
+            ),
+            TableEvent::CreditSent { slip_no, chips, signers, .. } => format!(
+                "credit slip {slip_no}: {} ({}) signed {} and {}",
+                units.money(rules::money::chips_value_cents(&chips)),
+                chips_text(units, &chips),
+                signers.first,
+                signers.second
+            ),
+            TableEvent::ShiftClosed { result_cents, drop_cents, .. } => {
+                format!("shift closed: drop {}, result {}", units.money(drop_cents), units.money(result_cents))
+            }
+            TableEvent::HandStarted { hand_no, button_seat, dealt_seats } => {
+                format!("hand {hand_no} dealt to {} seats, button at seat {button_seat}", dealt_seats.len())
+            }
+            TableEvent::Posted { seat, kind, amount_cents, all_in: a, .. } => {
+                format!("seat {seat} posts the {} of {}{}", post_words(kind), units.money(amount_cents), all_in(a))
+            }
+            TableEvent::Acted { seat, kind, to_cents, amount_cents, all_in: a, .. } => {
+                format!("seat {seat} {}{}", action_words(units, kind, to_cents, amount_cents), all_in(a))
+            }
+            TableEvent::RoundStarted { round_index, .. } => format!("betting round {} begins", round_index + 1),
+            TableEvent::HandSettled { pots, rake_cents, kitty_cents, jackpot_cents, .. } => format!(
+                "settled: {} pot(s) of {}, rake {}, jackpot drop {}, kitty {}",
+                pots.len(),
+                units.money(pots.iter().map(|pot| pot.amount_cents).sum()),
+                units.money(rake_cents),
+                units.money(jackpot_cents),
+                units.money(kitty_cents)
+            ),
+            TableEvent::HandEnded { hand_no } => format!("hand {hand_no} ended"),
+            TableEvent::IouWritten { seat, amount_cents, .. } => format!("seat {seat} writes an IOU of {}", units.money(amount_cents)),
+            TableEvent::IouSettled { player_id, amount_cents, .. } => {
+                format!("{player_id} settles an IOU of {}", units.money(amount_cents))
+            }
+            TableEvent::SlipVoided { slip_no, reason, .. } => format!("slip {slip_no} voided: {reason}"),
+            TableEvent::SeatBound { player_id, amount_cents, until_unix_ms, .. } => format!(
+                "{player_id} must bring {} to a seat of this game until {}",
+                units.money(amount_cents),
+                units.time(until_unix_ms)
+            ),
+            TableEvent::Corrected { reason, approved_by, .. } => format!("correction approved by {approved_by}: {reason}"),
+            TableEvent::JackpotPaid { player_id, amount_cents, .. } => {
+                format!("jackpot of {} paid to {player_id}", units.money(amount_cents))
+            }
+            TableEvent::GameClosed { kitty_cents, .. } => format!("game closed, kitty {}", units.money(kitty_cents)),
+            other => spaced(other.event_type()),
+        },
+        Some(rules::Event::Player(event)) => match event {
+            PlayerEvent::CashTransaction { .. } => spaced(event.event_type()),
+            PlayerEvent::MarkerIssued { marker_no, amount_cents, .. } => {
+                format!("marker {marker_no} of {}", units.money(amount_cents))
+            }
+            other => spaced(other.event_type()),
+        },
+        Some(rules::Event::Cage(event)) => match event {
+            CageEvent::FillIssued { table_id, slip_no, chips, .. } => format!(
+                "fill slip {slip_no} to {table_id}: {}",
+                units.money(rules::money::chips_value_cents(&chips))
+            ),
+            CageEvent::CreditReceived { table_id, slip_no, chips, .. } => format!(
+                "credit slip {slip_no} from {table_id}: {}",
+                units.money(rules::money::chips_value_cents(&chips))
+            ),
+            CageEvent::MarkerIssued { player_id, marker_no, amount_cents, approved_by, .. } => format!(
+                "marker {marker_no} of {} to {player_id}, approved by {approved_by}",
+                units.money(amount_cents)
+            ),
+            CageEvent::MarkerRedeemed { player_id, marker_no, amount_cents, .. } => {
+                format!("marker {marker_no} of {player_id} redeemed: {}", units.money(amount_cents))
+            }
+            CageEvent::GamingDayClosed { gaming_day, .. } => format!("gaming day {gaming_day} closed"),
+            other => spaced(other.event_type()),
+        },
+        None => spaced(&event.event_type),
+    }
+}
+
+/// `BoughtIn` -> `bought in`.
+fn spaced(name: &str) -> String {
+    let mut out = String::new();
+    for (index, letter) in name.chars().enumerate() {
+        if letter.is_uppercase() && index > 0 {
+            out.push(' ');
+        }
+        out.extend(letter.to_lowercase());
+    }
+    out
+}
+
+fn short_hash(hash_hex: &str) -> String {
+    hash_hex.chars().take(16).collect()
+}
+
+/// The events of a list as rows: position, time, stream, what happened, hash.
+fn event_rows(units: &Units, events: &[pb::RecordedEvent]) -> Vec<Vec<Cell>> {
+    events
+        .iter()
+        .rev()
+        .map(|event| {
+            vec![
+                num(event.global_position.to_string()),
+                text(units.time(event.recorded_at_unix_ms)),
+                stream_link(&event.stream_id),
+                text(describe(units, event)),
+                text(event.metadata.as_ref().map(|metadata| metadata.actor_id.clone()).unwrap_or_default()),
+                text(short_hash(&event.hash_hex)),
+            ]
+        })
+        .collect()
+}
+
+const EVENT_HEADERS: &[&str] = &["Position", "Time", "Stream", "What", "By", "Hash"];
+
+fn stream_link(stream: &str) -> Cell {
+    match stream.parse::<StreamId>() {
+        Ok(StreamId::Table(table_id)) => link(stream, format!("/tables/{}", view::percent(table_id.as_str()))),
+        Ok(StreamId::Player(player_id)) => link(stream, format!("/players/{}", view::percent(player_id.as_str()))),
+        _ => text(stream),
+    }
+}
+
+// ------------------------------------------------------------------ floor
+
+#[derive(Serialize)]
+struct FloorTable {
+    id: String,
+    href: String,
+    game: String,
+    limits: String,
+    seats: Vec<FloorSeat>,
+    hand: Option<FloorHand>,
+    tray: String,
+    drop: String,
+    rake: String,
+}
+
+#[derive(Serialize)]
+struct FloorSeat {
+    seat: u32,
+    player: String,
+    href: String,
+    stack: String,
+    status: String,
+}
+
+#[derive(Serialize)]
+struct FloorHand {
+    hand_no: u64,
+    href: String,
+    pot_total: String,
+    pots: String,
+}
+
+fn limits_text(units: &Units, config: Option<&pb::TableConfig>) -> String {
+    let Some(config) = config else { return String::new() };
+    let blinds: Vec<String> = config.blinds_cents.iter().map(|cents| units.money(*cents)).collect();
+    let mut parts = Vec::new();
+    if !blinds.is_empty() {
+        parts.push(format!("blinds {}", blinds.join("/")));
+    }
+    if config.ante_cents > 0 {
+        parts.push(format!("ante {}", units.money(config.ante_cents)));
+    }
+    if let Some(buy_in) = &config.buy_in {
+        parts.push(format!("buy-in {}-{}", units.money(buy_in.min_cents), units.money(buy_in.max_cents)));
+    }
+    parts.join(", ")
+}
+
+fn seat_status(status: i32) -> String {
+    match pb::SeatStatus::try_from(status) {
+        Ok(status) => spaced(status.as_str_name().trim_start_matches("SEAT_STATUS_").to_ascii_lowercase().as_str()),
+        Err(_) => String::new(),
+    }
+}
+
+/// Every open table as the floor sees it, and the head position it reflects.
+async fn floor_tables_view(console: &Console, signed: &Signed, units: &Units) -> Result<(Vec<FloorTable>, i64), Status> {
+    let (opened, head) = events(console, signed, of_types(&["TableOpened"])).await?;
+    let mut tables = Vec::new();
+    for event in &opened {
+        let Some(TableEvent::TableOpened { table_id, .. }) = table_event(event) else { continue };
+        let request = pb::GetTableRequest { property_id: String::new(), table_id: table_id.to_string() };
+        let table = console
+            .call(&signed.principal, rpc!(TableService / GetTable), request, |s, r| async move { s.get_table(r).await })
+            .await?;
+        if !table.open {
+            continue;
+        }
+        let hand = match table.hand_no {
+            Some(hand_no) => {
+                let request = pb::GetHandRequest { property_id: String::new(), table_id: table_id.to_string(), hand_no: Some(hand_no) };
+                let hand = console
+                    .call(&signed.principal, rpc!(TableService / GetHand), request, |s, r| async move { s.get_hand(r).await })
+                    .await?;
+                let pots: Vec<(i64, Vec<u32>)> = hand.pots.iter().map(|pot| (pot.amount_cents, pot.eligible_seats.clone())).collect();
+                Some(FloorHand {
+                    hand_no,
+                    href: format!("/tables/{}/hands/{hand_no}", view::percent(table_id.as_str())),
+                    pot_total: units.money(table.pot_total_cents),
+                    pots: if pots.is_empty() { String::new() } else { view::pot_layers(units, &pots) },
+                })
+            }
+            None => None,
+        };
+        tables.push(FloorTable {
+            id: table.table_id.clone(),
+            href: format!("/tables/{}", view::percent(&table.table_id)),
+            game: table.config.as_ref().map(|config| config.game_key.clone()).unwrap_or_default(),
+            limits: limits_text(units, table.config.as_ref()),
+            seats: table
+                .seats
+                .iter()
+                .filter(|seat| !seat.player_id.is_empty())
+                .map(|seat| FloorSeat {
+                    seat: seat.seat,
+                    player: seat.player_id.clone(),
+                    href: format!("/players/{}", view::percent(&seat.player_id)),
+                    stack: units.money(seat.stack_cents),
+                    status: seat_status(seat.status),
+                })
+                .collect(),
+            hand,
+            tray: units.money(table.tray.iter().map(|chip| chip.denomination_cents * chip.count).sum()),
+            drop: units.money(table.drop_cents),
+            rake: units.money(table.rake_cents),
+        });
+    }
+    Ok((tables, head))
+}
+
+pub async fn floor(State(console): State<Arc<Console>>, signed: Signed) -> Response {
+    let result = async {
+        let units = Units::of(console.property(&signed.principal)?.as_ref());
+        let (tables, head) = floor_tables_view(&console, &signed, &units).await?;
+        let body = context! { tables => tables, head => head, zone => units.zone_name };
+        Ok(console.page(&signed, "floor.html", "Floor", body))
+    }
+    .await;
+    answer(&console, &signed, result)
+}
+
+/// The open tables alone (what the floor page redraws on a live update).
+pub async fn floor_tables(State(console): State<Arc<Console>>, signed: Signed) -> Response {
+    let result = async {
+        let units = Units::of(console.property(&signed.principal)?.as_ref());
+        let (tables, _) = floor_tables_view(&console, &signed, &units).await?;
+        Ok(console.render("floor_tables.html", context! { tables => tables }))
+    }
+    .await;
+    answer(&console, &signed, result)
+}
+
+/// Server-sent events: one `recorded` event (its position) per event appended after `after`,
+/// from the Subscribe RPC, until the server stops.
+pub async fn live(State(console): State<Arc<Console>>, signed: Signed, Query(query): Query_) -> Response {
+    let after = query.get("after").and_then(|after| after.parse::<i64>().ok()).unwrap_or(0).max(0);
+    let request = pb::SubscribeRequest { property_id: String::new(), after_position: after, ..pb::SubscribeRequest::default() };
+    let stream = match console
+        .call(&signed.principal, rpc!(LedgerService / Subscribe), request, |s, r| async move { s.subscribe(r).await })
+        .await
+    {
+        Ok(stream) => stream,
+        Err(status) => return console.refusal(&signed, &status),
+    };
+    let events = stream.map(|item| {
+        let event = match item {
+            Ok(event) => SseEvent::default().event("recorded").data(event.global_position.to_string()),
+            Err(status) => SseEvent::default().event("failed").data(status.message().to_string()),
+        };
+        Ok::<_, std::convert::Infallible>(event)
+    });
+    Sse::new(events).keep_alive(KeepAlive::default()).into_response()
+}
+
+// ------------------------------------------------------------------ table
+
+fn table_path(table_id: &str) -> String {
+    format!("/tables/{}", view::percent(table_id))
+}
+
+pub async fn table(State(console): State<Arc<Console>>, signed: Signed, Path(table_id): Path<String>, Query(query): Query_) -> Response {
+    let result = async {
+        let units = Units::of(console.property(&signed.principal)?.as_ref());
+        let request = pb::GetTableRequest { property_id: String::new(), table_id: table_id.clone() };
+        let table = console
+            .call(&signed.principal, rpc!(TableService / GetTable), request, |s, r| async move { s.get_table(r).await })
+            .await?;
+        let filter = pb::EventFilter { table_id: table_id.clone(), ..pb::EventFilter::default() };
+        let (timeline, _) = events(&console, &signed, filter).await?;
+        let reconciliation = {
+            let request = pb::TableShiftReconciliationRequest { property_id: String::new(), table_id: table_id.clone(), shift_close_position: None };
+            match console
+                .call(&signed.principal, rpc!(AuditService / TableShiftReconciliation), request, |s, r| async move {
+                    s.table_shift_reconciliation(r).await
+                })
+                .await
+            {
+                Ok(reconciliation) => Some(reconciliation),
+                Err(status) if matches!(status.code(), tonic::Code::NotFound | tonic::Code::FailedPrecondition) => None,
+                Err(status) => return Err(status),
+            }
+        };
+
+        let mut hands = Vec::new();
+        let mut slips = Vec::new();
+        for event in &timeline {
+            match table_event(event) {
+                Some(TableEvent::HandStarted { hand_no, dealt_seats, .. }) => hands.push(vec![
+                    link(format!("Hand {hand_no}"), format!("{}/hands/{hand_no}", table_path(&table_id))),
+                    text(units.time(event.recorded_at_unix_ms)),
+                    num(dealt_seats.len().to_string()),
+                    num(event.global_position.to_string()),
+                ]),
+                Some(TableEvent::FillReceived { cage_id, slip_no, chips, signers, .. }) => {
+                    slips.push(slip_row(&units, event, "fill", &cage_id.to_string(), slip_no, &chips, &signers))
+                }
+                Some(TableEvent::CreditSent { cage_id, slip_no, chips, signers, .. }) => {
+                    slips.push(slip_row(&units, event, "credit", &cage_id.to_string(), slip_no, &chips, &signers))
+                }
+                _ => {}
+            }
+        }
+        hands.reverse();
+        slips.reverse();
+        let tray_rows: Vec<Vec<Cell>> = table
+            .tray
+            .iter()
+            .map(|chip| {
+                vec![num(units.money(chip.denomination_cents)), num(chip.count.to_string()), num(units.money(chip.denomination_cents * chip.count))]
+            })
+            .collect();
+        let seats: Vec<Vec<Cell>> = table
+            .seats
+            .iter()
+            .filter(|seat| !seat.player_id.is_empty())
+            .map(|seat| {
+                vec![
+                    num(seat.seat.to_string()),
+                    link(seat.player_id.clone(), format!("/players/{}", view::percent(&seat.player_id))),
+                    num(units.money(seat.stack_cents)),
+                    text(seat_status(seat.status)),
+                ]
+            })
+            .collect();
+        let chart = hourly_chart(&units, &timeline);
+        let listings = vec![
+            Listing::new("seats", "Seats", &["Seat", "Player", "Stack", "Status"], seats).empty_text("Nobody is seated."),
+            Listing::new("tray", "Tray by denomination", &["Chip", "Count", "Value"], tray_rows),
+            Listing::new("slips", "Fills and credits", &["Slip", "Kind", "Cage", "Chips", "Value", "Signed by", "Time", "Position"], slips)
+                .empty_text("No fills or credits."),
+            Listing::new("hands", "Hands", &["Hand", "Dealt", "Players", "Position"], hands).empty_text("No hands yet."),
+            Listing::new("timeline", "Shift timeline", EVENT_HEADERS, event_rows(&units, &timeline)),
+        ];
+        let path = table_path(&table_id);
+        let listings = match view::lists(listings, &path, &query) {
+            Lists::Csv(response) => return Ok(response),
+            Lists::Paged(listings) => listings,
+        };
+        let shift = reconciliation.map(|shift| {
+            context! {
+                gaming_day => shift.gaming_day,
+                opening => units.money(shift.opening_inventory_cents),
+                closing => units.money(shift.closing_inventory_cents),
+                fills => units.money(shift.fills_cents),
+                credits => units.money(shift.credits_cents),
+                drop => units.money(shift.drop_cents),
+                result => units.money(shift.result_cents),
+                variance => units.money(shift.variance_cents),
+                drop_variance => units.money(shift.drop_variance_cents),
+                tray_variance => wire_chips_text(&units, &shift.tray_variance),
+                signers => format!("{} and {}", shift.signer_1, shift.signer_2),
+                position => shift.shift_close_position,
+            }
+        });
+        let body = context! {
+            table_id => table.table_id,
+            open => table.open,
+            game => table.config.as_ref().map(|config| config.game_key.clone()).unwrap_or_default(),
+            limits => limits_text(&units, table.config.as_ref()),
+            drop => units.money(table.drop_cents),
+            rake => units.money(table.rake_cents),
+            kitty => units.money(table.kitty_cents),
+            toke => units.money(table.toke_cents),
+            jackpot => units.money(table.jackpot_cents),
+            shift => shift,
+            chart => chart,
+            listings => listings,
+            zone => units.zone_name,
+        };
+        Ok(console.page(&signed, "table.html", &format!("Table {table_id}"), body))
+    }
+    .await;
+    answer(&console, &signed, result)
+}
+
+fn slip_row(
+    units: &Units,
+    event: &pb::RecordedEvent,
+    kind: &str,
+    cage_id: &str,
+    slip_no: u64,
+    chips: &[rules::ChipCount],
+    signers: &rules::Signers,
+) -> Vec<Cell> {
+    vec![
+        num(slip_no.to_string()),
+        text(kind),
+        text(cage_id),
+        text(chips_text(units, chips)),
+        num(units.money(rules::money::chips_value_cents(chips))),
+        text(format!("{} and {}", signers.first, signers.second)),
+        text(units.time(event.recorded_at_unix_ms)),
+        num(event.global_position.to_string()),
+    ]
+}
+
+/// Drop, rake and result per hour of the property's clock, from the postings of the table's
+/// events: what reached the drop box and the rake, and the house's win (rake, time and the
+/// shift's result as recorded at its close).
+fn hourly_chart(units: &Units, timeline: &[pb::RecordedEvent]) -> String {
+    let mut hours: BTreeMap<i8, (i64, i64, i64)> = BTreeMap::new();
+    for event in timeline {
+        let Some(hour) = units.hour(event.recorded_at_unix_ms) else { continue };
+        let entry = hours.entry(hour).or_default();
+        for posting in &event.postings {
+            if posting.account.ends_with("/drop") && posting.amount_cents > 0 {
+                entry.0 += posting.amount_cents;
+            }
+            if posting.account.ends_with("/rake") && posting.amount_cents > 0 {
+                entry.1 += posting.amount_cents;
+            }
+        }
+        if let Some(TableEvent::ShiftClosed { result_cents, .. }) = table_event(event) {
+            entry.2 += result_cents;
+        }
+    }
+    if hours.is_empty() {
+        return String::new();
+    }
+    let labels: Vec<String> = hours.keys().map(|hour| format!("{hour:02}h")).collect();
+    let series = [
+        ("drop", "drop", hours.values().map(|values| values.0).collect()),
+        ("rake", "rake", hours.values().map(|values| values.1).collect()),
+        ("result", "result", hours.values().map(|values| values.2).collect()),
+    ];
+    view::bar_chart(units, "Drop, rake and result per hour", &labels, &series)
+}
+
+// ------------------------------------------------------------------ hand
+
+#[derive(Serialize)]
+struct HandRound {
+    name: String,
+    lines: Vec<HandLine>,
+}
+
+#[derive(Serialize)]
+struct HandLine {
+    position: i64,
+    hash: String,
+    text: String,
+}
+
+pub async fn hand(State(console): State<Arc<Console>>, signed: Signed, Path((table_id, hand_no)): Path<(String, u64)>) -> Response {
+    let result = async {
+        let units = Units::of(console.property(&signed.principal)?.as_ref());
+        let request = pb::GetHandRequest { property_id: String::new(), table_id: table_id.clone(), hand_no: Some(hand_no) };
+        let hand = console
+            .call(&signed.principal, rpc!(TableService / GetHand), request, |s, r| async move { s.get_hand(r).await })
+            .await?;
+        let mut rounds = vec![HandRound { name: "Posts".to_string(), lines: Vec::new() }];
+        let mut settlement = Vec::new();
+        let mut kitty_cents = 0;
+        for event in &hand.events {
+            let decoded = table_event(event);
+            match &decoded {
+                Some(TableEvent::RoundStarted { round_index, .. }) => {
+                    rounds.push(HandRound { name: round_name(*round_index), lines: Vec::new() });
+                    continue;
+                }
+                Some(TableEvent::HandSettled { kitty_cents: kitty, .. }) => kitty_cents += kitty,
+                _ => {}
+            }
+            let line = HandLine { position: event.global_position, hash: event.hash_hex.clone(), text: describe(&units, event) };
+            match decoded {
+                Some(TableEvent::HandSettled { .. } | TableEvent::SidePotPaid { .. } | TableEvent::HandEnded { .. }) => {
+                    settlement.push(line)
+                }
+                _ => rounds.last_mut().expect("the posts round").lines.push(line),
+            }
+        }
+        let pots: Vec<(i64, Vec<u32>)> = hand.pots.iter().map(|pot| (pot.amount_cents, pot.eligible_seats.clone())).collect();
+        let pot_rows: Vec<Vec<Cell>> = hand
+            .pots
+            .iter()
+            .enumerate()
+            .map(|(index, pot)| {
+                let seats: Vec<String> = pot.eligible_seats.iter().map(u32::to_string).collect();
+                vec![
+                    text(if index == 0 { "main pot".to_string() } else { format!("side pot {index}") }),
+                    num(units.money(pot.amount_cents)),
+                    text(seats.join(", ")),
+                ]
+            })
+            .collect();
+        let awards: Vec<Vec<Cell>> = hand
+            .awards
+            .iter()
+            .map(|award| {
+                vec![
+                    text(if award.pot_index == 0 { "main pot".to_string() } else { format!("side pot {}", award.pot_index) }),
+                    num(award.seat.to_string()),
+                    link(award.player_id.clone(), format!("/players/{}", view::percent(&award.player_id))),
+                    num(units.money(award.amount_cents)),
+                ]
+            })
+            .collect();
+        let starting: Vec<Vec<Cell>> = hand
+            .starting_seats
+            .iter()
+            .map(|seat| vec![num(seat.seat.to_string()), text(seat.player_id.clone()), num(units.money(seat.stack_cents))])
+            .collect();
+        let body = context! {
+            table_id => table_id,
+            table_href => table_path(&table_id),
+            hand_no => hand.hand_no,
+            ended => hand.ended,
+            button => hand.button_seat,
+            board => hand.board.join(" "),
+            rounds => rounds,
+            settlement => settlement,
+            pots_svg => view::pot_layers(&units, &pots),
+            has_pots => !pots.is_empty(),
+            rake => units.money(hand.rake_cents),
+            jackpot => units.money(hand.jackpot_drop_cents),
+            kitty => units.money(kitty_cents),
+            pots => pot_rows,
+            awards => awards,
+            starting => starting,
+        };
+        Ok(console.page(&signed, "hand.html", &format!("Hand {hand_no} at {table_id}"), body))
+    }
+    .await;
+    answer(&console, &signed, result)
+}
+
+fn round_name(index: u8) -> String {
+    match index {
+        0 => "First round (pre-flop / third street)".to_string(),
+        1 => "Second round (flop / fourth street)".to_string(),
+        2 => "Third round (turn / fifth street)".to_string(),
+        3 => "Fourth round (river / sixth street)".to_string(),
+        other => format!("Round {}", other + 1),
+    }
+}
+
+// ------------------------------------------------------------------ player
+
+pub async fn player_search(Query(query): Query_) -> Response {
+    match query.get("id").map(|id| id.trim()).filter(|id| !id.is_empty()) {
+        Some(id) => Redirect::to(&format!("/players/{}", view::percent(id))).into_response(),
+        None => Redirect::to("/").into_response(),
+    }
+}
+
+pub async fn player(State(console): State<Arc<Console>>, signed: Signed, Path(player_id): Path<String>, Query(query): Query_) -> Response {
+    let result = async {
+        let property = console.property(&signed.principal)?;
+        let units = Units::of(&property);
+        let who = &signed.principal;
+        let mut sessions = Vec::new();
+        let mut token = String::new();
+        loop {
+            let request = pb::ListPlayerSessionsRequest {
+                property_id: String::new(),
+                player_id: player_id.clone(),
+                time_range: None,
+                page: Some(pb::PageRequest { page_size: 1_000, page_token: token.clone() }),
+            };
+            let page = console
+                .call(who, rpc!(LedgerService / ListPlayerSessions), request, |s, r| async move { s.list_player_sessions(r).await })
+                .await?;
+            sessions.extend(page.sessions);
+            token = page.page.map(|page| page.next_page_token).unwrap_or_default();
+            if token.is_empty() || sessions.len() >= MAX_LIST_EVENTS {
+                break;
+            }
+        }
+        let mut history = Vec::new();
+        let mut token = String::new();
+        loop {
+            let request = pb::ListPlayerHistoryRequest {
+                property_id: String::new(),
+                player_id: player_id.clone(),
+                time_range: None,
+                page: Some(pb::PageRequest { page_size: 1_000, page_token: token.clone() }),
+            };
+            let page = console
+                .call(who, rpc!(LedgerService / ListPlayerHistory), request, |s, r| async move { s.list_player_history(r).await })
+                .await?;
+            history.extend(page.events);
+            token = page.page.map(|page| page.next_page_token).unwrap_or_default();
+            if token.is_empty() || history.len() >= MAX_LIST_EVENTS {
+                break;
+            }
+        }
+        let now_ms = jiff::Timestamp::now().as_millisecond();
+        let mut seat_ms = 0;
+        let mut session_rows = Vec::new();
+        // The re-buy wait (R-REBUY-1) per game: the latest departure, and until when it binds.
+        let mut departures: BTreeMap<String, (i64, i64, String)> = BTreeMap::new();
+        for session in &sessions {
+            let ended = session.ended_at_unix_ms;
+            seat_ms += ended.unwrap_or(now_ms) - session.started_at_unix_ms;
+            if let (Some(ended), Some(left_with)) = (ended, session.left_with_cents) {
+                let latest = departures.get(&session.game).is_none_or(|(at, _, _)| *at < ended);
+                if latest {
+                    departures.insert(session.game.clone(), (ended, left_with, session.table_id.clone()));
+                }
+            }
+            session_rows.push(vec![
+                link(session.table_id.clone(), table_path(&session.table_id)),
+                num(session.seat.to_string()),
+                text(session.game.clone()),
+                text(units.time(session.started_at_unix_ms)),
+                text(ended.map(|ended| units.time(ended)).unwrap_or_else(|| "seated".to_string())),
+                num(units.money(session.bought_in_cents)),
+                num(session.left_with_cents.map(|cents| units.money(cents)).unwrap_or_default()),
+            ]);
+        }
+        session_rows.reverse();
+        let mut departure_rows = Vec::new();
+        for (game, (ended, left_with, table_id)) in &departures {
+            let request = pb::GetTableRequest { property_id: String::new(), table_id: table_id.clone() };
+            let window_ms = match console.call(who, rpc!(TableService / GetTable), request, |s, r| async move { s.get_table(r).await }).await {
+                Ok(table) => table.config.and_then(|config| config.rebuy).map(|rebuy| rebuy.wait_window_ms).unwrap_or(0),
+                Err(status) if status.code() == tonic::Code::NotFound => 0,
+                Err(status) => return Err(status),
+            };
+            let until = ended + window_ms;
+            let open = until > now_ms;
+            departure_rows.push(vec![
+                text(game.clone()),
+                link(table_id.clone(), table_path(table_id)),
+                text(units.time(*ended)),
+                num(units.money(*left_with)),
+                text(if open {
+                    format!("open until {}: a buy-in to this game must be at least {} (R-REBUY-1)", units.time(until), units.money(*left_with))
+                } else {
+                    "closed".to_string()
+                }),
+            ]);
+        }
+        let mut money_rows = Vec::new();
+        let mut markers = Vec::new();
+        let mut gaming_days: Vec<String> = Vec::new();
+        for event in history.iter().rev() {
+            let kind = match decode(event) {
+                Some(rules::Event::Table(TableEvent::BoughtIn { .. } | TableEvent::ToppedUp { .. })) => Some("buy-in"),
+                Some(rules::Event::Table(TableEvent::CashedOut { .. })) => Some("cash-out"),
+                Some(rules::Event::Table(TableEvent::IouWritten { .. } | TableEvent::IouSettled { .. })) => Some("IOU"),
+                Some(rules::Event::Cage(CageEvent::MarkerIssued { .. } | CageEvent::MarkerRedeemed { .. } | CageEvent::MarkerWrittenOff { .. })) => {
+                    Some("marker")
+                }
+                Some(rules::Event::Player(PlayerEvent::MarkerIssued { .. } | PlayerEvent::MarkerRedeemed { .. } | PlayerEvent::MarkerWrittenOff { .. })) => {
+                    Some("marker")
+                }
+                Some(rules::Event::Player(PlayerEvent::ChipsBought { .. } | PlayerEvent::ChipsRedeemed { .. } | PlayerEvent::CashTransaction { .. })) => {
+                    Some("cage")
+                }
+                _ => None,
+            };
+            if let Some(day) = event.metadata.as_ref().map(|metadata| metadata.gaming_day.clone())
+                && !day.is_empty()
+                && !gaming_days.contains(&day)
+            {
+                gaming_days.push(day);
+            }
+            let Some(kind) = kind else { continue };
+            let row = vec![
+                text(units.time(event.recorded_at_unix_ms)),
+                text(kind),
+                text(describe(&units, event)),
+                stream_link(&event.stream_id),
+                num(event.global_position.to_string()),
+            ];
+            if kind == "marker" || kind == "IOU" {
+                markers.push(row.clone());
+            }
+            money_rows.push(row);
+        }
+        let mut cash_rows = Vec::new();
+        gaming_days.sort();
+        gaming_days.reverse();
+        for day in gaming_days.iter().take(31) {
+            let request = pb::PatronCashActivityRequest {
+                property_id: String::new(),
+                gaming_day: day.clone(),
+                player_id: player_id.clone(),
+                page: None,
+            };
+            let activity = console
+                .call(who, rpc!(AuditService / PatronCashActivity), request, |s, r| async move { s.patron_cash_activity(r).await })
+                .await;
+            let activity = match activity {
+                Ok(activity) => activity,
+                // A floor supervisor sees the player but not the cash reports (R-AUDIT-4 roles).
+                Err(status) if status.code() == tonic::Code::PermissionDenied => break,
+                Err(status) => return Err(status),
+            };
+            for patron in activity.patrons {
+                cash_rows.push(vec![
+                    text(patron.gaming_day.clone()),
+                    num(units.money(patron.cash_in_cents)),
+                    num(units.money(patron.cash_out_cents)),
+                    num(patron.mtl_entries.len().to_string()),
+                    text(if patron.ctr_required_cash_in { "CTR (cash in)" } else { "" }),
+                    text(if patron.ctr_required_cash_out { "CTR (cash out)" } else { "" }),
+                ]);
+            }
+        }
+        let refusals = rejections(&console, &signed, pb::ListRejectionsRequest { player_id: player_id.clone(), ..Default::default() }).await;
+        let refusal_rows = match refusals {
+            Ok(records) => records.iter().map(|record| rejection_row(&units, record)).collect(),
+            Err(status) if status.code() == tonic::Code::PermissionDenied => Vec::new(),
+            Err(status) => return Err(status),
+        };
+        let listings = vec![
+            Listing::new("sessions", "Sessions", &["Table", "Seat", "Game", "Sat down", "Left", "Bought in", "Left with"], session_rows)
+                .empty_text("No sessions."),
+            Listing::new("departures", "Departures and the re-buy wait", &["Game", "Table", "Left", "Left with", "Re-buy window"], departure_rows)
+                .empty_text("No departures."),
+            Listing::new("money", "Buy-ins, cash-outs, cage and markers", &["Time", "Kind", "What", "Stream", "Position"], money_rows),
+            Listing::new("markers", "Markers and IOUs", &["Time", "Kind", "What", "Stream", "Position"], markers).empty_text("No markers or IOUs."),
+            Listing::new("cash", "Cash activity per gaming day", &["Gaming day", "Cash in", "Cash out", "MTL entries", "CTR in", "CTR out"], cash_rows)
+                .empty_text("No cash activity (or not visible to this role)."),
+            Listing::new("refusals", "Refusals", REJECTION_HEADERS, refusal_rows).empty_text("No refusals."),
+        ];
+        let path = format!("/players/{}", view::percent(&player_id));
+        let listings = match view::lists(listings, &path, &query) {
+            Lists::Csv(response) => return Ok(response),
+            Lists::Paged(listings) => listings,
+        };
+        let hours = seat_ms / 3_600_000;
+        let minutes = (seat_ms % 3_600_000) / 60_000;
+        let body = context! { player_id => player_id, seat_time => format!("{hours} h {minutes:02} min"), listings => listings, zone => units.zone_name };
+        Ok(console.page(&signed, "player.html", &format!("Player {player_id}"), body))
+    }
+    .await;
+    answer(&console, &signed, result)
+}
+
+// ------------------------------------------------------------------ refusals
+
+const REJECTION_HEADERS: &[&str] = &["Time", "Gaming day", "Command", "Reason", "Rule", "Numbers", "Player", "By", "Detail"];
+
+fn rejection_row(units: &Units, record: &pb::RejectionRecord) -> Vec<Cell> {
+    let mut numbers: Vec<String> = record.numbers.iter().map(|(name, value)| format!("{name}={value}")).collect();
+    numbers.sort();
+    vec![
+        text(units.time(record.at_unix_ms)),
+        text(record.gaming_day.clone()),
+        text(record.command_type.clone()),
+        text(record.reason_code.clone()),
+        text(record.rule_id.clone()),
+        text(numbers.join(" ")),
+        if record.player_id.is_empty() { text("") } else { link(record.player_id.clone(), format!("/players/{}", view::percent(&record.player_id))) },
+        text(record.actor_id.clone()),
+        text(record.detail.clone()),
+    ]
+}
+
+async fn rejections(console: &Console, signed: &Signed, request: pb::ListRejectionsRequest) -> Result<Vec<pb::RejectionRecord>, Status> {
+    let mut all = Vec::new();
+    let mut token = String::new();
+    loop {
+        let mut request = request.clone();
+        request.page = Some(pb::PageRequest { page_size: 1_000, page_token: token.clone() });
+        let page = console
+            .call(&signed.principal, rpc!(AuditService / ListRejections), request, |s, r| async move { s.list_rejections(r).await })
+            .await?;
+        all.extend(page.rejections);
+        token = page.page.map(|page| page.next_page_token).unwrap_or_default();
+        if token.is_empty() || all.len() >= MAX_LIST_EVENTS {
+            break;
+        }
+    }
+    all.reverse();
+    Ok(all)
+}
+
+// ------------------------------------------------------------------ cage
+
+pub async fn cage(State(console): State<Arc<Console>>, signed: Signed, Query(query): Query_) -> Response {
+    let result = async {
+        // The page is for those who may work a cage window.
+        rules_gate(&signed, rpc!(CageService / SellChips))?;
+        let property = console.property(&signed.principal)?;
+        let units = Units::of(&property);
+        // Each cage's stream, folded by the rules core into the cage's state.
+        let (opened, _) = events(&console, &signed, of_types(&["CageOpened"])).await?;
+        let mut cage_events = Vec::new();
+        for stream in opened.iter().map(|event| event.stream_id.clone()) {
+            let filter = pb::EventFilter { stream_id: stream, ..pb::EventFilter::default() };
+            cage_events.extend(events_bounded(&console, &signed, filter, MAX_FOLD_EVENTS).await?.0);
+        }
+        let mut cages: BTreeMap<String, rules::CageState> = BTreeMap::new();
+        let mut marker_issued: BTreeMap<(String, u64), (pb::RecordedEvent, String, i64)> = BTreeMap::new();
+        let mut closes = Vec::new();
+        for event in &cage_events {
+            let Some(rules::Event::Cage(cage_event)) = decode(event) else { continue };
+            let state = cages.remove(&event.stream_id).unwrap_or_default();
+            match &cage_event {
+                CageEvent::MarkerIssued { player_id, marker_no, amount_cents, .. } => {
+                    marker_issued.insert((event.stream_id.clone(), *marker_no), (event.clone(), player_id.to_string(), *amount_cents));
+                }
+                CageEvent::MarkerRedeemed { marker_no, .. } | CageEvent::MarkerWrittenOff { marker_no, .. } => {
+                    marker_issued.remove(&(event.stream_id.clone(), *marker_no));
+                }
+                CageEvent::GamingDayClosed { gaming_day, liability, .. } => closes.push(vec![
+                    text(gaming_day.clone()),
+                    text(units.time(event.recorded_at_unix_ms)),
+                    num(units.money(rules::money::chips_value_cents(liability))),
+                    text(chips_text(&units, liability)),
+                    num(event.global_position.to_string()),
+                ]),
+                _ => {}
+            }
+            cages.insert(event.stream_id.clone(), state.evolve(&cage_event));
+        }
+        let now_ms = jiff::Timestamp::now().as_millisecond();
+        let mut inventory = Vec::new();
+        for (stream, state) in &cages {
+            inventory.push(vec![text(stream.clone()), text("cash"), num(""), num(units.money(state.cash_cents))]);
+            for chip in &state.chips {
+                inventory.push(vec![
+                    text(stream.clone()),
+                    text(format!("{} chips", units.money(chip.denomination_cents))),
+                    num(chip.count.to_string()),
+                    num(units.money(chip.value_cents())),
+                ]);
+            }
+            inventory.push(vec![text(stream.clone()), text("markers receivable"), num(""), num(units.money(state.markers_receivable_cents))]);
+        }
+        let outstanding: Vec<Vec<Cell>> = marker_issued
+            .iter()
+            .map(|((stream, marker_no), (event, player, amount))| {
+                let days = (now_ms - event.recorded_at_unix_ms).max(0) / 86_400_000;
+                let hours = ((now_ms - event.recorded_at_unix_ms).max(0) % 86_400_000) / 3_600_000;
+                vec![
+                    text(stream.clone()),
+                    num(marker_no.to_string()),
+                    link(player.clone(), format!("/players/{}", view::percent(player))),
+                    num(units.money(*amount)),
+                    text(units.time(event.recorded_at_unix_ms)),
+                    text(format!("{days} d {hours} h")),
+                ]
+            })
+            .collect();
+        // Chip liability by denomination for today's gaming day, and per day for the chart.
+        let today = property.gaming_day.gaming_day(now_ms).unwrap_or_default();
+        let mut liability_rows = Vec::new();
+        let mut liability_chart = String::new();
+        let mut summary = None;
+        if let Ok(day) = gaming_day_reconciliation(&console, &signed, &today).await {
+            let issued: BTreeMap<i64, i64> = day.chips_issued.iter().map(|chip| (chip.denomination_cents, chip.count)).collect();
+            let returned: BTreeMap<i64, i64> = day.chips_returned.iter().map(|chip| (chip.denomination_cents, chip.count)).collect();
+            let mut denominations: Vec<i64> = issued.keys().chain(returned.keys()).copied().collect();
+            denominations.sort_unstable();
+            denominations.dedup();
+            for denomination in denominations {
+                let out = issued.get(&denomination).copied().unwrap_or(0) - returned.get(&denomination).copied().unwrap_or(0);
+                liability_rows.push(vec![num(units.money(denomination)), num(out.to_string()), num(units.money(out * denomination))]);
+            }
+            summary = Some(context! {
+                gaming_day => day.gaming_day,
+                liability => units.money(day.chip_liability_cents),
+                balances => units.money(day.sum_of_balances_cents),
+                count_variance => units.money(day.count_variance_cents),
+                jackpot => units.money(day.jackpot_liability_cents),
+            });
+            let mut labels = Vec::new();
+            let mut values = Vec::new();
+            let today_date: Option<jiff::civil::Date> = today.parse().ok();
+            if let Some(today_date) = today_date {
+                for back in (0..LIABILITY_DAYS).rev() {
+                    let Ok(date) = today_date.checked_sub(jiff::Span::new().days(back)) else { continue };
+                    let label = date.to_string();
+                    let liability = match gaming_day_reconciliation(&console, &signed, &label).await {
+                        Ok(day) => day.chip_liability_cents,
+                        Err(_) => 0,
+                    };
+                    labels.push(label[5..].to_string());
+                    values.push(liability);
+                }
+                liability_chart = view::bar_chart(&units, "Chip liability per gaming day", &labels, &[("liability", "liability", values)]);
+            }
+        }
+        let listings = vec![
+            Listing::new("inventory", "Cage inventory", &["Cage", "Item", "Count", "Value"], inventory).empty_text("No cage is open."),
+            Listing::new("liability", "Chip liability by denomination (today)", &["Chip", "Outstanding", "Value"], liability_rows),
+            Listing::new("markers", "Markers outstanding", &["Cage", "Marker", "Player", "Amount", "Issued", "Age"], outstanding)
+                .empty_text("No markers outstanding."),
+            Listing::new("closes", "Gaming-day closes", &["Gaming day", "Closed at", "Liability", "Chips out", "Position"], closes)
+                .empty_text("No gaming day closed yet."),
+        ];
+        let listings = match view::lists(listings, "/cage", &query) {
+            Lists::Csv(response) => return Ok(response),
+            Lists::Paged(listings) => listings,
+        };
+        let cage_ids: Vec<String> = cages.keys().map(|stream| stream.trim_start_matches("cage-").to_string()).collect();
+        // Slips are numbered in sequence per cage and kind (R-CHIP-3): the next of the first cage.
+        let first = cages.values().next();
+        let next_slip = context! {
+            fill => first.map_or(0, |state| state.last_fill_slip_no) + 1,
+            credit => first.map_or(0, |state| state.last_credit_slip_no) + 1,
+        };
+        let mut denominations: Vec<i64> = cages.values().flat_map(|state| state.denominations_cents.iter().copied()).collect();
+        denominations.sort_unstable_by_key(|cents| std::cmp::Reverse(*cents));
+        denominations.dedup();
+        let denominations: Vec<minijinja::Value> =
+            denominations.iter().map(|cents| context! { cents => cents, label => units.money(*cents) }).collect();
+        let body = context! {
+            denominations => denominations,
+            listings => listings,
+            summary => summary,
+            chart => liability_chart,
+            cage_ids => cage_ids,
+            next_slip => next_slip,
+            forms => super::actions::forms(&signed),
+            currency => units.currency(),
+        };
+        Ok(console.page(&signed, "cage.html", "Cage", body))
+    }
+    .await;
+    answer(&console, &signed, result)
+}
+
+async fn gaming_day_reconciliation(console: &Console, signed: &Signed, day: &str) -> Result<pb::GamingDayReconciliation, Status> {
+    let request = pb::GamingDayReconciliationRequest { property_id: String::new(), gaming_day: day.to_string() };
+    console
+        .call(&signed.principal, rpc!(AuditService / GamingDayReconciliation), request, |s, r| async move {
+            s.gaming_day_reconciliation(r).await
+        })
+        .await
+}
+
+/// The role table's answer for an RPC the page stands for, before anything is read.
+fn rules_gate(signed: &Signed, rpc: &str) -> Result<(), Status> {
+    crate::access::authorize(&signed.principal, rpc)
+}
+
+// ------------------------------------------------------------------ compliance
+
+pub async fn compliance(State(console): State<Arc<Console>>, signed: Signed, Query(query): Query_) -> Response {
+    let result = async {
+        rules_gate(&signed, rpc!(AuditService / PatronCashActivity))?;
+        let property = console.property(&signed.principal)?;
+        let units = Units::of(&property);
+        let now_ms = jiff::Timestamp::now().as_millisecond();
+        let day = query
+            .get("day")
+            .filter(|day| !day.is_empty())
+            .cloned()
+            .unwrap_or_else(|| property.gaming_day.gaming_day(now_ms).unwrap_or_default());
+        let mut patrons = Vec::new();
+        let mut token = String::new();
+        loop {
+            let request = pb::PatronCashActivityRequest {
+                property_id: String::new(),
+                gaming_day: day.clone(),
+                player_id: String::new(),
+                page: Some(pb::PageRequest { page_size: 1_000, page_token: token.clone() }),
+            };
+            let page = console
+                .call(&signed.principal, rpc!(AuditService / PatronCashActivity), request, |s, r| async move { s.patron_cash_activity(r).await })
+                .await?;
+            patrons.extend(page.patrons);
+            token = page.page.map(|page| page.next_page_token).unwrap_or_default();
+            if token.is_empty() || patrons.len() >= MAX_LIST_EVENTS {
+                break;
+            }
+        }
+        let due = day
+            .parse::<jiff::civil::Date>()
+            .ok()
+            .and_then(|date| date.checked_add(jiff::Span::new().days(i64::from(property.aml.ctr_due_days))).ok())
+            .map(|date| date.to_string())
+            .unwrap_or_default();
+        let mut mtl = Vec::new();
+        let mut ctrs = Vec::new();
+        for patron in &patrons {
+            let player = link(patron.player_id.clone(), format!("/players/{}", view::percent(&patron.player_id)));
+            for entry in &patron.mtl_entries {
+                mtl.push(vec![
+                    text(units.time(entry.at_unix_ms)),
+                    player.clone(),
+                    text(entry.direction.clone()),
+                    num(units.money(entry.amount_cents)),
+                    text(spaced(&entry.event_type)),
+                    num(entry.global_position.to_string()),
+                ]);
+            }
+            for (required, direction, amount) in [
+                (patron.ctr_required_cash_in, "cash in", patron.cash_in_cents),
+                (patron.ctr_required_cash_out, "cash out", patron.cash_out_cents),
+            ] {
+                if required {
+                    ctrs.push(vec![player.clone(), text(direction), num(units.money(amount)), text(day.clone()), text(due.clone())]);
+                }
+            }
+        }
+        let filter = |name: &str| query.get(name).cloned().unwrap_or_default();
+        let request = pb::ListRejectionsRequest {
+            table_id: filter("table"),
+            player_id: filter("player"),
+            reason_code: filter("reason"),
+            gaming_day: filter("refusal_day"),
+            ..Default::default()
+        };
+        let records = rejections(&console, &signed, request).await?;
+        let rule_filter = filter("rule");
+        let records: Vec<&pb::RejectionRecord> = records.iter().filter(|record| rule_filter.is_empty() || record.rule_id == rule_filter).collect();
+        let mut by_reason: BTreeMap<(String, String), usize> = BTreeMap::new();
+        for record in &records {
+            *by_reason.entry((record.reason_code.clone(), record.rule_id.clone())).or_default() += 1;
+        }
+        let reason_rows: Vec<Vec<Cell>> = by_reason
+            .iter()
+            .map(|((reason, rule), count)| {
+                vec![
+                    link(reason.clone(), format!("/compliance?reason={}", view::percent(reason))),
+                    link(rule.clone(), format!("/compliance?rule={}", view::percent(rule))),
+                    num(count.to_string()),
+                ]
+            })
+            .collect();
+        let refusal_rows: Vec<Vec<Cell>> = records.iter().map(|record| rejection_row(&units, record)).collect();
+        let (corrections, _) = events(&console, &signed, of_types(&["Corrected", "PocketCorrected"])).await?;
+        let correction_rows: Vec<Vec<Cell>> = corrections
+            .iter()
+            .rev()
+            .map(|event| {
+                let payload: serde_json::Value = serde_json::from_str(&event.payload_json).unwrap_or_default();
+                let field = |name: &str| payload.get(name).and_then(|value| value.as_str()).unwrap_or_default().to_string();
+                vec![
+                    text(units.time(event.recorded_at_unix_ms)),
+                    stream_link(&event.stream_id),
+                    text(field("reverses_event_id")),
+                    text(field("reason")),
+                    text(event.metadata.as_ref().map(|metadata| metadata.actor_id.clone()).unwrap_or_default()),
+                    text(field("approved_by")),
+                    num(event.global_position.to_string()),
+                ]
+            })
+            .collect();
+        let listings = vec![
+            Listing::new("mtl", format!("Multiple transaction log, gaming day {day}"), &["Time", "Player", "Direction", "Amount", "Kind", "Position"], mtl)
+                .empty_text("No entries above the MTL threshold."),
+            Listing::new("ctr", "Currency transaction reports due", &["Player", "Direction", "Total", "Gaming day", "Due by"], ctrs)
+                .empty_text("No CTR required."),
+            Listing::new("refusal_counts", "Refusals by reason and rule", &["Reason", "Rule", "Count"], reason_rows).empty_text("No refusals."),
+            Listing::new("refusals", "Refusals", REJECTION_HEADERS, refusal_rows).empty_text("No refusals."),
+            Listing::new("corrections", "Corrections", &["Time", "Stream", "Reverses", "Reason", "Entered by", "Approved by", "Position"], correction_rows)
+                .empty_text("No corrections."),
+        ];
+        let listings = match view::lists(listings, "/compliance", &query) {
+            Lists::Csv(response) => return Ok(response),
+            Lists::Paged(listings) => listings,
+        };
+        let body = context! {
+            day => day,
+            listings => listings,
+            mtl_over => units.money(property.aml.mtl_over_cents),
+            ctr_over => units.money(property.aml.ctr_over_cents),
+            filters => context! { table => filter("table"), player => filter("player"), reason => filter("reason"), rule => rule_filter, refusal_day => filter("refusal_day") },
+        };
+        Ok(console.page(&signed, "compliance.html", "Compliance", body))
+    }
+    .await;
+    answer(&console, &signed, result)
+}
+
+// ------------------------------------------------------------------ chain
+
+/// A chain verification run from the console.
+#[derive(Debug, Clone, Serialize)]
+pub struct Verification {
+    pub at: String,
+    pub by: String,
+    pub ok: bool,
+    pub events_checked: i64,
+    pub commands_checked: i64,
+    pub refusals_checked: i64,
+    pub projections_checked: bool,
+    pub projection_differences: usize,
+    pub problem: String,
+    pub head_position: i64,
+}
+
+async fn chain_digest(console: &Console, signed: &Signed) -> Result<pb::ChainDigest, Status> {
+    console
+        .call(&signed.principal, rpc!(AuditService / GetChainDigest), pb::GetChainDigestRequest::default(), |s, r| async move {
+            s.get_chain_digest(r).await
+        })
+        .await
+}
+
+async fn latest_checkpoint(console: &Console, signed: &Signed) -> Result<Option<String>, Status> {
+    let mut last = None;
+    let mut token = String::new();
+    loop {
+        let request = pb::ListCheckpointsRequest {
+            property_id: String::new(),
+            after_position: 0,
+            page: Some(pb::PageRequest { page_size: 1_000, page_token: token.clone() }),
+        };
+        let page = console
+            .call(&signed.principal, rpc!(AuditService / ListCheckpoints), request, |s, r| async move { s.list_checkpoints(r).await })
+            .await?;
+        if let Some(checkpoint) = page.checkpoints.last() {
+            last = Some(checkpoint.document.clone());
+        }
+        token = page.page.map(|page| page.next_page_token).unwrap_or_default();
+        if token.is_empty() {
+            return Ok(last);
+        }
+    }
+}
+
+pub async fn chain(State(console): State<Arc<Console>>, signed: Signed) -> Response {
+    let result = async {
+        rules_gate(&signed, rpc!(AuditService / VerifyChain))?;
+        let property = console.property(&signed.principal)?;
+        let head = chain_digest(&console, &signed).await?;
+        let checkpoint = latest_checkpoint(&console, &signed).await?;
+        let key = console
+            .call(&signed.principal, rpc!(AuditService / GetCheckpointKey), pb::GetCheckpointKeyRequest {}, |s, r| async move {
+                s.get_checkpoint_key(r).await
+            })
+            .await
+            .ok();
+        let verification = console.verifications.lock().expect("console verifications").get(&property.id).cloned();
+        let body = context! {
+            head => context! { position => head.global_position, hash => head.chain_hash_hex, refusal_seq => head.refusal_seq, refusal_hash => head.refusal_hash_hex },
+            checkpoint => checkpoint,
+            key => key.map(|key| context! { id => key.key_id, public => key.public_key_hex, interval => key.interval_seconds }),
+            verification => verification,
+            property => property.id,
+        };
+        Ok(console.page(&signed, "chain.html", "Chain", body))
+    }
+    .await;
+    answer(&console, &signed, result)
+}
+
+/// Runs VerifyChain (with the projections) and keeps its verdict for the chain page.
+pub async fn verify_chain(State(console): State<Arc<Console>>, signed: Signed, Form(form): Form<HashMap<String, String>>) -> Response {
+    if let Err(refused) = signed.check_csrf(&form) {
+        return refused;
+    }
+    let result = async {
+        let property = console.property(&signed.principal)?;
+        let units = Units::of(&property);
+        let request = pb::VerifyChainRequest { property_id: String::new(), checkpoints: Vec::new(), projections: true };
+        let verdict = console
+            .call(&signed.principal, rpc!(AuditService / VerifyChain), request, |s, r| async move { s.verify_chain(r).await })
+            .await?;
+        let problem = [verdict.problem.clone(), verdict.refusal_problem.clone()].into_iter().filter(|text| !text.is_empty()).collect::<Vec<_>>().join("; ");
+        let verification = Verification {
+            at: units.time(jiff::Timestamp::now().as_millisecond()),
+            by: signed.principal.id.clone(),
+            ok: verdict.ok,
+            events_checked: verdict.events_checked,
+            commands_checked: verdict.commands_checked,
+            refusals_checked: verdict.refusals_checked,
+            projections_checked: verdict.projections_checked,
+            projection_differences: verdict.projection_differences.len(),
+            problem,
+            head_position: verdict.head.map(|head| head.global_position).unwrap_or(0),
+        };
+        console.verifications.lock().expect("console verifications").insert(property.id.clone(), verification);
+        Ok(Redirect::to("/chain").into_response())
+    }
+    .await;
+    answer(&console, &signed, result)
+}
+
+/// The head and the latest signed checkpoint as a JSON file to keep off this machine.
+pub async fn digest_download(State(console): State<Arc<Console>>, signed: Signed) -> Response {
+    let result = async {
+        let property = console.property(&signed.principal)?;
+        let head = chain_digest(&console, &signed).await?;
+        let checkpoint = latest_checkpoint(&console, &signed).await?;
+        let document = serde_json::json!({
+            "property_id": property.id,
+            "taken_at_unix_ms": jiff::Timestamp::now().as_millisecond(),
+            "taken_by": signed.principal.id,
+            "head": {
+                "global_position": head.global_position,
+                "chain_hash_hex": head.chain_hash_hex,
+                "refusal_seq": head.refusal_seq,
+                "refusal_hash_hex": head.refusal_hash_hex,
+            },
+            "latest_signed_checkpoint": checkpoint.and_then(|document| serde_json::from_str::<serde_json::Value>(&document).ok()),
+        });
+        let file = format!("attachment; filename=\"chipledger-{}-{}.json\"", property.id, head.global_position);
+        Ok((
+            [(axum::http::header::CONTENT_TYPE, "application/json".to_string()), (axum::http::header::CONTENT_DISPOSITION, file)],
+            serde_json::to_string_pretty(&document).unwrap_or_default(),
+        )
+            .into_response())
+    }
+    .await;
+    answer(&console, &signed, result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::spaced;
+
+    #[test]
+    fn event_names_read_as_words() {
+        assert_eq!(spaced("BoughtIn"), "bought in");
+        assert_eq!(spaced("HandSettled"), "hand settled");
+    }
+}

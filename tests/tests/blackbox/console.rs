@@ -1,0 +1,319 @@
+//! The back-office console in a real browser (headless Chromium driven through chromedriver):
+//! chipledgerd serves its console beside gRPC, `chipledger demo` records a session, and the test
+//! reads every page as a person would: the demo's stacks and pots on a hand page, the shift
+//! result on the table page, the ratholing refusal (R-STAKE-2) on the compliance page, a live
+//! update of the floor after a command sent over gRPC, a page refused to a role that may not see
+//! it, and a cage form sent twice (and once more) recording one fill (R-CHIP-3).
+//!
+//! Screenshots of the main pages go to `$CHIPLEDGER_CONSOLE_SCREENSHOTS` (docs/console is made
+//! this way), else to a temporary directory. Chromium and chromedriver are required: the test
+//! fails without them (.ci/run installs Debian's `chromium` and `chromium-driver`).
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use anyhow::{Context, bail, ensure};
+use chipledger_proto::v1 as pb;
+use chipledger_tests::{ServerOptions, TestServer, all_events, principal};
+use fantoccini::{Client as Browser, ClientBuilder, Locator};
+use serde_json::json;
+
+use crate::scenario::cash_buy_in;
+
+/// How long a page may take to show what is expected (the browser, the server, the database).
+const PAGE_BOUND: Duration = Duration::from_secs(30);
+
+fn money(cents: i64) -> String {
+    let text = chipledger_rules::money::format_cents(cents.abs());
+    if cents < 0 { format!("-${text}") } else { format!("${text}") }
+}
+
+/// chromedriver on a free loopback port, killed when dropped.
+struct Driver {
+    child: tokio::process::Child,
+    url: String,
+}
+
+impl Driver {
+    async fn start() -> anyhow::Result<Driver> {
+        let program = ["chromedriver", "/usr/bin/chromedriver"]
+            .into_iter()
+            .find(|candidate| which(candidate))
+            .context("chromedriver is not installed (Debian: apt-get install chromium chromium-driver)")?;
+        let port = {
+            let probe = std::net::TcpListener::bind("127.0.0.1:0")?;
+            probe.local_addr()?.port()
+        };
+        let child = tokio::process::Command::new(program)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .context("starting chromedriver")?;
+        let url = format!("http://127.0.0.1:{port}");
+        // Ready when its status endpoint answers (bounded poll of a process starting up).
+        let started = std::time::Instant::now();
+        loop {
+            if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+                return Ok(Driver { child, url });
+            }
+            ensure!(started.elapsed() < PAGE_BOUND, "chromedriver did not listen on {port}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    async fn browser(&self) -> anyhow::Result<Browser> {
+        let chromium = ["chromium", "/usr/bin/chromium"].into_iter().find(|candidate| which(candidate)).context("chromium is not installed")?;
+        let binary = if chromium.starts_with('/') { chromium.to_string() } else { format!("/usr/bin/{chromium}") };
+        let capabilities = json!({
+            "goog:chromeOptions": {
+                "binary": binary,
+                "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1400,1100"],
+            }
+        });
+        let capabilities = capabilities.as_object().cloned().context("capabilities")?;
+        let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+        Ok(ClientBuilder::new(connector).capabilities(capabilities).connect(&self.url).await.context("a WebDriver session")?)
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+    }
+}
+
+fn which(program: &str) -> bool {
+    if program.starts_with('/') {
+        return Path::new(program).exists();
+    }
+    std::env::var_os("PATH").is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).exists()))
+}
+
+/// One browser signed in as one principal.
+struct Person {
+    browser: Browser,
+    base: String,
+    shots: PathBuf,
+}
+
+impl Person {
+    async fn sign_in(driver: &Driver, base: &str, token: &str, shots: &Path) -> anyhow::Result<Person> {
+        let browser = driver.browser().await?;
+        browser.goto(&format!("{base}/signin")).await?;
+        browser.find(Locator::Css("input[name=token]")).await?.send_keys(token).await?;
+        browser.find(Locator::XPath("//button[text()='Sign in']")).await?.click().await?;
+        browser.wait().at_most(PAGE_BOUND).for_element(Locator::Css("h1")).await?;
+        let person = Person { browser, base: base.to_string(), shots: shots.to_path_buf() };
+        ensure!(person.text("header .who").await?.contains(" ("), "signed in: the header names who");
+        Ok(person)
+    }
+
+    async fn open(&self, path: &str) -> anyhow::Result<()> {
+        self.browser.goto(&format!("{}{path}", self.base)).await?;
+        self.browser.wait().at_most(PAGE_BOUND).for_element(Locator::Css("h1")).await?;
+        Ok(())
+    }
+
+    async fn text(&self, css: &str) -> anyhow::Result<String> {
+        Ok(self.browser.find(Locator::Css(css)).await?.text().await?)
+    }
+
+    async fn page_text(&self) -> anyhow::Result<String> {
+        self.text("main").await
+    }
+
+    /// The text of the list section `name` (all of its rows on the page).
+    async fn list(&self, name: &str) -> anyhow::Result<String> {
+        self.text(&format!("#list-{name}")).await
+    }
+
+    async fn screenshot(&self, name: &str) -> anyhow::Result<()> {
+        let png = self.browser.screenshot().await?;
+        ensure!(png.starts_with(b"\x89PNG"), "a PNG screenshot of {name}");
+        std::fs::write(self.shots.join(format!("{name}.png")), png)?;
+        Ok(())
+    }
+}
+
+/// `chipledger demo` against the server, as its admin with the demo's second persons.
+async fn record_demo(server: &TestServer) -> anyhow::Result<String> {
+    let binary = chipledger_tests::binary::chipledger().await?;
+    let output = tokio::process::Command::new(binary)
+        .arg("demo")
+        .env("CHIPLEDGER_SERVER", format!("http://{}", server.addr))
+        .env("CHIPLEDGER_TOKEN", principal::ADMIN.2)
+        .env("CHIPLEDGER_FLOOR_TOKEN", principal::FLOOR.2)
+        .env("CHIPLEDGER_CAGE_TOKEN", principal::CAGE.2)
+        .env("CHIPLEDGER_CREDIT_TOKEN", principal::ADMIN_2.2)
+        .stdin(Stdio::null())
+        .output()
+        .await?;
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    if !output.status.success() {
+        bail!("the demo failed: {stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    }
+    Ok(stdout)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_console_shows_the_ledger_to_the_floor_the_cage_and_the_auditor() -> anyhow::Result<()> {
+    let server = TestServer::start_with("console", ServerOptions { console: true, ..ServerOptions::default() }, None).await?;
+    let base = format!("http://{}", server.console_addr.context("the console listens")?);
+    record_demo(&server).await?;
+    let mut admin = server.client(principal::ADMIN).await?;
+    let shots_dir = std::env::var_os("CHIPLEDGER_CONSOLE_SCREENSHOTS").map(PathBuf::from);
+    let temporary = tempfile::tempdir()?;
+    let shots = shots_dir.unwrap_or_else(|| temporary.path().to_path_buf());
+    std::fs::create_dir_all(&shots)?;
+    let driver = Driver::start().await?;
+
+    // What the ledger says, over gRPC: the demo's tables, a shift close, a hand with side pots.
+    let opened = all_events(&mut admin, pb::EventFilter { event_types: vec!["TableOpened".into()], ..Default::default() }).await?;
+    let tables: Vec<String> =
+        opened.iter().map(|event| event.stream_id.trim_start_matches("table-").to_string()).collect();
+    ensure!(tables.len() == 2, "the demo opens two tables: {tables:?}");
+    let t1 = tables.iter().find(|id| id.starts_with("T1-")).context("T1")?.clone();
+    let shift = admin
+        .audit
+        .table_shift_reconciliation(pb::TableShiftReconciliationRequest { table_id: t1.clone(), ..Default::default() })
+        .await?
+        .into_inner();
+    let mut side_pot_hand = None;
+    let started = all_events(&mut admin, pb::EventFilter { table_id: t1.clone(), event_types: vec!["HandStarted".into()], ..Default::default() }).await?;
+    for event in &started {
+        let chipledger_rules::TableEvent::HandStarted { hand_no, .. } = serde_json::from_str(&event.payload_json)? else {
+            bail!("a HandStarted event: {}", event.payload_json);
+        };
+        let hand = admin
+            .table
+            .get_hand(pb::GetHandRequest { table_id: t1.clone(), hand_no: Some(hand_no), ..Default::default() })
+            .await?
+            .into_inner();
+        if hand.pots.len() >= 2 {
+            side_pot_hand = Some(hand);
+            break;
+        }
+    }
+    let hand = side_pot_hand.context("the demo plays a three-way all-in with a side pot (R-POT-1)")?;
+    let rathole = admin
+        .audit
+        .list_rejections(pb::ListRejectionsRequest { reason_code: "RATHOLING_FORBIDDEN".into(), ..Default::default() })
+        .await?
+        .into_inner();
+    ensure!(rathole.rejections.len() == 1, "the demo's rathole attempt is refused once");
+    let rathole = &rathole.rejections[0];
+
+    // The auditor: compliance shows the ratholing refusal with its rule and numbers; the chain
+    // verifies from the console.
+    let auditor = Person::sign_in(&driver, &base, principal::AUDITOR.2, &shots).await?;
+    auditor.open("/compliance").await?;
+    let refusals = auditor.list("refusals").await?;
+    ensure!(
+        refusals.contains("RATHOLING_FORBIDDEN") && refusals.contains("R-STAKE-2") && refusals.contains(&rathole.player_id),
+        "the compliance page lists the ratholing refusal: {refusals}"
+    );
+    let counts = auditor.list("refusal_counts").await?;
+    ensure!(counts.contains("RATHOLING_FORBIDDEN") && counts.contains("R-REBUY-1"), "refusals counted by reason: {counts}");
+    let ctr = auditor.list("ctr").await?;
+    ensure!(ctr.contains("cash in") && ctr.contains("cash out"), "the demo's CTR patron: {ctr}");
+    auditor.screenshot("compliance").await?;
+    auditor.open("/chain").await?;
+    auditor.browser.find(Locator::Id("verify")).await?.click().await?;
+    let verdict = auditor.browser.wait().at_most(PAGE_BOUND).for_element(Locator::Id("verdict")).await?.text().await?;
+    ensure!(verdict == "verified", "the chain verifies from the console: {verdict}");
+    let head = admin.audit.get_chain_digest(pb::GetChainDigestRequest::default()).await?.into_inner();
+    ensure!(auditor.text("#head-position").await? == head.global_position.to_string(), "the chain page shows the head");
+    auditor.screenshot("chain").await?;
+
+    // A dealer may not see compliance: refused, and the navigation does not offer it.
+    let dealer = Person::sign_in(&driver, &base, principal::DEALER.2, &shots).await?;
+    dealer.open("/compliance").await?;
+    ensure!(dealer.text("h1").await?.contains("may not see this page"), "the dealer is refused compliance");
+    ensure!(dealer.page_text().await?.contains("ROLE_NOT_PERMITTED"), "the refusal names its reason");
+    ensure!(!dealer.text("nav").await?.contains("Compliance"), "no compliance link for a dealer");
+    dealer.browser.close().await?;
+
+    // The floor supervisor (the admin here): the table's shift result, the hand's stacks and pots.
+    let floor = Person::sign_in(&driver, &base, principal::ADMIN.2, &shots).await?;
+    floor.open(&format!("/tables/{t1}")).await?;
+    ensure!(
+        floor.text(".shift .result").await? == money(shift.result_cents),
+        "the table page shows the shift result {}",
+        money(shift.result_cents)
+    );
+    let slips = floor.list("slips").await?;
+    ensure!(slips.contains("fill") && slips.contains(principal::CAGE.0), "fills with their signers: {slips}");
+    floor.screenshot("table").await?;
+    floor.open(&format!("/tables/{t1}/hands/{}", hand.hand_no)).await?;
+    let page = floor.page_text().await?;
+    for seat in &hand.starting_seats {
+        ensure!(page.contains(&money(seat.stack_cents)), "the hand page shows seat {}'s stack {}", seat.seat, money(seat.stack_cents));
+    }
+    for pot in &hand.pots {
+        ensure!(page.contains(&money(pot.amount_cents)), "the hand page shows the pot of {}", money(pot.amount_cents));
+    }
+    ensure!(page.contains("Side pot 1") || page.contains("side pot 1"), "a side pot is drawn");
+    for award in &hand.awards {
+        ensure!(page.contains(&money(award.amount_cents)), "the award of {}", money(award.amount_cents));
+    }
+    floor.screenshot("hand").await?;
+    floor.open(&format!("/players/{}", rathole.player_id)).await?;
+    ensure!(floor.list("sessions").await?.contains(&t1), "the player's sessions");
+    floor.screenshot("player").await?;
+    floor.open("/cage").await?;
+    ensure!(floor.text("#liability").await?.starts_with('$'), "the cage page shows the chip liability");
+    floor.screenshot("cage").await?;
+
+    // Live: a buy-in sent over gRPC appears on the open floor page without a reload.
+    floor.open("/").await?;
+    floor.browser.execute("window.stayedOnPage = 42; return true;", vec![]).await?;
+    let live_player = "live-walk-in";
+    let mut dealer_client = server.client(principal::DEALER).await?;
+    dealer_client.table.buy_in(cash_buy_in("console-live-1", &t1, 1, live_player, 10_000)).await?;
+    let row = format!("//article[@id='table-{t1}']//tr[td/a[text()='{live_player}']]/td[contains(@class,'stack')]");
+    let stack = floor.browser.wait().at_most(PAGE_BOUND).for_element(Locator::XPath(&row)).await?.text().await?;
+    ensure!(stack == money(10_000), "the floor shows the new stack live: {stack}");
+    let stayed = floor.browser.execute("return window.stayedOnPage === 42;", vec![]).await?;
+    ensure!(stayed == json!(true), "the floor updated in place, not by a reload");
+    floor.screenshot("floor").await?;
+    floor.browser.close().await?;
+
+    // The cage: one fill form sent twice at once (a double click) and once more by the browser:
+    // one fill recorded (R-CHIP-3: the floor supervisor signs with their own token).
+    let cage = Person::sign_in(&driver, &base, principal::CAGE.2, &shots).await?;
+    cage.open("/cage").await?;
+    let before = all_events(&mut admin, pb::EventFilter { event_types: vec!["FillReceived".into()], ..Default::default() }).await?.len();
+    let form = Locator::Id("form-fill");
+    let fill = cage.browser.find(form).await?;
+    fill.find(Locator::Css("input[name=table_id]")).await?.send_keys(&t1).await?;
+    fill.find(Locator::Css("input[name=chip_2500]")).await?.send_keys("4").await?;
+    fill.find(Locator::Css("input[name=second_token]")).await?.send_keys(principal::FLOOR.2).await?;
+    let answers = cage
+        .browser
+        .execute_async(
+            "const done = arguments[arguments.length - 1];
+             const form = document.getElementById('form-fill');
+             const send = () => fetch(form.action, { method: 'POST', body: new URLSearchParams(new FormData(form)) })
+               .then(r => r.text().then(t => r.status + ' ' + (document.createRange().createContextualFragment(t).querySelector('#outcome') || {textContent: t}).textContent));
+             Promise.all([send(), send()]).then(done, e => done('failed ' + e));",
+            vec![],
+        )
+        .await?;
+    let answers: Vec<String> = serde_json::from_value(answers)?;
+    ensure!(answers.iter().all(|answer| answer.starts_with("200 ")), "both submissions answered: {answers:?}");
+    fill.find(Locator::Css("button")).await?.click().await?;
+    let outcome = cage.browser.wait().at_most(PAGE_BOUND).for_element(Locator::Id("outcome")).await?.text().await?;
+    ensure!(outcome.starts_with("Already recorded"), "the third submission is recognised: {outcome}");
+    let fills = all_events(&mut admin, pb::EventFilter { event_types: vec!["FillReceived".into()], ..Default::default() }).await?;
+    ensure!(fills.len() == before + 1, "one fill recorded for three submissions ({} before, {} after)", before, fills.len());
+    let recorded = fills.last().context("the fill")?;
+    let metadata = recorded.metadata.as_ref().context("metadata")?;
+    ensure!(metadata.actor_id == principal::CAGE.0 && metadata.device == Some("console".to_string()), "recorded as the cashier from the console");
+    ensure!(recorded.payload_json.contains(principal::FLOOR.0), "the floor supervisor signed: {}", recorded.payload_json);
+    cage.browser.close().await?;
+    auditor.browser.close().await?;
+    server.stop().await
+}
