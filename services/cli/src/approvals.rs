@@ -189,7 +189,7 @@ impl Approvers {
                 }
             }
             if !found {
-                let roles: Vec<&str> = rule.roles.iter().map(access::role_name).collect();
+                let roles: Vec<String> = rule.roles.iter().map(crate::words::rules_role).collect();
                 bail!("{rpc} needs {field} from a principal with role {}: no approver token of that role was given", roles.join(" or "));
             }
         }

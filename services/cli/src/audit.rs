@@ -1,7 +1,9 @@
-//! Auditor queries: a player's history with running balances, a hand reconstructed, table
-//! stacks as of a time, shift and gaming-day reconciliation (R-CHIP-4, R-CHIP-5), cash activity
+//! Auditor queries: a balance as of a position or a time, a player's history with running
+//! balances and sessions, a hand reconstructed, table stacks as of a time, the log followed
+//! live, shift and gaming-day reconciliation (R-CHIP-4, R-CHIP-5), cash activity
 //! above the reporting thresholds (R-AUDIT-4), refused commands (R-AUDIT-3), and the chain
-//! checked against a saved digest. Every list is read page by page (bounded pages).
+//! checked against a saved digest. Every list is read page by page (bounded pages). Times are
+//! read and shown in the property's zone ([`PropertyClock`]).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -12,8 +14,9 @@ use chipledger_proto::v1 as pb;
 use clap::{Args, Subcommand};
 use serde_json::json;
 
+use crate::clock::PropertyClock;
 use crate::connect::{Client, rpc_error};
-use crate::output::{Output, money, timestamp};
+use crate::output::{Output, money};
 
 /// Events or rows asked for per page.
 pub const PAGE_SIZE: u32 = 1_000;
@@ -28,24 +31,20 @@ fn next_token(page: Option<&pb::PageResponse>) -> Option<String> {
     page.map(|page| page.next_page_token.clone()).filter(|token| !token.is_empty())
 }
 
-/// `2024-05-01T10:00:00Z` (RFC 3339) or Unix milliseconds.
-fn parse_instant(text: &str) -> anyhow::Result<i64> {
-    if let Ok(unix_ms) = text.parse::<i64>() {
-        return Ok(unix_ms);
+/// Every row of a paged list: `fetch` reads the page after a token (empty: the first) and
+/// answers its rows and page; at most [`MAX_PAGES`] pages.
+async fn all_pages<T>(mut fetch: impl AsyncFnMut(String) -> anyhow::Result<(Vec<T>, Option<pb::PageResponse>)>) -> anyhow::Result<Vec<T>> {
+    let mut rows = Vec::new();
+    let mut token = String::new();
+    for _ in 0..MAX_PAGES {
+        let (page_rows, page) = fetch(token).await?;
+        rows.extend(page_rows);
+        match next_token(page.as_ref()) {
+            Some(next) => token = next,
+            None => break,
+        }
     }
-    let at = time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339)
-        .with_context(|| format!("{text:?}: expected an RFC 3339 time (2024-05-01T10:00:00Z) or Unix milliseconds"))?;
-    i64::try_from(at.unix_timestamp_nanos() / 1_000_000).context("time out of range")
-}
-
-fn time_range(from: Option<&str>, to: Option<&str>) -> anyhow::Result<Option<pb::TimeRange>> {
-    if from.is_none() && to.is_none() {
-        return Ok(None);
-    }
-    Ok(Some(pb::TimeRange {
-        from_unix_ms: from.map(parse_instant).transpose()?,
-        to_unix_ms: to.map(parse_instant).transpose()?,
-    }))
+    Ok(rows)
 }
 
 fn postings_text(postings: &[pb::Posting]) -> String {
@@ -81,7 +80,33 @@ pub fn event_json(event: &pb::RecordedEvent) -> serde_json::Value {
 pub struct HistoryArgs {
     #[arg(long)]
     player: String,
-    /// From this time (RFC 3339 or Unix ms).
+    /// From this time: "2026-12-01 08:03" in the property's zone, RFC 3339 with an offset, or
+    /// Unix ms.
+    #[arg(long)]
+    from: Option<String>,
+    /// Up to this time (same forms).
+    #[arg(long)]
+    to: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct BalanceArgs {
+    /// The account key, e.g. cage/MAIN/cash, player/P7/pocket, table/T1/seat/3, table/T1/kitty.
+    account: String,
+    /// As of this time: "2026-12-01 08:03" in the property's zone, RFC 3339 with an offset, or
+    /// Unix ms (default: now).
+    #[arg(long, conflicts_with = "position")]
+    at: Option<String>,
+    /// As of this global position.
+    #[arg(long)]
+    position: Option<i64>,
+}
+
+#[derive(Debug, Args)]
+pub struct SessionsArgs {
+    /// The player.
+    player: String,
+    /// Sessions from this time (same forms as `history --from`).
     #[arg(long)]
     from: Option<String>,
     #[arg(long)]
@@ -101,7 +126,8 @@ pub struct HandArgs {
 pub struct StacksArgs {
     #[arg(long)]
     table: String,
-    /// As of this time (RFC 3339 or Unix ms); default now.
+    /// As of this time: "2026-12-01 08:03" in the property's zone, RFC 3339 with an offset, or
+    /// Unix ms (default: now).
     #[arg(long, conflicts_with = "position")]
     at: Option<String>,
     /// As of this global position.
@@ -180,15 +206,118 @@ pub struct DigestArgs {
     out: Option<PathBuf>,
 }
 
+/// `chipledger balance`: one account's balance, as money, with the position it is read at.
+pub async fn balance(client: &mut Client, args: BalanceArgs, output: Output) -> anyhow::Result<ExitCode> {
+    if let Err(rejection) = args.account.parse::<chipledger_rules::Account>() {
+        anyhow::bail!(
+            "{}: expected an account like cage/MAIN/cash, player/P7/pocket, player/P7/iou, table/T1/seat/3, table/T1/kitty or house/bank",
+            rejection.detail
+        );
+    }
+    let clock = PropertyClock::fetch(client).await?;
+    let as_of = match (&args.at, args.position) {
+        (Some(at), _) => Some(pb::get_balance_request::AsOf::UnixMs(clock.parse(at)?)),
+        (None, Some(position)) => Some(pb::get_balance_request::AsOf::GlobalPosition(position)),
+        (None, None) => None,
+    };
+    let reply = client
+        .ledger
+        .get_balance(pb::GetBalanceRequest { property_id: client.property_id.clone(), account: args.account.clone(), as_of })
+        .await
+        .map_err(|status| rpc_error("reading the balance", &status))?
+        .into_inner();
+    if output.json {
+        println!(
+            "{}",
+            json!({
+                "account": reply.account,
+                "balance_cents": reply.balance_cents,
+                "currency": clock.currency,
+                "global_position": reply.global_position,
+            })
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let when = match &args.at {
+        Some(at) => format!(" ({})", clock.show(clock.parse(at)?)),
+        None => String::new(),
+    };
+    println!(
+        "{} {} {} as of position {}{when}",
+        reply.account,
+        money(reply.balance_cents),
+        clock.currency,
+        reply.global_position
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `chipledger sessions`: a player's sessions at the tables, every page.
+pub async fn sessions(client: &mut Client, args: SessionsArgs, output: Output) -> anyhow::Result<ExitCode> {
+    let clock = PropertyClock::fetch(client).await?;
+    let range = clock.range(args.from.as_deref(), args.to.as_deref())?;
+    let property_id = client.property_id.clone();
+    let sessions = all_pages(async |token: String| {
+        let reply = client
+            .ledger
+            .list_player_sessions(pb::ListPlayerSessionsRequest {
+                property_id: property_id.clone(),
+                player_id: args.player.clone(),
+                time_range: range,
+                page: page(&token),
+            })
+            .await
+            .map_err(|status| rpc_error("player sessions", &status))?
+            .into_inner();
+        Ok((reply.sessions, reply.page))
+    })
+    .await?;
+    if output.json {
+        let list: Vec<_> = sessions
+            .iter()
+            .map(|s| {
+                json!({
+                    "table_id": s.table_id,
+                    "seat": s.seat,
+                    "game": s.game,
+                    "started_at_unix_ms": s.started_at_unix_ms,
+                    "ended_at_unix_ms": s.ended_at_unix_ms,
+                    "bought_in_cents": s.bought_in_cents,
+                    "left_with_cents": s.left_with_cents,
+                })
+            })
+            .collect();
+        println!("{}", json!({ "player_id": args.player, "sessions": list }));
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("sessions of player {} ({}, times in {})", args.player, sessions.len(), clock.zone_name);
+    let mut table = output.table(&["table", "seat", "game", "start", "end", "bought in", "left with"]);
+    for s in &sessions {
+        // A session whose start is before the range (or the page) has no start time.
+        let started = if s.started_at_unix_ms == 0 { "-".to_string() } else { clock.show(s.started_at_unix_ms) };
+        table.add_row(vec![
+            s.table_id.clone(),
+            s.seat.to_string(),
+            s.game.clone(),
+            started,
+            s.ended_at_unix_ms.map_or_else(|| "still seated".to_string(), |at| clock.show(at)),
+            money(s.bought_in_cents),
+            s.left_with_cents.map(money).unwrap_or_default(),
+        ]);
+    }
+    println!("{table}");
+    Ok(ExitCode::SUCCESS)
+}
+
 pub async fn history(client: &mut Client, args: HistoryArgs, output: Output) -> anyhow::Result<ExitCode> {
-    let range = time_range(args.from.as_deref(), args.to.as_deref())?;
-    let mut events = Vec::new();
-    let mut token = String::new();
-    for _ in 0..MAX_PAGES {
+    let clock = PropertyClock::fetch(client).await?;
+    let range = clock.range(args.from.as_deref(), args.to.as_deref())?;
+    let property_id = client.property_id.clone();
+    let events = all_pages(async |token: String| {
         let reply = client
             .ledger
             .list_player_history(pb::ListPlayerHistoryRequest {
-                property_id: client.property_id.clone(),
+                property_id: property_id.clone(),
                 player_id: args.player.clone(),
                 time_range: range,
                 page: page(&token),
@@ -196,12 +325,9 @@ pub async fn history(client: &mut Client, args: HistoryArgs, output: Output) -> 
             .await
             .map_err(|status| rpc_error("player history", &status))?
             .into_inner();
-        events.extend(reply.events);
-        match next_token(reply.page.as_ref()) {
-            Some(next) => token = next,
-            None => break,
-        }
-    }
+        Ok((reply.events, reply.page))
+    })
+    .await?;
     // Running balances of the player's own accounts after each event. A command appends its
     // events at consecutive positions and the chip postings sit on the table or cage event of
     // the same command, so the balance is read as of each event's position from the ledger.
@@ -252,7 +378,7 @@ pub async fn history(client: &mut Client, args: HistoryArgs, output: Output) -> 
         let amount = payload_field(event, "amount_cents").and_then(|v| v.as_i64()).map(money).unwrap_or_default();
         table.add_row(vec![
             event.global_position.to_string(),
-            timestamp(event.recorded_at_unix_ms),
+            clock.show(event.recorded_at_unix_ms),
             event.event_type.clone(),
             table_id,
             amount,
@@ -301,8 +427,29 @@ pub fn contributions(view: &pb::HandView) -> BTreeMap<u32, (i64, i64)> {
     per_seat
 }
 
+/// The kitty taken from the hand's pots (R-KITTY-1), from its settlement.
+pub fn kitty_cents(view: &pb::HandView) -> i64 {
+    view.events
+        .iter()
+        .filter_map(|event| serde_json::from_str::<chipledger_rules::TableEvent>(&event.payload_json).ok())
+        .map(|event| match event {
+            chipledger_rules::TableEvent::HandSettled { kitty_cents, .. } => kitty_cents,
+            _ => 0,
+        })
+        .sum()
+}
+
+/// What happened in one event of a hand, in words (`seat 3 raises to 150.00`).
+fn hand_step_text(event: &pb::RecordedEvent) -> String {
+    serde_json::from_str::<chipledger_rules::TableEvent>(&event.payload_json)
+        .ok()
+        .and_then(|decoded| crate::words::hand_step(&decoded))
+        .unwrap_or_default()
+}
+
 pub fn print_hand(view: &pb::HandView, output: Output) {
     let per_seat = contributions(view);
+    let kitty = kitty_cents(view);
     if output.json {
         println!(
             "{}",
@@ -316,6 +463,7 @@ pub fn print_hand(view: &pb::HandView, output: Output) {
                 "pots": view.pots.iter().map(|p| json!({"amount_cents": p.amount_cents, "eligible_seats": p.eligible_seats})).collect::<Vec<_>>(),
                 "awards": view.awards.iter().map(|a| json!({"pot_index": a.pot_index, "seat": a.seat, "player_id": a.player_id, "amount_cents": a.amount_cents})).collect::<Vec<_>>(),
                 "rake_cents": view.rake_cents,
+                "kitty_cents": kitty,
                 "jackpot_drop_cents": view.jackpot_drop_cents,
                 "board": view.board,
                 "events": view.events.iter().map(event_json).collect::<Vec<_>>(),
@@ -343,15 +491,12 @@ pub fn print_hand(view: &pb::HandView, output: Output) {
         ]);
     }
     println!("{seats}");
-    let mut events = output.table(&["position", "event", "seat", "amount", "postings"]);
+    let mut events = output.table(&["position", "event", "what", "postings"]);
     for event in &view.events {
-        let seat = payload_field(event, "seat").map(|v| v.to_string()).unwrap_or_default();
-        let amount = payload_field(event, "amount_cents").and_then(|v| v.as_i64()).map(money).unwrap_or_default();
         events.add_row(vec![
             event.global_position.to_string(),
             event.event_type.clone(),
-            seat,
-            amount,
+            hand_step_text(event),
             postings_text(&event.postings),
         ]);
     }
@@ -367,7 +512,7 @@ pub fn print_hand(view: &pb::HandView, output: Output) {
         awards.add_row(vec![award.pot_index.to_string(), award.seat.to_string(), award.player_id.clone(), money(award.amount_cents)]);
     }
     println!("{awards}");
-    println!("rake {}, jackpot drop {}", money(view.rake_cents), money(view.jackpot_drop_cents));
+    println!("rake {}, kitty {}, jackpot drop {}", money(view.rake_cents), money(kitty), money(view.jackpot_drop_cents));
 }
 
 pub async fn stacks(client: &mut Client, args: StacksArgs, output: Output) -> anyhow::Result<ExitCode> {
@@ -377,8 +522,15 @@ pub async fn stacks(client: &mut Client, args: StacksArgs, output: Output) -> an
         .await
         .map_err(|status| rpc_error("reading the table", &status))?
         .into_inner();
-    let as_of = match (&args.at, args.position) {
-        (Some(at), _) => Some(pb::get_balance_request::AsOf::UnixMs(parse_instant(at)?)),
+    let at_unix_ms = match &args.at {
+        Some(at) => {
+            let clock = PropertyClock::fetch(client).await?;
+            Some((clock.parse(at)?, clock))
+        }
+        None => None,
+    };
+    let as_of = match (&at_unix_ms, args.position) {
+        (Some((at, _)), _) => Some(pb::get_balance_request::AsOf::UnixMs(*at)),
         (None, Some(position)) => Some(pb::get_balance_request::AsOf::GlobalPosition(position)),
         (None, None) => None,
     };
@@ -416,8 +568,8 @@ pub async fn stacks(client: &mut Client, args: StacksArgs, output: Output) -> an
         println!("{}", json!({"table_id": args.table, "seats": seats}));
         return Ok(ExitCode::SUCCESS);
     }
-    let when = match (&args.at, args.position) {
-        (Some(at), _) => format!("as of {at}"),
+    let when = match (&at_unix_ms, args.position) {
+        (Some((at, clock)), _) => format!("as of {}", clock.show(*at)),
         (None, Some(position)) => format!("as of position {position}"),
         (None, None) => "now".to_string(),
     };
@@ -542,13 +694,13 @@ pub async fn reconcile(client: &mut Client, args: ReconcileArgs, output: Output)
 }
 
 pub async fn cash_activity(client: &mut Client, args: CashActivityArgs, output: Output) -> anyhow::Result<Vec<pb::PatronCashActivity>> {
-    let mut patrons = Vec::new();
-    let mut token = String::new();
-    for _ in 0..MAX_PAGES {
+    let clock = PropertyClock::fetch(client).await?;
+    let property_id = client.property_id.clone();
+    let patrons = all_pages(async |token: String| {
         let reply = client
             .audit
             .patron_cash_activity(pb::PatronCashActivityRequest {
-                property_id: client.property_id.clone(),
+                property_id: property_id.clone(),
                 gaming_day: args.day.clone(),
                 player_id: args.player.clone(),
                 page: page(&token),
@@ -556,12 +708,9 @@ pub async fn cash_activity(client: &mut Client, args: CashActivityArgs, output: 
             .await
             .map_err(|status| rpc_error("cash activity", &status))?
             .into_inner();
-        patrons.extend(reply.patrons);
-        match next_token(reply.page.as_ref()) {
-            Some(next) => token = next,
-            None => break,
-        }
-    }
+        Ok((reply.patrons, reply.page))
+    })
+    .await?;
     if output.json {
         let list: Vec<_> = patrons
             .iter()
@@ -590,7 +739,7 @@ pub async fn cash_activity(client: &mut Client, args: CashActivityArgs, output: 
             (false, false) => "-",
         };
         let mtl: Vec<String> =
-            p.mtl_entries.iter().map(|e| format!("{} {} @{}", e.direction, money(e.amount_cents), e.global_position)).collect();
+            p.mtl_entries.iter().map(|e| format!("{} {} at {}", e.direction, money(e.amount_cents), clock.show(e.at_unix_ms))).collect();
         table.add_row(vec![p.player_id.clone(), money(p.cash_in_cents), money(p.cash_out_cents), mtl.join("; "), ctr.to_string()]);
     }
     println!("{table}");
@@ -598,13 +747,13 @@ pub async fn cash_activity(client: &mut Client, args: CashActivityArgs, output: 
 }
 
 pub async fn rejections(client: &mut Client, args: RejectionsArgs, output: Output) -> anyhow::Result<ExitCode> {
-    let mut rows = Vec::new();
-    let mut token = String::new();
-    for _ in 0..MAX_PAGES {
+    let clock = PropertyClock::fetch(client).await?;
+    let property_id = client.property_id.clone();
+    let rows = all_pages(async |token: String| {
         let reply = client
             .audit
             .list_rejections(pb::ListRejectionsRequest {
-                property_id: client.property_id.clone(),
+                property_id: property_id.clone(),
                 table_id: args.table.clone(),
                 player_id: args.player.clone(),
                 reason_code: args.reason.clone(),
@@ -615,12 +764,9 @@ pub async fn rejections(client: &mut Client, args: RejectionsArgs, output: Outpu
             .await
             .map_err(|status| rpc_error("rejections", &status))?
             .into_inner();
-        rows.extend(reply.rejections);
-        match next_token(reply.page.as_ref()) {
-            Some(next) => token = next,
-            None => break,
-        }
-    }
+        Ok((reply.rejections, reply.page))
+    })
+    .await?;
     if output.json {
         let list: Vec<_> = rows
             .iter()
@@ -633,7 +779,7 @@ pub async fn rejections(client: &mut Client, args: RejectionsArgs, output: Outpu
     for r in &rows {
         let numbers: Vec<String> = r.numbers.iter().map(|(k, v)| format!("{k}={v}")).collect();
         table.add_row(vec![
-            timestamp(r.at_unix_ms),
+            clock.show(r.at_unix_ms),
             r.command_type.clone(),
             r.reason_code.clone(),
             r.rule_id.clone(),

@@ -219,7 +219,7 @@ impl Demo {
             self.record("", Demo::table(table_id, TableOp::Post { seat, kind, amount_cents })).await?;
         }
         for &(seat, kind, amount_cents) in hand.extra_posts {
-            let narration = format!("seat {seat} posts {kind:?} {}", money(amount_cents));
+            let narration = format!("seat {seat} posts {} {}", crate::words::post_kind(kind), money(amount_cents));
             self.record(&narration, Demo::table(table_id, TableOp::Post { seat, kind, amount_cents })).await?;
         }
         for (index, street) in hand.streets.iter().enumerate() {

@@ -1,26 +1,31 @@
 //! `chipledger`: the operators' and auditors' command line. Each subcommand lives in
 //! its own module; this file only parses arguments and dispatches.
 //!
-//! Exit codes: 0 success; 1 a refused command, a mismatch or a broken chain; 2 bad input
-//! (arguments, files, server address) or a failed RPC. Errors are one line on stderr.
+//! Exit codes: 0 success (also when a reader closes the output pipe early); 1 a refused
+//! command, a mismatch or a broken chain; 2 bad input (arguments, files, server address) or a
+//! failed RPC. Errors are one line on stderr.
 
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
+mod amount;
 mod approvals;
 mod audit;
 mod bench;
+mod clock;
 mod connect;
 mod demo;
 mod evidence;
 mod export;
+mod follow;
 mod operate;
 mod output;
 mod phh;
 mod phh_load;
 mod send;
 mod wire;
+mod words;
 
 use connect::{Client, ServerArgs};
 use output::Output;
@@ -132,8 +137,14 @@ enum Command {
         #[command(subcommand)]
         command: ApprovedCommand,
     },
+    /// An account's balance (cage cash, a pocket, a seat ...) now, as of a position or a time.
+    Balance(audit::BalanceArgs),
     /// A player's history with running balances.
     History(audit::HistoryArgs),
+    /// A player's sessions: table, seat, game, start and end, bought in, left with.
+    Sessions(audit::SessionsArgs),
+    /// Follow the log: one line per event as it is recorded, until Ctrl-C.
+    Follow(follow::FollowArgs),
     /// A hand reconstructed: posts, contributions, pots, awards, rake.
     Hand(audit::HandArgs),
     /// Table stacks now or as of a time.
@@ -247,7 +258,10 @@ async fn run_online(server: ServerArgs, output: Output, command: Command) -> any
             send::run(&mut client, &header(options, &property_id), correction.into_wire(), output).await
         }
         Command::Approve { options, ttl_seconds, command } => approve(&mut client, options, ttl_seconds, command, output).await,
+        Command::Balance(args) => audit::balance(&mut client, args, output).await,
         Command::History(args) => audit::history(&mut client, args, output).await,
+        Command::Sessions(args) => audit::sessions(&mut client, args, output).await,
+        Command::Follow(args) => follow::follow(&mut client, args, output).await,
         Command::Hand(args) => audit::hand(&mut client, args, output).await,
         Command::Stacks(args) => audit::stacks(&mut client, args, output).await,
         Command::Reconcile { what } => audit::reconcile(&mut client, what, output).await,
@@ -264,8 +278,35 @@ async fn run_online(server: ServerArgs, output: Output, command: Command) -> any
     }
 }
 
+/// The arguments, or the exit code of `--help`, `--version` or a one-line usage error.
+fn parse_arguments() -> Result<Cli, ExitCode> {
+    use clap::error::ErrorKind;
+    match Cli::try_parse() {
+        Ok(cli) => Ok(cli),
+        Err(error) if matches!(error.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand) => {
+            let _ = error.print();
+            Err(ExitCode::from(if error.use_stderr() { 2 } else { 0 }))
+        }
+        Err(error) => {
+            // clap's report is several lines (usage, a hint); the convention here is one line.
+            let text = error.render().to_string();
+            let line: Vec<&str> = text
+                .lines()
+                .map(str::trim)
+                .filter(|line| !line.is_empty() && !line.starts_with("Usage:") && !line.starts_with("For more information"))
+                .collect();
+            eprintln!("{}", line.join(" "));
+            Err(ExitCode::from(2))
+        }
+    }
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    output::end_quietly_on_closed_pipe();
+    let cli = match parse_arguments() {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
     let output = Output { json: cli.json };
     let result = match cli.command {
         Command::Phh { command: PhhCli::Offline(command) } => phh::run(command),
@@ -283,6 +324,7 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
+        Err(error) if output::is_closed_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("error: {}", format!("{error:#}").replace('\n', " "));
             ExitCode::from(2)

@@ -1,13 +1,28 @@
 //! Operator commands: one subcommand per movement the API offers (`chipledger table buy-in`,
 //! `chipledger cage fill`, ...). Each only builds its wire message; sending, the header and
 //! printing the reply or refusal are the one shared path in [`crate::send`].
-//! Amounts are integer cents (R-UNIT-1); chip lists are `DENOMINATIONxCOUNT,...` in cents,
-//! e.g. `500x20,2500x4`.
+//! Amounts are money or cents in the one syntax of [`crate::amount`] (`--amount 200.50`,
+//! `--amount 20050c`, or the older `--amount-cents 20050`); chip lists are
+//! `DENOMINATIONxCOUNT,...` with the denomination in cents, e.g. `500x20,2500x4`.
 
 use anyhow::{Context, bail};
 use chipledger_proto::v1 as pb;
 use clap::{Subcommand, ValueEnum};
 use pb::command::Command as Wire;
+
+use crate::amount::amount_flags;
+
+amount_flags!(AmountFlags, "amount", "amount-cents", required = true, "The amount");
+amount_flags!(SmallFlags, "small", "small-cents", required = true, "Small blind (small bet for limit games)");
+amount_flags!(BigFlags, "big", "big-cents", required = true, "Big blind (big bet for limit games)");
+amount_flags!(AnteFlags, "ante", "ante-cents", required = false, "Stud games: the ante (default 0)");
+amount_flags!(BringInFlags, "bring-in", "bring-in-cents", required = false, "Stud games: the bring-in (default 0)");
+amount_flags!(CountedDropFlags, "counted-drop", "counted-drop-cents", required = true, "The counted drop");
+amount_flags!(ToFlags, "to", "to-cents", required = false, "A bet's or raise's \"raise to\" total (R-BET-5)");
+amount_flags!(RakeFlags, "rake", "rake-cents", required = false, "The rake the room took, where the dealer reports it (R-RAKE-1)");
+amount_flags!(LineFlags, "line", "line-cents", required = true, "The approved credit line");
+amount_flags!(CashFlags, "cash", "cash-cents", required = false, "The cash float (default 0)");
+amount_flags!(CountedCashFlags, "counted-cash", "counted-cash-cents", required = true, "The counted cash");
 
 /// Most entries in a chip list (the rules' bound on denominations).
 const MAX_CHIP_ENTRIES: usize = 16;
@@ -19,8 +34,8 @@ pub fn parse_chips(text: &str) -> anyhow::Result<Vec<pb::ChipCount>> {
         let (denomination, count) = entry
             .split_once(['x', 'X'])
             .with_context(|| format!("chip entry {entry:?}: expected DENOMINATION_CENTSxCOUNT, e.g. 500x20"))?;
-        let denomination_cents: i64 =
-            denomination.trim().parse().with_context(|| format!("chip entry {entry:?}: bad denomination"))?;
+        let denomination_cents = crate::amount::parse_cents(denomination)
+            .map_err(|error| anyhow::anyhow!("chip entry {entry:?}: denomination {error}"))?;
         let count: i64 = count.trim().parse().with_context(|| format!("chip entry {entry:?}: bad count"))?;
         chips.push(pb::ChipCount { denomination_cents, count });
     }
@@ -53,7 +68,7 @@ pub enum Game {
     ShortDeck,
     /// Fixed-limit Omaha high-low, 8 or better.
     O8,
-    /// Seven-card stud (needs --ante-cents and --bring-in-cents).
+    /// Seven-card stud (needs --ante and --bring-in).
     Stud,
     /// Seven-card stud high-low, 8 or better.
     Stud8,
@@ -100,6 +115,51 @@ impl Source {
     }
 }
 
+/// A table's game and stakes, for opening it or changing its configuration: the preset of the
+/// game (RULES.md defaults) at these stakes.
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct PresetArgs {
+    #[arg(long, value_enum)]
+    game: Game,
+    #[command(flatten)]
+    small: SmallFlags,
+    #[command(flatten)]
+    big: BigFlags,
+    #[command(flatten)]
+    ante: AnteFlags,
+    #[command(flatten)]
+    bring_in: BringInFlags,
+}
+
+impl PresetArgs {
+    fn wire(self) -> pb::TablePreset {
+        pb::TablePreset {
+            game: self.game.preset() as i32,
+            small_cents: self.small.cents_or_zero(),
+            big_cents: self.big.cents_or_zero(),
+            ante_cents: self.ante.cents_or_zero(),
+            bring_in_cents: self.bring_in.cents_or_zero(),
+        }
+    }
+}
+
+/// Which slip (R-CHIP-3).
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum SlipArg {
+    Fill,
+    Credit,
+}
+
+impl SlipArg {
+    fn wire(self) -> i32 {
+        let kind = match self {
+            SlipArg::Fill => pb::SlipKind::Fill,
+            SlipArg::Credit => pb::SlipKind::Credit,
+        };
+        kind as i32
+    }
+}
+
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum Post {
     Ante,
@@ -118,7 +178,8 @@ pub enum Post {
 }
 
 impl Post {
-    fn wire(self) -> i32 {
+    /// The wire kind (the one mapping; [`crate::words::post_kind`] reads it back as words).
+    pub(crate) fn wire(self) -> i32 {
         let kind = match self {
             Post::Ante => pb::PostKind::Ante,
             Post::ButtonAnte => pb::PostKind::ButtonAnte,
@@ -160,7 +221,7 @@ fn awards(text: &str) -> Result<Awards, String> {
         .map(|entry| {
             let (seat, amount) = entry.split_once(':').ok_or_else(|| format!("{entry:?} is not seat:cents"))?;
             let seat = seat.trim().parse::<u32>().map_err(|_| format!("bad seat {seat:?} in {text:?}"))?;
-            let amount_cents = amount.trim().parse::<i64>().map_err(|_| format!("bad amount {amount:?} in {text:?}"))?;
+            let amount_cents = crate::amount::parse_cents(amount).map_err(|error| format!("{text:?}: {error}"))?;
             Ok(pb::SeatAward { seat, amount_cents })
         })
         .collect::<Result<Vec<_>, String>>()
@@ -218,20 +279,16 @@ pub enum TableOperation {
     Open {
         #[arg(long)]
         table: String,
-        #[arg(long, value_enum)]
-        game: Game,
-        /// Small blind (small bet for limit games), cents.
+        #[command(flatten)]
+        preset: PresetArgs,
+    },
+    /// Change an open table's configuration to a preset (between hands; the new version is
+    /// stamped on every later event).
+    Config {
         #[arg(long)]
-        small_cents: i64,
-        /// Big blind (big bet for limit games), cents.
-        #[arg(long)]
-        big_cents: i64,
-        /// Stud games: the ante, cents.
-        #[arg(long, default_value_t = 0)]
-        ante_cents: i64,
-        /// Stud games: the bring-in, cents.
-        #[arg(long, default_value_t = 0)]
-        bring_in_cents: i64,
+        table: String,
+        #[command(flatten)]
+        preset: PresetArgs,
     },
     /// Close the shift with the counted tray and drop, signed by the two who counted
     /// (R-CHIP-4). A count that differs from the book is recorded as a variance.
@@ -240,8 +297,8 @@ pub enum TableOperation {
         table: String,
         #[arg(long, value_parser = chips_arg)]
         counted_tray: Chips,
-        #[arg(long)]
-        counted_drop_cents: i64,
+        #[command(flatten)]
+        counted_drop: CountedDropFlags,
         /// One of the two who counted (default: the caller, or the approver of an --approval
         /// token).
         #[arg(long)]
@@ -281,8 +338,8 @@ pub enum TableOperation {
         seat: u32,
         #[arg(long)]
         player: String,
-        #[arg(long)]
-        amount_cents: i64,
+        #[command(flatten)]
+        amount: AmountFlags,
         #[arg(long, value_enum, default_value = "cash")]
         source: Source,
         /// The supervisor of a large buy-in (default: the approver of an --approval token).
@@ -299,8 +356,8 @@ pub enum TableOperation {
         seat: u32,
         #[arg(long)]
         player: String,
-        #[arg(long)]
-        amount_cents: i64,
+        #[command(flatten)]
+        amount: AmountFlags,
         #[arg(long, value_enum, default_value = "cash")]
         source: Source,
         /// The supervisor of a large buy-in (default: the approver of an --approval token).
@@ -315,8 +372,8 @@ pub enum TableOperation {
         seat: u32,
         #[arg(long)]
         player: String,
-        #[arg(long)]
-        amount_cents: i64,
+        #[command(flatten)]
+        amount: AmountFlags,
     },
     /// Convert the seat's cash in play to chips (R-STAKE-5).
     ConvertCash {
@@ -340,8 +397,8 @@ pub enum TableOperation {
         table: String,
         #[arg(long)]
         seat: u32,
-        #[arg(long)]
-        amount_cents: i64,
+        #[command(flatten)]
+        amount: AmountFlags,
     },
     /// Color up / down with the tray (R-CHIP-1).
     ColorChange {
@@ -360,15 +417,15 @@ pub enum TableOperation {
         table: String,
         #[arg(long)]
         seat: u32,
-        #[arg(long)]
-        amount_cents: i64,
+        #[command(flatten)]
+        amount: AmountFlags,
     },
     /// Pay an expense from the kitty (R-KITTY-1).
     KittyExpense {
         #[arg(long)]
         table: String,
-        #[arg(long)]
-        amount_cents: i64,
+        #[command(flatten)]
+        amount: AmountFlags,
         #[arg(long)]
         purpose: String,
         #[arg(long)]
@@ -400,10 +457,10 @@ pub enum TableOperation {
         seat: u32,
         #[arg(long, value_enum)]
         kind: Post,
-        #[arg(long)]
-        amount_cents: i64,
+        #[command(flatten)]
+        amount: AmountFlags,
     },
-    /// A betting action; `--to-cents` is the "raise to" total (R-BET-5).
+    /// A betting action; `--to` is the "raise to" total (R-BET-5).
     Act {
         #[arg(long)]
         table: String,
@@ -411,8 +468,8 @@ pub enum TableOperation {
         seat: u32,
         #[arg(long, value_enum)]
         action: ActionArg,
-        #[arg(long, default_value_t = 0)]
-        to_cents: i64,
+        #[command(flatten)]
+        to: ToFlags,
     },
     /// Deal the next street.
     NextRound {
@@ -429,9 +486,8 @@ pub enum TableOperation {
         high: Groups,
         #[arg(long, value_parser = seat_groups)]
         low: Option<Groups>,
-        /// The rake the room took, where the dealer reports it (R-RAKE-1).
-        #[arg(long)]
-        rake_cents: Option<i64>,
+        #[command(flatten)]
+        rake: RakeFlags,
     },
     /// Stud: report the up cards just dealt, `--cards "1:Ah,3:2c"` (R-POST-5).
     DealUpCards {
@@ -440,14 +496,15 @@ pub enum TableOperation {
         #[arg(long, value_parser = up_cards)]
         cards: UpCards,
     },
-    /// Award the pots by amount when the cards cannot be ranked, `--awards "2:950"` (R-POT-5).
+    /// Award the pots by amount when the cards cannot be ranked, `--awards "2:950"` (seat:cents,
+    /// R-POT-5).
     AwardPots {
         #[arg(long)]
         table: String,
         #[arg(long, value_parser = awards)]
         awards: Awards,
-        #[arg(long)]
-        rake_cents: Option<i64>,
+        #[command(flatten)]
+        rake: RakeFlags,
     },
     /// Close a settled hand.
     EndHand {
@@ -474,8 +531,8 @@ pub enum TableOperation {
         table: String,
         #[arg(long)]
         seat: u32,
-        #[arg(long)]
-        amount_cents: i64,
+        #[command(flatten)]
+        amount: AmountFlags,
         #[arg(long)]
         lender: Option<String>,
         #[arg(long, value_delimiter = ',')]
@@ -496,8 +553,8 @@ pub enum CageOperation {
         denominations_cents: Vec<i64>,
         #[arg(long, value_parser = chips_arg)]
         chips: Chips,
-        #[arg(long, default_value_t = 0)]
-        cash_cents: i64,
+        #[command(flatten)]
+        cash: CashFlags,
     },
     /// Cash-in: chips to the patron's pocket (R-CHIP-2).
     Sell {
@@ -551,6 +608,57 @@ pub enum CageOperation {
         #[arg(long)]
         signer2: Option<String>,
     },
+    /// Void a fill or credit slip (R-CHIP-3): its postings are reversed and its number stays
+    /// used; signed by the cage and the floor, with a reason.
+    VoidSlip {
+        #[arg(long)]
+        cage: String,
+        #[arg(long)]
+        table: String,
+        #[arg(long, value_enum)]
+        kind: SlipArg,
+        #[arg(long)]
+        slip: u64,
+        /// Why the slip is void (recorded on the event).
+        #[arg(long)]
+        why: String,
+        /// The cage's signer (default: the cage approver of an --approval token).
+        #[arg(long)]
+        signer1: Option<String>,
+        /// The floor's signer (default: the floor approver of an --approval token).
+        #[arg(long)]
+        signer2: Option<String>,
+    },
+    /// Color up or down at the cage: the patron's pocket chips for the same value in other
+    /// denominations (R-CHIP-1).
+    ColorChange {
+        #[arg(long)]
+        cage: String,
+        #[arg(long)]
+        player: String,
+        #[arg(long, value_parser = chips_arg)]
+        give: Chips,
+        #[arg(long, value_parser = chips_arg)]
+        receive: Chips,
+    },
+    /// The cage's shift count, chips and cash, signed by the two who counted (R-CHIP-4). A count
+    /// that differs from the book is recorded as a variance.
+    Count {
+        #[arg(long)]
+        cage: String,
+        /// The chips counted, DENOMINATION_CENTSxCOUNT,... e.g. 500x20,2500x4.
+        #[arg(long, value_parser = chips_arg)]
+        counted_chips: Chips,
+        #[command(flatten)]
+        counted_cash: CountedCashFlags,
+        /// One of the two who counted (default: the caller, or the approver of an --approval
+        /// token).
+        #[arg(long)]
+        signer1: Option<String>,
+        /// The other (default: the approver of an --approval token).
+        #[arg(long)]
+        signer2: Option<String>,
+    },
     /// Close the gaming day (R-CHIP-5).
     CloseDay {
         #[arg(long)]
@@ -560,8 +668,8 @@ pub enum CageOperation {
     CreditLine {
         #[arg(long)]
         player: String,
-        #[arg(long)]
-        line_cents: i64,
+        #[command(flatten)]
+        line: LineFlags,
         /// The approver (default: the approver of the --approval token).
         #[arg(long)]
         approved_by: Option<String>,
@@ -592,8 +700,8 @@ pub enum CageOperation {
         player: String,
         #[arg(long)]
         marker_no: u64,
-        #[arg(long)]
-        amount_cents: i64,
+        #[command(flatten)]
+        amount: AmountFlags,
     },
     /// Write a marker off (independent approver).
     WriteOff {
@@ -612,25 +720,22 @@ pub enum CageOperation {
 impl TableOperation {
     pub fn into_wire(self) -> Wire {
         match self {
-            TableOperation::Open { table, game, small_cents, big_cents, ante_cents, bring_in_cents } => {
-                Wire::OpenTable(pb::OpenTable {
-                    header: None,
-                    table_id: table,
-                    configuration: Some(pb::open_table::Configuration::Preset(pb::TablePreset {
-                        game: game.preset() as i32,
-                        small_cents,
-                        big_cents,
-                        ante_cents,
-                        bring_in_cents,
-                    })),
-                })
-            }
-            TableOperation::CloseShift { table, counted_tray, counted_drop_cents, signer1, signer2 } => {
+            TableOperation::Open { table, preset } => Wire::OpenTable(pb::OpenTable {
+                header: None,
+                table_id: table,
+                configuration: Some(pb::open_table::Configuration::Preset(preset.wire())),
+            }),
+            TableOperation::Config { table, preset } => Wire::ChangeTableConfig(pb::ChangeTableConfig {
+                header: None,
+                table_id: table,
+                configuration: Some(pb::change_table_config::Configuration::Preset(preset.wire())),
+            }),
+            TableOperation::CloseShift { table, counted_tray, counted_drop, signer1, signer2 } => {
                 Wire::CloseShift(pb::CloseShift {
                     header: None,
                     table_id: table,
                     counted_tray: counted_tray.0,
-                    counted_drop_cents,
+                    counted_drop_cents: counted_drop.cents_or_zero(),
                     signer_1: signer1.unwrap_or_default(),
                     signer_2: signer2.unwrap_or_default(),
                 })
@@ -646,29 +751,29 @@ impl TableOperation {
                 to_seat,
                 player_id: player,
             }),
-            TableOperation::BuyIn { table, seat, player, amount_cents, source, supervisor, short_buy } => {
+            TableOperation::BuyIn { table, seat, player, amount, source, supervisor, short_buy } => {
                 Wire::BuyIn(pb::BuyIn {
                     header: None,
                     table_id: table,
                     seat,
                     player_id: player,
-                    amount_cents,
+                    amount_cents: amount.cents_or_zero(),
                     source: source.wire(),
                     supervisor_id: supervisor,
                     short_buy,
                 })
             }
-            TableOperation::TopUp { table, seat, player, amount_cents, source, supervisor } => Wire::TopUp(pb::TopUp {
+            TableOperation::TopUp { table, seat, player, amount, source, supervisor } => Wire::TopUp(pb::TopUp {
                 header: None,
                 table_id: table,
                 seat,
-                amount_cents,
+                amount_cents: amount.cents_or_zero(),
                 source: source.wire(),
                 supervisor_id: supervisor,
                 player_id: player,
             }),
-            TableOperation::CashInPlay { table, seat, player, amount_cents } => {
-                Wire::CashInPlay(pb::CashInPlay { header: None, table_id: table, seat, amount_cents, player_id: player })
+            TableOperation::CashInPlay { table, seat, player, amount } => {
+                Wire::CashInPlay(pb::CashInPlay { header: None, table_id: table, seat, amount_cents: amount.cents_or_zero(), player_id: player })
             }
             TableOperation::ConvertCash { table, seat } => {
                 Wire::ConvertCashInPlay(pb::ConvertCashInPlay { header: None, table_id: table, seat })
@@ -676,8 +781,8 @@ impl TableOperation {
             TableOperation::CashOut { table, seat, player } => {
                 Wire::CashOut(pb::CashOut { header: None, table_id: table, seat, player_id: player })
             }
-            TableOperation::RemoveChips { table, seat, amount_cents } => {
-                Wire::RemoveChips(pb::RemoveChips { header: None, table_id: table, seat, amount_cents })
+            TableOperation::RemoveChips { table, seat, amount } => {
+                Wire::RemoveChips(pb::RemoveChips { header: None, table_id: table, seat, amount_cents: amount.cents_or_zero() })
             }
             TableOperation::ColorChange { table, seat, give, receive } => Wire::ColorChange(pb::ColorChange {
                 header: None,
@@ -686,11 +791,11 @@ impl TableOperation {
                 give: give.0,
                 receive: receive.0,
             }),
-            TableOperation::Tip { table, seat, amount_cents } => {
-                Wire::Tip(pb::Tip { header: None, table_id: table, seat, amount_cents })
+            TableOperation::Tip { table, seat, amount } => {
+                Wire::Tip(pb::Tip { header: None, table_id: table, seat, amount_cents: amount.cents_or_zero() })
             }
-            TableOperation::KittyExpense { table, amount_cents, purpose, to_dealer } => {
-                Wire::KittyExpense(pb::KittyExpense { header: None, table_id: table, amount_cents, purpose, to_dealer })
+            TableOperation::KittyExpense { table, amount, purpose, to_dealer } => {
+                Wire::KittyExpense(pb::KittyExpense { header: None, table_id: table, amount_cents: amount.cents_or_zero(), purpose, to_dealer })
             }
             TableOperation::CollectTime { table, seats } => {
                 Wire::CollectTime(pb::CollectTime { header: None, table_id: table, seats })
@@ -702,38 +807,38 @@ impl TableOperation {
                 button_seat: button,
                 dealt_seats: seats,
             }),
-            TableOperation::Post { table, seat, kind, amount_cents } => {
-                Wire::Post(pb::Post { header: None, table_id: table, seat, kind: kind.wire(), amount_cents })
+            TableOperation::Post { table, seat, kind, amount } => {
+                Wire::Post(pb::Post { header: None, table_id: table, seat, kind: kind.wire(), amount_cents: amount.cents_or_zero() })
             }
-            TableOperation::Act { table, seat, action, to_cents } => {
-                Wire::Act(pb::Act { header: None, table_id: table, seat, kind: action.wire(), to_cents })
+            TableOperation::Act { table, seat, action, to } => {
+                Wire::Act(pb::Act { header: None, table_id: table, seat, kind: action.wire(), to_cents: to.cents_or_zero() })
             }
             TableOperation::NextRound { table, first_to_act } => {
                 Wire::NextRound(pb::NextRound { header: None, table_id: table, first_to_act_seat: first_to_act })
             }
-            TableOperation::Showdown { table, high, low, rake_cents } => Wire::Showdown(pb::Showdown {
+            TableOperation::Showdown { table, high, low, rake } => Wire::Showdown(pb::Showdown {
                 header: None,
                 table_id: table,
                 has_low: low.is_some(),
                 low: low.map(|groups| groups.0).unwrap_or_default(),
                 high: high.0,
-                rake_cents,
+                rake_cents: rake.cents(),
             }),
             TableOperation::DealUpCards { table, cards } => {
                 Wire::DealUpCards(pb::DealUpCards { header: None, table_id: table, cards: cards.0 })
             }
-            TableOperation::AwardPots { table, awards, rake_cents } => {
-                Wire::AwardPots(pb::AwardPots { header: None, table_id: table, awards: awards.0, rake_cents })
+            TableOperation::AwardPots { table, awards, rake } => {
+                Wire::AwardPots(pb::AwardPots { header: None, table_id: table, awards: awards.0, rake_cents: rake.cents() })
             }
             TableOperation::SitOut { table, seat } => Wire::SitOut(pb::SitOut { header: None, table_id: table, seat }),
             TableOperation::SitIn { table, seat } => Wire::SitIn(pb::SitIn { header: None, table_id: table, seat }),
             TableOperation::EndHand { table } => Wire::EndHand(pb::EndHand { header: None, table_id: table }),
-            TableOperation::WriteIou { table, seat, amount_cents, lender, accepted_by, to_raise } => {
+            TableOperation::WriteIou { table, seat, amount, lender, accepted_by, to_raise } => {
                 Wire::WriteIou(pb::WriteIou {
                     header: None,
                     table_id: table,
                     seat,
-                    amount_cents,
+                    amount_cents: amount.cents_or_zero(),
                     lender_player_id: lender,
                     accepted_by,
                     to_raise,
@@ -746,12 +851,12 @@ impl TableOperation {
 impl CageOperation {
     pub fn into_wire(self) -> Wire {
         match self {
-            CageOperation::Open { cage, denominations_cents, chips, cash_cents } => Wire::OpenCage(pb::OpenCage {
+            CageOperation::Open { cage, denominations_cents, chips, cash } => Wire::OpenCage(pb::OpenCage {
                 header: None,
                 cage_id: cage,
                 denominations_cents,
                 chips: chips.0,
-                cash_cents,
+                cash_cents: cash.cents_or_zero(),
             }),
             CageOperation::Sell { cage, player, chips } => {
                 Wire::SellChips(pb::SellChips { header: None, cage_id: cage, player_id: player, chips: chips.0 })
@@ -777,12 +882,39 @@ impl CageOperation {
                 signer_1: signer1.unwrap_or_default(),
                 signer_2: signer2.unwrap_or_default(),
             }),
+            CageOperation::VoidSlip { cage, table, kind, slip, why, signer1, signer2 } => Wire::VoidSlip(pb::VoidSlip {
+                header: None,
+                table_id: table,
+                cage_id: cage,
+                kind: kind.wire(),
+                slip_no: slip,
+                reason: why,
+                signer_1: signer1.unwrap_or_default(),
+                signer_2: signer2.unwrap_or_default(),
+            }),
+            CageOperation::ColorChange { cage, player, give, receive } => Wire::CageColorChange(pb::CageColorChange {
+                header: None,
+                cage_id: cage,
+                player_id: player,
+                give: give.0,
+                receive: receive.0,
+            }),
+            CageOperation::Count { cage, counted_chips, counted_cash, signer1, signer2 } => {
+                Wire::CountCageShift(pb::CountCageShift {
+                    header: None,
+                    cage_id: cage,
+                    counted_chips: counted_chips.0,
+                    counted_cash_cents: counted_cash.cents_or_zero(),
+                    signer_1: signer1.unwrap_or_default(),
+                    signer_2: signer2.unwrap_or_default(),
+                })
+            }
             CageOperation::CloseDay { cage } => Wire::CloseGamingDay(pb::CloseGamingDay { header: None, cage_id: cage }),
-            CageOperation::CreditLine { player, line_cents, approved_by } => {
+            CageOperation::CreditLine { player, line, approved_by } => {
                 Wire::SetCreditLine(pb::SetCreditLine {
                     header: None,
                     player_id: player,
-                    line_cents,
+                    line_cents: line.cents_or_zero(),
                     approved_by: approved_by.unwrap_or_default(),
                 })
             }
@@ -801,8 +933,8 @@ impl CageOperation {
                     delivery: Some(delivery),
                 })
             }
-            CageOperation::RedeemMarker { cage, player, marker_no, amount_cents } => {
-                Wire::RedeemMarker(pb::RedeemMarker { header: None, cage_id: cage, player_id: player, marker_no, amount_cents })
+            CageOperation::RedeemMarker { cage, player, marker_no, amount } => {
+                Wire::RedeemMarker(pb::RedeemMarker { header: None, cage_id: cage, player_id: player, marker_no, amount_cents: amount.cents_or_zero() })
             }
             CageOperation::WriteOff { cage, player, marker_no, approved_by } => {
                 Wire::WriteOffMarker(pb::WriteOffMarker {

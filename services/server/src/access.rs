@@ -144,6 +144,7 @@ pub fn allowed_roles(path: &str) -> Option<&'static [Role]> {
             | "PutOutChips" | "BringUpShortBet" | "SettleIou" | "DealUpCards" | "AwardPots",
         ) => TABLE_PLAY,
         ("TableService", "GetTable" | "GetLegalActions" | "GetHand") => TABLE_READ,
+        ("LedgerService", "GetProperty") => TABLE_READ,
         ("CageService", "OpenCage" | "SellChips" | "RedeemChips" | "RedeemMarker") => CAGE,
         ("CageService", "CloseGamingDay" | "CageColorChange" | "CountCageShift") => CAGE,
         ("CageService", "VoidSlip") => CAGE_AND_FLOOR,

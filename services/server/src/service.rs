@@ -520,15 +520,11 @@ impl LedgerService for Services {
             }
         };
         let view = self.ledger.reader(&property, wish).await?;
-        let balance_cents = self
+        let (balance_cents, global_position) = self
             .ledger
-            .db_call("balance", "postings", view.store.balance(&property, &request.account, as_of))
+            .db_call("balance", "postings", view.store.balance_with_position(&property, &request.account, as_of))
             .await
             .map_err(|error| store_status("balance", error))?;
-        let global_position = match as_of {
-            AsOf::Position(position) => position,
-            _ => 0,
-        };
         Ok(view.annotate(Response::new(pb::GetBalanceResponse { account: request.account, balance_cents, global_position })))
     }
 
@@ -712,6 +708,34 @@ impl LedgerService for Services {
                 }
             });
         Ok(Response::new(Box::pin(events)))
+    }
+
+    /// What a client needs to read and show amounts and times the way the property does.
+    async fn get_property(&self, request: Request<pb::GetPropertyRequest>) -> Result<Response<pb::PropertyView>, Status> {
+        let principal = principal(&request)?;
+        let property_id = self.ledger.property(&principal, &request.get_ref().property_id)?;
+        let properties = self.ledger.router().properties();
+        let property = properties.get(&property_id).ok_or_else(|| status::not_found("property", &property_id))?;
+        let zone = &property.gaming_day.zone;
+        // A zone without an IANA name is a fixed offset: sent as "+HH:MM", which clients parse.
+        let time_zone = match (zone.iana_name(), zone.to_fixed_offset()) {
+            (Some(name), _) => name.to_string(),
+            (None, Ok(offset)) => {
+                let seconds = offset.seconds();
+                let sign = if seconds < 0 { '-' } else { '+' };
+                let minutes = seconds.unsigned_abs() / 60;
+                format!("{sign}{:02}:{:02}", minutes / 60, minutes % 60)
+            }
+            (None, Err(_)) => property.gaming_day.zone_name(),
+        };
+        Ok(Response::new(pb::PropertyView {
+            property_id: property.id.clone(),
+            currency: property.currency.clone(),
+            time_zone,
+            gaming_day_cutoff_minutes: property.gaming_day.cutoff_minutes,
+            mtl_over_cents: property.aml.mtl_over_cents,
+            ctr_over_cents: property.aml.ctr_over_cents,
+        }))
     }
 }
 

@@ -283,9 +283,15 @@ impl Store {
 
     /// Balance of an account as of a point of the log, from the postings (one query).
     pub async fn balance(&self, property: &str, account: &str, as_of: AsOf) -> Result<i64, StoreError> {
+        self.balance_with_position(property, account, as_of).await.map(|(balance, _)| balance)
+    }
+
+    /// The balance and the global position it is read at (the head, or the last event at or
+    /// before a time, resolved once so that the two agree).
+    pub async fn balance_with_position(&self, property: &str, account: &str, as_of: AsOf) -> Result<(i64, i64), StoreError> {
         let mut conn = self.pool.acquire().await?;
         let position = read::resolve_position(&mut *conn, property, as_of).await?;
-        read::balance_at(&mut *conn, property, account, position).await
+        Ok((read::balance_at(&mut *conn, property, account, position).await?, position))
     }
 
     /// Sum over all accounts as of a point of the log; zero whenever the ledger is sound.

@@ -18,16 +18,11 @@ use serde_json::Value;
 use crate::server::{TestServer, stderr, stdout};
 
 async fn ok(server: &TestServer, args: &[&str]) -> String {
-    let output = server.chipledger(args).await;
-    assert_eq!(output.status.code(), Some(0), "{args:?}: {}{}", stdout(&output), stderr(&output));
-    stdout(&output)
+    server.ok(args).await
 }
 
 async fn json(server: &TestServer, args: &[&str]) -> Value {
-    let mut all = vec!["--json"];
-    all.extend_from_slice(args);
-    let out = ok(server, &all).await;
-    serde_json::from_str(out.trim()).unwrap_or_else(|error| panic!("{args:?}: {error}: {out}"))
+    server.json(args).await
 }
 
 async fn play_session(server: &TestServer) {
@@ -187,7 +182,12 @@ async fn auditor_commands_report_the_session_figures_exactly() {
     let text = ok(&server, &["hand", "--table", "T1", "--hand-no", "1"]).await;
     assert!(text.starts_with("hand 1 at table T1 (button seat 3, ended)\n"), "{text}");
     assert!(text.lines().any(|line| line.contains("P3") && line.contains("16.00") && line.contains("22.00") && line.contains(" 6.00")), "{text}");
-    assert!(text.contains("rake 1.00, jackpot drop 0.00"), "{text}");
+    assert!(text.contains("rake 1.00, kitty 0.00, jackpot drop 0.00"), "{text}");
+    // Each post and action in words, with its amount.
+    for step in ["seat 1 posts small blind 1.00", "seat 2 posts big blind 2.00", "seat 3 raises to 6.00", "seat 3 bets 10.00"] {
+        assert!(text.contains(step), "{step:?} in {text}");
+    }
+    assert_eq!(hand["kitty_cents"], 0);
 
     // Stacks as of a position: after the last buy-in, after the settlement, and now (empty).
     let last_buy_in = position_of(&events, "player-P3", "PocketChipsPlayed");

@@ -24,6 +24,9 @@ async fn demo_runs_end_to_end_with_refusals_reconciliation_and_verified_chain() 
     assert!(out.contains("REFUSED REBUY_BELOW_AMOUNT_LEFT rule R-REBUY-1"), "{out}");
     assert!(out.contains("numbers: amount_left_with_cents="), "{out}");
     assert!(out.contains("pots: main 302.00, side 1 100.00"), "three-way all-in side pot: {out}");
+    // The narration is in words, not enum names.
+    assert!(out.contains("  seat 4 posts new player 2.00\n"), "{out}");
+    assert!(!out.contains("ROLE_") && !out.contains("NewPlayer"), "{out}");
 
     // Each shift's figures satisfy R-CHIP-4; the log sums to zero (R-UNIT-4).
     let shifts: Vec<&str> = out.lines().filter(|line| line.starts_with("reconciliation ")).collect();

@@ -6,5 +6,6 @@ mod audit;
 mod bad_input;
 mod demo;
 mod evidence;
+mod gaps;
 mod phh_load;
 mod server;

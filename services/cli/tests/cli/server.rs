@@ -38,6 +38,12 @@ pub struct TestServer {
 
 impl TestServer {
     pub async fn start() -> TestServer {
+        TestServer::start_with("").await
+    }
+
+    /// A server whose configuration has `extra` appended (TOML, e.g. a `[gaming_day]` table with
+    /// a time zone).
+    pub async fn start_with(extra: &str) -> TestServer {
         let postgres = TestPostgres::start().await.expect("a PostgreSQL for the test");
         let url = postgres.url();
         Store::migrate(&url).await.expect("migrations");
@@ -52,6 +58,7 @@ impl TestServer {
         for (id, role, token, _) in APPROVERS {
             text.push_str(&format!("[[auth.principals]]\nid = \"{id}\"\nrole = \"{role}\"\ntokens = [\"{token}\"]\n"));
         }
+        text.push_str(extra);
         let file: FileConfig = toml::from_str(&text).expect("test config parses");
         let flags = Flags { listen: Some("127.0.0.1:0".parse().expect("address")), ..Flags::default() };
         let config = Config::resolve(flags, file).expect("test config resolves");
@@ -96,9 +103,30 @@ impl TestServer {
     /// Runs `chipledger ARGS` against this server with the admin token (and the approvers'
     /// tokens for the commands that hold second persons: demo, imports).
     pub async fn chipledger(&self, args: &[&str]) -> Output {
+        self.command(args).output().await.expect("chipledger runs")
+    }
+
+    /// `chipledger ARGS`, which must succeed: its standard output.
+    pub async fn ok(&self, args: &[&str]) -> String {
+        let output = self.chipledger(args).await;
+        assert_eq!(output.status.code(), Some(0), "{args:?}\nstdout: {}\nstderr: {}", stdout(&output), stderr(&output));
+        stdout(&output)
+    }
+
+    /// `chipledger --json ARGS`, which must succeed: its JSON document.
+    pub async fn json(&self, args: &[&str]) -> serde_json::Value {
+        let mut with_json = vec!["--json"];
+        with_json.extend_from_slice(args);
+        let text = self.ok(&with_json).await;
+        serde_json::from_str(text.trim()).unwrap_or_else(|error| panic!("{args:?}: {error}: {text}"))
+    }
+
+    /// `chipledger ARGS` as [`TestServer::chipledger`] runs it, not started yet (for a process
+    /// the test reads from while it runs, e.g. `follow`).
+    pub fn command(&self, args: &[&str]) -> tokio::process::Command {
         let mut env = vec![("CHIPLEDGER_SERVER", self.url.as_str()), ("CHIPLEDGER_TOKEN", ADMIN_TOKEN)];
         env.extend(APPROVERS.iter().map(|(_, _, token, variable)| (*variable, *token)));
-        run(args, &env).await
+        command(args, &env)
     }
 
     /// `chipledger approve` of `group operation...` (the same command under `command_id`) by
@@ -140,6 +168,10 @@ impl TestServer {
 
 /// Runs the `chipledger` binary with extra environment variables.
 pub async fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
+    command(args, env).output().await.expect("chipledger runs")
+}
+
+fn command(args: &[&str], env: &[(&str, &str)]) -> tokio::process::Command {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_chipledger"));
     command.args(args).env_remove("CHIPLEDGER_SERVER").env_remove("CHIPLEDGER_TOKEN");
     for (_, _, _, variable) in APPROVERS {
@@ -148,7 +180,8 @@ pub async fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
     for (name, value) in env {
         command.env(name, value);
     }
-    command.output().await.expect("chipledger runs")
+    command.kill_on_drop(true);
+    command
 }
 
 pub fn stdout(output: &Output) -> String {
