@@ -15,19 +15,9 @@
 pub const EXPECTED_MONEY: &str = "expected an amount like 200 or 200.50 (money), or 20050c (cents)";
 const EXPECTED_CENTS: &str = "expected whole cents like 20050 (or 20050c)";
 
-/// `-1234567` -> `-12,345.67`, exact (no floating point).
+/// `-1234567` -> `-12,345.67`, exact: the rules crate's one money formatter (the console's too).
 pub fn money(cents: i64) -> String {
-    let sign = if cents < 0 { "-" } else { "" };
-    let magnitude = cents.unsigned_abs();
-    let whole = (magnitude / 100).to_string();
-    let mut grouped = String::with_capacity(whole.len() + whole.len() / 3);
-    for (index, digit) in whole.chars().enumerate() {
-        if index > 0 && (whole.len() - index).is_multiple_of(3) {
-            grouped.push(',');
-        }
-        grouped.push(digit);
-    }
-    format!("{sign}{grouped}.{:02}", magnitude % 100)
+    chipledger_rules::money::format_cents(cents)
 }
 
 /// Whole cents from `digits` (ASCII digits only), refusing an overflow.
@@ -38,53 +28,21 @@ fn whole(digits: &str) -> Option<i64> {
     digits.parse::<i64>().ok()
 }
 
-/// The integer part of a money amount: digits, optionally grouped by commas in threes.
-fn integer_part(text: &str) -> Option<i64> {
-    if !text.contains(',') {
-        return whole(text);
-    }
-    let mut groups = text.split(',');
-    let first = groups.next()?;
-    if first.is_empty() || first.len() > 3 {
-        return None;
-    }
-    let mut digits = first.to_string();
-    for group in groups {
-        if group.len() != 3 {
-            return None;
-        }
-        digits.push_str(group);
-    }
-    whole(&digits)
-}
-
 /// `20050c` -> 20050.
 fn cents_suffixed(text: &str) -> Option<i64> {
     text.strip_suffix(['c', 'C']).and_then(whole)
 }
 
-/// An amount in the syntax above (a plain number is money) as cents.
+/// An amount in the syntax above (a plain number is money) as cents; the money form is the
+/// rules crate's parser (the console reads amounts with it too).
 pub fn parse_money(text: &str) -> Result<i64, String> {
     let text = text.trim();
-    let bad = || format!("{text:?}: {EXPECTED_MONEY}");
     if let Some(cents) = cents_suffixed(text) {
         return Ok(cents);
     }
-    let (integer, fraction) = match text.split_once('.') {
-        Some((integer, fraction)) => (integer, fraction),
-        None => (text, ""),
-    };
-    let units = integer_part(integer).ok_or_else(bad)?;
-    let fraction_cents = match fraction.len() {
-        0 if !text.ends_with('.') => 0,
-        1 => whole(fraction).ok_or_else(bad)? * 10,
-        2 => whole(fraction).ok_or_else(bad)?,
-        _ => return Err(bad()),
-    };
-    units
-        .checked_mul(100)
-        .and_then(|cents| cents.checked_add(fraction_cents))
-        .ok_or_else(|| format!("{text:?}: too large"))
+    chipledger_rules::money::parse_money(text).map_err(|problem| {
+        if problem.contains("largest") { problem } else { format!("{text:?}: {EXPECTED_MONEY}") }
+    })
 }
 
 /// A `--...-cents` argument: whole cents, plain or with the `c` suffix.
@@ -142,14 +100,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn money_is_exact_with_grouping() {
-        assert_eq!(money(0), "0.00");
-        assert_eq!(money(5), "0.05");
-        assert_eq!(money(-1_234_567), "-12,345.67");
-        assert_eq!(money(100_000_000), "1,000,000.00");
-    }
-
-    #[test]
     fn money_amounts_parse_to_cents() {
         assert_eq!(parse_money("200"), Ok(20_000));
         assert_eq!(parse_money("200.50"), Ok(20_050));
@@ -164,7 +114,7 @@ mod tests {
     fn garbage_amounts_name_the_expected_format() {
         for text in ["", "abc", "200.505", "1,00", "1,0000", ",100", "-5", "200.", ".5", "2 00", "$200", "1e3", "99999999999999999999"] {
             let error = parse_money(text).expect_err(text);
-            assert!(error.contains("expected an amount like 200 or 200.50") || error.contains("too large"), "{text}: {error}");
+            assert!(error.contains("expected an amount like 200 or 200.50") || error.contains("largest"), "{text}: {error}");
         }
         assert!(parse_money("92233720368547758.08").is_err(), "overflow is refused, not wrapped");
     }

@@ -1,15 +1,11 @@
 //! The words a person reads for the API's enums (`floor supervisor`, `big blind`, `raises to
-//! 150.00`), never their Rust or protobuf names. Each is derived from the one mapping that
-//! already exists: roles from the `chipledger.v1.Role` names, post kinds from the CLI's own
-//! `--kind` values (themselves tied to the wire by `operate::Post`), and the domain's post
-//! kinds through the server's conversion.
+//! 150.00`), never their Rust or protobuf names: wire roles from the `chipledger.v1.Role` names,
+//! the domain's names through `chipledger_rules::words` (which the console uses too).
 
 use chipledger_proto::v1 as pb;
 use chipledger_rules::{ActionKind, PostKind, Seat, TableEvent};
-use clap::ValueEnum;
 
 use crate::amount::money;
-use crate::operate::Post;
 
 /// `ROLE_FLOOR_SUPERVISOR` -> `floor supervisor`.
 pub fn role(role: i32) -> String {
@@ -19,31 +15,19 @@ pub fn role(role: i32) -> String {
     }
 }
 
-/// `Role::FloorSupervisor` -> `floor supervisor` (the configuration's role name, as words).
+/// `Role::FloorSupervisor` -> `floor supervisor` (the rules crate's words, the console's too).
 pub fn rules_role(role: &chipledger_rules::Role) -> String {
-    chipledger_server::access::role_name(role).replace('_', " ")
+    chipledger_rules::words::role(*role).to_string()
 }
 
-/// `PostKind::BigBlind` -> `big blind` (the `--kind` value, read as words).
+/// `PostKind::BigBlind` -> `big blind`.
 pub fn post_kind(kind: PostKind) -> String {
-    let wire = chipledger_server::convert::post_kind_to_wire(kind) as i32;
-    Post::value_variants()
-        .iter()
-        .find(|post| post.wire() == wire)
-        .and_then(|post| post.to_possible_value())
-        .map_or_else(|| format!("{kind:?}"), |value| value.get_name().replace('-', " "))
+    chipledger_rules::words::post_kind(kind)
 }
 
 /// What a seat did, as a dealer would call it: `raises to 150.00`, `calls 50.00`, `checks`.
 fn action(kind: ActionKind, to_cents: i64, amount_cents: i64, all_in: bool) -> String {
-    let text = match kind {
-        ActionKind::Fold => "folds".to_string(),
-        ActionKind::Check => "checks".to_string(),
-        ActionKind::Call => format!("calls {}", money(amount_cents)),
-        ActionKind::Bet => format!("bets {}", money(to_cents)),
-        ActionKind::Raise => format!("raises to {}", money(to_cents)),
-        ActionKind::Complete => format!("completes to {}", money(to_cents)),
-    };
+    let text = chipledger_rules::words::action(kind, to_cents, amount_cents, &money);
     if all_in { format!("{text}, all in") } else { text }
 }
 

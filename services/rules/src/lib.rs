@@ -247,6 +247,7 @@ pub mod stud;
 pub mod table;
 pub mod table_stakes;
 pub mod tips;
+pub mod words;
 
 use serde::{Deserialize, Serialize};
 

@@ -246,14 +246,7 @@ impl Console {
 
 /// Words for a role, as a person reads them.
 pub fn role_words(role: Role) -> &'static str {
-    match role {
-        Role::Dealer => "dealer",
-        Role::FloorSupervisor => "floor supervisor",
-        Role::Cage => "cage cashier",
-        Role::Auditor => "auditor",
-        Role::Admin => "admin",
-        Role::System => "system",
-    }
+    chipledger_rules::words::role(role)
 }
 
 fn session_key(id: &str) -> [u8; 32] {

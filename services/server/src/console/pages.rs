@@ -103,33 +103,6 @@ fn wire_chips_text(units: &Units, chips: &[pb::ChipCount]) -> String {
     chips.iter().map(|chip| format!("{} x {}", chip.count, units.money(chip.denomination_cents))).collect::<Vec<_>>().join(", ")
 }
 
-pub fn post_words(kind: rules::PostKind) -> &'static str {
-    use rules::PostKind::*;
-    match kind {
-        Ante => "ante",
-        ButtonAnte => "button ante",
-        SmallBlind => "small blind",
-        BigBlind => "big blind",
-        ThirdBlind => "third blind",
-        Straddle => "straddle",
-        BringIn => "bring-in",
-        Kill => "kill blind",
-        _ => "post",
-    }
-}
-
-fn action_words(units: &Units, kind: rules::ActionKind, to_cents: i64, amount_cents: i64) -> String {
-    use rules::ActionKind::*;
-    match kind {
-        Fold => "folds".to_string(),
-        Check => "checks".to_string(),
-        Call => format!("calls {}", units.money(amount_cents)),
-        Bet => format!("bets {}", units.money(to_cents)),
-        Raise => format!("raises to {}", units.money(to_cents)),
-        Complete => format!("completes to {}", units.money(to_cents)),
-    }
-}
-
 /// One line saying what an event did, in words.
 pub fn describe(units: &Units, event: &pb::RecordedEvent) -> String {
     let all_in = |all_in: bool| if all_in { ", all in" } else { "" };
@@ -180,10 +153,10 @@ pub fn describe(units: &Units, event: &pb::RecordedEvent) -> String {
                 format!("hand {hand_no} dealt to {} seats, button at seat {button_seat}", dealt_seats.len())
             }
             TableEvent::Posted { seat, kind, amount_cents, all_in: a, .. } => {
-                format!("seat {seat} posts the {} of {}{}", post_words(kind), units.money(amount_cents), all_in(a))
+                format!("seat {seat} posts the {} of {}{}", rules::words::post_kind(kind), units.money(amount_cents), all_in(a))
             }
             TableEvent::Acted { seat, kind, to_cents, amount_cents, all_in: a, .. } => {
-                format!("seat {seat} {}{}", action_words(units, kind, to_cents, amount_cents), all_in(a))
+                format!("seat {seat} {}{}", rules::words::action(kind, to_cents, amount_cents, &|cents| units.money(cents)), all_in(a))
             }
             TableEvent::RoundStarted { round_index, .. } => format!("betting round {} begins", round_index + 1),
             TableEvent::HandSettled { pots, rake_cents, kitty_cents, jackpot_cents, .. } => format!(
@@ -210,14 +183,14 @@ pub fn describe(units: &Units, event: &pb::RecordedEvent) -> String {
                 format!("jackpot of {} paid to {player_id}", units.money(amount_cents))
             }
             TableEvent::GameClosed { kitty_cents, .. } => format!("game closed, kitty {}", units.money(kitty_cents)),
-            other => spaced(other.event_type()),
+            other => rules::words::spaced(other.event_type()),
         },
         Some(rules::Event::Player(event)) => match event {
-            PlayerEvent::CashTransaction { .. } => spaced(event.event_type()),
+            PlayerEvent::CashTransaction { .. } => rules::words::spaced(event.event_type()),
             PlayerEvent::MarkerIssued { marker_no, amount_cents, .. } => {
                 format!("marker {marker_no} of {}", units.money(amount_cents))
             }
-            other => spaced(other.event_type()),
+            other => rules::words::spaced(other.event_type()),
         },
         Some(rules::Event::Cage(event)) => match event {
             CageEvent::FillIssued { table_id, slip_no, chips, .. } => format!(
@@ -236,22 +209,10 @@ pub fn describe(units: &Units, event: &pb::RecordedEvent) -> String {
                 format!("marker {marker_no} of {player_id} redeemed: {}", units.money(amount_cents))
             }
             CageEvent::GamingDayClosed { gaming_day, .. } => format!("gaming day {gaming_day} closed"),
-            other => spaced(other.event_type()),
+            other => rules::words::spaced(other.event_type()),
         },
-        None => spaced(&event.event_type),
+        None => rules::words::spaced(&event.event_type),
     }
-}
-
-/// `BoughtIn` -> `bought in`.
-fn spaced(name: &str) -> String {
-    let mut out = String::new();
-    for (index, letter) in name.chars().enumerate() {
-        if letter.is_uppercase() && index > 0 {
-            out.push(' ');
-        }
-        out.extend(letter.to_lowercase());
-    }
-    out
 }
 
 fn short_hash(hash_hex: &str) -> String {
@@ -336,7 +297,7 @@ fn limits_text(units: &Units, config: Option<&pb::TableConfig>) -> String {
 
 fn seat_status(status: i32) -> String {
     match pb::SeatStatus::try_from(status) {
-        Ok(status) => spaced(status.as_str_name().trim_start_matches("SEAT_STATUS_").to_ascii_lowercase().as_str()),
+        Ok(status) => rules::words::spaced(status.as_str_name().trim_start_matches("SEAT_STATUS_").to_ascii_lowercase().as_str()),
         Err(_) => String::new(),
     }
 }
@@ -636,7 +597,7 @@ pub async fn hand(State(console): State<Arc<Console>>, signed: Signed, Path((tab
         let hand = console
             .call(&signed.principal, rpc!(TableService / GetHand), request, |s, r| async move { s.get_hand(r).await })
             .await?;
-        let mut rounds = vec![HandRound { name: "Posts".to_string(), lines: Vec::new() }];
+        let mut rounds = vec![HandRound { name: "Posts and the first round (pre-flop / third street)".to_string(), lines: Vec::new() }];
         let mut settlement = Vec::new();
         let mut kitty_cents = 0;
         for event in &hand.events {
@@ -1165,7 +1126,7 @@ pub async fn compliance(State(console): State<Arc<Console>>, signed: Signed, Que
                     player.clone(),
                     text(entry.direction.clone()),
                     num(units.money(entry.amount_cents)),
-                    text(spaced(&entry.event_type)),
+                    text(rules::words::spaced(&entry.event_type)),
                     num(entry.global_position.to_string()),
                 ]);
             }
@@ -1381,15 +1342,4 @@ pub async fn digest_download(State(console): State<Arc<Console>>, signed: Signed
     }
     .await;
     answer(&console, &signed, result)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::spaced;
-
-    #[test]
-    fn event_names_read_as_words() {
-        assert_eq!(spaced("BoughtIn"), "bought in");
-        assert_eq!(spaced("HandSettled"), "hand settled");
-    }
 }

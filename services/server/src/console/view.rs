@@ -243,7 +243,8 @@ pub fn bar_chart(units: &Units, title: &str, labels: &[String], series: &[(&str,
     const HEIGHT: i64 = 160;
     const BAR: i64 = 10;
     let group = BAR * series.len().max(1) as i64 + 8;
-    let width = 40 + group * labels.len().max(1) as i64;
+    // Wide enough for the bars and for the legend under them.
+    let width = (40 + group * labels.len().max(1) as i64).max(40 + 90 * series.len() as i64);
     let top = series.iter().flat_map(|(_, _, values)| values.iter().copied()).map(i64::abs).max().unwrap_or(0).max(1);
     let mut svg = format!(
         "<svg class=\"chart\" role=\"img\" viewBox=\"0 0 {width} {}\" width=\"{width}\" height=\"{}\"><title>{}</title>",
