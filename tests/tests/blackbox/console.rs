@@ -65,14 +65,15 @@ impl Driver {
     }
 
     async fn browser(&self) -> anyhow::Result<Browser> {
+        self.browser_with(&[]).await
+    }
+
+    async fn browser_with(&self, extra_args: &[&str]) -> anyhow::Result<Browser> {
         let chromium = ["chromium", "/usr/bin/chromium"].into_iter().find(|candidate| which(candidate)).context("chromium is not installed")?;
         let binary = if chromium.starts_with('/') { chromium.to_string() } else { format!("/usr/bin/{chromium}") };
-        let capabilities = json!({
-            "goog:chromeOptions": {
-                "binary": binary,
-                "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1400,1100"],
-            }
-        });
+        let mut args = vec!["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1400,1100"];
+        args.extend_from_slice(extra_args);
+        let capabilities = json!({ "goog:chromeOptions": { "binary": binary, "args": args } });
         let capabilities = capabilities.as_object().cloned().context("capabilities")?;
         let connector = hyper_util::client::legacy::connect::HttpConnector::new();
         Ok(ClientBuilder::new(connector).capabilities(capabilities).connect(&self.url).await.context("a WebDriver session")?)
@@ -101,7 +102,10 @@ struct Person {
 
 impl Person {
     async fn sign_in(driver: &Driver, base: &str, token: &str, shots: &Path) -> anyhow::Result<Person> {
-        let browser = driver.browser().await?;
+        Person::sign_in_with(driver.browser().await?, base, token, shots).await
+    }
+
+    async fn sign_in_with(browser: Browser, base: &str, token: &str, shots: &Path) -> anyhow::Result<Person> {
         browser.goto(&format!("{base}/signin")).await?;
         browser.find(Locator::Css("input[name=token]")).await?.send_keys(token).await?;
         browser.find(Locator::XPath("//button[text()='Sign in']")).await?.click().await?;
@@ -314,6 +318,42 @@ async fn the_console_shows_the_ledger_to_the_floor_the_cage_and_the_auditor() ->
     ensure!(metadata.actor_id == principal::CAGE.0 && metadata.device == Some("console".to_string()), "recorded as the cashier from the console");
     ensure!(recorded.payload_json.contains(principal::FLOOR.0), "the floor supervisor signed: {}", recorded.payload_json);
     cage.browser.close().await?;
+    auditor.browser.close().await?;
+    server.stop().await
+}
+
+/// Under `[tls]` the console is HTTPS with the server's identity, and the session cookie is
+/// Secure as well as HttpOnly and SameSite=Strict.
+#[tokio::test(flavor = "multi_thread")]
+async fn under_tls_the_console_is_https_and_its_cookie_secure() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let ca = chipledger_tests::certs::Authority::new("chipledger console test CA")?;
+    let server_pem = ca.server()?;
+    let tls = chipledger_server::config::TlsFile {
+        cert: chipledger_tests::write_file(dir.path(), "server.pem", &server_pem.cert)?,
+        key: chipledger_tests::write_file(dir.path(), "server.key", &server_pem.key)?,
+        client_ca: None,
+        client_auth_optional: false,
+    };
+    let options = ServerOptions { tls: Some(tls), console: true, ..ServerOptions::default() };
+    let client_tls = tonic::transport::ClientTlsConfig::new()
+        .ca_certificate(tonic::transport::Certificate::from_pem(ca.cert_pem()))
+        .domain_name("localhost");
+    let server = TestServer::start_with("console-tls", options, Some(client_tls.clone())).await?;
+    chipledger_tests::wait_until_serving(&format!("https://{}", server.addr), Some(client_tls)).await?;
+    let base = format!("https://localhost:{}", server.console_addr.context("the console listens")?.port());
+    let driver = Driver::start().await?;
+    // The test's CA is not in the browser's store: the certificate is accepted for this run only.
+    let browser = driver.browser_with(&["--ignore-certificate-errors"]).await?;
+    let shots = tempfile::tempdir()?;
+    let auditor = Person::sign_in_with(browser, &base, principal::AUDITOR.2, shots.path()).await?;
+    ensure!(auditor.browser.current_url().await?.scheme() == "https", "served over TLS");
+    let cookie = auditor.browser.get_named_cookie("chipledger_session").await?;
+    ensure!(cookie.secure() == Some(true), "the session cookie is Secure: {cookie:?}");
+    ensure!(cookie.http_only() == Some(true), "the session cookie is HttpOnly: {cookie:?}");
+    ensure!(format!("{:?}", cookie.same_site()) == "Some(Strict)", "the session cookie is SameSite=Strict: {cookie:?}");
+    auditor.open("/compliance").await?;
+    ensure!(auditor.text("h1").await? == "Compliance", "the auditor reads compliance over TLS");
     auditor.browser.close().await?;
     server.stop().await
 }

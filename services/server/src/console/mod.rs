@@ -457,6 +457,19 @@ mod tests {
     }
 
     #[test]
+    fn free_text_is_escaped_in_every_template() {
+        let templates = view::templates();
+        let hostile = "<script>alert(1)</script>";
+        let context = minijinja::context! {
+            title => hostile, nav => Vec::<minijinja::Value>::new(), who => hostile, role => "auditor", csrf => "x",
+            headline => hostile, message => hostile, info => vec![("reason", hostile)],
+        };
+        let html = templates.get_template("refused.html").unwrap().render(context).unwrap();
+        assert!(!html.contains(hostile), "{html}");
+        assert!(html.contains("&lt;script&gt;"));
+    }
+
+    #[test]
     fn secrets_compare_equal_only_when_equal() {
         assert!(same_secret("abc", "abc"));
         assert!(!same_secret("abc", "abd"));

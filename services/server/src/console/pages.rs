@@ -471,7 +471,11 @@ pub async fn table(State(console): State<Arc<Console>>, signed: Signed, Path(tab
                 ]
             })
             .collect();
-        let chart = hourly_chart(&units, &timeline);
+        // The chart's gaming day: the one asked for, else the table's latest.
+        let chart_day = query.get("day").filter(|day| !day.is_empty()).cloned().unwrap_or_else(|| {
+            timeline.iter().rev().find_map(|event| event.metadata.as_ref().map(|metadata| metadata.gaming_day.clone())).unwrap_or_default()
+        });
+        let chart = hourly_chart(&units, &timeline, &chart_day);
         let listings = vec![
             Listing::new("seats", "Seats", &["Seat", "Player", "Stack", "Status"], seats).empty_text("Nobody is seated."),
             Listing::new("tray", "Tray by denomination", &["Chip", "Count", "Value"], tray_rows),
@@ -513,6 +517,7 @@ pub async fn table(State(console): State<Arc<Console>>, signed: Signed, Path(tab
             jackpot => units.money(table.jackpot_cents),
             shift => shift,
             chart => chart,
+            chart_day => chart_day,
             listings => listings,
             zone => units.zone_name,
         };
@@ -546,9 +551,10 @@ fn slip_row(
 /// Drop, rake and result per hour of the property's clock, from the postings of the table's
 /// events: what reached the drop box and the rake, and the house's win (rake, time and the
 /// shift's result as recorded at its close).
-fn hourly_chart(units: &Units, timeline: &[pb::RecordedEvent]) -> String {
+fn hourly_chart(units: &Units, timeline: &[pb::RecordedEvent], gaming_day: &str) -> String {
     let mut hours: BTreeMap<i8, (i64, i64, i64)> = BTreeMap::new();
-    for event in timeline {
+    let of_the_day = timeline.iter().filter(|event| event.metadata.as_ref().is_some_and(|metadata| metadata.gaming_day == gaming_day));
+    for event in of_the_day {
         let Some(hour) = units.hour(event.recorded_at_unix_ms) else { continue };
         let entry = hours.entry(hour).or_default();
         for posting in &event.postings {
@@ -572,7 +578,7 @@ fn hourly_chart(units: &Units, timeline: &[pb::RecordedEvent]) -> String {
         ("rake", "rake", hours.values().map(|values| values.1).collect()),
         ("result", "result", hours.values().map(|values| values.2).collect()),
     ];
-    view::bar_chart(units, "Drop, rake and result per hour", &labels, &series)
+    view::bar_chart(units, &format!("Drop, rake and result per hour, gaming day {gaming_day}"), &labels, &series)
 }
 
 // ------------------------------------------------------------------ hand
@@ -590,7 +596,12 @@ struct HandLine {
     text: String,
 }
 
-pub async fn hand(State(console): State<Arc<Console>>, signed: Signed, Path((table_id, hand_no)): Path<(String, u64)>) -> Response {
+pub async fn hand(
+    State(console): State<Arc<Console>>,
+    signed: Signed,
+    Path((table_id, hand_no)): Path<(String, u64)>,
+    Query(query): Query_,
+) -> Response {
     let result = async {
         let units = Units::of(console.property(&signed.principal)?.as_ref());
         let request = pb::GetHandRequest { property_id: String::new(), table_id: table_id.clone(), hand_no: Some(hand_no) };
@@ -649,7 +660,14 @@ pub async fn hand(State(console): State<Arc<Console>>, signed: Signed, Path((tab
             .iter()
             .map(|seat| vec![num(seat.seat.to_string()), text(seat.player_id.clone()), num(units.money(seat.stack_cents))])
             .collect();
+        let path = format!("{}/hands/{hand_no}", table_path(&table_id));
+        let listings = vec![Listing::new("events", "Every event of the hand", EVENT_HEADERS, event_rows(&units, &hand.events))];
+        let listings = match view::lists(listings, &path, &query) {
+            Lists::Csv(response) => return Ok(response),
+            Lists::Paged(listings) => listings,
+        };
         let body = context! {
+            listings => listings,
             table_id => table_id,
             table_href => table_path(&table_id),
             hand_no => hand.hand_no,

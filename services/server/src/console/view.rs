@@ -242,7 +242,8 @@ pub fn lists(listings: Vec<Listing>, path: &str, query: &HashMap<String, String>
 pub fn bar_chart(units: &Units, title: &str, labels: &[String], series: &[(&str, &str, Vec<i64>)]) -> String {
     const HEIGHT: i64 = 160;
     const BAR: i64 = 10;
-    let group = BAR * series.len().max(1) as i64 + 8;
+    // A group is at least as wide as its label ("12-01", "19h").
+    let group = (BAR * series.len().max(1) as i64 + 8).max(36);
     // Wide enough for the bars and for the legend under them.
     let width = (40 + group * labels.len().max(1) as i64).max(40 + 90 * series.len() as i64);
     let top = series.iter().flat_map(|(_, _, values)| values.iter().copied()).map(i64::abs).max().unwrap_or(0).max(1);
