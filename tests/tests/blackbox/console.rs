@@ -317,6 +317,26 @@ async fn the_console_shows_the_ledger_to_the_floor_the_cage_and_the_auditor() ->
     let metadata = recorded.metadata.as_ref().context("metadata")?;
     ensure!(metadata.actor_id == principal::CAGE.0 && metadata.device == Some("console".to_string()), "recorded as the cashier from the console");
     ensure!(recorded.payload_json.contains(principal::FLOOR.0), "the floor supervisor signed: {}", recorded.payload_json);
+
+    // A slip out of sequence (R-CHIP-3) is refused with its reason, rule and numbers, and moves
+    // nothing.
+    cage.open("/cage").await?;
+    let fill = cage.browser.find(Locator::Id("form-fill")).await?;
+    fill.find(Locator::Css("input[name=table_id]")).await?.send_keys(&t1).await?;
+    let slip = fill.find(Locator::Css("input[name=slip_no]")).await?;
+    slip.clear().await?;
+    slip.send_keys("999").await?;
+    fill.find(Locator::Css("input[name=chip_2500]")).await?.send_keys("4").await?;
+    fill.find(Locator::Css("input[name=second_token]")).await?.send_keys(principal::FLOOR.2).await?;
+    fill.find(Locator::Css("button")).await?.click().await?;
+    cage.browser.wait().at_most(PAGE_BOUND).for_element(Locator::Css("p.problem")).await?;
+    let refused = cage.page_text().await?;
+    ensure!(
+        refused.contains("SLIP_OUT_OF_SEQUENCE") && refused.contains("R-CHIP-3") && refused.contains("999"),
+        "the refusal names its reason, rule and numbers: {refused}"
+    );
+    let after = all_events(&mut admin, pb::EventFilter { event_types: vec!["FillReceived".into()], ..Default::default() }).await?.len();
+    ensure!(after == before + 1, "the refused fill moved nothing");
     cage.browser.close().await?;
     auditor.browser.close().await?;
     server.stop().await

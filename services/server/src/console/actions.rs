@@ -175,7 +175,8 @@ pub async fn cage_action(
     };
     match result {
         Ok(response) => response,
-        Err(status) => console.refusal(&signed, &status),
+        // A refused command id stays refused (R-AUDIT-3): a corrected action needs a fresh form.
+        Err(status) => console.refusal_with_back(&signed, &status, "/cage", "Open a fresh form on the cage page"),
     }
 }
 

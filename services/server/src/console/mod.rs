@@ -184,6 +184,15 @@ impl Console {
 
     /// The page an RPC's refusal or failure becomes: what a person can act on.
     fn refusal(&self, signed: &Signed, status: &Status) -> Response {
+        self.refusal_page(signed, status, None)
+    }
+
+    /// As [`Console::refusal`], with a link to where the person goes next.
+    fn refusal_with_back(&self, signed: &Signed, status: &Status, path: &str, words: &str) -> Response {
+        self.refusal_page(signed, status, Some((path, words)))
+    }
+
+    fn refusal_page(&self, signed: &Signed, status: &Status, back: Option<(&str, &str)>) -> Response {
         let code = match status.code() {
             Code::PermissionDenied => StatusCode::FORBIDDEN,
             Code::NotFound => StatusCode::NOT_FOUND,
@@ -200,7 +209,8 @@ impl Console {
             Code::Unavailable => "The ledger is unavailable".to_string(),
             _ => "Refused".to_string(),
         };
-        let body = minijinja::context! { headline => headline, message => status.message(), info => info };
+        let back = back.map(|(path, words)| minijinja::context! { path => path, words => words });
+        let body = minijinja::context! { headline => headline, message => status.message(), info => info, back => back };
         let mut response = self.page(signed, "refused.html", &headline, body);
         *response.status_mut() = code;
         response
