@@ -33,11 +33,37 @@ const MAX_SENT: usize = 10_000;
 /// Command ids minted by the console start with this.
 const COMMAND_ID_PREFIX: &str = "console-";
 
-/// The requests the console sent, by command id: who sent it, the RPC and its bytes.
+/// The requests the console sent, by command id. The first submission of a form builds the
+/// request (and gets the second person's approval) once; any submission of the same form at
+/// the same time waits for it, later ones take it as it was.
 #[derive(Default)]
 pub struct Sent {
-    by_command_id: HashMap<String, (String, &'static str, Vec<u8>)>,
+    by_command_id: HashMap<String, Arc<SentRequest>>,
     order: std::collections::VecDeque<String>,
+}
+
+/// Who sent a form's command, and the request as sent (its RPC and protobuf bytes), once built.
+pub struct SentRequest {
+    principal_id: String,
+    request: tokio::sync::OnceCell<(&'static str, Vec<u8>)>,
+}
+
+impl Sent {
+    /// The entry of `command_id`, made for `principal_id` when new.
+    fn entry(&mut self, command_id: &str, principal_id: &str) -> Arc<SentRequest> {
+        if let Some(entry) = self.by_command_id.get(command_id) {
+            return entry.clone();
+        }
+        if self.order.len() >= MAX_SENT
+            && let Some(oldest) = self.order.pop_front()
+        {
+            self.by_command_id.remove(&oldest);
+        }
+        let entry = Arc::new(SentRequest { principal_id: principal_id.to_string(), request: tokio::sync::OnceCell::new() });
+        self.order.push_back(command_id.to_string());
+        self.by_command_id.insert(command_id.to_string(), entry.clone());
+        entry
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -234,16 +260,15 @@ async fn send<T: WireCommand>(
     if !command_id.starts_with(COMMAND_ID_PREFIX) {
         return Err(status::invalid_field("command_id", "a command id drawn by this console"));
     }
-    let earlier = {
-        let sent = console.sent.lock().expect("console sent commands");
-        sent.by_command_id.get(&command_id).cloned()
-    };
-    let message = match earlier {
-        Some((principal_id, rpc, bytes)) if principal_id == who.id && rpc == T::RPC => {
-            T::decode(bytes.as_slice()).map_err(|error| status::internal("console resubmission", &error))?
-        }
-        Some(_) => return Err(status::invalid_field("command_id", "sent by someone else or for another action")),
-        None => {
+    let entry = console.sent.lock().expect("console sent commands").entry(&command_id, &who.id);
+    if entry.principal_id != who.id {
+        return Err(status::invalid_field("command_id", "drawn for someone else"));
+    }
+    // Built once per form; a failure to build (a missing field, a wrong second token) leaves it
+    // unbuilt, so the corrected form can be sent under the same id.
+    let (rpc, bytes) = entry
+        .request
+        .get_or_try_init(|| async {
             let mut message = build(form)?;
             *message.header_mut() = Some(pb::CommandHeader {
                 command_id: command_id.clone(),
@@ -252,17 +277,13 @@ async fn send<T: WireCommand>(
                 ..pb::CommandHeader::default()
             });
             name_people(console, who, form, &mut message, set_field).await?;
-            let mut sent = console.sent.lock().expect("console sent commands");
-            if sent.order.len() >= MAX_SENT
-                && let Some(oldest) = sent.order.pop_front()
-            {
-                sent.by_command_id.remove(&oldest);
-            }
-            sent.order.push_back(command_id.clone());
-            sent.by_command_id.insert(command_id.clone(), (who.id.clone(), T::RPC, message.encode_to_vec()));
-            message
-        }
-    };
+            Ok::<_, Status>((T::RPC, message.encode_to_vec()))
+        })
+        .await?;
+    if *rpc != T::RPC {
+        return Err(status::invalid_field("command_id", "drawn for another action"));
+    }
+    let message = T::decode(bytes.as_slice()).map_err(|error| status::internal("console resubmission", &error))?;
     let result = console.services.ledger().submit(who, message).await?;
     let units = Units::of(console.property(who)?.as_ref());
     let events: Vec<minijinja::Value> = result
