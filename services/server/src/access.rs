@@ -150,7 +150,8 @@ pub fn allowed_roles(path: &str) -> Option<&'static [Role]> {
         ("CageService", "VoidSlip") => CAGE_AND_FLOOR,
         ("CageService", "IssueMarker" | "Fill" | "Credit") => CAGE_AND_FLOOR,
         ("CageService", "SetCreditLine" | "WriteOffMarker") => CREDIT,
-        ("LedgerService", "RecordBatch") => BATCH,
+        // Each command of a batch or a stream is checked again against its own RPC's roles.
+        ("LedgerService", "RecordBatch" | "RecordStream") => BATCH,
         ("LedgerService", "Correct") => FLOOR,
         (
             "LedgerService",

@@ -1419,6 +1419,29 @@ fn rpc_of<T: WireCommand>(_: &T) -> &'static str {
     T::RPC
 }
 
+/// The command id in the header of one command of the oneof (empty without a header).
+pub fn command_id_of(entry: &pb::command::Command) -> String {
+    with_message!(entry, |m| m.header().map(|header| header.command_id.clone()).unwrap_or_default())
+}
+
+/// One command of the oneof, judged and recorded exactly as its own unary RPC: its role-table
+/// row first, then [`crate::ledger::Ledger::submit`] (the stream of a dealer's device).
+pub async fn submit_entry(
+    ledger: &crate::ledger::Ledger,
+    principal: &crate::access::Principal,
+    entry: pb::command::Command,
+) -> Result<pb::CommandResult, tonic::Status> {
+    async fn as_its_rpc<T: WireCommand>(
+        ledger: &crate::ledger::Ledger,
+        principal: &crate::access::Principal,
+        message: T,
+    ) -> Result<pb::CommandResult, tonic::Status> {
+        crate::access::authorize(principal, T::RPC)?;
+        ledger.submit(principal, message).await
+    }
+    with_message!(entry, |m| Box::pin(as_its_rpc(ledger, principal, m)).await)
+}
+
 /// One command as a second person sees it: its RPC, header, second-person fields, and the bytes
 /// an approval binds (`WireCommand::approval_bytes`).
 pub struct ApprovalView<'a> {

@@ -52,6 +52,14 @@ impl Malformed {
     }
 }
 
+/// The schemas of the compiled-in descriptor set, built once.
+pub fn compiled() -> &'static Schemas {
+    static SCHEMAS: std::sync::OnceLock<Schemas> = std::sync::OnceLock::new();
+    SCHEMAS.get_or_init(|| {
+        Schemas::from_descriptor_set(chipledger_proto::FILE_DESCRIPTOR_SET).expect("the compiled-in descriptor set decodes")
+    })
+}
+
 impl Schemas {
     /// From an encoded `FileDescriptorSet` (the one served to reflection).
     pub fn from_descriptor_set(encoded: &[u8]) -> Result<Schemas, prost::DecodeError> {
@@ -64,6 +72,11 @@ impl Schemas {
             }
             for service in &file.service {
                 for method in &service.method {
+                    // A client stream's messages arrive over time: they are checked as the
+                    // handler reads them (a request body cannot be read whole first).
+                    if method.client_streaming() {
+                        continue;
+                    }
                     let path = format!("/{}.{}/{}", file.package(), service.name(), method.name());
                     schemas.inputs.insert(path, method.input_type().to_string());
                 }
@@ -92,6 +105,12 @@ impl Schemas {
             self.add_message(&name, nested);
         }
         self.messages.insert(name, fields);
+    }
+
+    /// Checks one message of the named type (`.chipledger.v1.Command`): what the handler of a
+    /// client stream does for each message it reads.
+    pub fn check_message_of(&self, type_name: &str, bytes: &[u8]) -> Result<(), Malformed> {
+        self.check_message(type_name, bytes, "", 0)
     }
 
     /// True when `path` is an RPC of these files.

@@ -480,9 +480,84 @@ service_impl! { CageService {
 }
 
 type EventStream = Pin<Box<dyn Stream<Item = Result<pb::RecordedEvent, Status>> + Send + 'static>>;
+type ReplyStream = Pin<Box<dyn Stream<Item = Result<pb::StreamReply, Status>> + Send + 'static>>;
+
+/// Replies a stream keeps ready ahead of a slow reader (the device reads them in order).
+const STREAM_REPLIES_AHEAD: usize = 32;
+
+/// The reply to one command of a stream: its result, or its refusal as its unary RPC answers it.
+fn stream_reply(command_id: String, outcome: Result<pb::CommandResult, Status>) -> pb::StreamReply {
+    match outcome {
+        Ok(result) => pb::StreamReply { command_id, result: Some(result), ..pb::StreamReply::default() },
+        Err(status) => pb::StreamReply {
+            command_id,
+            result: None,
+            code: status.code() as i32,
+            message: status.message().to_string(),
+            status_details: status.details().to_vec(),
+        },
+    }
+}
 
 #[tonic::async_trait]
 impl LedgerService for Services {
+    type RecordStreamStream = ReplyStream;
+
+    /// Commands one after the other, each answered in order before the next is read; a refusal
+    /// is a reply, not the end of the stream. A message that does not decode ends it with
+    /// INVALID_ARGUMENT; a stopping server ends it between commands.
+    async fn record_stream(
+        &self,
+        request: Request<tonic::Streaming<pb::Command>>,
+    ) -> Result<Response<ReplyStream>, Status> {
+        let principal = principal(&request)?;
+        let mut commands = request.into_inner();
+        let ledger = self.ledger.clone();
+        let mut stopping = self.drain.stopping();
+        let (replies, answered) = tokio::sync::mpsc::channel(STREAM_REPLIES_AHEAD);
+        let span = tracing::Span::current();
+        tokio::spawn(
+            async move {
+                loop {
+                    let next = tokio::select! {
+                        next = commands.message() => next,
+                        _ = stopping.wait_for(|stopping| *stopping) => return,
+                    };
+                    let reply = match next {
+                        Ok(Some(command @ pb::Command { command: Some(_) })) => {
+                            // The gate's checks of request bytes, for this message (NUL in a
+                            // string, an unknown enum value ...): bad input, never INTERNAL.
+                            let checked = crate::protowire::compiled()
+                                .check_message_of(".chipledger.v1.Command", &prost::Message::encode_to_vec(&command));
+                            let entry = command.command.expect("matched Some");
+                            let command_id = convert::command_id_of(&entry);
+                            let outcome = match checked {
+                                Ok(()) => convert::submit_entry(&ledger, &principal, entry).await,
+                                Err(malformed) => Err(malformed.into_status()),
+                            };
+                            Ok(stream_reply(command_id, outcome))
+                        }
+                        Ok(Some(pb::Command { command: None })) => {
+                            Ok(stream_reply(String::new(), Err(status::invalid_field("command", "one command is required"))))
+                        }
+                        Ok(None) => return,
+                        // tonic says INTERNAL for bytes that do not decode: the caller sent them.
+                        Err(status) if status.code() == tonic::Code::Internal => {
+                            Err(Status::invalid_argument(format!("a stream message does not decode: {}", status.message())))
+                        }
+                        Err(status) => Err(status),
+                    };
+                    let ends = reply.is_err();
+                    if replies.send(reply).await.is_err() || ends {
+                        return;
+                    }
+                }
+            }
+            .instrument(span),
+        );
+        Ok(Response::new(Box::pin(tokio_stream::wrappers::ReceiverStream::new(answered))))
+    }
+
     async fn record_batch(&self, request: Request<pb::RecordBatch>) -> Result<Response<pb::BatchResult>, Status> {
         let principal = principal(&request)?;
         Ok(Response::new(self.ledger.submit_batch(&principal, request.into_inner()).await?))

@@ -11,6 +11,7 @@ mod backup_restore;
 mod bad_input;
 mod cage_examples;
 mod console;
+mod device_stream;
 mod embedded;
 mod failover;
 mod gaming_day;

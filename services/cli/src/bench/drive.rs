@@ -37,7 +37,11 @@ pub async fn head(admin: &PgPool, property: &str) -> anyhow::Result<i64> {
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
+    /// One unary RPC per command.
     Live,
+    /// The same commands, one `RecordStream` per table (a dealer's device).
+    Stream,
+    /// One `RecordBatch` per hand.
     Batch,
 }
 
@@ -113,6 +117,9 @@ pub async fn server_run(target: &Target, plan: Plan, mode: Mode, rate: Option<f6
 
 /// Plays one lane's hands through the operators' send path (`crate::send`).
 async fn play_lane(mut client: Client, hands: Vec<PlannedHand>, mode: Mode, pace: Option<Pace>) -> anyhow::Result<(Latencies, u64)> {
+    if mode == Mode::Stream {
+        return play_lane_streamed(client, hands, pace).await;
+    }
     let mut latencies = Latencies::with_capacity(hands.iter().map(|hand| hand.live.len()).sum());
     let mut events = 0;
     let mut slot = 0;
@@ -127,6 +134,7 @@ async fn play_lane(mut client: Client, hands: Vec<PlannedHand>, mode: Mode, pace
                     events += result.events.len() as u64;
                 }
             }
+            Mode::Stream => unreachable!("streamed lanes are played by play_lane_streamed"),
             Mode::Batch => {
                 let described = hand.batch.header.as_ref().map(|h| h.command_id.clone()).unwrap_or_default();
                 let started = call_start(pace.as_ref(), &mut slot).await;
@@ -135,6 +143,33 @@ async fn play_lane(mut client: Client, hands: Vec<PlannedHand>, mode: Mode, pace
                 events += result.results.iter().map(|result| result.events.len() as u64).sum::<u64>();
             }
         }
+    }
+    Ok((latencies, events))
+}
+
+/// Plays one lane's live commands (the same ids and approvals) on one `RecordStream`: each is
+/// sent when its reply to the one before has come back, as a dealer's device plays a table.
+async fn play_lane_streamed(mut client: Client, hands: Vec<PlannedHand>, pace: Option<Pace>) -> anyhow::Result<(Latencies, u64)> {
+    let mut latencies = Latencies::with_capacity(hands.iter().map(|hand| hand.live.len()).sum());
+    let mut events = 0;
+    let mut slot = 0;
+    let (commands, outgoing) = tokio::sync::mpsc::channel::<pb::Command>(1);
+    let mut replies = client
+        .ledger
+        .record_stream(tokio_stream::wrappers::ReceiverStream::new(outgoing))
+        .await
+        .map_err(|status| refused("RecordStream", &status))?
+        .into_inner();
+    for command in hands.into_iter().flat_map(|hand| hand.live) {
+        let described = format!("{command:?}");
+        let started = call_start(pace.as_ref(), &mut slot).await;
+        commands.send(pb::Command { command: Some(command) }).await.context("the stream closed")?;
+        let reply = replies.message().await.map_err(|status| refused(&described, &status))?.context("the stream ended early")?;
+        if reply.code != 0 {
+            return Err(refused(&described, &tonic::Status::new(tonic::Code::from(reply.code), reply.message)));
+        }
+        latencies.record(started.elapsed());
+        events += reply.result.map_or(0, |result| result.events.len() as u64);
     }
     Ok((latencies, events))
 }

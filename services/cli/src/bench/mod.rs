@@ -50,7 +50,7 @@ pub struct BenchArgs {
     #[arg(long, env = "CHIPLEDGER_PHH_DIR", default_value = "../shared/phh")]
     phh_dir: PathBuf,
     /// Closed-loop modes run at each table count, comma separated.
-    #[arg(long, value_delimiter = ',', default_value = "live,batch")]
+    #[arg(long, value_delimiter = ',', default_value = "live,stream,batch")]
     modes: Vec<Mode>,
     /// Paced live runs (open loop): commands offered per second in total, comma separated;
     /// each runs on --paced-tables tables beside a plain-INSERT baseline paced the same way.
@@ -88,6 +88,7 @@ fn specs(args: &BenchArgs) -> Vec<Spec> {
         for &mode in &args.modes {
             let (tag, label) = match mode {
                 Mode::Live => (format!("live{tables}"), format!("live, 1 RPC per command, {tables} tables")),
+                Mode::Stream => (format!("stream{tables}"), format!("stream, 1 RecordStream per table, {tables} tables")),
                 Mode::Batch => (format!("batch{tables}"), format!("batch, 1 RecordBatch per hand, {tables} tables")),
             };
             specs.push(Spec { tables, mode, rate: None, tag, label });

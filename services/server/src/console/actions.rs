@@ -146,10 +146,7 @@ pub async fn cage_action(
             slip_no,
             chips,
             ..Default::default()
-        }), |fill, field, id| match field {
-            "signer_1" => fill.signer_1 = id,
-            _ => fill.signer_2 = id,
-        })
+        }))
         .await,
         Action::Credit => send(&console, &signed, &form, |form| slip(form, |header, table_id, cage_id, slip_no, chips| pb::Credit {
             header,
@@ -158,10 +155,7 @@ pub async fn cage_action(
             slip_no,
             chips,
             ..Default::default()
-        }), |credit, field, id| match field {
-            "signer_1" => credit.signer_1 = id,
-            _ => credit.signer_2 = id,
-        })
+        }))
         .await,
         Action::Count => send(&console, &signed, &form, |form| {
             Ok(pb::CountCageShift {
@@ -171,9 +165,6 @@ pub async fn cage_action(
                 counted_cash_cents: amount(form, "cash")?,
                 ..Default::default()
             })
-        }, |count, field, id| match field {
-            "signer_1" => count.signer_1 = id,
-            _ => count.signer_2 = id,
         })
         .await,
         Action::IssueMarker => send(&console, &signed, &form, |form| {
@@ -186,7 +177,7 @@ pub async fn cage_action(
                 approved_by: String::new(),
                 delivery: Some(pb::issue_marker::Delivery::ToPocket(true)),
             })
-        }, |marker, _, id| marker.approved_by = id)
+        })
         .await,
         Action::RedeemMarker => send(&console, &signed, &form, |form| {
             Ok(pb::RedeemMarker {
@@ -196,7 +187,7 @@ pub async fn cage_action(
                 marker_no: number(form, "marker_no")?,
                 amount_cents: amount(form, "amount")?,
             })
-        }, |_, _, _| {})
+        })
         .await,
     };
     match result {
@@ -252,7 +243,6 @@ async fn send<T: WireCommand>(
     signed: &Signed,
     form: &Fields,
     build: impl FnOnce(&Fields) -> Result<T, Status>,
-    set_field: fn(&mut T, &str, String),
 ) -> Result<Response, Status> {
     let who = &signed.principal;
     access::authorize(who, T::RPC)?;
@@ -276,7 +266,7 @@ async fn send<T: WireCommand>(
                 reason_note: form.get("note").map(|note| note.trim().to_string()).unwrap_or_default(),
                 ..pb::CommandHeader::default()
             });
-            name_people(console, who, form, &mut message, set_field).await?;
+            name_people(console, who, form, &mut message).await?;
             Ok::<_, Status>((T::RPC, message.encode_to_vec()))
         })
         .await?;
@@ -314,7 +304,6 @@ async fn name_people<T: WireCommand>(
     who: &Principal,
     form: &Fields,
     message: &mut T,
-    set_field: fn(&mut T, &str, String),
 ) -> Result<(), Status> {
     let fields: Vec<&'static str> = message.approval_fields().iter().map(|(field, _)| *field).collect();
     if fields.is_empty() {
@@ -342,8 +331,8 @@ async fn name_people<T: WireCommand>(
             named.push((field, second.id.clone()));
         }
     }
-    for (field, id) in named {
-        set_field(message, field, id);
+    for (field, id) in &named {
+        message.set_approval_field(field, id);
     }
     let request = pb::ApproveRequest {
         command: Some(pb::Command { command: Some(message.clone().into_batch_entry()) }),
