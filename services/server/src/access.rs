@@ -409,10 +409,11 @@ mod tests {
             for service in &file.service {
                 for method in &service.method {
                     let path = format!("/chipledger.v1.{}/{}", service.name(), method.name());
-                    // Every command RPC returns CommandResult or BatchResult; an approval is a
-                    // second person's act, not a read either.
+                    // Every command RPC returns CommandResult, BatchResult or (a stream of)
+                    // StreamReply; an approval is a second person's act, not a read either.
                     let writes = method.output_type().ends_with("CommandResult")
                         || method.output_type().ends_with("BatchResult")
+                        || method.output_type().ends_with("StreamReply")
                         || method.output_type().ends_with("ApprovalToken");
                     assert_eq!(allowed(Auditor, &path), !writes, "{path}");
                 }
