@@ -273,6 +273,8 @@ struct Transaction {
     recorded_at: Vec<OffsetDateTime>,
     hashes: Vec<Vec<u8>>,
     posting_positions: Vec<i64>,
+    /// The event's time on each of its postings (the month partition key since migration 0008).
+    posting_recorded_at: Vec<OffsetDateTime>,
     posting_indexes: Vec<i16>,
     accounts: Vec<String>,
     amounts: Vec<i64>,
@@ -359,6 +361,7 @@ pub async fn baseline(
         let mut moved = false;
         while let Some((posting_position, index, account, amount_cents)) = posting_iter.next_if(|posting| posting.0 == position) {
             transaction.posting_positions.push(posting_position);
+            transaction.posting_recorded_at.push(recorded_at);
             transaction.posting_indexes.push(index);
             transaction.accounts.push(account);
             transaction.amounts.push(amount_cents);
@@ -423,8 +426,9 @@ async fn insert(pool: &PgPool, property: &str, t: &Transaction) -> anyhow::Resul
                       FROM unnest($2::bigint[], $3::text[], $4::bigint[], $5::uuid[], $6::text[], $7::smallint[], \
                                   $8::text[], $9::text[], $10::timestamptz[], $11::bytea[]) \
                            AS x(p, s, v, id, t, sv, pl, md, ra, h)) \
-         INSERT INTO bench_baseline_postings (property, position, posting_index, account, amount_cents) \
-         SELECT $1, p, i, a, m FROM unnest($12::bigint[], $13::smallint[], $14::text[], $15::bigint[]) AS y(p, i, a, m)",
+         INSERT INTO bench_baseline_postings (property, position, posting_index, account, amount_cents, recorded_at) \
+         SELECT $1, p, i, a, m, r FROM unnest($12::bigint[], $13::smallint[], $14::text[], $15::bigint[], $16::timestamptz[]) \
+                AS y(p, i, a, m, r)",
     )
     .bind(property)
     .bind(&t.positions)
@@ -441,6 +445,7 @@ async fn insert(pool: &PgPool, property: &str, t: &Transaction) -> anyhow::Resul
     .bind(&t.posting_indexes)
     .bind(&t.accounts)
     .bind(&t.amounts)
+    .bind(&t.posting_recorded_at)
     .execute(pool)
     .await?;
     Ok(())

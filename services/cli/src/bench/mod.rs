@@ -43,7 +43,7 @@ pub struct BenchArgs {
     /// Concurrent tables (dealers) per run, comma separated.
     #[arg(long, value_delimiter = ',', default_value = "1,16,64")]
     tables: Vec<usize>,
-    /// Pluribus hands per run (each table count runs live and batch with this many hands).
+    /// Pluribus hands per run (each table count runs every mode with this many hands).
     #[arg(long, default_value_t = 200)]
     hands: usize,
     /// PHH data directory (holds pluribus/).

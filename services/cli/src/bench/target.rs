@@ -107,6 +107,8 @@ impl Target {
         // approvers sign the fills and large buy-ins (dual control, R-CHIP-3, R-CHIP-2).
         let file = FileConfig {
             auth: AuthFile { dev_anonymous_role: Some("admin".into()), ..AuthFile::default() },
+            // The measured server serves gRPC only.
+            console: chipledger_server::config::ConsoleFile { enabled: Some(false), ..Default::default() },
             ..FileConfig::default()
         };
         let config = Config::resolve(flags, file)?;
