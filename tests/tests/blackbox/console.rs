@@ -377,3 +377,108 @@ async fn under_tls_the_console_is_https_and_its_cookie_secure() -> anyhow::Resul
     auditor.browser.close().await?;
     server.stop().await
 }
+
+/// Plain HTTP against the console, as a hostile client would send it: no browser, forged or
+/// missing cookies and tokens.
+mod hostile {
+    use super::*;
+    use http_body_util::{BodyExt, Full};
+    use hyper_util::client::legacy::Client as HttpClient;
+    use hyper_util::rt::TokioExecutor;
+
+    type Http = HttpClient<hyper_util::client::legacy::connect::HttpConnector, Full<bytes::Bytes>>;
+
+    struct Answer {
+        status: u16,
+        location: String,
+        cookies: Vec<String>,
+        body: String,
+    }
+
+    async fn send(http: &Http, method: &str, url: &str, cookie: &str, form: &str) -> anyhow::Result<Answer> {
+        let mut request = http::Request::builder().method(method).uri(url);
+        if !cookie.is_empty() {
+            request = request.header(http::header::COOKIE, cookie);
+        }
+        if method == "POST" {
+            request = request.header(http::header::CONTENT_TYPE, "application/x-www-form-urlencoded");
+        }
+        let response = http.request(request.body(Full::new(bytes::Bytes::from(form.to_string())))?).await?;
+        let status = response.status().as_u16();
+        let header = |name: http::header::HeaderName| {
+            response.headers().get_all(name).iter().filter_map(|value| value.to_str().ok().map(str::to_owned)).collect::<Vec<_>>()
+        };
+        let location = header(http::header::LOCATION).into_iter().next().unwrap_or_default();
+        let cookies = header(http::header::SET_COOKIE);
+        let body = String::from_utf8_lossy(&response.into_body().collect().await?.to_bytes()).into_owned();
+        Ok(Answer { status, location, cookies, body })
+    }
+
+    fn value_of<'a>(text: &'a str, name: &str) -> Option<&'a str> {
+        let start = text.find(&format!("name=\"{name}\" value=\""))? + name.len() + 15;
+        text[start..].split('"').next()
+    }
+
+    fn session_cookie(answer: &Answer, name: &str) -> Option<String> {
+        answer.cookies.iter().find(|cookie| cookie.starts_with(&format!("{name}="))).map(|cookie| cookie.split(';').next().unwrap_or_default().to_string())
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn forged_sessions_missing_csrf_and_unknown_tokens_are_refused_and_move_nothing() -> anyhow::Result<()> {
+        let server = TestServer::start_with("console-hostile", ServerOptions { console: true, ..ServerOptions::default() }, None).await?;
+        let base = format!("http://{}", server.console_addr.context("the console listens")?);
+        let http: Http = HttpClient::builder(TokioExecutor::new()).build_http();
+        let mut admin = server.client(principal::ADMIN).await?;
+        let log_before = chipledger_tests::head(&mut admin).await?;
+
+        // No session, a forged one: every page sends the browser to sign in; nothing is shown.
+        for cookie in ["", "chipledger_session=00ff00ff", "chipledger_session="] {
+            let answer = send(&http, "GET", &format!("{base}/compliance"), cookie, "").await?;
+            ensure!(answer.status == 303 && answer.location == "/signin", "{cookie:?}: {} {}", answer.status, answer.location);
+        }
+        // Sign-in without the form's own token (a cross-site post), and with an unknown token.
+        let forged = send(&http, "POST", &format!("{base}/signin"), "", &format!("token={}", principal::CAGE.2)).await?;
+        ensure!(forged.status == 403 && session_cookie(&forged, "chipledger_session").is_none(), "sign-in without its form token: {}", forged.status);
+        let page = send(&http, "GET", &format!("{base}/signin"), "", "").await?;
+        let signin_cookie = session_cookie(&page, "chipledger_signin").context("the sign-in cookie")?;
+        let signin_csrf = value_of(&page.body, "signin_csrf").context("the sign-in form token")?.to_string();
+        let unknown = send(&http, "POST", &format!("{base}/signin"), &signin_cookie, &format!("signin_csrf={signin_csrf}&token=guessed-token-000")).await?;
+        ensure!(unknown.status == 401 && session_cookie(&unknown, "chipledger_session").is_none(), "an unknown token: {}", unknown.status);
+        // No development door on a configured server.
+        let development = send(&http, "POST", &format!("{base}/signin"), &signin_cookie, &format!("signin_csrf={signin_csrf}&development=1")).await?;
+        ensure!(development.status == 401, "no anonymous sign-in when principals are configured: {}", development.status);
+
+        // A real cashier's session, then forms without the session's CSRF token.
+        let page = send(&http, "GET", &format!("{base}/signin"), "", "").await?;
+        let signin_cookie = session_cookie(&page, "chipledger_signin").context("the sign-in cookie")?;
+        let signin_csrf = value_of(&page.body, "signin_csrf").context("the sign-in form token")?.to_string();
+        let signed = send(&http, "POST", &format!("{base}/signin"), &signin_cookie, &format!("signin_csrf={signin_csrf}&token={}", principal::CAGE.2)).await?;
+        ensure!(signed.status == 303 && signed.location == "/", "the cashier lands on the floor: {} {}", signed.status, signed.location);
+        let session = session_cookie(&signed, "chipledger_session").context("a session")?;
+        ensure!(signed.cookies.iter().any(|cookie| cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict")), "{:?}", signed.cookies);
+        let fill = format!("command_id=console-00000000-0000-4000-8000-000000000001&table_id=T1&cage_id=MAIN&slip_no=1&chip_2500=4&second_token={}", principal::FLOOR.2);
+        for csrf in ["", "&csrf=0000", "&csrf="] {
+            let answer = send(&http, "POST", &format!("{base}/cage/fill"), &session, &format!("{fill}{csrf}")).await?;
+            ensure!(answer.status == 403, "a fill without the session's CSRF token ({csrf:?}) is refused: {}", answer.status);
+        }
+        // A command id the console did not draw is refused too, even with the right CSRF token.
+        let cage_page = send(&http, "GET", &format!("{base}/cage"), &session, "").await?;
+        let csrf = value_of(&cage_page.body, "csrf").context("the session's CSRF token")?.to_string();
+        let foreign = fill.replace("command_id=console-", "command_id=terminal-");
+        let answer = send(&http, "POST", &format!("{base}/cage/fill"), &session, &format!("{foreign}&csrf={csrf}")).await?;
+        ensure!(answer.status == 400 && answer.body.contains("command_id"), "a foreign command id: {}", answer.status);
+        // A cashier's session may not see compliance.
+        let answer = send(&http, "GET", &format!("{base}/compliance"), &session, "").await?;
+        ensure!(answer.status == 403 && answer.body.contains("ROLE_NOT_PERMITTED"), "compliance for a cashier: {}", answer.status);
+        // Signed out, the cookie is dead.
+        let out = send(&http, "POST", &format!("{base}/signout"), &session, &format!("csrf={csrf}")).await?;
+        ensure!(out.status == 303, "sign-out: {}", out.status);
+        let answer = send(&http, "GET", &format!("{base}/cage"), &session, "").await?;
+        ensure!(answer.status == 303 && answer.location == "/signin", "the old session after sign-out: {}", answer.status);
+
+        let log_after = chipledger_tests::head(&mut admin).await?;
+        ensure!(log_after.global_position == log_before.global_position, "nothing was recorded");
+        ensure!(log_after.refusal_seq == log_before.refusal_seq, "nothing reached the rules either");
+        server.stop().await
+    }
+}
