@@ -481,4 +481,30 @@ mod hostile {
         ensure!(log_after.refusal_seq == log_before.refusal_seq, "nothing reached the rules either");
         server.stop().await
     }
+
+    /// Guessing tokens through the sign-in form is slowed: after five wrong tokens from one
+    /// address, even a right one waits (429) for the rest of the minute.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn wrong_tokens_from_one_address_make_it_wait() -> anyhow::Result<()> {
+        let server = TestServer::start_with("console-guess", ServerOptions { console: true, ..ServerOptions::default() }, None).await?;
+        let base = format!("http://{}", server.console_addr.context("the console listens")?);
+        let http: Http = HttpClient::builder(TokioExecutor::new()).build_http();
+        let attempt = |token: String| {
+            let (http, base) = (http.clone(), base.clone());
+            async move {
+                let page = send(&http, "GET", &format!("{base}/signin"), "", "").await?;
+                let cookie = session_cookie(&page, "chipledger_signin").context("the sign-in cookie")?;
+                let csrf = value_of(&page.body, "signin_csrf").context("the sign-in form token")?.to_string();
+                send(&http, "POST", &format!("{base}/signin"), &cookie, &format!("signin_csrf={csrf}&token={token}")).await
+            }
+        };
+        for guess in 0..5 {
+            let answer = attempt(format!("guess-{guess}-0123456789")).await?;
+            ensure!(answer.status == 401, "wrong token {guess}: {}", answer.status);
+        }
+        let right = attempt(principal::AUDITOR.2.to_string()).await?;
+        ensure!(right.status == 429 && session_cookie(&right, "chipledger_session").is_none(), "after five wrong tokens: {}", right.status);
+        ensure!(right.body.contains("try again in"), "the page says how long to wait");
+        server.stop().await
+    }
 }

@@ -309,13 +309,21 @@ async fn name_people<T: WireCommand>(
     if fields.is_empty() {
         return Ok(());
     }
+    let source = format!("second tokens entered by {}", who.id);
+    if let Some(wait) = console.failures.wait(&source) {
+        return Err(Status::resource_exhausted(format!("too many wrong second tokens: try again in {} s", wait.as_secs() + 1)));
+    }
     let second = match form.get("second_token").map(|token| token.trim()).filter(|token| !token.is_empty()) {
-        Some(token) => console
-            .authenticator
-            .authenticate(None, Some(&format!("Bearer {token}")))
-            .map_err(|_| status::invalid_field("second_token", "not the token of a principal of this server"))?,
+        Some(token) => match console.authenticator.authenticate(None, Some(&format!("Bearer {token}"))) {
+            Ok(second) => second,
+            Err(_) => {
+                console.failures.failed(&source);
+                return Err(status::invalid_field("second_token", "not the token of a principal of this server"));
+            }
+        },
         None => return Err(status::invalid_field("second_token", "the second person enters their own token (dual control)")),
     };
+    console.failures.succeeded(&source);
     if second.id == who.id {
         return Err(status::invalid_field("second_token", "the second person must be someone else"));
     }

@@ -40,6 +40,11 @@ const SESSION_COOKIE: &str = "chipledger_session";
 const SIGNIN_COOKIE: &str = "chipledger_signin";
 /// Sign-ins kept at most (older idle ones are dropped first).
 const MAX_SESSIONS: usize = 10_000;
+/// Wrong tokens accepted from one source within [`FAILURE_WINDOW`] before it must wait.
+const MAX_FAILURES: u32 = 5;
+const FAILURE_WINDOW: Duration = Duration::from_secs(60);
+/// Sources tracked at most (the oldest windows go first).
+const MAX_FAILURE_SOURCES: usize = 10_000;
 
 /// The pages, in the navigation's order: (path, title, the RPC whose role rule admits a
 /// principal to the page). A page calls other RPCs too, each checked the same way.
@@ -62,6 +67,41 @@ pub struct Console {
     verifications: Mutex<HashMap<String, pages::Verification>>,
     /// The cage actions sent, for resubmissions ([`actions`]).
     sent: Mutex<actions::Sent>,
+    /// Wrong tokens per source: sign-ins by address, second persons' tokens by the signed-in
+    /// principal (the forms must not be a way to guess tokens).
+    failures: Failures,
+}
+
+/// Failed token checks per source, for a backoff.
+#[derive(Default)]
+struct Failures {
+    by_source: Mutex<HashMap<String, (u32, Instant)>>,
+}
+
+impl Failures {
+    /// How long `source` must still wait, when it failed too often lately.
+    fn wait(&self, source: &str) -> Option<Duration> {
+        let failures = self.by_source.lock().expect("console failures");
+        let (count, since) = failures.get(source)?;
+        let left = FAILURE_WINDOW.checked_sub(since.elapsed())?;
+        (*count >= MAX_FAILURES).then_some(left)
+    }
+
+    fn failed(&self, source: &str) {
+        let mut failures = self.by_source.lock().expect("console failures");
+        if failures.len() >= MAX_FAILURE_SOURCES {
+            failures.retain(|_, (_, since)| since.elapsed() < FAILURE_WINDOW);
+        }
+        let entry = failures.entry(source.to_string()).or_insert((0, Instant::now()));
+        if entry.1.elapsed() >= FAILURE_WINDOW {
+            *entry = (0, Instant::now());
+        }
+        entry.0 += 1;
+    }
+
+    fn succeeded(&self, source: &str) {
+        self.by_source.lock().expect("console failures").remove(source);
+    }
 }
 
 #[derive(Clone)]
@@ -86,6 +126,7 @@ impl Console {
             tls,
             verifications: Mutex::new(HashMap::new()),
             sent: Mutex::new(actions::Sent::default()),
+            failures: Failures::default(),
         }))
     }
 
@@ -101,7 +142,11 @@ impl Console {
         };
         let result = match &self.tls {
             Some(acceptor) => tls::serve(listener, acceptor.clone(), app, stop).await,
-            None => axum::serve(listener, app.into_make_service()).with_graceful_shutdown(stop).await,
+            None => {
+                axum::serve(listener, app.into_make_service_with_connect_info::<std::net::SocketAddr>())
+                    .with_graceful_shutdown(stop)
+                    .await
+            }
         };
         if let Err(error) = result {
             tracing::error!(%error, "the console stopped");
@@ -200,6 +245,7 @@ impl Console {
                 StatusCode::BAD_REQUEST
             }
             Code::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            Code::ResourceExhausted => StatusCode::TOO_MANY_REQUESTS,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
         let info = view::refusal_details(status);
@@ -386,8 +432,17 @@ async fn signin(
     State(console): State<Arc<Console>>,
     headers: HeaderMap,
     certificate: Option<axum::Extension<tls::PeerNames>>,
+    peer: Option<axum::Extension<axum::extract::ConnectInfo<std::net::SocketAddr>>>,
     Form(form): Form<HashMap<String, String>>,
 ) -> Response {
+    let source = match peer {
+        Some(axum::Extension(axum::extract::ConnectInfo(addr))) => format!("sign-in from {}", addr.ip()),
+        None => "sign-in from an unknown address".to_string(),
+    };
+    if let Some(wait) = console.failures.wait(&source) {
+        let problem = format!("Too many wrong tokens from this address: try again in {} s.", wait.as_secs() + 1);
+        return signin_form(&console, Some(&problem), StatusCode::TOO_MANY_REQUESTS);
+    }
     let expected = cookie(&headers, SIGNIN_COOKIE).unwrap_or_default();
     let given = form.get("signin_csrf").map(String::as_str).unwrap_or_default();
     if expected.is_empty() || !same_secret(&expected, given) {
@@ -407,10 +462,12 @@ async fn signin(
     let principal = match authenticated {
         Ok(principal) => principal,
         Err(status) => {
-            tracing::info!(message = status.message(), "console sign-in refused");
+            tracing::info!(message = status.message(), %source, "console sign-in refused");
+            console.failures.failed(&source);
             return signin_form(&console, Some("That token is not a principal of this server."), StatusCode::UNAUTHORIZED);
         }
     };
+    console.failures.succeeded(&source);
     // To the first page the role may use (a dealer has none: the floor then says so).
     let landing = PAGES.iter().find(|(_, _, rpc)| access::authorize(&principal, rpc).is_ok()).map_or("/", |(path, _, _)| *path);
     let id = console.open_session(principal);
@@ -477,6 +534,20 @@ mod tests {
         let html = templates.get_template("refused.html").unwrap().render(context).unwrap();
         assert!(!html.contains(hostile), "{html}");
         assert!(html.contains("&lt;script&gt;"));
+    }
+
+    #[test]
+    fn a_source_waits_after_too_many_wrong_tokens_and_is_cleared_by_a_right_one() {
+        let failures = Failures::default();
+        for _ in 0..MAX_FAILURES - 1 {
+            failures.failed("a");
+        }
+        assert_eq!(failures.wait("a"), None, "below the limit");
+        failures.failed("a");
+        assert!(failures.wait("a").is_some_and(|wait| wait <= FAILURE_WINDOW));
+        assert_eq!(failures.wait("b"), None, "per source");
+        failures.succeeded("a");
+        assert_eq!(failures.wait("a"), None);
     }
 
     #[test]

@@ -62,7 +62,7 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let mut stop = std::pin::pin!(stop);
     loop {
-        let (tcp, _) = tokio::select! {
+        let (tcp, peer) = tokio::select! {
             accepted = listener.accept() => accepted?,
             _ = &mut stop => return Ok(()),
         };
@@ -81,6 +81,7 @@ pub async fn serve(
                 if let Some(names) = &names {
                     request.extensions_mut().insert(names.clone());
                 }
+                request.extensions_mut().insert(axum::extract::ConnectInfo(peer));
                 app.clone().oneshot(request.map(axum::body::Body::new))
             });
             let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
