@@ -45,10 +45,13 @@ impl Driver {
             let probe = std::net::TcpListener::bind("127.0.0.1:0")?;
             probe.local_addr()?.port()
         };
+        // In a process group of its own, so that the browsers it starts go with it (a failed
+        // test does not leave Chromium running).
         let child = tokio::process::Command::new(program)
             .arg(format!("--port={port}"))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
+            .process_group(0)
             .kill_on_drop(true)
             .spawn()
             .context("starting chromedriver")?;
@@ -82,6 +85,10 @@ impl Driver {
 
 impl Drop for Driver {
     fn drop(&mut self) {
+        if let Some(pid) = self.child.id().and_then(|pid| i32::try_from(pid).ok()) {
+            // SAFETY: kill(2) on the process group chromedriver leads; no memory is involved.
+            unsafe { libc::kill(-pid, libc::SIGKILL) };
+        }
         let _ = self.child.start_kill();
     }
 }
@@ -107,7 +114,14 @@ impl Person {
 
     async fn sign_in_with(browser: Browser, base: &str, token: &str, shots: &Path) -> anyhow::Result<Person> {
         browser.goto(&format!("{base}/signin")).await?;
-        browser.find(Locator::Css("input[name=token]")).await?.send_keys(token).await?;
+        let field = match browser.wait().at_most(PAGE_BOUND).for_element(Locator::Css("input[name=token]")).await {
+            Ok(field) => field,
+            Err(error) => {
+                let shown = browser.source().await.unwrap_or_default();
+                bail!("no sign-in form at {base}/signin ({error}); the browser shows: {}", shown.chars().take(2_000).collect::<String>());
+            }
+        };
+        field.send_keys(token).await?;
         browser.find(Locator::XPath("//button[text()='Sign in']")).await?.click().await?;
         browser.wait().at_most(PAGE_BOUND).for_element(Locator::Css("h1")).await?;
         let person = Person { browser, base: base.to_string(), shots: shots.to_path_buf() };
