@@ -27,7 +27,6 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header, request::Parts};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::{Form, Router};
-use chipledger_rules::Role;
 use sha2::{Digest, Sha256};
 use tokio::net::TcpListener;
 use tonic::{Code, Request, Status};
@@ -164,10 +163,7 @@ impl Console {
     where
         Fut: Future<Output = Result<tonic::Response<Resp>, Status>>,
     {
-        access::authorize(principal, rpc)?;
-        let mut request = Request::new(message);
-        request.extensions_mut().insert(principal.clone());
-        handler(self.services.clone(), request).await.map(tonic::Response::into_inner)
+        self.call_at(principal, rpc, message, handler).await.map(|(response, _)| response)
     }
 
     /// As [`Console::call`], with the property's head position the read reflects (the
@@ -220,7 +216,7 @@ impl Console {
             title => title,
             nav => nav,
             who => signed.principal.id,
-            role => role_words(signed.principal.role),
+            role => chipledger_rules::words::role(signed.principal.role),
             csrf => signed.csrf,
             ..body
         };
@@ -250,7 +246,7 @@ impl Console {
         };
         let info = view::refusal_details(status);
         let headline = match status.code() {
-            Code::PermissionDenied => format!("Your role ({}) may not see this page", role_words(signed.principal.role)),
+            Code::PermissionDenied => format!("Your role ({}) may not see this page", chipledger_rules::words::role(signed.principal.role)),
             Code::NotFound => "Not found".to_string(),
             Code::Unavailable => "The ledger is unavailable".to_string(),
             _ => "Refused".to_string(),
@@ -298,11 +294,6 @@ impl Console {
     fn cookie_attributes(&self) -> &'static str {
         if self.is_tls() { "; Path=/; HttpOnly; SameSite=Strict; Secure" } else { "; Path=/; HttpOnly; SameSite=Strict" }
     }
-}
-
-/// Words for a role, as a person reads them.
-pub fn role_words(role: Role) -> &'static str {
-    chipledger_rules::words::role(role)
 }
 
 fn session_key(id: &str) -> [u8; 32] {

@@ -36,6 +36,25 @@ fn answer(console: &Console, signed: &Signed, result: Result<Response, Status>) 
     result.unwrap_or_else(|status| console.refusal(signed, &status))
 }
 
+/// Every page of a paged read, in order, until the last page or `bound` items: `read` asks
+/// for one page and answers its items and the next page's token. The one place the console
+/// pages through an RPC.
+async fn all_pages<T, Fut>(bound: usize, mut read: impl FnMut(pb::PageRequest) -> Fut) -> Result<Vec<T>, Status>
+where
+    Fut: Future<Output = Result<(Vec<T>, Option<pb::PageResponse>), Status>>,
+{
+    let mut all = Vec::new();
+    let mut page_token = String::new();
+    loop {
+        let (items, page) = read(pb::PageRequest { page_size: 1_000, page_token }).await?;
+        all.extend(items);
+        page_token = page.map(|page| page.next_page_token).unwrap_or_default();
+        if page_token.is_empty() || all.len() >= bound {
+            return Ok(all);
+        }
+    }
+}
+
 /// Events matching `filter`, oldest first, at most [`MAX_LIST_EVENTS`], and the property's head
 /// position the read reflects.
 async fn events(console: &Console, signed: &Signed, filter: pb::EventFilter) -> Result<(Vec<pb::RecordedEvent>, i64), Status> {
@@ -49,29 +68,23 @@ async fn events_bounded(
     filter: pb::EventFilter,
     bound: usize,
 ) -> Result<(Vec<pb::RecordedEvent>, i64), Status> {
-    let mut all = Vec::new();
-    let mut token = String::new();
-    let mut head = 0;
-    loop {
-        let request = pb::ListEventsRequest {
-            property_id: String::new(),
-            filter: Some(filter.clone()),
-            page: Some(pb::PageRequest { page_size: 1_000, page_token: token.clone() }),
-        };
-        let (page, position) = console
-            .call_at(&signed.principal, rpc!(LedgerService / ListEvents), request, |s, r| async move { s.list_events(r).await })
-            .await?;
-        head = head.max(position);
-        all.extend(page.events);
-        token = page.page.map(|page| page.next_page_token).unwrap_or_default();
-        if token.is_empty() || all.len() >= bound {
-            break;
+    let head = std::sync::atomic::AtomicI64::new(0);
+    let all = all_pages(bound, |page| {
+        let request = pb::ListEventsRequest { property_id: String::new(), filter: Some(filter.clone()), page: Some(page) };
+        let head = &head;
+        async move {
+            let (page, position) = console
+                .call_at(&signed.principal, rpc!(LedgerService / ListEvents), request, |s, r| async move { s.list_events(r).await })
+                .await?;
+            head.fetch_max(position, std::sync::atomic::Ordering::Relaxed);
+            Ok((page.events, page.page))
         }
-    }
+    })
+    .await?;
     if all.len() > bound {
         return Err(Status::resource_exhausted(format!("more than {bound} events to show: narrow the view")));
     }
-    Ok((all, head))
+    Ok((all, head.into_inner()))
 }
 
 fn of_types(types: &[&str]) -> pb::EventFilter {
@@ -715,42 +728,27 @@ pub async fn player(State(console): State<Arc<Console>>, signed: Signed, Path(pl
         let property = console.property(&signed.principal)?;
         let units = Units::of(&property);
         let who = &signed.principal;
-        let mut sessions = Vec::new();
-        let mut token = String::new();
-        loop {
-            let request = pb::ListPlayerSessionsRequest {
-                property_id: String::new(),
-                player_id: player_id.clone(),
-                time_range: None,
-                page: Some(pb::PageRequest { page_size: 1_000, page_token: token.clone() }),
-            };
-            let page = console
-                .call(who, rpc!(LedgerService / ListPlayerSessions), request, |s, r| async move { s.list_player_sessions(r).await })
-                .await?;
-            sessions.extend(page.sessions);
-            token = page.page.map(|page| page.next_page_token).unwrap_or_default();
-            if token.is_empty() || sessions.len() >= MAX_LIST_EVENTS {
-                break;
+        let console: &Console = &console;
+        let sessions = all_pages(MAX_LIST_EVENTS, |page| {
+            let request = pb::ListPlayerSessionsRequest { player_id: player_id.clone(), page: Some(page), ..Default::default() };
+            async move {
+                let page = console
+                    .call(who, rpc!(LedgerService / ListPlayerSessions), request, |s, r| async move { s.list_player_sessions(r).await })
+                    .await?;
+                Ok((page.sessions, page.page))
             }
-        }
-        let mut history = Vec::new();
-        let mut token = String::new();
-        loop {
-            let request = pb::ListPlayerHistoryRequest {
-                property_id: String::new(),
-                player_id: player_id.clone(),
-                time_range: None,
-                page: Some(pb::PageRequest { page_size: 1_000, page_token: token.clone() }),
-            };
-            let page = console
-                .call(who, rpc!(LedgerService / ListPlayerHistory), request, |s, r| async move { s.list_player_history(r).await })
-                .await?;
-            history.extend(page.events);
-            token = page.page.map(|page| page.next_page_token).unwrap_or_default();
-            if token.is_empty() || history.len() >= MAX_LIST_EVENTS {
-                break;
+        })
+        .await?;
+        let history = all_pages(MAX_LIST_EVENTS, |page| {
+            let request = pb::ListPlayerHistoryRequest { player_id: player_id.clone(), page: Some(page), ..Default::default() };
+            async move {
+                let page = console
+                    .call(who, rpc!(LedgerService / ListPlayerHistory), request, |s, r| async move { s.list_player_history(r).await })
+                    .await?;
+                Ok((page.events, page.page))
             }
-        }
+        })
+        .await?;
         let now_ms = jiff::Timestamp::now().as_millisecond();
         let mut seat_ms = 0;
         let mut session_rows = Vec::new();
@@ -918,20 +916,16 @@ fn rejection_row(units: &Units, record: &pb::RejectionRecord) -> Vec<Cell> {
 }
 
 async fn rejections(console: &Console, signed: &Signed, request: pb::ListRejectionsRequest) -> Result<Vec<pb::RejectionRecord>, Status> {
-    let mut all = Vec::new();
-    let mut token = String::new();
-    loop {
-        let mut request = request.clone();
-        request.page = Some(pb::PageRequest { page_size: 1_000, page_token: token.clone() });
-        let page = console
-            .call(&signed.principal, rpc!(AuditService / ListRejections), request, |s, r| async move { s.list_rejections(r).await })
-            .await?;
-        all.extend(page.rejections);
-        token = page.page.map(|page| page.next_page_token).unwrap_or_default();
-        if token.is_empty() || all.len() >= MAX_LIST_EVENTS {
-            break;
+    let mut all = all_pages(MAX_LIST_EVENTS, |page| {
+        let request = pb::ListRejectionsRequest { page: Some(page), ..request.clone() };
+        async move {
+            let page = console
+                .call(&signed.principal, rpc!(AuditService / ListRejections), request, |s, r| async move { s.list_rejections(r).await })
+                .await?;
+            Ok((page.rejections, page.page))
         }
-    }
+    })
+    .await?;
     all.reverse();
     Ok(all)
 }
@@ -941,7 +935,7 @@ async fn rejections(console: &Console, signed: &Signed, request: pb::ListRejecti
 pub async fn cage(State(console): State<Arc<Console>>, signed: Signed, Query(query): Query_) -> Response {
     let result = async {
         // The page is for those who may work a cage window.
-        rules_gate(&signed, rpc!(CageService / SellChips))?;
+        crate::access::authorize(&signed.principal, rpc!(CageService / SellChips))?;
         let property = console.property(&signed.principal)?;
         let units = Units::of(&property);
         // Each cage's stream, folded by the rules core into the cage's state.
@@ -1092,16 +1086,11 @@ async fn gaming_day_reconciliation(console: &Console, signed: &Signed, day: &str
         .await
 }
 
-/// The role table's answer for an RPC the page stands for, before anything is read.
-fn rules_gate(signed: &Signed, rpc: &str) -> Result<(), Status> {
-    crate::access::authorize(&signed.principal, rpc)
-}
-
 // ------------------------------------------------------------------ compliance
 
 pub async fn compliance(State(console): State<Arc<Console>>, signed: Signed, Query(query): Query_) -> Response {
     let result = async {
-        rules_gate(&signed, rpc!(AuditService / PatronCashActivity))?;
+        crate::access::authorize(&signed.principal, rpc!(AuditService / PatronCashActivity))?;
         let property = console.property(&signed.principal)?;
         let units = Units::of(&property);
         let now_ms = jiff::Timestamp::now().as_millisecond();
@@ -1110,24 +1099,17 @@ pub async fn compliance(State(console): State<Arc<Console>>, signed: Signed, Que
             .filter(|day| !day.is_empty())
             .cloned()
             .unwrap_or_else(|| property.gaming_day.gaming_day(now_ms).unwrap_or_default());
-        let mut patrons = Vec::new();
-        let mut token = String::new();
-        loop {
-            let request = pb::PatronCashActivityRequest {
-                property_id: String::new(),
-                gaming_day: day.clone(),
-                player_id: String::new(),
-                page: Some(pb::PageRequest { page_size: 1_000, page_token: token.clone() }),
-            };
-            let page = console
-                .call(&signed.principal, rpc!(AuditService / PatronCashActivity), request, |s, r| async move { s.patron_cash_activity(r).await })
-                .await?;
-            patrons.extend(page.patrons);
-            token = page.page.map(|page| page.next_page_token).unwrap_or_default();
-            if token.is_empty() || patrons.len() >= MAX_LIST_EVENTS {
-                break;
+        let (console, signed): (&Console, &Signed) = (&console, &signed);
+        let patrons = all_pages(MAX_LIST_EVENTS, |page| {
+            let request = pb::PatronCashActivityRequest { gaming_day: day.clone(), page: Some(page), ..Default::default() };
+            async move {
+                let page = console
+                    .call(&signed.principal, rpc!(AuditService / PatronCashActivity), request, |s, r| async move { s.patron_cash_activity(r).await })
+                    .await?;
+                Ok((page.patrons, page.page))
             }
-        }
+        })
+        .await?;
         let due = day
             .parse::<jiff::civil::Date>()
             .ok()
@@ -1254,30 +1236,22 @@ async fn chain_digest(console: &Console, signed: &Signed) -> Result<pb::ChainDig
 }
 
 async fn latest_checkpoint(console: &Console, signed: &Signed) -> Result<Option<String>, Status> {
-    let mut last = None;
-    let mut token = String::new();
-    loop {
-        let request = pb::ListCheckpointsRequest {
-            property_id: String::new(),
-            after_position: 0,
-            page: Some(pb::PageRequest { page_size: 1_000, page_token: token.clone() }),
-        };
-        let page = console
-            .call(&signed.principal, rpc!(AuditService / ListCheckpoints), request, |s, r| async move { s.list_checkpoints(r).await })
-            .await?;
-        if let Some(checkpoint) = page.checkpoints.last() {
-            last = Some(checkpoint.document.clone());
+    let checkpoints = all_pages(usize::MAX, |page| {
+        let request = pb::ListCheckpointsRequest { page: Some(page), ..Default::default() };
+        async move {
+            let page = console
+                .call(&signed.principal, rpc!(AuditService / ListCheckpoints), request, |s, r| async move { s.list_checkpoints(r).await })
+                .await?;
+            Ok((page.checkpoints, page.page))
         }
-        token = page.page.map(|page| page.next_page_token).unwrap_or_default();
-        if token.is_empty() {
-            return Ok(last);
-        }
-    }
+    })
+    .await?;
+    Ok(checkpoints.last().map(|checkpoint| checkpoint.document.clone()))
 }
 
 pub async fn chain(State(console): State<Arc<Console>>, signed: Signed) -> Response {
     let result = async {
-        rules_gate(&signed, rpc!(AuditService / VerifyChain))?;
+        crate::access::authorize(&signed.principal, rpc!(AuditService / VerifyChain))?;
         let property = console.property(&signed.principal)?;
         let head = chain_digest(&console, &signed).await?;
         let checkpoint = latest_checkpoint(&console, &signed).await?;
