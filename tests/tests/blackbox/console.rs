@@ -117,8 +117,9 @@ impl Person {
         let field = match browser.wait().at_most(PAGE_BOUND).for_element(Locator::Css("input[name=token]")).await {
             Ok(field) => field,
             Err(error) => {
-                let shown = browser.source().await.unwrap_or_default();
-                bail!("no sign-in form at {base}/signin ({error}); the browser shows: {}", shown.chars().take(2_000).collect::<String>());
+                // Chromium's own error page names its net error (ERR_...): say which.
+                let shown = browser.find(Locator::Css("body")).await?.text().await.unwrap_or_default();
+                bail!("no sign-in form at {base}/signin ({error}); the browser shows: {}", shown.chars().take(600).collect::<String>());
             }
         };
         field.send_keys(token).await?;
@@ -375,9 +376,12 @@ async fn under_tls_the_console_is_https_and_its_cookie_secure() -> anyhow::Resul
         .domain_name("localhost");
     let server = TestServer::start_with("console-tls", options, Some(client_tls.clone())).await?;
     chipledger_tests::wait_until_serving(&format!("https://{}", server.addr), Some(client_tls)).await?;
-    let base = format!("https://localhost:{}", server.console_addr.context("the console listens")?.port());
+    // The address itself, not "localhost": that name may reach another listener on ::1 (a
+    // container's published port) while the console listens on 127.0.0.1.
+    let base = format!("https://{}", server.console_addr.context("the console listens")?);
     let driver = Driver::start().await?;
-    // The test's CA is not in the browser's store: the certificate is accepted for this run only.
+    // The test's CA is not in the browser's store (and the certificate names localhost): it is
+    // accepted for this run only.
     let browser = driver.browser_with(&["--ignore-certificate-errors"]).await?;
     let shots = tempfile::tempdir()?;
     let auditor = Person::sign_in_with(browser, &base, principal::AUDITOR.2, shots.path()).await?;
