@@ -162,13 +162,52 @@ struct Entry {
 
 /// What the reply needs that only the append can tell (positions), kept with the command so
 /// that a replay rebuilds the same answer: the order events were sent in, and the reply with
-/// zero positions.
-#[derive(Serialize, Deserialize)]
+/// zero positions. Stored once per append as these protobuf bytes (chained by their SHA-256).
+#[derive(Clone, PartialEq, Message)]
 struct StoredReply {
     /// Streams in request order, each with its event ids in order.
+    #[prost(message, repeated, tag = "1")]
+    layout: Vec<StreamLayout>,
+    /// Positions and versions still zero.
+    #[prost(message, optional, tag = "2")]
+    result: Option<pb::BatchResult>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct StreamLayout {
+    #[prost(string, tag = "1")]
+    stream: String,
+    /// The events' ids, 16 bytes each.
+    #[prost(bytes = "vec", repeated, tag = "2")]
+    event_ids: Vec<Vec<u8>>,
+}
+
+/// The stored reply of appends recorded before it was protobuf: JSON with the result as hex.
+/// Read for replays of those commands; never written.
+#[derive(Deserialize)]
+struct JsonStoredReply {
     layout: Vec<(String, Vec<Uuid>)>,
-    /// `pb::BatchResult`, positions and versions still zero.
     result_hex: String,
+}
+
+impl StoredReply {
+    fn decode_stored(bytes: &[u8]) -> Result<StoredReply, String> {
+        // A JSON object starts with '{' (0x7b): as protobuf that would be field 15 as a group,
+        // which this message never holds.
+        if bytes.first() != Some(&b'{') {
+            return StoredReply::decode(bytes).map_err(|error| error.to_string());
+        }
+        let json: JsonStoredReply = serde_json::from_slice(bytes).map_err(|error| error.to_string())?;
+        let result = hex::decode(&json.result_hex).map_err(|error| error.to_string())?;
+        Ok(StoredReply {
+            layout: json
+                .layout
+                .into_iter()
+                .map(|(stream, ids)| StreamLayout { stream, event_ids: ids.iter().map(|id| id.as_bytes().to_vec()).collect() })
+                .collect(),
+            result: Some(pb::BatchResult::decode(result.as_slice()).map_err(|error| error.to_string())?),
+        })
+    }
 }
 
 /// The command service: stateless apart from the cache, so replicas can run side by side.
@@ -1282,7 +1321,10 @@ impl Decision {
         for stream in &self.order {
             let events = self.events.get(stream).cloned().unwrap_or_default();
             let base = self.base_versions.get(stream).copied().unwrap_or(0);
-            layout.push((stream.key(), events.iter().map(|event| event.event_id).collect::<Vec<_>>()));
+            layout.push(StreamLayout {
+                stream: stream.key(),
+                event_ids: events.iter().map(|event| event.event_id.as_bytes().to_vec()).collect(),
+            });
             streams.push(StreamAppend {
                 stream: stream.key(),
                 expected_version: if base == 0 { ExpectedVersion::NoStream } else { ExpectedVersion::Exact(base) },
@@ -1290,8 +1332,7 @@ impl Decision {
             });
         }
         let result = pb::BatchResult { command_id: envelope.command_id.clone(), results: self.results.clone(), ..Default::default() };
-        let stored = StoredReply { layout, result_hex: hex::encode(result.encode_to_vec()) };
-        let reply = serde_json::to_vec(&stored).map_err(|error| status::internal("encode reply", &error))?;
+        let reply = StoredReply { layout, result: Some(result) }.encode_to_vec();
         Ok(AppendRequest {
             property: property.to_string(),
             commands: vec![CommandRecord { command_id: envelope.command_id.clone(), request_hash }],
@@ -1304,13 +1345,11 @@ impl Decision {
 
 /// The reply of an append (first time or replay): positions from the outcome and the layout.
 fn rebuild_reply(outcome: &AppendOutcome) -> Result<pb::BatchResult, Status> {
-    let stored: StoredReply =
-        serde_json::from_slice(&outcome.reply).map_err(|error| status::internal("decode reply", &error))?;
-    let bytes = hex::decode(&stored.result_hex).map_err(|error| status::internal("decode reply", &error))?;
-    let mut result = pb::BatchResult::decode(bytes.as_slice()).map_err(|error| status::internal("decode reply", &error))?;
+    let stored = StoredReply::decode_stored(&outcome.reply).map_err(|error| status::internal("decode reply", &error))?;
+    let mut result = stored.result.unwrap_or_default();
     let mut placed: HashMap<String, (i64, i64)> = HashMap::new();
     let mut position = outcome.first_position;
-    for (stream, event_ids) in &stored.layout {
+    for StreamLayout { stream, event_ids } in &stored.layout {
         let new_version = outcome
             .stream_versions
             .iter()
@@ -1319,6 +1358,7 @@ fn rebuild_reply(outcome: &AppendOutcome) -> Result<pb::BatchResult, Status> {
             .ok_or_else(|| status::internal("reply", &format!("no version for {stream}")))?;
         let first_version = new_version - event_ids.len() as i64 + 1;
         for (offset, event_id) in event_ids.iter().enumerate() {
+            let event_id = Uuid::from_slice(event_id).map_err(|error| status::internal("decode reply", &error))?;
             placed.insert(event_id.to_string(), (position, first_version + offset as i64));
             position += 1;
         }
@@ -1371,6 +1411,24 @@ mod tests {
             approved_by: "floor-2".to_string(),
             reason: "keyed twice".to_string(),
         }
+    }
+
+    /// Replies stored as JSON before they were protobuf still answer their replays the same.
+    #[test]
+    fn a_reply_stored_as_json_before_decodes_as_its_protobuf_form() {
+        let id = Uuid::now_v7();
+        let result = pb::BatchResult { command_id: "c-1".into(), ..Default::default() };
+        let json = serde_json::json!({
+            "layout": [["table-T1", [id]]],
+            "result_hex": hex::encode(result.encode_to_vec()),
+        });
+        let from_json = StoredReply::decode_stored(&serde_json::to_vec(&json).unwrap()).unwrap();
+        let stored = StoredReply {
+            layout: vec![StreamLayout { stream: "table-T1".into(), event_ids: vec![id.as_bytes().to_vec()] }],
+            result: Some(result),
+        };
+        assert_eq!(from_json, stored);
+        assert_eq!(StoredReply::decode_stored(&stored.encode_to_vec()).unwrap(), stored);
     }
 
     fn player_payload(event: &rules::PlayerEvent) -> serde_json::Value {

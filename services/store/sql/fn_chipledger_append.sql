@@ -1,13 +1,29 @@
--- chipledger_append: one append, in one statement (one round trip; the caller may wrap it in a
--- wider transaction). Owned by chipledger_owner and run with its rights (SECURITY DEFINER, pinned
--- search_path): the application role may execute it and nothing else touches the log.
+-- chipledger_append: the appends of one group commit (group.rs), its members, in one statement:
+-- one round trip, atomic on its own (the caller may wrap it in a wider transaction). Owned by
+-- chipledger_owner and run with its rights (SECURITY DEFINER, pinned search_path): the
+-- application role may execute it and nothing else touches the log.
 --
--- Order inside: idempotency (a command id accepted before replays, one refused before answers
--- CL006), stream locks in name order, balance checks (R-UNIT-3, R-UNIT-4), inline projections,
--- and only then the per-property head lock, held for the hashing and inserts plus the COMMIT:
--- positions are dense and become visible strictly in order. Every lookup is a primary-key probe
--- per key, whatever the statistics (the planner settings below; the profile is in 0006).
--- Errors carry SQLSTATEs of class CL with a JSON DETAIL (crate chipledger-store, error.rs):
+-- Each member is judged in queue order exactly as if it ran alone after the ones before it:
+-- idempotency (a command id accepted before replays, one refused before answers CL006), expected
+-- versions of its streams, balance checks (R-UNIT-3, R-UNIT-4), inline projections. Each check is
+-- one statement for the whole group (most of the cost of a statement in PostgreSQL is its own,
+-- not its rows'): each member is checked against the committed state plus the members before it,
+-- and the first member refused by any check is the one refused, after the projections of the
+-- members before it. Members never share a command id (group.rs keeps such a member for the
+-- next group), so idempotency is against the rows committed before the group. Then the writes
+-- of the whole group, once: stream versions and balances (streams and accounts locked in name
+-- order), the per-property head lock, held for the hashing and the inserts plus the COMMIT
+-- (positions are dense and become visible strictly in order), one INSERT per table for every
+-- member's events, event ids, postings and command rows, one head update, one notification.
+-- Every lookup is a primary-key probe per key, whatever the statistics (the planner settings).
+--
+-- Members are contiguous runs of the item arrays: p_*_end[m] is the index of member m's last
+-- command, stream, event, posting and projection op (cumulative; member 1 starts at 1). Event
+-- stream and posting event indices are 1-based into the group's arrays.
+--
+-- Errors carry SQLSTATEs of class CL with a JSON DETAIL (crate chipledger-store, error.rs), and
+-- the member they belong to in the HINT, `chipledger member <m>` (1-based: the first member for
+-- what the group shares, the head and the partitions):
 --   CL001 version conflict, CL002 command id reused, CL003 unbalanced postings,
 --   CL004 negative balance, CL005 invalid request, CL006 command refused earlier,
 --   CL007 no partition holds the time the events would be recorded at (nothing is written; the
@@ -20,29 +36,36 @@
 -- ends here with the values assigned under the head lock, and h_k = sha256(entry_k) where
 --   entry_k = p_entries[k] || position || ',"prev":"' || hex(h_{k-1}) || '","recorded_at_micros":'
 --             || micros || ',"stream_version":' || version || '}'.
--- The body of an append's last event also carries the append's command ids, request hashes and
--- the SHA-256 of p_reply, so a stored reply is bound to the chain.
+-- The body of a member's last event also carries its command ids, request hashes and the
+-- SHA-256 of its reply, so a stored reply is bound to the chain.
 CREATE OR REPLACE FUNCTION chipledger_append(
     p_property        text,
-    p_append_id       uuid,
+    p_append_ids      uuid[],     -- per member
+    p_replies         bytea[],    -- per member
+    p_command_end     int[],      -- per member, see above
+    p_stream_end      int[],
+    p_event_end       int[],
+    p_posting_end     int[],
+    p_op_end          int[],
+    p_command_member  int[],      -- per command: its member
+    p_stream_member   int[],      -- per stream: its member
     p_command_ids     text[],
     p_request_hashes  bytea[],
-    p_reply           bytea,
     p_streams         text[],
     p_expected        bigint[],   -- -1 any, 0 no stream, n exact
-    p_event_stream    int[],      -- 1-based index into p_streams, per event
+    p_event_stream    int[],      -- per event: index into p_streams
     p_event_ids       uuid[],
     p_event_types     text[],
     p_schema_versions smallint[],
     p_payloads        jsonb[],
     p_metadata        jsonb[],
     p_entries         bytea[],    -- chain entry starts, see above
-    p_posting_event   int[],      -- 1-based index into the events, per posting
+    p_posting_event   int[],      -- per posting: index into the events
     p_posting_index   smallint[],
     p_posting_account text[],
     p_posting_amount  bigint[],
     p_projection_ops  jsonb[]
-) RETURNS TABLE (replayed boolean, outcome text, reply bytea)
+) RETURNS TABLE (member int, replayed boolean, outcome text, reply bytea)
 LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = public, pg_temp
@@ -52,151 +75,258 @@ SET enable_bitmapscan = off
 SET enable_hashjoin = off
 SET enable_mergejoin = off
 AS $$
+#variable_conflict use_column
 DECLARE
-    v_stream_count  int := cardinality(p_streams);
+    v_members       int := cardinality(p_append_ids);
     v_event_count   int := cardinality(p_event_ids);
+    v_member        int := 1;
+    m               int;
+    k               int;
+    c0 int; c1 int; e0 int; o0 int;
     v_found         int;
     v_same          int;
     v_appends       int;
     v_refused       int;
     v_refusal_seq   bigint;
     v_conflict      text;
-    v_current       bigint[];
-    v_next          bigint[];
     v_locked        text[];
-    v_stream_writes int := 0;
+    v_written       int;
     v_accounts      text[];
     v_existing      text[];
     v_balances      bigint[];
-    v_written       int;
-    v_versions      bigint[] := '{}';
-    v_hashes        bytea[] := '{}';
+    v_account       text;
+    v_balance       bigint;
+    v_outcome       text;
+    v_reply         bytea;
+    -- Per member.
+    v_replayed      boolean[] := array_fill(false, ARRAY[v_members]);
+    v_outcomes      text[] := array_fill(NULL::text, ARRAY[v_members]);
+    v_replies       bytea[] := p_replies;
+    v_first         bigint[] := array_fill(NULL::bigint, ARRAY[v_members]);
+    v_last_of       bigint[] := array_fill(NULL::bigint, ARRAY[v_members]);
+    v_hash_of       bytea[] := array_fill(NULL::bytea, ARRAY[v_members]);
+    -- Per stream of the group: its version before its member's events, then after them.
+    v_version       bigint[] := '{}';
+    -- Per event of the group (NULL for a replayed member's).
+    v_positions     bigint[] := array_fill(NULL::bigint, ARRAY[v_event_count]);
+    v_versions      bigint[] := array_fill(NULL::bigint, ARRAY[v_event_count]);
+    v_hashes        bytea[] := array_fill(NULL::bytea, ARRAY[v_event_count]);
     v_last          bigint;
     v_hash          bytea;
     v_last_at       timestamptz;
     v_recorded      timestamptz;
     v_micros        bigint;
-    v_account       text;
-    v_balance       bigint;
-    v_outcome       text;
     v_until         timestamptz;
-    k               int;
+    v_failed        int;
+    v_conflict_members  int[];
+    v_conflict_streams  text[];
+    v_conflict_expected bigint[];
+    v_conflict_actual   bigint[];
+    v_creator       int;
+    v_write_streams text[];
+    v_write_versions bigint[];
+    v_state         text;
+    v_message       text;
+    v_detail        text;
+    v_constraint    text;
 BEGIN
-    IF v_event_count = 0 OR v_stream_count = 0 THEN
+    IF v_members = 0 OR v_event_count = 0 THEN
         RAISE EXCEPTION 'chipledger: empty append' USING ERRCODE = 'CL005',
             DETAIL = json_build_object('reason', 'an append needs at least one event')::text;
     END IF;
 
-    -- 1. Idempotency: all commands known with equal hashes from one append = replay; a command
-    --    refused before with this very request answers that refusal (R-AUDIT-3).
-    IF cardinality(p_command_ids) > 0 THEN
-        SELECT count(*)::int,
-               count(*) FILTER (WHERE c.request_hash = x.request_hash)::int,
-               count(DISTINCT c.append_id)::int,
-               count(c.refusal_seq)::int,
-               min(c.refusal_seq)
-          INTO v_found, v_same, v_appends, v_refused, v_refusal_seq
-          FROM unnest(p_command_ids, p_request_hashes) AS x(command_id, request_hash)
-         CROSS JOIN LATERAL (SELECT k.request_hash, k.append_id, k.refusal_seq FROM commands k
-                              WHERE k.property = p_property AND k.command_id = x.command_id
-                             OFFSET 0) c;
-        IF v_found > 0 THEN
-            IF v_refused = 1 AND v_found = 1 AND v_same = 1 AND cardinality(p_command_ids) = 1 THEN
-                RAISE EXCEPTION 'chipledger: command % was refused before', p_command_ids[1] USING ERRCODE = 'CL006',
-                    DETAIL = json_build_object('command_id', p_command_ids[1], 'refusal_seq', v_refusal_seq)::text;
-            END IF;
-            IF v_refused = 0 AND v_same = v_found AND v_found = cardinality(p_command_ids) AND v_appends = 1 THEN
-                RETURN QUERY SELECT true, c.outcome, c.reply FROM commands c
-                     WHERE c.property = p_property AND c.command_id = p_command_ids[1];
-                RETURN;
-            END IF;
-            SELECT c.command_id INTO v_conflict
-              FROM commands c
-             WHERE c.property = p_property AND c.command_id = ANY (p_command_ids)
-             ORDER BY (c.request_hash = p_request_hashes[array_position(p_command_ids, c.command_id)]),
-                      array_position(p_command_ids, c.command_id)
-             LIMIT 1;
-            RAISE EXCEPTION 'chipledger: command id reused' USING ERRCODE = 'CL002',
-                DETAIL = json_build_object('command_id', v_conflict)::text;
-        END IF;
+    -- Every member has a stream and an event.
+    SELECT min(i) INTO v_member FROM generate_series(1, v_members) AS i
+     WHERE p_event_end[i] <= CASE WHEN i = 1 THEN 0 ELSE p_event_end[i - 1] END
+        OR p_stream_end[i] <= CASE WHEN i = 1 THEN 0 ELSE p_stream_end[i - 1] END;
+    IF v_member IS NOT NULL THEN
+        RAISE EXCEPTION 'chipledger: empty append' USING ERRCODE = 'CL005',
+            DETAIL = json_build_object('reason', 'an append needs at least one event')::text;
     END IF;
+    v_member := 1;
 
-    -- 2. Expected versions: lock the existing streams in name order, read their versions and
-    --    count this append's events per stream, in one statement.
-    SELECT array_agg(coalesce(s.version, 0) ORDER BY i.ord),
-           array_agg(coalesce(s.version, 0) + coalesce(n.events, 0) ORDER BY i.ord),
-           array_agg(s.stream) FILTER (WHERE s.stream IS NOT NULL)
-      INTO v_current, v_next, v_locked
-      FROM unnest(p_streams) WITH ORDINALITY AS i(stream, ord)
-      LEFT JOIN (SELECT l.stream, l.version
-                   FROM (SELECT u.stream FROM unnest(p_streams) AS u(stream) ORDER BY u.stream) o
-                  CROSS JOIN LATERAL (SELECT st.stream, st.version FROM streams st
-                                       WHERE st.property = p_property AND st.stream = o.stream
-                                       FOR UPDATE) l) s ON s.stream = i.stream
-      LEFT JOIN (SELECT e.stream_index, count(*) AS events
-                   FROM unnest(p_event_stream) AS e(stream_index) GROUP BY e.stream_index) n
-             ON n.stream_index = i.ord;
-    FOR k IN 1 .. v_stream_count LOOP
-        IF p_expected[k] >= 0 AND p_expected[k] <> v_current[k] THEN
-            RAISE EXCEPTION 'chipledger: version conflict on %', p_streams[k] USING ERRCODE = 'CL001',
-                DETAIL = json_build_object('stream', p_streams[k], 'expected', p_expected[k],
-                                           'actual', v_current[k])::text;
-        END IF;
-        IF v_next[k] > v_current[k] THEN
-            v_stream_writes := v_stream_writes + 1;
-        END IF;
-    END LOOP;
-    INSERT INTO streams AS st (property, stream, version)
-    SELECT p_property, p_streams[i.ord], v_next[i.ord]
-      FROM generate_subscripts(p_streams, 1) AS i(ord)
-     WHERE v_next[i.ord] > v_current[i.ord]
-     ORDER BY p_streams[i.ord]
-    ON CONFLICT (property, stream) DO UPDATE SET version = EXCLUDED.version
-     WHERE st.stream = ANY (v_locked);
-    GET DIAGNOSTICS v_written = ROW_COUNT;
-    IF v_written <> v_stream_writes THEN
-        -- A concurrent append created one of the streams: the store retries the whole append,
-        -- which then reports the version conflict.
-        RAISE EXCEPTION 'chipledger: stream created concurrently' USING ERRCODE = 'unique_violation';
-    END IF;
-
-    -- 3. Every event's postings sum to zero (R-UNIT-3).
+    -- Every event's postings sum to zero (R-UNIT-3).
     SELECT p.e, sum(p.amount)::text INTO k, v_conflict
       FROM unnest(p_posting_event, p_posting_amount) AS p(e, amount)
      GROUP BY p.e HAVING sum(p.amount) <> 0 ORDER BY p.e LIMIT 1;
     IF FOUND THEN
-        RAISE EXCEPTION 'chipledger: postings of event % do not sum to zero', k USING ERRCODE = 'CL003',
-            DETAIL = json_build_object('event_index', k - 1, 'sum_cents', v_conflict::numeric)::text;
+        SELECT min(i) INTO v_member FROM generate_subscripts(p_event_end, 1) AS i WHERE p_event_end[i] >= k;
+        e0 := CASE WHEN v_member = 1 THEN 0 ELSE p_event_end[v_member - 1] END;
+        RAISE EXCEPTION 'chipledger: postings of event % do not sum to zero', k - e0 USING ERRCODE = 'CL003',
+            DETAIL = json_build_object('event_index', k - e0 - 1, 'sum_cents', v_conflict::numeric)::text;
     END IF;
 
-    -- 4. Account balances: lock the existing rows in account order, compute the new balances
-    --    (a missing account starts at zero) and the first R-UNIT-4 violation; then write.
-    IF cardinality(p_posting_account) > 0 THEN
-        WITH d AS (SELECT p.account, sum(p.amount)::bigint AS delta
-                     FROM unnest(p_posting_account, p_posting_amount) AS p(account, amount)
-                    GROUP BY p.account),
-             b AS MATERIALIZED (SELECT l.account, l.balance_cents
-                                  FROM (SELECT d.account FROM d ORDER BY d.account) o
-                                 CROSS JOIN LATERAL (SELECT ab.account, ab.balance_cents FROM account_balances ab
-                                                      WHERE ab.property = p_property AND ab.account = o.account
-                                                      FOR UPDATE) l),
-             n AS (SELECT d.account, d.delta, b.account IS NOT NULL AS existing,
-                          coalesce(b.balance_cents, 0) + d.delta AS balance_cents
-                     FROM d LEFT JOIN b ON b.account = d.account)
-        SELECT array_agg(n.account ORDER BY n.account) FILTER (WHERE NOT n.existing OR n.delta <> 0),
-               array_agg(n.balance_cents ORDER BY n.account) FILTER (WHERE NOT n.existing OR n.delta <> 0),
-               array_agg(n.account) FILTER (WHERE n.existing),
-               (array_agg(n.account ORDER BY n.account)
-                    FILTER (WHERE n.balance_cents < 0 AND chipledger_account_non_negative(n.account)))[1],
-               (array_agg(n.balance_cents ORDER BY n.account)
-                    FILTER (WHERE n.balance_cents < 0 AND chipledger_account_non_negative(n.account)))[1]
-          INTO v_accounts, v_balances, v_existing, v_account, v_balance
-          FROM n;
-        IF v_account IS NOT NULL THEN
-            RAISE EXCEPTION 'chipledger: account % would go negative (R-UNIT-4)', v_account
-                USING ERRCODE = 'CL004',
-                DETAIL = json_build_object('account', v_account, 'balance_cents', v_balance)::text;
+    -- Each check below is made for every member at once, each member against the members
+    -- before it, and gives the first member it refuses (NULL: none). The member refused is the
+    -- first of those; the members before it pass every check, so its refusal is the one a serial
+    -- run would give. Their projections are applied first, as a serial run would, in case one
+    -- of them is refused there.
+
+    -- 1. Idempotency (independent of the other members: they share no command id): all of a
+    --    member's commands known with equal hashes from one append = a replay; a command
+    --    refused before with this very request answers that refusal (R-AUDIT-3).
+    FOR m, v_found, v_same, v_appends, v_refused, v_refusal_seq IN
+        SELECT x.m, count(*)::int,
+               count(*) FILTER (WHERE c.request_hash = x.request_hash)::int,
+               count(DISTINCT c.append_id)::int,
+               count(c.refusal_seq)::int,
+               min(c.refusal_seq)
+          FROM unnest(p_command_member, p_command_ids, p_request_hashes) AS x(m, command_id, request_hash)
+         CROSS JOIN LATERAL (SELECT k.request_hash, k.append_id, k.refusal_seq FROM commands k
+                              WHERE k.property = p_property AND k.command_id = x.command_id
+                             OFFSET 0) c
+         GROUP BY x.m ORDER BY x.m
+    LOOP
+        c0 := CASE WHEN m = 1 THEN 0 ELSE p_command_end[m - 1] END;
+        c1 := p_command_end[m];
+        IF v_refused = 0 AND v_same = v_found AND v_found = c1 - c0 AND v_appends = 1 THEN
+            SELECT c.outcome, c.reply INTO v_outcome, v_reply FROM commands c
+             WHERE c.property = p_property AND c.command_id = p_command_ids[c0 + 1];
+            v_replayed[m] := true;
+            v_outcomes[m] := v_outcome;
+            v_replies[m] := v_reply;
+        ELSIF v_failed IS NULL THEN
+            v_failed := m;
+            IF v_refused = 1 AND v_found = 1 AND v_same = 1 AND c1 - c0 = 1 THEN
+                v_state := 'CL006';
+                v_message := format('chipledger: command %s was refused before', p_command_ids[c1]);
+                v_detail := json_build_object('command_id', p_command_ids[c1], 'refusal_seq', v_refusal_seq)::text;
+            ELSE
+                SELECT c.command_id INTO v_conflict
+                  FROM commands c
+                 WHERE c.property = p_property AND c.command_id = ANY (p_command_ids[c0 + 1 : c1])
+                 ORDER BY (c.request_hash = p_request_hashes[c0 + array_position(p_command_ids[c0 + 1 : c1], c.command_id)]),
+                          array_position(p_command_ids[c0 + 1 : c1], c.command_id)
+                 LIMIT 1;
+                v_state := 'CL002';
+                v_message := 'chipledger: command id reused';
+                v_detail := json_build_object('command_id', v_conflict)::text;
+            END IF;
         END IF;
+    END LOOP;
+
+    -- 2. Expected versions: lock the group's existing streams in name order and read their
+    --    versions; a member's stream is at the committed version plus the events the members
+    --    before it (not replayed) put on it.
+    WITH wanted AS (
+        SELECT s.stream, s.m, s.expected, s.ord
+          FROM unnest(p_streams, p_stream_member, p_expected) WITH ORDINALITY AS s(stream, m, expected, ord)
+         WHERE NOT v_replayed[s.m]
+    ), locked AS MATERIALIZED (
+        SELECT l.stream, l.version
+          FROM (SELECT DISTINCT w.stream FROM wanted w ORDER BY w.stream) o
+         CROSS JOIN LATERAL (SELECT st.stream, st.version FROM streams st
+                              WHERE st.property = p_property AND st.stream = o.stream
+                              FOR UPDATE) l
+    ), counted AS (
+        SELECT w.stream, w.m, w.expected, w.ord, l.version AS committed, coalesce(n.events, 0) AS events,
+               (coalesce(l.version, 0) + coalesce(sum(coalesce(n.events, 0)) OVER (PARTITION BY w.stream ORDER BY w.m
+                                                    ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0))::bigint AS version
+          FROM wanted w
+          LEFT JOIN locked l ON l.stream = w.stream
+          LEFT JOIN (SELECT e.stream_index, count(*) AS events
+                       FROM unnest(p_event_stream) AS e(stream_index) GROUP BY e.stream_index) n
+                 ON n.stream_index = w.ord
+    ), totals AS (
+        SELECT c.stream, max(c.committed) AS committed, max(c.committed) IS NOT NULL AS existing,
+               (coalesce(max(c.committed), 0) + sum(c.events))::bigint AS final
+          FROM counted c GROUP BY c.stream
+    )
+    SELECT (SELECT array_agg(coalesce(c.version, 0) ORDER BY i.ord)
+              FROM generate_subscripts(p_streams, 1) AS i(ord) LEFT JOIN counted c ON c.ord = i.ord),
+           (SELECT array_agg(c.m ORDER BY c.m, c.ord) FILTER (WHERE c.expected >= 0 AND c.expected <> c.version) FROM counted c),
+           (SELECT array_agg(c.stream ORDER BY c.m, c.ord) FILTER (WHERE c.expected >= 0 AND c.expected <> c.version) FROM counted c),
+           (SELECT array_agg(c.expected ORDER BY c.m, c.ord) FILTER (WHERE c.expected >= 0 AND c.expected <> c.version) FROM counted c),
+           (SELECT array_agg(c.version ORDER BY c.m, c.ord) FILTER (WHERE c.expected >= 0 AND c.expected <> c.version) FROM counted c),
+           (SELECT min(c.m) FILTER (WHERE c.committed IS NULL AND c.events > 0) FROM counted c),
+           (SELECT array_agg(t.stream ORDER BY t.stream) FILTER (WHERE t.final > coalesce(t.committed, 0)) FROM totals t),
+           (SELECT array_agg(t.final ORDER BY t.stream) FILTER (WHERE t.final > coalesce(t.committed, 0)) FROM totals t),
+           (SELECT array_agg(t.stream) FILTER (WHERE t.existing) FROM totals t)
+      INTO v_version, v_conflict_members, v_conflict_streams, v_conflict_expected, v_conflict_actual,
+           v_creator, v_write_streams, v_write_versions, v_locked;
+    IF v_conflict_members IS NOT NULL AND (v_failed IS NULL OR v_conflict_members[1] < v_failed) THEN
+        v_failed := v_conflict_members[1];
+        v_state := 'CL001';
+        v_message := format('chipledger: version conflict on %s', v_conflict_streams[1]);
+        v_detail := json_build_object('stream', v_conflict_streams[1], 'expected', v_conflict_expected[1],
+                                      'actual', v_conflict_actual[1])::text;
+    END IF;
+
+    -- 3. Account balances: lock the group's existing accounts in account order; a member's
+    --    balance of an account is the committed one plus its own postings and those of the
+    --    members before it (a missing account starts at zero), and may not be negative where
+    --    R-UNIT-4 says so.
+    IF cardinality(p_posting_account) > 0 THEN
+        WITH d AS (
+            SELECT p_stream_member[p_event_stream[q.e]] AS m, q.account, sum(q.amount)::bigint AS delta
+              FROM unnest(p_posting_event, p_posting_account, p_posting_amount) AS q(e, account, amount)
+             WHERE NOT v_replayed[p_stream_member[p_event_stream[q.e]]]
+             GROUP BY 1, 2
+        ), b AS MATERIALIZED (
+            SELECT l.account, l.balance_cents
+              FROM (SELECT DISTINCT d.account FROM d ORDER BY d.account) o
+             CROSS JOIN LATERAL (SELECT ab.account, ab.balance_cents FROM account_balances ab
+                                  WHERE ab.property = p_property AND ab.account = o.account
+                                  FOR UPDATE) l
+        ), n AS (
+            SELECT d.m, d.account, b.account IS NOT NULL AS existing,
+                   (coalesce(b.balance_cents, 0) + sum(d.delta) OVER (PARTITION BY d.account ORDER BY d.m))::bigint AS balance_cents,
+                   sum(d.delta) OVER (PARTITION BY d.account) AS total_delta,
+                   d.m = max(d.m) OVER (PARTITION BY d.account) AS last
+              FROM d LEFT JOIN b ON b.account = d.account
+        )
+        SELECT array_agg(n.account ORDER BY n.account) FILTER (WHERE n.last AND (NOT n.existing OR n.total_delta <> 0)),
+               array_agg(n.balance_cents ORDER BY n.account) FILTER (WHERE n.last AND (NOT n.existing OR n.total_delta <> 0)),
+               array_agg(n.account) FILTER (WHERE n.last AND n.existing),
+               (array_agg(n.m ORDER BY n.m, n.account)
+                    FILTER (WHERE n.balance_cents < 0 AND chipledger_account_non_negative(n.account)))[1],
+               (array_agg(n.account ORDER BY n.m, n.account)
+                    FILTER (WHERE n.balance_cents < 0 AND chipledger_account_non_negative(n.account)))[1],
+               (array_agg(n.balance_cents ORDER BY n.m, n.account)
+                    FILTER (WHERE n.balance_cents < 0 AND chipledger_account_non_negative(n.account)))[1]
+          INTO v_accounts, v_balances, v_existing, m, v_account, v_balance
+          FROM n;
+        IF m IS NOT NULL AND (v_failed IS NULL OR m < v_failed) THEN
+            v_failed := m;
+            v_state := 'CL004';
+            v_message := format('chipledger: account %s would go negative (R-UNIT-4)', v_account);
+            v_detail := json_build_object('account', v_account, 'balance_cents', v_balance)::text;
+        END IF;
+    END IF;
+
+    -- 4. Domain projections (fn_chipledger_apply_projection_ops.sql), member by member, up to
+    --    the member refused; then its refusal.
+    FOR m IN 1 .. coalesce(v_failed - 1, v_members) LOOP
+        CONTINUE WHEN v_replayed[m];
+        v_member := m;
+        o0 := CASE WHEN m = 1 THEN 0 ELSE p_op_end[m - 1] END;
+        IF p_op_end[m] > o0 THEN
+            PERFORM chipledger_apply_projection_ops(p_property, p_projection_ops[o0 + 1 : p_op_end[m]]);
+        END IF;
+    END LOOP;
+    IF v_failed IS NOT NULL THEN
+        v_member := v_failed;
+        RAISE EXCEPTION '%', v_message USING ERRCODE = v_state, DETAIL = v_detail;
+    END IF;
+
+    -- The versions and balances of the whole group, written once.
+    v_member := array_position(v_replayed, false);
+    IF v_write_streams IS NOT NULL THEN
+        INSERT INTO streams AS st (property, stream, version)
+        SELECT p_property, w.stream, w.version
+          FROM unnest(v_write_streams, v_write_versions) AS w(stream, version)
+         ORDER BY w.stream
+        ON CONFLICT (property, stream) DO UPDATE SET version = EXCLUDED.version
+         WHERE st.stream = ANY (v_locked);
+        GET DIAGNOSTICS v_written = ROW_COUNT;
+        IF v_written <> cardinality(v_write_streams) THEN
+            -- A concurrent append created one of the streams: the store retries the member,
+            -- which then reports the version conflict.
+            v_member := coalesce(v_creator, array_position(v_replayed, false));
+            RAISE EXCEPTION 'chipledger: stream created concurrently' USING ERRCODE = 'unique_violation';
+        END IF;
+    END IF;
+    IF v_accounts IS NOT NULL THEN
         INSERT INTO account_balances AS ab (property, account, balance_cents)
         SELECT p_property, a.account, a.balance_cents
           FROM unnest(v_accounts, v_balances) AS a(account, balance_cents)
@@ -204,21 +334,24 @@ BEGIN
         ON CONFLICT (property, account) DO UPDATE SET balance_cents = EXCLUDED.balance_cents
          WHERE ab.account = ANY (v_existing);
         GET DIAGNOSTICS v_written = ROW_COUNT;
-        IF v_written <> coalesce(cardinality(v_accounts), 0) THEN
+        IF v_written <> cardinality(v_accounts) THEN
             -- A concurrent append created one of the accounts: retried like a new stream.
+            v_member := array_position(v_replayed, false);
             RAISE EXCEPTION 'chipledger: account created concurrently' USING ERRCODE = 'unique_violation';
         END IF;
     END IF;
 
-    -- 5. Domain projections (chipledger_apply_projection_ops, migrations 0002, 0003, 0005).
-    IF cardinality(p_projection_ops) > 0 THEN
-        PERFORM chipledger_apply_projection_ops(p_property, p_projection_ops);
+    -- Every member a replay: nothing to write.
+    v_member := array_position(v_replayed, false);
+    IF v_member IS NULL THEN
+        RETURN QUERY SELECT i, true, v_outcomes[i], v_replies[i] FROM generate_series(1, v_members) AS i;
+        RETURN;
     END IF;
 
-    -- 6. The end of the last partition, read before the head lock (it only ever grows).
+    -- 5. The end of the last partition, read before the head lock (it only ever grows).
     SELECT max(l.until_at) INTO v_until FROM log_partitions l;
 
-    -- 7. Commit point: the head row lock is held from here to COMMIT.
+    -- 6. Commit point: the head row lock is held from here to COMMIT.
     SELECT h.last_position, h.last_hash, h.last_recorded_at INTO v_last, v_hash, v_last_at
       FROM property_heads h WHERE h.property = p_property FOR UPDATE;
     IF NOT FOUND THEN
@@ -233,52 +366,74 @@ BEGIN
             DETAIL = json_build_object('recorded_at_micros', v_micros,
                                        'partitions_until_micros', (extract(epoch FROM v_until) * 1000000)::bigint)::text;
     END IF;
-    v_next := v_current;
-    FOR k IN 1 .. v_event_count LOOP
-        v_next[p_event_stream[k]] := v_next[p_event_stream[k]] + 1;
-        v_versions[k] := v_next[p_event_stream[k]];
-        v_hash := sha256(p_entries[k] || convert_to(format('%s,"prev":"%s","recorded_at_micros":%s,"stream_version":%s}',
-                                                            v_last + k, encode(v_hash, 'hex'), v_micros, v_versions[k]),
-                                                     'UTF8'));
-        v_hashes[k] := v_hash;
+    FOR m IN 1 .. v_members LOOP
+        CONTINUE WHEN v_replayed[m];
+        e0 := CASE WHEN m = 1 THEN 0 ELSE p_event_end[m - 1] END;
+        v_first[m] := v_last + 1;
+        FOR k IN e0 + 1 .. p_event_end[m] LOOP
+            v_last := v_last + 1;
+            v_version[p_event_stream[k]] := v_version[p_event_stream[k]] + 1;
+            v_positions[k] := v_last;
+            v_versions[k] := v_version[p_event_stream[k]];
+            v_hash := sha256(p_entries[k] || convert_to(format('%s,"prev":"%s","recorded_at_micros":%s,"stream_version":%s}',
+                                                                v_last, encode(v_hash, 'hex'), v_micros, v_versions[k]),
+                                                         'UTF8'));
+            v_hashes[k] := v_hash;
+        END LOOP;
+        v_last_of[m] := v_last;
+        v_hash_of[m] := v_hash;
     END LOOP;
 
-    v_outcome := json_build_object(
-        'append_id', p_append_id,
-        'first_position', v_last + 1,
-        'last_position', v_last + v_event_count,
-        'last_hash', encode(v_hash, 'hex'),
-        'recorded_at_micros', v_micros,
-        'stream_versions', (SELECT json_agg(json_build_array(p_streams[i.ord], v_next[i.ord]) ORDER BY i.ord)
-                              FROM generate_subscripts(p_streams, 1) AS i(ord)))::text;
+    SELECT array_agg(CASE WHEN v_replayed[i] THEN v_outcomes[i] ELSE json_build_object(
+               'append_id', p_append_ids[i],
+               'first_position', v_first[i],
+               'last_position', v_last_of[i],
+               'last_hash', encode(v_hash_of[i], 'hex'),
+               'recorded_at_micros', v_micros,
+               'stream_versions', (SELECT json_agg(json_build_array(p_streams[s], v_version[s]) ORDER BY s)
+                                     FROM generate_series(CASE WHEN i = 1 THEN 1 ELSE p_stream_end[i - 1] + 1 END,
+                                                          p_stream_end[i]) AS s))::text END
+           ORDER BY i)
+      INTO v_outcomes
+      FROM generate_series(1, v_members) AS i;
 
     WITH written_events AS (
         INSERT INTO events (property, position, stream, stream_version, event_id, event_type,
                             schema_version, payload, metadata, recorded_at, hash, chain_format)
-        SELECT p_property, v_last + e.ord, p_streams[e.stream_index], v_versions[e.ord], e.event_id,
-               e.event_type, e.schema_version, e.payload, e.metadata, v_recorded, v_hashes[e.ord], 2
-          FROM unnest(p_event_stream, p_event_ids, p_event_types, p_schema_versions, p_payloads, p_metadata)
-               WITH ORDINALITY AS e(stream_index, event_id, event_type, schema_version, payload, metadata, ord)
+        SELECT p_property, e.position, p_streams[e.stream_index], e.stream_version, e.event_id,
+               e.event_type, e.schema_version, e.payload, e.metadata, v_recorded, e.hash, 2
+          FROM unnest(p_event_stream, p_event_ids, p_event_types, p_schema_versions, p_payloads, p_metadata,
+                      v_positions, v_versions, v_hashes)
+               AS e(stream_index, event_id, event_type, schema_version, payload, metadata, position, stream_version, hash)
+         WHERE e.position IS NOT NULL
     ), written_ids AS (
         INSERT INTO event_ids (event_id, property, position)
-        SELECT e.event_id, p_property, v_last + e.ord
-          FROM unnest(p_event_ids) WITH ORDINALITY AS e(event_id, ord)
+        SELECT e.event_id, p_property, e.position
+          FROM unnest(p_event_ids, v_positions) AS e(event_id, position)
+         WHERE e.position IS NOT NULL
     ), written_postings AS (
         INSERT INTO postings (property, position, posting_index, account, amount_cents, recorded_at)
-        SELECT p_property, v_last + p.e, p.i, p.account, p.amount, v_recorded
+        SELECT p_property, v_positions[p.e], p.i, p.account, p.amount, v_recorded
           FROM unnest(p_posting_event, p_posting_index, p_posting_account, p_posting_amount)
                AS p(e, i, account, amount)
+         WHERE v_positions[p.e] IS NOT NULL
     ), written_commands AS (
         INSERT INTO commands (property, command_id, request_hash, append_id, outcome, reply, recorded_at, last_position)
-        SELECT p_property, c.command_id, c.request_hash, p_append_id, v_outcome, p_reply, v_recorded,
-               v_last + v_event_count
-          FROM unnest(p_command_ids, p_request_hashes) AS c(command_id, request_hash)
+        SELECT p_property, c.command_id, c.request_hash, p_append_ids[c.m], v_outcomes[c.m], p_replies[c.m],
+               v_recorded, v_last_of[c.m]
+          FROM unnest(p_command_member, p_command_ids, p_request_hashes) AS c(m, command_id, request_hash)
+         WHERE NOT v_replayed[c.m]
     )
-    UPDATE property_heads SET last_position = v_last + v_event_count, last_hash = v_hash,
-           last_recorded_at = v_recorded
+    UPDATE property_heads SET last_position = v_last, last_hash = v_hash, last_recorded_at = v_recorded
      WHERE property = p_property;
 
     PERFORM pg_notify('chipledger_events', p_property);
-    RETURN QUERY SELECT false, v_outcome, p_reply;
+    RETURN QUERY SELECT i, v_replayed[i], v_outcomes[i], v_replies[i] FROM generate_series(1, v_members) AS i;
+EXCEPTION WHEN OTHERS THEN
+    -- The same error, with the member it belongs to.
+    GET STACKED DIAGNOSTICS v_state = RETURNED_SQLSTATE, v_message = MESSAGE_TEXT,
+                            v_detail = PG_EXCEPTION_DETAIL, v_constraint = CONSTRAINT_NAME;
+    RAISE EXCEPTION USING ERRCODE = v_state, MESSAGE = v_message, DETAIL = v_detail,
+        HINT = 'chipledger member ' || coalesce(v_member, 1), CONSTRAINT = v_constraint;
 END
 $$;

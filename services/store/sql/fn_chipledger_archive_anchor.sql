@@ -2,10 +2,14 @@
 -- position, its hash and chain format (no row: nothing archived, the chain starts at genesis).
 CREATE OR REPLACE FUNCTION chipledger_archive_anchor(p_property text)
 RETURNS TABLE ("position" bigint, hash bytea, chain_format smallint)
-LANGUAGE sql STABLE
+LANGUAGE plpgsql STABLE
 SECURITY DEFINER
 SET search_path = public, pg_temp
 AS $$
-SELECT a.position, a.hash, a.chain_format FROM archive_anchors a
- WHERE a.property = p_property ORDER BY a.position DESC LIMIT 1
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    SELECT a.position, a.hash, a.chain_format FROM archive_anchors a
+     WHERE a.property = p_property ORDER BY a.position DESC LIMIT 1;
+END
 $$;

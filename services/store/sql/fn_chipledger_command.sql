@@ -2,10 +2,14 @@
 -- its place in the refusal chain.
 CREATE OR REPLACE FUNCTION chipledger_command(p_property text, p_command_id text)
 RETURNS TABLE (request_hash bytea, outcome text, reply bytea, refusal_seq bigint)
-LANGUAGE sql STABLE
+LANGUAGE plpgsql STABLE
 SECURITY DEFINER
 SET search_path = public, pg_temp
 AS $$
-SELECT c.request_hash, c.outcome, c.reply, c.refusal_seq FROM commands c
- WHERE c.property = p_property AND c.command_id = p_command_id
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    SELECT c.request_hash, c.outcome, c.reply, c.refusal_seq FROM commands c
+     WHERE c.property = p_property AND c.command_id = p_command_id;
+END
 $$;

@@ -2,13 +2,17 @@
 -- the archive anchor if a partition was archived) and refused.
 CREATE OR REPLACE FUNCTION chipledger_command_count(p_property text)
 RETURNS TABLE (accepted bigint, refused bigint)
-LANGUAGE sql STABLE
+LANGUAGE plpgsql STABLE
 SECURITY DEFINER
 SET search_path = public, pg_temp
 AS $$
-SELECT count(*) FILTER (WHERE c.refusal_seq IS NULL
-                          AND c.last_position > coalesce((SELECT max(a.position) FROM archive_anchors a
-                                                           WHERE a.property = p_property), 0)),
-       count(*) FILTER (WHERE c.refusal_seq IS NOT NULL)
-  FROM commands c WHERE c.property = p_property
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    SELECT count(*) FILTER (WHERE c.refusal_seq IS NULL
+                              AND c.last_position > coalesce((SELECT max(a.position) FROM archive_anchors a
+                                                               WHERE a.property = p_property), 0)),
+           count(*) FILTER (WHERE c.refusal_seq IS NOT NULL)
+      FROM commands c WHERE c.property = p_property;
+END
 $$;

@@ -2,11 +2,15 @@
 -- there binds them), by position and command id.
 CREATE OR REPLACE FUNCTION chipledger_commands_range(p_property text, p_first bigint, p_last bigint)
 RETURNS TABLE (command_id text, request_hash bytea, append_id uuid, outcome text, reply bytea, last_position bigint)
-LANGUAGE sql STABLE
+LANGUAGE plpgsql STABLE
 SECURITY DEFINER
 SET search_path = public, pg_temp
 AS $$
-SELECT c.command_id, c.request_hash, c.append_id, c.outcome, c.reply, c.last_position FROM commands c
- WHERE c.property = p_property AND c.last_position BETWEEN p_first AND p_last
- ORDER BY c.last_position, c.command_id COLLATE "C"
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    SELECT c.command_id, c.request_hash, c.append_id, c.outcome, c.reply, c.last_position FROM commands c
+     WHERE c.property = p_property AND c.last_position BETWEEN p_first AND p_last
+     ORDER BY c.last_position, c.command_id COLLATE "C";
+END
 $$;

@@ -4,18 +4,22 @@
 -- For report::jackpot_day (main): `SELECT * FROM chipledger_jackpot_day($1, $2)`.
 CREATE OR REPLACE FUNCTION chipledger_jackpot_day(p_property text, p_gaming_day text)
 RETURNS TABLE (table_id text, opening_cents bigint, drops_cents bigint, paid_cents bigint, closing_cents bigint)
-LANGUAGE sql STABLE
+LANGUAGE plpgsql STABLE
 SECURITY DEFINER
 SET search_path = public, pg_temp
 AS $$
-WITH day AS (
-    SELECT split_part(p.account, '/', 2) AS table_id, p.amount_cents, e.metadata ->> 'gaming_day' AS gaming_day
-      FROM postings p JOIN events e ON e.property = p.property AND e.position = p.position
-     WHERE p.property = p_property AND p.account LIKE 'table/%/jackpot' AND e.metadata ->> 'gaming_day' <= p_gaming_day)
-SELECT d.table_id,
-       coalesce(sum(d.amount_cents) FILTER (WHERE d.gaming_day < p_gaming_day), 0)::bigint,
-       coalesce(sum(d.amount_cents) FILTER (WHERE d.gaming_day = p_gaming_day AND d.amount_cents > 0), 0)::bigint,
-       coalesce(-sum(d.amount_cents) FILTER (WHERE d.gaming_day = p_gaming_day AND d.amount_cents < 0), 0)::bigint,
-       coalesce(sum(d.amount_cents), 0)::bigint
-  FROM day d GROUP BY d.table_id ORDER BY d.table_id
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    WITH day AS (
+        SELECT split_part(p.account, '/', 2) AS table_id, p.amount_cents, e.metadata ->> 'gaming_day' AS gaming_day
+          FROM postings p JOIN events e ON e.property = p.property AND e.position = p.position
+         WHERE p.property = p_property AND p.account LIKE 'table/%/jackpot' AND e.metadata ->> 'gaming_day' <= p_gaming_day)
+    SELECT d.table_id,
+           coalesce(sum(d.amount_cents) FILTER (WHERE d.gaming_day < p_gaming_day), 0)::bigint,
+           coalesce(sum(d.amount_cents) FILTER (WHERE d.gaming_day = p_gaming_day AND d.amount_cents > 0), 0)::bigint,
+           coalesce(-sum(d.amount_cents) FILTER (WHERE d.gaming_day = p_gaming_day AND d.amount_cents < 0), 0)::bigint,
+           coalesce(sum(d.amount_cents), 0)::bigint
+      FROM day d GROUP BY d.table_id ORDER BY d.table_id;
+END
 $$;

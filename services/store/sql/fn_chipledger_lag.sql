@@ -2,11 +2,15 @@
 -- (NULL when none is pending) and the database's clock.
 CREATE OR REPLACE FUNCTION chipledger_lag(p_property text, p_delivered bigint)
 RETURNS TABLE (head_position bigint, oldest_pending timestamptz, now timestamptz)
-LANGUAGE sql VOLATILE
+LANGUAGE plpgsql VOLATILE
 SECURITY DEFINER
 SET search_path = public, pg_temp
 AS $$
-SELECT coalesce((SELECT h.last_position FROM property_heads h WHERE h.property = p_property), 0),
-       (SELECT e.recorded_at FROM events e WHERE e.property = p_property AND e.position = p_delivered + 1),
-       clock_timestamp()
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    SELECT coalesce((SELECT h.last_position FROM property_heads h WHERE h.property = p_property), 0),
+           (SELECT e.recorded_at FROM events e WHERE e.property = p_property AND e.position = p_delivered + 1),
+           clock_timestamp();
+END
 $$;

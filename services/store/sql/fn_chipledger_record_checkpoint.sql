@@ -2,13 +2,17 @@
 CREATE OR REPLACE FUNCTION chipledger_record_checkpoint(p_property text, p_position bigint, p_refusal_seq bigint, p_key_id text, p_signed_at timestamptz,
     p_document text)
 RETURNS boolean
-LANGUAGE sql VOLATILE
+LANGUAGE plpgsql VOLATILE
 SECURITY DEFINER
 SET search_path = public, pg_temp
 AS $$
-WITH kept AS (
+DECLARE
+    v_kept int;
+BEGIN
     INSERT INTO checkpoints (property, position, refusal_seq, key_id, signed_at, document)
     VALUES (p_property, p_position, p_refusal_seq, p_key_id, p_signed_at, p_document)
-    ON CONFLICT DO NOTHING RETURNING 1)
-SELECT EXISTS (SELECT 1 FROM kept)
+    ON CONFLICT DO NOTHING;
+    GET DIAGNOSTICS v_kept = ROW_COUNT;
+    RETURN v_kept = 1;
+END
 $$;

@@ -2,12 +2,16 @@
 -- gaming day ('' when the metadata has no string there).
 CREATE OR REPLACE FUNCTION chipledger_report_events(p_property text, p_after bigint, p_limit bigint)
 RETURNS TABLE ("position" bigint, stream text, gaming_day text)
-LANGUAGE sql STABLE
+LANGUAGE plpgsql STABLE
 SECURITY DEFINER
 SET search_path = public, pg_temp
 AS $$
-SELECT e.position, e.stream,
-       CASE jsonb_typeof(e.metadata -> 'gaming_day') WHEN 'string' THEN e.metadata ->> 'gaming_day' ELSE '' END
-  FROM events e WHERE e.property = p_property AND e.position > p_after
- ORDER BY e.position LIMIT p_limit
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    SELECT e.position, e.stream,
+           CASE jsonb_typeof(e.metadata -> 'gaming_day') WHEN 'string' THEN e.metadata ->> 'gaming_day' ELSE '' END
+      FROM events e WHERE e.property = p_property AND e.position > p_after
+     ORDER BY e.position LIMIT p_limit;
+END
 $$;

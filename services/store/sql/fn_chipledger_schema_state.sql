@@ -1,9 +1,12 @@
 -- chipledger_schema_state: what the admin step last installed (SHA-256 of the function files), NULL before.
 CREATE OR REPLACE FUNCTION chipledger_schema_state()
 RETURNS text
-LANGUAGE sql STABLE
+LANGUAGE plpgsql STABLE
 SECURITY DEFINER
 SET search_path = public, pg_temp
 AS $$
-SELECT s.functions_sha256 FROM schema_state s
+BEGIN
+    RETURN (
+    SELECT s.functions_sha256 FROM schema_state s);
+END
 $$;

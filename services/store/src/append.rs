@@ -56,6 +56,10 @@ impl EncodedAppend {
     pub(crate) fn event_count(&self) -> usize {
         self.event_ids.len()
     }
+
+    pub(crate) fn shares_a_command_with(&self, other: &EncodedAppend) -> bool {
+        self.command_ids.iter().any(|id| other.command_ids.contains(id))
+    }
 }
 
 fn invalid(message: impl Into<String>) -> StoreError {
@@ -218,33 +222,152 @@ pub(crate) struct StoredOutcome {
     pub(crate) stream_versions: Vec<(String, i64)>,
 }
 
-/// Run the append statement on a connection (autocommit) or inside a caller's transaction.
+/// Run one append on a connection (autocommit) or inside a caller's transaction.
 pub(crate) async fn execute(conn: &mut PgConnection, encoded: &EncodedAppend) -> Result<AppendOutcome, StoreError> {
-    let (replayed, outcome_json, reply): (bool, String, Vec<u8>) = sqlx::query_as(
-        "SELECT replayed, outcome, reply FROM chipledger_append(\
-         $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)",
+    let mut outcomes = execute_group(conn, &[encoded]).await.map_err(|(_, error)| error)?;
+    outcomes.pop().ok_or_else(|| StoreError::Corrupt("the append answered no member".into()))
+}
+
+/// Run the appends of a group in one statement (`chipledger_append`, one round trip, atomic):
+/// each member judged after the ones before it, as if alone. An error belongs to one member
+/// (its index in `members`), which the caller takes out before running the rest again.
+pub(crate) async fn execute_group(
+    conn: &mut PgConnection,
+    members: &[&EncodedAppend],
+) -> Result<Vec<AppendOutcome>, (usize, StoreError)> {
+    let group = GroupArrays::of(members);
+    let rows: Vec<(i32, bool, String, Vec<u8>)> = sqlx::query_as(
+        "SELECT member, replayed, outcome, reply FROM chipledger_append(\
+         $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26)",
     )
-    .bind(&encoded.property)
-    .bind(encoded.append_id)
-    .bind(&encoded.command_ids)
-    .bind(&encoded.request_hashes)
-    .bind(&encoded.reply)
-    .bind(&encoded.streams)
-    .bind(&encoded.expected)
-    .bind(&encoded.event_stream)
-    .bind(&encoded.event_ids)
-    .bind(&encoded.event_types)
-    .bind(&encoded.schema_versions)
-    .bind(&encoded.payloads)
-    .bind(&encoded.metadata)
-    .bind(&encoded.entries)
-    .bind(&encoded.posting_event)
-    .bind(&encoded.posting_index)
-    .bind(&encoded.posting_account)
-    .bind(&encoded.posting_amount)
-    .bind(&encoded.projection_ops)
-    .fetch_one(conn)
+    .bind(members.first().map_or("", |member| member.property.as_str()))
+    .bind(&group.append_ids)
+    .bind(&group.replies)
+    .bind(&group.command_end)
+    .bind(&group.stream_end)
+    .bind(&group.event_end)
+    .bind(&group.posting_end)
+    .bind(&group.op_end)
+    .bind(&group.command_member)
+    .bind(&group.stream_member)
+    .bind(&group.command_ids)
+    .bind(&group.request_hashes)
+    .bind(&group.streams)
+    .bind(&group.expected)
+    .bind(&group.event_stream)
+    .bind(&group.event_ids)
+    .bind(&group.event_types)
+    .bind(&group.schema_versions)
+    .bind(&group.payloads)
+    .bind(&group.metadata)
+    .bind(&group.entries)
+    .bind(&group.posting_event)
+    .bind(&group.posting_index)
+    .bind(&group.posting_account)
+    .bind(&group.posting_amount)
+    .bind(&group.projection_ops)
+    .fetch_all(conn)
     .await
-    .map_err(classify)?;
-    crate::rejection::decode_outcome(replayed, outcome_json, reply)
+    .map_err(|error| (crate::error::member_of(&error).filter(|index| *index < members.len()).unwrap_or(0), classify(error)))?;
+    if rows.len() != members.len() || rows.iter().enumerate().any(|(index, row)| row.0 as usize != index + 1) {
+        return Err((0, StoreError::Corrupt(format!("the append answered {} rows for {} members", rows.len(), members.len()))));
+    }
+    rows.into_iter()
+        .enumerate()
+        .map(|(index, (_, replayed, outcome_json, reply))| {
+            crate::rejection::decode_outcome(replayed, outcome_json, reply).map_err(|error| (index, error))
+        })
+        .collect()
+}
+
+/// The arrays of a group's members end to end, with where each member's items end.
+struct GroupArrays<'a> {
+    append_ids: Vec<Uuid>,
+    replies: Vec<&'a [u8]>,
+    command_end: Vec<i32>,
+    stream_end: Vec<i32>,
+    event_end: Vec<i32>,
+    posting_end: Vec<i32>,
+    op_end: Vec<i32>,
+    command_member: Vec<i32>,
+    stream_member: Vec<i32>,
+    command_ids: Vec<&'a str>,
+    request_hashes: Vec<&'a [u8]>,
+    streams: Vec<&'a str>,
+    expected: Vec<i64>,
+    event_stream: Vec<i32>,
+    event_ids: Vec<Uuid>,
+    event_types: Vec<&'a str>,
+    schema_versions: Vec<i16>,
+    payloads: Vec<&'a serde_json::Value>,
+    metadata: Vec<&'a serde_json::Value>,
+    entries: Vec<&'a [u8]>,
+    posting_event: Vec<i32>,
+    posting_index: Vec<i16>,
+    posting_account: Vec<&'a str>,
+    posting_amount: Vec<i64>,
+    projection_ops: Vec<&'a serde_json::Value>,
+}
+
+impl<'a> GroupArrays<'a> {
+    fn of(members: &[&'a EncodedAppend]) -> GroupArrays<'a> {
+        let events: usize = members.iter().map(|member| member.event_ids.len()).sum();
+        let postings: usize = members.iter().map(|member| member.posting_event.len()).sum();
+        let mut group = GroupArrays {
+            append_ids: Vec::with_capacity(members.len()),
+            replies: Vec::with_capacity(members.len()),
+            command_end: Vec::with_capacity(members.len()),
+            stream_end: Vec::with_capacity(members.len()),
+            event_end: Vec::with_capacity(members.len()),
+            posting_end: Vec::with_capacity(members.len()),
+            op_end: Vec::with_capacity(members.len()),
+            command_member: Vec::new(),
+            stream_member: Vec::new(),
+            command_ids: Vec::new(),
+            request_hashes: Vec::new(),
+            streams: Vec::new(),
+            expected: Vec::new(),
+            event_stream: Vec::with_capacity(events),
+            event_ids: Vec::with_capacity(events),
+            event_types: Vec::with_capacity(events),
+            schema_versions: Vec::with_capacity(events),
+            payloads: Vec::with_capacity(events),
+            metadata: Vec::with_capacity(events),
+            entries: Vec::with_capacity(events),
+            posting_event: Vec::with_capacity(postings),
+            posting_index: Vec::with_capacity(postings),
+            posting_account: Vec::with_capacity(postings),
+            posting_amount: Vec::with_capacity(postings),
+            projection_ops: Vec::new(),
+        };
+        for (index, member) in members.iter().enumerate() {
+            let (stream_base, event_base) = (group.streams.len() as i32, group.event_ids.len() as i32);
+            group.append_ids.push(member.append_id);
+            group.replies.push(&member.reply);
+            group.command_member.extend(std::iter::repeat_n(index as i32 + 1, member.command_ids.len()));
+            group.command_ids.extend(member.command_ids.iter().map(String::as_str));
+            group.request_hashes.extend(member.request_hashes.iter().map(Vec::as_slice));
+            group.stream_member.extend(std::iter::repeat_n(index as i32 + 1, member.streams.len()));
+            group.streams.extend(member.streams.iter().map(String::as_str));
+            group.expected.extend_from_slice(&member.expected);
+            group.event_stream.extend(member.event_stream.iter().map(|stream| stream + stream_base));
+            group.event_ids.extend_from_slice(&member.event_ids);
+            group.event_types.extend(member.event_types.iter().map(String::as_str));
+            group.schema_versions.extend_from_slice(&member.schema_versions);
+            group.payloads.extend(&member.payloads);
+            group.metadata.extend(&member.metadata);
+            group.entries.extend(member.entries.iter().map(Vec::as_slice));
+            group.posting_event.extend(member.posting_event.iter().map(|event| event + event_base));
+            group.posting_index.extend_from_slice(&member.posting_index);
+            group.posting_account.extend(member.posting_account.iter().map(String::as_str));
+            group.posting_amount.extend_from_slice(&member.posting_amount);
+            group.projection_ops.extend(&member.projection_ops);
+            group.command_end.push(group.command_ids.len() as i32);
+            group.stream_end.push(group.streams.len() as i32);
+            group.event_end.push(group.event_ids.len() as i32);
+            group.posting_end.push(group.posting_event.len() as i32);
+            group.op_end.push(group.projection_ops.len() as i32);
+        }
+        group
+    }
 }

@@ -93,6 +93,13 @@ struct NegativeDetail {
 }
 
 /// Map a database error to a typed one where PostgreSQL told us which invariant held.
+/// Which member of a group append an error belongs to (0-based), from the HINT
+/// `chipledger member <m>` that `chipledger_append` adds to every error it raises.
+pub(crate) fn member_of(error: &sqlx::Error) -> Option<usize> {
+    let hint = error.as_database_error()?.try_downcast_ref::<sqlx::postgres::PgDatabaseError>()?.hint()?;
+    hint.strip_prefix("chipledger member ")?.parse::<usize>().ok()?.checked_sub(1)
+}
+
 pub(crate) fn classify(error: sqlx::Error) -> StoreError {
     let Some(db) = error.as_database_error() else { return StoreError::Database(error) };
     let code = db.code().map(|c| c.into_owned()).unwrap_or_default();

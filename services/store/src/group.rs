@@ -5,23 +5,28 @@
 //! behind the lock, so N waiting appends cost N flushes one after the other, while plain INSERTs
 //! from N connections share flushes (PostgreSQL's own group commit). Here the appends that
 //! arrive while a transaction of their property is in flight wait in a queue; the next
-//! transaction takes them all (bounded) and runs `chipledger_append` once per append, in arrival
-//! order, then commits once. Every guarantee of the single append holds for each member: the
-//! calls run one after the other inside the transaction, each sees the writes of the ones before
-//! it (versions, balances, idempotency rows, head), so the result is exactly the serial
-//! execution of the members in queue order, made durable together.
+//! statement takes them all (bounded): one `chipledger_append` call for the group, in arrival
+//! order, committed once. Every guarantee of the single append holds for each member: the
+//! function judges the members one after the other, each against the writes of the ones before
+//! it (versions, balances, projections), then writes every member's events, postings and command
+//! rows with one INSERT per table under one head lock, so the result is exactly the serial
+//! execution of the members in queue order, made durable together. Members never share a
+//! command id: such a member waits for the next group, where the earlier one's row is committed.
+//! Why one statement and not one call per member inside a transaction: in PostgreSQL most of an
+//! append's cost is per statement (executor start, CHECK constraints prepared again for every
+//! partition written), not per row, so the group pays it once.
 //!
 //! Failure of one member: a domain refusal (version conflict, command id reused, negative
-//! balance, projection constraint) or any other error raised by one member's statement aborts the
-//! transaction. It is rolled back, that member gets its error, and the others run again without
-//! it (nothing of theirs was committed). A member that lost a creation race with another process
+//! balance, projection constraint) or any other error of one member aborts the statement; the
+//! function names the member in the error (error.rs, `member_of`), that member gets its error,
+//! and the others run again without it (nothing of theirs was committed). A member that lost a creation race with another process
 //! (`Contention`) is retried a bounded number of times like the single append. An error of the
 //! connection itself, or of COMMIT, is given to every member: whether the COMMIT reached the disk
 //! is unknown to us, and the caller resolves it the usual way, by repeating the command id
 //! (idempotency answers the first outcome if it did commit).
 //!
-//! A group of one is sent as one autocommit statement, exactly like before, so an idle property
-//! pays nothing for the queue. The group runs in its own task: a caller that goes away (a
+//! A group of one is the same statement with one member, so an idle property pays nothing for
+//! the queue. The group runs in its own task: a caller that goes away (a
 //! cancelled RPC) never abandons a transaction that others are waiting on.
 
 use std::collections::{HashMap, VecDeque};
@@ -98,11 +103,15 @@ impl GroupCommit {
                     guard.finished = true;
                     return;
                 }
-                let mut group = Vec::new();
+                let mut group: Vec<Member> = Vec::new();
                 let mut events = 0;
                 while let Some(next) = queue.waiting.front() {
                     let next_events = next.encoded.event_count();
-                    if !group.is_empty() && (group.len() == MAX_GROUP_APPENDS || events + next_events > MAX_GROUP_EVENTS) {
+                    let full = group.len() == MAX_GROUP_APPENDS || events + next_events > MAX_GROUP_EVENTS;
+                    // A command id already in the group waits for the next one, where it sees
+                    // the first member's committed row (a replay or a conflict, as in serial).
+                    let shares_a_command = group.iter().any(|member| member.encoded.shares_a_command_with(&next.encoded));
+                    if !group.is_empty() && (full || shares_a_command) {
                         break;
                     }
                     events += next_events;
@@ -143,30 +152,12 @@ impl GroupCommit {
         }
     }
 
-    /// One transaction for the whole group; nothing is committed unless every member succeeded.
+    /// One statement for the whole group (autocommit: atomic, one round trip); nothing is
+    /// committed unless every member succeeded.
     async fn attempt(&self, group: &[Member]) -> Result<Vec<AppendOutcome>, Failure> {
         let mut conn = self.pool.acquire().await.map_err(|error| Failure::All(error.into()))?;
-        if let [single] = group {
-            // One autocommit statement: atomic on its own, one round trip.
-            return append::execute(&mut conn, &single.encoded)
-                .await
-                .map(|outcome| vec![outcome])
-                .map_err(|error| Failure::of_member(0, error));
-        }
-        let mut tx = sqlx::Connection::begin(&mut *conn).await.map_err(|error| Failure::All(error.into()))?;
-        let mut outcomes = Vec::with_capacity(group.len());
-        for (index, member) in group.iter().enumerate() {
-            match append::execute(&mut tx, &member.encoded).await {
-                Ok(outcome) => outcomes.push(outcome),
-                Err(error) => {
-                    let failure = Failure::of_member(index, error);
-                    tx.rollback().await.map_err(|error| Failure::All(error.into()))?;
-                    return Err(failure);
-                }
-            }
-        }
-        tx.commit().await.map_err(|error| Failure::All(error.into()))?;
-        Ok(outcomes)
+        let members: Vec<&EncodedAppend> = group.iter().map(|member| &member.encoded).collect();
+        append::execute_group(&mut conn, &members).await.map_err(|(index, error)| Failure::of_member(index, error))
     }
 }
 

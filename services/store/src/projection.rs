@@ -3,7 +3,7 @@
 //! Seat stacks, tray inventory and markers receivable are balances of their accounts
 //! (`account_balances`, views `seat_stacks` and `tray_inventory`). The rest needs the meaning of
 //! events: an [`InlineProjection`] turns events into [`ProjectionOp`]s, which PostgreSQL applies
-//! in the same statement as the append (`chipledger_apply_projection_ops`, migration 0002).
+//! in the same statement as the append (`chipledger_apply_projection_ops`, sql/).
 //! The mapping from `chipledger_rules::Event` plugs in through this trait.
 
 use serde::{Deserialize, Serialize};
@@ -12,10 +12,10 @@ use uuid::Uuid;
 
 use crate::event::NewEvent;
 
-/// Departures kept per patron by migration 0003 (`chipledger_project_departure`), the rules'
+/// Departures kept per patron by `chipledger_project_departure` (sql/, its 32), the rules'
 /// own bound: the projection must equal `PlayerState::departures`.
 pub const DEPARTURES_KEPT: usize = 32;
-const _: () = assert!(DEPARTURES_KEPT == chipledger_rules::player::MAX_DEPARTURES, "change migration 0003's bound too");
+const _: () = assert!(DEPARTURES_KEPT == chipledger_rules::player::MAX_DEPARTURES, "change sql/fn_chipledger_project_departure.sql's bound too");
 
 /// A write to a domain projection.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -859,7 +859,7 @@ struct Session {
 type DepartureEntry = (i64, String, String, i64, i64);
 
 /// The inline projections as the events give them: the same rules as
-/// `chipledger_apply_projection_ops` (migrations 0003, 0005) and the balances as sums of postings.
+/// `chipledger_apply_projection_ops` (sql/fn_chipledger_apply_projection_ops.sql) and the balances as sums of postings.
 #[derive(Default)]
 struct Recomputed {
     balances: BTreeMap<String, i64>,
