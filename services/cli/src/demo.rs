@@ -23,6 +23,7 @@
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
+use chipledger_proto::command_to_wire;
 use chipledger_proto::v1 as pb;
 use chipledger_rules::config::KittyPolicy;
 use chipledger_rules::{
@@ -36,7 +37,6 @@ use crate::audit;
 use crate::connect::{Client, Refusal, ServerArgs, describe_status, rpc_error};
 use crate::output::{Output, money};
 use crate::send::{Header, send_stamped, stamp};
-use crate::wire::command_to_wire;
 
 #[derive(Debug, Args)]
 pub struct DemoArgs {

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use chipledger_proto::approval::DEV_APPROVERS;
 use chipledger_rules::Role;
 use clap::Parser;
 use serde::Deserialize;
@@ -649,16 +650,6 @@ impl GamingDayClock {
         Some(format!("{:04}-{:02}-{:02}", date.year(), date.month(), date.day()))
     }
 }
-
-/// The approvers of a development server (plaintext, loopback, anonymous callers act as admin,
-/// no principals configured): id, role and bearer token. The tokens are public on purpose:
-/// they exist only where any local caller is already an admin, so that one person can run the
-/// demo's dual control (a cage signer, a floor signer, a second admin for credit decisions).
-pub const DEV_APPROVERS: &[(&str, Role, &str)] = &[
-    ("dev-floor", Role::FloorSupervisor, "dev-floor-approver-token-local-only"),
-    ("dev-cage", Role::Cage, "dev-cage-approver-token-local-only"),
-    ("dev-credit", Role::Admin, "dev-credit-approver-token-local-only"),
-];
 
 /// Parses a role name as written in configuration.
 pub fn parse_role(name: &str) -> Result<Role, ConfigError> {
