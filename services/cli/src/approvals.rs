@@ -15,7 +15,6 @@ use pb::command::Command as Wire;
 use tonic::{Code, Status};
 
 use crate::connect::{Client, ServerArgs, describe_status};
-use crate::send::header_mut;
 
 /// `approver` approves `command` as sent under `command_id` and `property_id` (its header's
 /// other fields as they are).
@@ -27,7 +26,7 @@ pub async fn approve(
     ttl_seconds: u32,
 ) -> Result<pb::ApprovalToken, Status> {
     let mut probe = command.clone();
-    let header = header_mut(&mut probe).get_or_insert_with(Default::default);
+    let header = probe.header_mut().get_or_insert_with(Default::default);
     header.command_id = command_id.to_string();
     header.property_id = property_id.to_string();
     let request = pb::ApproveRequest { command: Some(pb::Command { command: Some(probe) }), ttl_seconds };
@@ -41,7 +40,7 @@ fn allows(rule: &ApprovalRule, approver_role: &str) -> bool {
 /// Adds `tokens` to the command's header and names their approvers ([`name_approvers`]).
 pub fn attach(command: &mut Wire, tokens: &[String]) -> anyhow::Result<()> {
     name_approvers(command, tokens)?;
-    header_mut(command).get_or_insert_with(Default::default).approvals.extend(tokens.iter().cloned());
+    command.header_mut().get_or_insert_with(Default::default).approvals.extend(tokens.iter().cloned());
     Ok(())
 }
 

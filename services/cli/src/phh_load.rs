@@ -168,7 +168,7 @@ async fn record(
     let property_id = client.property_id.clone();
     if live {
         for (index, (line, mut command)) in commands.into_iter().enumerate() {
-            let kind = crate::send::name(&command);
+            let kind = command.message_name();
             let header = Header::new(format!("{command_id}-{index}"), &property_id);
             stamp(&mut command, &header);
             let fields = named_fields(&command);
@@ -186,7 +186,7 @@ async fn record(
         let tail = rest.split_off(rest.len().min(MAX_BATCH_COMMANDS));
         let mut chunk = std::mem::replace(&mut rest, tail);
         let lines: Vec<(Option<u32>, &'static str)> =
-            chunk.iter().map(|(line, command)| (*line, crate::send::name(command))).collect();
+            chunk.iter().map(|(line, command)| (*line, command.message_name())).collect();
         let header = Header::new(format!("{command_id}-b{chunk_no}"), &property_id);
         for (index, (_, command)) in chunk.iter_mut().enumerate() {
             let entry_id = chipledger_proto::entry_command_id(&header.command_id, index);

@@ -216,6 +216,13 @@ macro_rules! rpcs {
 
         /// The [`WireCommand`] of whichever message an entry holds.
         impl pb::command::Command {
+            /// The message's name ("BuyIn").
+            pub fn message_name(&self) -> &'static str {
+                match self {
+                    $($($(pb::command::Command::$message(_) => stringify!($message),)?)*)*
+                }
+            }
+
             /// The RPC path the entry is checked as.
             pub fn rpc(&self) -> &'static str {
                 match self {

@@ -116,7 +116,7 @@ pub async fn approve(plan: &mut Plan, approvers: &mut Approvers, property: &str)
     for hand in plan.lanes.iter_mut().flatten() {
         for command in &mut hand.live {
             let fields = named_fields(command);
-            let command_id = crate::send::header_mut(command).as_ref().map(|header| header.command_id.clone()).unwrap_or_default();
+            let command_id = command.header().map(|header| header.command_id.clone()).unwrap_or_default();
             approvers.approve_and_attach(command, &fields, &command_id, property).await?;
         }
         let batch_id = hand.batch.header.as_ref().map(|header| header.command_id.clone()).unwrap_or_default();

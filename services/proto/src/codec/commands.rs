@@ -149,25 +149,28 @@ macro_rules! decode {
     };
 }
 
+/// The configuration a request names, from its `configuration` oneof (the same in OpenTable and
+/// ChangeTableConfig, generated once per message module): a full one or a preset.
+macro_rules! requested_configuration {
+    ($errors:ident, $message:ident in $module:ident) => {{
+        use pb::$module::Configuration;
+        match &$message.configuration {
+            Some(Configuration::Config(config)) => configuration($errors, Some(config), None),
+            Some(Configuration::Preset(preset)) => configuration($errors, None, Some(preset)),
+            None => configuration($errors, None, None),
+        }
+    }};
+}
+
 decode!(OpenTable, |m, e| {
-    use pb::open_table::Configuration;
     let id = table_id(e, "table_id", &m.table_id);
-    let config = match &m.configuration {
-        Some(Configuration::Config(config)) => configuration(e, Some(config), None),
-        Some(Configuration::Preset(preset)) => configuration(e, None, Some(preset)),
-        None => configuration(e, None, None),
-    };
+    let config = requested_configuration!(e, m in open_table);
     table(id?, TableOp::OpenTable { config: config? })
 });
 
 decode!(ChangeTableConfig, |m, e| {
-    use pb::change_table_config::Configuration;
     let id = table_id(e, "table_id", &m.table_id);
-    let config = match &m.configuration {
-        Some(Configuration::Config(config)) => configuration(e, Some(config), None),
-        Some(Configuration::Preset(preset)) => configuration(e, None, Some(preset)),
-        None => configuration(e, None, None),
-    };
+    let config = requested_configuration!(e, m in change_table_config);
     table(id?, TableOp::ChangeConfig { config: config? })
 });
 
