@@ -1,4 +1,4 @@
-//! The one table of the API's RPCs ([`rpcs!`] below): per RPC its service, its method, the
+//! The one table of the API's RPCs (`rpcs!` below): per RPC its service, its method, the
 //! roles that may call it and, for a command, its wire message (named as its variant of the
 //! `Command` oneof) and its second-person fields with the roles that may fill them. Everything
 //! else is generated from it: the role table of the gate ([`RPCS`], [`allowed_roles`]), the

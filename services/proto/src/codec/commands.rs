@@ -901,7 +901,6 @@ fn cage_op_to_wire(cage_id: &str, op: &CageOp) -> Result<Wire, NoWireMessage> {
 mod tests {
     use chipledger_rules::{ChipCount, PlayerId, Signers, TableConfig};
 
-    use super::super::table_config::table_config_from_wire;
     use super::*;
 
     fn header(command_id: &str) -> Option<pb::CommandHeader> {
@@ -979,44 +978,6 @@ mod tests {
             panic!("expected a table command");
         };
         assert_eq!(command.op, TableOp::Act { seat: 4, action: Action::Raise { to_cents: 1_500 } });
-    }
-
-    #[test]
-    fn table_config_round_trips_through_the_wire() {
-        for config in [
-            rules::TableConfig::no_limit_holdem(100, 200),
-            rules::TableConfig::pot_limit_omaha(100, 200),
-            rules::TableConfig::fixed_limit_holdem(300, 600, 4),
-            rules::TableConfig::spread_limit_holdem(100, 200, 100, 500, Some(1_000)),
-            rules::TableConfig::cap_limit_holdem(100, 200, 6_000),
-            rules::TableConfig::seven_card_stud(25, 50, 200, 400),
-            rules::TableConfig::seven_card_stud_hi_lo(25, 50, 200, 400),
-            rules::TableConfig::razz(25, 50, 200, 400),
-            rules::TableConfig::omaha_hi_lo(200, 400),
-            rules::TableConfig::short_deck_holdem(100, 200),
-            rules::TableConfig::deuce_to_seven_triple_draw(200, 400),
-            rules::TableConfig::deuce_to_seven_single_draw(100, 200),
-            rules::TableConfig::badugi(200, 400),
-            {
-                // Every option added for the games of issue 14, away from its default.
-                let mut c = rules::TableConfig::no_limit_holdem(100, 200);
-                c.ante_cents = 200;
-                c.big_blind_ante = true;
-                c.antes_to_main_pot = true;
-                c.straddle_raise = rules::config::StraddleRaise::DifferenceOverBigBlind;
-                c.sleeper_allowed = true;
-                c.odd_chip = rules::config::OddChipRule::AsRanked;
-                c.button_blind = true;
-                c.fee = rules::FeePolicy::Reported { cap_cents: 500 };
-                c
-            },
-        ] {
-            let wire = table_config_to_wire(&config);
-            let mut errors = FieldErrors::new();
-            let back = table_config_from_wire(&mut errors, &wire);
-            assert!(errors.is_empty(), "{:?}", errors.into_status());
-            assert_eq!(back.as_ref(), Some(&config));
-        }
     }
 
     #[test]
