@@ -1,4 +1,4 @@
-//! The one table of the API's RPCs (`rpcs!` below): per RPC its service, its method, the
+//! The one table of the API's RPCs ([`rpc_table!`] below): per RPC its service, its method, the
 //! roles that may call it and, for a command, its wire message (named as its variant of the
 //! `Command` oneof) and its second-person fields with the roles that may fill them. Everything
 //! else is generated from it: the role table of the gate ([`RPCS`], [`allowed_roles`]), the
@@ -151,14 +151,15 @@ macro_rules! caller_may_sign {
     };
 }
 
-/// The table. A row is `Method => ROLES` for an RPC that is no single command, and
-/// `Method(Message; field: FIELD_ROLES [| caller], ...) => ROLES` for a command: `Message` is its
+/// What the table makes in this crate. A row of [`rpc_table!`] is `method: Method => ROLES` for
+/// an RPC that is no single command, and `method: Method(Message; field: FIELD_ROLES [| caller],
+/// ...) => ROLES` for a command: `method` is the RPC's Rust name (tonic's), `Message` its
 /// request message and its variant of the `Command` oneof, the fields after `;` its
 /// second-person fields.
 macro_rules! rpcs {
-    ($(
+    (; $(
         $service:ident {
-            $( $method:ident $( ( $message:ident $( ; $( $field:ident: $field_roles:ident $(| $caller:ident)? ),+ )? ) )? => $roles:ident, )*
+            $( $rust_name:ident: $method:ident $( ( $message:ident $( ; $( $field:ident: $field_roles:ident $(| $caller:ident)? ),+ )? ) )? => $roles:ident, )*
         }
     )*) => {
         /// Every RPC of every chipledger.v1 service, with the roles that may call it.
@@ -279,85 +280,95 @@ macro_rules! rpcs {
     };
 }
 
-rpcs! {
-    TableService {
-        OpenTable(OpenTable) => FLOOR,
-        ChangeTableConfig(ChangeTableConfig) => FLOOR,
-        CloseShift(CloseShift; signer_1: COUNT_SIGNER | caller, signer_2: COUNT_SIGNER | caller) => FLOOR,
-        SeatPlayer(SeatPlayer) => TABLE_PLAY,
-        MovePlayer(MovePlayer) => FLOOR,
-        BuyIn(BuyIn; supervisor_id: SUPERVISORS) => TABLE_PLAY,
-        TopUp(TopUp; supervisor_id: SUPERVISORS) => TABLE_PLAY,
-        CashInPlay(CashInPlay) => TABLE_PLAY,
-        ConvertCashInPlay(ConvertCashInPlay) => TABLE_PLAY,
-        CashOut(CashOut) => TABLE_PLAY,
-        RemoveChips(RemoveChips) => TABLE_PLAY,
-        ColorChange(ColorChange) => TABLE_PLAY,
-        Tip(Tip) => TABLE_PLAY,
-        KittyExpense(KittyExpense) => FLOOR,
-        CollectTime(CollectTime) => TABLE_PLAY,
-        StartHand(StartHand) => TABLE_PLAY,
-        Post(Post) => TABLE_PLAY,
-        Act(Act) => TABLE_PLAY,
-        NextRound(NextRound) => TABLE_PLAY,
-        Showdown(Showdown) => TABLE_PLAY,
-        EndHand(EndHand) => TABLE_PLAY,
-        WriteIou(WriteIou) => TABLE_PLAY,
-        SitOut(SitOut) => TABLE_PLAY,
-        SitIn(SitIn) => TABLE_PLAY,
-        PutOutChips(PutOutChips) => TABLE_PLAY,
-        BringUpShortBet(BringUpShortBet) => TABLE_PLAY,
-        SettleIou(SettleIou) => TABLE_PLAY,
-        CloseGame(CloseGame) => FLOOR,
-        PayJackpot(PayJackpot) => FLOOR,
-        DealUpCards(DealUpCards) => TABLE_PLAY,
-        AwardPots(AwardPots) => TABLE_PLAY,
-        GetTable => TABLE_READ,
-        GetLegalActions => TABLE_READ,
-        GetHand => TABLE_READ,
-    }
-    CageService {
-        OpenCage(OpenCage) => CAGE,
-        SellChips(SellChips) => CAGE,
-        RedeemChips(RedeemChips) => CAGE,
-        Fill(Fill; signer_1: CAGE_SIGNER | caller, signer_2: FLOOR_SIGNER | caller) => CAGE_AND_FLOOR,
-        Credit(Credit; signer_1: CAGE_SIGNER | caller, signer_2: FLOOR_SIGNER | caller) => CAGE_AND_FLOOR,
-        CloseGamingDay(CloseGamingDay) => CAGE,
-        VoidSlip(VoidSlip; signer_1: CAGE_SIGNER | caller, signer_2: FLOOR_SIGNER | caller) => CAGE_AND_FLOOR,
-        CageColorChange(CageColorChange) => CAGE,
-        CountCageShift(CountCageShift; signer_1: COUNT_SIGNER | caller, signer_2: COUNT_SIGNER | caller) => CAGE,
-        SetCreditLine(SetCreditLine; approved_by: CREDIT_APPROVER) => CREDIT,
-        IssueMarker(IssueMarker; approved_by: SUPERVISORS) => CAGE_AND_FLOOR,
-        RedeemMarker(RedeemMarker) => CAGE,
-        WriteOffMarker(WriteOffMarker; approved_by: CREDIT_APPROVER) => CREDIT,
-    }
-    LedgerService {
-        // Each command of a batch or a stream is checked again against its own RPC's roles.
-        RecordBatch => BATCH,
-        RecordStream => BATCH,
-        Correct(Correction; approved_by: SUPERVISORS) => FLOOR,
-        GetBalance => LEDGER_READ,
-        ListEvents => LEDGER_READ,
-        ListPlayerHistory => LEDGER_READ,
-        ListPlayerSessions => LEDGER_READ,
-        Subscribe => LEDGER_READ,
-        GetProperty => TABLE_READ,
-    }
-    AuditService {
-        TableShiftReconciliation => RECONCILE,
-        GamingDayReconciliation => RECONCILE,
-        PatronCashActivity => COMPLIANCE,
-        ListRejections => AUDIT,
-        VerifyChain => CHAIN,
-        GetChainDigest => CHAIN,
-        ListCheckpoints => CHAIN,
-        SignCheckpoint => CHAIN,
-        GetCheckpointKey => CHAIN,
-    }
-    ApprovalService {
-        Approve => APPROVERS,
-    }
+/// Calls `$callback! { $($args)* ; <the table> }`: the one list of RPCs, for what has to be
+/// written once per RPC in another crate (chipledgerd's service impls). The rows are read by
+/// `rpcs!`'s grammar (below).
+#[macro_export]
+macro_rules! rpc_table {
+    ($callback:ident ! ($($args:tt)*)) => {
+        $callback! { $($args)* ;
+            TableService {
+                open_table: OpenTable(OpenTable) => FLOOR,
+                change_table_config: ChangeTableConfig(ChangeTableConfig) => FLOOR,
+                close_shift: CloseShift(CloseShift; signer_1: COUNT_SIGNER | caller, signer_2: COUNT_SIGNER | caller) => FLOOR,
+                seat_player: SeatPlayer(SeatPlayer) => TABLE_PLAY,
+                move_player: MovePlayer(MovePlayer) => FLOOR,
+                buy_in: BuyIn(BuyIn; supervisor_id: SUPERVISORS) => TABLE_PLAY,
+                top_up: TopUp(TopUp; supervisor_id: SUPERVISORS) => TABLE_PLAY,
+                cash_in_play: CashInPlay(CashInPlay) => TABLE_PLAY,
+                convert_cash_in_play: ConvertCashInPlay(ConvertCashInPlay) => TABLE_PLAY,
+                cash_out: CashOut(CashOut) => TABLE_PLAY,
+                remove_chips: RemoveChips(RemoveChips) => TABLE_PLAY,
+                color_change: ColorChange(ColorChange) => TABLE_PLAY,
+                tip: Tip(Tip) => TABLE_PLAY,
+                kitty_expense: KittyExpense(KittyExpense) => FLOOR,
+                collect_time: CollectTime(CollectTime) => TABLE_PLAY,
+                start_hand: StartHand(StartHand) => TABLE_PLAY,
+                post: Post(Post) => TABLE_PLAY,
+                act: Act(Act) => TABLE_PLAY,
+                next_round: NextRound(NextRound) => TABLE_PLAY,
+                showdown: Showdown(Showdown) => TABLE_PLAY,
+                end_hand: EndHand(EndHand) => TABLE_PLAY,
+                write_iou: WriteIou(WriteIou) => TABLE_PLAY,
+                sit_out: SitOut(SitOut) => TABLE_PLAY,
+                sit_in: SitIn(SitIn) => TABLE_PLAY,
+                put_out_chips: PutOutChips(PutOutChips) => TABLE_PLAY,
+                bring_up_short_bet: BringUpShortBet(BringUpShortBet) => TABLE_PLAY,
+                settle_iou: SettleIou(SettleIou) => TABLE_PLAY,
+                close_game: CloseGame(CloseGame) => FLOOR,
+                pay_jackpot: PayJackpot(PayJackpot) => FLOOR,
+                deal_up_cards: DealUpCards(DealUpCards) => TABLE_PLAY,
+                award_pots: AwardPots(AwardPots) => TABLE_PLAY,
+                get_table: GetTable => TABLE_READ,
+                get_legal_actions: GetLegalActions => TABLE_READ,
+                get_hand: GetHand => TABLE_READ,
+            }
+            CageService {
+                open_cage: OpenCage(OpenCage) => CAGE,
+                sell_chips: SellChips(SellChips) => CAGE,
+                redeem_chips: RedeemChips(RedeemChips) => CAGE,
+                fill: Fill(Fill; signer_1: CAGE_SIGNER | caller, signer_2: FLOOR_SIGNER | caller) => CAGE_AND_FLOOR,
+                credit: Credit(Credit; signer_1: CAGE_SIGNER | caller, signer_2: FLOOR_SIGNER | caller) => CAGE_AND_FLOOR,
+                close_gaming_day: CloseGamingDay(CloseGamingDay) => CAGE,
+                void_slip: VoidSlip(VoidSlip; signer_1: CAGE_SIGNER | caller, signer_2: FLOOR_SIGNER | caller) => CAGE_AND_FLOOR,
+                cage_color_change: CageColorChange(CageColorChange) => CAGE,
+                count_cage_shift: CountCageShift(CountCageShift; signer_1: COUNT_SIGNER | caller, signer_2: COUNT_SIGNER | caller) => CAGE,
+                set_credit_line: SetCreditLine(SetCreditLine; approved_by: CREDIT_APPROVER) => CREDIT,
+                issue_marker: IssueMarker(IssueMarker; approved_by: SUPERVISORS) => CAGE_AND_FLOOR,
+                redeem_marker: RedeemMarker(RedeemMarker) => CAGE,
+                write_off_marker: WriteOffMarker(WriteOffMarker; approved_by: CREDIT_APPROVER) => CREDIT,
+            }
+            LedgerService {
+                // Each command of a batch or a stream is checked again against its own RPC's roles.
+                record_batch: RecordBatch => BATCH,
+                record_stream: RecordStream => BATCH,
+                correct: Correct(Correction; approved_by: SUPERVISORS) => FLOOR,
+                get_balance: GetBalance => LEDGER_READ,
+                list_events: ListEvents => LEDGER_READ,
+                list_player_history: ListPlayerHistory => LEDGER_READ,
+                list_player_sessions: ListPlayerSessions => LEDGER_READ,
+                subscribe: Subscribe => LEDGER_READ,
+                get_property: GetProperty => TABLE_READ,
+            }
+            AuditService {
+                table_shift_reconciliation: TableShiftReconciliation => RECONCILE,
+                gaming_day_reconciliation: GamingDayReconciliation => RECONCILE,
+                patron_cash_activity: PatronCashActivity => COMPLIANCE,
+                list_rejections: ListRejections => AUDIT,
+                verify_chain: VerifyChain => CHAIN,
+                get_chain_digest: GetChainDigest => CHAIN,
+                list_checkpoints: ListCheckpoints => CHAIN,
+                sign_checkpoint: SignCheckpoint => CHAIN,
+                get_checkpoint_key: GetCheckpointKey => CHAIN,
+            }
+            ApprovalService {
+                approve: Approve => APPROVERS,
+            }
+        }
+    };
 }
+
+crate::rpc_table!(rpcs!());
 
 /// The roles allowed to call the RPC at `path` ("/chipledger.v1.TableService/BuyIn").
 /// `None` for an unknown path: refused (deny by default).

@@ -225,57 +225,40 @@ async fn scan(
     }
 }
 
-/// An impl of a service trait whose command RPCs all go to [`Services::command`]; the other
-/// items follow the list. (`async_trait` must see the expanded methods, so the macro emits the
-/// whole impl.)
+/// An impl of a service trait: the command RPCs of the service, read from the API's table
+/// (`chipledger_proto::rpc_table!`), all go to [`Services::command`]; the other items follow in
+/// the invocation. (`async_trait` must see the expanded methods, so the macro emits the whole
+/// impl.)
 macro_rules! service_impl {
-    ($service:ident { $($method:ident: $message:ident),* $(,)? } $($rest:tt)*) => {
+    (TableService { $($items:tt)* } ; TableService { $($rows:tt)* } $($others:tt)*) => {
+        service_impl!(@impl TableService { $($items)* } $($rows)*);
+    };
+    (CageService { $($items:tt)* } ; CageService { $($rows:tt)* } $($others:tt)*) => {
+        service_impl!(@impl CageService { $($items)* } $($rows)*);
+    };
+    (LedgerService { $($items:tt)* } ; LedgerService { $($rows:tt)* } $($others:tt)*) => {
+        service_impl!(@impl LedgerService { $($items)* } $($rows)*);
+    };
+    (@impl $service:ident { $($items:tt)* }
+        $( $rust_name:ident: $method:ident $( ( $message:ident $($approvals:tt)* ) )? => $roles:ident, )*
+    ) => {
         #[tonic::async_trait]
         impl $service for Services {
-            $(
-                async fn $method(&self, request: Request<pb::$message>) -> Result<Response<pb::CommandResult>, Status> {
+            $($(
+                async fn $rust_name(&self, request: Request<pb::$message>) -> Result<Response<pb::CommandResult>, Status> {
                     self.command(request).await
                 }
-            )*
-            $($rest)*
+            )?)*
+            $($items)*
         }
+    };
+    // Another service's group of the table: passed over.
+    ($service:ident { $($items:tt)* } ; $other:ident { $($rows:tt)* } $($others:tt)*) => {
+        service_impl!($service { $($items)* } ; $($others)*);
     };
 }
 
-service_impl! { TableService {
-        open_table: OpenTable,
-        change_table_config: ChangeTableConfig,
-        close_shift: CloseShift,
-        seat_player: SeatPlayer,
-        move_player: MovePlayer,
-        buy_in: BuyIn,
-        top_up: TopUp,
-        cash_in_play: CashInPlay,
-        convert_cash_in_play: ConvertCashInPlay,
-        cash_out: CashOut,
-        remove_chips: RemoveChips,
-        color_change: ColorChange,
-        tip: Tip,
-        kitty_expense: KittyExpense,
-        collect_time: CollectTime,
-        start_hand: StartHand,
-        post: Post,
-        act: Act,
-        next_round: NextRound,
-        showdown: Showdown,
-        end_hand: EndHand,
-        write_iou: WriteIou,
-        sit_out: SitOut,
-        sit_in: SitIn,
-        put_out_chips: PutOutChips,
-        bring_up_short_bet: BringUpShortBet,
-        settle_iou: SettleIou,
-        close_game: CloseGame,
-        pay_jackpot: PayJackpot,
-        deal_up_cards: DealUpCards,
-        award_pots: AwardPots,
-    }
-
+chipledger_proto::rpc_table!(service_impl!(TableService {
     async fn get_table(&self, request: Request<pb::GetTableRequest>) -> Result<Response<pb::TableView>, Status> {
         let principal = principal(&request)?;
         let request = request.into_inner();
@@ -327,7 +310,7 @@ service_impl! { TableService {
         let hand = rebuild_hand(&self.ledger, &view.store, &property, &table_id, &stream.key(), hand_no).await?;
         Ok(view.annotate(Response::new(hand)))
     }
-}
+}));
 
 
 /// Every event of one hand, from `HandStarted` to `HandEnded`, with pots and awards from
@@ -455,22 +438,7 @@ async fn rebuild_hand(
     Ok(view)
 }
 
-service_impl! { CageService {
-        open_cage: OpenCage,
-        sell_chips: SellChips,
-        redeem_chips: RedeemChips,
-        fill: Fill,
-        credit: Credit,
-        close_gaming_day: CloseGamingDay,
-        void_slip: VoidSlip,
-        cage_color_change: CageColorChange,
-        count_cage_shift: CountCageShift,
-        set_credit_line: SetCreditLine,
-        issue_marker: IssueMarker,
-        redeem_marker: RedeemMarker,
-        write_off_marker: WriteOffMarker,
-    }
-}
+chipledger_proto::rpc_table!(service_impl!(CageService {}));
 
 type EventStream = Pin<Box<dyn Stream<Item = Result<pb::RecordedEvent, Status>> + Send + 'static>>;
 type ReplyStream = Pin<Box<dyn Stream<Item = Result<pb::StreamReply, Status>> + Send + 'static>>;
@@ -511,8 +479,7 @@ fn stream_reply(command_id: String, outcome: Result<pb::CommandResult, Status>) 
     }
 }
 
-#[tonic::async_trait]
-impl LedgerService for Services {
+chipledger_proto::rpc_table!(service_impl!(LedgerService {
     type RecordStreamStream = ReplyStream;
 
     /// Commands one after the other, each answered in order before the next is read; a refusal
@@ -573,11 +540,6 @@ impl LedgerService for Services {
     async fn record_batch(&self, request: Request<pb::RecordBatch>) -> Result<Response<pb::BatchResult>, Status> {
         let principal = principal(&request)?;
         Ok(Response::new(self.ledger.submit_batch(&principal, request.into_inner()).await?))
-    }
-
-    /// R-AUDIT-1: the approver is proven like every second person (`crate::approval`).
-    async fn correct(&self, request: Request<pb::Correction>) -> Result<Response<pb::CommandResult>, Status> {
-        self.command(request).await
     }
 
     async fn get_balance(
@@ -824,7 +786,7 @@ impl LedgerService for Services {
             ctr_over_cents: property.aml.ctr_over_cents,
         }))
     }
-}
+}));
 
 #[tonic::async_trait]
 impl AuditService for Services {
