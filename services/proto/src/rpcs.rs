@@ -272,6 +272,10 @@ macro_rules! rpcs {
             }
         }
 
+        /// (method, Rust name) of every row, for the test that they agree.
+        #[cfg(test)]
+        const RUST_NAMES: &[(&str, &str)] = &[$($((stringify!($method), stringify!($rust_name)),)*)*];
+
         /// One empty message of every command (tests walk every command with it).
         #[cfg(test)]
         fn every_command() -> Vec<pb::command::Command> {
@@ -487,6 +491,22 @@ mod tests {
             let (_, input) = methods.iter().find(|(path, _)| path == rpc).expect("a command row is an RPC");
             let message = input.rsplit('.').next().unwrap_or_default();
             assert_eq!(format!("{entry:?}").split('(').next(), Some(message), "{rpc} takes {input}");
+        }
+    }
+
+    /// Each row's Rust name is the one tonic gives its method (the server's impls use it).
+    #[test]
+    fn rust_names_are_the_methods_in_snake_case() {
+        assert_eq!(RUST_NAMES.len(), RPCS.len());
+        for (method, rust_name) in RUST_NAMES {
+            let mut snake = String::new();
+            for (index, c) in method.char_indices() {
+                if c.is_ascii_uppercase() && index > 0 {
+                    snake.push('_');
+                }
+                snake.push(c.to_ascii_lowercase());
+            }
+            assert_eq!(*rust_name, snake, "{method}");
         }
     }
 
