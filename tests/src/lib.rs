@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use chipledger_postgres::TestPostgres;
+use chipledger_proto::WireCommand;
 use chipledger_proto::v1 as pb;
 use chipledger_proto::v1::approval_service_client::ApprovalServiceClient;
 use chipledger_proto::v1::audit_service_client::AuditServiceClient;
@@ -27,7 +28,6 @@ use chipledger_proto::v1::ledger_service_client::LedgerServiceClient;
 use chipledger_proto::v1::table_service_client::TableServiceClient;
 use chipledger_server::checkpoints::Checkpointer;
 use chipledger_server::config::{Config, FileConfig, Flags, PrincipalFile, TlsFile};
-use chipledger_server::convert::WireCommand;
 use chipledger_server::database;
 use chipledger_store::checkpoint::CheckpointKey;
 use chipledger_server::ledger::{Ledger, rules_projection};

@@ -3,20 +3,18 @@
 //! caller will send); the caller passes it with `--approval <token>`. The demo and the imports
 //! hold second persons' credentials ([`Approvers`]) and ask them for each command that needs
 //! one. Either way an empty approver, signer or supervisor field is filled with the approver the
-//! token names, for a field whose role table (`chipledger_server::access::APPROVAL_RULES`) allows
+//! token names, for a field whose role table (`chipledger_proto::APPROVAL_RULES`) allows
 //! that approver's role; the server checks everything again.
 
 use anyhow::{Context, bail};
+use chipledger_proto::approval::{self, DEV_APPROVERS};
 use chipledger_proto::v1 as pb;
+use chipledger_proto::{ApprovalRule, approval_rule, role_name};
 use clap::Args;
-use chipledger_server::access::{self, ApprovalRule};
-use chipledger_server::approval;
-use chipledger_server::convert;
 use pb::command::Command as Wire;
 use tonic::{Code, Status};
 
 use crate::connect::{Client, ServerArgs, describe_status};
-use crate::send::header_mut;
 
 /// `approver` approves `command` as sent under `command_id` and `property_id` (its header's
 /// other fields as they are).
@@ -28,21 +26,21 @@ pub async fn approve(
     ttl_seconds: u32,
 ) -> Result<pb::ApprovalToken, Status> {
     let mut probe = command.clone();
-    let header = header_mut(&mut probe).get_or_insert_with(Default::default);
+    let header = probe.header_mut().get_or_insert_with(Default::default);
     header.command_id = command_id.to_string();
     header.property_id = property_id.to_string();
     let request = pb::ApproveRequest { command: Some(pb::Command { command: Some(probe) }), ttl_seconds };
     approver.approval.approve(request).await.map(tonic::Response::into_inner)
 }
 
-fn allows(rule: &ApprovalRule, role_name: &str) -> bool {
-    rule.roles.iter().any(|role| access::role_name(role) == role_name)
+fn allows(rule: &ApprovalRule, approver_role: &str) -> bool {
+    rule.roles.iter().any(|role| role_name(role) == approver_role)
 }
 
 /// Adds `tokens` to the command's header and names their approvers ([`name_approvers`]).
 pub fn attach(command: &mut Wire, tokens: &[String]) -> anyhow::Result<()> {
     name_approvers(command, tokens)?;
-    header_mut(command).get_or_insert_with(Default::default).approvals.extend(tokens.iter().cloned());
+    command.header_mut().get_or_insert_with(Default::default).approvals.extend(tokens.iter().cloned());
     Ok(())
 }
 
@@ -53,18 +51,17 @@ pub fn name_approvers(command: &mut Wire, tokens: &[String]) -> anyhow::Result<(
     if tokens.is_empty() {
         return Ok(());
     }
-    let view = convert::approval_view(command, "", "");
-    let rpc = view.rpc;
-    let mut empty: Vec<&'static str> =
-        view.fields.iter().filter(|(_, named)| named.is_none()).map(|(field, _)| *field).collect();
-    let named: Vec<String> = view.fields.iter().filter_map(|(_, named)| named.map(str::to_string)).collect();
+    let rpc = command.rpc();
+    let fields = command.approval_fields();
+    let mut empty: Vec<&'static str> = fields.iter().filter(|(_, named)| named.is_none()).map(|(field, _)| *field).collect();
+    let named: Vec<String> = fields.iter().filter_map(|(_, named)| named.map(str::to_string)).collect();
     let mut assignments = Vec::new();
     for token in tokens {
         let claims = approval::read_claims(token).context("--approval: not an approval token (from `chipledger approve`)")?;
         if named.contains(&claims.approver_id) {
             continue; // the field already names this approver
         }
-        let slot = empty.iter().position(|field| access::approval_rule(rpc, field).is_some_and(|rule| allows(rule, &claims.approver_role)));
+        let slot = empty.iter().position(|field| approval_rule(rpc, field).is_some_and(|rule| allows(rule, &claims.approver_role)));
         let Some(slot) = slot else {
             bail!(
                 "--approval of {} ({}) fits no empty approver field of {rpc}",
@@ -75,7 +72,7 @@ pub fn name_approvers(command: &mut Wire, tokens: &[String]) -> anyhow::Result<(
         assignments.push((empty.remove(slot), claims.approver_id));
     }
     for (field, approver_id) in assignments {
-        convert::set_approval_field(command, field, &approver_id);
+        command.set_approval_field(field, &approver_id);
     }
     Ok(())
 }
@@ -83,12 +80,12 @@ pub fn name_approvers(command: &mut Wire, tokens: &[String]) -> anyhow::Result<(
 /// The second-person fields a command names (a conversion's placeholders, to be signed by real
 /// approvers with [`Approvers::approve_and_attach`]).
 pub fn named_fields(command: &Wire) -> Vec<&'static str> {
-    convert::approval_view(command, "", "").fields.iter().filter(|(_, named)| named.is_some()).map(|(field, _)| *field).collect()
+    command.approval_fields().iter().filter(|(_, named)| named.is_some()).map(|(field, _)| *field).collect()
 }
 
 /// The development approvers' token of `id` (chipledgerd's `DEV_APPROVERS`).
 fn dev_token(id: &str) -> String {
-    chipledger_server::config::DEV_APPROVERS
+    DEV_APPROVERS
         .iter()
         .find(|(approver, _, _)| *approver == id)
         .map(|(_, _, token)| (*token).to_string())
@@ -159,14 +156,14 @@ impl Approvers {
         if fields.is_empty() {
             return Ok(());
         }
-        let rpc = convert::approval_view(command, "", "").rpc;
+        let rpc = command.rpc();
         for field in fields {
-            convert::set_approval_field(command, field, "");
+            command.set_approval_field(field, "");
         }
         let mut used = vec![false; self.approvers.len()];
         let mut tokens = Vec::new();
         for &field in fields {
-            let rule = access::approval_rule(rpc, field).with_context(|| format!("no approval rule for {rpc} {field}"))?;
+            let rule = approval_rule(rpc, field).with_context(|| format!("no approval rule for {rpc} {field}"))?;
             let mut found = false;
             for (index, approver) in self.approvers.iter_mut().enumerate() {
                 if used[index] || approver.role.as_deref().is_some_and(|role| !allows(rule, role)) {
@@ -202,7 +199,6 @@ mod tests {
     use super::*;
 
     fn token(approver_id: &str, role: &str) -> String {
-        use base64::Engine;
         let claims = approval::Claims {
             key_id: "k".into(),
             approver_id: approver_id.into(),
@@ -214,8 +210,7 @@ mod tests {
             issued_at_unix_ms: 0,
             expires_at_unix_ms: 0,
         };
-        let body = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(serde_json::to_vec(&claims).unwrap());
-        format!("{}.{body}.sig", approval::TOKEN_PREFIX)
+        format!("{}.sig", claims.signed_text())
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The connection to `chipledgerd`: address, TLS (server CA, client certificate for mutual
-//! TLS) and bearer token from flags or environment, the four service clients, and the one
-//! place that turns a `tonic::Status` into a one-line, human-readable error (rejections
-//! carry reason code, rule id and numbers in `google.rpc.ErrorInfo`, R-AUDIT-3).
+//! TLS) and bearer token from flags or environment, the service clients (commands go on their
+//! RPC path, as the API's table names it), and the one place that turns a `tonic::Status` into
+//! a one-line, human-readable error (rejections carry reason code, rule id and numbers in
+//! `google.rpc.ErrorInfo`, R-AUDIT-3).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -9,10 +10,10 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use chipledger_proto::v1::approval_service_client::ApprovalServiceClient;
 use chipledger_proto::v1::audit_service_client::AuditServiceClient;
-use chipledger_proto::v1::cage_service_client::CageServiceClient;
 use chipledger_proto::v1::ledger_service_client::LedgerServiceClient;
 use chipledger_proto::v1::table_service_client::TableServiceClient;
 use clap::Args;
+use tonic::client::Grpc;
 use tonic::metadata::{Ascii, MetadataValue};
 use tonic::service::Interceptor;
 use tonic::service::interceptor::InterceptedService;
@@ -78,16 +79,17 @@ impl Interceptor for BearerToken {
     }
 }
 
-type Service = InterceptedService<Channel, BearerToken>;
+pub type Service = InterceptedService<Channel, BearerToken>;
 
 /// The chipledger services over one channel.
 #[derive(Clone)]
 pub struct Client {
     pub table: TableServiceClient<Service>,
-    pub cage: CageServiceClient<Service>,
     pub ledger: LedgerServiceClient<Service>,
     pub audit: AuditServiceClient<Service>,
     pub approval: ApprovalServiceClient<Service>,
+    /// Every command RPC, called by its path (`crate::send::send_stamped`).
+    pub commands: Grpc<Service>,
     pub property_id: String,
     pub server: String,
 }
@@ -138,12 +140,12 @@ impl Client {
         let service = InterceptedService::new(channel, BearerToken(token));
         Ok(Client {
             table: TableServiceClient::new(service.clone()).max_decoding_message_size(MAX_MESSAGE_BYTES),
-            cage: CageServiceClient::new(service.clone()).max_decoding_message_size(MAX_MESSAGE_BYTES),
             ledger: LedgerServiceClient::new(service.clone())
                 .max_decoding_message_size(MAX_MESSAGE_BYTES)
                 .max_encoding_message_size(MAX_MESSAGE_BYTES),
             audit: AuditServiceClient::new(service.clone()).max_decoding_message_size(MAX_MESSAGE_BYTES),
-            approval: ApprovalServiceClient::new(service),
+            approval: ApprovalServiceClient::new(service.clone()),
+            commands: Grpc::new(service).max_decoding_message_size(MAX_MESSAGE_BYTES).max_encoding_message_size(MAX_MESSAGE_BYTES),
             property_id: args.property.clone(),
             server: url.to_string(),
         })

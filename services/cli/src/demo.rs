@@ -23,6 +23,7 @@
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
+use chipledger_proto::command_to_wire;
 use chipledger_proto::v1 as pb;
 use chipledger_rules::config::KittyPolicy;
 use chipledger_rules::{
@@ -36,7 +37,6 @@ use crate::audit;
 use crate::connect::{Client, Refusal, ServerArgs, describe_status, rpc_error};
 use crate::output::{Output, money};
 use crate::send::{Header, send_stamped, stamp};
-use crate::wire::command_to_wire;
 
 #[derive(Debug, Args)]
 pub struct DemoArgs {
@@ -138,7 +138,7 @@ impl Demo {
     ) -> anyhow::Result<pb::CommandResult> {
         let header = self.header();
         let mut wire = command_to_wire(&command)?;
-        let kind = crate::send::name(&wire);
+        let kind = wire.message_name();
         stamp(&mut wire, &header);
         self.approvers.approve_and_attach(&mut wire, fields, &header.command_id, &header.property_id).await?;
         match send_stamped(&mut self.client, wire).await {
@@ -161,7 +161,7 @@ impl Demo {
     async fn refused(&mut self, narration: &str, command: Command) -> anyhow::Result<Refusal> {
         let header = self.header();
         let mut wire = command_to_wire(&command)?;
-        let kind = crate::send::name(&wire);
+        let kind = wire.message_name();
         stamp(&mut wire, &header);
         match send_stamped(&mut self.client, wire).await {
             Ok(_) => bail!("demo step {kind} ({narration}) was accepted but must be refused"),

@@ -24,7 +24,6 @@ mod output;
 mod phh;
 mod phh_load;
 mod send;
-mod wire;
 mod words;
 
 use connect::{Client, ServerArgs};

@@ -17,6 +17,7 @@ use std::process::ExitCode;
 
 use anyhow::bail;
 use chipledger_phh::{Conversion, ConvertError, HandHistory, PhhError, load_file};
+use chipledger_proto::command_to_wire;
 use chipledger_proto::v1 as pb;
 use chipledger_rules::TableId;
 use clap::Args;
@@ -28,7 +29,6 @@ use crate::approvals::{ApproverTokens, Approvers, named_fields};
 use crate::connect::{Client, Refusal, ServerArgs, describe_status, rpc_error};
 use crate::phh::{Outcome, Tally};
 use crate::send::{Header, send_batch, send_stamped, stamp};
-use crate::wire::command_to_wire;
 
 /// Most commands in one `RecordBatch` (the server's default `limits.max_batch_commands`).
 const MAX_BATCH_COMMANDS: usize = 1_000;
@@ -168,7 +168,7 @@ async fn record(
     let property_id = client.property_id.clone();
     if live {
         for (index, (line, mut command)) in commands.into_iter().enumerate() {
-            let kind = crate::send::name(&command);
+            let kind = command.message_name();
             let header = Header::new(format!("{command_id}-{index}"), &property_id);
             stamp(&mut command, &header);
             let fields = named_fields(&command);
@@ -186,10 +186,10 @@ async fn record(
         let tail = rest.split_off(rest.len().min(MAX_BATCH_COMMANDS));
         let mut chunk = std::mem::replace(&mut rest, tail);
         let lines: Vec<(Option<u32>, &'static str)> =
-            chunk.iter().map(|(line, command)| (*line, crate::send::name(command))).collect();
+            chunk.iter().map(|(line, command)| (*line, command.message_name())).collect();
         let header = Header::new(format!("{command_id}-b{chunk_no}"), &property_id);
         for (index, (_, command)) in chunk.iter_mut().enumerate() {
-            let entry_id = chipledger_server::ledger::entry_command_id(&header.command_id, index);
+            let entry_id = chipledger_proto::entry_command_id(&header.command_id, index);
             let fields = named_fields(command);
             approvers.approve_and_attach(command, &fields, &entry_id, &property_id).await?;
         }

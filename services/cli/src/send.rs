@@ -3,11 +3,15 @@
 //! Commands are carried as `chipledger.v1.Command` (the `RecordBatch` oneof) so that one
 //! function serves all of them.
 
+use std::pin::Pin;
+
 use chipledger_proto::v1 as pb;
+use chipledger_proto::{CommandVisitor, WireCommand};
+use http::uri::PathAndQuery;
 use pb::command::Command as Wire;
 use tonic::Status;
 
-use crate::connect::{Client, Refusal, describe_status};
+use crate::connect::{Client, Refusal, Service, describe_status};
 use crate::output::{Output, money};
 
 /// The header of one command.
@@ -45,84 +49,27 @@ impl Header {
     }
 }
 
-/// For each command: its header field, its RPC, and its name.
-macro_rules! commands {
-    ($($variant:ident => $service:ident . $method:ident),* $(,)?) => {
-        /// The command's header slot.
-        pub fn header_mut(command: &mut Wire) -> &mut Option<pb::CommandHeader> {
-            match command {
-                $(Wire::$variant(message) => &mut message.header,)*
-            }
+/// Sends a command whose header is already stamped on its typed RPC (the API's table names it:
+/// `WireCommand::RPC`).
+pub async fn send_stamped(client: &mut Client, command: Wire) -> Result<pb::CommandResult, Status> {
+    struct OnItsRpc(tonic::client::Grpc<Service>);
+    impl CommandVisitor for OnItsRpc {
+        type Output = Pin<Box<dyn Future<Output = Result<tonic::Response<pb::CommandResult>, Status>> + Send>>;
+        fn visit<T: WireCommand>(self, message: T) -> Self::Output {
+            let mut grpc = self.0;
+            Box::pin(async move {
+                grpc.ready().await.map_err(|error| Status::unavailable(format!("the connection is not ready: {error}")))?;
+                let codec = tonic_prost::ProstCodec::<T, pb::CommandResult>::default();
+                grpc.unary(tonic::Request::new(message), PathAndQuery::from_static(T::RPC), codec).await
+            })
         }
-
-        /// The message name, e.g. `BuyIn`.
-        pub fn name(command: &Wire) -> &'static str {
-            match command {
-                $(Wire::$variant(_) => stringify!($variant),)*
-            }
-        }
-
-        /// Sends a command whose header is already stamped on its typed RPC.
-        pub async fn send_stamped(client: &mut Client, command: Wire) -> Result<pb::CommandResult, Status> {
-            let reply = match command {
-                $(Wire::$variant(message) => client.$service.$method(message).await,)*
-            };
-            reply.map(tonic::Response::into_inner)
-        }
-    };
+    }
+    command.visit(OnItsRpc(client.commands.clone())).await.map(tonic::Response::into_inner)
 }
-
-commands!(
-    OpenTable => table.open_table,
-    ChangeTableConfig => table.change_table_config,
-    CloseShift => table.close_shift,
-    SeatPlayer => table.seat_player,
-    MovePlayer => table.move_player,
-    BuyIn => table.buy_in,
-    TopUp => table.top_up,
-    CashInPlay => table.cash_in_play,
-    ConvertCashInPlay => table.convert_cash_in_play,
-    CashOut => table.cash_out,
-    RemoveChips => table.remove_chips,
-    ColorChange => table.color_change,
-    Tip => table.tip,
-    KittyExpense => table.kitty_expense,
-    CollectTime => table.collect_time,
-    StartHand => table.start_hand,
-    Post => table.post,
-    Act => table.act,
-    NextRound => table.next_round,
-    Showdown => table.showdown,
-    EndHand => table.end_hand,
-    WriteIou => table.write_iou,
-    SitOut => table.sit_out,
-    SitIn => table.sit_in,
-    PutOutChips => table.put_out_chips,
-    BringUpShortBet => table.bring_up_short_bet,
-    SettleIou => table.settle_iou,
-    CloseGame => table.close_game,
-    PayJackpot => table.pay_jackpot,
-    DealUpCards => table.deal_up_cards,
-    AwardPots => table.award_pots,
-    Fill => cage.fill,
-    Credit => cage.credit,
-    OpenCage => cage.open_cage,
-    SellChips => cage.sell_chips,
-    RedeemChips => cage.redeem_chips,
-    CloseGamingDay => cage.close_gaming_day,
-    SetCreditLine => cage.set_credit_line,
-    IssueMarker => cage.issue_marker,
-    RedeemMarker => cage.redeem_marker,
-    WriteOffMarker => cage.write_off_marker,
-    VoidSlip => cage.void_slip,
-    CageColorChange => cage.cage_color_change,
-    CountCageShift => cage.count_cage_shift,
-    Correction => ledger.correct,
-);
 
 /// Puts `header` into `command`'s header slot.
 pub fn stamp(command: &mut Wire, header: &Header) {
-    *header_mut(command) = Some(header.to_wire());
+    *command.header_mut() = Some(header.to_wire());
 }
 
 /// The `RecordBatch` of `commands` under one header (inner headers carry only the device).
@@ -146,7 +93,7 @@ pub async fn send_batch(client: &mut Client, header: &Header, commands: Vec<Wire
 /// Sends an operator command and prints what happened. A refusal is printed with its reason
 /// and numbers and makes the process exit 1; other errors propagate as one-line errors.
 pub async fn run(client: &mut Client, header: &Header, mut command: Wire, output: Output) -> anyhow::Result<std::process::ExitCode> {
-    let kind = name(&command);
+    let kind = command.message_name();
     stamp(&mut command, header);
     crate::approvals::name_approvers(&mut command, &header.approvals)?;
     match send_stamped(client, command).await {

@@ -1,10 +1,9 @@
 //! Who may call what. Callers authenticate with a client certificate (mutual TLS: subject CN or
 //! a DNS/email SAN names the principal) or a bearer token from the configuration; each principal
-//! has one role and the properties (tenants) it may act on. [`allowed_roles`] is the single
-//! table of which roles may call which RPC: a dealer cannot issue a marker or approve a
-//! correction, an auditor can only read. Beside it, [`APPROVAL_RULES`] is the single table of
-//! which roles may fill which second-person field (approver, slip signer, supervisor) of which
-//! command. The authenticated principal is the actor recorded on every event (R-AUDIT-2).
+//! has one role and the properties (tenants) it may act on. Which roles may call which RPC
+//! ([`allowed_roles`]) and fill which second-person field ([`APPROVAL_RULES`]) is the API's own
+//! table (`chipledger_proto`, where every RPC is listed once); here it is checked. The
+//! authenticated principal is the actor recorded on every event (R-AUDIT-2).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -16,6 +15,9 @@ use tonic_types::{ErrorDetails, StatusExt};
 
 use crate::config::{Config, PrincipalConfig, PropertyScope};
 use crate::status::DOMAIN;
+
+/// The tables this module checks, as the rest of the server reads them.
+pub use chipledger_proto::{APPROVAL_RULES, allowed_roles, approval_rule, role_name};
 
 /// The authenticated caller, put in the request extensions for the handlers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,86 +39,6 @@ pub enum Credential {
 /// Actor id of callers without credentials on a plain local development server.
 pub const DEV_ANONYMOUS_ID: &str = "local-dev";
 
-use Role::{Admin, Auditor, Cage, Dealer, FloorSupervisor, System};
-
-/// Plays at a table: seating, chips in and out of a seat, hands.
-const TABLE_PLAY: &[Role] = &[Dealer, FloorSupervisor, Admin, System];
-/// Table management and approvals (corrections, kitty expenses, moves).
-const FLOOR: &[Role] = &[FloorSupervisor, Admin, System];
-/// Cage windows: cash for chips, chips for cash, marker redemption.
-const CAGE: &[Role] = &[Cage, Admin, System];
-/// Fills and credits need the cage and the floor (R-CHIP-3).
-const CAGE_AND_FLOOR: &[Role] = &[Cage, FloorSupervisor, Admin, System];
-/// Credit decisions (credit lines, write-offs).
-const CREDIT: &[Role] = &[Admin, System];
-/// What a dealer needs to read to run the table.
-const TABLE_READ: &[Role] = &[Dealer, FloorSupervisor, Cage, Auditor, Admin, System];
-/// The log and balances.
-const LEDGER_READ: &[Role] = &[FloorSupervisor, Cage, Auditor, Admin, System];
-/// Reconciliation reports.
-const RECONCILE: &[Role] = &[FloorSupervisor, Cage, Auditor, Admin, System];
-/// Compliance (cash activity per patron).
-const COMPLIANCE: &[Role] = &[Cage, Auditor, Admin, System];
-/// Rejected attempts and the chain.
-const AUDIT: &[Role] = &[Auditor, FloorSupervisor, Admin, System];
-const CHAIN: &[Role] = &[Auditor, Admin, System];
-/// A batch is allowed to anyone who writes; each command inside is checked on its own.
-const BATCH: &[Role] = &[Dealer, FloorSupervisor, Cage, Admin, System];
-/// Approvals: every role that may fill some field of [`APPROVAL_RULES`].
-const APPROVERS: &[Role] = &[Cage, FloorSupervisor, Admin];
-
-/// One second-person field of a command (dual control): the RPC, the wire field, the roles whose
-/// principals may fill it, and whether the caller may fill it with its own id (a slip's own
-/// signer; proven by the caller's credential). Every other name must be proven by an approval
-/// token of that principal (`CommandHeader.approvals`), and nobody approves their own command.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ApprovalRule {
-    pub rpc: &'static str,
-    pub field: &'static str,
-    pub roles: &'static [Role],
-    pub caller_may_sign: bool,
-}
-
-/// Supervisors of the floor: large buy-ins (R-CHIP-2), corrections (R-AUDIT-1), markers (R-MARK-1).
-const SUPERVISORS: &[Role] = &[FloorSupervisor, Admin];
-/// A slip's two signers (R-CHIP-3): one from the cage, one from the floor.
-const CAGE_SIGNER: &[Role] = &[Cage];
-const FLOOR_SIGNER: &[Role] = &[FloorSupervisor, Admin];
-/// A count's two signers (R-CHIP-4): the people who counted, from the floor or the cage; the
-/// caller may be one of them.
-const COUNT_SIGNER: &[Role] = &[FloorSupervisor, Cage, Admin];
-/// Credit decisions: a credit line and a write-off need a second admin (R-MARK-1).
-const CREDIT_APPROVER: &[Role] = &[Admin];
-
-const fn approval(rpc: &'static str, field: &'static str, roles: &'static [Role], caller_may_sign: bool) -> ApprovalRule {
-    ApprovalRule { rpc, field, roles, caller_may_sign }
-}
-
-/// Every second-person field of the API. System principals (machines) never approve.
-pub const APPROVAL_RULES: &[ApprovalRule] = &[
-    approval("/chipledger.v1.TableService/BuyIn", "supervisor_id", SUPERVISORS, false),
-    approval("/chipledger.v1.TableService/TopUp", "supervisor_id", SUPERVISORS, false),
-    approval("/chipledger.v1.CageService/Fill", "signer_1", CAGE_SIGNER, true),
-    approval("/chipledger.v1.CageService/Fill", "signer_2", FLOOR_SIGNER, true),
-    approval("/chipledger.v1.CageService/Credit", "signer_1", CAGE_SIGNER, true),
-    approval("/chipledger.v1.CageService/Credit", "signer_2", FLOOR_SIGNER, true),
-    approval("/chipledger.v1.CageService/VoidSlip", "signer_1", CAGE_SIGNER, true),
-    approval("/chipledger.v1.CageService/VoidSlip", "signer_2", FLOOR_SIGNER, true),
-    approval("/chipledger.v1.TableService/CloseShift", "signer_1", COUNT_SIGNER, true),
-    approval("/chipledger.v1.TableService/CloseShift", "signer_2", COUNT_SIGNER, true),
-    approval("/chipledger.v1.CageService/CountCageShift", "signer_1", COUNT_SIGNER, true),
-    approval("/chipledger.v1.CageService/CountCageShift", "signer_2", COUNT_SIGNER, true),
-    approval("/chipledger.v1.CageService/SetCreditLine", "approved_by", CREDIT_APPROVER, false),
-    approval("/chipledger.v1.CageService/IssueMarker", "approved_by", SUPERVISORS, false),
-    approval("/chipledger.v1.CageService/WriteOffMarker", "approved_by", CREDIT_APPROVER, false),
-    approval("/chipledger.v1.LedgerService/Correct", "approved_by", SUPERVISORS, false),
-];
-
-/// The rule of one field of a command.
-pub fn approval_rule(rpc: &str, field: &str) -> Option<&'static ApprovalRule> {
-    APPROVAL_RULES.iter().find(|rule| rule.rpc == rpc && rule.field == field)
-}
-
 /// True when `role` may fill some second-person field of the command at `rpc`.
 pub fn may_approve(role: Role, rpc: &str) -> bool {
     APPROVAL_RULES.iter().any(|rule| rule.rpc == rpc && rule.roles.contains(&role))
@@ -127,45 +49,6 @@ pub fn is_public(path: &str) -> bool {
     path.starts_with("/grpc.health.v1.Health/")
         || path.starts_with("/grpc.reflection.v1.ServerReflection/")
         || path.starts_with("/grpc.reflection.v1alpha.ServerReflection/")
-}
-
-/// The roles allowed to call the RPC at `path` ("/chipledger.v1.TableService/BuyIn").
-/// `None` for an unknown path: refused (deny by default).
-pub fn allowed_roles(path: &str) -> Option<&'static [Role]> {
-    let (service, method) = path.strip_prefix("/chipledger.v1.")?.split_once('/')?;
-    let roles = match (service, method) {
-        ("TableService", "OpenTable" | "ChangeTableConfig" | "CloseShift") => FLOOR,
-        ("TableService", "MovePlayer" | "KittyExpense" | "CloseGame" | "PayJackpot") => FLOOR,
-        (
-            "TableService",
-            "SeatPlayer" | "BuyIn" | "TopUp" | "CashInPlay" | "ConvertCashInPlay" | "CashOut"
-            | "RemoveChips" | "ColorChange" | "Tip" | "CollectTime" | "StartHand" | "Post" | "Act"
-            | "NextRound" | "Showdown" | "EndHand" | "WriteIou" | "SitOut" | "SitIn"
-            | "PutOutChips" | "BringUpShortBet" | "SettleIou" | "DealUpCards" | "AwardPots",
-        ) => TABLE_PLAY,
-        ("TableService", "GetTable" | "GetLegalActions" | "GetHand") => TABLE_READ,
-        ("LedgerService", "GetProperty") => TABLE_READ,
-        ("CageService", "OpenCage" | "SellChips" | "RedeemChips" | "RedeemMarker") => CAGE,
-        ("CageService", "CloseGamingDay" | "CageColorChange" | "CountCageShift") => CAGE,
-        ("CageService", "VoidSlip") => CAGE_AND_FLOOR,
-        ("CageService", "IssueMarker" | "Fill" | "Credit") => CAGE_AND_FLOOR,
-        ("CageService", "SetCreditLine" | "WriteOffMarker") => CREDIT,
-        // Each command of a batch or a stream is checked again against its own RPC's roles.
-        ("LedgerService", "RecordBatch" | "RecordStream") => BATCH,
-        ("LedgerService", "Correct") => FLOOR,
-        (
-            "LedgerService",
-            "GetBalance" | "ListEvents" | "ListPlayerHistory" | "ListPlayerSessions" | "Subscribe",
-        ) => LEDGER_READ,
-        ("AuditService", "TableShiftReconciliation" | "GamingDayReconciliation") => RECONCILE,
-        ("AuditService", "PatronCashActivity") => COMPLIANCE,
-        ("AuditService", "ListRejections") => AUDIT,
-        ("AuditService", "VerifyChain" | "GetChainDigest") => CHAIN,
-        ("ApprovalService", "Approve") => APPROVERS,
-        ("AuditService", "ListCheckpoints" | "SignCheckpoint" | "GetCheckpointKey") => CHAIN,
-        _ => return None,
-    };
-    Some(roles)
 }
 
 /// Maps credentials to principals. Built once from the configuration.
@@ -317,18 +200,6 @@ fn unauthenticated(reason: &str, message: impl Into<String>) -> Status {
     )
 }
 
-/// Stable lowercase role name, as written in configuration and metrics.
-pub fn role_name(role: &Role) -> &'static str {
-    match role {
-        Dealer => "dealer",
-        FloorSupervisor => "floor_supervisor",
-        Cage => "cage",
-        Auditor => "auditor",
-        Admin => "admin",
-        System => "system",
-    }
-}
-
 /// Subject CN and DNS/email SANs of a DER certificate (the names a principal can be mapped by).
 pub fn certificate_names(der: &[u8]) -> Result<Vec<String>, Status> {
     use x509_parser::prelude::{FromDer, GeneralName, X509Certificate};
@@ -354,8 +225,11 @@ pub fn certificate_names(der: &[u8]) -> Result<Vec<String>, Status> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use chipledger_proto::APPROVERS;
     use prost::Message;
+    use Role::{Admin, Auditor, Cage, Dealer, FloorSupervisor, System};
+
+    use super::*;
 
     fn principal(role: Role) -> Principal {
         Principal { id: "p".into(), role, via: Credential::BearerToken, properties: PropertyScope::All }

@@ -2,9 +2,8 @@
 //! approver, slip signer or supervisor named in a command proves it with an approval token that
 //! they obtained themselves, authenticated with their own credentials (`ApprovalService.Approve`).
 //!
-//! A token is `cla1.<claims>.<signature>`: the claims (approver id and role, property, RPC,
-//! command id, SHA-256 digest of the exact command, issue and expiry time) as base64url JSON,
-//! signed with the server's Ed25519 approval key. Bound to one command id, a token is used once:
+//! A token is `cla1.<claims>.<signature>` (`chipledger_proto::approval`, the format clients
+//! read too), signed with the server's Ed25519 approval key. Bound to one command id, a token is used once:
 //! resending the same command is an idempotent replay, and any other command (other id, other
 //! amounts, other property) does not match its digest. [`check`] accepts a command only when
 //! every second-person field names the caller where the table allows it (a slip's own signer)
@@ -19,27 +18,24 @@ use std::time::Duration;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use chipledger_proto::approval::{Claims, MAX_APPROVALS_PER_COMMAND, split_token};
 use chipledger_proto::v1 as pb;
+use chipledger_proto::{FieldErrors, role_to_wire};
 use ring::signature::{ED25519, Ed25519KeyPair, KeyPair, UnparsedPublicKey};
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 
 use crate::access::{self, Authenticator, Principal};
 use crate::config::ApprovalKeyFile;
-use crate::status::{DOMAIN, FieldErrors};
+use crate::status::DOMAIN;
 
-/// Format tag of every token (and of the signed text).
-pub const TOKEN_PREFIX: &str = "cla1";
 /// Validity of a token when the request asks for none.
 pub const DEFAULT_TTL: Duration = Duration::from_secs(600);
 /// Longest validity a token may ask for.
 pub const MAX_TTL: Duration = Duration::from_secs(3_600);
 /// A token issued this far in the future of the checking replica's clock is refused.
 const MAX_CLOCK_SKEW_MS: i64 = 60_000;
-/// Approval tokens one command may carry (the most second-person fields of a command is two).
-pub const MAX_APPROVALS_PER_COMMAND: usize = 4;
 /// Longest token accepted (a real one is about 500 bytes).
 const MAX_TOKEN_LEN: usize = 2_048;
 /// Domain separation of the command digest.
@@ -114,8 +110,7 @@ impl ApprovalKey {
     }
 
     fn sign(&self, claims: &Claims) -> String {
-        let body = URL_SAFE_NO_PAD.encode(serde_json::to_vec(claims).expect("claims serialise"));
-        let signed = format!("{TOKEN_PREFIX}.{body}");
+        let signed = claims.signed_text();
         let signature = URL_SAFE_NO_PAD.encode(self.pair.sign(signed.as_bytes()).as_ref());
         format!("{signed}.{signature}")
     }
@@ -125,24 +120,12 @@ impl ApprovalKey {
         if token.len() > MAX_TOKEN_LEN {
             return Err("longer than any approval token");
         }
-        let mut parts = token.trim().split('.');
-        let (Some(prefix), Some(body), Some(signature), None) = (parts.next(), parts.next(), parts.next(), parts.next())
-        else {
-            return Err("not an approval token (cla1.<claims>.<signature>)");
-        };
-        if prefix != TOKEN_PREFIX {
-            return Err("not an approval token of this version");
-        }
-        let signature = URL_SAFE_NO_PAD.decode(signature).map_err(|_| "signature is not base64url")?;
-        let signed = format!("{prefix}.{body}");
+        let parts = split_token(token)?;
+        let signature = URL_SAFE_NO_PAD.decode(parts.signature).map_err(|_| "signature is not base64url")?;
         UnparsedPublicKey::new(&ED25519, self.pair.public_key().as_ref())
-            .verify(signed.as_bytes(), &signature)
+            .verify(parts.signed_text.as_bytes(), &signature)
             .map_err(|_| "signature does not verify with this server's approval key")?;
-        let claims: Claims = URL_SAFE_NO_PAD
-            .decode(body)
-            .ok()
-            .and_then(|json| serde_json::from_slice(&json).ok())
-            .ok_or("claims do not decode")?;
+        let claims = parts.claims().ok_or("claims do not decode")?;
         if claims.key_id != self.key_id {
             return Err("signed by another approval key");
         }
@@ -177,33 +160,8 @@ fn write_new_secret(path: &Path, text: &str) -> std::io::Result<()> {
     file.sync_all()
 }
 
-/// What a token says (JSON, base64url in the token; readable by anyone, forgeable by no one).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Claims {
-    #[serde(rename = "kid")]
-    pub key_id: String,
-    pub approver_id: String,
-    pub approver_role: String,
-    pub property_id: String,
-    pub rpc: String,
-    pub command_id: String,
-    pub digest_hex: String,
-    pub issued_at_unix_ms: i64,
-    pub expires_at_unix_ms: i64,
-}
-
-/// What a token says, without checking its signature (clients read the approver's id and role
-/// from it; only the server's [`check`] decides whether to believe it).
-pub fn read_claims(token: &str) -> Option<Claims> {
-    let mut parts = token.trim().split('.');
-    let (Some(TOKEN_PREFIX), Some(body), Some(_), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
-        return None;
-    };
-    serde_json::from_slice(&URL_SAFE_NO_PAD.decode(body).ok()?).ok()
-}
-
 /// SHA-256 of the command an approval is bound to (RPC path and the approval form of the
-/// message, see `convert::WireCommand::approval_bytes`).
+/// message, see `chipledger_proto::WireCommand::approval_bytes`).
 pub fn command_digest(rpc: &str, approval_bytes: &[u8]) -> [u8; 32] {
     let mut hasher = Sha256::new();
     hasher.update(DIGEST_DOMAIN);
@@ -240,7 +198,7 @@ pub fn issue(key: &ApprovalKey, approver: &Principal, subject: &Subject<'_>, ttl
     pb::ApprovalToken {
         token: key.sign(&claims),
         approver_id: claims.approver_id,
-        approver_role: crate::convert::role_to_wire(approver.role) as i32,
+        approver_role: role_to_wire(approver.role) as i32,
         property_id: claims.property_id,
         rpc: claims.rpc,
         command_id: claims.command_id,

@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use chipledger_proto::approval::DEV_APPROVERS;
+use chipledger_proto::role_from_name;
 use chipledger_rules::Role;
 use clap::Parser;
 use serde::Deserialize;
@@ -650,27 +652,15 @@ impl GamingDayClock {
     }
 }
 
-/// The approvers of a development server (plaintext, loopback, anonymous callers act as admin,
-/// no principals configured): id, role and bearer token. The tokens are public on purpose:
-/// they exist only where any local caller is already an admin, so that one person can run the
-/// demo's dual control (a cage signer, a floor signer, a second admin for credit decisions).
-pub const DEV_APPROVERS: &[(&str, Role, &str)] = &[
-    ("dev-floor", Role::FloorSupervisor, "dev-floor-approver-token-local-only"),
-    ("dev-cage", Role::Cage, "dev-cage-approver-token-local-only"),
-    ("dev-credit", Role::Admin, "dev-credit-approver-token-local-only"),
-];
-
-/// Parses a role name as written in configuration.
+/// Parses a role name as written in configuration: the stable names (`role_name`), any case,
+/// `-` for `_`, and `floor` or `supervisor` for a floor supervisor.
 pub fn parse_role(name: &str) -> Result<Role, ConfigError> {
-    match name.trim().to_ascii_lowercase().replace('-', "_").as_str() {
-        "dealer" => Ok(Role::Dealer),
-        "floor_supervisor" | "floor" | "supervisor" => Ok(Role::FloorSupervisor),
-        "cage" => Ok(Role::Cage),
-        "auditor" => Ok(Role::Auditor),
-        "admin" => Ok(Role::Admin),
-        "system" => Ok(Role::System),
-        other => Err(invalid("role", format!("unknown role {other:?}"))),
-    }
+    let name = name.trim().to_ascii_lowercase().replace('-', "_");
+    let name = match name.as_str() {
+        "floor" | "supervisor" => "floor_supervisor",
+        other => other,
+    };
+    role_from_name(name).ok_or_else(|| invalid("role", format!("unknown role {name:?}")))
 }
 
 fn parse_cutoff(text: &str) -> Result<i32, ConfigError> {
@@ -1213,6 +1203,15 @@ retention_months = 120
             Config::resolve(Flags::default(), file),
             Err(ConfigError::Invalid { field: "role", .. })
         ));
+    }
+
+    #[test]
+    fn roles_read_as_their_stable_names_in_any_case_and_floor_for_a_supervisor() {
+        assert_eq!(parse_role(" Floor-Supervisor ").unwrap(), Role::FloorSupervisor);
+        assert_eq!(parse_role("floor").unwrap(), Role::FloorSupervisor);
+        assert_eq!(parse_role("SUPERVISOR").unwrap(), Role::FloorSupervisor);
+        assert_eq!(parse_role("system").unwrap(), Role::System);
+        assert!(parse_role("floor supervisor").is_err());
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The evidence RPCs of the audit service: verifying the log against kept checkpoints (and the
 //! projections against the events), and the signed checkpoints themselves.
 
+use chipledger_proto::FieldErrors;
 use chipledger_proto::v1 as pb;
 use chipledger_store::checkpoint::CheckpointError;
 use chipledger_store::{RulesProjection, SignedCheckpoint, Store};
@@ -8,7 +9,7 @@ use tonic::Status;
 
 use crate::checkpoints::CheckpointingError;
 use crate::ledger::{Ledger, store_status};
-use crate::status::{self, FieldErrors};
+use crate::status;
 
 /// Most checkpoint documents one VerifyChain call may carry (bound).
 pub const MAX_VERIFY_CHECKPOINTS: usize = 100_000;

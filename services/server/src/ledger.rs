@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use chipledger_proto::v1 as pb;
+use chipledger_proto::{self as convert, CorrectionRequest, Decidable, Envelope, FieldErrors, WireCommand, entry_command_id};
 use chipledger_rules::{
     self as rules, Actor, CageState, Command, CommandContext, Event, PlayerState, Role, Snapshot, StreamId,
     TableState,
@@ -35,9 +36,8 @@ use crate::access::{self, Authenticator, Principal};
 use crate::approval::{self, ApprovalKey, ApprovalKeyError};
 use crate::config::{Limits, PropertyConfig, is_valid_property_id};
 use crate::shards::{ReadView, ReadWish, Reloaded, Router, RouterError};
-use crate::convert::{self, CorrectionRequest, Decidable, Envelope, WireCommand};
 use crate::shutdown::Drain;
-use crate::status::{self, FieldErrors};
+use crate::status;
 use crate::telemetry;
 
 /// Events read per page while catching a stream up.
@@ -229,13 +229,6 @@ pub struct Ledger {
 /// (R-REBUY-1, R-AUDIT-4, R-MARK-1) of every primary, whoever built the store handle.
 pub fn rules_projection() -> Arc<dyn chipledger_store::InlineProjection> {
     Arc::new(chipledger_store::RulesProjection)
-}
-
-/// The command id of entry `index` of a submission: the submission's own id for the first (a
-/// single command is a submission of one), `<id>/<index>` for the others. Approvals of batch
-/// entries are bound to it.
-pub fn entry_command_id(command_id: &str, index: usize) -> String {
-    if index == 0 { command_id.to_string() } else { format!("{command_id}/{index}") }
 }
 
 fn now_unix_ms() -> i64 {

@@ -210,7 +210,7 @@ fn print_banner(config: &Config, addr: std::net::SocketAddr) {
         println!("  connect: grpcurl -plaintext {addr} list");
         if let Some(role) = config.dev_anonymous_role {
             println!("  (development mode: callers without credentials act as {role:?}; configure [auth] to turn this off)");
-            for (id, role, token) in chipledger_server::config::DEV_APPROVERS {
+            for (id, role, token) in chipledger_proto::approval::DEV_APPROVERS {
                 if config.principals.iter().any(|principal| principal.id == *id) {
                     println!("  development approver {id} ({role:?}): --token {token}");
                 }

@@ -11,7 +11,7 @@ use prost::Message;
 use prost_types::field_descriptor_proto::{Label, Type};
 use prost_types::{DescriptorProto, FileDescriptorSet};
 
-use crate::status::FieldErrors;
+use chipledger_proto::FieldErrors;
 
 /// Nesting bound (prost's own decoder stops at 100).
 const MAX_DEPTH: usize = 32;

@@ -15,6 +15,7 @@ use chipledger_proto::v1::audit_service_server::AuditService;
 use chipledger_proto::v1::cage_service_server::CageService;
 use chipledger_proto::v1::ledger_service_server::LedgerService;
 use chipledger_proto::v1::table_service_server::TableService;
+use chipledger_proto::{CommandVisitor, WireCommand, chips_to_wire, legal_actions_to_wire, role_from_name, role_to_wire, table_view};
 use chipledger_rules::{self as rules, StreamId, TableEvent};
 use chipledger_store::{AsOf, EventFilter, EventMetadata, RecordedEvent, Store};
 use futures::{Stream, StreamExt};
@@ -23,7 +24,6 @@ use tonic::{Request, Response, Status};
 use tracing::Instrument;
 
 use crate::access::Principal;
-use crate::convert::{self, WireCommand};
 use crate::ledger::{Ledger, store_status};
 use crate::shards::ReadWish;
 use crate::shutdown::Drain;
@@ -104,7 +104,7 @@ pub fn recorded_event_to_wire(event: &RecordedEvent) -> pb::RecordedEvent {
     // Deserialised from the stored JSON in place (no copy of the `Value` first).
     let metadata = EventMetadata::deserialize(&event.metadata).ok().map(|metadata| pb::EventMetadata {
         actor_id: metadata.actor_id,
-        actor_role: role_from_name(&metadata.actor_role) as i32,
+        actor_role: wire_role(&metadata.actor_role) as i32,
         device: metadata.device,
         command_id: metadata.command_id.unwrap_or_default(),
         gaming_day: metadata.gaming_day,
@@ -132,16 +132,9 @@ pub fn recorded_event_to_wire(event: &RecordedEvent) -> pb::RecordedEvent {
     }
 }
 
-fn role_from_name(name: &str) -> pb::Role {
-    match name {
-        "dealer" => pb::Role::Dealer,
-        "floor_supervisor" => pb::Role::FloorSupervisor,
-        "cage" => pb::Role::Cage,
-        "auditor" => pb::Role::Auditor,
-        "admin" => pb::Role::Admin,
-        "system" => pb::Role::System,
-        _ => pb::Role::Unspecified,
-    }
+/// A role as recorded by name, on the wire (UNSPECIFIED for a name of no role).
+fn wire_role(name: &str) -> pb::Role {
+    role_from_name(name).map_or(pb::Role::Unspecified, role_to_wire)
 }
 
 fn table_stream(table_id: &str) -> Result<(rules::TableId, StreamId), Status> {
@@ -232,57 +225,40 @@ async fn scan(
     }
 }
 
-/// An impl of a service trait whose command RPCs all go to [`Services::command`]; the other
-/// items follow the list. (`async_trait` must see the expanded methods, so the macro emits the
-/// whole impl.)
+/// An impl of a service trait: the command RPCs of the service, read from the API's table
+/// (`chipledger_proto::rpc_table!`), all go to [`Services::command`]; the other items follow in
+/// the invocation. (`async_trait` must see the expanded methods, so the macro emits the whole
+/// impl.)
 macro_rules! service_impl {
-    ($service:ident { $($method:ident: $message:ident),* $(,)? } $($rest:tt)*) => {
+    (TableService { $($items:tt)* } ; TableService { $($rows:tt)* } $($others:tt)*) => {
+        service_impl!(@impl TableService { $($items)* } $($rows)*);
+    };
+    (CageService { $($items:tt)* } ; CageService { $($rows:tt)* } $($others:tt)*) => {
+        service_impl!(@impl CageService { $($items)* } $($rows)*);
+    };
+    (LedgerService { $($items:tt)* } ; LedgerService { $($rows:tt)* } $($others:tt)*) => {
+        service_impl!(@impl LedgerService { $($items)* } $($rows)*);
+    };
+    (@impl $service:ident { $($items:tt)* }
+        $( $rust_name:ident: $method:ident $( ( $message:ident $($approvals:tt)* ) )? => $roles:ident, )*
+    ) => {
         #[tonic::async_trait]
         impl $service for Services {
-            $(
-                async fn $method(&self, request: Request<pb::$message>) -> Result<Response<pb::CommandResult>, Status> {
+            $($(
+                async fn $rust_name(&self, request: Request<pb::$message>) -> Result<Response<pb::CommandResult>, Status> {
                     self.command(request).await
                 }
-            )*
-            $($rest)*
+            )?)*
+            $($items)*
         }
+    };
+    // Another service's group of the table: passed over.
+    ($service:ident { $($items:tt)* } ; $other:ident { $($rows:tt)* } $($others:tt)*) => {
+        service_impl!($service { $($items)* } ; $($others)*);
     };
 }
 
-service_impl! { TableService {
-        open_table: OpenTable,
-        change_table_config: ChangeTableConfig,
-        close_shift: CloseShift,
-        seat_player: SeatPlayer,
-        move_player: MovePlayer,
-        buy_in: BuyIn,
-        top_up: TopUp,
-        cash_in_play: CashInPlay,
-        convert_cash_in_play: ConvertCashInPlay,
-        cash_out: CashOut,
-        remove_chips: RemoveChips,
-        color_change: ColorChange,
-        tip: Tip,
-        kitty_expense: KittyExpense,
-        collect_time: CollectTime,
-        start_hand: StartHand,
-        post: Post,
-        act: Act,
-        next_round: NextRound,
-        showdown: Showdown,
-        end_hand: EndHand,
-        write_iou: WriteIou,
-        sit_out: SitOut,
-        sit_in: SitIn,
-        put_out_chips: PutOutChips,
-        bring_up_short_bet: BringUpShortBet,
-        settle_iou: SettleIou,
-        close_game: CloseGame,
-        pay_jackpot: PayJackpot,
-        deal_up_cards: DealUpCards,
-        award_pots: AwardPots,
-    }
-
+chipledger_proto::rpc_table!(service_impl!(TableService {
     async fn get_table(&self, request: Request<pb::GetTableRequest>) -> Result<Response<pb::TableView>, Status> {
         let principal = principal(&request)?;
         let request = request.into_inner();
@@ -293,7 +269,7 @@ service_impl! { TableService {
         if table.config.is_none() {
             return Err(status::not_found("table", table_id.as_str()));
         }
-        Ok(Response::new(convert::table_view(&table_id, table, version)))
+        Ok(Response::new(table_view(&table_id, table, version)))
     }
 
     async fn get_legal_actions(
@@ -309,7 +285,7 @@ service_impl! { TableService {
         if table.config.is_none() {
             return Err(status::not_found("table", table_id.as_str()));
         }
-        let reply = convert::legal_actions_to_wire(&table_id, table.hand.as_ref().map_or(0, |hand| hand.hand_no), rules::legal_actions(table));
+        let reply = legal_actions_to_wire(&table_id, table.hand.as_ref().map_or(0, |hand| hand.hand_no), rules::legal_actions(table));
         Ok(Response::new(reply))
     }
 
@@ -334,7 +310,7 @@ service_impl! { TableService {
         let hand = rebuild_hand(&self.ledger, &view.store, &property, &table_id, &stream.key(), hand_no).await?;
         Ok(view.annotate(Response::new(hand)))
     }
-}
+}));
 
 
 /// Every event of one hand, from `HandStarted` to `HandEnded`, with pots and awards from
@@ -399,7 +375,7 @@ async fn rebuild_hand(
     let mut view = pb::HandView {
         table_id: table_id.to_string(),
         hand_no,
-        starting_seats: convert::table_view(table_id, &before, after_version).seats,
+        starting_seats: table_view(table_id, &before, after_version).seats,
         ..Default::default()
     };
     let mut after_version = start.stream_version - 1;
@@ -462,28 +438,32 @@ async fn rebuild_hand(
     Ok(view)
 }
 
-service_impl! { CageService {
-        open_cage: OpenCage,
-        sell_chips: SellChips,
-        redeem_chips: RedeemChips,
-        fill: Fill,
-        credit: Credit,
-        close_gaming_day: CloseGamingDay,
-        void_slip: VoidSlip,
-        cage_color_change: CageColorChange,
-        count_cage_shift: CountCageShift,
-        set_credit_line: SetCreditLine,
-        issue_marker: IssueMarker,
-        redeem_marker: RedeemMarker,
-        write_off_marker: WriteOffMarker,
-    }
-}
+chipledger_proto::rpc_table!(service_impl!(CageService {}));
 
 type EventStream = Pin<Box<dyn Stream<Item = Result<pb::RecordedEvent, Status>> + Send + 'static>>;
 type ReplyStream = Pin<Box<dyn Stream<Item = Result<pb::StreamReply, Status>> + Send + 'static>>;
 
 /// Replies a stream keeps ready ahead of a slow reader (the device reads them in order).
 const STREAM_REPLIES_AHEAD: usize = 32;
+
+/// One command of the oneof, judged and recorded exactly as its own unary RPC: its role-table
+/// row first, then [`Ledger::submit`] (the stream of a dealer's device).
+async fn submit_entry(ledger: &Ledger, principal: &Principal, entry: pb::command::Command) -> Result<pb::CommandResult, Status> {
+    struct AsItsRpc<'a> {
+        ledger: &'a Ledger,
+        principal: &'a Principal,
+    }
+    impl<'a> CommandVisitor for AsItsRpc<'a> {
+        type Output = Pin<Box<dyn Future<Output = Result<pb::CommandResult, Status>> + Send + 'a>>;
+        fn visit<T: WireCommand>(self, message: T) -> Self::Output {
+            Box::pin(async move {
+                crate::access::authorize(self.principal, T::RPC)?;
+                self.ledger.submit(self.principal, message).await
+            })
+        }
+    }
+    entry.visit(AsItsRpc { ledger, principal }).await
+}
 
 /// The reply to one command of a stream: its result, or its refusal as its unary RPC answers it.
 fn stream_reply(command_id: String, outcome: Result<pb::CommandResult, Status>) -> pb::StreamReply {
@@ -499,8 +479,7 @@ fn stream_reply(command_id: String, outcome: Result<pb::CommandResult, Status>) 
     }
 }
 
-#[tonic::async_trait]
-impl LedgerService for Services {
+chipledger_proto::rpc_table!(service_impl!(LedgerService {
     type RecordStreamStream = ReplyStream;
 
     /// Commands one after the other, each answered in order before the next is read; a refusal
@@ -530,9 +509,9 @@ impl LedgerService for Services {
                             let checked = crate::protowire::compiled()
                                 .check_message_of(".chipledger.v1.Command", &prost::Message::encode_to_vec(&command));
                             let entry = command.command.expect("matched Some");
-                            let command_id = convert::command_id_of(&entry);
+                            let command_id = entry.header().map(|header| header.command_id.clone()).unwrap_or_default();
                             let outcome = match checked {
-                                Ok(()) => convert::submit_entry(&ledger, &principal, entry).await,
+                                Ok(()) => submit_entry(&ledger, &principal, entry).await,
                                 Err(malformed) => Err(malformed.into_status()),
                             };
                             Ok(stream_reply(command_id, outcome))
@@ -561,11 +540,6 @@ impl LedgerService for Services {
     async fn record_batch(&self, request: Request<pb::RecordBatch>) -> Result<Response<pb::BatchResult>, Status> {
         let principal = principal(&request)?;
         Ok(Response::new(self.ledger.submit_batch(&principal, request.into_inner()).await?))
-    }
-
-    /// R-AUDIT-1: the approver is proven like every second person (`crate::approval`).
-    async fn correct(&self, request: Request<pb::Correction>) -> Result<Response<pb::CommandResult>, Status> {
-        self.command(request).await
     }
 
     async fn get_balance(
@@ -812,7 +786,7 @@ impl LedgerService for Services {
             ctr_over_cents: property.aml.ctr_over_cents,
         }))
     }
-}
+}));
 
 #[tonic::async_trait]
 impl AuditService for Services {
@@ -900,7 +874,7 @@ impl AuditService for Services {
                     cage_count_variances.push(pb::CountVariance {
                         stream_id: variance.stream.clone(),
                         global_position: variance.position,
-                        chips_variance: convert::chips_to_wire(&chips_variance),
+                        chips_variance: chips_to_wire(&chips_variance),
                         cash_variance_cents,
                         variance_cents,
                         signer_1: signers.first,
@@ -1071,7 +1045,7 @@ impl AuditService for Services {
                         numbers: record.numbers.iter().cloned().collect(),
                         detail: record.detail.clone(),
                         actor_id: record.actor_id.clone(),
-                        actor_role: role_from_name(&record.actor_role) as i32,
+                        actor_role: wire_role(&record.actor_role) as i32,
                         at_unix_ms: at,
                         gaming_day: record.gaming_day.clone().unwrap_or_default(),
                         request_json: record.request.to_string(),
@@ -1196,7 +1170,7 @@ fn shift_reconciliation(
     };
     let (tray_variance, drop_variance_cents, variance_cents) = match variance.map(decode_event).transpose()? {
         Some(rules::Event::Table(TableEvent::CountVarianceRecorded { tray_variance, drop_variance_cents, variance_cents, .. })) => {
-            (convert::chips_to_wire(&tray_variance), drop_variance_cents, variance_cents)
+            (chips_to_wire(&tray_variance), drop_variance_cents, variance_cents)
         }
         _ => (Vec::new(), 0, 0),
     };
@@ -1217,7 +1191,7 @@ fn shift_reconciliation(
         drop_cents,
         result_cents,
         shift_close_position: event.position,
-        opening_tray: convert::chips_to_wire(&opening_tray),
-        closing_tray: convert::chips_to_wire(&closing_tray),
+        opening_tray: chips_to_wire(&opening_tray),
+        closing_tray: chips_to_wire(&closing_tray),
     })
 }

@@ -1,7 +1,8 @@
 //! Every error the API returns is a `tonic::Status` with rich details (never a bare string):
 //! - a rules rejection is FAILED_PRECONDITION with `google.rpc.ErrorInfo` (reason = stable code,
 //!   domain "chipledger.v1", metadata `rule_id`, `detail` and every number involved; R-AUDIT-3);
-//! - malformed input is INVALID_ARGUMENT with `google.rpc.BadRequest` field violations;
+//! - malformed input is INVALID_ARGUMENT with `google.rpc.BadRequest` field violations
+//!   (`chipledger_proto::FieldErrors`, shared with the conversion that finds them);
 //! - a concurrent writer that outlasted the retries is ABORTED (safe to retry the command);
 //! - a command id reused for a different request is ALREADY_EXISTS;
 //! - the database unreachable is UNAVAILABLE (reason DATABASE_UNAVAILABLE: nothing happened,
@@ -13,9 +14,10 @@
 
 use std::collections::HashMap;
 
+use chipledger_proto::FieldErrors;
 use chipledger_rules::Rejection;
 use tonic::{Code, Status};
-use tonic_types::{ErrorDetails, FieldViolation, StatusExt};
+use tonic_types::{ErrorDetails, StatusExt};
 
 /// `google.rpc.ErrorInfo.domain` of every chipledger error.
 pub const DOMAIN: &str = "chipledger.v1";
@@ -149,59 +151,6 @@ pub fn shutting_down() -> Status {
     with_info(Code::Unavailable, "SHUTTING_DOWN", "the server is shutting down", HashMap::new())
 }
 
-/// Collects field violations while a request is checked; `finish` turns them into one
-/// INVALID_ARGUMENT listing every bad field at once.
-#[derive(Debug, Default)]
-pub struct FieldErrors {
-    violations: Vec<FieldViolation>,
-}
-
-impl FieldErrors {
-    pub fn new() -> FieldErrors {
-        FieldErrors::default()
-    }
-
-    pub fn add(&mut self, field: impl Into<String>, description: impl Into<String>) {
-        self.violations.push(FieldViolation::new(field, description));
-    }
-
-    /// Records a violation when `ok` is false.
-    pub fn check(&mut self, ok: bool, field: &str, description: impl FnOnce() -> String) {
-        if !ok {
-            self.add(field, description());
-        }
-    }
-
-    pub fn into_violations(self) -> Vec<FieldViolation> {
-        self.violations
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.violations.is_empty()
-    }
-
-    pub fn finish(self) -> Result<(), Status> {
-        if self.violations.is_empty() {
-            return Ok(());
-        }
-        Err(self.into_status())
-    }
-
-    pub fn into_status(self) -> Status {
-        let summary = self
-            .violations
-            .iter()
-            .map(|violation| format!("{}: {}", violation.field, violation.description))
-            .collect::<Vec<_>>()
-            .join("; ");
-        Status::with_error_details(
-            Code::InvalidArgument,
-            format!("invalid request: {summary}"),
-            ErrorDetails::with_bad_request(self.violations),
-        )
-    }
-}
-
 /// One bad field, as a ready Status.
 pub fn invalid_field(field: &str, description: impl Into<String>) -> Status {
     let mut errors = FieldErrors::new();
@@ -232,21 +181,6 @@ mod tests {
         assert_eq!(info.metadata["amount_left_with_cents"], "30000");
         assert_eq!(info.metadata["buy_in_cents"], "20000");
         assert_eq!(info.metadata["detail"], "left with 300.00 within the wait window");
-    }
-
-    #[test]
-    fn field_errors_become_one_bad_request_with_every_violation() {
-        let mut errors = FieldErrors::new();
-        errors.check(true, "seat", || "fine".into());
-        errors.check(false, "amount_cents", || "must be positive".into());
-        errors.add("header.command_id", "required");
-        let status = errors.finish().unwrap_err();
-        assert_eq!(status.code(), Code::InvalidArgument);
-        let details = status.get_error_details();
-        let bad_request = details.bad_request().expect("bad request");
-        let fields: Vec<&str> = bad_request.field_violations.iter().map(|v| v.field.as_str()).collect();
-        assert_eq!(fields, ["amount_cents", "header.command_id"]);
-        assert!(FieldErrors::new().finish().is_ok());
     }
 
     #[test]

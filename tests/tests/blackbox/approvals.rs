@@ -24,7 +24,7 @@ fn fill(command_id: &str, slip_no: u64, signer_1: &str, signer_2: &str) -> pb::F
     }
 }
 
-fn with_tokens<T: chipledger_server::convert::WireCommand>(mut message: T, tokens: &[&str]) -> T {
+fn with_tokens<T: chipledger_proto::WireCommand>(mut message: T, tokens: &[&str]) -> T {
     message.header_mut().get_or_insert_with(Default::default).approvals = tokens.iter().map(|t| (*t).to_string()).collect();
     message
 }
@@ -60,7 +60,7 @@ fn floor_principal() -> chipledger_server::access::Principal {
 
 /// What an approval of fill `message` under `command_id` is bound to.
 fn fill_subject<'a>(message: &pb::Fill, command_id: &'a str, property_id: &'a str) -> Subject<'a> {
-    let bytes = chipledger_server::convert::WireCommand::approval_bytes(message, command_id, property_id);
+    let bytes = chipledger_proto::WireCommand::approval_bytes(message, command_id, property_id);
     Subject { property_id, rpc: FILL_RPC, command_id, digest: approval::command_digest(FILL_RPC, &bytes) }
 }
 

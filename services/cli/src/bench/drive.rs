@@ -13,7 +13,6 @@ use time::OffsetDateTime;
 
 use super::figures::{Latencies, Run};
 use super::target::{POOL_CONNECTIONS, Target};
-use super::usage::CpuSample;
 use super::workload::{Plan, PlannedHand};
 use crate::connect::{Client, ServerArgs, describe_status};
 use crate::send::{send_batch_request, send_stamped};
@@ -86,7 +85,7 @@ pub async fn server_run(target: &Target, plan: Plan, mode: Mode, rate: Option<f6
     for _ in 0..tables {
         clients.push(connect(&target.grpc_url, property).await?);
     }
-    let before = CpuSample::take(target.postmaster_pid);
+    let before = target.cpu();
     let started = Instant::now();
     let mut tasks = Vec::with_capacity(tables);
     for (index, (lane, client)) in plan.lanes.into_iter().zip(clients).enumerate() {
@@ -101,7 +100,7 @@ pub async fn server_run(target: &Target, plan: Plan, mode: Mode, rate: Option<f6
         events += lane_events;
     }
     let elapsed = started.elapsed();
-    let cpu = CpuSample::take(target.postmaster_pid).since(&before);
+    let cpu = target.cpu().since(&before);
     Ok(Run {
         label: label.to_owned(),
         tables,
@@ -379,7 +378,7 @@ pub async fn baseline(
         .max_connections(POOL_CONNECTIONS.min(reference.tables as u32).max(1))
         .connect(&target.admin_url)
         .await?;
-    let before = CpuSample::take(target.postmaster_pid);
+    let before = target.cpu();
     let started = Instant::now();
     let mut tasks = Vec::with_capacity(lanes.len());
     let lane_count = lanes.len();
@@ -403,7 +402,7 @@ pub async fn baseline(
         latencies.merge(task.await.context("baseline lane")??);
     }
     let elapsed = started.elapsed();
-    let cpu = CpuSample::take(target.postmaster_pid).since(&before);
+    let cpu = target.cpu().since(&before);
     pool.close().await;
     Ok(Run {
         label: format!("{} baseline (plain INSERT)", reference.label),

@@ -36,10 +36,14 @@ const MAX_APPROVAL_TTL_SECONDS: u32 = 3_600;
 #[derive(Args, Debug)]
 pub struct BenchArgs {
     /// Bench the chipledgerd at the global --server, whose PostgreSQL this superuser URL
-    /// names (baseline tables, settings). Without it, an embedded chipledgerd is started in
-    /// this process on a fresh PostgreSQL (fsync on) and removed afterwards.
+    /// names (baseline tables, settings). Without it, a chipledgerd (--chipledgerd) is started
+    /// on a fresh PostgreSQL (fsync on) and removed afterwards.
     #[arg(long)]
     database_url: Option<String>,
+    /// The chipledgerd binary to start without --database-url (default: the one beside this
+    /// executable).
+    #[arg(long)]
+    chipledgerd: Option<PathBuf>,
     /// Concurrent tables (dealers) per run, comma separated.
     #[arg(long, value_delimiter = ',', default_value = "1,16,64")]
     tables: Vec<usize>,
@@ -165,7 +169,8 @@ async fn bench(args: &BenchArgs, server: Option<&str>, external_property: &str) 
         (Some(server), Some(url)) => (Target::external(server, url).await?, external_property.to_owned()),
         _ => {
             let property = format!("bench-{run_id}");
-            (Target::embedded(args.profile_sql, &property).await?, property)
+            let chipledgerd = target::chipledgerd_path(args.chipledgerd.as_deref())?;
+            (Target::embedded(args.profile_sql, &property, &chipledgerd).await?, property)
         }
     };
     let outcome = measure(args, server, &hands, &target, &run_id, &property).await;
@@ -242,7 +247,7 @@ async fn measure(
     let mut out = String::new();
     let _ = writeln!(out, "## Figures\n");
     let _ = writeln!(out, "Command: `{}`\n", rerun_command(args, server));
-    let server_kind = if target.in_process { "embedded (in-process chipledgerd, fresh LocalCluster)" } else { "external" };
+    let server_kind = if target.server_pid.is_some() { "embedded (chipledgerd child process, fresh LocalCluster)" } else { "external" };
     let _ = writeln!(out, "Server: {server_kind}; property `{property}`; {} hands per run.\n", hands.len());
     let _ = writeln!(out, "| machine / PostgreSQL | value |\n|---|---|");
     for (name, value) in &machine {
@@ -251,10 +256,10 @@ async fn measure(
     let _ = writeln!(out);
     out.push_str(&figures::markdown_table(&mut pairs));
     let _ = writeln!(out);
-    let process = if target.in_process { "bench client + in-process server" } else { "bench client only" };
+    let process = if target.server_pid.is_some() { "bench client + server" } else { "bench client only" };
     let _ = writeln!(
         out,
-        "CPU columns: `{process}` (getrusage) and PostgreSQL (postmaster + children via /proc), per chip movement. \
+        "CPU columns: `{process}` (getrusage, /proc) and PostgreSQL (postmaster + children via /proc), per chip movement. \
          Latency is per RPC (server runs) or per transaction (baselines). `vs baseline` compares events/s.\n"
     );
     let _ = writeln!(out, "| read path / core | events | seconds | events/s |\n|---|---:|---:|---:|");

@@ -1,6 +1,6 @@
-//! CPU time spent: this process (bench client, and the server when it runs in-process) from
-//! `getrusage`, and the PostgreSQL server from /proc: the postmaster (with its reaped
-//! children) plus every live child process (backends, WAL writer, checkpointer ...).
+//! CPU time spent: this process (the bench client) from `getrusage` plus the embedded
+//! `chipledgerd` from /proc, and the PostgreSQL server from /proc: the postmaster (with its
+//! reaped children) plus every live child process (backends, WAL writer, checkpointer ...).
 
 use std::time::Duration;
 
@@ -13,8 +13,10 @@ pub struct CpuSample {
 }
 
 impl CpuSample {
-    pub fn take(postmaster_pid: Option<u32>) -> CpuSample {
-        CpuSample { process: process_cpu(), postgres: postmaster_pid.and_then(postgres_cpu) }
+    /// `server_pid`: a `chipledgerd` this process runs, counted with it.
+    pub fn take(server_pid: Option<u32>, postmaster_pid: Option<u32>) -> CpuSample {
+        let server = server_pid.and_then(|pid| stat(pid)).map_or(Duration::ZERO, |(_, ticks, _)| ticks_to_duration(ticks));
+        CpuSample { process: process_cpu() + server, postgres: postmaster_pid.and_then(postgres_cpu) }
     }
 
     /// CPU spent between `earlier` and `self`.
@@ -68,7 +70,11 @@ fn postgres_cpu(postmaster_pid: u32) -> Option<Duration> {
             ticks += child;
         }
     }
-    Some(Duration::from_micros(ticks * 1_000_000 / clock_ticks_per_second()))
+    Some(ticks_to_duration(ticks))
+}
+
+fn ticks_to_duration(ticks: u64) -> Duration {
+    Duration::from_micros(ticks * 1_000_000 / clock_ticks_per_second())
 }
 
 /// The postmaster of the server behind `backend_pid` (a backend's parent), if visible here.

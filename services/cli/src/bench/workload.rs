@@ -10,12 +10,12 @@ use anyhow::{Context, bail};
 use chipledger_phh::convert::convert_at;
 use chipledger_phh::replay::run;
 use chipledger_phh::{HandHistory, Streams, load_file};
+use chipledger_proto::command_to_wire;
 use chipledger_proto::v1 as pb;
 use chipledger_rules::TableId;
 
 use crate::approvals::{Approvers, named_fields};
 use crate::send::{Header, batch_request, stamp};
-use crate::wire::command_to_wire;
 
 /// Most PHH files read (bound; the Pluribus set has 10,000).
 const MAX_FILES: usize = 100_000;
@@ -116,14 +116,14 @@ pub async fn approve(plan: &mut Plan, approvers: &mut Approvers, property: &str)
     for hand in plan.lanes.iter_mut().flatten() {
         for command in &mut hand.live {
             let fields = named_fields(command);
-            let command_id = crate::send::header_mut(command).as_ref().map(|header| header.command_id.clone()).unwrap_or_default();
+            let command_id = command.header().map(|header| header.command_id.clone()).unwrap_or_default();
             approvers.approve_and_attach(command, &fields, &command_id, property).await?;
         }
         let batch_id = hand.batch.header.as_ref().map(|header| header.command_id.clone()).unwrap_or_default();
         for (index, entry) in hand.batch.commands.iter_mut().enumerate() {
             let Some(command) = entry.command.as_mut() else { continue };
             let fields = named_fields(command);
-            let entry_id = chipledger_server::ledger::entry_command_id(&batch_id, index);
+            let entry_id = chipledger_proto::entry_command_id(&batch_id, index);
             approvers.approve_and_attach(command, &fields, &entry_id, property).await?;
         }
     }

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use axum::Form;
 use axum::extract::{Path, State};
 use axum::response::Response;
+use chipledger_proto::WireCommand;
 use chipledger_proto::v1 as pb;
 use chipledger_proto::v1::approval_service_server::ApprovalService;
 use chipledger_rules::money;
@@ -25,7 +26,6 @@ use tonic::Status;
 use super::view::Units;
 use super::{Console, Signed, rpc};
 use crate::access::{self, Principal};
-use crate::convert::WireCommand;
 use crate::status;
 
 /// Requests kept for resubmission, at most (the oldest go first).

@@ -1,0 +1,396 @@
+//! A table's configuration both ways, and the presets a request may name instead (RULES.md
+//! defaults). What the wire leaves open (an UNSPECIFIED game, straddle raise or odd-chip rule)
+//! reads as the rules default; the rest is required.
+
+use chipledger_rules as rules;
+
+use super::enums::*;
+use super::fields::{FieldErrors, is_text_char, small_u8};
+use crate::v1 as pb;
+
+/// The configuration named by a request: a full one, or a preset of RULES.md defaults.
+pub(super) fn configuration(
+    errors: &mut FieldErrors,
+    config: Option<&pb::TableConfig>,
+    preset: Option<&pb::TablePreset>,
+) -> Option<rules::TableConfig> {
+    match (config, preset) {
+        (Some(config), None) => table_config_from_wire(errors, config),
+        (None, Some(preset)) => table_preset(errors, preset),
+        _ => {
+            errors.add("configuration", "give either config or preset");
+            None
+        }
+    }
+}
+
+fn table_preset(errors: &mut FieldErrors, preset: &pb::TablePreset) -> Option<rules::TableConfig> {
+    let (small, big) = (preset.small_cents, preset.big_cents);
+    if small <= 0 || big < small {
+        errors.add("preset", "needs 0 < small_cents <= big_cents");
+        return None;
+    }
+    let config = match pb::GamePreset::try_from(preset.game) {
+        Ok(pb::GamePreset::NoLimitHoldem) => rules::TableConfig::no_limit_holdem(small, big),
+        Ok(pb::GamePreset::PotLimitHoldem) => rules::TableConfig::pot_limit_holdem(small, big),
+        Ok(pb::GamePreset::PotLimitOmaha) => rules::TableConfig::pot_limit_omaha(small, big),
+        Ok(pb::GamePreset::HalfPotLimitHoldem) => rules::TableConfig::half_pot_limit_holdem(small, big),
+        Ok(pb::GamePreset::FixedLimitHoldem) => rules::TableConfig::fixed_limit_holdem(small, big, 3),
+        Ok(pb::GamePreset::ShortDeckHoldem) => rules::TableConfig::short_deck_holdem(small, big),
+        Ok(pb::GamePreset::DeuceToSevenSingleDraw) => rules::TableConfig::deuce_to_seven_single_draw(small, big),
+        Ok(pb::GamePreset::OmahaHiLo) => rules::TableConfig::omaha_hi_lo(small, big),
+        Ok(pb::GamePreset::DeuceToSevenTripleDraw) => rules::TableConfig::deuce_to_seven_triple_draw(small, big),
+        Ok(pb::GamePreset::Badugi) => rules::TableConfig::badugi(small, big),
+        Ok(stud @ (pb::GamePreset::SevenCardStud | pb::GamePreset::SevenCardStudHiLo | pb::GamePreset::Razz)) => {
+            let (ante, bring_in) = (preset.ante_cents, preset.bring_in_cents);
+            if ante < 0 || bring_in <= 0 || bring_in > small {
+                errors.add("preset", "stud needs 0 <= ante_cents and 0 < bring_in_cents <= small_cents");
+                return None;
+            }
+            match stud {
+                pb::GamePreset::SevenCardStud => rules::TableConfig::seven_card_stud(ante, bring_in, small, big),
+                pb::GamePreset::SevenCardStudHiLo => rules::TableConfig::seven_card_stud_hi_lo(ante, bring_in, small, big),
+                _ => rules::TableConfig::razz(ante, bring_in, small, big),
+            }
+        }
+        Ok(pb::GamePreset::Unspecified) | Err(_) => {
+            errors.add("preset.game", "a GAME_PRESET_* value is required");
+            return None;
+        }
+    };
+    Some(config)
+}
+
+pub fn table_config_from_wire(errors: &mut FieldErrors, wire: &pb::TableConfig) -> Option<rules::TableConfig> {
+    use pb::betting_structure::Kind as Betting;
+    use pb::fee_policy::Kind as Fee;
+    let chip_set = match &wire.chip_set {
+        Some(set) => rules::ChipSet {
+            denominations_cents: set.denominations_cents.clone(),
+            min_playable_chip_cents: set.min_playable_chip_cents,
+        },
+        None => {
+            errors.add("config.chip_set", "required");
+            return None;
+        }
+    };
+    let betting = match wire.betting.as_ref().and_then(|betting| betting.kind.as_ref()) {
+        Some(Betting::NoLimit(_)) => rules::BettingStructure::NoLimit,
+        Some(Betting::PotLimit(_)) => rules::BettingStructure::PotLimit,
+        Some(Betting::HalfPotLimit(_)) => rules::BettingStructure::HalfPotLimit,
+        Some(Betting::FixedLimit(fixed)) => rules::BettingStructure::FixedLimit {
+            small_bet_cents: fixed.small_bet_cents,
+            big_bet_cents: fixed.big_bet_cents,
+            max_raises: small_u8(errors, "config.betting.fixed_limit.max_raises", fixed.max_raises)?,
+            heads_up_uncapped: fixed.heads_up_uncapped,
+        },
+        Some(Betting::SpreadLimit(spread)) => rules::BettingStructure::SpreadLimit {
+            min_bet_cents: spread.min_bet_cents,
+            max_bet_cents: spread.max_bet_cents,
+            last_round_max_bet_cents: spread.last_round_max_bet_cents,
+            max_raises: small_u8(errors, "config.betting.spread_limit.max_raises", spread.max_raises)?,
+        },
+        Some(Betting::CapLimit(cap)) => {
+            rules::BettingStructure::CapLimit { pot_limit: cap.pot_limit, cap_cents: cap.cap_cents }
+        }
+        None => {
+            errors.add("config.betting", "required");
+            return None;
+        }
+    };
+    let Some(incomplete_raise_rule) = incomplete_raise_from_wire(wire.incomplete_raise_rule) else {
+        errors.add("config.incomplete_raise_rule", "required");
+        return None;
+    };
+    let Some(straddle) = straddle_policy_from_wire(wire.straddle) else {
+        errors.add("config.straddle", "required");
+        return None;
+    };
+    let kill = match pb::KillPolicy::try_from(wire.kill) {
+        Ok(pb::KillPolicy::Unspecified) => None,
+        Ok(pb::KillPolicy::Full) => Some(rules::KillPolicy::Full),
+        Ok(pb::KillPolicy::Half) => Some(rules::KillPolicy::Half),
+        Err(_) => {
+            errors.add("config.kill", "unknown value");
+            return None;
+        }
+    };
+    let Some(button_policy) = button_policy_from_wire(wire.button_policy) else {
+        errors.add("config.button_policy", "required");
+        return None;
+    };
+    let Some(buy_in) = &wire.buy_in else {
+        errors.add("config.buy_in", "required");
+        return None;
+    };
+    let Some(rebuy) = &wire.rebuy else {
+        errors.add("config.rebuy", "required");
+        return None;
+    };
+    let fee = match wire.fee.as_ref().and_then(|fee| fee.kind.as_ref()) {
+        Some(Fee::NoFee(_)) => rules::FeePolicy::NoFee,
+        Some(Fee::Rake(rake)) => rules::FeePolicy::Rake {
+            percent_bps: rake.percent_bps,
+            increment_cents: rake.increment_cents,
+            cap_cents: rake.cap_cents,
+            no_flop_no_drop: rake.no_flop_no_drop,
+            min_pot_cents: rake.min_pot_cents,
+        },
+        Some(Fee::TimeCollection(time)) => {
+            rules::FeePolicy::TimeCollection { fee_cents: time.fee_cents, interval_minutes: time.interval_minutes }
+        }
+        Some(Fee::ReportedRake(reported)) => rules::FeePolicy::Reported { cap_cents: reported.cap_cents },
+        None => {
+            errors.add("config.fee", "required");
+            return None;
+        }
+    };
+    let game = defaulted(errors, "config.game", wire.game, game_from_wire);
+    let straddle_raise = defaulted(errors, "config.straddle_raise", wire.straddle_raise, straddle_raise_from_wire);
+    let odd_chip = defaulted(errors, "config.odd_chip", wire.odd_chip, odd_chip_from_wire);
+    if wire.game_key.is_empty() || wire.game_key.len() > 64 || !wire.game_key.chars().all(is_text_char) {
+        errors.add("config.game_key", "1 to 64 bytes, no control characters");
+        return None;
+    }
+    if wire.blinds_cents.len() > 3 {
+        errors.add("config.blinds_cents", "at most three blinds");
+        return None;
+    }
+    Some(rules::TableConfig {
+        // The core numbers versions itself (open: 1, change: previous + 1).
+        version: wire.version,
+        game_key: wire.game_key.clone(),
+        chip_set,
+        betting,
+        incomplete_raise_rule,
+        betting_rounds: small_u8(errors, "config.betting_rounds", wire.betting_rounds)?,
+        big_bet_from_round: small_u8(errors, "config.big_bet_from_round", wire.big_bet_from_round)?,
+        blinds_cents: wire.blinds_cents.clone(),
+        ante_cents: wire.ante_cents,
+        button_ante: wire.button_ante,
+        min_bet_cents: wire.min_bet_cents,
+        bring_in_cents: wire.bring_in_cents,
+        straddle,
+        kill,
+        button_policy,
+        stakes: match &wire.open_stakes {
+            Some(open) => rules::StakesMode::OpenStakes { iou_auto_accept_below_cents: open.iou_auto_accept_below_cents },
+            None => rules::StakesMode::TableStakes,
+        },
+        buy_in: rules::config::BuyInLimits {
+            min_cents: buy_in.min_cents,
+            max_cents: buy_in.max_cents,
+            short_buy_min_cents: buy_in.short_buy_min_cents,
+            supervisor_threshold_cents: buy_in.supervisor_threshold_cents,
+        },
+        rebuy: rules::config::RebuyPolicy {
+            wait_window_ms: rebuy.wait_window_ms,
+            tolerance_bps: rebuy.tolerance_bps,
+            allow_second_seat: rebuy.allow_second_seat,
+        },
+        fee,
+        jackpot_drop: wire
+            .jackpot_drop
+            .as_ref()
+            .map(|drop| rules::config::JackpotDrop { amount_cents: drop.amount_cents, min_pot_cents: drop.min_pot_cents }),
+        kitty: wire.kitty.as_ref().map(|kitty| rules::config::KittyPolicy {
+            min_pot_cents: kitty.min_pot_cents,
+            leftover: match pb::KittyLeftover::try_from(kitty.leftover) {
+                Ok(pb::KittyLeftover::ToDealers) => rules::config::KittyLeftover::ToDealers,
+                Ok(pb::KittyLeftover::ToHouse) => rules::config::KittyLeftover::ToHouse,
+                Ok(pb::KittyLeftover::SplitAmongSeated | pb::KittyLeftover::Unspecified) => {
+                    rules::config::KittyLeftover::SplitAmongSeated
+                }
+                Err(_) => {
+                    errors.add("config.kitty.leftover", "unknown value");
+                    rules::config::KittyLeftover::SplitAmongSeated
+                }
+            },
+        }),
+        tip_cap_cents: wire.tip_cap_cents,
+        cash_in_play_allowed: wire.cash_in_play_allowed,
+        hi_lo: wire.hi_lo,
+        max_seats: small_u8(errors, "config.max_seats", wire.max_seats)?,
+        pot_limit_assumed_call: wire.pot_limit_assumed_call,
+        game: game?,
+        big_blind_ante: wire.big_blind_ante,
+        antes_to_main_pot: wire.antes_to_main_pot,
+        straddle_raise: straddle_raise?,
+        sleeper_allowed: wire.sleeper_allowed,
+        odd_chip: odd_chip?,
+        button_blind: wire.button_blind,
+        first_blind_on_button: wire.first_blind_on_button,
+        max_restraddles: match wire.max_restraddles {
+            Some(max) => small_u8(errors, "config.max_restraddles", max)?,
+            None => rules::TableConfig::seeds_max_restraddles(),
+        },
+    })
+}
+
+pub fn table_config_to_wire(config: &rules::TableConfig) -> pb::TableConfig {
+    use pb::betting_structure::Kind as Betting;
+    use pb::fee_policy::Kind as Fee;
+    let betting = match &config.betting {
+        rules::BettingStructure::NoLimit => Betting::NoLimit(pb::NoLimit {}),
+        rules::BettingStructure::PotLimit => Betting::PotLimit(pb::PotLimit {}),
+        rules::BettingStructure::HalfPotLimit => Betting::HalfPotLimit(pb::HalfPotLimit {}),
+        rules::BettingStructure::FixedLimit { small_bet_cents, big_bet_cents, max_raises, heads_up_uncapped } => {
+            Betting::FixedLimit(pb::FixedLimit {
+                small_bet_cents: *small_bet_cents,
+                big_bet_cents: *big_bet_cents,
+                max_raises: u32::from(*max_raises),
+                heads_up_uncapped: *heads_up_uncapped,
+            })
+        }
+        rules::BettingStructure::SpreadLimit { min_bet_cents, max_bet_cents, last_round_max_bet_cents, max_raises } => {
+            Betting::SpreadLimit(pb::SpreadLimit {
+                min_bet_cents: *min_bet_cents,
+                max_bet_cents: *max_bet_cents,
+                last_round_max_bet_cents: *last_round_max_bet_cents,
+                max_raises: u32::from(*max_raises),
+            })
+        }
+        rules::BettingStructure::CapLimit { pot_limit, cap_cents } => {
+            Betting::CapLimit(pb::CapLimit { pot_limit: *pot_limit, cap_cents: *cap_cents })
+        }
+    };
+    let fee = match &config.fee {
+        rules::FeePolicy::NoFee => Fee::NoFee(pb::NoFee {}),
+        rules::FeePolicy::Rake { percent_bps, increment_cents, cap_cents, no_flop_no_drop, min_pot_cents } => {
+            Fee::Rake(pb::Rake {
+                percent_bps: *percent_bps,
+                increment_cents: *increment_cents,
+                cap_cents: *cap_cents,
+                no_flop_no_drop: *no_flop_no_drop,
+                min_pot_cents: *min_pot_cents,
+            })
+        }
+        rules::FeePolicy::TimeCollection { fee_cents, interval_minutes } => {
+            Fee::TimeCollection(pb::TimeCollection { fee_cents: *fee_cents, interval_minutes: *interval_minutes })
+        }
+        rules::FeePolicy::Reported { cap_cents } => Fee::ReportedRake(pb::ReportedRake { cap_cents: *cap_cents }),
+    };
+    pb::TableConfig {
+        version: config.version,
+        game_key: config.game_key.clone(),
+        chip_set: Some(pb::ChipSet {
+            denominations_cents: config.chip_set.denominations_cents.clone(),
+            min_playable_chip_cents: config.chip_set.min_playable_chip_cents,
+        }),
+        betting: Some(pb::BettingStructure { kind: Some(betting) }),
+        incomplete_raise_rule: incomplete_raise_to_wire(config.incomplete_raise_rule) as i32,
+        betting_rounds: u32::from(config.betting_rounds),
+        big_bet_from_round: u32::from(config.big_bet_from_round),
+        blinds_cents: config.blinds_cents.clone(),
+        ante_cents: config.ante_cents,
+        button_ante: config.button_ante,
+        min_bet_cents: config.min_bet_cents,
+        bring_in_cents: config.bring_in_cents,
+        straddle: straddle_policy_to_wire(config.straddle) as i32,
+        kill: match config.kill {
+            None => pb::KillPolicy::Unspecified,
+            Some(rules::KillPolicy::Full) => pb::KillPolicy::Full,
+            Some(rules::KillPolicy::Half) => pb::KillPolicy::Half,
+        } as i32,
+        button_policy: button_policy_to_wire(config.button_policy) as i32,
+        open_stakes: match &config.stakes {
+            rules::StakesMode::TableStakes => None,
+            rules::StakesMode::OpenStakes { iou_auto_accept_below_cents } => {
+                Some(pb::OpenStakes { iou_auto_accept_below_cents: *iou_auto_accept_below_cents })
+            }
+        },
+        buy_in: Some(pb::BuyInLimits {
+            min_cents: config.buy_in.min_cents,
+            max_cents: config.buy_in.max_cents,
+            short_buy_min_cents: config.buy_in.short_buy_min_cents,
+            supervisor_threshold_cents: config.buy_in.supervisor_threshold_cents,
+        }),
+        rebuy: Some(pb::RebuyPolicy {
+            wait_window_ms: config.rebuy.wait_window_ms,
+            tolerance_bps: config.rebuy.tolerance_bps,
+            allow_second_seat: config.rebuy.allow_second_seat,
+        }),
+        fee: Some(pb::FeePolicy { kind: Some(fee) }),
+        jackpot_drop: config
+            .jackpot_drop
+            .as_ref()
+            .map(|drop| pb::JackpotDrop { amount_cents: drop.amount_cents, min_pot_cents: drop.min_pot_cents }),
+        kitty: config.kitty.as_ref().map(|kitty| pb::KittyPolicy {
+            min_pot_cents: kitty.min_pot_cents,
+            leftover: match kitty.leftover {
+                rules::config::KittyLeftover::SplitAmongSeated => pb::KittyLeftover::SplitAmongSeated,
+                rules::config::KittyLeftover::ToDealers => pb::KittyLeftover::ToDealers,
+                rules::config::KittyLeftover::ToHouse => pb::KittyLeftover::ToHouse,
+            } as i32,
+        }),
+        tip_cap_cents: config.tip_cap_cents,
+        cash_in_play_allowed: config.cash_in_play_allowed,
+        hi_lo: config.hi_lo,
+        max_seats: u32::from(config.max_seats),
+        pot_limit_assumed_call: config.pot_limit_assumed_call,
+        game: game_to_wire(config.game) as i32,
+        big_blind_ante: config.big_blind_ante,
+        antes_to_main_pot: config.antes_to_main_pot,
+        straddle_raise: straddle_raise_to_wire(config.straddle_raise) as i32,
+        sleeper_allowed: config.sleeper_allowed,
+        odd_chip: odd_chip_to_wire(config.odd_chip) as i32,
+        button_blind: config.button_blind,
+        first_blind_on_button: config.first_blind_on_button,
+        max_restraddles: Some(u32::from(config.max_restraddles)),
+    }
+}
+
+/// An enum field whose UNSPECIFIED (0) reads as the rules default.
+fn defaulted<T: Default>(errors: &mut FieldErrors, field: &str, value: i32, from: fn(i32) -> Option<T>) -> Option<T> {
+    if value == 0 {
+        return Some(T::default());
+    }
+    let parsed = from(value);
+    if parsed.is_none() {
+        errors.add(field, "unknown value");
+    }
+    parsed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_config_round_trips_through_the_wire() {
+        for config in [
+            rules::TableConfig::no_limit_holdem(100, 200),
+            rules::TableConfig::pot_limit_omaha(100, 200),
+            rules::TableConfig::fixed_limit_holdem(300, 600, 4),
+            rules::TableConfig::spread_limit_holdem(100, 200, 100, 500, Some(1_000)),
+            rules::TableConfig::cap_limit_holdem(100, 200, 6_000),
+            rules::TableConfig::seven_card_stud(25, 50, 200, 400),
+            rules::TableConfig::seven_card_stud_hi_lo(25, 50, 200, 400),
+            rules::TableConfig::razz(25, 50, 200, 400),
+            rules::TableConfig::omaha_hi_lo(200, 400),
+            rules::TableConfig::short_deck_holdem(100, 200),
+            rules::TableConfig::deuce_to_seven_triple_draw(200, 400),
+            rules::TableConfig::deuce_to_seven_single_draw(100, 200),
+            rules::TableConfig::badugi(200, 400),
+            {
+                // Every option added for the games of issue 14, away from its default.
+                let mut c = rules::TableConfig::no_limit_holdem(100, 200);
+                c.ante_cents = 200;
+                c.big_blind_ante = true;
+                c.antes_to_main_pot = true;
+                c.straddle_raise = rules::config::StraddleRaise::DifferenceOverBigBlind;
+                c.sleeper_allowed = true;
+                c.odd_chip = rules::config::OddChipRule::AsRanked;
+                c.button_blind = true;
+                c.fee = rules::FeePolicy::Reported { cap_cents: 500 };
+                c
+            },
+        ] {
+            let wire = table_config_to_wire(&config);
+            let mut errors = FieldErrors::new();
+            let back = table_config_from_wire(&mut errors, &wire);
+            assert!(errors.is_empty(), "{:?}", errors.into_status());
+            assert_eq!(back.as_ref(), Some(&config));
+        }
+    }
+}
