@@ -70,15 +70,6 @@ impl StreamState {
         }
     }
 
-    /// Applies a stored event (payload JSON of the stream's event type).
-    fn evolve_stored(self, payload: &serde_json::Value) -> Result<StreamState, serde_json::Error> {
-        Ok(match self {
-            StreamState::Table(state) => StreamState::Table(state.evolve(&serde_json::from_value(payload.clone())?)),
-            StreamState::Player(state) => StreamState::Player(state.evolve(&serde_json::from_value(payload.clone())?)),
-            StreamState::Cage(state) => StreamState::Cage(state.evolve(&serde_json::from_value(payload.clone())?)),
-        })
-    }
-
     /// Applies an event just decided. A mismatch of stream and event kind is a core bug.
     fn evolve_decided(self, event: &Event) -> Result<StreamState, Status> {
         Ok(match (self, event) {
@@ -96,15 +87,6 @@ impl StreamState {
             StreamState::Table(state) => Some(state),
             _ => None,
         }
-    }
-}
-
-/// The payload stored for an event: the stream's own event type, tagged with "type".
-fn payload(event: &Event) -> Result<serde_json::Value, serde_json::Error> {
-    match event {
-        Event::Table(event) => serde_json::to_value(event),
-        Event::Player(event) => serde_json::to_value(event),
-        Event::Cage(event) => serde_json::to_value(event),
     }
 }
 
@@ -953,9 +935,9 @@ impl Ledger {
                 if event.stream_version != version + 1 {
                     return Err(status::internal("read stream", &format!("{} skips version {}", key.1, version + 1)));
                 }
-                state = state
-                    .evolve_stored(&event.payload)
+                let decoded = chipledger_store::domain::event_from_payload(stream, &event.payload)
                     .map_err(|error| status::internal("decode stored event", &error))?;
+                state = state.evolve_decided(&decoded)?;
                 version = event.stream_version;
             }
             if (page.len() as i64) < READ_PAGE {
@@ -1059,8 +1041,7 @@ fn correction_for(
             op: rules::CageOp::Correct { reverses_event_id, original_postings: original_postings()?, approved_by, reason },
         }),
         StreamId::Player(player_id) => {
-            let event: rules::PlayerEvent = serde_json::from_value(payload.clone())
-                .map_err(|error| status::internal("decode reversed event", &error))?;
+            let event = rules::PlayerEvent::deserialize(payload).map_err(|error| status::internal("decode reversed event", &error))?;
             let reversal = match event {
                 rules::PlayerEvent::CashTransaction { gaming_day, direction, amount_cents, .. } => {
                     rules::PlayerReversal::CashTransaction { gaming_day, direction, amount_cents }
@@ -1224,7 +1205,7 @@ impl Decision {
                 event_id,
                 event_type: event.event_type().to_string(),
                 schema_version: SCHEMA_VERSION,
-                payload: payload(&event).map_err(|error| status::internal("encode event", &error))?,
+                payload: chipledger_store::domain::event_payload(&event),
                 metadata: EventMetadata {
                     actor_id: context.actor.id.clone(),
                     actor_role: access::role_name(&context.actor.role).to_string(),

@@ -366,8 +366,9 @@ async fn rebuild_hand(
             break;
         }
         for event in &page {
-            let table_event: TableEvent = serde_json::from_value(event.payload.clone())
-                .map_err(|error| status::internal("decode stored event", &error))?;
+            let rules::Event::Table(table_event) = decode_event(event)? else {
+                return Err(status::internal("rebuild hand", &"not a table event on a table stream"));
+            };
             before = before.evolve(&table_event);
             after_version = event.stream_version;
         }
@@ -388,8 +389,9 @@ async fn rebuild_hand(
         let exhausted = page.len() < 1_000;
         for event in page {
             after_version = event.stream_version;
-            let table_event: TableEvent = serde_json::from_value(event.payload.clone())
-                .map_err(|error| status::internal("decode stored event", &error))?;
+            let rules::Event::Table(table_event) = decode_event(&event)? else {
+                return Err(status::internal("rebuild hand", &"not a table event on a table stream"));
+            };
             match &table_event {
                 TableEvent::HandStarted { button_seat, .. } => view.button_seat = u32::from(*button_seat),
                 // R-POT-3: a side pot paid at once is a pot of the hand, listed after the others.
@@ -661,43 +663,41 @@ chipledger_proto::rpc_table!(service_impl!(LedgerService {
             scan(&self.ledger, &view.store, &property, filter, &types, request.time_range.as_ref(), page_size).await?;
         let mut sessions: Vec<pb::PlayerSession> = Vec::new();
         for event in &events {
-            let payload = &event.payload;
-            let table_id = payload.get("table_id").and_then(serde_json::Value::as_str).unwrap_or_default().to_string();
-            let seat = payload.get("seat").and_then(serde_json::Value::as_u64).unwrap_or(0) as u32;
-            let amount_cents = payload.get("amount_cents").and_then(serde_json::Value::as_i64).unwrap_or(0);
-            match event.event_type.as_str() {
-                "JoinedTable" => sessions.push(pb::PlayerSession {
-                    table_id,
-                    seat,
-                    game: payload.get("game_key").and_then(serde_json::Value::as_str).unwrap_or_default().to_string(),
+            let rules::Event::Player(player_event) = decode_event(event)? else { continue };
+            match player_event {
+                rules::PlayerEvent::JoinedTable { table_id, seat, game_key, amount_cents } => sessions.push(pb::PlayerSession {
+                    table_id: table_id.as_str().to_owned(),
+                    seat: u32::from(seat),
+                    game: game_key,
                     started_at_unix_ms: unix_ms(event.recorded_at),
                     ended_at_unix_ms: None,
                     bought_in_cents: amount_cents,
                     left_with_cents: None,
                 }),
-                _ => {
+                rules::PlayerEvent::LeftTable { table_id, seat, game_key, amount_cents, at_unix_ms } => {
+                    let table_id = table_id.as_str().to_owned();
                     let open = sessions
                         .iter_mut()
                         .rev()
                         .find(|session| session.table_id == table_id && session.ended_at_unix_ms.is_none());
-                    let ended_at = payload.get("at_unix_ms").and_then(serde_json::Value::as_i64).unwrap_or(unix_ms(event.recorded_at));
                     match open {
                         Some(session) => {
-                            session.ended_at_unix_ms = Some(ended_at);
+                            session.ended_at_unix_ms = Some(at_unix_ms);
                             session.left_with_cents = Some(amount_cents);
                         }
                         // The session started before this page: report the departure alone.
                         None => sessions.push(pb::PlayerSession {
                             table_id,
-                            seat,
-                            game: payload.get("game_key").and_then(serde_json::Value::as_str).unwrap_or_default().to_string(),
+                            seat: u32::from(seat),
+                            game: game_key,
                             started_at_unix_ms: 0,
-                            ended_at_unix_ms: Some(ended_at),
+                            ended_at_unix_ms: Some(at_unix_ms),
                             bought_in_cents: 0,
                             left_with_cents: Some(amount_cents),
                         }),
                     }
                 }
+                _ => {}
             }
         }
         Ok(view.annotate(Response::new(pb::ListPlayerSessionsResponse { sessions, page: next_token(last, more) })))
@@ -889,8 +889,9 @@ impl AuditService for Services {
         }
         let mut tables = Vec::with_capacity(shifts.len());
         for shift in &shifts {
-            let table_id = shift.stream.strip_prefix("table-").unwrap_or(&shift.stream);
-            let table_id = rules::TableId::new(table_id).map_err(|_| status::internal("reconcile", &"bad table stream"))?;
+            let Ok(StreamId::Table(table_id)) = shift.stream.parse::<StreamId>() else {
+                return Err(status::internal("reconcile", &"bad table stream"));
+            };
             // The variance of a close is the event just before it on the table's stream.
             let variance = variances.iter().find(|v| v.stream == shift.stream && v.stream_version + 1 == shift.stream_version);
             tables.push(shift_reconciliation(&table_id, shift, variance)?);
@@ -960,7 +961,8 @@ impl AuditService for Services {
             else {
                 continue;
             };
-            let player_id = event.stream.strip_prefix("player-").unwrap_or(&event.stream).to_string();
+            let Ok(StreamId::Player(player_id)) = event.stream.parse::<StreamId>() else { continue };
+            let player_id = player_id.as_str().to_owned();
             let patron = patrons.entry(player_id.clone()).or_insert_with(|| pb::PatronCashActivity {
                 player_id,
                 gaming_day: request.gaming_day.clone(),
@@ -1148,12 +1150,7 @@ fn command_type_of(command: &serde_json::Value) -> String {
 /// A stored event as the rules core's event, by its stream kind.
 fn decode_event(event: &RecordedEvent) -> Result<rules::Event, Status> {
     let stream: StreamId = event.stream.parse().map_err(|_| status::internal("decode", &"bad stream key"))?;
-    let decoded = match stream {
-        StreamId::Table(_) => serde_json::from_value(event.payload.clone()).map(rules::Event::Table),
-        StreamId::Player(_) => serde_json::from_value(event.payload.clone()).map(rules::Event::Player),
-        StreamId::Cage(_) => serde_json::from_value(event.payload.clone()).map(rules::Event::Cage),
-    };
-    decoded.map_err(|error| status::internal("decode stored event", &error))
+    chipledger_store::domain::event_from_payload(&stream, &event.payload).map_err(|error| status::internal("decode stored event", &error))
 }
 
 /// A shift close as reported, with the count variance recorded just before it, if any.

@@ -98,6 +98,7 @@
 mod append;
 pub mod chain;
 pub mod checkpoint;
+pub mod domain;
 mod error;
 mod event;
 mod group;

@@ -82,10 +82,10 @@ pub struct RulesProjection;
 
 impl InlineProjection for RulesProjection {
     fn project(&self, stream: &str, event: &NewEvent, ops: &mut Vec<ProjectionOp>) {
-        use chipledger_rules::{CashDirection, PlayerEvent};
-        let Some(player_id) = stream.strip_prefix("player-") else { return };
-        let Ok(player_event) = serde_json::from_value::<PlayerEvent>(event.payload.clone()) else { return };
-        let player_id = player_id.to_owned();
+        use chipledger_rules::{CashDirection, PlayerEvent, StreamId};
+        let Ok(StreamId::Player(player_id)) = stream.parse::<StreamId>() else { return };
+        let Ok(player_event) = PlayerEvent::deserialize(&event.payload) else { return };
+        let player_id = player_id.as_str().to_owned();
         match player_event {
             PlayerEvent::CreditLineSet { line_cents, .. } => ops.push(ProjectionOp::CreditLimit { player_id, limit_cents: line_cents }),
             PlayerEvent::JoinedTable { table_id, seat, game_key, .. } => ops.push(ProjectionOp::Seated {
