@@ -23,7 +23,9 @@
 --
 -- Errors carry SQLSTATEs of class CL with a JSON DETAIL (crate chipledger-store, error.rs), and
 -- the member they belong to in the HINT, `chipledger member <m>` (1-based: the first member for
--- what the group shares, the head and the partitions):
+-- what the group shares, the head and the partitions; an error PostgreSQL raises itself outside
+-- a member's projections, such as a lost race on a primary key at the inserts, has no HINT and
+-- the store gives it to the first member; only the projections pay for a subtransaction):
 --   CL001 version conflict, CL002 command id reused, CL003 unbalanced postings,
 --   CL004 negative balance, CL005 invalid request, CL006 command refused earlier,
 --   CL007 no partition holds the time the events would be recorded at (nothing is written; the
@@ -117,11 +119,9 @@ DECLARE
     v_recorded      timestamptz;
     v_micros        bigint;
     v_until         timestamptz;
-    v_failed        int;
-    v_conflict_members  int[];
-    v_conflict_streams  text[];
-    v_conflict_expected bigint[];
-    v_conflict_actual   bigint[];
+    v_failed        int;        -- the member refused: the first that a check refuses
+    v_stale         int;        -- the first member with a stream not at its expected version
+    v_overdrawn     int;        -- the first member taking an account below zero (R-UNIT-4)
     v_creator       int;
     v_write_streams text[];
     v_write_versions bigint[];
@@ -131,7 +131,7 @@ DECLARE
     v_constraint    text;
 BEGIN
     IF v_members = 0 OR v_event_count = 0 THEN
-        RAISE EXCEPTION 'chipledger: empty append' USING ERRCODE = 'CL005',
+        RAISE EXCEPTION 'chipledger: empty append' USING ERRCODE = 'CL005', HINT = 'chipledger member ' || v_member,
             DETAIL = json_build_object('reason', 'an append needs at least one event')::text;
     END IF;
 
@@ -140,7 +140,7 @@ BEGIN
      WHERE p_event_end[i] <= CASE WHEN i = 1 THEN 0 ELSE p_event_end[i - 1] END
         OR p_stream_end[i] <= CASE WHEN i = 1 THEN 0 ELSE p_stream_end[i - 1] END;
     IF v_member IS NOT NULL THEN
-        RAISE EXCEPTION 'chipledger: empty append' USING ERRCODE = 'CL005',
+        RAISE EXCEPTION 'chipledger: empty append' USING ERRCODE = 'CL005', HINT = 'chipledger member ' || v_member,
             DETAIL = json_build_object('reason', 'an append needs at least one event')::text;
     END IF;
     v_member := 1;
@@ -153,6 +153,7 @@ BEGIN
         SELECT min(i) INTO v_member FROM generate_subscripts(p_event_end, 1) AS i WHERE p_event_end[i] >= k;
         e0 := CASE WHEN v_member = 1 THEN 0 ELSE p_event_end[v_member - 1] END;
         RAISE EXCEPTION 'chipledger: postings of event % do not sum to zero', k - e0 USING ERRCODE = 'CL003',
+            HINT = 'chipledger member ' || v_member,
             DETAIL = json_build_object('event_index', k - e0 - 1, 'sum_cents', v_conflict::numeric)::text;
     END IF;
 
@@ -209,47 +210,45 @@ BEGIN
     --    versions; a member's stream is at the committed version plus the events the members
     --    before it (not replayed) put on it.
     WITH wanted AS (
-        SELECT s.stream, s.m, s.expected, s.ord
+        SELECT s.stream, s.m, s.expected, s.ord, NOT v_replayed[s.m] AS live
           FROM unnest(p_streams, p_stream_member, p_expected) WITH ORDINALITY AS s(stream, m, expected, ord)
-         WHERE NOT v_replayed[s.m]
     ), locked AS MATERIALIZED (
         SELECT l.stream, l.version
-          FROM (SELECT DISTINCT w.stream FROM wanted w ORDER BY w.stream) o
+          FROM (SELECT DISTINCT w.stream FROM wanted w WHERE w.live ORDER BY w.stream) o
          CROSS JOIN LATERAL (SELECT st.stream, st.version FROM streams st
                               WHERE st.property = p_property AND st.stream = o.stream
                               FOR UPDATE) l
     ), counted AS (
-        SELECT w.stream, w.m, w.expected, w.ord, l.version AS committed, coalesce(n.events, 0) AS events,
-               (coalesce(l.version, 0) + coalesce(sum(coalesce(n.events, 0)) OVER (PARTITION BY w.stream ORDER BY w.m
-                                                    ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0))::bigint AS version
+        SELECT w.stream, w.m, w.expected, w.ord, w.live, l.version AS committed, coalesce(n.events, 0) AS events,
+               (coalesce(l.version, 0) + coalesce(sum(coalesce(n.events, 0)) FILTER (WHERE w.live)
+                    OVER (PARTITION BY w.stream ORDER BY w.m ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0))::bigint AS version,
+               (coalesce(l.version, 0) + coalesce(sum(coalesce(n.events, 0)) FILTER (WHERE w.live)
+                    OVER (PARTITION BY w.stream), 0))::bigint AS final,
+               w.ord = min(w.ord) FILTER (WHERE w.live) OVER (PARTITION BY w.stream) AS first_of_stream
           FROM wanted w
           LEFT JOIN locked l ON l.stream = w.stream
           LEFT JOIN (SELECT e.stream_index, count(*) AS events
                        FROM unnest(p_event_stream) AS e(stream_index) GROUP BY e.stream_index) n
                  ON n.stream_index = w.ord
-    ), totals AS (
-        SELECT c.stream, max(c.committed) AS committed, max(c.committed) IS NOT NULL AS existing,
-               (coalesce(max(c.committed), 0) + sum(c.events))::bigint AS final
-          FROM counted c GROUP BY c.stream
     )
-    SELECT (SELECT array_agg(coalesce(c.version, 0) ORDER BY i.ord)
-              FROM generate_subscripts(p_streams, 1) AS i(ord) LEFT JOIN counted c ON c.ord = i.ord),
-           (SELECT array_agg(c.m ORDER BY c.m, c.ord) FILTER (WHERE c.expected >= 0 AND c.expected <> c.version) FROM counted c),
-           (SELECT array_agg(c.stream ORDER BY c.m, c.ord) FILTER (WHERE c.expected >= 0 AND c.expected <> c.version) FROM counted c),
-           (SELECT array_agg(c.expected ORDER BY c.m, c.ord) FILTER (WHERE c.expected >= 0 AND c.expected <> c.version) FROM counted c),
-           (SELECT array_agg(c.version ORDER BY c.m, c.ord) FILTER (WHERE c.expected >= 0 AND c.expected <> c.version) FROM counted c),
-           (SELECT min(c.m) FILTER (WHERE c.committed IS NULL AND c.events > 0) FROM counted c),
-           (SELECT array_agg(t.stream ORDER BY t.stream) FILTER (WHERE t.final > coalesce(t.committed, 0)) FROM totals t),
-           (SELECT array_agg(t.final ORDER BY t.stream) FILTER (WHERE t.final > coalesce(t.committed, 0)) FROM totals t),
-           (SELECT array_agg(t.stream) FILTER (WHERE t.existing) FROM totals t)
-      INTO v_version, v_conflict_members, v_conflict_streams, v_conflict_expected, v_conflict_actual,
-           v_creator, v_write_streams, v_write_versions, v_locked;
-    IF v_conflict_members IS NOT NULL AND (v_failed IS NULL OR v_conflict_members[1] < v_failed) THEN
-        v_failed := v_conflict_members[1];
+    SELECT array_agg(c.version ORDER BY c.ord),
+           min(c.m) FILTER (WHERE c.live AND c.expected >= 0 AND c.expected <> c.version),
+           min(c.m) FILTER (WHERE c.live AND c.committed IS NULL AND c.events > 0),
+           array_agg(c.stream ORDER BY c.stream) FILTER (WHERE c.first_of_stream AND c.final > coalesce(c.committed, 0)),
+           array_agg(c.final ORDER BY c.stream) FILTER (WHERE c.first_of_stream AND c.final > coalesce(c.committed, 0)),
+           array_agg(c.stream) FILTER (WHERE c.first_of_stream AND c.committed IS NOT NULL)
+      INTO v_version, v_stale, v_creator, v_write_streams, v_write_versions, v_locked
+      FROM counted c;
+    IF v_stale IS NOT NULL AND (v_failed IS NULL OR v_stale < v_failed) THEN
+        -- The member's first stream in conflict, with the version it found.
+        SELECT i INTO k
+          FROM generate_series(CASE WHEN v_stale = 1 THEN 1 ELSE p_stream_end[v_stale - 1] + 1 END, p_stream_end[v_stale]) AS i
+         WHERE p_expected[i] >= 0 AND p_expected[i] <> v_version[i]
+         ORDER BY i LIMIT 1;
+        v_failed := v_stale;
         v_state := 'CL001';
-        v_message := format('chipledger: version conflict on %s', v_conflict_streams[1]);
-        v_detail := json_build_object('stream', v_conflict_streams[1], 'expected', v_conflict_expected[1],
-                                      'actual', v_conflict_actual[1])::text;
+        v_message := format('chipledger: version conflict on %s', p_streams[k]);
+        v_detail := json_build_object('stream', p_streams[k], 'expected', p_expected[k], 'actual', v_version[k])::text;
     END IF;
 
     -- 3. Account balances: lock the group's existing accounts in account order; a member's
@@ -278,16 +277,29 @@ BEGIN
         SELECT array_agg(n.account ORDER BY n.account) FILTER (WHERE n.last AND (NOT n.existing OR n.total_delta <> 0)),
                array_agg(n.balance_cents ORDER BY n.account) FILTER (WHERE n.last AND (NOT n.existing OR n.total_delta <> 0)),
                array_agg(n.account) FILTER (WHERE n.last AND n.existing),
-               (array_agg(n.m ORDER BY n.m, n.account)
-                    FILTER (WHERE n.balance_cents < 0 AND chipledger_account_non_negative(n.account)))[1],
-               (array_agg(n.account ORDER BY n.m, n.account)
-                    FILTER (WHERE n.balance_cents < 0 AND chipledger_account_non_negative(n.account)))[1],
-               (array_agg(n.balance_cents ORDER BY n.m, n.account)
-                    FILTER (WHERE n.balance_cents < 0 AND chipledger_account_non_negative(n.account)))[1]
-          INTO v_accounts, v_balances, v_existing, m, v_account, v_balance
+               min(n.m) FILTER (WHERE n.balance_cents < 0 AND chipledger_account_non_negative(n.account))
+          INTO v_accounts, v_balances, v_existing, v_overdrawn
           FROM n;
-        IF m IS NOT NULL AND (v_failed IS NULL OR m < v_failed) THEN
-            v_failed := m;
+        IF v_overdrawn IS NOT NULL THEN
+            -- The account and balance of that member's first R-UNIT-4 violation (only when there is one).
+            WITH d AS (
+                SELECT p_stream_member[p_event_stream[q.e]] AS m, q.account, sum(q.amount)::bigint AS delta
+                  FROM unnest(p_posting_event, p_posting_account, p_posting_amount) AS q(e, account, amount)
+                 WHERE NOT v_replayed[p_stream_member[p_event_stream[q.e]]]
+                 GROUP BY 1, 2
+            ), n AS (
+                SELECT d.m, d.account,
+                       (coalesce((SELECT ab.balance_cents FROM account_balances ab
+                                   WHERE ab.property = p_property AND ab.account = d.account), 0)
+                        + sum(d.delta) OVER (PARTITION BY d.account ORDER BY d.m))::bigint AS balance_cents
+                  FROM d
+            )
+            SELECT n.account, n.balance_cents INTO v_account, v_balance
+              FROM n WHERE n.m = v_overdrawn AND n.balance_cents < 0 AND chipledger_account_non_negative(n.account)
+             ORDER BY n.account LIMIT 1;
+        END IF;
+        IF v_overdrawn IS NOT NULL AND (v_failed IS NULL OR v_overdrawn < v_failed) THEN
+            v_failed := v_overdrawn;
             v_state := 'CL004';
             v_message := format('chipledger: account %s would go negative (R-UNIT-4)', v_account);
             v_detail := json_build_object('account', v_account, 'balance_cents', v_balance)::text;
@@ -301,12 +313,21 @@ BEGIN
         v_member := m;
         o0 := CASE WHEN m = 1 THEN 0 ELSE p_op_end[m - 1] END;
         IF p_op_end[m] > o0 THEN
-            PERFORM chipledger_apply_projection_ops(p_property, p_projection_ops[o0 + 1 : p_op_end[m]]);
+            BEGIN
+                PERFORM chipledger_apply_projection_ops(p_property, p_projection_ops[o0 + 1 : p_op_end[m]]);
+            EXCEPTION WHEN OTHERS THEN
+                -- A projection's own constraint (a credit line, R-MARK-1) or a race on its keys:
+                -- the same error, with the member it belongs to.
+                GET STACKED DIAGNOSTICS v_state = RETURNED_SQLSTATE, v_message = MESSAGE_TEXT,
+                                        v_detail = PG_EXCEPTION_DETAIL, v_constraint = CONSTRAINT_NAME;
+                RAISE EXCEPTION USING ERRCODE = v_state, MESSAGE = v_message, DETAIL = v_detail,
+                    HINT = 'chipledger member ' || m, CONSTRAINT = v_constraint;
+            END;
         END IF;
     END LOOP;
     IF v_failed IS NOT NULL THEN
         v_member := v_failed;
-        RAISE EXCEPTION '%', v_message USING ERRCODE = v_state, DETAIL = v_detail;
+        RAISE EXCEPTION '%', v_message USING ERRCODE = v_state, DETAIL = v_detail, HINT = 'chipledger member ' || v_member;
     END IF;
 
     -- The versions and balances of the whole group, written once.
@@ -323,7 +344,8 @@ BEGIN
             -- A concurrent append created one of the streams: the store retries the member,
             -- which then reports the version conflict.
             v_member := coalesce(v_creator, array_position(v_replayed, false));
-            RAISE EXCEPTION 'chipledger: stream created concurrently' USING ERRCODE = 'unique_violation';
+            RAISE EXCEPTION 'chipledger: stream created concurrently' USING ERRCODE = 'unique_violation',
+                HINT = 'chipledger member ' || v_member;
         END IF;
     END IF;
     IF v_accounts IS NOT NULL THEN
@@ -337,7 +359,8 @@ BEGIN
         IF v_written <> cardinality(v_accounts) THEN
             -- A concurrent append created one of the accounts: retried like a new stream.
             v_member := array_position(v_replayed, false);
-            RAISE EXCEPTION 'chipledger: account created concurrently' USING ERRCODE = 'unique_violation';
+            RAISE EXCEPTION 'chipledger: account created concurrently' USING ERRCODE = 'unique_violation',
+                HINT = 'chipledger member ' || v_member;
         END IF;
     END IF;
 
@@ -363,6 +386,7 @@ BEGIN
     v_micros := (extract(epoch FROM v_recorded) * 1000000)::bigint;
     IF v_until IS NULL OR v_recorded >= v_until THEN
         RAISE EXCEPTION 'chipledger: no partition holds recorded_at %', v_recorded USING ERRCODE = 'CL007',
+            HINT = 'chipledger member ' || v_member,
             DETAIL = json_build_object('recorded_at_micros', v_micros,
                                        'partitions_until_micros', (extract(epoch FROM v_until) * 1000000)::bigint)::text;
     END IF;
@@ -429,11 +453,5 @@ BEGIN
 
     PERFORM pg_notify('chipledger_events', p_property);
     RETURN QUERY SELECT i, v_replayed[i], v_outcomes[i], v_replies[i] FROM generate_series(1, v_members) AS i;
-EXCEPTION WHEN OTHERS THEN
-    -- The same error, with the member it belongs to.
-    GET STACKED DIAGNOSTICS v_state = RETURNED_SQLSTATE, v_message = MESSAGE_TEXT,
-                            v_detail = PG_EXCEPTION_DETAIL, v_constraint = CONSTRAINT_NAME;
-    RAISE EXCEPTION USING ERRCODE = v_state, MESSAGE = v_message, DETAIL = v_detail,
-        HINT = 'chipledger member ' || coalesce(v_member, 1), CONSTRAINT = v_constraint;
 END
 $$;
