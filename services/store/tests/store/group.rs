@@ -1,6 +1,7 @@
 //! Group commit: concurrent appends of one property share a transaction. A member refused by
-//! the database (version conflict, R-UNIT-4) or repeating a command must get exactly the answer
-//! it would get alone, and must not take the rest of its group down with it.
+//! the database (version conflict, R-UNIT-4, a projection's own constraint) or repeating a
+//! command must get exactly the answer it would get alone, and must not take the rest of its
+//! group down with it.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,6 +14,7 @@ use crate::*;
 const GOOD: usize = 30;
 const STALE: usize = 5;
 const OVERDRAWN: usize = 3;
+const OVER_LIMIT: usize = 2;
 
 enum Kind {
     Good(usize),
@@ -20,6 +22,9 @@ enum Kind {
     Stale(usize),
     /// Takes chips out of an empty seat (R-UNIT-4).
     Overdrawn(usize),
+    /// A marker for a patron without a credit line: PostgreSQL's own CHECK on the projection
+    /// refuses it (R-MARK-1), not the append function.
+    OverLimit(usize),
     /// The same command and request as good member 0.
     Repeat,
 }
@@ -48,6 +53,16 @@ fn request_of(kind: &Kind) -> AppendRequest {
             ExpectedVersion::Any,
             vec![movement("ChipsCashedOut", &format!("table/O{index}/seat/1"), "house/bank", 700, "overdrawn")],
         ),
+        Kind::OverLimit(index) => {
+            let mut request = one_stream(
+                &format!("player-L{index}"),
+                ExpectedVersion::Any,
+                vec![movement("MarkerIssued", "house/markers", &format!("player/L{index}/pocket"), 100, "over-limit")],
+            );
+            request.projection_ops =
+                vec![ProjectionOp::Marker { player_id: format!("L{index}"), outstanding_delta_cents: 100 }];
+            request
+        }
         Kind::Repeat => good_request(0),
     }
 }
@@ -66,12 +81,14 @@ async fn a_refused_member_gets_its_own_answer_and_the_rest_of_its_group_commits(
     let mut kinds: Vec<Kind> = (0..GOOD).map(Kind::Good).collect();
     kinds.extend((0..STALE).map(Kind::Stale));
     kinds.extend((0..OVERDRAWN).map(Kind::Overdrawn));
+    kinds.extend((0..OVER_LIMIT).map(Kind::OverLimit));
     kinds.push(Kind::Repeat);
     // Interleave so refused members sit between good ones in the queue.
     kinds.sort_by_key(|kind| match kind {
         Kind::Good(index) => index * 10,
         Kind::Stale(index) => index * 60 + 5,
         Kind::Overdrawn(index) => index * 90 + 7,
+        Kind::OverLimit(index) => index * 110 + 3,
         Kind::Repeat => 45,
     });
     let start = Arc::new(Barrier::new(kinds.len() + 1));
@@ -111,6 +128,10 @@ async fn a_refused_member_gets_its_own_answer_and_the_rest_of_its_group_commits(
                     assert_eq!(account, format!("table/O{index}/seat/1"));
                 }
                 other => panic!("overdrawn member {index}: {other:?}"),
+            },
+            (Kind::OverLimit(index), result) => match result {
+                Err(StoreError::ProjectionRefused { constraint }) => assert_eq!(constraint, "credit_lines_within_limit"),
+                other => panic!("over-limit member {index}: {other:?}"),
             },
         }
     }
