@@ -30,7 +30,7 @@ use chipledger_server::checkpoints::Checkpointer;
 use chipledger_server::config::{Config, FileConfig, Flags, PrincipalFile, TlsFile};
 use chipledger_server::database;
 use chipledger_store::checkpoint::CheckpointKey;
-use chipledger_server::ledger::{Ledger, rules_projection};
+use chipledger_server::ledger::Ledger;
 use chipledger_server::shards::Router;
 use chipledger_server::serve;
 use chipledger_server::shutdown::Drain;
@@ -211,7 +211,7 @@ impl TestServer {
         let key = CheckpointKey::load_or_generate(&checkpoint_root.path().join("checkpoint.key")).context("checkpoint key")?;
         let checkpoint_public_key = key.public_key();
         // As main wires it: the configured shards and standbys beside the test's database.
-        let router = Arc::new(Router::connect(store, &config, rules_projection()).await.context("shards")?);
+        let router = Arc::new(Router::connect(store, &config).await.context("shards")?);
         let checkpointer = Checkpointer::new(router.clone(), key, Some(&checkpoint_dir), Duration::from_secs(3_600));
         let ledger = Arc::new(Ledger::for_router(router, &config, drain.clone()).context("ledger")?.with_checkpointer(Arc::new(checkpointer)));
         let listener = serve::bind(config.listen).await.context("bind")?;

@@ -207,12 +207,6 @@ pub struct Ledger {
     checkpointer: Option<std::sync::Arc<crate::checkpoints::Checkpointer>>,
 }
 
-/// Player sessions, departures, daily cash and credit lines are kept in the append transaction
-/// (R-REBUY-1, R-AUDIT-4, R-MARK-1) of every primary, whoever built the store handle.
-pub fn rules_projection() -> Arc<dyn chipledger_store::InlineProjection> {
-    Arc::new(chipledger_store::RulesProjection)
-}
-
 fn now_unix_ms() -> i64 {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     i64::try_from(now.as_millis()).unwrap_or(i64::MAX)
@@ -309,7 +303,7 @@ impl Ledger {
 
     /// As [`Ledger::for_config`], with a given approval key.
     pub fn with_key(store: chipledger_store::Store, config: &crate::config::Config, key: ApprovalKey, drain: Drain) -> Ledger {
-        let router = Router::single(store, config.properties.clone(), rules_projection());
+        let router = Router::single(store, config.properties.clone());
         Ledger::with_router(Arc::new(router), config, key, drain)
     }
 
@@ -1168,6 +1162,9 @@ struct Decision {
     base_versions: HashMap<StreamId, i64>,
     states: HashMap<StreamId, StreamState>,
     events: HashMap<StreamId, Vec<NewEvent>>,
+    /// Player sessions, departures, daily cash and credit lines, kept in the append transaction
+    /// (R-REBUY-1, R-AUDIT-4, R-MARK-1): the writes of the typed player events, in event order.
+    projection_ops: Vec<chipledger_store::ProjectionOp>,
     event_types: Vec<&'static str>,
     results: Vec<pb::CommandResult>,
 }
@@ -1220,6 +1217,9 @@ impl Decision {
                 },
                 postings,
             };
+            if let (StreamId::Player(player_id), Event::Player(player_event)) = (&stream, &event) {
+                chipledger_store::projection::player_ops(player_id, player_event, event_id, &mut self.projection_ops);
+            }
             self.event_types.push(event.event_type());
             result.events.push(pb::AppendedEvent {
                 global_position: 0,
@@ -1312,7 +1312,7 @@ impl Decision {
             commands: vec![CommandRecord { command_id: envelope.command_id.clone(), request_hash }],
             streams,
             reply,
-            projection_ops: Vec::new(),
+            projection_ops: self.projection_ops.clone(),
         })
     }
 }

@@ -13,7 +13,7 @@ use anyhow::Context;
 use chipledger_server::checkpoints::Checkpointer;
 use chipledger_server::config::{Config, Flags};
 use chipledger_server::database::{self, Database};
-use chipledger_server::ledger::{Ledger, rules_projection};
+use chipledger_server::ledger::Ledger;
 use chipledger_server::shards::Router;
 use chipledger_server::shutdown::{self, Drain};
 use chipledger_server::{serve, telemetry};
@@ -93,7 +93,7 @@ async fn run_with(config: &Config, flags: &Flags, database: &Database) -> anyhow
     }
 
     let router = Arc::new(
-        Router::connect(store.clone(), config, rules_projection()).await.context("the property shards and standbys")?,
+        Router::connect(store.clone(), config).await.context("the property shards and standbys")?,
     );
     let checkpointer = Arc::new(
         Checkpointer::from_settings(router.clone(), &config.checkpoints).context("the checkpoint signing key")?,

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use chipledger_store::{EventFilter, InlineProjection, Store, StoreError};
+use chipledger_store::{EventFilter, Store, StoreError};
 use sqlx::postgres::PgConnectOptions;
 use tonic::Status;
 use tonic::metadata::{MetadataMap, MetadataValue};
@@ -152,7 +152,6 @@ impl ReadWish {
 pub struct Router {
     map: RwLock<Arc<Map>>,
     max_staleness: Duration,
-    projection: Arc<dyn InlineProjection>,
 }
 
 impl std::fmt::Debug for Router {
@@ -171,17 +170,13 @@ pub struct Reloaded {
 
 impl Router {
     /// Every property in `primary` (tests, tools): no standby, no other shard.
-    pub fn single(primary: Store, properties: Properties, projection: Arc<dyn InlineProjection>) -> Router {
-        Router::with_default(primary, None, None, properties, Duration::ZERO, projection)
+    pub fn single(primary: Store, properties: Properties) -> Router {
+        Router::with_default(primary, None, None, properties, Duration::ZERO)
     }
 
     /// The default shard on `primary` (connected by the caller as the application role), with
     /// the configured standby and the other shards connected here.
-    pub async fn connect(
-        primary: Store,
-        config: &Config,
-        projection: Arc<dyn InlineProjection>,
-    ) -> Result<Router, RouterError> {
+    pub async fn connect(primary: Store, config: &Config) -> Result<Router, RouterError> {
         let standby = match &config.read_database_url {
             Some(url) => Some(connect_standby(DEFAULT_SHARD, url)?),
             None => None,
@@ -192,7 +187,6 @@ impl Router {
             config.read_database_url.clone(),
             config.properties.clone(),
             config.max_read_staleness,
-            projection,
         );
         router.reload(config).await?;
         Ok(router)
@@ -204,16 +198,15 @@ impl Router {
         read_url: Option<String>,
         properties: Properties,
         max_staleness: Duration,
-        projection: Arc<dyn InlineProjection>,
     ) -> Router {
         let default = Arc::new(Shard {
             name: DEFAULT_SHARD.into(),
             urls: (String::new(), read_url),
-            primary: primary.with_projection(projection.clone()),
+            primary,
             standby,
         });
         let map = Map { properties, default, by_property: HashMap::new() };
-        Router { map: RwLock::new(Arc::new(map)), max_staleness, projection }
+        Router { map: RwLock::new(Arc::new(map)), max_staleness }
     }
 
     fn current(&self) -> Arc<Map> {
@@ -288,7 +281,7 @@ impl Router {
     }
 
     async fn connect_shard(&self, config: &ShardConfig) -> Result<Shard, RouterError> {
-        let primary = connect_primary(&config.name, &config.database_url).await?.with_projection(self.projection.clone());
+        let primary = connect_primary(&config.name, &config.database_url).await?;
         let standby = match &config.read_database_url {
             Some(url) => Some(connect_standby(&config.name, url)?),
             None => None,

@@ -12,10 +12,26 @@
 -- members before it. Members never share a command id (group.rs keeps such a member for the
 -- next group), so idempotency is against the rows committed before the group. Then the writes
 -- of the whole group, once: stream versions and balances (streams and accounts locked in name
--- order), the per-property head lock, held for the hashing and the inserts plus the COMMIT
--- (positions are dense and become visible strictly in order), one INSERT per table for every
--- member's events, event ids, postings and command rows, one head update, one notification.
+-- order), one INSERT per table for every member's events, event ids, postings and command rows,
+-- one head update, one notification. No statement here loops over events.
 -- Every lookup is a primary-key probe per key, whatever the statistics (the planner settings).
+--
+-- The hash chain is computed by the store (append.rs, chain.rs format 2), from the head it
+-- assumes: p_head_position and p_head_hash (the property's last position and hash), the members
+-- it takes for replays (p_replayed), the version of each stream before its member's events
+-- (p_base_versions) and the time the events are recorded at (p_recorded_micros, µs since the
+-- epoch). Under the per-property head lock, taken once no member is refused by the checks and
+-- held to COMMIT, the function compares every assumption with the database. If one differs
+-- (another process appended, a member is a replay, the store has no head yet, its clock is
+-- behind the head's time or ahead of the database's by more than 5 s), nothing is written and
+-- every row answers written = false with what the database holds: the head, the replays and
+-- the base versions, and a time to record at; the store hashes again and calls again (in a
+-- caller's transaction the locks stay held, so the second call meets the same head). If all
+-- agree, the positions (the head's + 1, dense, in array order) and the stream versions are
+-- assigned here, set-based, from the same numbers the store hashed with, and p_hashes[k] is
+-- event k's hash: h_k = sha256(entry_k) over the RFC 8785 entry of chain.rs. The head takes the
+-- last event's hash and the recorded time. Replayed members' events have no position and their
+-- p_hashes entries are not read.
 --
 -- Members are contiguous runs of the item arrays: p_*_end[m] is the index of member m's last
 -- command, stream, event, posting and projection op (cumulative; member 1 starts at 1). Event
@@ -33,13 +49,8 @@
 --   lock would stall every append of the property behind it).
 -- Events and postings are partitioned by month of recorded_at (migration 0008); event ids are
 -- kept unique over all partitions by event_ids, written in the same statement as the events.
--- Chain (format 2, chain.rs): p_entries[k] is the start of event k's chain entry in RFC 8785
--- form, `{"body":<body>,"format":2,"kind":"event","position":`, built by the store; the entry
--- ends here with the values assigned under the head lock, and h_k = sha256(entry_k) where
---   entry_k = p_entries[k] || position || ',"prev":"' || hex(h_{k-1}) || '","recorded_at_micros":'
---             || micros || ',"stream_version":' || version || '}'.
--- The body of a member's last event also carries its command ids, request hashes and the
--- SHA-256 of its reply, so a stored reply is bound to the chain.
+-- The body of a member's last event carries its command ids, request hashes and the SHA-256 of
+-- its reply (chain.rs), so a stored reply is bound to the chain.
 CREATE OR REPLACE FUNCTION chipledger_append(
     p_property        text,
     p_append_ids      uuid[],     -- per member
@@ -61,13 +72,19 @@ CREATE OR REPLACE FUNCTION chipledger_append(
     p_schema_versions smallint[],
     p_payloads        jsonb[],
     p_metadata        jsonb[],
-    p_entries         bytea[],    -- chain entry starts, see above
+    p_hashes          bytea[],    -- per event: its chain hash, see above
     p_posting_event   int[],      -- per posting: index into the events
     p_posting_index   smallint[],
     p_posting_account text[],
     p_posting_amount  bigint[],
-    p_projection_ops  jsonb[]
-) RETURNS TABLE (member int, replayed boolean, outcome text, reply bytea)
+    p_projection_ops  jsonb[],
+    p_head_position   bigint,     -- what the hashes assume, see above (NULL: no head known)
+    p_head_hash       bytea,
+    p_replayed        boolean[],  -- per member
+    p_base_versions   bigint[],   -- per stream
+    p_recorded_micros bigint
+) RETURNS TABLE (member int, written boolean, replayed boolean, outcome text, reply bytea,
+                 base_versions bigint[], head_position bigint, head_hash bytea, recorded_micros bigint)
 LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = public, pg_temp
@@ -104,15 +121,12 @@ DECLARE
     v_replayed      boolean[] := array_fill(false, ARRAY[v_members]);
     v_outcomes      text[] := array_fill(NULL::text, ARRAY[v_members]);
     v_replies       bytea[] := p_replies;
-    v_first         bigint[] := array_fill(NULL::bigint, ARRAY[v_members]);
-    v_last_of       bigint[] := array_fill(NULL::bigint, ARRAY[v_members]);
-    v_hash_of       bytea[] := array_fill(NULL::bytea, ARRAY[v_members]);
-    -- Per stream of the group: its version before its member's events, then after them.
+    -- Per stream of the group: its version before its member's events, and after them.
     v_version       bigint[] := '{}';
+    v_after         bigint[];
     -- Per event of the group (NULL for a replayed member's).
     v_positions     bigint[] := array_fill(NULL::bigint, ARRAY[v_event_count]);
     v_versions      bigint[] := array_fill(NULL::bigint, ARRAY[v_event_count]);
-    v_hashes        bytea[] := array_fill(NULL::bytea, ARRAY[v_event_count]);
     v_last          bigint;
     v_hash          bytea;
     v_last_at       timestamptz;
@@ -306,7 +320,42 @@ BEGIN
         END IF;
     END IF;
 
-    -- 4. Domain projections (fn_chipledger_apply_projection_ops.sql), member by member, up to
+    -- 4. The head, when no member is refused: every member a replay writes nothing; otherwise
+    --    the head lock, held from here to COMMIT, and the store's assumptions compared with it.
+    IF v_failed IS NULL THEN
+        v_member := array_position(v_replayed, false);
+        IF v_member IS NULL THEN
+            RETURN QUERY SELECT i, true, true, v_outcomes[i], v_replies[i], NULL::bigint[], NULL::bigint, NULL::bytea,
+                                NULL::bigint
+                           FROM generate_series(1, v_members) AS i;
+            RETURN;
+        END IF;
+        -- The end of the last partition, read before the head lock (it only ever grows).
+        SELECT max(l.until_at) INTO v_until FROM log_partitions l;
+        SELECT h.last_position, h.last_hash, h.last_recorded_at INTO v_last, v_hash, v_last_at
+          FROM property_heads h WHERE h.property = p_property FOR UPDATE;
+        IF NOT FOUND THEN
+            INSERT INTO property_heads (property) VALUES (p_property) ON CONFLICT DO NOTHING;
+            SELECT h.last_position, h.last_hash, h.last_recorded_at INTO v_last, v_hash, v_last_at
+              FROM property_heads h WHERE h.property = p_property FOR UPDATE;
+        END IF;
+        v_recorded := 'epoch'::timestamptz + p_recorded_micros * interval '1 microsecond';
+        IF p_head_position IS DISTINCT FROM v_last OR p_head_hash IS DISTINCT FROM v_hash
+           OR p_replayed IS DISTINCT FROM v_replayed
+           OR cardinality(p_base_versions) IS DISTINCT FROM cardinality(p_streams)
+           OR cardinality(p_hashes) IS DISTINCT FROM v_event_count
+           OR EXISTS (SELECT 1 FROM unnest(p_stream_member, p_base_versions, v_version) AS s(m, assumed, actual)
+                       WHERE NOT v_replayed[s.m] AND s.assumed IS DISTINCT FROM s.actual)
+           OR v_recorded IS NULL OR v_recorded < v_last_at
+           OR v_recorded > greatest(clock_timestamp() + interval '5 seconds', v_last_at) THEN
+            v_micros := (extract(epoch FROM greatest(clock_timestamp(), v_last_at)) * 1000000)::bigint;
+            RETURN QUERY SELECT i, false, v_replayed[i], v_outcomes[i], v_replies[i], v_version, v_last, v_hash, v_micros
+                           FROM generate_series(1, v_members) AS i;
+            RETURN;
+        END IF;
+    END IF;
+
+    -- 5. Domain projections (fn_chipledger_apply_projection_ops.sql), member by member, up to
     --    the member refused; then its refusal.
     FOR m IN 1 .. coalesce(v_failed - 1, v_members) LOOP
         CONTINUE WHEN v_replayed[m];
@@ -364,57 +413,39 @@ BEGIN
         END IF;
     END IF;
 
-    -- Every member a replay: nothing to write.
     v_member := array_position(v_replayed, false);
-    IF v_member IS NULL THEN
-        RETURN QUERY SELECT i, true, v_outcomes[i], v_replies[i] FROM generate_series(1, v_members) AS i;
-        RETURN;
-    END IF;
-
-    -- 5. The end of the last partition, read before the head lock (it only ever grows).
-    SELECT max(l.until_at) INTO v_until FROM log_partitions l;
-
-    -- 6. Commit point: the head row lock is held from here to COMMIT.
-    SELECT h.last_position, h.last_hash, h.last_recorded_at INTO v_last, v_hash, v_last_at
-      FROM property_heads h WHERE h.property = p_property FOR UPDATE;
-    IF NOT FOUND THEN
-        INSERT INTO property_heads (property) VALUES (p_property) ON CONFLICT DO NOTHING;
-        SELECT h.last_position, h.last_hash, h.last_recorded_at INTO v_last, v_hash, v_last_at
-          FROM property_heads h WHERE h.property = p_property FOR UPDATE;
-    END IF;
-    v_recorded := greatest(clock_timestamp(), v_last_at);
-    v_micros := (extract(epoch FROM v_recorded) * 1000000)::bigint;
     IF v_until IS NULL OR v_recorded >= v_until THEN
         RAISE EXCEPTION 'chipledger: no partition holds recorded_at %', v_recorded USING ERRCODE = 'CL007',
             HINT = 'chipledger member ' || v_member,
-            DETAIL = json_build_object('recorded_at_micros', v_micros,
+            DETAIL = json_build_object('recorded_at_micros', p_recorded_micros,
                                        'partitions_until_micros', (extract(epoch FROM v_until) * 1000000)::bigint)::text;
     END IF;
-    FOR m IN 1 .. v_members LOOP
-        CONTINUE WHEN v_replayed[m];
-        e0 := CASE WHEN m = 1 THEN 0 ELSE p_event_end[m - 1] END;
-        v_first[m] := v_last + 1;
-        FOR k IN e0 + 1 .. p_event_end[m] LOOP
-            v_last := v_last + 1;
-            v_version[p_event_stream[k]] := v_version[p_event_stream[k]] + 1;
-            v_positions[k] := v_last;
-            v_versions[k] := v_version[p_event_stream[k]];
-            v_hash := sha256(p_entries[k] || convert_to(format('%s,"prev":"%s","recorded_at_micros":%s,"stream_version":%s}',
-                                                                v_last, encode(v_hash, 'hex'), v_micros, v_versions[k]),
-                                                         'UTF8'));
-            v_hashes[k] := v_hash;
-        END LOOP;
-        v_last_of[m] := v_last;
-        v_hash_of[m] := v_hash;
-    END LOOP;
+
+    -- 6. Positions and stream versions, set-based: the live members' events in array order
+    --    continue the head; each stream counts on from its base version. Then each member's
+    --    outcome, as stored for its commands and answered to replays.
+    SELECT array_agg(n.position ORDER BY n.k), array_agg(n.stream_version ORDER BY n.k)
+      INTO v_positions, v_versions
+      FROM (SELECT e.k,
+                   CASE WHEN e.live THEN v_last + count(*) FILTER (WHERE e.live) OVER (ORDER BY e.k) END AS position,
+                   CASE WHEN e.live THEN v_version[e.s] + count(*) OVER (PARTITION BY e.s ORDER BY e.k) END
+                       AS stream_version
+              FROM (SELECT x.k, x.s, NOT v_replayed[p_stream_member[x.s]] AS live
+                      FROM unnest(p_event_stream) WITH ORDINALITY AS x(s, k)) e) n;
+    SELECT max(x.position), (array_agg(p_hashes[x.k] ORDER BY x.position DESC) FILTER (WHERE x.position IS NOT NULL))[1]
+      INTO v_last, v_hash
+      FROM unnest(v_positions) WITH ORDINALITY AS x(position, k);
+    SELECT array_agg(v_version[s.i] + coalesce(n.events, 0) ORDER BY s.i) INTO v_after
+      FROM generate_subscripts(p_streams, 1) AS s(i)
+      LEFT JOIN (SELECT x.s, count(*) AS events FROM unnest(p_event_stream) AS x(s) GROUP BY x.s) n ON n.s = s.i;
 
     SELECT array_agg(CASE WHEN v_replayed[i] THEN v_outcomes[i] ELSE json_build_object(
                'append_id', p_append_ids[i],
-               'first_position', v_first[i],
-               'last_position', v_last_of[i],
-               'last_hash', encode(v_hash_of[i], 'hex'),
-               'recorded_at_micros', v_micros,
-               'stream_versions', (SELECT json_agg(json_build_array(p_streams[s], v_version[s]) ORDER BY s)
+               'first_position', v_positions[CASE WHEN i = 1 THEN 1 ELSE p_event_end[i - 1] + 1 END],
+               'last_position', v_positions[p_event_end[i]],
+               'last_hash', encode(p_hashes[p_event_end[i]], 'hex'),
+               'recorded_at_micros', p_recorded_micros,
+               'stream_versions', (SELECT json_agg(json_build_array(p_streams[s], v_after[s]) ORDER BY s)
                                      FROM generate_series(CASE WHEN i = 1 THEN 1 ELSE p_stream_end[i - 1] + 1 END,
                                                           p_stream_end[i]) AS s))::text END
            ORDER BY i)
@@ -427,7 +458,7 @@ BEGIN
         SELECT p_property, e.position, p_streams[e.stream_index], e.stream_version, e.event_id,
                e.event_type, e.schema_version, e.payload, e.metadata, v_recorded, e.hash, 2
           FROM unnest(p_event_stream, p_event_ids, p_event_types, p_schema_versions, p_payloads, p_metadata,
-                      v_positions, v_versions, v_hashes)
+                      v_positions, v_versions, p_hashes)
                AS e(stream_index, event_id, event_type, schema_version, payload, metadata, position, stream_version, hash)
          WHERE e.position IS NOT NULL
     ), written_ids AS (
@@ -444,7 +475,7 @@ BEGIN
     ), written_commands AS (
         INSERT INTO commands (property, command_id, request_hash, append_id, outcome, reply, recorded_at, last_position)
         SELECT p_property, c.command_id, c.request_hash, p_append_ids[c.m], v_outcomes[c.m], p_replies[c.m],
-               v_recorded, v_last_of[c.m]
+               v_recorded, v_positions[p_event_end[c.m]]
           FROM unnest(p_command_member, p_command_ids, p_request_hashes) AS c(m, command_id, request_hash)
          WHERE NOT v_replayed[c.m]
     )
@@ -452,6 +483,8 @@ BEGIN
      WHERE property = p_property;
 
     PERFORM pg_notify('chipledger_events', p_property);
-    RETURN QUERY SELECT i, v_replayed[i], v_outcomes[i], v_replies[i] FROM generate_series(1, v_members) AS i;
+    RETURN QUERY SELECT i, true, v_replayed[i], v_outcomes[i], v_replies[i], NULL::bigint[], v_last, v_hash,
+                        p_recorded_micros
+                   FROM generate_series(1, v_members) AS i;
 END
 $$;

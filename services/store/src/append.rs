@@ -1,18 +1,22 @@
-//! The append path: validate and encode in Rust, then one statement (`chipledger_append`,
-//! `sql/fn_chipledger_append.sql`) does idempotency, expected versions, balance checks,
-//! projections, positions, hashes and inserts. Each event's chain entry (format 2, `chain.rs`)
-//! is built here up to the values the database assigns; the last event's entry binds the
-//! append's command ids and the SHA-256 of its reply.
+//! The append path: validate and encode in Rust, hash the chain in Rust, then one statement
+//! (`chipledger_append`, `sql/fn_chipledger_append.sql`) does idempotency, expected versions,
+//! balance checks, projections, positions and inserts. Each event's chain entry (format 2,
+//! `chain.rs`) is built here up to the values assigned at the head (position, previous hash,
+//! time, stream version); the last event's entry binds the append's command ids and the SHA-256
+//! of its reply. The hashes are computed here from the head the store assumes ([`Head`]: the
+//! group commit keeps the property's last one), and the function compares that assumption with
+//! the head under the lock: if another writer moved it, or a member turned out to be a replay,
+//! nothing is written and the answer carries the head as it is, and the group is hashed again.
 //!
 //! Global positions: a per-property commit lock. The function takes the row lock on the
-//! property's `property_heads` row as its last step, numbers and hashes the events, and the
-//! lock is released by COMMIT. So position n+1 is only assigned after the transaction holding
-//! n has committed (or rolled back, in which case n is reused): positions are dense, and they
-//! become visible strictly in order, so a reader following positions never skips a late commit.
-//! The lock is held for the hashing and inserts of one batch plus the commit's WAL flush; batching
-//! (one hand per append) amortises it. The xid8 + `pg_snapshot_xmin` alternative keeps writers
-//! fully parallel but cannot give a gap-free, hash-chained order at insert time (the chain needs
-//! the previous hash), so it would need a second sequencing pass; we chose the lock.
+//! property's `property_heads` row once no member is refused, and the lock is released by
+//! COMMIT. So position n+1 is only assigned after the transaction holding n has committed (or
+//! rolled back, in which case n is reused): positions are dense, and they become visible
+//! strictly in order, so a reader following positions never skips a late commit. The lock is
+//! held for the projections and inserts of one group plus the commit's WAL flush; group commit
+//! amortises it. The xid8 + `pg_snapshot_xmin` alternative keeps writers fully parallel but
+//! cannot give a gap-free, hash-chained order at insert time (the chain needs the previous
+//! hash), so it would need a second sequencing pass; we chose the lock.
 
 use std::collections::HashMap;
 
@@ -34,6 +38,9 @@ pub(crate) struct EncodedAppend {
     reply: Vec<u8>,
     streams: Vec<String>,
     expected: Vec<i64>,
+    /// Per stream: the version before this append's events, as the expected version says
+    /// (`-1` for [`ExpectedVersion::Any`]: the database tells, and the group is hashed again).
+    base_versions: Vec<i64>,
     event_stream: Vec<i32>,
     event_ids: Vec<Uuid>,
     event_types: Vec<String>,
@@ -47,6 +54,20 @@ pub(crate) struct EncodedAppend {
     posting_amount: Vec<i64>,
     projection_ops: Vec<serde_json::Value>,
 }
+
+/// The property's head as the hashes assume it: its last position and hash, and the time of
+/// its last events (µs since the epoch). Genesis is position 0 with [`chain::GENESIS_HASH`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Head {
+    pub(crate) position: i64,
+    pub(crate) hash: [u8; 32],
+    pub(crate) recorded_micros: i64,
+}
+
+/// Times `chipledger_append` may answer "hash again" for one group before the store gives up
+/// with [`StoreError::Contention`]: each answer carries the head under the lock, so a second
+/// call only misses it when another process appended in between.
+const MAX_HEAD_ATTEMPTS: usize = 4;
 
 impl EncodedAppend {
     pub(crate) fn property(&self) -> &str {
@@ -117,6 +138,7 @@ pub(crate) fn encode(request: &AppendRequest, projection: Option<&dyn InlineProj
         reply: request.reply.clone(),
         streams: Vec::with_capacity(request.streams.len()),
         expected: Vec::with_capacity(request.streams.len()),
+        base_versions: Vec::with_capacity(request.streams.len()),
         event_stream: Vec::with_capacity(event_count),
         event_ids: Vec::with_capacity(event_count),
         event_types: Vec::with_capacity(event_count),
@@ -145,6 +167,7 @@ pub(crate) fn encode(request: &AppendRequest, projection: Option<&dyn InlineProj
         }
         encoded.streams.push(stream.stream.clone());
         encoded.expected.push(stream.expected_version.wire());
+        encoded.base_versions.push(stream.expected_version.wire());
         for event in &stream.events {
             let event_index = encoded.event_ids.len();
             if event.event_type.is_empty() || event.event_type.len() > 128 {
@@ -224,60 +247,158 @@ pub(crate) struct StoredOutcome {
 
 /// Run one append on a connection (autocommit) or inside a caller's transaction.
 pub(crate) async fn execute(conn: &mut PgConnection, encoded: &EncodedAppend) -> Result<AppendOutcome, StoreError> {
-    let mut outcomes = execute_group(conn, &[encoded]).await.map_err(|(_, error)| error)?;
+    let mut outcomes = execute_group(conn, &[encoded], &mut None).await.map_err(|(_, error)| error)?;
     outcomes.pop().ok_or_else(|| StoreError::Corrupt("the append answered no member".into()))
 }
 
-/// Run the appends of a group in one statement (`chipledger_append`, one round trip, atomic):
-/// each member judged after the ones before it, as if alone. An error belongs to one member
-/// (its index in `members`), which the caller takes out before running the rest again.
+/// What the hashes of one call assume beyond the head: which members are replays and each
+/// stream's version before its member's events.
+struct Assumed {
+    head: Option<Head>,
+    replayed: Vec<bool>,
+    base_versions: Vec<i64>,
+    recorded_micros: i64,
+}
+
+type Row = (i32, bool, bool, Option<String>, Option<Vec<u8>>, Option<Vec<i64>>, Option<i64>, Option<Vec<u8>>, Option<i64>);
+
+/// Run the appends of a group in one statement (`chipledger_append`, one round trip when
+/// `head` is right, atomic): each member judged after the ones before it, as if alone. An error
+/// belongs to one member (its index in `members`), which the caller takes out before running the
+/// rest again. `head` is the property's head as last seen, updated to the new one.
 pub(crate) async fn execute_group(
     conn: &mut PgConnection,
     members: &[&EncodedAppend],
+    head: &mut Option<Head>,
 ) -> Result<Vec<AppendOutcome>, (usize, StoreError)> {
     let group = GroupArrays::of(members);
-    let rows: Vec<(i32, bool, String, Vec<u8>)> = sqlx::query_as(
-        "SELECT member, replayed, outcome, reply FROM chipledger_append(\
-         $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26)",
-    )
-    .bind(members.first().map_or("", |member| member.property.as_str()))
-    .bind(&group.append_ids)
-    .bind(&group.replies)
-    .bind(&group.command_end)
-    .bind(&group.stream_end)
-    .bind(&group.event_end)
-    .bind(&group.posting_end)
-    .bind(&group.op_end)
-    .bind(&group.command_member)
-    .bind(&group.stream_member)
-    .bind(&group.command_ids)
-    .bind(&group.request_hashes)
-    .bind(&group.streams)
-    .bind(&group.expected)
-    .bind(&group.event_stream)
-    .bind(&group.event_ids)
-    .bind(&group.event_types)
-    .bind(&group.schema_versions)
-    .bind(&group.payloads)
-    .bind(&group.metadata)
-    .bind(&group.entries)
-    .bind(&group.posting_event)
-    .bind(&group.posting_index)
-    .bind(&group.posting_account)
-    .bind(&group.posting_amount)
-    .bind(&group.projection_ops)
-    .fetch_all(conn)
-    .await
-    .map_err(|error| (crate::error::member_of(&error).filter(|index| *index < members.len()).unwrap_or(0), classify(error)))?;
-    if rows.len() != members.len() || rows.iter().enumerate().any(|(index, row)| row.0 as usize != index + 1) {
-        return Err((0, StoreError::Corrupt(format!("the append answered {} rows for {} members", rows.len(), members.len()))));
+    let mut assumed = Assumed {
+        head: *head,
+        replayed: vec![false; members.len()],
+        base_versions: members.iter().flat_map(|member| member.base_versions.iter().copied()).collect(),
+        recorded_micros: now_micros().max(head.map_or(0, |head| head.recorded_micros)),
+    };
+    for _ in 0..MAX_HEAD_ATTEMPTS {
+        let hashed = group.hash(members, &assumed);
+        let (head_position, head_hash) = assumed.head.map_or((None, None), |head| (Some(head.position), Some(head.hash.to_vec())));
+        let rows: Vec<Row> = sqlx::query_as(
+            "SELECT member, written, replayed, outcome, reply, base_versions, head_position, head_hash, recorded_micros \
+             FROM chipledger_append($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, \
+             $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31)",
+        )
+        .bind(members.first().map_or("", |member| member.property.as_str()))
+        .bind(&group.append_ids)
+        .bind(&group.replies)
+        .bind(&group.command_end)
+        .bind(&group.stream_end)
+        .bind(&group.event_end)
+        .bind(&group.posting_end)
+        .bind(&group.op_end)
+        .bind(&group.command_member)
+        .bind(&group.stream_member)
+        .bind(&group.command_ids)
+        .bind(&group.request_hashes)
+        .bind(&group.streams)
+        .bind(&group.expected)
+        .bind(&group.event_stream)
+        .bind(&group.event_ids)
+        .bind(&group.event_types)
+        .bind(&group.schema_versions)
+        .bind(&group.payloads)
+        .bind(&group.metadata)
+        .bind(&hashed.hashes)
+        .bind(&group.posting_event)
+        .bind(&group.posting_index)
+        .bind(&group.posting_account)
+        .bind(&group.posting_amount)
+        .bind(&group.projection_ops)
+        .bind(head_position)
+        .bind(head_hash)
+        .bind(&assumed.replayed)
+        .bind(&assumed.base_versions)
+        .bind(assumed.recorded_micros)
+        .fetch_all(&mut *conn)
+        .await
+        .map_err(|error| (crate::error::member_of(&error).filter(|index| *index < members.len()).unwrap_or(0), classify(error)))?;
+        if rows.len() != members.len() || rows.iter().enumerate().any(|(index, row)| row.0 as usize != index + 1) {
+            return Err((0, StoreError::Corrupt(format!("the append answered {} rows for {} members", rows.len(), members.len()))));
+        }
+        let corrupt = |what: &str| (0, StoreError::Corrupt(format!("the append answered no {what}")));
+        if rows[0].1 {
+            // Written (or every member a replay, which leaves the head as it was).
+            if let (Some(position), Some(hash), Some(recorded_micros)) = (rows[0].6, rows[0].7.as_deref(), rows[0].8) {
+                let hash = <[u8; 32]>::try_from(hash).map_err(|_| corrupt("32-byte head hash"))?;
+                *head = Some(Head { position, hash, recorded_micros });
+            }
+            // A written member's outcome is what it was hashed with (the database assigned the
+            // same numbers); a replay's is the one stored for its commands.
+            return rows
+                .into_iter()
+                .zip(members.iter().zip(hashed.members))
+                .enumerate()
+                .map(|(index, ((_, _, replayed, outcome_json, reply, ..), (member, placed)))| {
+                    let (Some(outcome_json), Some(reply)) = (outcome_json, reply) else { return Err(corrupt("outcome")) };
+                    match placed {
+                        Some(placed) if !replayed => {
+                            let outcome = AppendOutcome {
+                                append_id: member.append_id,
+                                first_position: placed.first_position,
+                                last_position: placed.last_position,
+                                last_hash: placed.last_hash,
+                                recorded_at_micros: assumed.recorded_micros,
+                                stream_versions: member.streams.iter().cloned().zip(placed.stream_versions).collect(),
+                                replayed: false,
+                                outcome_json,
+                                reply,
+                            };
+                            // Every test run checks that the outcome stored is this one.
+                            debug_assert_eq!(
+                                crate::rejection::decode_outcome(false, outcome.outcome_json.clone(), outcome.reply.clone()).ok().as_ref(),
+                                Some(&outcome)
+                            );
+                            Ok(outcome)
+                        }
+                        _ => crate::rejection::decode_outcome(replayed, outcome_json, reply).map_err(|error| (index, error)),
+                    }
+                })
+                .collect();
+        }
+        // Not written: hash again from the head, replays and versions the database holds.
+        let first = &rows[0];
+        let (Some(base_versions), Some(position), Some(hash), Some(recorded_micros)) = (&first.5, first.6, first.7.as_deref(), first.8)
+        else {
+            return Err(corrupt("head"));
+        };
+        let hash = <[u8; 32]>::try_from(hash).map_err(|_| corrupt("32-byte head hash"))?;
+        assumed = Assumed {
+            head: Some(Head { position, hash, recorded_micros }),
+            replayed: rows.iter().map(|row| row.2).collect(),
+            base_versions: base_versions.clone(),
+            recorded_micros,
+        };
+        *head = assumed.head;
     }
-    rows.into_iter()
-        .enumerate()
-        .map(|(index, (_, replayed, outcome_json, reply))| {
-            crate::rejection::decode_outcome(replayed, outcome_json, reply).map_err(|error| (index, error))
-        })
-        .collect()
+    Err((0, StoreError::Contention(format!("the head of the property moved {MAX_HEAD_ATTEMPTS} times while this group was hashed"))))
+}
+
+fn now_micros() -> i64 {
+    let since_epoch = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    i64::try_from(since_epoch.as_micros()).unwrap_or(i64::MAX)
+}
+
+/// The hashes of a group's events, and where each member's events went.
+struct Hashed {
+    hashes: Vec<Vec<u8>>,
+    members: Vec<Option<Placed>>,
+}
+
+#[derive(Clone)]
+struct Placed {
+    first_position: i64,
+    last_position: i64,
+    last_hash: [u8; 32],
+    /// Per stream of the member, in its order: the version after its events.
+    stream_versions: Vec<i64>,
 }
 
 /// The arrays of a group's members end to end, with where each member's items end.
@@ -301,7 +422,6 @@ struct GroupArrays<'a> {
     schema_versions: Vec<i16>,
     payloads: Vec<&'a serde_json::Value>,
     metadata: Vec<&'a serde_json::Value>,
-    entries: Vec<&'a [u8]>,
     posting_event: Vec<i32>,
     posting_index: Vec<i16>,
     posting_account: Vec<&'a str>,
@@ -333,7 +453,6 @@ impl<'a> GroupArrays<'a> {
             schema_versions: Vec::with_capacity(events),
             payloads: Vec::with_capacity(events),
             metadata: Vec::with_capacity(events),
-            entries: Vec::with_capacity(events),
             posting_event: Vec::with_capacity(postings),
             posting_index: Vec::with_capacity(postings),
             posting_account: Vec::with_capacity(postings),
@@ -356,7 +475,6 @@ impl<'a> GroupArrays<'a> {
             group.schema_versions.extend_from_slice(&member.schema_versions);
             group.payloads.extend(&member.payloads);
             group.metadata.extend(&member.metadata);
-            group.entries.extend(member.entries.iter().map(Vec::as_slice));
             group.posting_event.extend(member.posting_event.iter().map(|event| event + event_base));
             group.posting_index.extend_from_slice(&member.posting_index);
             group.posting_account.extend(member.posting_account.iter().map(String::as_str));
@@ -369,5 +487,42 @@ impl<'a> GroupArrays<'a> {
             group.op_end.push(group.projection_ops.len() as i32);
         }
         group
+    }
+
+    /// Every event's chain hash under `assumed`: the live members' events, in group order,
+    /// continue the head, each stream counting on from its base version (what the function
+    /// assigns when the assumption holds). A replayed member's events get no hash (empty).
+    fn hash(&self, members: &[&EncodedAppend], assumed: &Assumed) -> Hashed {
+        let Some(head) = assumed.head else {
+            return Hashed { hashes: vec![Vec::new(); self.event_ids.len()], members: vec![None; members.len()] };
+        };
+        let (mut position, mut previous) = (head.position, head.hash);
+        let mut versions = assumed.base_versions.clone();
+        let mut hashed = Hashed { hashes: Vec::with_capacity(self.event_ids.len()), members: Vec::with_capacity(members.len()) };
+        let (mut stream_at, mut event_at) = (0, 0);
+        for (member, replayed) in members.iter().zip(&assumed.replayed) {
+            let streams = stream_at..stream_at + member.streams.len();
+            let first_position = position + 1;
+            for entry in &member.entries {
+                let stream = self.event_stream[event_at] as usize - 1;
+                event_at += 1;
+                if *replayed {
+                    hashed.hashes.push(Vec::new());
+                    continue;
+                }
+                versions[stream] += 1;
+                position += 1;
+                previous = chain::event_entry_hash(entry, position, &previous, assumed.recorded_micros, versions[stream]);
+                hashed.hashes.push(previous.to_vec());
+            }
+            stream_at = streams.end;
+            hashed.members.push((!replayed).then(|| Placed {
+                first_position,
+                last_position: position,
+                last_hash: previous,
+                stream_versions: versions[streams].to_vec(),
+            }));
+        }
+        hashed
     }
 }

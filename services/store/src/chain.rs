@@ -30,9 +30,10 @@
 //! every JCS implementation reads them exactly. Anything else (a float: R-UNIT-1; a larger
 //! integer) is refused by the append before the database.
 //!
-//! The database fills in what it assigns under the property's commit lock (position, prev,
-//! time, stream version): the store sends the entry up to `"position":` ([`event_entry_start`])
-//! and `chipledger_append` completes it exactly as [`event_entry_hash`] does.
+//! The store computes every event hash itself ([`event_entry_start`], then [`event_entry_hash`]
+//! with the position, previous hash, time and stream version), from the head it assumes;
+//! `chipledger_append` checks that assumption under the property's commit lock and assigns the
+//! same numbers (append.rs), so no hash is computed in the database.
 //!
 //! # Format 1 (events recorded before migration 0007)
 //!
@@ -275,8 +276,8 @@ pub fn event_entry_start<'p>(
     Ok(())
 }
 
-/// The hash of a format 2 event entry from its start and what the database assigned: the same
-/// computation as `chipledger_append`.
+/// The hash of a format 2 event entry from its start and the values assigned at the head: what
+/// the append stores and verification recomputes.
 pub fn event_entry_hash(start: &[u8], position: i64, previous: &[u8; 32], recorded_at_micros: i64, stream_version: i64) -> [u8; 32] {
     let mut hasher = Sha256::new();
     hasher.update(start);

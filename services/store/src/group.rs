@@ -35,7 +35,7 @@ use std::sync::{Arc, Mutex};
 use sqlx::PgPool;
 use tokio::sync::oneshot;
 
-use crate::append::{self, EncodedAppend};
+use crate::append::{self, EncodedAppend, Head};
 use crate::error::StoreError;
 use crate::event::AppendOutcome;
 
@@ -65,11 +65,14 @@ struct Queue {
 pub(crate) struct GroupCommit {
     pool: PgPool,
     queues: Mutex<HashMap<String, Queue>>,
+    /// Each property's head as its last group left it: what the next group's hashes continue
+    /// (append.rs; the database checks it under the lock and answers the real one if it moved).
+    heads: Mutex<HashMap<String, Head>>,
 }
 
 impl GroupCommit {
     pub(crate) fn new(pool: PgPool) -> Arc<GroupCommit> {
-        Arc::new(GroupCommit { pool, queues: Mutex::new(HashMap::new()) })
+        Arc::new(GroupCommit { pool, queues: Mutex::new(HashMap::new()), heads: Mutex::new(HashMap::new()) })
     }
 
     /// Queue an append and wait for its outcome.
@@ -152,12 +155,20 @@ impl GroupCommit {
         }
     }
 
-    /// One statement for the whole group (autocommit: atomic, one round trip); nothing is
-    /// committed unless every member succeeded.
+    /// One statement for the whole group (autocommit: atomic, one round trip when the head
+    /// the hashes continue is the property's); nothing is committed unless every member
+    /// succeeded.
     async fn attempt(&self, group: &[Member]) -> Result<Vec<AppendOutcome>, Failure> {
         let mut conn = self.pool.acquire().await.map_err(|error| Failure::All(error.into()))?;
         let members: Vec<&EncodedAppend> = group.iter().map(|member| &member.encoded).collect();
-        append::execute_group(&mut conn, &members).await.map_err(|(index, error)| Failure::of_member(index, error))
+        let property = members.first().map_or("", |member| member.property());
+        let lock_heads = || self.heads.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut head = lock_heads().get(property).copied();
+        let result = append::execute_group(&mut conn, &members, &mut head).await;
+        if let Some(head) = head {
+            lock_heads().insert(property.to_owned(), head);
+        }
+        result.map_err(|(index, error)| Failure::of_member(index, error))
     }
 }
 

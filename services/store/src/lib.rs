@@ -33,8 +33,9 @@
 //! negative (checked with a typed error, and a CHECK constraint as the backstop).
 //!
 //! Global order: a short per-property commit lock. `chipledger_append` takes the row lock of the
-//! property's `property_heads` row as its last step (after idempotency, stream locks, balance
-//! checks and projections), numbers and hashes the events, and COMMIT releases it. Position n+1
+//! property's `property_heads` row once idempotency, stream locks and balance checks refused no
+//! member, compares it with the head the store hashed the events from (append.rs), numbers the
+//! events after the projections, and COMMIT releases it. Position n+1
 //! is therefore assigned only after the holder of n committed or rolled back (then n is reused):
 //! positions are dense and become visible strictly in order, so a reader following positions
 //! never skips a late commit. The price is one commit at a time per property (the WAL flush is

@@ -67,11 +67,7 @@ impl TestServer {
         let key = chipledger_store::checkpoint::CheckpointKey::load_or_generate(&checkpoints.path().join("checkpoint.key"))
             .expect("checkpoint key");
         let public_key_hex = key.public_key().iter().map(|byte| format!("{byte:02x}")).collect();
-        let router = Arc::new(chipledger_server::shards::Router::single(
-            store,
-            config.properties.clone(),
-            chipledger_server::ledger::rules_projection(),
-        ));
+        let router = Arc::new(chipledger_server::shards::Router::single(store, config.properties.clone()));
         let checkpointer = chipledger_server::checkpoints::Checkpointer::new(
             router.clone(),
             key,
