@@ -1,0 +1,387 @@
+//! `AuditService`: reconciliations, patron cash activity, refusals, and the chain's evidence
+//! (verification, digests, signed checkpoints).
+
+use super::*;
+
+#[tonic::async_trait]
+impl AuditService for Services {
+    async fn table_shift_reconciliation(
+        &self,
+        request: Request<pb::TableShiftReconciliationRequest>,
+    ) -> Result<Response<pb::TableShiftReconciliation>, Status> {
+        let principal = principal(&request)?;
+        let wish = ReadWish::from_metadata(request.metadata())?;
+        let request = request.into_inner();
+        let property = self.ledger.property(&principal, &request.property_id)?;
+        let (table_id, stream) = table_stream(&request.table_id)?;
+        let filter = EventFilter {
+            stream: Some(stream.key()),
+            event_type: Some("ShiftClosed".to_string()),
+            after_position: request.shift_close_position.map_or(0, |position| (position - 1).max(0)),
+            ..Default::default()
+        };
+        let view = self.ledger.reader(&property, wish).await?;
+        let (events, _, _) = scan(&self.ledger, &view.store, &property, filter, &[], None, MAX_SCAN_EVENTS.min(10_000)).await?;
+        let chosen = match request.shift_close_position {
+            Some(position) => events.into_iter().find(|event| event.position == position),
+            None => events.into_iter().last(),
+        };
+        let Some(event) = chosen else { return Err(status::not_found("shift close of table", table_id.as_str())) };
+        // A count that differed from the book was recorded just before the close (R-CHIP-4).
+        let before = self
+            .ledger
+            .db_call("read_stream", "events", view.store.read_stream(&property, &event.stream, event.stream_version - 2, 1))
+            .await
+            .map_err(|error| store_status("read the count variance", error))?;
+        let variance = before.iter().find(|e| e.event_type == "CountVarianceRecorded");
+        Ok(view.annotate(Response::new(shift_reconciliation(&table_id, &event, variance)?)))
+    }
+
+    async fn gaming_day_reconciliation(
+        &self,
+        request: Request<pb::GamingDayReconciliationRequest>,
+    ) -> Result<Response<pb::GamingDayReconciliation>, Status> {
+        let principal = principal(&request)?;
+        let wish = ReadWish::from_metadata(request.metadata())?;
+        let request = request.into_inner();
+        let property = self.ledger.property(&principal, &request.property_id)?;
+        if time::Date::parse(&request.gaming_day, &time::macros::format_description!("[year]-[month]-[day]")).is_err() {
+            return Err(status::invalid_field("gaming_day", "YYYY-MM-DD"));
+        }
+        let day_filter = |event_type: &str| EventFilter {
+            event_type: Some(event_type.to_string()),
+            gaming_day: Some(request.gaming_day.clone()),
+            ..Default::default()
+        };
+        let view = self.ledger.reader(&property, wish).await?;
+        let store = &view.store;
+        let (closes, _, _) = scan(&self.ledger, store, &property, day_filter("GamingDayClosed"), &[], None, 1_000).await?;
+        let mut issued: BTreeMap<i64, i64> = BTreeMap::new();
+        let mut returned: BTreeMap<i64, i64> = BTreeMap::new();
+        for close in &closes {
+            let rules::Event::Cage(rules::CageEvent::GamingDayClosed { issued: i, returned: r, .. }) =
+                decode_event(close)?
+            else {
+                continue;
+            };
+            for chip in i {
+                *issued.entry(chip.denomination_cents).or_default() += chip.count;
+            }
+            for chip in r {
+                *returned.entry(chip.denomination_cents).or_default() += chip.count;
+            }
+        }
+        let to_list = |map: &BTreeMap<i64, i64>| -> Vec<pb::ChipCount> {
+            map.iter().map(|(denomination_cents, count)| pb::ChipCount { denomination_cents: *denomination_cents, count: *count }).collect()
+        };
+        let value = |map: &BTreeMap<i64, i64>| map.iter().map(|(d, c)| d * c).sum::<i64>();
+        let (shifts, _, _) = scan(&self.ledger, store, &property, day_filter("ShiftClosed"), &[], None, 1_000).await?;
+        let (variances, _, _) =
+            scan(&self.ledger, store, &property, day_filter("CountVarianceRecorded"), &[], None, 1_000).await?;
+        let mut count_variance_cents = 0;
+        let mut cage_count_variances = Vec::new();
+        for variance in &variances {
+            match decode_event(variance)? {
+                rules::Event::Cage(rules::CageEvent::CountVarianceRecorded {
+                    chips_variance, cash_variance_cents, variance_cents, signers, ..
+                }) => {
+                    count_variance_cents += variance_cents;
+                    cage_count_variances.push(pb::CountVariance {
+                        stream_id: variance.stream.clone(),
+                        global_position: variance.position,
+                        chips_variance: chips_to_wire(&chips_variance),
+                        cash_variance_cents,
+                        variance_cents,
+                        signer_1: signers.first,
+                        signer_2: signers.second,
+                    });
+                }
+                rules::Event::Table(rules::TableEvent::CountVarianceRecorded { variance_cents, .. }) => {
+                    count_variance_cents += variance_cents;
+                }
+                _ => {}
+            }
+        }
+        let mut tables = Vec::with_capacity(shifts.len());
+        for shift in &shifts {
+            let Ok(StreamId::Table(table_id)) = shift.stream.parse::<StreamId>() else {
+                return Err(status::internal("reconcile", &"bad table stream"));
+            };
+            // The variance of a close is the event just before it on the table's stream.
+            let variance = variances.iter().find(|v| v.stream == shift.stream && v.stream_version + 1 == shift.stream_version);
+            tables.push(shift_reconciliation(&table_id, shift, variance)?);
+        }
+        let jackpot = self
+            .ledger
+            .db_call("jackpot_day", "postings", chipledger_store::report::jackpot_day(store, &property, &request.gaming_day))
+            .await
+            .map_err(|error| store_status("jackpot funds", error))?;
+        let jackpot_liability_cents = jackpot.iter().map(|fund| fund.closing_cents).sum();
+        let jackpot_funds = jackpot
+            .into_iter()
+            .map(|fund| pb::JackpotFund {
+                table_id: fund.table_id,
+                opening_cents: fund.opening_cents,
+                drops_cents: fund.drops_cents,
+                paid_cents: fund.paid_cents,
+                closing_cents: fund.closing_cents,
+            })
+            .collect();
+        let sum = self
+            .ledger
+            .db_call("balances_sum", "postings", store.balances_sum(&property, AsOf::Head))
+            .await
+            .map_err(|error| store_status("sum of balances", error))?;
+        Ok(view.annotate(Response::new(pb::GamingDayReconciliation {
+            gaming_day: request.gaming_day.clone(),
+            chips_issued: to_list(&issued),
+            chips_returned: to_list(&returned),
+            chip_liability_cents: value(&issued) - value(&returned),
+            tables,
+            sum_of_balances_cents: i64::try_from(sum).map_err(|_| status::internal("sum of balances", &"overflow"))?,
+            cage_count_variances,
+            count_variance_cents,
+            jackpot_funds,
+            jackpot_liability_cents,
+        })))
+    }
+
+    async fn patron_cash_activity(
+        &self,
+        request: Request<pb::PatronCashActivityRequest>,
+    ) -> Result<Response<pb::PatronCashActivityResponse>, Status> {
+        let principal = principal(&request)?;
+        let wish = ReadWish::from_metadata(request.metadata())?;
+        let request = request.into_inner();
+        let property = self.ledger.property(&principal, &request.property_id)?;
+        if request.gaming_day.is_empty() {
+            return Err(status::invalid_field("gaming_day", "required, YYYY-MM-DD"));
+        }
+        let pager = Pager::of(request.page.as_ref(), self.ledger.limits())?;
+        let filter = EventFilter {
+            stream: if request.player_id.is_empty() { None } else { Some(player_stream_key(&request.player_id)?) },
+            event_type: Some("CashTransaction".to_string()),
+            gaming_day: Some(request.gaming_day.clone()),
+            after_position: pager.after,
+            ..Default::default()
+        };
+        let page_size = pager.size;
+        let view = self.ledger.reader(&property, wish).await?;
+        let (events, last, more) = scan(&self.ledger, &view.store, &property, filter, &[], None, page_size).await?;
+        // R-AUDIT-4: cash in and cash out summed separately, never netted.
+        let mut patrons: BTreeMap<String, pb::PatronCashActivity> = BTreeMap::new();
+        for event in &events {
+            let rules::Event::Player(rules::PlayerEvent::CashTransaction {
+                direction, amount_cents, mtl_entry, ctr_required, ..
+            }) = decode_event(event)?
+            else {
+                continue;
+            };
+            let Ok(StreamId::Player(player_id)) = event.stream.parse::<StreamId>() else { continue };
+            let player_id = player_id.as_str().to_owned();
+            let patron = patrons.entry(player_id.clone()).or_insert_with(|| pb::PatronCashActivity {
+                player_id,
+                gaming_day: request.gaming_day.clone(),
+                ..Default::default()
+            });
+            let inbound = matches!(direction, rules::CashDirection::In);
+            if inbound {
+                patron.cash_in_cents += amount_cents;
+                patron.ctr_required_cash_in |= ctr_required;
+            } else {
+                patron.cash_out_cents += amount_cents;
+                patron.ctr_required_cash_out |= ctr_required;
+            }
+            if mtl_entry {
+                patron.mtl_entries.push(pb::CashTransaction {
+                    global_position: event.position,
+                    amount_cents,
+                    direction: if inbound { "in" } else { "out" }.to_string(),
+                    event_type: event.event_type.clone(),
+                    at_unix_ms: unix_ms(event.recorded_at),
+                });
+            }
+        }
+        Ok(view.annotate(Response::new(pb::PatronCashActivityResponse {
+            patrons: patrons.into_values().collect(),
+            page: Pager::next(last, more),
+        })))
+    }
+
+    async fn list_rejections(
+        &self,
+        request: Request<pb::ListRejectionsRequest>,
+    ) -> Result<Response<pb::ListRejectionsResponse>, Status> {
+        let principal = principal(&request)?;
+        let wish = ReadWish::from_metadata(request.metadata())?;
+        let request = request.into_inner();
+        let property = self.ledger.property(&principal, &request.property_id)?;
+        check_time_range("time_range", request.time_range.as_ref())?;
+        let pager = Pager::of(request.page.as_ref(), self.ledger.limits())?;
+        let mut after_id = pager.after;
+        let page_size = pager.size;
+        let table_stream = (!request.table_id.is_empty()).then(|| format!("table-{}", request.table_id));
+        let player_stream = (!request.player_id.is_empty()).then(|| format!("player-{}", request.player_id));
+        let gaming_day = (!request.gaming_day.is_empty()).then_some(request.gaming_day.as_str());
+        let mut matched = Vec::new();
+        let mut scanned = 0;
+        let mut more = false;
+        let view = self.ledger.reader(&property, wish).await?;
+        loop {
+            let page = self
+                .ledger
+                .db_call(
+                    "list_rejections",
+                    "rejections",
+                    view.store.rejections_of(&property, after_id, page_size, None, gaming_day),
+                )
+                .await
+                .map_err(|error| store_status("list rejections", error))?;
+            let exhausted = (page.len() as i64) < page_size;
+            for rejection in page {
+                after_id = rejection.rejection_id;
+                scanned += 1;
+                let record = &rejection.record;
+                let at = unix_ms(rejection.recorded_at);
+                let keep = table_stream.as_ref().is_none_or(|stream| record.streams.contains(stream))
+                    && player_stream.as_ref().is_none_or(|stream| {
+                        record.streams.contains(stream) || record.player_id.as_deref() == Some(request.player_id.as_str())
+                    })
+                    && (request.reason_code.is_empty() || record.reason_code == request.reason_code)
+                    && request.time_range.as_ref().is_none_or(|range| {
+                        range.from_unix_ms.is_none_or(|from| at >= from) && range.to_unix_ms.is_none_or(|to| at <= to)
+                    });
+                if keep {
+                    matched.push(pb::RejectionRecord {
+                        command_id: record.command_id.clone(),
+                        command_type: record
+                            .request
+                            .pointer("/command")
+                            .map(command_type_of)
+                            .unwrap_or_default(),
+                        reason_code: record.reason_code.clone(),
+                        rule_id: record.rule_id.clone(),
+                        numbers: record.numbers.iter().cloned().collect(),
+                        detail: record.detail.clone(),
+                        actor_id: record.actor_id.clone(),
+                        actor_role: wire_role(&record.actor_role) as i32,
+                        at_unix_ms: at,
+                        gaming_day: record.gaming_day.clone().unwrap_or_default(),
+                        request_json: record.request.to_string(),
+                        player_id: record.player_id.clone().unwrap_or_default(),
+                        refusal_seq: rejection.refusal_seq.unwrap_or_default(),
+                    });
+                    if matched.len() as i64 >= page_size {
+                        more = true;
+                        break;
+                    }
+                }
+            }
+            if more || exhausted {
+                break;
+            }
+            if scanned >= MAX_SCAN_EVENTS {
+                more = true;
+                break;
+            }
+        }
+        Ok(view.annotate(Response::new(pb::ListRejectionsResponse {
+            rejections: matched,
+            page: Some(pb::PageResponse { next_page_token: if more { after_id.to_string() } else { String::new() } }),
+        })))
+    }
+
+    async fn verify_chain(
+        &self,
+        request: Request<pb::VerifyChainRequest>,
+    ) -> Result<Response<pb::VerifyChainResponse>, Status> {
+        let property = self.ledger.property(&principal(&request)?, &request.get_ref().property_id)?;
+        let view = self.ledger.reader(&property, ReadWish::from_metadata(request.metadata())?).await?;
+        Ok(view.annotate(Response::new(crate::evidence::verify(&self.ledger, &view.store, property, request.into_inner()).await?)))
+    }
+
+    async fn get_chain_digest(
+        &self,
+        request: Request<pb::GetChainDigestRequest>,
+    ) -> Result<Response<pb::ChainDigest>, Status> {
+        let property = self.ledger.property(&principal(&request)?, &request.get_ref().property_id)?;
+        let view = self.ledger.reader(&property, ReadWish::from_metadata(request.metadata())?).await?;
+        let (events, refusals) = self
+            .ledger
+            .db_call("chain_digest", "events", view.store.heads(&property))
+            .await
+            .map_err(|error| store_status("chain digest", error))?;
+        Ok(view.annotate(Response::new(pb::ChainDigest {
+            global_position: events.0,
+            chain_hash_hex: hex::encode(events.1),
+            refusal_seq: refusals.0,
+            refusal_hash_hex: hex::encode(refusals.1),
+        })))
+    }
+
+    async fn list_checkpoints(
+        &self,
+        request: Request<pb::ListCheckpointsRequest>,
+    ) -> Result<Response<pb::ListCheckpointsResponse>, Status> {
+        let property = self.ledger.property(&principal(&request)?, &request.get_ref().property_id)?;
+        let pager = Pager::of(request.get_ref().page.as_ref(), self.ledger.limits())?;
+        let page_size = pager.size;
+        let view = self.ledger.reader(&property, ReadWish::from_metadata(request.metadata())?).await?;
+        Ok(view.annotate(Response::new(crate::evidence::list(&self.ledger, &view.store, property, request.into_inner(), page_size).await?)))
+    }
+
+    async fn sign_checkpoint(
+        &self,
+        request: Request<pb::SignCheckpointRequest>,
+    ) -> Result<Response<pb::SignedCheckpoint>, Status> {
+        let property = self.ledger.property(&principal(&request)?, &request.get_ref().property_id)?;
+        Ok(Response::new(crate::evidence::sign(&self.ledger, property, request.into_inner()).await?))
+    }
+
+    async fn get_checkpoint_key(
+        &self,
+        _request: Request<pb::GetCheckpointKeyRequest>,
+    ) -> Result<Response<pb::CheckpointKey>, Status> {
+        Ok(Response::new(crate::evidence::key(&self.ledger)?))
+    }
+}
+
+/// A shift close as reported, with the count variance recorded just before it, if any.
+pub(super) fn shift_reconciliation(
+    table_id: &rules::TableId,
+    event: &RecordedEvent,
+    variance: Option<&RecordedEvent>,
+) -> Result<pb::TableShiftReconciliation, Status> {
+    let rules::Event::Table(TableEvent::ShiftClosed {
+        opening_tray, closing_tray, fills_cents, credits_cents, drop_cents, result_cents, signers, ..
+    }) = decode_event(event)?
+    else {
+        return Err(status::internal("reconcile", &"not a ShiftClosed event"));
+    };
+    let (tray_variance, drop_variance_cents, variance_cents) = match variance.map(decode_event).transpose()? {
+        Some(rules::Event::Table(TableEvent::CountVarianceRecorded { tray_variance, drop_variance_cents, variance_cents, .. })) => {
+            (chips_to_wire(&tray_variance), drop_variance_cents, variance_cents)
+        }
+        _ => (Vec::new(), 0, 0),
+    };
+    let signers = signers.unwrap_or_default();
+    let gaming_day = event.typed_metadata().map(|metadata| metadata.gaming_day).unwrap_or_default();
+    Ok(pb::TableShiftReconciliation {
+        tray_variance,
+        drop_variance_cents,
+        variance_cents,
+        signer_1: signers.first,
+        signer_2: signers.second,
+        table_id: table_id.to_string(),
+        gaming_day,
+        opening_inventory_cents: rules::money::chips_value_cents(&opening_tray),
+        closing_inventory_cents: rules::money::chips_value_cents(&closing_tray),
+        fills_cents,
+        credits_cents,
+        drop_cents,
+        result_cents,
+        shift_close_position: event.position,
+        opening_tray: chips_to_wire(&opening_tray),
+        closing_tray: chips_to_wire(&closing_tray),
+    })
+}

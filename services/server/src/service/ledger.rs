@@ -1,0 +1,361 @@
+//! `LedgerService`: the stream and batch of a dealer's device, balances, event lists, player
+//! history and sessions, the live subscription, and the property's settings.
+
+use super::*;
+
+pub(super) type EventStream = Pin<Box<dyn Stream<Item = Result<pb::RecordedEvent, Status>> + Send + 'static>>;
+pub(super) type ReplyStream = Pin<Box<dyn Stream<Item = Result<pb::StreamReply, Status>> + Send + 'static>>;
+
+/// Replies a stream keeps ready ahead of a slow reader (the device reads them in order).
+pub(super) const STREAM_REPLIES_AHEAD: usize = 32;
+
+/// One command of the oneof, judged and recorded exactly as its own unary RPC: its role-table
+/// row first, then [`Ledger::submit`] (the stream of a dealer's device).
+pub(super) async fn submit_entry(ledger: &Ledger, principal: &Principal, entry: pb::command::Command) -> Result<pb::CommandResult, Status> {
+    struct AsItsRpc<'a> {
+        ledger: &'a Ledger,
+        principal: &'a Principal,
+    }
+    impl<'a> CommandVisitor for AsItsRpc<'a> {
+        type Output = Pin<Box<dyn Future<Output = Result<pb::CommandResult, Status>> + Send + 'a>>;
+        fn visit<T: WireCommand>(self, message: T) -> Self::Output {
+            Box::pin(async move {
+                crate::access::authorize(self.principal, T::RPC)?;
+                self.ledger.submit(self.principal, message).await
+            })
+        }
+    }
+    entry.visit(AsItsRpc { ledger, principal }).await
+}
+
+/// The reply to one command of a stream: its result, or its refusal as its unary RPC answers it.
+pub(super) fn stream_reply(command_id: String, outcome: Result<pb::CommandResult, Status>) -> pb::StreamReply {
+    match outcome {
+        Ok(result) => pb::StreamReply { command_id, result: Some(result), ..pb::StreamReply::default() },
+        Err(status) => pb::StreamReply {
+            command_id,
+            result: None,
+            code: status.code() as i32,
+            message: status.message().to_string(),
+            status_details: status.details().to_vec(),
+        },
+    }
+}
+
+chipledger_proto::rpc_table!(service_impl!(LedgerService {
+    type RecordStreamStream = ReplyStream;
+
+    /// Commands one after the other, each answered in order before the next is read; a refusal
+    /// is a reply, not the end of the stream. A message that does not decode ends it with
+    /// INVALID_ARGUMENT; a stopping server ends it between commands.
+    async fn record_stream(
+        &self,
+        request: Request<tonic::Streaming<pb::Command>>,
+    ) -> Result<Response<ReplyStream>, Status> {
+        let principal = principal(&request)?;
+        let mut commands = request.into_inner();
+        let ledger = self.ledger.clone();
+        let mut stopping = self.drain.stopping();
+        let (replies, answered) = tokio::sync::mpsc::channel(STREAM_REPLIES_AHEAD);
+        let span = tracing::Span::current();
+        tokio::spawn(
+            async move {
+                loop {
+                    let next = tokio::select! {
+                        next = commands.message() => next,
+                        _ = stopping.wait_for(|stopping| *stopping) => return,
+                    };
+                    let reply = match next {
+                        Ok(Some(command @ pb::Command { command: Some(_) })) => {
+                            // The gate's checks of request bytes, for this message (NUL in a
+                            // string, an unknown enum value ...): bad input, never INTERNAL.
+                            let checked = crate::protowire::compiled()
+                                .check_message_of(".chipledger.v1.Command", &prost::Message::encode_to_vec(&command));
+                            let entry = command.command.expect("matched Some");
+                            let command_id = entry.header().map(|header| header.command_id.clone()).unwrap_or_default();
+                            let outcome = match checked {
+                                Ok(()) => submit_entry(&ledger, &principal, entry).await,
+                                Err(malformed) => Err(malformed.into_status()),
+                            };
+                            Ok(stream_reply(command_id, outcome))
+                        }
+                        Ok(Some(pb::Command { command: None })) => {
+                            Ok(stream_reply(String::new(), Err(status::invalid_field("command", "one command is required"))))
+                        }
+                        Ok(None) => return,
+                        // tonic says INTERNAL for bytes that do not decode: the caller sent them.
+                        Err(status) if status.code() == tonic::Code::Internal => {
+                            Err(Status::invalid_argument(format!("a stream message does not decode: {}", status.message())))
+                        }
+                        Err(status) => Err(status),
+                    };
+                    let ends = reply.is_err();
+                    if replies.send(reply).await.is_err() || ends {
+                        return;
+                    }
+                }
+            }
+            .instrument(span),
+        );
+        Ok(Response::new(Box::pin(tokio_stream::wrappers::ReceiverStream::new(answered))))
+    }
+
+    async fn record_batch(&self, request: Request<pb::RecordBatch>) -> Result<Response<pb::BatchResult>, Status> {
+        let principal = principal(&request)?;
+        Ok(Response::new(self.ledger.submit_batch(&principal, request.into_inner()).await?))
+    }
+
+    async fn get_balance(
+        &self,
+        request: Request<pb::GetBalanceRequest>,
+    ) -> Result<Response<pb::GetBalanceResponse>, Status> {
+        use pb::get_balance_request::AsOf as WireAsOf;
+        let principal = principal(&request)?;
+        let wish = ReadWish::from_metadata(request.metadata())?;
+        let request = request.into_inner();
+        let property = self.ledger.property(&principal, &request.property_id)?;
+        if request.account.parse::<rules::Account>().is_err() {
+            return Err(status::invalid_field("account", "an account key such as table/T1/seat/3 or player/P7/pocket"));
+        }
+        let as_of = match request.as_of {
+            None => AsOf::Head,
+            Some(WireAsOf::GlobalPosition(position)) if position >= 0 => AsOf::Position(position),
+            Some(WireAsOf::GlobalPosition(_)) => return Err(status::invalid_field("global_position", "must be >= 0")),
+            Some(WireAsOf::UnixMs(unix_ms)) => {
+                // The log records microseconds, the API shows milliseconds: "as of" a displayed
+                // time includes every event shown with that time, so the bound is the last
+                // nanosecond of that millisecond.
+                let end_of_millisecond_nanos = i128::from(unix_ms) * 1_000_000 + 999_999;
+                let at = time::OffsetDateTime::from_unix_timestamp_nanos(end_of_millisecond_nanos)
+                    .map_err(|_| status::invalid_field("unix_ms", "out of range"))?;
+                AsOf::Time(at)
+            }
+        };
+        let view = self.ledger.reader(&property, wish).await?;
+        let (balance_cents, global_position) = self
+            .ledger
+            .db_call("balance", "postings", view.store.balance_with_position(&property, &request.account, as_of))
+            .await
+            .map_err(|error| store_status("balance", error))?;
+        Ok(view.annotate(Response::new(pb::GetBalanceResponse { account: request.account, balance_cents, global_position })))
+    }
+
+    async fn list_events(
+        &self,
+        request: Request<pb::ListEventsRequest>,
+    ) -> Result<Response<pb::ListEventsResponse>, Status> {
+        let principal = principal(&request)?;
+        let wish = ReadWish::from_metadata(request.metadata())?;
+        let request = request.into_inner();
+        let property = self.ledger.property(&principal, &request.property_id)?;
+        let wire = request.filter.unwrap_or_default();
+        let mut streams = Vec::new();
+        if !wire.stream_id.is_empty() {
+            streams.push(wire.stream_id.parse::<StreamId>().map_err(|_| {
+                status::invalid_field("filter.stream_id", "table-<id>, player-<id> or cage-<id>")
+            })?.key());
+        }
+        if !wire.table_id.is_empty() {
+            streams.push(table_stream(&wire.table_id)?.1.key());
+        }
+        if !wire.player_id.is_empty() {
+            streams.push(player_stream_key(&wire.player_id)?);
+        }
+        if streams.len() > 1 {
+            return Err(status::invalid_field("filter", "name at most one of stream_id, table_id, player_id"));
+        }
+        let pager = Pager::of(request.page.as_ref(), self.ledger.limits())?;
+        let after = pager.after.max(wire.from_position.saturating_sub(1));
+        let filter = EventFilter {
+            stream: streams.pop(),
+            gaming_day: Some(wire.gaming_day.clone()).filter(|day| !day.is_empty()),
+            after_position: after,
+            ..Default::default()
+        };
+        let page_size = pager.size;
+        let view = self.ledger.reader(&property, wish).await?;
+        let (events, last, more) =
+            scan(&self.ledger, &view.store, &property, filter, &wire.event_types, wire.time_range.as_ref(), page_size).await?;
+        Ok(view.annotate(Response::new(pb::ListEventsResponse {
+            events: events.iter().map(recorded_event_to_wire).collect(),
+            page: Pager::next(last, more),
+        })))
+    }
+
+    async fn list_player_history(
+        &self,
+        request: Request<pb::ListPlayerHistoryRequest>,
+    ) -> Result<Response<pb::ListEventsResponse>, Status> {
+        let principal = principal(&request)?;
+        let wish = ReadWish::from_metadata(request.metadata())?;
+        let request = request.into_inner();
+        let player = PlayerPage { property_id: &request.property_id, player_id: &request.player_id, page: request.page.as_ref() };
+        let (view, events, last, more) = self.player_page(&principal, wish, player, &[], request.time_range.as_ref()).await?;
+        Ok(view.annotate(Response::new(pb::ListEventsResponse {
+            events: events.iter().map(recorded_event_to_wire).collect(),
+            page: Pager::next(last, more),
+        })))
+    }
+
+    async fn list_player_sessions(
+        &self,
+        request: Request<pb::ListPlayerSessionsRequest>,
+    ) -> Result<Response<pb::ListPlayerSessionsResponse>, Status> {
+        let principal = principal(&request)?;
+        let wish = ReadWish::from_metadata(request.metadata())?;
+        let request = request.into_inner();
+        let player = PlayerPage { property_id: &request.property_id, player_id: &request.player_id, page: request.page.as_ref() };
+        let types = ["JoinedTable".to_string(), "LeftTable".to_string()];
+        let (view, events, last, more) = self.player_page(&principal, wish, player, &types, request.time_range.as_ref()).await?;
+        let mut sessions: Vec<pb::PlayerSession> = Vec::new();
+        for event in &events {
+            let rules::Event::Player(player_event) = decode_event(event)? else { continue };
+            match player_event {
+                rules::PlayerEvent::JoinedTable { table_id, seat, game_key, amount_cents } => sessions.push(pb::PlayerSession {
+                    table_id: table_id.as_str().to_owned(),
+                    seat: u32::from(seat),
+                    game: game_key,
+                    started_at_unix_ms: unix_ms(event.recorded_at),
+                    ended_at_unix_ms: None,
+                    bought_in_cents: amount_cents,
+                    left_with_cents: None,
+                }),
+                rules::PlayerEvent::LeftTable { table_id, seat, game_key, amount_cents, at_unix_ms } => {
+                    let table_id = table_id.as_str().to_owned();
+                    let open = sessions
+                        .iter_mut()
+                        .rev()
+                        .find(|session| session.table_id == table_id && session.ended_at_unix_ms.is_none());
+                    match open {
+                        Some(session) => {
+                            session.ended_at_unix_ms = Some(at_unix_ms);
+                            session.left_with_cents = Some(amount_cents);
+                        }
+                        // The session started before this page: report the departure alone.
+                        None => sessions.push(pb::PlayerSession {
+                            table_id,
+                            seat: u32::from(seat),
+                            game: game_key,
+                            started_at_unix_ms: 0,
+                            ended_at_unix_ms: Some(at_unix_ms),
+                            bought_in_cents: 0,
+                            left_with_cents: Some(amount_cents),
+                        }),
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(view.annotate(Response::new(pb::ListPlayerSessionsResponse { sessions, page: Pager::next(last, more) })))
+    }
+
+    type SubscribeStream = EventStream;
+
+    async fn subscribe(&self, request: Request<pb::SubscribeRequest>) -> Result<Response<EventStream>, Status> {
+        let principal = principal(&request)?;
+        let request = request.into_inner();
+        let property = self.ledger.property(&principal, &request.property_id)?;
+        if request.after_position < 0 {
+            return Err(status::invalid_field("after_position", "must be >= 0"));
+        }
+        let subscription = self
+            .ledger
+            .db_call("subscribe", "events", self.ledger.store_of(&property).subscribe(&property, request.after_position))
+            .await
+            .map_err(|error| store_status("subscribe", error))?;
+        let streams = request.stream_ids;
+        let types = request.event_types;
+        let mut stopping = self.drain.stopping();
+        // The subscriber's lag reads are database calls of this RPC; what they need is shared,
+        // not copied for every event.
+        let lag_probe = Arc::new((self.ledger.store_of(&property), self.ledger.db().clone(), property, tracing::Span::current()));
+        let events = subscription
+            .take_until(async move {
+                let _ = stopping.wait_for(|stopping| *stopping).await;
+            })
+            .filter_map(move |item| {
+                let keep = match &item {
+                    Ok(event) => {
+                        (streams.is_empty() || streams.contains(&event.stream))
+                            && (types.is_empty() || types.contains(&event.event_type))
+                    }
+                    Err(_) => true,
+                };
+                // Lag: events between this one and the head of the log, every 100th event.
+                let probe = match &item {
+                    Ok(event) if keep && event.position % 100 == 0 => Some((lag_probe.clone(), event.position)),
+                    _ => None,
+                };
+                async move {
+                    if !keep {
+                        return None;
+                    }
+                    if let Some((probe, position)) = probe {
+                        let (store, db, property, rpc_span) = &*probe;
+                        if let Ok(lag) = db.call("lag", "events", store.lag(property, position)).instrument(rpc_span.clone()).await {
+                            telemetry::metrics().subscription_lag.record(lag.positions_behind.max(0) as u64, &[]);
+                        }
+                    }
+                    Some(match item {
+                        Ok(event) => Ok(recorded_event_to_wire(&event)),
+                        Err(error) => Err(store_status("subscription", error)),
+                    })
+                }
+            });
+        Ok(Response::new(Box::pin(events)))
+    }
+
+    /// What a client needs to read and show amounts and times the way the property does.
+    async fn get_property(&self, request: Request<pb::GetPropertyRequest>) -> Result<Response<pb::PropertyView>, Status> {
+        let principal = principal(&request)?;
+        let property_id = self.ledger.property(&principal, &request.get_ref().property_id)?;
+        let properties = self.ledger.router().properties();
+        let property = properties.get(&property_id).ok_or_else(|| status::not_found("property", &property_id))?;
+        let zone = &property.gaming_day.zone;
+        // A zone without an IANA name is a fixed offset: sent as "+HH:MM", which clients parse.
+        let time_zone = match (zone.iana_name(), zone.to_fixed_offset()) {
+            (Some(name), _) => name.to_string(),
+            (None, Ok(offset)) => {
+                let seconds = offset.seconds();
+                let sign = if seconds < 0 { '-' } else { '+' };
+                let minutes = seconds.unsigned_abs() / 60;
+                format!("{sign}{:02}:{:02}", minutes / 60, minutes % 60)
+            }
+            (None, Err(_)) => property.gaming_day.zone_name(),
+        };
+        Ok(Response::new(pb::PropertyView {
+            property_id: property.id.clone(),
+            currency: property.currency.clone(),
+            time_zone,
+            gaming_day_cutoff_minutes: property.gaming_day.cutoff_minutes,
+            mtl_over_cents: property.aml.mtl_over_cents,
+            ctr_over_cents: property.aml.ctr_over_cents,
+        }))
+    }
+}));
+
+/// The page of one player's stream a list RPC asks for.
+struct PlayerPage<'r> {
+    property_id: &'r str,
+    player_id: &'r str,
+    page: Option<&'r pb::PageRequest>,
+}
+
+impl Services {
+    /// A page of one player's own stream (history, sessions), of the given event types.
+    async fn player_page(
+        &self,
+        principal: &Principal,
+        wish: ReadWish,
+        player: PlayerPage<'_>,
+        event_types: &[String],
+        time_range: Option<&pb::TimeRange>,
+    ) -> Result<(crate::shards::ReadView, Vec<RecordedEvent>, Option<i64>, bool), Status> {
+        let property = self.ledger.property(principal, player.property_id)?;
+        let pager = Pager::of(player.page, self.ledger.limits())?;
+        let filter = EventFilter { stream: Some(player_stream_key(player.player_id)?), after_position: pager.after, ..Default::default() };
+        let view = self.ledger.reader(&property, wish).await?;
+        let (events, last, more) = scan(&self.ledger, &view.store, &property, filter, event_types, time_range, pager.size).await?;
+        Ok((view, events, last, more))
+    }
+}

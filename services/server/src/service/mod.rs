@@ -1,0 +1,198 @@
+//! The gRPC services. Command RPCs hand the typed message to the [`Ledger`]; queries read the log
+//! through the store and rebuild state with the rules core; approvals are signed by the ledger.
+//! The role check happened at the gate; here the principal names the actor and bounds the
+//! properties a request may name (every handler resolves its property through
+//! [`Ledger::property`] before reading anything).
+
+use std::collections::BTreeMap;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chipledger_proto::v1 as pb;
+use chipledger_proto::v1::approval_service_server::ApprovalService;
+use chipledger_proto::v1::audit_service_server::AuditService;
+use chipledger_proto::v1::cage_service_server::CageService;
+use chipledger_proto::v1::ledger_service_server::LedgerService;
+use chipledger_proto::v1::table_service_server::TableService;
+use chipledger_proto::{CommandVisitor, WireCommand, chips_to_wire, legal_actions_to_wire, role_from_name, role_to_wire, table_view};
+use chipledger_rules::{self as rules, StreamId, TableEvent};
+use chipledger_store::{AsOf, EventFilter, EventMetadata, RecordedEvent, Store};
+use futures::{Stream, StreamExt};
+use serde::Deserialize;
+use tonic::{Request, Response, Status};
+use tracing::Instrument;
+
+use crate::access::Principal;
+use crate::ledger::{Ledger, store_status};
+use crate::shards::ReadWish;
+use crate::shutdown::Drain;
+use crate::status;
+use crate::telemetry;
+
+/// An impl of a service trait: the command RPCs of the service, read from the API's table
+/// (`chipledger_proto::rpc_table!`), all go to [`Services::command`]; the other items follow in
+/// the invocation. (`async_trait` must see the expanded methods, so the macro emits the whole
+/// impl.)
+macro_rules! service_impl {
+    (TableService { $($items:tt)* } ; TableService { $($rows:tt)* } $($others:tt)*) => {
+        service_impl!(@impl TableService { $($items)* } $($rows)*);
+    };
+    (CageService { $($items:tt)* } ; CageService { $($rows:tt)* } $($others:tt)*) => {
+        service_impl!(@impl CageService { $($items)* } $($rows)*);
+    };
+    (LedgerService { $($items:tt)* } ; LedgerService { $($rows:tt)* } $($others:tt)*) => {
+        service_impl!(@impl LedgerService { $($items)* } $($rows)*);
+    };
+    (@impl $service:ident { $($items:tt)* }
+        $( $rust_name:ident: $method:ident $( ( $message:ident $($approvals:tt)* ) )? => $roles:ident, )*
+    ) => {
+        #[tonic::async_trait]
+        impl $service for Services {
+            $($(
+                async fn $rust_name(&self, request: Request<pb::$message>) -> Result<Response<pb::CommandResult>, Status> {
+                    self.command(request).await
+                }
+            )?)*
+            $($items)*
+        }
+    };
+    // Another service's group of the table: passed over.
+    ($service:ident { $($items:tt)* } ; $other:ident { $($rows:tt)* } $($others:tt)*) => {
+        service_impl!($service { $($items)* } ; $($others)*);
+    };
+}
+
+mod approval;
+mod audit;
+mod ledger;
+mod pager;
+mod table;
+
+use pager::{MAX_SCAN_EVENTS, Pager, scan};
+
+#[derive(Clone)]
+pub struct Services {
+    ledger: Arc<Ledger>,
+    drain: Drain,
+}
+
+impl Services {
+    pub fn new(ledger: Arc<Ledger>, drain: Drain) -> Services {
+        Services { ledger, drain }
+    }
+
+    async fn command<T: WireCommand>(&self, request: Request<T>) -> Result<Response<pb::CommandResult>, Status> {
+        let principal = principal(&request)?;
+        let result = self.ledger.submit(&principal, request.into_inner()).await?;
+        Ok(Response::new(result))
+    }
+
+    /// The ledger the services answer from (the console reads property settings there).
+    pub fn ledger(&self) -> &Arc<Ledger> {
+        &self.ledger
+    }
+}
+
+fn principal<T>(request: &Request<T>) -> Result<Principal, Status> {
+    request
+        .extensions()
+        .get::<Principal>()
+        .cloned()
+        .ok_or_else(|| Status::unauthenticated("no authenticated principal"))
+}
+
+fn unix_ms(at: time::OffsetDateTime) -> i64 {
+    i64::try_from(at.unix_timestamp_nanos() / 1_000_000).unwrap_or(i64::MAX)
+}
+
+/// A stored event on the wire.
+pub fn recorded_event_to_wire(event: &RecordedEvent) -> pb::RecordedEvent {
+    // Deserialised from the stored JSON in place (no copy of the `Value` first).
+    let metadata = EventMetadata::deserialize(&event.metadata).ok().map(|metadata| pb::EventMetadata {
+        actor_id: metadata.actor_id,
+        actor_role: wire_role(&metadata.actor_role) as i32,
+        device: metadata.device,
+        command_id: metadata.command_id.unwrap_or_default(),
+        gaming_day: metadata.gaming_day,
+        config_version: metadata.config_version,
+        trace_id: metadata.trace_id.unwrap_or_default(),
+        reason_note: metadata.reason_code.unwrap_or_default(),
+        correlation_id: metadata.correlation_id.unwrap_or_default(),
+    });
+    pb::RecordedEvent {
+        global_position: event.position,
+        stream_id: event.stream.clone(),
+        stream_version: event.stream_version,
+        event_id: event.event_id.to_string(),
+        event_type: event.event_type.clone(),
+        schema_version: i32::from(event.schema_version),
+        payload_json: event.payload.to_string(),
+        metadata,
+        recorded_at_unix_ms: unix_ms(event.recorded_at),
+        hash_hex: hex::encode(event.hash),
+        postings: event
+            .postings
+            .iter()
+            .map(|posting| pb::Posting { account: posting.account.clone(), amount_cents: posting.amount_cents })
+            .collect(),
+    }
+}
+
+/// A role as recorded by name, on the wire (UNSPECIFIED for a name of no role).
+fn wire_role(name: &str) -> pb::Role {
+    role_from_name(name).map_or(pb::Role::Unspecified, role_to_wire)
+}
+
+fn table_stream(table_id: &str) -> Result<(rules::TableId, StreamId), Status> {
+    let id = rules::TableId::new(table_id)
+        .map_err(|_| status::invalid_field("table_id", "1 to 64 characters of A-Z a-z 0-9 _ . -"))?;
+    Ok((id.clone(), StreamId::Table(id)))
+}
+
+fn player_stream_key(player_id: &str) -> Result<String, Status> {
+    let id = rules::PlayerId::new(player_id)
+        .map_err(|_| status::invalid_field("player_id", "1 to 64 characters of A-Z a-z 0-9 _ . -"))?;
+    Ok(StreamId::Player(id).key())
+}
+
+/// A time range the log can answer: both bounds within the clock's range
+/// ([`crate::config::MIN_CLOCK_UNIX_MS`]..=[`crate::config::MAX_CLOCK_UNIX_MS`]) and `from <= to`.
+fn check_time_range(field: &str, range: Option<&pb::TimeRange>) -> Result<(), Status> {
+    let Some(range) = range else { return Ok(()) };
+    let bounds = crate::config::MIN_CLOCK_UNIX_MS..=crate::config::MAX_CLOCK_UNIX_MS;
+    for (name, value) in [("from_unix_ms", range.from_unix_ms), ("to_unix_ms", range.to_unix_ms)] {
+        if let Some(value) = value
+            && !bounds.contains(&value)
+        {
+            return Err(status::invalid_field(
+                &format!("{field}.{name}"),
+                format!("{value} is outside {}..={} (years 1900 to 9000)", bounds.start(), bounds.end()),
+            ));
+        }
+    }
+    if let (Some(from), Some(to)) = (range.from_unix_ms, range.to_unix_ms)
+        && from > to
+    {
+        return Err(status::invalid_field(field, format!("from_unix_ms {from} is after to_unix_ms {to}")));
+    }
+    Ok(())
+}
+
+/// The name of a recorded rules command (`{"Table":{"op":{"op":"BuyIn",...}}}` -> "BuyIn").
+fn command_type_of(command: &serde_json::Value) -> String {
+    command
+        .as_object()
+        .and_then(|outer| outer.values().next())
+        .and_then(|inner| inner.pointer("/op/op"))
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// A stored event as the rules core's event, by its stream kind.
+fn decode_event(event: &RecordedEvent) -> Result<rules::Event, Status> {
+    let stream: StreamId = event.stream.parse().map_err(|_| status::internal("decode", &"bad stream key"))?;
+    chipledger_store::domain::event_from_payload(&stream, &event.payload).map_err(|error| status::internal("decode stored event", &error))
+}
+

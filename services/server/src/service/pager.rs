@@ -1,0 +1,99 @@
+//! Paging of the list RPCs, in one place: the page a request asks for (its size within the
+//! server's bound, the token it continues from), the token of the next page, and the bound on
+//! the events a filtered scan reads for one page.
+
+use super::*;
+
+/// Default page size when a request leaves it zero.
+const DEFAULT_PAGE_SIZE: u32 = 100;
+/// Events scanned at most per query call when filtering in the server (bound).
+pub(super) const MAX_SCAN_EVENTS: i64 = 50_000;
+
+/// One page of a list RPC: where it continues from (the token: the last position, or id, of
+/// the page before) and how many items it returns (the request's size, or the default, within
+/// the server's `max_page_size`).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Pager {
+    pub(super) after: i64,
+    pub(super) size: i64,
+}
+
+impl Pager {
+    /// The page a request asks for; a token that no page gave is an invalid argument.
+    pub(super) fn of(page: Option<&pb::PageRequest>, limits: crate::config::Limits) -> Result<Pager, Status> {
+        let after = match page.map(|page| page.page_token.as_str()) {
+            None | Some("") => 0,
+            Some(token) => token
+                .parse::<i64>()
+                .ok()
+                .filter(|position| *position >= 0)
+                .ok_or_else(|| status::invalid_field("page.page_token", "not a token from a previous page"))?,
+        };
+        let requested = page.map_or(0, |page| page.page_size);
+        let size = if requested == 0 { DEFAULT_PAGE_SIZE } else { requested };
+        Ok(Pager { after, size: i64::from(size.min(limits.max_page_size)) })
+    }
+
+    /// The token of the page after one that ended at `last` (empty: there is none).
+    pub(super) fn next(last: Option<i64>, more: bool) -> Option<pb::PageResponse> {
+        Some(pb::PageResponse {
+            next_page_token: match (last, more) {
+                (Some(position), true) => position.to_string(),
+                _ => String::new(),
+            },
+        })
+    }
+}
+
+/// Events of the store filter, further narrowed in the server by time range and event types,
+/// scanning at most [`MAX_SCAN_EVENTS`]; returns the matches and the last position scanned.
+pub(super) async fn scan(
+    ledger: &Ledger,
+    store: &Store,
+    property: &str,
+    mut filter: EventFilter,
+    event_types: &[String],
+    time_range: Option<&pb::TimeRange>,
+    page_size: i64,
+) -> Result<(Vec<RecordedEvent>, Option<i64>, bool), Status> {
+    check_time_range("time_range", time_range)?;
+    if event_types.len() == 1 {
+        filter.event_type = Some(event_types[0].clone());
+    }
+    let in_range = |event: &RecordedEvent| {
+        let at = unix_ms(event.recorded_at);
+        time_range.is_none_or(|range| {
+            range.from_unix_ms.is_none_or(|from| at >= from) && range.to_unix_ms.is_none_or(|to| at <= to)
+        })
+    };
+    let mut matched = Vec::new();
+    let mut scanned = 0;
+    let mut last_position = None;
+    loop {
+        filter.limit = page_size;
+        let page = ledger
+            .db_call("events_by_filter", "events", store.events_by_filter(property, &filter))
+            .await
+            .map_err(|error| store_status("list events", error))?;
+        let exhausted = (page.len() as i64) < page_size;
+        for event in page {
+            scanned += 1;
+            last_position = Some(event.position);
+            filter.after_position = event.position;
+            let type_ok = event_types.len() <= 1 || event_types.contains(&event.event_type);
+            if type_ok && in_range(&event) {
+                matched.push(event);
+                if matched.len() as i64 >= page_size {
+                    return Ok((matched, last_position, true));
+                }
+            }
+        }
+        if exhausted {
+            return Ok((matched, last_position, false));
+        }
+        if scanned >= MAX_SCAN_EVENTS {
+            // More may match: the caller continues from the token.
+            return Ok((matched, last_position, true));
+        }
+    }
+}

@@ -1,0 +1,190 @@
+//! `TableService`: the table's commands (from the RPC table) and its queries: the table, its
+//! legal actions, a hand rebuilt from the log; and `CageService`, whose RPCs are all commands.
+
+use super::*;
+
+/// Events a hand may have at most when rebuilt (bound).
+pub(super) const MAX_HAND_EVENTS: i64 = 5_000;
+
+chipledger_proto::rpc_table!(service_impl!(TableService {
+    async fn get_table(&self, request: Request<pb::GetTableRequest>) -> Result<Response<pb::TableView>, Status> {
+        let principal = principal(&request)?;
+        let request = request.into_inner();
+        let property = self.ledger.property(&principal, &request.property_id)?;
+        let (table_id, stream) = table_stream(&request.table_id)?;
+        let (state, version) = self.ledger.load(&property, &stream).await?;
+        let Some(table) = state.as_table() else { return Err(status::internal("get table", &"not a table")) };
+        if table.config.is_none() {
+            return Err(status::not_found("table", table_id.as_str()));
+        }
+        Ok(Response::new(table_view(&table_id, table, version)))
+    }
+
+    async fn get_legal_actions(
+        &self,
+        request: Request<pb::GetLegalActionsRequest>,
+    ) -> Result<Response<pb::LegalActions>, Status> {
+        let principal = principal(&request)?;
+        let request = request.into_inner();
+        let property = self.ledger.property(&principal, &request.property_id)?;
+        let (table_id, stream) = table_stream(&request.table_id)?;
+        let (state, _) = self.ledger.load(&property, &stream).await?;
+        let Some(table) = state.as_table() else { return Err(status::internal("legal actions", &"not a table")) };
+        if table.config.is_none() {
+            return Err(status::not_found("table", table_id.as_str()));
+        }
+        let reply = legal_actions_to_wire(&table_id, table.hand.as_ref().map_or(0, |hand| hand.hand_no), rules::legal_actions(table));
+        Ok(Response::new(reply))
+    }
+
+    async fn get_hand(&self, request: Request<pb::GetHandRequest>) -> Result<Response<pb::HandView>, Status> {
+        let principal = principal(&request)?;
+        let wish = ReadWish::from_metadata(request.metadata())?;
+        let request = request.into_inner();
+        let property = self.ledger.property(&principal, &request.property_id)?;
+        let (table_id, stream) = table_stream(&request.table_id)?;
+        // A hand named by number may come from a standby; the hand in play (or the last one)
+        // is the primary's, so it is read there.
+        let hand_no = match request.hand_no {
+            Some(hand_no) => hand_no,
+            None => {
+                let (state, _) = self.ledger.load(&property, &stream).await?;
+                let Some(table) = state.as_table() else { return Err(status::internal("get hand", &"not a table")) };
+                table.hand.as_ref().map_or(table.last_hand_no, |hand| hand.hand_no)
+            }
+        };
+        let wish = if request.hand_no.is_some() { wish } else { ReadWish { max_staleness: Some(Duration::ZERO), ..wish } };
+        let view = self.ledger.reader(&property, wish).await?;
+        let hand = rebuild_hand(&self.ledger, &view.store, &property, &table_id, &stream.key(), hand_no).await?;
+        Ok(view.annotate(Response::new(hand)))
+    }
+}));
+
+/// Every event of one hand, from `HandStarted` to `HandEnded`, with pots and awards from
+/// the settlement and the stacks at the start.
+pub(super) async fn rebuild_hand(
+    ledger: &Ledger,
+    store: &Store,
+    property: &str,
+    table_id: &rules::TableId,
+    stream_key: &str,
+    hand_no: u64,
+) -> Result<pb::HandView, Status> {
+    // Find the HandStarted event of this hand.
+    let mut filter = EventFilter {
+        stream: Some(stream_key.to_string()),
+        event_type: Some("HandStarted".to_string()),
+        ..Default::default()
+    };
+    let mut start: Option<RecordedEvent> = None;
+    let mut scanned = 0;
+    'search: loop {
+        filter.limit = 1_000;
+        let page = ledger
+            .db_call("events_by_filter", "events", store.events_by_filter(property, &filter))
+            .await
+            .map_err(|error| store_status("find hand", error))?;
+        let exhausted = page.len() < 1_000;
+        for event in page {
+            filter.after_position = event.position;
+            scanned += 1;
+            if event.payload.get("hand_no").and_then(serde_json::Value::as_u64) == Some(hand_no) {
+                start = Some(event);
+                break 'search;
+            }
+        }
+        if exhausted || scanned >= MAX_SCAN_EVENTS {
+            break;
+        }
+    }
+    let Some(start) = start else {
+        return Err(status::not_found("hand", &format!("{table_id}#{hand_no}")));
+    };
+    // The table as it was when the hand started: replay up to the event before.
+    let mut before = rules::TableState::default();
+    let mut after_version = 0;
+    while after_version < start.stream_version - 1 {
+        let limit = (start.stream_version - 1 - after_version).min(1_000);
+        let page = ledger
+            .db_call("read_stream", "events", store.read_stream(property, stream_key, after_version, limit))
+            .await
+            .map_err(|error| store_status("rebuild hand", error))?;
+        if page.is_empty() {
+            break;
+        }
+        for event in &page {
+            let rules::Event::Table(table_event) = decode_event(event)? else {
+                return Err(status::internal("rebuild hand", &"not a table event on a table stream"));
+            };
+            before = before.evolve(&table_event);
+            after_version = event.stream_version;
+        }
+    }
+    let mut view = pb::HandView {
+        table_id: table_id.to_string(),
+        hand_no,
+        starting_seats: table_view(table_id, &before, after_version).seats,
+        ..Default::default()
+    };
+    let mut after_version = start.stream_version - 1;
+    let mut paid_at_once: Vec<rules::PotResult> = Vec::new();
+    'events: loop {
+        let page = ledger
+            .db_call("read_stream", "events", store.read_stream(property, stream_key, after_version, 1_000))
+            .await
+            .map_err(|error| store_status("rebuild hand", error))?;
+        let exhausted = page.len() < 1_000;
+        for event in page {
+            after_version = event.stream_version;
+            let rules::Event::Table(table_event) = decode_event(&event)? else {
+                return Err(status::internal("rebuild hand", &"not a table event on a table stream"));
+            };
+            match &table_event {
+                TableEvent::HandStarted { button_seat, .. } => view.button_seat = u32::from(*button_seat),
+                // R-POT-3: a side pot paid at once is a pot of the hand, listed after the others.
+                TableEvent::SidePotPaid { pot, .. } => paid_at_once.push(pot.clone()),
+                TableEvent::HandSettled { pots, rake_cents, jackpot_cents, .. } => {
+                    view.rake_cents = *rake_cents;
+                    view.jackpot_drop_cents = *jackpot_cents;
+                    let settled = pots.len();
+                    let at_once = paid_at_once.iter().enumerate().map(|(i, pot)| rules::PotResult { index: (settled + i) as u8, ..pot.clone() });
+                    let pots: Vec<rules::PotResult> = pots.iter().cloned().chain(at_once).collect();
+                    for pot in &pots {
+                        view.pots.push(pb::PotView {
+                            amount_cents: pot.amount_cents,
+                            eligible_seats: pot.eligible.iter().map(|seat| u32::from(*seat)).collect(),
+                        });
+                        for (seat, amount_cents) in &pot.awards {
+                            let player_id = before
+                                .seat(*seat)
+                                .map(|seat_state| seat_state.player_id.to_string())
+                                .unwrap_or_default();
+                            view.awards.push(pb::AwardView {
+                                pot_index: u32::from(pot.index),
+                                seat: u32::from(*seat),
+                                player_id,
+                                amount_cents: *amount_cents,
+                            });
+                        }
+                    }
+                }
+                _ => {}
+            }
+            let ended = matches!(table_event, TableEvent::HandEnded { hand_no: ended } if ended == hand_no);
+            view.events.push(recorded_event_to_wire(&event));
+            if ended {
+                view.ended = true;
+                break 'events;
+            }
+            if view.events.len() as i64 >= MAX_HAND_EVENTS {
+                return Err(status::internal("rebuild hand", &"hand longer than the bound"));
+            }
+        }
+        if exhausted {
+            break;
+        }
+    }
+    Ok(view)
+}
+
+chipledger_proto::rpc_table!(service_impl!(CageService {}));
