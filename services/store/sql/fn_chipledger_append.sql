@@ -149,21 +149,23 @@ BEGIN
             DETAIL = json_build_object('reason', 'an append needs at least one event')::text;
     END IF;
 
-    -- Every member has a stream and an event.
-    SELECT min(i) INTO v_member FROM generate_series(1, v_members) AS i
-     WHERE p_event_end[i] <= CASE WHEN i = 1 THEN 0 ELSE p_event_end[i - 1] END
-        OR p_stream_end[i] <= CASE WHEN i = 1 THEN 0 ELSE p_stream_end[i - 1] END;
+    -- Every member has a stream and an event; every event's postings sum to zero (R-UNIT-3).
+    -- One statement: the first member without, and the first event whose postings do not.
+    SELECT (SELECT min(i) FROM generate_series(1, v_members) AS i
+             WHERE p_event_end[i] <= CASE WHEN i = 1 THEN 0 ELSE p_event_end[i - 1] END
+                OR p_stream_end[i] <= CASE WHEN i = 1 THEN 0 ELSE p_stream_end[i - 1] END),
+           u.e, u.total::text
+      INTO v_member, k, v_conflict
+      FROM (SELECT 1) AS one
+      LEFT JOIN LATERAL (SELECT p.e, sum(p.amount) AS total
+                           FROM unnest(p_posting_event, p_posting_amount) AS p(e, amount)
+                          GROUP BY p.e HAVING sum(p.amount) <> 0 ORDER BY p.e LIMIT 1) u ON true;
     IF v_member IS NOT NULL THEN
         RAISE EXCEPTION 'chipledger: empty append' USING ERRCODE = 'CL005', HINT = 'chipledger member ' || v_member,
             DETAIL = json_build_object('reason', 'an append needs at least one event')::text;
     END IF;
     v_member := 1;
-
-    -- Every event's postings sum to zero (R-UNIT-3).
-    SELECT p.e, sum(p.amount)::text INTO k, v_conflict
-      FROM unnest(p_posting_event, p_posting_amount) AS p(e, amount)
-     GROUP BY p.e HAVING sum(p.amount) <> 0 ORDER BY p.e LIMIT 1;
-    IF FOUND THEN
+    IF k IS NOT NULL THEN
         SELECT min(i) INTO v_member FROM generate_subscripts(p_event_end, 1) AS i WHERE p_event_end[i] >= k;
         e0 := CASE WHEN v_member = 1 THEN 0 ELSE p_event_end[v_member - 1] END;
         RAISE EXCEPTION 'chipledger: postings of event % do not sum to zero', k - e0 USING ERRCODE = 'CL003',
@@ -330,13 +332,14 @@ BEGIN
                            FROM generate_series(1, v_members) AS i;
             RETURN;
         END IF;
-        -- The end of the last partition, read before the head lock (it only ever grows).
-        SELECT max(l.until_at) INTO v_until FROM log_partitions l;
-        SELECT h.last_position, h.last_hash, h.last_recorded_at INTO v_last, v_hash, v_last_at
+        -- With the head, the end of the last partition (it only ever grows).
+        SELECT h.last_position, h.last_hash, h.last_recorded_at, (SELECT max(l.until_at) FROM log_partitions l)
+          INTO v_last, v_hash, v_last_at, v_until
           FROM property_heads h WHERE h.property = p_property FOR UPDATE;
         IF NOT FOUND THEN
             INSERT INTO property_heads (property) VALUES (p_property) ON CONFLICT DO NOTHING;
-            SELECT h.last_position, h.last_hash, h.last_recorded_at INTO v_last, v_hash, v_last_at
+            SELECT h.last_position, h.last_hash, h.last_recorded_at, (SELECT max(l.until_at) FROM log_partitions l)
+              INTO v_last, v_hash, v_last_at, v_until
               FROM property_heads h WHERE h.property = p_property FOR UPDATE;
         END IF;
         v_recorded := 'epoch'::timestamptz + p_recorded_micros * interval '1 microsecond';
@@ -424,20 +427,22 @@ BEGIN
     -- 6. Positions and stream versions, set-based: the live members' events in array order
     --    continue the head; each stream counts on from its base version. Then each member's
     --    outcome, as stored for its commands and answered to replays.
-    SELECT array_agg(n.position ORDER BY n.k), array_agg(n.stream_version ORDER BY n.k)
-      INTO v_positions, v_versions
-      FROM (SELECT e.k,
-                   CASE WHEN e.live THEN v_last + count(*) FILTER (WHERE e.live) OVER (ORDER BY e.k) END AS position,
-                   CASE WHEN e.live THEN v_version[e.s] + count(*) OVER (PARTITION BY e.s ORDER BY e.k) END
-                       AS stream_version
-              FROM (SELECT x.k, x.s, NOT v_replayed[p_stream_member[x.s]] AS live
-                      FROM unnest(p_event_stream) WITH ORDINALITY AS x(s, k)) e) n;
-    SELECT max(x.position), (array_agg(p_hashes[x.k] ORDER BY x.position DESC) FILTER (WHERE x.position IS NOT NULL))[1]
-      INTO v_last, v_hash
-      FROM unnest(v_positions) WITH ORDINALITY AS x(position, k);
-    SELECT array_agg(v_version[s.i] + coalesce(n.events, 0) ORDER BY s.i) INTO v_after
-      FROM generate_subscripts(p_streams, 1) AS s(i)
-      LEFT JOIN (SELECT x.s, count(*) AS events FROM unnest(p_event_stream) AS x(s) GROUP BY x.s) n ON n.s = s.i;
+    --    One statement: the positions and versions per event, the new head (the last live
+    --    event's position and hash) and each stream's version after its member's events.
+    WITH n AS (
+        SELECT e.k, e.s,
+               CASE WHEN e.live THEN v_last + count(*) FILTER (WHERE e.live) OVER (ORDER BY e.k) END AS position,
+               CASE WHEN e.live THEN v_version[e.s] + count(*) OVER (PARTITION BY e.s ORDER BY e.k) END AS stream_version
+          FROM (SELECT x.k, x.s, NOT v_replayed[p_stream_member[x.s]] AS live
+                  FROM unnest(p_event_stream) WITH ORDINALITY AS x(s, k)) e
+    )
+    SELECT array_agg(n.position ORDER BY n.k), array_agg(n.stream_version ORDER BY n.k), max(n.position),
+           (array_agg(p_hashes[n.k] ORDER BY n.position DESC) FILTER (WHERE n.position IS NOT NULL))[1],
+           (SELECT array_agg(v_version[s.i] + coalesce(c.events, 0) ORDER BY s.i)
+              FROM generate_subscripts(p_streams, 1) AS s(i)
+              LEFT JOIN (SELECT m.s, count(*) AS events FROM n m GROUP BY m.s) c ON c.s = s.i)
+      INTO v_positions, v_versions, v_last, v_hash, v_after
+      FROM n;
 
     SELECT array_agg(CASE WHEN v_replayed[i] THEN v_outcomes[i] ELSE json_build_object(
                'append_id', p_append_ids[i],
