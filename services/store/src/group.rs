@@ -41,8 +41,12 @@ use crate::event::AppendOutcome;
 
 /// Most appends in one transaction. Bounds the head-lock hold and the first member's wait.
 const MAX_GROUP_APPENDS: usize = 32;
-/// Most events in one transaction (a few hands).
-const MAX_GROUP_EVENTS: usize = 4_000;
+/// Most events in one transaction (four or five hands of 43 events), unless one append alone
+/// has more. The events of a group are recorded at its start and seen by subscribers at its
+/// COMMIT, so the statement's length is their lag: with 4,000, 64 tables sending a hand per
+/// batch waited 550 ms p99 to be delivered; with 200, 80 ms, at the same events/s
+/// (docs/BENCHMARKS.md). The statement's fixed cost is small beside 200 events' work.
+const MAX_GROUP_EVENTS: usize = 200;
 /// Attempts of a member that lost a race to create a stream, account or command.
 pub(crate) const MAX_APPEND_ATTEMPTS: usize = 4;
 
