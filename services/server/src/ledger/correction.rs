@@ -3,7 +3,6 @@
 use chipledger_proto::CorrectionRequest;
 use chipledger_rules::{self as rules, Command, StreamId};
 use chipledger_store::NewPosting;
-use serde::Deserialize;
 use tonic::Status;
 
 use crate::status;
@@ -44,7 +43,11 @@ pub(super) fn correction_for(
             op: rules::CageOp::Correct { reverses_event_id, original_postings: original_postings()?, approved_by, reason },
         }),
         StreamId::Player(player_id) => {
-            let event = rules::PlayerEvent::deserialize(payload).map_err(|error| status::internal("decode reversed event", &error))?;
+            let stored = chipledger_store::domain::event_from_payload(&StreamId::Player(player_id.clone()), payload)
+                .map_err(|error| status::internal("decode reversed event", &error))?;
+            let rules::Event::Player(event) = stored else {
+                return Err(status::internal("decode reversed event", &"a player stream holds player events"));
+            };
             let reversal = match event {
                 rules::PlayerEvent::CashTransaction { gaming_day, direction, amount_cents, .. } => {
                     rules::PlayerReversal::CashTransaction { gaming_day, direction, amount_cents }
