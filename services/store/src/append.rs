@@ -38,9 +38,6 @@ pub(crate) struct EncodedAppend {
     reply: Vec<u8>,
     streams: Vec<String>,
     expected: Vec<i64>,
-    /// Per stream: the version before this append's events, as the expected version says
-    /// (`-1` for [`ExpectedVersion::Any`]: the database tells, and the group is hashed again).
-    base_versions: Vec<i64>,
     event_stream: Vec<i32>,
     event_ids: Vec<Uuid>,
     event_types: Vec<String>,
@@ -138,7 +135,6 @@ pub(crate) fn encode(request: &AppendRequest, projection: Option<&dyn InlineProj
         reply: request.reply.clone(),
         streams: Vec::with_capacity(request.streams.len()),
         expected: Vec::with_capacity(request.streams.len()),
-        base_versions: Vec::with_capacity(request.streams.len()),
         event_stream: Vec::with_capacity(event_count),
         event_ids: Vec::with_capacity(event_count),
         event_types: Vec::with_capacity(event_count),
@@ -167,7 +163,6 @@ pub(crate) fn encode(request: &AppendRequest, projection: Option<&dyn InlineProj
         }
         encoded.streams.push(stream.stream.clone());
         encoded.expected.push(stream.expected_version.wire());
-        encoded.base_versions.push(stream.expected_version.wire());
         for event in &stream.events {
             let event_index = encoded.event_ids.len();
             if event.event_type.is_empty() || event.event_type.len() > 128 {
@@ -275,7 +270,9 @@ pub(crate) async fn execute_group(
     let mut assumed = Assumed {
         head: *head,
         replayed: vec![false; members.len()],
-        base_versions: members.iter().flat_map(|member| member.base_versions.iter().copied()).collect(),
+        // The version before each stream's events is the one expected (`-1` for
+        // `ExpectedVersion::Any`: the database tells, and the group is hashed again).
+        base_versions: group.expected.clone(),
         recorded_micros: now_micros().max(head.map_or(0, |head| head.recorded_micros)),
     };
     for _ in 0..MAX_HEAD_ATTEMPTS {
