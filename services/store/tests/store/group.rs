@@ -195,3 +195,70 @@ async fn two_writers_taking_turns_on_one_property_hash_from_the_head_the_databas
     assert!(report.ok && report.events_checked == TURNS * 2, "{report:?}");
     Ok(())
 }
+
+/// The application role calling `chipledger_append` itself, as an insider with the service's
+/// credentials could: hashes that assume a head the property does not have write nothing (the
+/// answer is "hash again" with the real head); hashes that assume the right head but are not
+/// the entries' hashes are written, as any content the role sends would be, and verification
+/// names their position.
+#[tokio::test]
+async fn the_application_role_cannot_continue_the_chain_from_a_head_it_does_not_have_and_forged_hashes_are_found()
+-> anyhow::Result<()> {
+    use sqlx::Connection;
+    let db = fresh("group_forged_head").await?;
+    db.store.append(&one_stream("table-T1", ExpectedVersion::NoStream, buy_ins(1, "first"))).await?;
+    let head = db.store.chain_digest(PROPERTY).await?;
+    let mut app = sqlx::PgConnection::connect_with(&Store::app_options(&db.admin_url, APP_PASSWORD)?).await?;
+    let event = &buy_ins(1, "forged")[0];
+    let now_micros = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_micros() as i64;
+    let call = |head_position: i64, head_hash: Vec<u8>| {
+        sqlx::query_as::<_, (bool, Option<i64>)>(
+            "SELECT written, head_position FROM chipledger_append($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, \
+             $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31)",
+        )
+        .bind(PROPERTY)
+        .bind(vec![uuid::Uuid::now_v7()])
+        .bind(vec![Vec::<u8>::new()])
+        .bind(vec![0i32])
+        .bind(vec![1i32])
+        .bind(vec![1i32])
+        .bind(vec![0i32])
+        .bind(vec![0i32])
+        .bind(Vec::<i32>::new())
+        .bind(vec![1i32])
+        .bind(Vec::<String>::new())
+        .bind(Vec::<Vec<u8>>::new())
+        .bind(vec!["table-T2".to_string()])
+        .bind(vec![0i64])
+        .bind(vec![1i32])
+        .bind(vec![event.event_id])
+        .bind(vec![event.event_type.clone()])
+        .bind(vec![1i16])
+        .bind(vec![event.payload.clone()])
+        .bind(vec![serde_json::to_value(&event.metadata).expect("metadata")])
+        .bind(vec![vec![0xab_u8; 32]])
+        .bind(Vec::<i32>::new())
+        .bind(Vec::<i16>::new())
+        .bind(Vec::<String>::new())
+        .bind(Vec::<i64>::new())
+        .bind(Vec::<serde_json::Value>::new())
+        .bind(head_position)
+        .bind(head_hash)
+        .bind(vec![false])
+        .bind(vec![0i64])
+        .bind(now_micros)
+    };
+    // A head the property does not have: nothing written, the real head answered.
+    let (written, answered) = call(head.position, vec![0; 32]).fetch_one(&mut app).await?;
+    assert!(!written);
+    assert_eq!(answered, Some(head.position));
+    let (written, _) = call(head.position + 5, head.hash.to_vec()).fetch_one(&mut app).await?;
+    assert!(!written);
+    assert_eq!(db.store.chain_digest(PROPERTY).await?.position, head.position, "nothing was appended");
+    // The right head with a hash that is not the entry's: written, and found.
+    let (written, _) = call(head.position, head.hash.to_vec()).fetch_one(&mut app).await?;
+    assert!(written);
+    let report = db.store.verify_chain(PROPERTY).await?;
+    assert_eq!(report.first_bad_position, Some(head.position + 1), "{report:?}");
+    Ok(())
+}
