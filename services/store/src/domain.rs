@@ -3,7 +3,9 @@
 //! the stream the event is stored on gives back.
 
 use chipledger_rules::{CageEvent, Event, PlayerEvent, StreamId, TableEvent};
-use serde::Deserialize;
+use serde::{Deserialize, Deserializer};
+
+use crate::event::StoredJson;
 
 /// The stored payload of an event.
 pub fn event_payload(event: &Event) -> serde_json::Value {
@@ -16,7 +18,19 @@ pub fn event_payload(event: &Event) -> serde_json::Value {
 }
 
 /// An event read back from its stream and stored payload: the inverse of [`event_payload`].
-pub fn event_from_payload(stream: &StreamId, payload: &serde_json::Value) -> Result<Event, serde_json::Error> {
+pub fn event_from_payload(stream: &StreamId, payload: &StoredJson) -> Result<Event, serde_json::Error> {
+    let mut text = serde_json::Deserializer::from_str(payload.as_str());
+    let event = event_from(stream, &mut text)?;
+    text.end()?;
+    Ok(event)
+}
+
+/// [`event_from_payload`] of a payload not read from the log (a new event's).
+pub fn event_from_value(stream: &StreamId, payload: &serde_json::Value) -> Result<Event, serde_json::Error> {
+    event_from(stream, payload)
+}
+
+fn event_from<'de, D: Deserializer<'de>>(stream: &StreamId, payload: D) -> Result<Event, D::Error> {
     Ok(match stream {
         StreamId::Table(_) => Event::Table(TableEvent::deserialize(payload)?),
         StreamId::Player(_) => Event::Player(PlayerEvent::deserialize(payload)?),
@@ -40,8 +54,10 @@ mod tests {
         let payload = event_payload(&event);
         assert_eq!(payload["type"], "JoinedTable", "tagged with the stream's own event type");
         let stream: StreamId = "player-P1".parse().unwrap();
-        assert_eq!(event_from_payload(&stream, &payload).unwrap(), event);
+        let stored = StoredJson::from_value(&payload);
+        assert_eq!(event_from_payload(&stream, &stored).unwrap(), event);
+        assert_eq!(event_from_value(&stream, &payload).unwrap(), event);
         let table: StreamId = "table-T1".parse().unwrap();
-        assert!(event_from_payload(&table, &payload).is_err(), "a player event is no table event");
+        assert!(event_from_payload(&table, &stored).is_err(), "a player event is no table event");
     }
 }

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use crate::error::StoreError;
 use crate::projection::ProjectionOp;
 
 /// Bounds on one append (TigerStyle: everything that grows has a limit).
@@ -17,18 +18,26 @@ pub const MAX_REPLY_BYTES: usize = 1024 * 1024;
 pub const MAX_PAGE: i64 = 5_000;
 
 /// Who, where, when and why of an event (R-AUDIT-2). Stored as JSON and covered by the hash.
+/// A field with no value is left out of the JSON (every reader of the log, and every event
+/// stored before, takes a missing field and `null` alike): a fifth of each stored row was nulls.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct EventMetadata {
     pub actor_id: String,
     pub actor_role: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub correlation_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub causation_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_id: Option<String>,
     /// `YYYY-MM-DD`, computed by the caller per R-CHIP-6.
     pub gaming_day: String,
     pub config_version: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason_code: Option<String>,
 }
 
@@ -146,9 +155,8 @@ pub struct RecordedEvent {
     pub event_id: Uuid,
     pub event_type: String,
     pub schema_version: i16,
-    pub payload: serde_json::Value,
-    /// Kept as stored JSON so the hash is recomputed from exactly what is there.
-    pub metadata: serde_json::Value,
+    pub payload: StoredJson,
+    pub metadata: StoredJson,
     pub recorded_at: OffsetDateTime,
     pub hash: [u8; 32],
     pub postings: Vec<NewPosting>,
@@ -157,6 +165,68 @@ pub struct RecordedEvent {
 impl RecordedEvent {
     /// The metadata as its typed form.
     pub fn typed_metadata(&self) -> Result<EventMetadata, serde_json::Error> {
-        serde_json::from_value(self.metadata.clone())
+        self.metadata.decode()
+    }
+}
+
+/// A JSON column of a stored event in its canonical text: RFC 8785 (JCS) wherever the value
+/// allows it, which every value appended since chain format 2 does. These are the bytes the
+/// chain hashes and what a subscriber receives (`payload_json`); it is made once, from the
+/// stored jsonb, when the row is read, and typed reads decode it straight into their types.
+#[derive(Clone, PartialEq, Eq)]
+pub struct StoredJson(String);
+
+impl StoredJson {
+    /// The canonical text of the jsonb whose PostgreSQL text is `text`: taken straight from
+    /// the text where [`chain::JsonbCanonicalizer`](crate::chain) can, else through the
+    /// decoded value (a value no JCS form holds, from format 1, keeps serde_json's compact form).
+    pub(crate) fn from_jsonb_text(text: &[u8], canonicalizer: &mut crate::chain::JsonbCanonicalizer) -> Result<StoredJson, StoreError> {
+        let mut out = Vec::with_capacity(text.len());
+        if canonicalizer.write(text, &mut out).is_some() {
+            return String::from_utf8(out)
+                .map(StoredJson)
+                .map_err(|_| StoreError::Corrupt("stored JSON is not UTF-8".into()));
+        }
+        let value: serde_json::Value =
+            serde_json::from_slice(text).map_err(|error| StoreError::Corrupt(format!("stored JSON undecodable: {error}")))?;
+        Ok(StoredJson::from_value(&value))
+    }
+
+    /// The canonical text of a value (RFC 8785 where it allows it).
+    pub fn from_value(value: &serde_json::Value) -> StoredJson {
+        match crate::chain::jcs(value) {
+            Ok(bytes) => StoredJson(String::from_utf8(bytes).expect("JCS of a JSON value is UTF-8")),
+            Err(_) => StoredJson(value.to_string()),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn into_string(self) -> String {
+        self.0
+    }
+
+    /// Decoded into its type, with no `serde_json::Value` on the way.
+    pub fn decode<'a, T: serde::Deserialize<'a>>(&'a self) -> Result<T, serde_json::Error> {
+        serde_json::from_str(&self.0)
+    }
+
+    /// The decoded value, for reads that walk JSON of no one type (evidence, tests).
+    pub fn value(&self) -> serde_json::Value {
+        serde_json::from_str(&self.0).expect("stored JSON was checked when it was read")
+    }
+}
+
+impl std::fmt::Debug for StoredJson {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::fmt::Display for StoredJson {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
     }
 }

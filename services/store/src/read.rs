@@ -1,11 +1,13 @@
 //! Reading the log: streams, the global order, balances as of a position or time, filters.
 
+use sqlx::postgres::{PgRow, PgValueFormat};
 use sqlx::{Acquire, PgConnection, PgExecutor, Postgres, Row};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::error::{StoreError, classify};
-use crate::event::{MAX_PAGE, NewPosting, RecordedEvent};
+use crate::chain::{Canonical, JsonbCanonicalizer};
+use crate::event::{MAX_PAGE, NewPosting, RecordedEvent, StoredJson};
 
 // Every read goes through a function of `sql/` (the application role has no SELECT on any
 // table); the event functions share one column list, decoded by index in [`decode_event`].
@@ -16,8 +18,9 @@ pub(crate) fn clamp_page(limit: i64) -> i64 {
     limit.clamp(1, MAX_PAGE)
 }
 
-/// An event row of the `chipledger_*events*` functions, postings still empty.
-fn decode_event(row: &sqlx::postgres::PgRow) -> Result<RecordedEvent, StoreError> {
+/// An event row of the `chipledger_*events*` functions, postings still empty; its JSON columns
+/// are read as text and made canonical once, here.
+fn decode_event(row: &sqlx::postgres::PgRow, canonicalizer: &mut JsonbCanonicalizer) -> Result<RecordedEvent, StoreError> {
     let position: i64 = row.try_get(1)?;
     let hash: &[u8] = row.try_get(10)?;
     let hash: [u8; 32] =
@@ -30,8 +33,8 @@ fn decode_event(row: &sqlx::postgres::PgRow) -> Result<RecordedEvent, StoreError
         event_id: row.try_get::<Uuid, _>(4)?,
         event_type: row.try_get(5)?,
         schema_version: row.try_get(6)?,
-        payload: row.try_get(7)?,
-        metadata: row.try_get(8)?,
+        payload: StoredJson::from_jsonb_text(jsonb_text(row, 7)?, canonicalizer)?,
+        metadata: StoredJson::from_jsonb_text(jsonb_text(row, 8)?, canonicalizer)?,
         recorded_at: row.try_get::<OffsetDateTime, _>(9)?,
         hash,
         postings: Vec::new(),
@@ -48,7 +51,8 @@ async fn with_postings(
     property: &str,
     rows: Vec<sqlx::postgres::PgRow>,
 ) -> Result<Vec<RecordedEvent>, StoreError> {
-    let mut events = rows.iter().map(decode_event).collect::<Result<Vec<_>, _>>()?;
+    let mut canonicalizer = JsonbCanonicalizer::new(Canonical::Jcs);
+    let mut events = rows.iter().map(|row| decode_event(row, &mut canonicalizer)).collect::<Result<Vec<_>, _>>()?;
     attach_postings(conn, property, &mut events).await?;
     Ok(events)
 }
@@ -82,6 +86,18 @@ async fn attach_postings(conn: &mut PgConnection, property: &str, events: &mut [
         }
     }
     Ok(())
+}
+
+/// The JSON text of a jsonb column: PostgreSQL's binary form is a version byte (1) and the text.
+pub(crate) fn jsonb_text(row: &PgRow, column: usize) -> Result<&[u8], StoreError> {
+    let value = row.try_get_raw(column)?;
+    let format = value.format();
+    let bytes = value.as_bytes().map_err(|error| StoreError::Corrupt(format!("jsonb column {column}: {error}")))?;
+    match (format, bytes.split_first()) {
+        (PgValueFormat::Text, _) => Ok(bytes),
+        (PgValueFormat::Binary, Some((1, text))) => Ok(text),
+        (PgValueFormat::Binary, _) => Err(StoreError::Corrupt(format!("unsupported jsonb format in column {column}"))),
+    }
 }
 
 /// The postings of `position` in `postings` (ordered by position), walking forward from `next`

@@ -27,7 +27,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use sqlx::postgres::{PgRow, PgValueFormat};
+use sqlx::postgres::PgRow;
 use sqlx::{PgExecutor, PgPool, Postgres, Row, Transaction};
 use time::OffsetDateTime;
 use tokio::sync::mpsc;
@@ -42,7 +42,7 @@ use crate::checkpoint::{Checkpoint, SignedCheckpoint};
 use crate::error::StoreError;
 use crate::event::{EventMetadata, NewEvent, NewPosting, request_hash};
 use crate::projection::{DEPARTURES_KEPT, InlineProjection, ProjectionOp};
-use crate::read::postings_of;
+use crate::read::{jsonb_text, postings_of};
 use crate::rejection::{decode_rejection, refusal_fields};
 use crate::subscription::AbortOnDrop;
 use crate::Store;
@@ -448,7 +448,7 @@ async fn check_refusals(
                 return Ok((expected - 1, Some((expected, RefusalProblem::Missing))));
             }
             let canonical = |column: usize, canonicalizer: &mut JsonbCanonicalizer| -> Result<Vec<u8>, String> {
-                let text = jsonb_text(row, column)?;
+                let text = jsonb_text(row, column).map_err(|error| error.to_string())?;
                 let mut out = Vec::new();
                 if canonicalizer.write(text, &mut out).is_some() {
                     return Ok(out);
@@ -714,8 +714,8 @@ impl<'p> EventCheck<'p> {
             schema_version: row.try_get(6).map_err(text)?,
         };
         let stream_version: i64 = row.try_get(3).map_err(text)?;
-        let payload = jsonb_text(row, 7)?;
-        let metadata = jsonb_text(row, 8)?;
+        let payload = jsonb_text(row, 7).map_err(|error| error.to_string())?;
+        let metadata = jsonb_text(row, 8).map_err(|error| error.to_string())?;
         let micros = micros_of(row.try_get(9).map_err(text)?)?;
         let stored: &[u8] = row.try_get(10).map_err(text)?;
         let stored: [u8; 32] = stored.try_into().map_err(|_| format!("hash of position {position} is not 32 bytes"))?;
@@ -821,18 +821,6 @@ fn micros_of(recorded_at: OffsetDateTime) -> Result<i64, String> {
     i64::try_from(recorded_at.unix_timestamp_nanos() / 1_000).map_err(|_| "recorded_at out of range".to_owned())
 }
 
-/// The JSON text of a jsonb column: PostgreSQL's binary form is a version byte (1) and the text.
-fn jsonb_text(row: &PgRow, column: usize) -> Result<&[u8], String> {
-    let value = row.try_get_raw(column).map_err(|error| error.to_string())?;
-    let format = value.format();
-    let bytes = value.as_bytes().map_err(|error| error.to_string())?;
-    match (format, bytes.split_first()) {
-        (PgValueFormat::Text, _) => Ok(bytes),
-        (PgValueFormat::Binary, Some((1, text))) => Ok(text),
-        (PgValueFormat::Binary, _) => Err(format!("unsupported jsonb format in column {column}")),
-    }
-}
-
 /// A stored projection row that is not what the events give.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProjectionDifference {
@@ -930,12 +918,12 @@ async fn verify_projections(
             for posting in &event.postings {
                 *recomputed.balances.entry(posting.account.clone()).or_default() += posting.amount_cents;
             }
-            let metadata: EventMetadata = serde_json::from_value(event.metadata.clone()).unwrap_or_default();
+            let metadata: EventMetadata = event.typed_metadata().unwrap_or_default();
             let new_event = NewEvent {
                 event_id: event.event_id,
                 event_type: event.event_type,
                 schema_version: event.schema_version,
-                payload: event.payload,
+                payload: event.payload.value(),
                 metadata,
                 postings: event.postings.iter().map(|p| NewPosting { account: p.account.clone(), amount_cents: p.amount_cents }).collect(),
             };

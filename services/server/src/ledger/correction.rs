@@ -12,7 +12,7 @@ use crate::status;
 /// through the [`rules::PlayerReversal`] it allows: a cash transaction or a departure.
 pub(super) fn correction_for(
     stream: &str,
-    payload: &serde_json::Value,
+    payload: &chipledger_store::StoredJson,
     postings: &[NewPosting],
     correction: &CorrectionRequest,
 ) -> Result<Command, Status> {
@@ -86,8 +86,8 @@ mod tests {
         }
     }
 
-    fn player_payload(event: &rules::PlayerEvent) -> serde_json::Value {
-        serde_json::to_value(event).expect("player event serialises")
+    fn player_payload(event: &rules::PlayerEvent) -> chipledger_store::StoredJson {
+        chipledger_store::StoredJson::from_value(&serde_json::to_value(event).expect("player event serialises"))
     }
 
     #[test]
@@ -96,7 +96,7 @@ mod tests {
             NewPosting { account: "cage/main/cash".to_string(), amount_cents: 5_000 },
             NewPosting { account: "player/p1/pocket".to_string(), amount_cents: -5_000 },
         ];
-        let command = correction_for("cage-main", &serde_json::json!({}), &postings, &request()).expect("maps");
+        let command = correction_for("cage-main", &chipledger_store::StoredJson::from_value(&serde_json::json!({})), &postings, &request()).expect("maps");
         let Command::Cage(rules::CageCommand { cage_id, op: rules::CageOp::Correct { original_postings, approved_by, .. } }) =
             command
         else {

@@ -1,6 +1,8 @@
 //! `LedgerService`: the stream and batch of a dealer's device, balances, event lists, player
 //! history and sessions, the live subscription, and the property's settings.
 
+use std::time::Instant;
+
 use super::*;
 
 pub(super) type EventStream = Pin<Box<dyn Stream<Item = Result<pb::RecordedEvent, Status>> + Send + 'static>>;
@@ -8,6 +10,9 @@ pub(super) type ReplyStream = Pin<Box<dyn Stream<Item = Result<pb::StreamReply, 
 
 /// Replies a stream keeps ready ahead of a slow reader (the device reads them in order).
 pub(super) const STREAM_REPLIES_AHEAD: usize = 32;
+
+/// How often a subscription reads its lag behind the head (`chipledger.subscription.lag`).
+const LAG_PROBE_EVERY: Duration = Duration::from_millis(100);
 
 /// One command of the oneof, judged and recorded exactly as its own unary RPC: its role-table
 /// row first, then [`Ledger::submit`] (the stream of a dealer's device).
@@ -266,9 +271,10 @@ chipledger_proto::rpc_table!(service_impl!(LedgerService {
         let streams = request.stream_ids;
         let types = request.event_types;
         let mut stopping = self.drain.stopping();
-        // The subscriber's lag reads are database calls of this RPC; what they need is shared,
-        // not copied for every event.
+        // The subscriber's lag is read at most every LAG_PROBE_EVERY, by a task of its own: a
+        // database call never holds up delivery (catching up, the stream moves ~100k events/s).
         let lag_probe = Arc::new((self.ledger.store_of(&property), self.ledger.db().clone(), property, tracing::Span::current()));
+        let mut probed_at: Option<Instant> = None;
         let events = subscription
             .take_until(async move {
                 let _ = stopping.wait_for(|stopping| *stopping).await;
@@ -281,26 +287,23 @@ chipledger_proto::rpc_table!(service_impl!(LedgerService {
                     }
                     Err(_) => true,
                 };
-                // Lag: events between this one and the head of the log, every 100th event.
-                let probe = match &item {
-                    Ok(event) if keep && event.position % 100 == 0 => Some((lag_probe.clone(), event.position)),
-                    _ => None,
-                };
-                async move {
-                    if !keep {
-                        return None;
-                    }
-                    if let Some((probe, position)) = probe {
+                if let Ok(event) = &item
+                    && keep
+                    && probed_at.is_none_or(|at| at.elapsed() >= LAG_PROBE_EVERY)
+                {
+                    probed_at = Some(Instant::now());
+                    let (probe, position) = (lag_probe.clone(), event.position);
+                    tokio::spawn(async move {
                         let (store, db, property, rpc_span) = &*probe;
                         if let Ok(lag) = db.call("lag", "events", store.lag(property, position)).instrument(rpc_span.clone()).await {
                             telemetry::metrics().subscription_lag.record(lag.positions_behind.max(0) as u64, &[]);
                         }
-                    }
-                    Some(match item {
-                        Ok(event) => Ok(recorded_event_to_wire(&event)),
-                        Err(error) => Err(store_status("subscription", error)),
-                    })
+                    });
                 }
+                std::future::ready(keep.then(|| match item {
+                    Ok(event) => Ok(recorded_event_to_wire(&event)),
+                    Err(error) => Err(store_status("subscription", error)),
+                }))
             });
         Ok(Response::new(Box::pin(events)))
     }

@@ -17,9 +17,8 @@ use chipledger_proto::v1::ledger_service_server::LedgerService;
 use chipledger_proto::v1::table_service_server::TableService;
 use chipledger_proto::{CommandVisitor, WireCommand, chips_to_wire, legal_actions_to_wire, role_from_name, role_to_wire, table_view};
 use chipledger_rules::{self as rules, StreamId, TableEvent};
-use chipledger_store::{AsOf, EventFilter, EventMetadata, RecordedEvent, Store};
+use chipledger_store::{AsOf, EventFilter, RecordedEvent, Store};
 use futures::{Stream, StreamExt};
-use serde::Deserialize;
 use tonic::{Request, Response, Status};
 use tracing::Instrument;
 
@@ -108,8 +107,7 @@ fn unix_ms(at: time::OffsetDateTime) -> i64 {
 
 /// A stored event on the wire.
 pub fn recorded_event_to_wire(event: &RecordedEvent) -> pb::RecordedEvent {
-    // Deserialised from the stored JSON in place (no copy of the `Value` first).
-    let metadata = EventMetadata::deserialize(&event.metadata).ok().map(|metadata| pb::EventMetadata {
+    let metadata = event.typed_metadata().ok().map(|metadata| pb::EventMetadata {
         actor_id: metadata.actor_id,
         actor_role: wire_role(&metadata.actor_role) as i32,
         device: metadata.device,
@@ -127,7 +125,7 @@ pub fn recorded_event_to_wire(event: &RecordedEvent) -> pb::RecordedEvent {
         event_id: event.event_id.to_string(),
         event_type: event.event_type.clone(),
         schema_version: i32::from(event.schema_version),
-        payload_json: event.payload.to_string(),
+        payload_json: event.payload.as_str().to_owned(),
         metadata,
         recorded_at_unix_ms: unix_ms(event.recorded_at),
         hash_hex: hex::encode(event.hash),

@@ -88,7 +88,8 @@ pub(super) async fn rebuild_hand(
         for event in page {
             filter.after_position = event.position;
             scanned += 1;
-            if event.payload.get("hand_no").and_then(serde_json::Value::as_u64) == Some(hand_no) {
+            let started = decode_event(&event)?;
+            if matches!(started, rules::Event::Table(rules::TableEvent::HandStarted { hand_no: found, .. }) if found == hand_no) {
                 start = Some(event);
                 break 'search;
             }

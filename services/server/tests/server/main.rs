@@ -246,7 +246,7 @@ async fn chipledgerd_serves_commands_queries_and_errors_over_grpc() {
     assert_eq!((session.table_id.as_deref(), session.seat), (Some("T1"), Some(3)));
     let player_events = reader.read_stream("casino", "player-P7", 0, 100).await.expect("player stream");
     let cash = player_events.iter().find(|event| event.event_type == "CashTransaction").expect("a cash transaction");
-    let gaming_day = cash.payload["gaming_day"].as_str().expect("gaming day").to_string();
+    let gaming_day = cash.payload.value()["gaming_day"].as_str().expect("gaming day").to_string();
     let day = reader.daily_cash("casino", "P7", &gaming_day).await.expect("daily cash");
     assert_eq!((day.cash_in_cents, day.cash_out_cents), (20_000, 0));
 

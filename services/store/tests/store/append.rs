@@ -16,7 +16,7 @@ async fn append_then_read_back_in_order_with_dense_positions() -> anyhow::Result
     let all = db.store.read_all(PROPERTY, 0, 100).await?;
     assert_eq!(all.iter().map(|e| e.position).collect::<Vec<_>>(), vec![1, 2, 3, 4, 5]);
     assert_eq!(all.iter().map(|e| e.stream_version).collect::<Vec<_>>(), vec![1, 2, 3, 4, 5]);
-    assert_eq!(all[0].payload["note"], "é\"\\\u{1}");
+    assert_eq!(all[0].payload.value()["note"], "é\"\\\u{1}");
     assert_eq!(all[0].postings[1], NewPosting { account: "table/T1/seat/1".into(), amount_cents: 100 });
     assert_eq!(all[4].hash, second.last_hash);
     assert_eq!(all[0].typed_metadata()?, metadata("c1"));
