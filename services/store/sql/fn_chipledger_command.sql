@@ -5,6 +5,7 @@ RETURNS TABLE (request_hash bytea, outcome text, reply bytea, refusal_seq bigint
 LANGUAGE plpgsql STABLE
 SECURITY DEFINER
 SET search_path = public, pg_temp
+SET plan_cache_mode = force_generic_plan
 AS $$
 #variable_conflict use_column
 BEGIN

@@ -5,6 +5,7 @@ RETURNS TABLE (command_id text, request_hash bytea, append_id uuid, outcome text
 LANGUAGE plpgsql STABLE
 SECURITY DEFINER
 SET search_path = public, pg_temp
+SET plan_cache_mode = force_generic_plan
 AS $$
 #variable_conflict use_column
 BEGIN

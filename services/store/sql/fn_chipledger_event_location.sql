@@ -5,6 +5,7 @@ RETURNS TABLE (stream text, stream_version bigint)
 LANGUAGE plpgsql STABLE
 SECURITY DEFINER
 SET search_path = public, pg_temp
+SET plan_cache_mode = force_generic_plan
 AS $$
 #variable_conflict use_column
 BEGIN

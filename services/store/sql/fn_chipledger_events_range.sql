@@ -7,6 +7,7 @@ RETURNS TABLE (property text, "position" bigint, stream text, stream_version big
 LANGUAGE plpgsql STABLE
 SECURITY DEFINER
 SET search_path = public, pg_temp
+SET plan_cache_mode = force_generic_plan
 AS $$
 #variable_conflict use_column
 BEGIN

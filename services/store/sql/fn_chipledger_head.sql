@@ -5,6 +5,7 @@ RETURNS TABLE (last_position bigint, last_hash bytea, last_recorded_at timestamp
 LANGUAGE plpgsql STABLE
 SECURITY DEFINER
 SET search_path = public, pg_temp
+SET plan_cache_mode = force_generic_plan
 AS $$
 #variable_conflict use_column
 BEGIN

@@ -4,6 +4,7 @@ RETURNS bigint
 LANGUAGE plpgsql STABLE
 SECURITY DEFINER
 SET search_path = public, pg_temp
+SET plan_cache_mode = force_generic_plan
 AS $$
 BEGIN
     RETURN (

@@ -4,6 +4,7 @@ RETURNS TABLE ("position" bigint, account text, amount_cents bigint)
 LANGUAGE plpgsql STABLE
 SECURITY DEFINER
 SET search_path = public, pg_temp
+SET plan_cache_mode = force_generic_plan
 AS $$
 #variable_conflict use_column
 BEGIN

@@ -7,6 +7,7 @@ RETURNS TABLE (rejection_id bigint, recorded_at timestamptz, command_id text, re
 LANGUAGE plpgsql STABLE
 SECURITY DEFINER
 SET search_path = public, pg_temp
+SET plan_cache_mode = force_generic_plan
 AS $$
 #variable_conflict use_column
 BEGIN

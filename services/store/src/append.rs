@@ -42,14 +42,42 @@ pub(crate) struct EncodedAppend {
     event_ids: Vec<Uuid>,
     event_types: Vec<String>,
     schema_versions: Vec<i16>,
-    payloads: Vec<serde_json::Value>,
-    metadata: Vec<serde_json::Value>,
+    /// RFC 8785 text of each payload and metadata: the bytes hashed in the entry, bound as the
+    /// stored jsonb (made once, see [`JsonbText`]).
+    payloads: Vec<Vec<u8>>,
+    metadata: Vec<Vec<u8>>,
     entries: Vec<Vec<u8>>,
     posting_event: Vec<i32>,
     posting_index: Vec<i16>,
     posting_account: Vec<String>,
     posting_amount: Vec<i64>,
-    projection_ops: Vec<serde_json::Value>,
+    projection_ops: Vec<Vec<u8>>,
+}
+
+/// JSON text bound as a jsonb parameter. PostgreSQL's binary jsonb is a version byte (1) and
+/// the text, so bytes already written (the canonical payload the chain hashes, a projection op)
+/// go out as they are, without a `serde_json::Value` to copy and serialise again.
+#[derive(Clone, Copy)]
+struct JsonbText<'a>(&'a [u8]);
+
+impl sqlx::Type<sqlx::Postgres> for JsonbText<'_> {
+    fn type_info() -> sqlx::postgres::PgTypeInfo {
+        sqlx::postgres::PgTypeInfo::with_name("jsonb")
+    }
+}
+
+impl sqlx::postgres::PgHasArrayType for JsonbText<'_> {
+    fn array_type_info() -> sqlx::postgres::PgTypeInfo {
+        sqlx::postgres::PgTypeInfo::with_name("_jsonb")
+    }
+}
+
+impl sqlx::Encode<'_, sqlx::Postgres> for JsonbText<'_> {
+    fn encode_by_ref(&self, buf: &mut sqlx::postgres::PgArgumentBuffer) -> Result<sqlx::encode::IsNull, sqlx::error::BoxDynError> {
+        buf.push(1);
+        buf.extend_from_slice(self.0);
+        Ok(sqlx::encode::IsNull::No)
+    }
 }
 
 /// The property's head as the hashes assume it: its last position and hash, and the time of
@@ -209,14 +237,14 @@ pub(crate) fn encode(request: &AppendRequest, projection: Option<&dyn InlineProj
             encoded.event_ids.push(event.event_id);
             encoded.event_types.push(event.event_type.clone());
             encoded.schema_versions.push(event.schema_version);
-            encoded.payloads.push(event.payload.clone());
-            encoded.metadata.push(metadata);
+            encoded.payloads.push(payload_jcs);
+            encoded.metadata.push(metadata_jcs);
             encoded.entries.push(entry);
         }
     }
     encoded.projection_ops = ops
         .iter()
-        .map(|op| serde_json::to_value(op).map_err(|e| invalid(e.to_string())))
+        .map(|op| serde_json::to_vec(op).map_err(|e| invalid(e.to_string())))
         .collect::<Result<_, _>>()?;
     Ok(encoded)
 }
@@ -417,13 +445,13 @@ struct GroupArrays<'a> {
     event_ids: Vec<Uuid>,
     event_types: Vec<&'a str>,
     schema_versions: Vec<i16>,
-    payloads: Vec<&'a serde_json::Value>,
-    metadata: Vec<&'a serde_json::Value>,
+    payloads: Vec<JsonbText<'a>>,
+    metadata: Vec<JsonbText<'a>>,
     posting_event: Vec<i32>,
     posting_index: Vec<i16>,
     posting_account: Vec<&'a str>,
     posting_amount: Vec<i64>,
-    projection_ops: Vec<&'a serde_json::Value>,
+    projection_ops: Vec<JsonbText<'a>>,
 }
 
 impl<'a> GroupArrays<'a> {
@@ -470,13 +498,13 @@ impl<'a> GroupArrays<'a> {
             group.event_ids.extend_from_slice(&member.event_ids);
             group.event_types.extend(member.event_types.iter().map(String::as_str));
             group.schema_versions.extend_from_slice(&member.schema_versions);
-            group.payloads.extend(&member.payloads);
-            group.metadata.extend(&member.metadata);
+            group.payloads.extend(member.payloads.iter().map(|text| JsonbText(text)));
+            group.metadata.extend(member.metadata.iter().map(|text| JsonbText(text)));
             group.posting_event.extend(member.posting_event.iter().map(|event| event + event_base));
             group.posting_index.extend_from_slice(&member.posting_index);
             group.posting_account.extend(member.posting_account.iter().map(String::as_str));
             group.posting_amount.extend_from_slice(&member.posting_amount);
-            group.projection_ops.extend(&member.projection_ops);
+            group.projection_ops.extend(member.projection_ops.iter().map(|text| JsonbText(text)));
             group.command_end.push(group.command_ids.len() as i32);
             group.stream_end.push(group.streams.len() as i32);
             group.event_end.push(group.event_ids.len() as i32);
