@@ -230,3 +230,50 @@ impl std::fmt::Display for StoredJson {
         f.write_str(&self.0)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chain::{Canonical, JsonbCanonicalizer};
+
+    fn stored(text: &str) -> String {
+        StoredJson::from_jsonb_text(text.as_bytes(), &mut JsonbCanonicalizer::new(Canonical::Jcs)).unwrap().into_string()
+    }
+
+    #[test]
+    fn stored_jsonb_text_reads_as_its_rfc_8785_form_whichever_way_it_is_made() {
+        // jsonb_out's order (keys by length, then bytes) and spacing become JCS order, no spaces.
+        assert_eq!(stored(r#"{"b": 1, "aa": "x\"y\u0001", "é": [1, -2, {"z": null, "y": true}]}"#),
+            r#"{"aa":"x\"y\u0001","b":1,"é":[1,-2,{"y":true,"z":null}]}"#);
+        // A key with an escape takes the decoded value's way to the same form.
+        assert_eq!(stored(r#"{"a\"b": 1, "a": 2}"#), r#"{"a":2,"a\"b":1}"#);
+        for text in [r#"{"b": 1, "aa": "x\"y\u0001", "é": [1, -2, {"z": null, "y": true}]}"#, r#"{"a\"b": 1, "a": 2}"#] {
+            let value: serde_json::Value = serde_json::from_str(text).unwrap();
+            assert_eq!(stored(text), String::from_utf8(crate::chain::jcs(&value).unwrap()).unwrap(), "the definition agrees");
+        }
+        // An integer no JCS form holds (chain format 1 took any) keeps its exact digits.
+        assert_eq!(stored(r#"{"slip_no": 18446744073709551615}"#), r#"{"slip_no":18446744073709551615}"#);
+        assert!(StoredJson::from_jsonb_text(b"{\"a\": ", &mut JsonbCanonicalizer::new(Canonical::Jcs)).is_err());
+    }
+
+    #[test]
+    fn metadata_leaves_out_what_it_does_not_have_and_reads_a_null_as_absent() {
+        let metadata = EventMetadata {
+            actor_id: "dealer-7".into(),
+            actor_role: "dealer".into(),
+            command_id: Some("c-1".into()),
+            gaming_day: "2026-12-03".into(),
+            config_version: 3,
+            ..EventMetadata::default()
+        };
+        let json = serde_json::to_value(&metadata).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"actor_id": "dealer-7", "actor_role": "dealer", "command_id": "c-1", "gaming_day": "2026-12-03", "config_version": 3})
+        );
+        // As stored before: every field present, the empty ones null.
+        let before = r#"{"device": null, "actor_id": "dealer-7", "trace_id": null, "actor_role": "dealer", "command_id": "c-1", "gaming_day": "2026-12-03", "reason_code": null, "causation_id": null, "config_version": 3, "correlation_id": null}"#;
+        assert_eq!(StoredJson(before.into()).decode::<EventMetadata>().unwrap(), metadata);
+        assert_eq!(StoredJson::from_value(&json).decode::<EventMetadata>().unwrap(), metadata);
+    }
+}
