@@ -182,7 +182,7 @@ chipledger_proto::rpc_table!(service_impl!(LedgerService {
         let (events, last, more) =
             scan(&self.ledger, &view.store, &property, filter, &wire.event_types, wire.time_range.as_ref(), page_size).await?;
         Ok(view.annotate(Response::new(pb::ListEventsResponse {
-            events: events.iter().map(recorded_event_to_wire).collect(),
+            events: events.into_iter().map(recorded_event_to_wire).collect(),
             page: Pager::next(last, more),
         })))
     }
@@ -197,7 +197,7 @@ chipledger_proto::rpc_table!(service_impl!(LedgerService {
         let player = PlayerPage { property_id: &request.property_id, player_id: &request.player_id, page: request.page.as_ref() };
         let (view, events, last, more) = self.player_page(&principal, wish, player, &[], request.time_range.as_ref()).await?;
         Ok(view.annotate(Response::new(pb::ListEventsResponse {
-            events: events.iter().map(recorded_event_to_wire).collect(),
+            events: events.into_iter().map(recorded_event_to_wire).collect(),
             page: Pager::next(last, more),
         })))
     }
@@ -301,7 +301,7 @@ chipledger_proto::rpc_table!(service_impl!(LedgerService {
                     });
                 }
                 std::future::ready(keep.then(|| match item {
-                    Ok(event) => Ok(recorded_event_to_wire(&event)),
+                    Ok(event) => Ok(recorded_event_to_wire(event)),
                     Err(error) => Err(store_status("subscription", error)),
                 }))
             });

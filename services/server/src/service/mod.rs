@@ -105,8 +105,9 @@ fn unix_ms(at: time::OffsetDateTime) -> i64 {
     i64::try_from(at.unix_timestamp_nanos() / 1_000_000).unwrap_or(i64::MAX)
 }
 
-/// A stored event on the wire.
-pub fn recorded_event_to_wire(event: &RecordedEvent) -> pb::RecordedEvent {
+/// A stored event on the wire, its strings moved rather than copied (the subscription sends
+/// every event through here).
+pub fn recorded_event_to_wire(event: RecordedEvent) -> pb::RecordedEvent {
     let metadata = event.typed_metadata().ok().map(|metadata| pb::EventMetadata {
         actor_id: metadata.actor_id,
         actor_role: wire_role(&metadata.actor_role) as i32,
@@ -120,19 +121,19 @@ pub fn recorded_event_to_wire(event: &RecordedEvent) -> pb::RecordedEvent {
     });
     pb::RecordedEvent {
         global_position: event.position,
-        stream_id: event.stream.clone(),
+        stream_id: event.stream,
         stream_version: event.stream_version,
         event_id: event.event_id.to_string(),
-        event_type: event.event_type.clone(),
+        event_type: event.event_type,
         schema_version: i32::from(event.schema_version),
-        payload_json: event.payload.as_str().to_owned(),
+        payload_json: event.payload.into_string(),
         metadata,
         recorded_at_unix_ms: unix_ms(event.recorded_at),
         hash_hex: hex::encode(event.hash),
         postings: event
             .postings
-            .iter()
-            .map(|posting| pb::Posting { account: posting.account.clone(), amount_cents: posting.amount_cents })
+            .into_iter()
+            .map(|posting| pb::Posting { account: posting.account, amount_cents: posting.amount_cents })
             .collect(),
     }
 }

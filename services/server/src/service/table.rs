@@ -172,7 +172,7 @@ pub(super) async fn rebuild_hand(
                 _ => {}
             }
             let ended = matches!(table_event, TableEvent::HandEnded { hand_no: ended } if ended == hand_no);
-            view.events.push(recorded_event_to_wire(&event));
+            view.events.push(recorded_event_to_wire(event));
             if ended {
                 view.ended = true;
                 break 'events;
