@@ -13,7 +13,8 @@
 -- next group), so idempotency is against the rows committed before the group. Then the writes
 -- of the whole group, once: stream versions and balances (streams and accounts locked in name
 -- order), one INSERT per table for every member's events, event ids, postings and command rows,
--- one head update, one notification. No statement here loops over events.
+-- one head update, one notification (the new head, the group, the property). No statement here
+-- loops over events.
 -- Every lookup is a primary-key probe per key, whatever the statistics (the planner settings).
 --
 -- The hash chain is computed by the store (append.rs, chain.rs format 2), from the head it
@@ -487,7 +488,10 @@ BEGIN
     UPDATE property_heads SET last_position = v_last, last_hash = v_hash, last_recorded_at = v_recorded
      WHERE property = p_property;
 
-    PERFORM pg_notify('chipledger_events', p_property);
+    -- '<head> <first append id> <property>': a subscriber of another property, one at this
+    -- head already, or one handed the group by the process that wrote it, reads nothing for it
+    -- (subscription.rs).
+    PERFORM pg_notify('chipledger_events', v_last || ' ' || p_append_ids[1] || ' ' || p_property);
     RETURN QUERY SELECT i, true, v_replayed[i], v_outcomes[i], v_replies[i], NULL::bigint[], v_last, v_hash,
                         p_recorded_micros
                    FROM generate_series(1, v_members) AS i;

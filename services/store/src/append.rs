@@ -99,6 +99,10 @@ impl EncodedAppend {
         &self.property
     }
 
+    pub(crate) fn append_id(&self) -> Uuid {
+        self.append_id
+    }
+
     pub(crate) fn event_count(&self) -> usize {
         self.event_ids.len()
     }
@@ -270,7 +274,7 @@ pub(crate) struct StoredOutcome {
 
 /// Run one append on a connection (autocommit) or inside a caller's transaction.
 pub(crate) async fn execute(conn: &mut PgConnection, encoded: &EncodedAppend) -> Result<AppendOutcome, StoreError> {
-    let mut outcomes = execute_group(conn, &[encoded], &mut None).await.map_err(|(_, error)| error)?;
+    let mut outcomes = execute_group(conn, &[encoded], &mut None, None).await.map_err(|(_, error)| error)?;
     outcomes.pop().ok_or_else(|| StoreError::Corrupt("the append answered no member".into()))
 }
 
@@ -288,11 +292,13 @@ type Row = (i32, bool, bool, Option<String>, Option<Vec<u8>>, Option<Vec<i64>>, 
 /// Run the appends of a group in one statement (`chipledger_append`, one round trip when
 /// `head` is right, atomic): each member judged after the ones before it, as if alone. An error
 /// belongs to one member (its index in `members`), which the caller takes out before running the
-/// rest again. `head` is the property's head as last seen, updated to the new one.
+/// rest again. `head` is the property's head as last seen, updated to the new one. With
+/// `written`, the events the call wrote are added to it as a read of the log gives them back.
 pub(crate) async fn execute_group(
     conn: &mut PgConnection,
     members: &[&EncodedAppend],
     head: &mut Option<Head>,
+    written: Option<&mut Vec<RecordedEvent>>,
 ) -> Result<Vec<AppendOutcome>, (usize, StoreError)> {
     let group = GroupArrays::of(members);
     let mut assumed = Assumed {
@@ -355,6 +361,13 @@ pub(crate) async fn execute_group(
                 let hash = <[u8; 32]>::try_from(hash).map_err(|_| corrupt("32-byte head hash"))?;
                 *head = Some(Head { position, hash, recorded_micros });
             }
+            if let Some(written) = written {
+                // The members the database wrote (none when every one is a replay, which the
+                // hashes did not assume); nothing at all if an event does not come out whole
+                // (the subscribers read the log instead).
+                let replayed: Vec<bool> = rows.iter().map(|row| row.2).collect();
+                written.extend(recorded_events(members, &replayed, &hashed, assumed.recorded_micros).into_iter().flatten());
+            }
             // A written member's outcome is what it was hashed with (the database assigned the
             // same numbers); a replay's is the one stored for its commands.
             return rows
@@ -414,7 +427,50 @@ fn now_micros() -> i64 {
 /// The hashes of a group's events, and where each member's events went.
 struct Hashed {
     hashes: Vec<Vec<u8>>,
+    /// Per event: its position and stream version (none for a replayed member's).
+    placed: Vec<Option<(i64, i64)>>,
     members: Vec<Option<Placed>>,
+}
+
+/// The events of a written group as the log holds them: what the rows were bound with
+/// (the payload and metadata in the RFC 8785 text that reads back as the same
+/// [`StoredJson`]) and the positions, versions and hashes the database assigned, which are the
+/// ones hashed here. A member the database answered as a replay wrote nothing. `None` if any
+/// event does not come out whole.
+fn recorded_events(members: &[&EncodedAppend], replayed: &[bool], hashed: &Hashed, recorded_micros: i64) -> Option<Vec<RecordedEvent>> {
+    let recorded_at = time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(recorded_micros) * 1_000).ok()?;
+    let text = |bytes: &[u8]| std::str::from_utf8(bytes).ok().map(|text| StoredJson::canonical(text.to_owned()));
+    let mut events = Vec::with_capacity(hashed.placed.iter().flatten().count());
+    let mut placed = hashed.placed.iter().zip(&hashed.hashes);
+    for (member, replayed) in members.iter().zip(replayed) {
+        let mut postings = member.posting_event.iter().zip(&member.posting_account).zip(&member.posting_amount).peekable();
+        for index in 0..member.event_ids.len() {
+            let own = std::iter::from_fn(|| postings.next_if(|((event, _), _)| **event as usize == index + 1));
+            let own = own.map(|((_, account), amount)| NewPosting { account: account.clone(), amount_cents: *amount });
+            let (placed, hash) = placed.next()?;
+            if *replayed {
+                own.for_each(drop);
+                continue;
+            }
+            // Written, so placed as hashed (the database refuses a call whose replays differ).
+            let (position, stream_version) = (*placed)?;
+            events.push(RecordedEvent {
+                property: member.property.clone(),
+                position,
+                stream: member.streams[member.event_stream[index] as usize - 1].clone(),
+                stream_version,
+                event_id: member.event_ids[index],
+                event_type: member.event_types[index].clone(),
+                schema_version: member.schema_versions[index],
+                payload: text(&member.payloads[index])?,
+                metadata: text(&member.metadata[index])?,
+                recorded_at,
+                hash: <[u8; 32]>::try_from(hash.as_slice()).ok()?,
+                postings: own.collect(),
+            });
+        }
+    }
+    Some(events)
 }
 
 #[derive(Clone)]
@@ -519,11 +575,14 @@ impl<'a> GroupArrays<'a> {
     /// assigns when the assumption holds). A replayed member's events get no hash (empty).
     fn hash(&self, members: &[&EncodedAppend], assumed: &Assumed) -> Hashed {
         let Some(head) = assumed.head else {
-            return Hashed { hashes: vec![Vec::new(); self.event_ids.len()], members: vec![None; members.len()] };
+            let events = self.event_ids.len();
+            return Hashed { hashes: vec![Vec::new(); events], placed: vec![None; events], members: vec![None; members.len()] };
         };
         let (mut position, mut previous) = (head.position, head.hash);
         let mut versions = assumed.base_versions.clone();
-        let mut hashed = Hashed { hashes: Vec::with_capacity(self.event_ids.len()), members: Vec::with_capacity(members.len()) };
+        let events = self.event_ids.len();
+        let mut hashed =
+            Hashed { hashes: Vec::with_capacity(events), placed: Vec::with_capacity(events), members: Vec::with_capacity(members.len()) };
         let (mut stream_at, mut event_at) = (0, 0);
         for (member, replayed) in members.iter().zip(&assumed.replayed) {
             let streams = stream_at..stream_at + member.streams.len();
@@ -533,12 +592,14 @@ impl<'a> GroupArrays<'a> {
                 event_at += 1;
                 if *replayed {
                     hashed.hashes.push(Vec::new());
+                    hashed.placed.push(None);
                     continue;
                 }
                 versions[stream] += 1;
                 position += 1;
                 previous = chain::event_entry_hash(entry, position, &previous, assumed.recorded_micros, versions[stream]);
                 hashed.hashes.push(previous.to_vec());
+                hashed.placed.push(Some((position, versions[stream])));
             }
             stream_at = streams.end;
             hashed.members.push((!replayed).then(|| Placed {

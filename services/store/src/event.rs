@@ -192,6 +192,11 @@ impl StoredJson {
         Ok(StoredJson::from_value(&value))
     }
 
+    /// Text that is canonical already: what an append bound for a row (`append.rs`).
+    pub(crate) fn canonical(text: String) -> StoredJson {
+        StoredJson(text)
+    }
+
     /// The canonical text of a value (RFC 8785 where it allows it).
     pub fn from_value(value: &serde_json::Value) -> StoredJson {
         match crate::chain::jcs(value) {

@@ -29,15 +29,16 @@
 //! the queue. The group runs in its own task: a caller that goes away (a
 //! cancelled RPC) never abandons a transaction that others are waiting on.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use sqlx::PgPool;
-use tokio::sync::oneshot;
+use tokio::sync::{broadcast, oneshot};
+use uuid::Uuid;
 
 use crate::append::{self, EncodedAppend, Head};
 use crate::error::StoreError;
-use crate::event::AppendOutcome;
+use crate::event::{AppendOutcome, RecordedEvent};
 
 /// Most appends in one transaction. Bounds the head-lock hold and the first member's wait.
 const MAX_GROUP_APPENDS: usize = 32;
@@ -49,6 +50,19 @@ const MAX_GROUP_APPENDS: usize = 32;
 const MAX_GROUP_EVENTS: usize = 200;
 /// Attempts of a member that lost a race to create a stream, account or command.
 pub(crate) const MAX_APPEND_ATTEMPTS: usize = 4;
+/// Committed groups kept for subscriptions that have not taken them yet; one further behind
+/// reads the log instead (subscription.rs).
+const COMMITTED_GROUPS: usize = 256;
+
+/// The events of one group this handle committed, in position order: handed to the
+/// subscriptions of the same handle at once (subscription.rs), which then have nothing to read
+/// back from the database for them. Sent only after the statement's COMMIT succeeded, and only
+/// when someone listens. No events: the group wrote none (replays), failed (it may have
+/// committed before its answer was lost), or its events did not come out whole; the log says.
+pub(crate) struct Committed {
+    pub(crate) property: String,
+    pub(crate) events: Vec<RecordedEvent>,
+}
 
 type Reply = oneshot::Sender<Result<AppendOutcome, StoreError>>;
 
@@ -72,11 +86,31 @@ pub(crate) struct GroupCommit {
     /// Each property's head as its last group left it: what the next group's hashes continue
     /// (append.rs; the database checks it under the lock and answers the real one if it moved).
     heads: Mutex<HashMap<String, Head>>,
+    committed: broadcast::Sender<Arc<Committed>>,
+    /// The append ids of the group running now, until its [`Committed`] is sent: the
+    /// notification of its commit names its first (subscription.rs).
+    in_flight: Mutex<HashSet<Uuid>>,
 }
 
 impl GroupCommit {
     pub(crate) fn new(pool: PgPool) -> Arc<GroupCommit> {
-        Arc::new(GroupCommit { pool, queues: Mutex::new(HashMap::new()), heads: Mutex::new(HashMap::new()) })
+        Arc::new(GroupCommit {
+            pool,
+            queues: Mutex::new(HashMap::new()),
+            heads: Mutex::new(HashMap::new()),
+            committed: broadcast::channel(COMMITTED_GROUPS).0,
+            in_flight: Mutex::new(HashSet::new()),
+        })
+    }
+
+    /// The groups committed from now on, as [`Committed`].
+    pub(crate) fn committed(&self) -> broadcast::Receiver<Arc<Committed>> {
+        self.committed.subscribe()
+    }
+
+    /// Whether the group with this append id is running here: its [`Committed`] is yet to come.
+    pub(crate) fn in_flight(&self, append_id: &Uuid) -> bool {
+        self.in_flight.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).contains(append_id)
     }
 
     /// Queue an append and wait for its outcome.
@@ -168,9 +202,26 @@ impl GroupCommit {
         let property = members.first().map_or("", |member| member.property());
         let lock_heads = || self.heads.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let mut head = lock_heads().get(property).copied();
-        let result = append::execute_group(&mut conn, &members, &mut head).await;
+        let mut written = (self.committed.receiver_count() > 0).then(Vec::new);
+        let lock_in_flight = || self.in_flight.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if written.is_some() {
+            lock_in_flight().extend(members.iter().map(|member| member.append_id()));
+        }
+        let result = append::execute_group(&mut conn, &members, &mut head, written.as_mut()).await;
         if let Some(head) = head {
             lock_heads().insert(property.to_owned(), head);
+        }
+        if let Some(mut events) = written {
+            // Autocommit: the statement's answer came after its COMMIT. A failure sends no
+            // events: whatever did commit is read from the log.
+            if result.is_err() {
+                events.clear();
+            }
+            let _ = self.committed.send(Arc::new(Committed { property: property.to_owned(), events }));
+            let mut in_flight = lock_in_flight();
+            for member in &members {
+                in_flight.remove(&member.append_id());
+            }
         }
         result.map_err(|(index, error)| Failure::of_member(index, error))
     }

@@ -10,6 +10,14 @@
 //! Catching up (a page came back full): the next ranges of positions are read ahead, each on
 //! its own connection and task, and delivered in order until one comes back short (the head
 //! or a hole), when the loop above takes over again. Whole pages cross the channel.
+//!
+//! Following live, the log is read only when it may hold something not delivered yet. A
+//! notification names the new head, the group's first append id and the property, so one of
+//! another property, or of a head already delivered, wakes nothing. A group committed through
+//! the same store handle (group.rs) comes with its events, exactly as the log holds them, and
+//! is handed over as it is when it continues the last delivered position (its notification,
+//! naming a group still in flight here, is passed over); when it does not (another process
+//! committed in between, or this subscription fell behind), the log is read.
 
 use std::collections::VecDeque;
 use std::pin::Pin;
@@ -21,10 +29,12 @@ use std::time::Duration;
 use futures::Stream;
 use sqlx::postgres::PgListener;
 use time::OffsetDateTime;
-use tokio::sync::mpsc;
+use tokio::sync::{broadcast, mpsc};
+use uuid::Uuid;
 
 use crate::error::StoreError;
 use crate::event::RecordedEvent;
+use crate::group::{Committed, GroupCommit};
 use crate::read;
 use crate::{NOTIFY_CHANNEL, Store};
 
@@ -95,13 +105,16 @@ impl Drop for Subscription {
 impl Store {
     /// Subscribe to the events of `property` with position > `after_position`.
     pub async fn subscribe(&self, property: &str, after_position: i64) -> Result<Subscription, StoreError> {
+        // Both before the first read: nothing committed after it goes unnoticed.
+        let local = self.group.committed();
         let mut listener = PgListener::connect_with(self.pool()).await?;
         listener.listen(NOTIFY_CHANNEL).await?;
         let (sender, receiver) = mpsc::channel(BUFFERED_PAGES);
         let store = self.clone();
         let property = property.to_owned();
         let reader = tokio::spawn(async move {
-            if let Err(error) = follow(&store, &property, after_position, listener, &sender).await {
+            let woken = Wakers { listener, local: Some(local), group: Arc::clone(&store.group) };
+            if let Err(error) = follow(&store, &property, after_position, woken, &sender).await {
                 let _ = sender.send(Err(error)).await;
             }
         });
@@ -126,11 +139,95 @@ impl Store {
     }
 }
 
+/// What tells a subscription that the log has grown.
+struct Wakers {
+    /// Every commit of any process: `chipledger_append` notifies its new head, the group's
+    /// first append id and the property.
+    listener: PgListener,
+    /// The groups this store handle committed, with their events (group.rs); gone if closed.
+    local: Option<broadcast::Receiver<Arc<Committed>>>,
+    group: Arc<GroupCommit>,
+}
+
+/// Why a wait ended.
+enum Woken {
+    /// Something may be in the log past the last delivered position: read it.
+    Read,
+    /// The events of a group committed here, to hand over without reading them back.
+    Committed(Arc<Committed>),
+    SubscriberGone,
+}
+
+impl Wakers {
+    /// Wait until there may be something past `last` to read, or a group committed here.
+    /// Passed over: notifications of other properties, of heads already delivered, and of
+    /// groups running here (their events come as [`Woken::Committed`], sent before the group
+    /// stops being in flight, so one seen in flight is always followed by its own).
+    async fn wait(&mut self, property: &str, last: i64, sender: &mpsc::Sender<Result<Vec<RecordedEvent>, StoreError>>) -> Result<Woken, StoreError> {
+        let poll = tokio::time::sleep(POLL_INTERVAL);
+        tokio::pin!(poll);
+        loop {
+            let local = async {
+                match &mut self.local {
+                    Some(local) => local.recv().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                // A group already handed over makes its notification one to pass over.
+                biased;
+                committed = local => match committed {
+                    Ok(committed) if committed.property != property => {}
+                    Ok(committed) if committed.events.is_empty() => return Ok(Woken::Read),
+                    Ok(committed) => return Ok(Woken::Committed(committed)),
+                    // Groups went by unseen: the log has them.
+                    Err(broadcast::error::RecvError::Lagged(_)) => return Ok(Woken::Read),
+                    Err(broadcast::error::RecvError::Closed) => {
+                        self.local = None;
+                        return Ok(Woken::Read);
+                    }
+                },
+                notification = self.listener.recv() => match notified(notification?.payload(), property, last) {
+                    Notified::Nothing => {}
+                    Notified::Here(append_id) if self.local.is_some() && self.group.in_flight(&append_id) => {}
+                    Notified::Here(_) | Notified::Read => return Ok(Woken::Read),
+                },
+                _ = &mut poll => return Ok(Woken::Read),
+                _ = sender.closed() => return Ok(Woken::SubscriberGone),
+            }
+        }
+    }
+}
+
+/// What a notification means to a subscriber of `property` that has delivered up to `last`.
+#[derive(Debug, PartialEq, Eq)]
+enum Notified {
+    /// Another property's, or a head already delivered.
+    Nothing,
+    /// Positions past `last`, from the group with this first append id.
+    Here(Uuid),
+    /// It may mean new positions (a payload of another form, such as an older release's).
+    Read,
+}
+
+/// A notification's payload is `<head position> <first append id> <property>`.
+fn notified(payload: &str, property: &str, last: i64) -> Notified {
+    let mut parts = payload.splitn(3, ' ');
+    let head = parts.next().and_then(|head| head.parse::<i64>().ok());
+    let append_id = parts.next().and_then(|id| Uuid::parse_str(id).ok());
+    match (head, append_id, parts.next()) {
+        (Some(_), Some(_), Some(of)) if of != property => Notified::Nothing,
+        (Some(head), Some(_), Some(_)) if head <= last => Notified::Nothing,
+        (Some(_), Some(append_id), Some(_)) => Notified::Here(append_id),
+        _ => Notified::Read,
+    }
+}
+
 async fn follow(
     store: &Store,
     property: &str,
     after_position: i64,
-    mut listener: PgListener,
+    mut woken: Wakers,
     sender: &mpsc::Sender<Result<Vec<RecordedEvent>, StoreError>>,
 ) -> Result<(), StoreError> {
     let mut last = after_position;
@@ -146,11 +243,24 @@ async fn follow(
             },
             _ => {}
         }
-        // Drain notifications already queued, then wait for one or for the poll interval.
-        tokio::select! {
-            notification = listener.recv() => { notification?; }
-            _ = tokio::time::sleep(POLL_INTERVAL) => {}
-            _ = sender.closed() => return Ok(()),
+        // Live: groups committed here are handed over as they are; the log is read when
+        // another process committed, when one of ours is not the next (a gap: the log has
+        // what lies between), or at the poll interval.
+        loop {
+            match woken.wait(property, last, sender).await? {
+                Woken::Read => break,
+                Woken::SubscriberGone => return Ok(()),
+                Woken::Committed(committed) => {
+                    let first = committed.events.first().map_or(i64::MAX, |event| event.position);
+                    if first > last + 1 {
+                        break;
+                    }
+                    let page = committed.events.iter().filter(|event| event.position > last).cloned().collect();
+                    if let Delivered::SubscriberGone = deliver(property, &mut last, page, sender).await {
+                        return Ok(());
+                    }
+                }
+            }
         }
     }
 }
@@ -220,5 +330,24 @@ pub(crate) struct AbortOnDrop<T>(pub(crate) tokio::task::JoinHandle<T>);
 impl<T> Drop for AbortOnDrop<T> {
     fn drop(&mut self) {
         self.0.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Notified, notified};
+
+    #[test]
+    fn a_notification_means_new_positions_only_past_the_last_delivered_one_of_its_property() {
+        let id = "0190b6a4-2f4e-7c2a-9d1e-3b5c7a9e1f20";
+        let here = Notified::Here(uuid::Uuid::parse_str(id).unwrap());
+        assert_eq!(notified(&format!("43 {id} casino-1"), "casino-1", 42), here);
+        assert_eq!(notified(&format!("42 {id} casino-1"), "casino-1", 42), Notified::Nothing, "a head already delivered");
+        assert_eq!(notified(&format!("99 {id} casino-2"), "casino-1", 42), Notified::Nothing, "another property");
+        assert_eq!(notified(&format!("99 {id} casino 1"), "casino", 42), Notified::Nothing, "the property is all the rest");
+        // An older release's payload (the property alone), or anything else, means a read.
+        for payload in ["casino-1".to_owned(), String::new(), format!("x {id} casino-1"), format!("43 x casino-1"), format!("43 {id}")] {
+            assert_eq!(notified(&payload, "casino-1", 42), Notified::Read, "{payload:?}");
+        }
     }
 }
