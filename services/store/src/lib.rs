@@ -260,6 +260,17 @@ impl Store {
         read::read_all(&self.pool, property, after_position, limit).await
     }
 
+    /// The events of several streams in one call, one list per stream (see `read::read_streams`).
+    pub async fn read_streams(
+        &self,
+        property: &str,
+        streams: &[String],
+        after_versions: &[i64],
+        limit: i64,
+    ) -> Result<Vec<Vec<RecordedEvent>>, StoreError> {
+        read::read_streams(&self.pool, property, streams, after_versions, limit).await
+    }
+
     pub async fn read_stream(
         &self,
         property: &str,

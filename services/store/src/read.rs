@@ -162,6 +162,38 @@ pub(crate) async fn read_stream<'a>(
     with_postings(&mut conn, property, rows).await
 }
 
+/// Events of several streams in one call: for each of `streams` (distinct), the events with
+/// version > its `after_versions` entry, at most `limit`, in version order; one list per stream,
+/// in the order asked.
+pub(crate) async fn read_streams<'a>(
+    conn: impl Acquire<'a, Database = Postgres>,
+    property: &str,
+    streams: &[String],
+    after_versions: &[i64],
+    limit: i64,
+) -> Result<Vec<Vec<RecordedEvent>>, StoreError> {
+    if streams.len() != after_versions.len() {
+        return Err(StoreError::InvalidRequest(format!("{} streams with {} versions", streams.len(), after_versions.len())));
+    }
+    let mut conn = conn.acquire().await?;
+    let rows = sqlx::query("SELECT * FROM chipledger_streams_events($1, $2, $3, $4)")
+        .bind(property)
+        .bind(streams)
+        .bind(after_versions)
+        .bind(clamp_page(limit))
+        .fetch_all(&mut *conn)
+        .await?;
+    let mut pages: Vec<Vec<RecordedEvent>> = streams.iter().map(|_| Vec::new()).collect();
+    for event in with_postings(&mut conn, property, rows).await? {
+        let at = streams
+            .iter()
+            .position(|stream| *stream == event.stream)
+            .ok_or_else(|| StoreError::Corrupt(format!("an event of {} read for other streams", event.stream)))?;
+        pages[at].push(event);
+    }
+    Ok(pages)
+}
+
 /// Filter for [`crate::Store::events_by_filter`]; `None` matches everything.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EventFilter {

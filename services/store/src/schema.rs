@@ -82,6 +82,7 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ("chipledger_schema_state", include_str!("../sql/fn_chipledger_schema_state.sql")),
     ("chipledger_seat_stacks", include_str!("../sql/fn_chipledger_seat_stacks.sql")),
     ("chipledger_stream_events", include_str!("../sql/fn_chipledger_stream_events.sql")),
+    ("chipledger_streams_events", include_str!("../sql/fn_chipledger_streams_events.sql")),
     ("chipledger_stream_version", include_str!("../sql/fn_chipledger_stream_version.sql")),
     ("chipledger_tray_inventory", include_str!("../sql/fn_chipledger_tray_inventory.sql")),
 ];

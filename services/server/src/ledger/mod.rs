@@ -600,9 +600,12 @@ impl Ledger {
                 Decidable::Correction(correction) => self.correction_command(property, correction).await?,
             });
         }
+        // The streams the commands name, read in one call (a batch's new table, cage and players
+        // at once); those a loaded state makes a command depend on come as it is decided.
+        let named: Vec<StreamId> = commands.iter().flat_map(Command::streams).collect();
+        self.load_into(&mut decision, property, &named, catch_up).await?;
         for (index, (entry, command)) in entries.iter().zip(&commands).enumerate() {
             let mut streams = command.streams();
-            self.load_into(&mut decision, property, &streams, catch_up).await?;
             // Streams that depend on what the loaded states hold (R-REBUY-1: a cash-out binds
             // the patron's other seats of the game when a room allows two).
             let dependent = command.dependent_streams(&snapshot_of(&decision.states, &streams, aml.clone()));
@@ -632,15 +635,19 @@ impl Ledger {
         Ok(Ok(decision))
     }
 
-    /// Loads into `decision` each of `streams` it does not hold yet.
+    /// Loads into `decision` each of `streams` it does not hold yet, those not cached in one read.
     async fn load_into(&self, decision: &mut Decision, property: &str, streams: &[StreamId], catch_up: bool) -> Result<(), Status> {
+        let mut missing: Vec<StreamId> = Vec::new();
         for stream in streams {
-            if !decision.states.contains_key(stream) {
-                let (state, version) = self.load_state(property, stream, catch_up).await?;
-                decision.order.push(stream.clone());
-                decision.base_versions.insert(stream.clone(), version);
-                decision.states.insert(stream.clone(), state);
+            if !decision.states.contains_key(stream) && !missing.contains(stream) {
+                missing.push(stream.clone());
             }
+        }
+        let loaded = self.load_states(property, &missing, catch_up).await?;
+        for (stream, (state, version)) in missing.into_iter().zip(loaded) {
+            decision.order.push(stream.clone());
+            decision.base_versions.insert(stream.clone(), version);
+            decision.states.insert(stream, state);
         }
         Ok(())
     }
@@ -720,35 +727,59 @@ impl Ledger {
     /// with its version as the expected one, so a state behind the log is refused there
     /// (version conflict), forgotten and read again. It saves a read per stream per command.
     async fn load_state(&self, property: &str, stream: &StreamId, catch_up: bool) -> Result<(StreamState, i64), Status> {
-        let key = (property.to_string(), stream.key());
-        let cached = self.cache.lock().map_err(|_| status::internal("cache", &"poisoned"))?.get(&key);
-        if !catch_up && let Some(cached) = cached {
-            return Ok(cached);
-        }
-        let (mut state, mut version) = cached.unwrap_or_else(|| (StreamState::empty(stream), 0));
-        loop {
-            let page = self
-                .db
-                .call("read_stream", "events", self.router.primary(property).read_stream(property, &key.1, version, READ_PAGE))
-                .await
-                .map_err(|error| store_status("read stream", error))?;
-            for event in &page {
-                if event.stream_version != version + 1 {
-                    return Err(status::internal("read stream", &format!("{} skips version {}", key.1, version + 1)));
+        let mut loaded = self.load_states(property, std::slice::from_ref(stream), catch_up).await?;
+        loaded.pop().ok_or_else(|| status::internal("read stream", &"no state"))
+    }
+
+    /// The states of distinct streams, as [`Ledger::load_state`] gives each: the ones to read
+    /// (not cached, or behind) in one call from their cached versions on, then any stream with
+    /// more than a page left page by page.
+    async fn load_states(&self, property: &str, streams: &[StreamId], catch_up: bool) -> Result<Vec<(StreamState, i64)>, Status> {
+        let mut loaded: Vec<Option<(StreamState, i64)>> = Vec::with_capacity(streams.len());
+        let mut to_read: Vec<(usize, StreamState, i64)> = Vec::new();
+        {
+            let mut cache = self.cache.lock().map_err(|_| status::internal("cache", &"poisoned"))?;
+            for (at, stream) in streams.iter().enumerate() {
+                let cached = cache.get(&(property.to_string(), stream.key()));
+                if !catch_up && let Some(cached) = cached {
+                    loaded.push(Some(cached));
+                    continue;
                 }
-                let decoded = chipledger_store::domain::event_from_payload(stream, &event.payload)
-                    .map_err(|error| status::internal("decode stored event", &error))?;
-                state = state.evolve_decided(&decoded)?;
-                version = event.stream_version;
-            }
-            if (page.len() as i64) < READ_PAGE {
-                break;
+                let (state, version) = cached.unwrap_or_else(|| (StreamState::empty(stream), 0));
+                loaded.push(None);
+                to_read.push((at, state, version));
             }
         }
-        if let Ok(mut cache) = self.cache.lock() {
-            cache.put(key, state.clone(), version);
+        if !to_read.is_empty() {
+            let keys: Vec<String> = to_read.iter().map(|(at, ..)| streams[*at].key()).collect();
+            let after: Vec<i64> = to_read.iter().map(|(.., version)| *version).collect();
+            let store = self.router.primary(property);
+            let pages = self
+                .db
+                .call("read_streams", "events", store.read_streams(property, &keys, &after, READ_PAGE))
+                .await
+                .map_err(|error| store_status("read streams", error))?;
+            for ((at, mut state, mut version), mut page) in to_read.into_iter().zip(pages) {
+                let stream = &streams[at];
+                loop {
+                    let full = page.len() as i64 >= READ_PAGE;
+                    (state, version) = fold_page(stream, state, version, &page)?;
+                    if !full {
+                        break;
+                    }
+                    page = self
+                        .db
+                        .call("read_stream", "events", store.read_stream(property, &stream.key(), version, READ_PAGE))
+                        .await
+                        .map_err(|error| store_status("read stream", error))?;
+                }
+                if let Ok(mut cache) = self.cache.lock() {
+                    cache.put((property.to_string(), stream.key()), state.clone(), version);
+                }
+                loaded[at] = Some((state, version));
+            }
         }
-        Ok((state, version))
+        loaded.into_iter().map(|state| state.ok_or_else(|| status::internal("read streams", &"a stream not loaded"))).collect()
     }
 
     fn remember(&self, property: &str, decision: &Decision, outcome: &AppendOutcome) {
@@ -814,4 +845,23 @@ pub fn request_hash(rpc: &str, request_bytes: &[u8]) -> [u8; 32] {
     bytes.push(0);
     bytes.extend_from_slice(request_bytes);
     chipledger_store::request_hash(&bytes)
+}
+
+/// A stream's state folded over the next events of its stream, which must continue `version`.
+fn fold_page(
+    stream: &StreamId,
+    mut state: StreamState,
+    mut version: i64,
+    page: &[chipledger_store::RecordedEvent],
+) -> Result<(StreamState, i64), Status> {
+    for event in page {
+        if event.stream_version != version + 1 {
+            return Err(status::internal("read stream", &format!("{} skips version {}", stream.key(), version + 1)));
+        }
+        let decoded = chipledger_store::domain::event_from_payload(stream, &event.payload)
+            .map_err(|error| status::internal("decode stored event", &error))?;
+        state = state.evolve_decided(&decoded)?;
+        version = event.stream_version;
+    }
+    Ok((state, version))
 }

@@ -46,6 +46,21 @@ async fn every_read_gives_each_event_its_own_postings_in_order() -> anyhow::Resu
     }
     check(&db.store.read_stream(PROPERTY, "table-T1", 0, 10).await?, &[1, 2, 4]);
     check(&db.store.read_stream(PROPERTY, "table-T1", 1, 10).await?, &[2, 4]);
+    // Several streams in one call: each from its own version, at most the limit each, in the
+    // order asked; a stream with nothing (yet) gives an empty list.
+    let streams = ["table-T2".to_owned(), "table-T9".to_owned(), "table-T1".to_owned()];
+    let pages = db.store.read_streams(PROPERTY, &streams, &[0, 0, 1], 10).await?;
+    assert_eq!(pages.len(), 3);
+    check(&pages[0], &[3]);
+    assert!(pages[1].is_empty());
+    check(&pages[2], &[2, 4]);
+    let pages = db.store.read_streams(PROPERTY, &streams[..1].iter().chain(&streams[2..]).cloned().collect::<Vec<_>>(), &[0, 0], 1).await?;
+    check(&pages[0], &[3]);
+    check(&pages[1], &[1]);
+    for (page, stream) in pages.iter().zip(["table-T2", "table-T1"]) {
+        assert_eq!(page, &db.store.read_stream(PROPERTY, stream, 0, 1).await?, "the same events as a read of the one stream");
+    }
+    assert!(matches!(db.store.read_streams(PROPERTY, &streams, &[0], 10).await, Err(StoreError::InvalidRequest(_))));
     let touching_seat_1 = EventFilter { account: Some("table/T1/seat/1".into()), limit: 10, ..Default::default() };
     check(&db.store.events_by_filter(PROPERTY, &touching_seat_1).await?, &[1, 4]);
     Ok(())
