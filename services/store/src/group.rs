@@ -87,8 +87,8 @@ pub(crate) struct GroupCommit {
     /// (append.rs; the database checks it under the lock and answers the real one if it moved).
     heads: Mutex<HashMap<String, Head>>,
     committed: broadcast::Sender<Arc<Committed>>,
-    /// The append ids of the group running now, until its [`Committed`] is sent: the
-    /// notification of its commit names its first (subscription.rs).
+    /// The first append id of each group running now, until its [`Committed`] is sent: the
+    /// notification of its commit names it (subscription.rs).
     in_flight: Mutex<HashSet<Uuid>>,
 }
 
@@ -204,8 +204,9 @@ impl GroupCommit {
         let mut head = lock_heads().get(property).copied();
         let mut written = (self.committed.receiver_count() > 0).then(Vec::new);
         let lock_in_flight = || self.in_flight.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let first = members.first().map(|member| member.append_id());
         if written.is_some() {
-            lock_in_flight().extend(members.iter().map(|member| member.append_id()));
+            lock_in_flight().extend(first);
         }
         let result = append::execute_group(&mut conn, &members, &mut head, written.as_mut()).await;
         if let Some(head) = head {
@@ -218,9 +219,8 @@ impl GroupCommit {
                 events.clear();
             }
             let _ = self.committed.send(Arc::new(Committed { property: property.to_owned(), events }));
-            let mut in_flight = lock_in_flight();
-            for member in &members {
-                in_flight.remove(&member.append_id());
+            if let Some(first) = first {
+                lock_in_flight().remove(&first);
             }
         }
         result.map_err(|(index, error)| Failure::of_member(index, error))
