@@ -32,7 +32,8 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 
-use sqlx::PgPool;
+use sqlx::pool::PoolConnection;
+use sqlx::{PgPool, Postgres};
 use tokio::sync::{broadcast, oneshot};
 use uuid::Uuid;
 
@@ -132,6 +133,11 @@ impl GroupCommit {
     /// Runs groups for one property until its queue is empty.
     async fn drive(self: Arc<Self>, property: String) {
         let mut guard = DriveGuard { commit: &self, property: &property, finished: false };
+        // One connection for the groups of this run: taken from the pool (which checks it) for
+        // the first, kept while groups follow one another, so a busy property does not pay the
+        // pool's check on taking and giving back (a round trip to PostgreSQL each) per group.
+        // A group whose connection failed gives it up; the next takes a checked one again.
+        let mut connection = None;
         loop {
             let group = {
                 let mut queues = self.queues.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -160,14 +166,14 @@ impl GroupCommit {
                 }
                 group
             };
-            self.commit_group(group).await;
+            self.commit_group(group, &mut connection).await;
         }
     }
 
     /// Commits a group, taking out members whose own statement fails, and answers everyone.
-    async fn commit_group(&self, mut group: Vec<Member>) {
+    async fn commit_group(&self, mut group: Vec<Member>, connection: &mut Option<PoolConnection<Postgres>>) {
         while !group.is_empty() {
-            match self.attempt(&group).await {
+            match self.attempt(&group, connection).await {
                 Ok(outcomes) => {
                     for (member, outcome) in group.into_iter().zip(outcomes) {
                         let _ = member.reply.send(Ok(outcome));
@@ -196,8 +202,11 @@ impl GroupCommit {
     /// One statement for the whole group (autocommit: atomic, one round trip when the head
     /// the hashes continue is the property's); nothing is committed unless every member
     /// succeeded.
-    async fn attempt(&self, group: &[Member]) -> Result<Vec<AppendOutcome>, Failure> {
-        let mut conn = self.pool.acquire().await.map_err(|error| Failure::All(error.into()))?;
+    async fn attempt(&self, group: &[Member], connection: &mut Option<PoolConnection<Postgres>>) -> Result<Vec<AppendOutcome>, Failure> {
+        let conn = match connection {
+            Some(conn) => conn,
+            None => connection.insert(self.pool.acquire().await.map_err(|error| Failure::All(error.into()))?),
+        };
         let members: Vec<&EncodedAppend> = group.iter().map(|member| &member.encoded).collect();
         let property = members.first().map_or("", |member| member.property());
         let lock_heads = || self.heads.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -208,7 +217,10 @@ impl GroupCommit {
         if written.is_some() {
             lock_in_flight().extend(first);
         }
-        let result = append::execute_group(&mut conn, &members, &mut head, written.as_mut()).await;
+        let result = append::execute_group(conn, &members, &mut head, written.as_mut()).await;
+        if result.as_ref().is_err_and(|(_, error)| connection_failed(error)) {
+            *connection = None;
+        }
         if let Some(head) = head {
             lock_heads().insert(property.to_owned(), head);
         }
@@ -263,11 +275,13 @@ impl Failure {
     /// An error of a member's statement belongs to that member, unless the connection itself
     /// broke (then nobody's statement can be blamed).
     fn of_member(index: usize, error: StoreError) -> Failure {
-        match &error {
-            StoreError::Database(inner) if inner.as_database_error().is_none() => Failure::All(error),
-            _ => Failure::Member(index, error),
-        }
+        if connection_failed(&error) { Failure::All(error) } else { Failure::Member(index, error) }
     }
+}
+
+/// The connection broke (or never answered): no statement of the database refused anything.
+fn connection_failed(error: &StoreError) -> bool {
+    matches!(error, StoreError::Database(inner) if inner.as_database_error().is_none())
 }
 
 /// The same failure for another member of the group (sqlx errors are not `Clone`): the kind the
