@@ -209,12 +209,13 @@ impl Decision {
     }
 
     /// The append: every loaded stream with its expected version (streams that only guarded a
-    /// decision are locked and checked, not written).
-    pub(super) fn request(&self, property: &str, envelope: &Envelope, request_hash: [u8; 32]) -> Result<AppendRequest, Status> {
+    /// decision are locked and checked, not written). The events, projection ops and results
+    /// move into it (a decision is appended once; another attempt decides anew).
+    pub(super) fn request(&mut self, property: &str, envelope: &Envelope, request_hash: [u8; 32]) -> Result<AppendRequest, Status> {
         let mut layout = Vec::with_capacity(self.order.len());
         let mut streams = Vec::with_capacity(self.order.len());
         for stream in &self.order {
-            let events = self.events.get(stream).cloned().unwrap_or_default();
+            let events = self.events.remove(stream).unwrap_or_default();
             let base = self.base_versions.get(stream).copied().unwrap_or(0);
             layout.push(StreamLayout {
                 stream: stream.key(),
@@ -226,14 +227,14 @@ impl Decision {
                 events,
             });
         }
-        let result = pb::BatchResult { command_id: envelope.command_id.clone(), results: self.results.clone(), ..Default::default() };
+        let result = pb::BatchResult { command_id: envelope.command_id.clone(), results: std::mem::take(&mut self.results), ..Default::default() };
         let reply = StoredReply { layout, result: Some(result) }.encode_to_vec();
         Ok(AppendRequest {
             property: property.to_string(),
             commands: vec![CommandRecord { command_id: envelope.command_id.clone(), request_hash }],
             streams,
             reply,
-            projection_ops: self.projection_ops.clone(),
+            projection_ops: std::mem::take(&mut self.projection_ops),
         })
     }
 }

@@ -467,7 +467,7 @@ impl Ledger {
             if decision.is_err() {
                 decision = self.decide_all(&property, aml, &context, &envelope, &entries, true).await?;
             }
-            let decision = match decision {
+            let mut decision = match decision {
                 Ok(decision) => decision,
                 Err(refused) => return self.refuse(&property, &context, &envelope, &request_hash, refused).await,
             };
