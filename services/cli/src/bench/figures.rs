@@ -81,10 +81,17 @@ impl Run {
     }
 
     fn cpu_per_movement_us(&self, cpu: Option<Duration>) -> String {
-        match cpu {
-            Some(cpu) if self.movements > 0 => format!("{:.0}", cpu.as_secs_f64() * 1e6 / self.movements as f64),
-            _ => "n/a".into(),
-        }
+        self.per_movement_us(cpu).map_or_else(|| "n/a".into(), |us| format!("{us:.0}"))
+    }
+
+    fn per_movement_us(&self, cpu: Option<Duration>) -> Option<f64> {
+        cpu.filter(|_| self.movements > 0).map(|cpu| cpu.as_secs_f64() * 1e6 / self.movements as f64)
+    }
+
+    /// CPU of the process and of PostgreSQL together per chip movement, in microseconds (None
+    /// when PostgreSQL's processes are not visible).
+    pub fn total_cpu_per_movement_us(&self) -> Option<f64> {
+        self.per_movement_us(self.cpu.postgres.map(|postgres| postgres + self.cpu.process))
     }
 }
 

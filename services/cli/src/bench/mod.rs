@@ -296,23 +296,52 @@ async fn measure(
     }
     let _ = writeln!(out, "\n## Goals\n");
     let verdict = |met: bool| if met { "MET" } else { "NOT MET" };
-    // Throughput against the baseline is a closed-loop question: a paced run carries what is
-    // offered (or falls behind), so its ratio says nothing about capacity.
+    // Throughput and CPU against the baseline are closed-loop questions: a paced run carries
+    // what is offered (or falls behind), so its ratio says nothing about capacity.
     for pair in pairs.iter_mut().filter(|pair| pair.rate.is_none()) {
         let ratio = pair.server.events_per_second() / pair.baseline.events_per_second().max(1e-9);
-        let _ = writeln!(out, "- {} at >= 50% of its baseline: {:.0}% {}", pair.server.label, 100.0 * ratio, verdict(ratio >= 0.5));
+        let goal = if pair.server.label.starts_with("stream") { 0.6 } else { 0.5 };
+        let _ = writeln!(
+            out,
+            "- {} at >= {:.0}% of its baseline: {:.0}% {}",
+            pair.server.label,
+            100.0 * goal,
+            100.0 * ratio,
+            verdict(ratio >= goal)
+        );
+        if let (Some(server), Some(baseline)) = (pair.server.total_cpu_per_movement_us(), pair.baseline.total_cpu_per_movement_us()) {
+            let times = server / baseline.max(1e-9);
+            let _ = writeln!(
+                out,
+                "- {}: CPU per chip movement (process + PostgreSQL) <= 2x its baseline's: {server:.0} against {baseline:.0} us, {times:.2}x {}",
+                pair.server.label,
+                verdict(times <= 2.0)
+            );
+        }
     }
-    for pair in pairs.iter_mut().filter(|pair| pair.server.label.starts_with("live")) {
+    for pair in pairs.iter_mut() {
+        let Some(offered) = pair.rate else { continue };
         let achieved = pair.server.calls_per_second();
         let p99 = pair.server.latencies.quantile_ms(0.99);
-        let how = match pair.rate {
-            Some(offered) => format!("paced at {offered:.0} commands/s offered, {achieved:.0} achieved"),
-            None => format!("closed loop at {achieved:.0} RPC/s"),
-        };
-        // Met only by a run that really carried 1,000 commands/s (5% short of the schedule at
-        // most) with the p99 in bound.
-        let verdict = if achieved >= 950.0 { verdict(p99 <= 10.0) } else { "NOT MET (1,000 actions/s not carried)" };
-        let _ = writeln!(out, "- live p99 <= 10 ms at 1,000 actions/s: {}, {how}, p99 {p99:.2} ms: {verdict}", pair.server.label);
+        // The schedule is kept when the run carried what was offered, 5% short at most (both
+        // sides play the same calls paced the same way).
+        let baseline_calls = pair.baseline.calls_per_second();
+        let kept = achieved >= 0.95 * baseline_calls;
+        let label = &pair.server.label;
+        if offered >= 1_000.0 {
+            let baseline_p99 = pair.baseline.latencies.quantile_ms(0.99);
+            let _ = writeln!(
+                out,
+                "- {label}: the schedule kept ({achieved:.0} calls/s, the baseline {baseline_calls:.0}) and p99 <= 2x the baseline's: {p99:.2} against {baseline_p99:.2} ms {}",
+                verdict(kept && p99 <= 2.0 * baseline_p99)
+            );
+        } else if offered <= 250.0 {
+            let _ = writeln!(
+                out,
+                "- {label}: the schedule kept ({achieved:.0} calls/s, the baseline {baseline_calls:.0}) and p99 <= 10 ms: {p99:.2} ms {}",
+                verdict(kept && p99 <= 10.0)
+            );
+        }
     }
     let _ = writeln!(out, "- rules core >= 1,000,000 movements/s per core: {core_rate:.0} {}", verdict(core_rate >= 1e6));
     let catch_up_rate = rate(caught_up, catch_up_time);
@@ -321,7 +350,7 @@ async fn measure(
     let _ = writeln!(out, "- catch-up >= 100,000 events/s: {catch_up_rate:.0} {}", verdict(catch_up_rate >= 1e5));
     let _ = writeln!(out, "- rebuild >= 100,000 events/s: {rebuild_rate:.0} {}", verdict(rebuild_rate >= 1e5));
     let _ = writeln!(out, "- chain verification >= 200,000 events/s: {verify_rate:.0} {}", verdict(verify_rate >= 2e5));
-    let _ = writeln!(out, "- subscription lag p99 <= 50 ms: worst {worst_lag_p99:.0} ms {}", verdict(worst_lag_p99 <= 50.0));
+    let _ = writeln!(out, "- subscription lag p99 <= 50 ms in every run: worst {worst_lag_p99:.0} ms {}", verdict(worst_lag_p99 <= 50.0));
     let _ = writeln!(out, "\nRerun: `{}`", rerun_command(args, server));
     Ok(out)
 }
