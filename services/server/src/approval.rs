@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use base64::Engine;
@@ -82,12 +82,16 @@ impl IssuedTokens {
             self.expires_at_unix_ms.retain(|_, expires| *expires >= now_unix_ms);
         }
         if self.expires_at_unix_ms.len() < MAX_REMEMBERED_TOKENS {
-            self.expires_at_unix_ms.insert(Sha256::digest(token.as_bytes()).into(), expires_at_unix_ms);
+            self.expires_at_unix_ms.insert(Self::key(token), expires_at_unix_ms);
         }
     }
 
     fn signed(&self, token: &str) -> bool {
-        self.expires_at_unix_ms.contains_key(&<[u8; 32]>::from(Sha256::digest(token.as_bytes())))
+        self.expires_at_unix_ms.contains_key(&Self::key(token))
+    }
+
+    fn key(token: &str) -> [u8; 32] {
+        Sha256::digest(token.as_bytes()).into()
     }
 }
 
@@ -149,7 +153,7 @@ impl ApprovalKey {
         token
     }
 
-    fn issued_tokens(&self) -> std::sync::MutexGuard<'_, IssuedTokens> {
+    fn issued_tokens(&self) -> MutexGuard<'_, IssuedTokens> {
         self.issued.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
