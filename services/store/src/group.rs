@@ -34,7 +34,7 @@ use std::sync::{Arc, Mutex};
 
 use sqlx::pool::PoolConnection;
 use sqlx::{PgPool, Postgres};
-use tokio::sync::{broadcast, oneshot};
+use tokio::sync::{Notify, broadcast, oneshot};
 use uuid::Uuid;
 
 use crate::append::{self, EncodedAppend, Head};
@@ -54,6 +54,12 @@ pub(crate) const MAX_APPEND_ATTEMPTS: usize = 4;
 /// Committed groups kept for subscriptions that have not taken them yet; one further behind
 /// reads the log instead (subscription.rs).
 const COMMITTED_GROUPS: usize = 256;
+/// How long a driver whose queue ran empty keeps its connection for the next append of its
+/// property, while the pool has another to give. sqlx's pool checks a connection when it is
+/// taken and again when it is given back (a round trip to PostgreSQL each); a dealer's next
+/// command usually comes within this. It is also the longest a caller that wants every pooled
+/// connection (`verify_log`) waits for an idle property's one.
+const LINGER: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// The events of one group this handle committed, in position order: handed to the
 /// subscriptions of the same handle at once (subscription.rs), which then have nothing to read
@@ -78,6 +84,8 @@ struct Queue {
     waiting: VecDeque<Member>,
     /// A driver task is running for this property.
     driving: bool,
+    /// Wakes a driver that waits, its queue empty, for the next append ([`LINGER`]).
+    arrived: Arc<Notify>,
 }
 
 /// The queues of every property this store handle appends to.
@@ -122,6 +130,7 @@ impl GroupCommit {
             let mut queues = self.queues.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             let queue = queues.entry(property.clone()).or_default();
             queue.waiting.push_back(Member { encoded, attempts: 1, reply });
+            queue.arrived.notify_one();
             !std::mem::replace(&mut queue.driving, true)
         };
         if start_driver {
@@ -130,44 +139,66 @@ impl GroupCommit {
         outcome.await.map_err(|_| StoreError::Database(sqlx::Error::WorkerCrashed))?
     }
 
-    /// Runs groups for one property until its queue is empty.
+    /// Runs groups for one property until its queue stays empty for [`LINGER`].
     async fn drive(self: Arc<Self>, property: String) {
         let mut guard = DriveGuard { commit: &self, property: &property, finished: false };
         // One connection for the groups of this run: taken from the pool (which checks it) for
-        // the first, kept while groups follow one another, so a busy property does not pay the
-        // pool's check on taking and giving back (a round trip to PostgreSQL each) per group.
-        // A group whose connection failed gives it up; the next takes a checked one again.
+        // the first, kept while groups follow one another and for [`LINGER`] after the queue
+        // runs empty, so a busy property does not pay the pool's check on taking and giving
+        // back (a round trip to PostgreSQL each) per group. A group whose connection failed
+        // gives it up; the next takes a checked one again, and an empty queue then ends the run.
         let mut connection = None;
+        let mut lingered = false;
         loop {
-            let group = {
+            let next = {
                 let mut queues = self.queues.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
                 let Some(queue) = queues.get_mut(&property) else {
                     guard.finished = true;
                     return;
                 };
                 if queue.waiting.is_empty() {
-                    queues.remove(&property);
-                    guard.finished = true;
-                    return;
-                }
-                let mut group: Vec<Member> = Vec::new();
-                let mut events = 0;
-                while let Some(next) = queue.waiting.front() {
-                    let next_events = next.encoded.event_count();
-                    let full = group.len() == MAX_GROUP_APPENDS || events + next_events > MAX_GROUP_EVENTS;
-                    // A command id already in the group waits for the next one, where it sees
-                    // the first member's committed row (a replay or a conflict, as in serial).
-                    let shares_a_command = group.iter().any(|member| member.encoded.shares_a_command_with(&next.encoded));
-                    if !group.is_empty() && (full || shares_a_command) {
-                        break;
+                    if connection.is_none() || lingered || !self.pool_has_room() {
+                        queues.remove(&property);
+                        guard.finished = true;
+                        return;
                     }
-                    events += next_events;
-                    group.extend(queue.waiting.pop_front());
+                    Next::Wait(Arc::clone(&queue.arrived))
+                } else {
+                    let mut group: Vec<Member> = Vec::new();
+                    let mut events = 0;
+                    while let Some(next) = queue.waiting.front() {
+                        let next_events = next.encoded.event_count();
+                        let full = group.len() == MAX_GROUP_APPENDS || events + next_events > MAX_GROUP_EVENTS;
+                        // A command id already in the group waits for the next one, where it
+                        // sees the first member's committed row (a replay or a conflict, as in
+                        // serial).
+                        let shares_a_command = group.iter().any(|member| member.encoded.shares_a_command_with(&next.encoded));
+                        if !group.is_empty() && (full || shares_a_command) {
+                            break;
+                        }
+                        events += next_events;
+                        group.extend(queue.waiting.pop_front());
+                    }
+                    Next::Group(group)
                 }
-                group
             };
+            let group = match next {
+                Next::Group(group) => group,
+                Next::Wait(arrived) => {
+                    // A wake-up left by an append this driver already took only costs a look.
+                    lingered = tokio::time::timeout(LINGER, arrived.notified()).await.is_err();
+                    continue;
+                }
+            };
+            lingered = false;
             self.commit_group(group, &mut connection).await;
         }
+    }
+
+    /// Whether a caller of the pool would get a connection without waiting for the one this
+    /// driver holds: only then does an idle driver keep it ([`LINGER`]).
+    fn pool_has_room(&self) -> bool {
+        self.pool.num_idle() > 0 || self.pool.size() < self.pool.options().get_max_connections()
     }
 
     /// Commits a group, taking out members whose own statement fails, and answers everyone.
@@ -237,6 +268,12 @@ impl GroupCommit {
         }
         result.map_err(|(index, error)| Failure::of_member(index, error))
     }
+}
+
+/// What a driver does next: commit a group, or wait for one to arrive.
+enum Next {
+    Group(Vec<Member>),
+    Wait(Arc<Notify>),
 }
 
 /// Ends a driver that stops any other way than by finding its queue empty (a panic, or the
