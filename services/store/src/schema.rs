@@ -154,10 +154,26 @@ async fn install_functions(conn: &mut PgConnection) -> Result<(), StoreError> {
         sqlx::raw_sql(sqlx::AssertSqlSafe(*text)).execute(&mut *tx).await?;
     }
     let names = FUNCTIONS.iter().map(|(name, _)| *name).collect::<Vec<_>>().join(", ");
+    // Revoked on the owner's objects only (every object of chipledger is the owner's: roles.sql):
+    // `ON ALL ... IN SCHEMA` would also name objects of a database administrator's extension
+    // in `public`, such as pg_stat_statements, whose reset function PUBLIC may not execute, and
+    // revoking on an object one holds no privilege on is an error, which stopped the admin step.
     let grants = format!(
-        "REVOKE ALL ON ALL TABLES IN SCHEMA public FROM PUBLIC, {APP_ROLE};\n\
-         REVOKE ALL ON ALL SEQUENCES IN SCHEMA public FROM PUBLIC, {APP_ROLE};\n\
-         REVOKE ALL ON ALL FUNCTIONS IN SCHEMA public FROM PUBLIC, {APP_ROLE};\n\
+        "DO $$\n\
+         DECLARE o record;\n\
+         BEGIN\n\
+             FOR o IN SELECT CASE c.relkind WHEN 'S' THEN 'SEQUENCE ' ELSE 'TABLE ' END || c.oid::regclass::text AS object\n\
+                        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace\n\
+                       WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S')\n\
+                         AND c.relowner = current_user::regrole\n\
+                      UNION ALL\n\
+                      SELECT 'ROUTINE ' || p.oid::regprocedure::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace\n\
+                       WHERE n.nspname = 'public' AND p.proowner = current_user::regrole\n\
+             LOOP\n\
+                 EXECUTE format('REVOKE ALL ON %s FROM PUBLIC, {APP_ROLE}', o.object);\n\
+             END LOOP;\n\
+         END\n\
+         $$;\n\
          ALTER DEFAULT PRIVILEGES FOR ROLE {OWNER_ROLE} REVOKE EXECUTE ON FUNCTIONS FROM PUBLIC;\n\
          GRANT EXECUTE ON FUNCTION {names} TO {APP_ROLE};"
     );

@@ -45,6 +45,16 @@ const APP_ONLY: &[&str] = &[
     "SELECT chipledger_refuse_change()",
 ];
 
+/// Every statement of [`STATEMENTS`] and [`APP_ONLY`], sent as the application role, refused.
+async fn refused_every_statement(app: &mut sqlx::PgConnection) {
+    for statement in STATEMENTS.iter().chain(APP_ONLY) {
+        let error = sqlx::query(*statement).execute(&mut *app).await.expect_err(statement);
+        let code = error.as_database_error().and_then(|e| e.code()).map(|c| c.into_owned());
+        // 42501 insufficient_privilege (grants), 42501 from the trigger, or 42501 must be owner.
+        assert_eq!(code.as_deref(), Some("42501"), "{statement}: {error}");
+    }
+}
+
 #[tokio::test]
 async fn r_audit_1_application_role_cannot_update_delete_or_truncate() -> anyhow::Result<()> {
     let db = fresh("privileges_app").await?;
@@ -54,12 +64,7 @@ async fn r_audit_1_application_role_cannot_update_delete_or_truncate() -> anyhow
     let mut app = sqlx::PgConnection::connect_with(&Store::app_options(&db.admin_url, APP_PASSWORD)?).await?;
     let role: String = sqlx::query_scalar("SELECT current_user").fetch_one(&mut app).await?;
     assert_eq!(role, APP_ROLE);
-    for statement in STATEMENTS.iter().chain(APP_ONLY) {
-        let error = sqlx::query(*statement).execute(&mut app).await.expect_err(statement);
-        let code = error.as_database_error().and_then(|e| e.code()).map(|c| c.into_owned());
-        // 42501 insufficient_privilege (grants), 42501 from the trigger, or 42501 must be owner.
-        assert_eq!(code.as_deref(), Some("42501"), "{statement}: {error}");
-    }
+    refused_every_statement(&mut app).await;
     assert_eq!(db.store.read_all(PROPERTY, 0, 10).await?.len(), 2);
     assert!(db.store.verify_chain(PROPERTY).await?.ok);
     Ok(())
@@ -115,6 +120,42 @@ async fn the_application_role_executes_exactly_the_functions_of_sql_and_reaches_
     .fetch_one(&mut superuser)
     .await?;
     assert_eq!((owner_logs_in, app_creates), (false, false));
+    Ok(())
+}
+
+/// A database administrator's extension in `public` (pg_stat_statements, the usual one, whose
+/// reset function PUBLIC may not execute) does not stop the admin step of an upgrade: the
+/// privileges are revoked on the owner's objects, not on everything in the schema, and the
+/// application role still reaches no table and executes exactly the functions of `sql/`.
+#[tokio::test]
+async fn the_admin_step_runs_again_beside_an_extension_in_public_and_least_privilege_holds() -> anyhow::Result<()> {
+    let db = fresh("privileges_extension").await?;
+    let mut superuser = admin(&db.admin_url).await?;
+    sqlx::query("CREATE EXTENSION pg_stat_statements SCHEMA public").execute(&mut superuser).await?;
+    Store::migrate(&db.admin_url).await?;
+    let mut app = sqlx::PgConnection::connect_with(&Store::app_options(&db.admin_url, APP_PASSWORD)?).await?;
+    refused_every_statement(&mut app).await;
+    let executable: Vec<String> = sqlx::query_scalar(
+        "SELECT p.proname::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace \
+         WHERE n.nspname = 'public' AND p.proowner = 'chipledger_owner'::regrole \
+           AND has_function_privilege('chipledger_app', p.oid, 'EXECUTE') ORDER BY p.proname",
+    )
+    .fetch_all(&mut superuser)
+    .await?;
+    let mut expected: Vec<&str> = chipledger_store::schema::FUNCTIONS.iter().map(|(name, _)| *name).collect();
+    expected.sort_unstable();
+    assert_eq!(executable, expected);
+    // The extension's own privileges are its owner's business, left as they were.
+    let reset_by_app: bool =
+        sqlx::query_scalar("SELECT has_function_privilege('chipledger_app', 'pg_stat_statements_reset(oid, oid, bigint)', 'EXECUTE')")
+            .fetch_one(&mut superuser)
+            .await?;
+    assert!(!reset_by_app);
+    // And the service still works on it.
+    let mut request = one_stream("table-T1", ExpectedVersion::NoStream, buy_ins(2, "c1"));
+    request.commands = vec![command("c1", "r")];
+    db.store.append(&request).await?;
+    assert!(db.store.verify_chain(PROPERTY).await?.ok);
     Ok(())
 }
 
