@@ -99,6 +99,7 @@ impl Run {
 pub struct Pair {
     pub server: Run,
     pub baseline: Run,
+    pub mode: super::drive::Mode,
     /// Offered commands per second of a paced run (both sides); None for closed loop.
     pub rate: Option<f64>,
 }

@@ -229,7 +229,7 @@ async fn measure(
         if baseline.movements != server.movements {
             bail!("{}: {} movements planned, {} found in the log", spec.label, server.movements, baseline.movements);
         }
-        pairs.push(Pair { server, baseline, rate: spec.rate });
+        pairs.push(Pair { server, baseline, mode: spec.mode, rate: spec.rate });
     }
 
     let head = drive::head(&target.admin, property).await?;
@@ -300,7 +300,10 @@ async fn measure(
     // what is offered (or falls behind), so its ratio says nothing about capacity.
     for pair in pairs.iter_mut().filter(|pair| pair.rate.is_none()) {
         let ratio = pair.server.events_per_second() / pair.baseline.events_per_second().max(1e-9);
-        let goal = if pair.server.label.starts_with("stream") { 0.6 } else { 0.5 };
+        let goal = match pair.mode {
+            Mode::Stream => 0.6,
+            Mode::Live | Mode::Batch => 0.5,
+        };
         let _ = writeln!(
             out,
             "- {} at >= {:.0}% of its baseline: {:.0}% {}",
