@@ -24,7 +24,7 @@ fn event(index: usize, command_id: &str) -> NewEvent {
         event_id: Uuid::new_v4(),
         event_type: "BetPlaced".into(),
         schema_version: 1,
-        payload: json!({"hand_id": index / 15, "seat": 1 + index % 9, "amount_cents": amount_cents, "street": "flop"}),
+        payload: json!({"hand_id": index / 15, "seat": 1 + index % 9, "amount_cents": amount_cents, "street": "flop"}).into(),
         metadata: EventMetadata {
             actor_id: "dealer-7".into(),
             actor_role: "Dealer".into(),
@@ -111,7 +111,7 @@ async fn run_baseline(pool: &sqlx::PgPool, batch_size: usize, batches: usize, st
             batch.positions.push(position);
             batch.versions.push(n as i64 + 1);
             batch.ids.push(event.event_id);
-            batch.payloads.push(event.payload);
+            batch.payloads.push(serde_json::from_str::<serde_json::Value>(event.payload.as_str())?);
             batch.metadata.push(serde_json::to_value(&event.metadata)?);
             batch.hashes.push(request_hash(&position.to_be_bytes()).to_vec());
             for (index, posting) in event.postings.into_iter().enumerate() {

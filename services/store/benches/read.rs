@@ -53,7 +53,7 @@ fn table_event(table: usize, hand: usize, index: usize, command_id: &str) -> New
         event_id: Uuid::new_v4(),
         event_type: if moves { "Acted".into() } else { "RoundStarted".into() },
         schema_version: 1,
-        payload,
+        payload: payload.into(),
         metadata: EventMetadata {
             actor_id: format!("dealer-{table}"),
             actor_role: "dealer".into(),

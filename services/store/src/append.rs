@@ -181,6 +181,7 @@ pub(crate) fn encode(request: &AppendRequest, projection: Option<&dyn InlineProj
         projection_ops: Vec::new(),
     };
     let mut ops: Vec<ProjectionOp> = request.projection_ops.clone();
+    let mut canonicalizer = chain::JsonbCanonicalizer::new(chain::Canonical::Jcs);
     for (stream_index, stream) in request.streams.iter().enumerate() {
         if stream.stream.is_empty() || stream.stream.len() > 128 {
             return Err(invalid("stream id must be 1..=128 bytes"));
@@ -207,7 +208,6 @@ pub(crate) fn encode(request: &AppendRequest, projection: Option<&dyn InlineProj
             if sum_cents != 0 {
                 return Err(StoreError::Unbalanced { event_index, sum_cents });
             }
-            let metadata = serde_json::to_value(&event.metadata).map_err(|e| invalid(e.to_string()))?;
             let fields = StoredFields {
                 property: &request.property,
                 stream: &stream.stream,
@@ -216,8 +216,11 @@ pub(crate) fn encode(request: &AppendRequest, projection: Option<&dyn InlineProj
                 schema_version: event.schema_version,
             };
             let link = (event_index + 1 == event_count && !encoded.command_ids.is_empty()).then(|| append_link(&encoded));
-            let payload_jcs = chain::jcs(&event.payload)?;
-            let metadata_jcs = chain::jcs(&metadata)?;
+            let mut payload_jcs = Vec::with_capacity(event.payload.as_str().len());
+            chain::jcs_text(event.payload.as_str(), &mut canonicalizer, &mut payload_jcs)?;
+            let metadata = serde_json::to_string(&event.metadata).map_err(|e| invalid(e.to_string()))?;
+            let mut metadata_jcs = Vec::with_capacity(metadata.len());
+            chain::jcs_text(&metadata, &mut canonicalizer, &mut metadata_jcs)?;
             let mut entry = Vec::with_capacity(256 + payload_jcs.len() + metadata_jcs.len());
             let postings = event.postings.iter().map(|posting| (posting.account.as_str(), posting.amount_cents));
             chain::event_entry_start(&mut entry, &fields, &payload_jcs, &metadata_jcs, postings, link.as_ref())

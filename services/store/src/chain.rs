@@ -111,6 +111,20 @@ pub fn jcs(value: &Value) -> Result<Vec<u8>, StoreError> {
     canonical(value, Canonical::Jcs)
 }
 
+/// [`jcs`] of JSON text, written to `out`: straight from the text where `canonicalizer` (a
+/// [`Canonical::Jcs`] one) copies it exactly (serde_json escapes strings as JCS does, which is
+/// how an event's JSON is made), else through the decoded value. The same bytes either way, and
+/// the same refusals: a float (R-UNIT-1), an integer beyond 2^53 - 1.
+pub(crate) fn jcs_text(text: &str, canonicalizer: &mut JsonbCanonicalizer, out: &mut Vec<u8>) -> Result<(), StoreError> {
+    debug_assert_eq!(canonicalizer.form, Canonical::Jcs);
+    if canonicalizer.write(text.as_bytes(), out).is_some() {
+        return Ok(());
+    }
+    let value: Value =
+        serde_json::from_str(text).map_err(|error| StoreError::InvalidRequest(format!("event JSON does not decode: {error}")))?;
+    write_canonical(&value, out, Canonical::Jcs)
+}
+
 /// One writer for both canonical forms: they differ only in key order and in which integers
 /// they take.
 fn write_canonical(value: &Value, out: &mut Vec<u8>, form: Canonical) -> Result<(), StoreError> {

@@ -5,29 +5,30 @@
 use chipledger_rules::{CageEvent, Event, PlayerEvent, StreamId, TableEvent};
 use serde::{Deserialize, Deserializer};
 
-use crate::event::StoredJson;
+use crate::event::{EventJson, StoredJson};
 
-/// The stored payload of an event.
-pub fn event_payload(event: &Event) -> serde_json::Value {
+/// The payload of an event to append, serialised once from its type (the append writes its
+/// RFC 8785 form).
+pub fn event_payload(event: &Event) -> EventJson {
     let encoded = match event {
-        Event::Table(event) => serde_json::to_value(event),
-        Event::Player(event) => serde_json::to_value(event),
-        Event::Cage(event) => serde_json::to_value(event),
+        Event::Table(event) => EventJson::of(event),
+        Event::Player(event) => EventJson::of(event),
+        Event::Cage(event) => EventJson::of(event),
     };
     encoded.expect("rules events serialise to JSON (no map has a non-string key)")
 }
 
 /// An event read back from its stream and stored payload: the inverse of [`event_payload`].
 pub fn event_from_payload(stream: &StreamId, payload: &StoredJson) -> Result<Event, serde_json::Error> {
-    let mut text = serde_json::Deserializer::from_str(payload.as_str());
+    event_from_json(stream, payload.as_str())
+}
+
+/// [`event_from_payload`] of a payload as JSON text (a new event's, [`EventJson::as_str`]).
+pub fn event_from_json(stream: &StreamId, json: &str) -> Result<Event, serde_json::Error> {
+    let mut text = serde_json::Deserializer::from_str(json);
     let event = event_from(stream, &mut text)?;
     text.end()?;
     Ok(event)
-}
-
-/// [`event_from_payload`] of a payload not read from the log (a new event's).
-pub fn event_from_value(stream: &StreamId, payload: &serde_json::Value) -> Result<Event, serde_json::Error> {
-    event_from(stream, payload)
 }
 
 fn event_from<'de, D: Deserializer<'de>>(stream: &StreamId, payload: D) -> Result<Event, D::Error> {
@@ -52,11 +53,12 @@ mod tests {
             amount_cents: 20_000,
         });
         let payload = event_payload(&event);
-        assert_eq!(payload["type"], "JoinedTable", "tagged with the stream's own event type");
+        let value: serde_json::Value = serde_json::from_str(payload.as_str()).unwrap();
+        assert_eq!(value["type"], "JoinedTable", "tagged with the stream's own event type");
         let stream: StreamId = "player-P1".parse().unwrap();
-        let stored = StoredJson::from_value(&payload);
+        let stored = StoredJson::from_value(&value);
         assert_eq!(event_from_payload(&stream, &stored).unwrap(), event);
-        assert_eq!(event_from_value(&stream, &payload).unwrap(), event);
+        assert_eq!(event_from_json(&stream, payload.as_str()).unwrap(), event);
         let table: StreamId = "table-T1".parse().unwrap();
         assert!(event_from_payload(&table, &stored).is_err(), "a player event is no table event");
     }

@@ -50,15 +50,56 @@ pub struct NewPosting {
 }
 
 /// An event to append. Its stream is given by the [`StreamAppend`] holding it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct NewEvent {
     pub event_id: Uuid,
     pub event_type: String,
     pub schema_version: i16,
     /// Any JSON without floating-point numbers (R-UNIT-1).
-    pub payload: serde_json::Value,
+    pub payload: EventJson,
     pub metadata: EventMetadata,
     pub postings: Vec<NewPosting>,
+}
+
+/// The JSON of an event to append, as text: serialised once from its type ([`EventJson::of`]),
+/// with no `serde_json::Value` on the way. The append writes its RFC 8785 form (`chain::jcs_text`),
+/// the bytes stored and hashed; JSON that form does not hold (a float, R-UNIT-1, or an integer
+/// beyond 2^53 - 1) is refused there, before anything is written.
+#[derive(Clone, PartialEq, Eq)]
+pub struct EventJson(String);
+
+impl EventJson {
+    /// The JSON of a value of any serialisable type.
+    pub fn of<T: Serialize + ?Sized>(value: &T) -> Result<EventJson, serde_json::Error> {
+        serde_json::to_string(value).map(EventJson)
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The decoded value, for code that walks JSON of no one type (tests).
+    pub fn value(&self) -> serde_json::Value {
+        serde_json::from_str(&self.0).expect("an EventJson is JSON text")
+    }
+}
+
+impl From<serde_json::Value> for EventJson {
+    fn from(value: serde_json::Value) -> EventJson {
+        EventJson(value.to_string())
+    }
+}
+
+impl From<&StoredJson> for EventJson {
+    fn from(stored: &StoredJson) -> EventJson {
+        EventJson(stored.as_str().to_owned())
+    }
+}
+
+impl std::fmt::Debug for EventJson {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
 }
 
 /// Optimistic concurrency for one stream.

@@ -150,7 +150,7 @@ impl InlineProjection for RulesProjection {
     fn project(&self, stream: &str, event: &NewEvent, ops: &mut Vec<ProjectionOp>) {
         let Ok(stream) = stream.parse::<chipledger_rules::StreamId>() else { return };
         let chipledger_rules::StreamId::Player(player_id) = &stream else { return };
-        let Ok(chipledger_rules::Event::Player(player_event)) = crate::domain::event_from_value(&stream, &event.payload) else { return };
+        let Ok(chipledger_rules::Event::Player(player_event)) = crate::domain::event_from_json(&stream, event.payload.as_str()) else { return };
         player_ops(player_id, &player_event, event.event_id, ops);
     }
 }

@@ -923,7 +923,7 @@ async fn verify_projections(
                 event_id: event.event_id,
                 event_type: event.event_type,
                 schema_version: event.schema_version,
-                payload: event.payload.value(),
+                payload: (&event.payload).into(),
                 metadata,
                 postings: event.postings.iter().map(|p| NewPosting { account: p.account.clone(), amount_cents: p.amount_cents }).collect(),
             };

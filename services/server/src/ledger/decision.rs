@@ -101,7 +101,7 @@ impl Decision {
     ) -> Result<(), Status> {
         let command_id = entry_command_id(&envelope.command_id, index);
         let mut result = pb::CommandResult { command_id: command_id.clone(), ..Default::default() };
-        let mut touched_accounts: Vec<String> = Vec::new();
+        let mut touched_accounts: Vec<rules::Account> = Vec::new();
         for (stream, event) in events {
             let state = self
                 .states
@@ -111,13 +111,13 @@ impl Decision {
             let postings: Vec<NewPosting> = event
                 .postings()
                 .iter()
-                .map(|posting| NewPosting { account: posting.account.key(), amount_cents: posting.amount_cents })
+                .map(|posting| {
+                    if !touched_accounts.contains(&posting.account) {
+                        touched_accounts.push(posting.account.clone());
+                    }
+                    NewPosting { account: posting.account.key(), amount_cents: posting.amount_cents }
+                })
                 .collect();
-            for posting in &postings {
-                if !touched_accounts.contains(&posting.account) {
-                    touched_accounts.push(posting.account.clone());
-                }
-            }
             let event_id = Uuid::now_v7();
             let new_event = NewEvent {
                 event_id,
@@ -153,10 +153,12 @@ impl Decision {
             let state = state.evolve_decided(&event)?;
             self.states.insert(stream, state);
         }
+        // A table's balances are listed once per command, however many of its accounts it touched.
+        let mut tables: HashMap<rules::TableId, Vec<rules::Posting>> = HashMap::new();
         result.balances = touched_accounts
             .iter()
-            .filter_map(|account| self.balance_of(account).map(|balance_cents| pb::AccountBalance {
-                account: account.clone(),
+            .filter_map(|account| self.balance_of(account, &mut tables).map(|balance_cents| pb::AccountBalance {
+                account: account.key(),
                 balance_cents,
             }))
             .collect();
@@ -166,9 +168,9 @@ impl Decision {
 
     /// Balance after the decision of an account whose stream state holds it (table accounts,
     /// pockets, cage inventory). House and IOU accounts are answered by `GetBalance`.
-    pub(super) fn balance_of(&self, account_key: &str) -> Option<i64> {
-        let account: rules::Account = account_key.parse().ok()?;
-        match &account {
+    /// `tables` keeps the balances of the tables listed so far.
+    fn balance_of(&self, account: &rules::Account, tables: &mut HashMap<rules::TableId, Vec<rules::Posting>>) -> Option<i64> {
+        match account {
             rules::Account::Pocket { player_id } => match self.states.get(&StreamId::Player(player_id.clone()))? {
                 StreamState::Player(player) => Some(player.pocket_cents),
                 _ => None,
@@ -194,16 +196,14 @@ impl Decision {
             },
             _ => {
                 let table_id = account.table_id()?;
-                match self.states.get(&StreamId::Table(table_id.clone()))? {
-                    StreamState::Table(table) => Some(
-                        table
-                            .balances()
-                            .iter()
-                            .find(|posting| posting.account == account)
-                            .map_or(0, |posting| posting.amount_cents),
-                    ),
-                    _ => None,
-                }
+                let balances = match tables.entry(table_id.clone()) {
+                    std::collections::hash_map::Entry::Occupied(listed) => listed.into_mut(),
+                    std::collections::hash_map::Entry::Vacant(unlisted) => match self.states.get(&StreamId::Table(table_id.clone()))? {
+                        StreamState::Table(table) => unlisted.insert(table.balances()),
+                        _ => return None,
+                    },
+                };
+                Some(balances.iter().find(|posting| &posting.account == account).map_or(0, |posting| posting.amount_cents))
             }
         }
     }

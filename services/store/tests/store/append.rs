@@ -160,7 +160,7 @@ async fn balances_as_of_position_and_time_and_the_sum_is_zero_everywhere() -> an
 async fn floats_and_oversized_batches_are_refused_before_the_database() -> anyhow::Result<()> {
     let db = fresh("append_invalid").await?;
     let mut events = buy_ins(1, "c1");
-    events[0].payload = serde_json::json!({"amount": 1.5});
+    events[0].payload = serde_json::json!({"amount": 1.5}).into();
     assert!(matches!(
         db.store.append(&one_stream("table-T1", ExpectedVersion::NoStream, events)).await,
         Err(StoreError::InvalidRequest(_))

@@ -234,7 +234,7 @@ async fn the_application_role_cannot_continue_the_chain_from_a_head_it_does_not_
         .bind(vec![event.event_id])
         .bind(vec![event.event_type.clone()])
         .bind(vec![1i16])
-        .bind(vec![event.payload.clone()])
+        .bind(vec![event.payload.value()])
         .bind(vec![serde_json::to_value(&event.metadata).expect("metadata")])
         .bind(vec![vec![0xab_u8; 32]])
         .bind(Vec::<i32>::new())

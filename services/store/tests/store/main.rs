@@ -67,7 +67,7 @@ pub fn movement(event_type: &str, from: &str, to: &str, amount_cents: i64, comma
         event_id: Uuid::new_v4(),
         event_type: event_type.into(),
         schema_version: 1,
-        payload: json!({"amount_cents": amount_cents, "from": from, "to": to, "note": "é\"\\\u{1}"}),
+        payload: json!({"amount_cents": amount_cents, "from": from, "to": to, "note": "é\"\\\u{1}"}).into(),
         metadata: metadata(command_id),
         postings: vec![
             NewPosting { account: from.into(), amount_cents: -amount_cents },

@@ -12,8 +12,8 @@ struct TestProjection;
 
 impl InlineProjection for TestProjection {
     fn project(&self, _stream: &str, event: &NewEvent, ops: &mut Vec<ProjectionOp>) {
-        let player_id = event.payload["player_id"].as_str().unwrap_or("").to_owned();
-        let amount_cents = event.payload["amount_cents"].as_i64().unwrap_or(0);
+        let player_id = event.payload.value()["player_id"].as_str().unwrap_or("").to_owned();
+        let amount_cents = event.payload.value()["amount_cents"].as_i64().unwrap_or(0);
         match event.event_type.as_str() {
             "PlayerSeated" => ops.push(ProjectionOp::Seated {
                 player_id,
@@ -36,7 +36,7 @@ impl InlineProjection for TestProjection {
 
 fn domain_event(event_type: &str, player_id: &str, amount_cents: i64, postings: Vec<NewPosting>) -> NewEvent {
     NewEvent {
-        payload: json!({"player_id": player_id, "amount_cents": amount_cents}),
+        payload: json!({"player_id": player_id, "amount_cents": amount_cents}).into(),
         postings,
         ..movement(event_type, "-", "-", 0, event_type)
     }
@@ -112,7 +112,7 @@ async fn rules_player_events_feed_departures_cash_and_markers() -> anyhow::Resul
     ];
     let events = player_events
         .iter()
-        .map(|e| Ok(NewEvent { event_type: e.event_type().into(), payload: serde_json::to_value(e)?, postings: vec![], ..movement("-", "-", "-", 0, "c") }))
+        .map(|e| Ok(NewEvent { event_type: e.event_type().into(), payload: EventJson::of(e)?, postings: vec![], ..movement("-", "-", "-", 0, "c") }))
         .collect::<anyhow::Result<Vec<_>>>()?;
     store.append(&one_stream("player-P7", ExpectedVersion::NoStream, events)).await?;
     let departure = store.departure(PROPERTY, "P7", "NLHE-1-2").await?.expect("departed");
@@ -124,7 +124,7 @@ async fn rules_player_events_feed_departures_cash_and_markers() -> anyhow::Resul
 }
 
 fn rules_event(event: &chipledger_rules::PlayerEvent) -> anyhow::Result<NewEvent> {
-    Ok(NewEvent { event_type: event.event_type().into(), payload: serde_json::to_value(event)?, postings: vec![], ..movement("-", "-", "-", 0, "c") })
+    Ok(NewEvent { event_type: event.event_type().into(), payload: EventJson::of(event)?, postings: vec![], ..movement("-", "-", "-", 0, "c") })
 }
 
 fn table(id: &str) -> anyhow::Result<chipledger_rules::TableId> {
@@ -270,7 +270,7 @@ async fn migration_0003_rebuilds_departures_from_the_log() -> anyhow::Result<()>
         .bind(index as i64 + 1)
         .bind(event.event_id)
         .bind(&event.event_type)
-        .bind(&event.payload)
+        .bind(event.payload.value())
         .bind(vec![0u8; 32])
         .execute(&mut superuser)
         .await?;

@@ -69,7 +69,7 @@ async fn groups_committed_here_are_handed_over_as_the_log_holds_them() -> anyhow
     let elsewhere = migrated_store(&db.admin_url).await?;
     let mut subscription = db.store.subscribe(PROPERTY, 0).await?;
     let mut awkward = buy_ins(2, "numbers");
-    awkward[0].payload = serde_json::json!({"amount_cents": 100, "big": 9_007_199_254_740_991_i64, "neg": -5, "z": [], "a": {"é": "\u{7f}\u{2028}", "": null, "\u{1f600}": true}});
+    awkward[0].payload = serde_json::json!({"amount_cents": 100, "big": 9_007_199_254_740_991_i64, "neg": -5, "z": [], "a": {"é": "\u{7f}\u{2028}", "": null, "\u{1f600}": true}}).into();
     // Each append's events are taken before the next append, so the subscriber is at the head
     // whenever a group comes: the groups committed here are handed over, not read.
     let mut delivered = Vec::new();
