@@ -489,9 +489,9 @@ const MAX_JSON_DEPTH: usize = 128;
 ///
 /// Whatever it writes is JSON denoting the same value as the text, so equal output means an
 /// equal value: a verifier using it cannot accept a changed value. It returns `None` for what
-/// it does not copy exactly (a key with an escape, a number with a fraction or exponent or, for
-/// JCS, beyond 2^53 - 1, deeper than [`MAX_JSON_DEPTH`], anything malformed); the caller then
-/// decodes the value and uses [`canonical`], the definition.
+/// it does not copy exactly (a key with an escape, a key twice in one object, a number with a
+/// fraction or exponent or, for JCS, beyond 2^53 - 1, deeper than [`MAX_JSON_DEPTH`], anything
+/// malformed); the caller then decodes the value and uses [`canonical`], the definition.
 pub(crate) struct JsonbCanonicalizer {
     form: Canonical,
     /// Members of the objects being written, innermost last: key and value spans.
@@ -622,6 +622,11 @@ impl JsonbCanonicalizer {
                 let utf16 = |bytes: &[u8]| std::str::from_utf8(bytes).unwrap_or_default().encode_utf16().collect::<Vec<u16>>();
                 members.sort_by_cached_key(|member| utf16(key(member)));
             }
+        }
+        // A key twice is not what jsonb or serde writes for one value: the decoded value (which
+        // keeps the last) decides.
+        if members.windows(2).any(|pair| key(&pair[0]) == key(&pair[1])) {
+            return None;
         }
         self.reorder.clear();
         self.reorder.extend_from_slice(&out[start..]);
