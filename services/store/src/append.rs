@@ -182,6 +182,7 @@ pub(crate) fn encode(request: &AppendRequest, projection: Option<&dyn InlineProj
     };
     let mut ops: Vec<ProjectionOp> = request.projection_ops.clone();
     let mut canonicalizer = chain::JsonbCanonicalizer::new(chain::Canonical::Jcs);
+    let mut previous_metadata: Option<(&EventMetadata, Vec<u8>)> = None;
     for (stream_index, stream) in request.streams.iter().enumerate() {
         if stream.stream.is_empty() || stream.stream.len() > 128 {
             return Err(invalid("stream id must be 1..=128 bytes"));
@@ -218,9 +219,17 @@ pub(crate) fn encode(request: &AppendRequest, projection: Option<&dyn InlineProj
             let link = (event_index + 1 == event_count && !encoded.command_ids.is_empty()).then(|| append_link(&encoded));
             let mut payload_jcs = Vec::with_capacity(event.payload.as_str().len());
             chain::jcs_text(event.payload.as_str(), &mut canonicalizer, &mut payload_jcs)?;
-            let metadata = serde_json::to_string(&event.metadata).map_err(|e| invalid(e.to_string()))?;
-            let mut metadata_jcs = Vec::with_capacity(metadata.len());
-            chain::jcs_text(&metadata, &mut canonicalizer, &mut metadata_jcs)?;
+            // The events of one command mostly share their metadata: written once for a run of them.
+            let metadata_jcs = match &previous_metadata {
+                Some((metadata, jcs)) if *metadata == &event.metadata => jcs.clone(),
+                _ => {
+                    let metadata = serde_json::to_string(&event.metadata).map_err(|e| invalid(e.to_string()))?;
+                    let mut jcs = Vec::with_capacity(metadata.len());
+                    chain::jcs_text(&metadata, &mut canonicalizer, &mut jcs)?;
+                    previous_metadata = Some((&event.metadata, jcs.clone()));
+                    jcs
+                }
+            };
             let mut entry = Vec::with_capacity(256 + payload_jcs.len() + metadata_jcs.len());
             let postings = event.postings.iter().map(|posting| (posting.account.as_str(), posting.amount_cents));
             chain::event_entry_start(&mut entry, &fields, &payload_jcs, &metadata_jcs, postings, link.as_ref())

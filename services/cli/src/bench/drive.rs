@@ -126,11 +126,9 @@ async fn play_lane(mut client: Client, hands: Vec<PlannedHand>, mode: Mode, pace
         match mode {
             Mode::Live => {
                 for command in hand.live {
-                    let (rpc, command_id) = named(&command);
+                    let described = named(&command);
                     let started = call_start(pace.as_ref(), &mut slot).await;
-                    let result = send_stamped(&mut client, command)
-                        .await
-                        .map_err(|status| refused(&format!("{rpc} {command_id}"), &status))?;
+                    let result = send_stamped(&mut client, command).await.map_err(|status| refused(&described, &status))?;
                     latencies.record(started.elapsed());
                     events += result.events.len() as u64;
                 }
@@ -162,13 +160,12 @@ async fn play_lane_streamed(mut client: Client, hands: Vec<PlannedHand>, pace: O
         .map_err(|status| refused("RecordStream", &status))?
         .into_inner();
     for command in hands.into_iter().flat_map(|hand| hand.live) {
-        let (rpc, command_id) = named(&command);
-        let described = || format!("{rpc} {command_id}");
+        let described = named(&command);
         let started = call_start(pace.as_ref(), &mut slot).await;
         commands.send(pb::Command { command: Some(command) }).await.context("the stream closed")?;
-        let reply = replies.message().await.map_err(|status| refused(&described(), &status))?.context("the stream ended early")?;
+        let reply = replies.message().await.map_err(|status| refused(&described, &status))?.context("the stream ended early")?;
         if reply.code != 0 {
-            return Err(refused(&described(), &tonic::Status::new(tonic::Code::from(reply.code), reply.message)));
+            return Err(refused(&described, &tonic::Status::new(tonic::Code::from(reply.code), reply.message)));
         }
         latencies.record(started.elapsed());
         events += reply.result.map_or(0, |result| result.events.len() as u64);
@@ -178,8 +175,8 @@ async fn play_lane_streamed(mut client: Client, hands: Vec<PlannedHand>, pace: O
 
 /// What a refusal names: the command's RPC and id (kept before the command is sent; formatting
 /// the whole command for every call would be CPU the bench counts as the server's side).
-fn named(command: &pb::command::Command) -> (&'static str, String) {
-    (command.rpc(), command.header().map(|header| header.command_id.clone()).unwrap_or_default())
+fn named(command: &pb::command::Command) -> String {
+    format!("{} {}", command.rpc(), command.header().map_or("", |header| header.command_id.as_str()))
 }
 
 fn refused(what: &str, status: &tonic::Status) -> anyhow::Error {
