@@ -23,6 +23,8 @@ struct Field {
     repeated: bool,
     /// Fully qualified message type of a message field (".chipledger.v1.CommandHeader").
     message: Option<String>,
+    /// An amount: an int64 named `*_cents`, bounded by [`check_amounts`].
+    amount: bool,
 }
 
 /// Message layouts of every chipledger.v1 type and the request type of every RPC.
@@ -97,6 +99,7 @@ impl Schemas {
                     kind,
                     repeated: field.label() == Label::Repeated,
                     message: matches!(kind, Type::Message).then(|| field.type_name().to_string()),
+                    amount: kind == Type::Int64 && field.name().ends_with("_cents"),
                 };
                 (field.number() as u32, described)
             })
@@ -172,6 +175,9 @@ impl Schemas {
             })?;
             let Some(field) = field else { continue };
             check_wire_type(field, wire_type, value, &field_path)?;
+            if field.amount {
+                check_amounts(value, &field_path)?;
+            }
             match (field.kind, wire_type) {
                 (Type::String, 2) => {
                     let text = std::str::from_utf8(value).map_err(|_| Malformed::at(&field_path, "not valid UTF-8"))?;
@@ -218,6 +224,23 @@ fn check_wire_type(field: &Field, wire_type: u8, value: &[u8], path: &str) -> Re
         return Ok(());
     }
     Err(Malformed::at(path, format!("wire type {wire_type} is not that of a {:?} field", field.kind)))
+}
+
+/// Every amount of a field (one varint, or a packed run of them) within 2^53 - 1 cents either
+/// way: an amount goes into the chained JSON of an event or of a refusal, which holds no larger
+/// integer exactly (chain.rs), so a larger one is refused here, with its field, before a rule
+/// judges it.
+fn check_amounts(mut value: &[u8], path: &str) -> Result<(), Malformed> {
+    while let Some(raw) = varint(&mut value) {
+        let amount = raw as i64;
+        if amount.unsigned_abs() > chipledger_store::chain::MAX_SAFE_INTEGER as u64 {
+            return Err(Malformed::at(
+                path,
+                format!("{amount} cents is beyond 2^53 - 1, the largest amount the hash chain's JSON holds exactly (R-UNIT-1)"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn skip(bytes: &mut &[u8], count: usize) -> bool {
@@ -286,6 +309,7 @@ mod tests {
     }
 
     const BUY_IN: &str = "/chipledger.v1.TableService/BuyIn";
+    const OPEN_CAGE: &str = "/chipledger.v1.CageService/OpenCage";
 
     fn buy_in(player_id: &str) -> Vec<u8> {
         pb::BuyIn {
@@ -337,6 +361,29 @@ mod tests {
         let refused = schemas.check_body("/chipledger.v1.LedgerService/RecordBatch", &frame(&nested.encode_to_vec())).unwrap_err();
         assert_eq!(refused.field, "commands[1].kitty_expense.header.reason_note");
         assert_eq!(refused.into_status().code(), tonic::Code::InvalidArgument);
+    }
+
+    #[test]
+    fn an_amount_beyond_what_the_chain_holds_exactly_is_refused_with_its_field() {
+        let schemas = schemas();
+        let limit = chipledger_store::chain::MAX_SAFE_INTEGER;
+        let with_amount = |amount_cents: i64| {
+            let mut message = pb::BuyIn::decode(buy_in("P7").as_slice()).unwrap();
+            message.amount_cents = amount_cents;
+            frame(&message.encode_to_vec())
+        };
+        for amount in [limit, -limit, 0] {
+            assert!(schemas.check_body(BUY_IN, &with_amount(amount)).is_ok(), "{amount}");
+        }
+        for amount in [limit + 1, -limit - 1, i64::MAX, i64::MIN] {
+            let refused = schemas.check_body(BUY_IN, &with_amount(amount)).unwrap_err();
+            assert_eq!(refused.field, "amount_cents", "{amount}");
+            assert!(refused.problem.contains("R-UNIT-1"), "{}", refused.problem);
+        }
+        // A packed repeated amount, each element.
+        let cage = pb::OpenCage { cage_id: "K1".into(), denominations_cents: vec![100, limit + 1], ..Default::default() };
+        let refused = schemas.check_body(OPEN_CAGE, &frame(&cage.encode_to_vec())).unwrap_err();
+        assert_eq!(refused.field, "denominations_cents[0]", "one packed run");
     }
 
     #[test]
