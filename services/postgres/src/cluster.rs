@@ -10,6 +10,7 @@ use tokio::process::Command;
 
 use crate::os_user::{self, OsUser};
 use crate::reaper::Reaper;
+use crate::keeper::Keeper;
 use crate::{PgError, sql};
 
 /// Where Debian's postgresql-15 package puts the server binaries.
@@ -266,18 +267,7 @@ impl LocalCluster {
                 None => free_port()?,
             };
             self.write_settings(port)?;
-            let startup_log = self.data_dir.join(STARTUP_LOG);
-            let result = self
-                .pg_ctl(&[
-                    "start".as_ref(),
-                    "-w".as_ref(),
-                    "-t".as_ref(),
-                    PG_CTL_TIMEOUT_SECONDS.as_ref(),
-                    "-l".as_ref(),
-                    startup_log.as_os_str(),
-                ])
-                .await;
-            match result {
+            match start_server(&self.bin_dir, &self.data_dir, self.owner).await {
                 Ok(()) => {
                     self.port = port;
                     tracing::info!(port, data_dir = %self.data_dir.display(), "PostgreSQL started");
@@ -286,22 +276,16 @@ impl LocalCluster {
                 Err(error) if attempt < attempts => {
                     tracing::warn!(port, %error, "PostgreSQL did not start, trying another port");
                 }
-                Err(PgError::Command {
-                    command,
-                    status,
-                    mut output,
-                }) => {
-                    output.push_str("\n--- server startup log (tail) ---\n");
-                    output.push_str(&tail_of_file(&startup_log));
-                    return Err(PgError::Command {
-                        command,
-                        status,
-                        output,
-                    });
-                }
-                Err(other) => return Err(other),
+                Err(error) => return Err(error),
             }
         }
+    }
+
+    /// Keep the server running while we own it: started again (same port, same data, crash
+    /// recovery) whenever its postmaster exits, until [`Keeper::stop`], which comes before a
+    /// deliberate [`LocalCluster::stop`].
+    pub fn keep_running(&self) -> Keeper {
+        Keeper::spawn(self.bin_dir.clone(), self.data_dir.clone(), self.owner)
     }
 
     async fn pg_ctl_stop(&self, mode: StopMode) -> Result<(), PgError> {
@@ -350,6 +334,22 @@ impl LocalCluster {
         std::fs::write(&path, text)
             .map_err(|e| PgError::io(format!("write {}", path.display()), e))?;
         os_user::hand_over(&path, self.owner)
+    }
+}
+
+/// `pg_ctl start -w` with the settings file as it is (bounded); a failure carries the tail of
+/// the server's startup log.
+pub(crate) async fn start_server(bin_dir: &Path, data_dir: &Path, owner: Option<OsUser>) -> Result<(), PgError> {
+    let startup_log = data_dir.join(STARTUP_LOG);
+    let mut command = server_command(&bin_dir.join("pg_ctl"), owner);
+    command.arg("-D").arg(data_dir).args(["start", "-w", "-t", PG_CTL_TIMEOUT_SECONDS, "-l"]).arg(&startup_log);
+    match run(command).await {
+        Err(PgError::Command { command, status, mut output }) => {
+            output.push_str("\n--- server startup log (tail) ---\n");
+            output.push_str(&tail_of_file(&startup_log));
+            Err(PgError::Command { command, status, output })
+        }
+        other => other,
     }
 }
 

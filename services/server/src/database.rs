@@ -7,13 +7,16 @@
 //! - No URL: the embedded mode. chipledgerd owns the cluster (started from the installed server
 //!   binaries, data kept under the data directory), so it runs the admin step itself as the
 //!   cluster's superuser, with an application password made once and kept in the data
-//!   directory, and then connects as the application role like any deployment.
+//!   directory, and then connects as the application role like any deployment. If the cluster's
+//!   postmaster exits while the service runs (killed, crashed), it is started again at once
+//!   (`chipledger_postgres::Keeper`): calls answer UNAVAILABLE meanwhile, then the service serves
+//!   again with everything committed (crash recovery).
 
 use std::io::Write as _;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use chipledger_postgres::{ClusterOptions, LocalCluster, PgError, StopMode};
+use chipledger_postgres::{ClusterOptions, Keeper, LocalCluster, PgError, StopMode};
 use chipledger_store::{Store, StoreError};
 use sqlx::postgres::PgConnectOptions;
 
@@ -51,6 +54,8 @@ pub struct Database {
 #[derive(Debug)]
 struct Embedded {
     cluster: LocalCluster,
+    /// Starts the postmaster again if it exits while we run (killed, crashed, stopped by hand).
+    keeper: Keeper,
     data_dir: PathBuf,
 }
 
@@ -71,7 +76,8 @@ impl Database {
             extra_settings: Vec::new(),
         };
         let cluster = LocalCluster::start(options).await?;
-        Ok(Database { url: cluster.url(), embedded: Some(Embedded { cluster, data_dir }) })
+        let keeper = cluster.keep_running();
+        Ok(Database { url: cluster.url(), embedded: Some(Embedded { cluster, keeper, data_dir }) })
     }
 
     /// The admin step on this database: roles, migrations, functions, grants (under an
@@ -118,10 +124,14 @@ impl Database {
         redact_password(&self.url)
     }
 
-    /// Stops the embedded cluster cleanly (checkpoint, then exit); nothing for an external one.
+    /// Stops the embedded cluster cleanly (checkpoint, then exit), its keeper first; nothing for
+    /// an external one.
     pub async fn close(self) -> Result<(), PgError> {
         match self.embedded {
-            Some(embedded) => embedded.cluster.stop(StopMode::Fast).await,
+            Some(embedded) => {
+                embedded.keeper.stop().await;
+                embedded.cluster.stop(StopMode::Fast).await
+            }
             None => Ok(()),
         }
     }

@@ -93,3 +93,65 @@ async fn a_restart_right_after_kill_9_takes_over_the_embedded_cluster_with_its_d
     assert!(!dir.path().join("data").join("pgdata").join("postmaster.pid").exists(), "{}", output.join("\n"));
     Ok(())
 }
+
+/// How long chipledgerd may take to start its killed PostgreSQL again (crash recovery included).
+const RESTART_BOUND: Duration = Duration::from_secs(60);
+
+/// kill -9 of the embedded postmaster while chipledgerd runs: chipledgerd starts it again by
+/// itself (crash recovery from the WAL), the acknowledged history is all there and verifies, and
+/// a command resent with its id while the service answers UNAVAILABLE is recorded once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_embedded_postgres_is_started_again_and_the_service_serves_with_its_data() -> anyhow::Result<()> {
+    use chipledger_proto::v1 as pb;
+    let dir = tempfile::tempdir()?;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))?;
+    let data_dir = dir.path().join("data");
+    let data_arg = data_dir.to_string_lossy().to_string();
+    let child = ChildServer::spawn(&["--data-dir", &data_arg, "--listen", "127.0.0.1:0"], &[], dir.path()).await?;
+    let url = format!("http://{}", child.addr);
+    wait_until_serving(&url, None).await?;
+    let mut client = chipledger_tests::Client::new(tonic::transport::Endpoint::from_shared(url)?.connect().await?, None);
+    crate::scenario::open_cage(&mut client).await?;
+    let head = chipledger_tests::head(&mut client).await?;
+
+    let pid_file = data_dir.join("pgdata").join("postmaster.pid");
+    let postmaster_pid = || -> anyhow::Result<i32> {
+        Ok(std::fs::read_to_string(&pid_file)?.lines().next().unwrap_or_default().trim().parse()?)
+    };
+    let killed = postmaster_pid()?;
+    // SAFETY: kill(2) on the postmaster of the cluster this test's chipledgerd owns.
+    assert_eq!(unsafe { libc::kill(killed, libc::SIGKILL) }, 0);
+    let started = Instant::now();
+    child.wait_for_output("the embedded PostgreSQL runs again", 1, RESTART_BOUND).await?;
+    let again = postmaster_pid()?;
+    eprintln!("embedded PostgreSQL (pid {killed}) killed; running again as pid {again} after {:?}", started.elapsed());
+    assert_ne!(again, killed, "a new postmaster");
+    assert!(process_alive(again), "the new postmaster {again} runs");
+
+    // A client's retry: the same command id until the service takes it (UNAVAILABLE while its
+    // health probe has not yet seen the database back).
+    let opened = loop {
+        match crate::scenario::open_nlhe_table(&mut client, "T7").await {
+            Ok(result) => break result,
+            Err(error) => {
+                let status = error.downcast_ref::<tonic::Status>().map(|status| status.code());
+                assert_eq!(status, Some(tonic::Code::Unavailable), "only UNAVAILABLE while the database comes back: {error:#}");
+                assert!(started.elapsed() < RESTART_BOUND, "no command taken {RESTART_BOUND:?} after the kill: {error:#}\n{}", child.output_text());
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    };
+    let first_new = opened.events.first().map(|event| event.global_position);
+    assert_eq!(first_new, Some(head.global_position + 1), "recorded right after what was there: {opened:?} {head:?}");
+    let resent = crate::scenario::open_nlhe_table(&mut client, "T7").await?;
+    assert!(resent.replayed && resent.events == opened.events, "a resend answers the recorded result: {resent:?}");
+    let after = chipledger_tests::head(&mut client).await?;
+    let verified = client.audit.verify_chain(pb::VerifyChainRequest::default()).await?.into_inner();
+    assert!(verified.ok, "{verified:?}");
+    assert_eq!((verified.events_checked, verified.head), (after.global_position, Some(after)), "every event checked");
+
+    let (status, output) = child.terminate().await?;
+    assert!(status.success(), "exit {status}:\n{}", output.join("\n"));
+    assert!(!pid_file.exists(), "postmaster.pid left behind:\n{}", output.join("\n"));
+    Ok(())
+}
