@@ -118,6 +118,8 @@ DECLARE
     v_balance       bigint;
     v_outcome       text;
     v_reply         bytea;
+    v_ops           jsonb[];
+    v_projected     boolean;
     -- Per member.
     v_replayed      boolean[] := array_fill(false, ARRAY[v_members]);
     v_outcomes      text[] := array_fill(NULL::text, ARRAY[v_members]);
@@ -359,25 +361,119 @@ BEGIN
         END IF;
     END IF;
 
-    -- 5. Domain projections (fn_chipledger_apply_projection_ops.sql), member by member, up to
-    --    the member refused; then its refusal.
-    FOR m IN 1 .. coalesce(v_failed - 1, v_members) LOOP
-        CONTINUE WHEN v_replayed[m];
-        v_member := m;
-        o0 := CASE WHEN m = 1 THEN 0 ELSE p_op_end[m - 1] END;
-        IF p_op_end[m] > o0 THEN
-            BEGIN
-                PERFORM chipledger_apply_projection_ops(p_property, p_projection_ops[o0 + 1 : p_op_end[m]]);
-            EXCEPTION WHEN OTHERS THEN
-                -- A projection's own constraint (a credit line, R-MARK-1) or a race on its keys:
-                -- the same error, with the member it belongs to.
-                GET STACKED DIAGNOSTICS v_state = RETURNED_SQLSTATE, v_message = MESSAGE_TEXT,
-                                        v_detail = PG_EXCEPTION_DETAIL, v_constraint = CONSTRAINT_NAME;
-                RAISE EXCEPTION USING ERRCODE = v_state, MESSAGE = v_message, DETAIL = v_detail,
-                    HINT = 'chipledger member ' || m, CONSTRAINT = v_constraint;
-            END;
-        END IF;
-    END LOOP;
+    -- 5. Domain projections of the members written (up to the member refused), then its refusal.
+    --    The ops of table play (seated, departed, cash) are applied set-based, one statement per
+    --    projection for the whole group, to the state the same ops give one after the other
+    --    (verify.rs, Recomputed::apply, is that definition): a patron's session takes the last
+    --    of its seated and departed ops (a row is made only by a seat, as op by op), the
+    --    departure log takes the departures in op order after the patron's last kept entry and
+    --    keeps the 32 most recent, a patron's cash on a day takes the sum of its ops. A group
+    --    with any other op (credit lines, markers, a departure taken back: cage and correction
+    --    work, where each intermediate state is checked) goes op by op, member by member
+    --    (fn_chipledger_apply_projection_ops.sql); so does a group whose set-based statements
+    --    fail (a projection's constraint, a race on its keys), which rolls them back and says
+    --    whose op it was.
+    SELECT coalesce(array_agg(p_projection_ops[i] ORDER BY i), '{}')
+      INTO v_ops
+      FROM generate_series(1, coalesce(v_failed - 1, v_members)) AS mm(m)
+     CROSS JOIN LATERAL generate_series(CASE WHEN mm.m = 1 THEN 1 ELSE p_op_end[mm.m - 1] + 1 END, p_op_end[mm.m]) AS i
+     WHERE NOT v_replayed[mm.m];
+    v_projected := cardinality(v_ops) = 0;
+    IF NOT v_projected AND NOT EXISTS (SELECT 1 FROM unnest(v_ops) AS o(op) WHERE o.op->>'op' NOT IN ('seated', 'departed', 'cash')) THEN
+        BEGIN
+            WITH o AS (
+                SELECT x.op, x.i, x.op->>'player_id' AS player_id FROM unnest(v_ops) WITH ORDINALITY AS x(op, i)
+                 WHERE x.op->>'op' IN ('seated', 'departed')
+            ), last_op AS (
+                SELECT DISTINCT ON (o.player_id) o.player_id, o.op, o.op->>'op' = 'seated' AS seated,
+                       bool_or(o.op->>'op' = 'seated') OVER (PARTITION BY o.player_id) AS seated_here
+                  FROM o
+                 ORDER BY o.player_id, o.i DESC
+            ), cleared AS (
+                UPDATE player_sessions ps
+                   SET table_id = NULL, seat = NULL, game_key = NULL, seated_at_ms = NULL, seated_event_id = NULL
+                  FROM last_op l
+                 WHERE NOT l.seated_here AND ps.property = p_property AND ps.player_id = l.player_id
+            )
+            INSERT INTO player_sessions AS ps (property, player_id, table_id, seat, game_key, seated_at_ms, seated_event_id)
+            -- A patron seated in the group and gone again: the row its seat made, cleared.
+            SELECT p_property, l.player_id, v.op->>'table_id', (v.op->>'seat')::int, v.op->>'game_key',
+                   (v.op->>'at_ms')::bigint, (v.op->>'event_id')::uuid
+              FROM last_op l
+             CROSS JOIN LATERAL (SELECT CASE WHEN l.seated THEN l.op END AS op) v
+             WHERE l.seated_here
+             ORDER BY l.player_id
+            ON CONFLICT (property, player_id) DO UPDATE
+               SET table_id = EXCLUDED.table_id, seat = EXCLUDED.seat, game_key = EXCLUDED.game_key,
+                   seated_at_ms = EXCLUDED.seated_at_ms, seated_event_id = EXCLUDED.seated_event_id;
+
+            WITH d AS (
+                SELECT x.op, x.op->>'player_id' AS player_id,
+                       row_number() OVER (PARTITION BY x.op->>'player_id' ORDER BY x.i) AS n
+                  FROM unnest(v_ops) WITH ORDINALITY AS x(op, i)
+                 WHERE x.op->>'op' = 'departed'
+            ), base AS (
+                SELECT p.player_id,
+                       coalesce((SELECT max(l.seq) FROM player_departure_log l
+                                  WHERE l.property = p_property AND l.player_id = p.player_id), 0) AS seq
+                  FROM (SELECT DISTINCT d.player_id FROM d) p
+            )
+            INSERT INTO player_departure_log (property, player_id, seq, game_key, table_id, amount_left_cents, departed_at_ms)
+            SELECT p_property, d.player_id, b.seq + d.n, d.op->>'game_key', d.op->>'table_id',
+                   (d.op->>'amount_left_cents')::bigint, (d.op->>'at_ms')::bigint
+              FROM d JOIN base b ON b.player_id = d.player_id;
+            DELETE FROM player_departure_log l
+             USING (SELECT DISTINCT x.op->>'player_id' AS player_id FROM unnest(v_ops) AS x(op)
+                     WHERE x.op->>'op' = 'departed') p
+             WHERE l.property = p_property AND l.player_id = p.player_id
+               AND l.seq <= (SELECT k.seq FROM player_departure_log k
+                              WHERE k.property = p_property AND k.player_id = p.player_id
+                              ORDER BY k.seq DESC OFFSET 32 LIMIT 1);
+
+            -- No upsert: a correction's negative sum would meet the CHECKs in the proposed row.
+            WITH c AS (
+                SELECT x.op->>'player_id' AS player_id, (x.op->>'gaming_day')::date AS gaming_day,
+                       sum((x.op->>'cash_in_cents')::bigint)::bigint AS cash_in,
+                       sum((x.op->>'cash_out_cents')::bigint)::bigint AS cash_out
+                  FROM unnest(v_ops) AS x(op)
+                 WHERE x.op->>'op' = 'cash'
+                 GROUP BY 1, 2
+            ), updated AS (
+                UPDATE patron_daily_cash pc
+                   SET cash_in_cents = pc.cash_in_cents + c.cash_in, cash_out_cents = pc.cash_out_cents + c.cash_out
+                  FROM c
+                 WHERE pc.property = p_property AND pc.player_id = c.player_id AND pc.gaming_day = c.gaming_day
+                RETURNING pc.player_id, pc.gaming_day
+            )
+            INSERT INTO patron_daily_cash (property, player_id, gaming_day, cash_in_cents, cash_out_cents)
+            SELECT p_property, c.player_id, c.gaming_day, c.cash_in, c.cash_out
+              FROM c
+             WHERE NOT EXISTS (SELECT 1 FROM updated u WHERE u.player_id = c.player_id AND u.gaming_day = c.gaming_day);
+            v_projected := true;
+        EXCEPTION WHEN OTHERS THEN
+            -- Rolled back: the op-by-op path below meets the same error and names its member.
+            v_projected := false;
+        END;
+    END IF;
+    IF NOT v_projected THEN
+        FOR m IN 1 .. coalesce(v_failed - 1, v_members) LOOP
+            CONTINUE WHEN v_replayed[m];
+            v_member := m;
+            o0 := CASE WHEN m = 1 THEN 0 ELSE p_op_end[m - 1] END;
+            IF p_op_end[m] > o0 THEN
+                BEGIN
+                    PERFORM chipledger_apply_projection_ops(p_property, p_projection_ops[o0 + 1 : p_op_end[m]]);
+                EXCEPTION WHEN OTHERS THEN
+                    -- A projection's own constraint (a credit line, R-MARK-1) or a race on its keys:
+                    -- the same error, with the member it belongs to.
+                    GET STACKED DIAGNOSTICS v_state = RETURNED_SQLSTATE, v_message = MESSAGE_TEXT,
+                                            v_detail = PG_EXCEPTION_DETAIL, v_constraint = CONSTRAINT_NAME;
+                    RAISE EXCEPTION USING ERRCODE = v_state, MESSAGE = v_message, DETAIL = v_detail,
+                        HINT = 'chipledger member ' || m, CONSTRAINT = v_constraint;
+                END;
+            END IF;
+        END LOOP;
+    END IF;
     IF v_failed IS NOT NULL THEN
         v_member := v_failed;
         RAISE EXCEPTION '%', v_message USING ERRCODE = v_state, DETAIL = v_detail, HINT = 'chipledger member ' || v_member;

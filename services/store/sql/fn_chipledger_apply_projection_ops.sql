@@ -1,6 +1,8 @@
 -- chipledger_apply_projection_ops: the domain projections of an append (projection.rs,
--- ProjectionOp), applied in order inside chipledger_append; not executable by the application
--- role. First made by migration 0002 (changed in 0003 and 0005): this file is what runs.
+-- ProjectionOp), applied in order inside chipledger_append, member by member, when its group has
+-- ops other than table play's or its set-based statements failed (fn_chipledger_append.sql, step
+-- 5); not executable by the application role. First made by migration 0002 (changed in 0003
+-- and 0005): this file is what runs.
 CREATE OR REPLACE FUNCTION chipledger_apply_projection_ops(p_property text, p_ops jsonb[]) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE

@@ -123,7 +123,8 @@ pub use chain::{CHAIN_FORMAT, ChainDigest, ChainProblem, ChainReport, GENESIS_HA
 pub use checkpoint::{Checkpoint, CheckpointKey, SignedCheckpoint};
 pub use error::StoreError;
 pub use event::*;
-pub use projection::{CreditLine, DailyCash, Departure, InlineProjection, PlayerSession, ProjectionOp, RulesProjection};
+pub use domain::RulesProjection;
+pub use projection::{CreditLine, DailyCash, Departure, InlineProjection, PlayerSession, ProjectionOp};
 pub use read::{AsOf, EventFilter};
 pub use rejection::{RecordedCommand, RecordedRejection, RefusalOutcome, RejectionRecord};
 pub use subscription::{Lag, Subscription};

@@ -846,8 +846,10 @@ struct Session {
 /// (seq, game_key, table_id, amount_left_cents, departed_at_ms) of a kept departure.
 type DepartureEntry = (i64, String, String, i64, i64);
 
-/// The inline projections as the events give them: the same rules as
-/// `chipledger_apply_projection_ops` (sql/fn_chipledger_apply_projection_ops.sql) and the balances as sums of postings.
+/// The inline projections as the events give them, op after op: the definition that
+/// `chipledger_apply_projection_ops` (sql/fn_chipledger_apply_projection_ops.sql) follows op by op
+/// and `chipledger_append`'s set-based step for table play's ops follows per group; the balances
+/// as sums of postings.
 #[derive(Default)]
 struct Recomputed {
     balances: BTreeMap<String, i64>,

@@ -139,7 +139,7 @@ impl Decision {
                 postings,
             };
             if let (StreamId::Player(player_id), Event::Player(player_event)) = (&stream, &event) {
-                chipledger_store::projection::player_ops(player_id, player_event, event_id, &mut self.projection_ops);
+                chipledger_store::domain::player_ops(player_id, player_event, event_id, &mut self.projection_ops);
             }
             self.event_types.push(event.event_type());
             result.events.push(pb::AppendedEvent {

@@ -297,3 +297,128 @@ async fn migration_0003_rebuilds_departures_from_the_log() -> anyhow::Result<()>
     );
     Ok(())
 }
+
+/// Reads its op from the event's payload: the test writes the ops themselves as events, so
+/// `verify_projections` recomputes them op by op (verify.rs, `Recomputed::apply`: the definition).
+struct OpsAsEvents;
+
+impl InlineProjection for OpsAsEvents {
+    fn project(&self, _stream: &str, event: &NewEvent, ops: &mut Vec<ProjectionOp>) {
+        if let Ok(op) = serde_json::from_str::<ProjectionOp>(event.payload.as_str()) {
+            ops.push(op);
+        }
+    }
+}
+
+fn op_event(op: &ProjectionOp) -> anyhow::Result<NewEvent> {
+    Ok(NewEvent { payload: EventJson::of(op)?, postings: vec![], ..movement("ProjectionOp", "-", "-", 0, "ops") })
+}
+
+/// Table play's ops (seated, departed, cash) in long runs per patron, one append each: the
+/// group's ops are applied set-based (sql/fn_chipledger_append.sql, step 5) and must give what
+/// the same ops give one after the other: sessions seated and cleared within one group, more
+/// departures than are kept (R-REBUY-1's 32), cash in and out with corrections (R-AUDIT-4).
+/// The same script once more with a credit line in each append (which sends the group op by op)
+/// gives the same rows.
+#[tokio::test]
+async fn a_groups_table_play_ops_applied_at_once_equal_the_same_ops_one_by_one() -> anyhow::Result<()> {
+    // A fixed pseudo-random script: 3 appends of 60 ops over 4 patrons and 2 gaming days.
+    let mut seed: u64 = 0x5eed_cafe;
+    let mut next = |bound: u64| {
+        seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        (seed >> 33) % bound
+    };
+    let mut cash_in: std::collections::BTreeMap<(String, String), i64> = Default::default();
+    let mut appends = Vec::new();
+    for _ in 0..3 {
+        let mut ops = Vec::new();
+        for i in 0..60 {
+            let player_id = format!("P{}", next(4));
+            let gaming_day = format!("2026-03-{}", 14 + next(2));
+            let amount = 100 * (1 + next(500) as i64);
+            ops.push(match next(5) {
+                0 | 1 => ProjectionOp::Seated {
+                    player_id,
+                    table_id: format!("T{}", next(3)),
+                    seat: 1 + next(9) as i32,
+                    game_key: "NLHE-1-2".into(),
+                    at_ms: (next(2) == 0).then_some(1_000 + i),
+                    event_id: uuid::Uuid::new_v4(),
+                },
+                2 => ProjectionOp::Departed { player_id, table_id: format!("T{}", next(3)), game_key: format!("G{}", next(2)), amount_left_cents: amount, at_ms: 2_000 + i },
+                3 => {
+                    *cash_in.entry((player_id.clone(), gaming_day.clone())).or_default() += amount;
+                    ProjectionOp::Cash { player_id, gaming_day, cash_in_cents: amount, cash_out_cents: amount / 2 }
+                }
+                _ => {
+                    // A correction takes back part of what the day holds (never below zero).
+                    let held = cash_in.entry((player_id.clone(), gaming_day.clone())).or_default();
+                    let back = *held / 2;
+                    *held -= back;
+                    ProjectionOp::Cash { player_id, gaming_day, cash_in_cents: -back, cash_out_cents: 0 }
+                }
+            });
+        }
+        // One patron leaves more often than the log keeps, within one group.
+        for i in 0..40 {
+            ops.push(ProjectionOp::Departed { player_id: "P0".into(), table_id: "T9".into(), game_key: "G0".into(), amount_left_cents: 100 + i, at_ms: 5_000 + i });
+        }
+        appends.push(ops);
+    }
+
+    let mut stored = Vec::new();
+    for (name, op_by_op) in [("projections_set", false), ("projections_op_by_op", true)] {
+        let db = fresh(name).await?;
+        // Function calls counted (the sessions opened from now on), to see which path ran.
+        let database = db.admin_url.rsplit('/').next().unwrap_or_default().to_owned();
+        sqlx::query(sqlx::AssertSqlSafe(format!("ALTER DATABASE \"{database}\" SET track_functions = 'pl'"))).execute(&mut admin(&db.admin_url).await?).await?;
+        let store = migrated_store(&db.admin_url).await?.with_projection(Arc::new(OpsAsEvents));
+        for (n, ops) in appends.iter().enumerate() {
+            let mut ops = ops.clone();
+            if op_by_op {
+                ops.push(ProjectionOp::CreditLimit { player_id: "P3".into(), limit_cents: 1_000 * (n as i64 + 1) });
+            }
+            let events = ops.iter().map(op_event).collect::<anyhow::Result<Vec<_>>>()?;
+            let expected = if n == 0 { ExpectedVersion::NoStream } else { ExpectedVersion::Exact((n * (ops.len())) as i64) };
+            let mut tx = store.begin().await?;
+            tx.append(&one_stream("ops", expected, events)).await?;
+            let op_by_op_calls: i64 = sqlx::query_scalar("SELECT coalesce(pg_stat_get_xact_function_calls('chipledger_apply_projection_ops'::regproc), 0)")
+                .fetch_one(tx.connection())
+                .await?;
+            tx.commit().await?;
+            assert_eq!(op_by_op_calls > 0, op_by_op, "{name}, append {n}: the op-by-op function ran {op_by_op_calls} times");
+        }
+        let differences = store.verify_projections(PROPERTY, &OpsAsEvents).await?;
+        assert!(differences.is_empty(), "{name}: the stored projections differ from the ops one by one: {differences:#?}");
+        // The tables themselves, as the owner sees them (the application role reads through functions).
+        let admin = sqlx::PgPool::connect(&db.admin_url).await?;
+        let rows: Vec<(String, Option<String>, Option<i32>, Option<i64>)> =
+            sqlx::query_as("SELECT player_id, table_id, seat, seated_at_ms FROM player_sessions ORDER BY player_id").fetch_all(&admin).await?;
+        let departures: Vec<(String, i64, String, i64)> =
+            sqlx::query_as("SELECT player_id, seq, table_id, amount_left_cents FROM player_departure_log ORDER BY player_id, seq").fetch_all(&admin).await?;
+        let cash: Vec<(String, String, i64, i64)> =
+            sqlx::query_as("SELECT player_id, gaming_day::text, cash_in_cents, cash_out_cents FROM patron_daily_cash ORDER BY 1, 2").fetch_all(&admin).await?;
+        admin.close().await;
+        assert_eq!(departures.iter().filter(|d| d.0 == "P0").count(), chipledger_store::projection::DEPARTURES_KEPT, "{name}");
+        assert!(rows.len() >= 3 && cash.len() >= 6, "{name}: the script reaches every projection: {rows:?} {cash:?}");
+        stored.push((rows, departures, cash));
+    }
+    assert_eq!(stored[0], stored[1], "set-based and op by op store the same rows");
+    Ok(())
+}
+
+/// A set-based group that breaks a projection's constraint (cash taken back that the day does
+/// not hold) is refused as op by op would refuse it, naming the constraint, and writes nothing.
+#[tokio::test]
+async fn r_audit_4_cash_taken_back_below_zero_is_refused_with_its_constraint() -> anyhow::Result<()> {
+    let db = fresh("projections_cash_refused").await?;
+    let store = db.store.clone().with_projection(Arc::new(OpsAsEvents));
+    let seated = ProjectionOp::Seated { player_id: "P1".into(), table_id: "T1".into(), seat: 2, game_key: "NLHE-1-2".into(), at_ms: Some(1), event_id: uuid::Uuid::new_v4() };
+    let cash = |cash_in_cents: i64| ProjectionOp::Cash { player_id: "P1".into(), gaming_day: "2026-03-14".into(), cash_in_cents, cash_out_cents: 0 };
+    let events = [seated, cash(5_000), cash(-7_000)].iter().map(op_event).collect::<anyhow::Result<Vec<_>>>()?;
+    let error = store.append(&one_stream("ops", ExpectedVersion::NoStream, events)).await.unwrap_err();
+    assert!(matches!(&error, StoreError::ProjectionRefused { constraint } if constraint.starts_with("patron_daily_cash")), "{error:?}");
+    assert_eq!(store.read_all(PROPERTY, 0, 10).await?.len(), 0, "nothing written");
+    assert_eq!(store.player_session(PROPERTY, "P1").await?, None);
+    Ok(())
+}
