@@ -23,8 +23,17 @@ struct Field {
     repeated: bool,
     /// Fully qualified message type of a message field (".chipledger.v1.CommandHeader").
     message: Option<String>,
-    /// An amount: an int64 named `*_cents`, bounded by [`check_amounts`].
-    amount: bool,
+    /// A 64-bit integer field, bounded by [`check_integers`].
+    integer: Option<Integer>,
+}
+
+/// How a 64-bit varint field reads its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Integer {
+    /// int64 named `*_cents`: money (R-UNIT-1).
+    Amount,
+    Signed,
+    Unsigned,
 }
 
 /// Message layouts of every chipledger.v1 type and the request type of every RPC.
@@ -99,7 +108,12 @@ impl Schemas {
                     kind,
                     repeated: field.label() == Label::Repeated,
                     message: matches!(kind, Type::Message).then(|| field.type_name().to_string()),
-                    amount: kind == Type::Int64 && field.name().ends_with("_cents"),
+                    integer: match kind {
+                        Type::Int64 if field.name().ends_with("_cents") => Some(Integer::Amount),
+                        Type::Int64 => Some(Integer::Signed),
+                        Type::Uint64 => Some(Integer::Unsigned),
+                        _ => None,
+                    },
                 };
                 (field.number() as u32, described)
             })
@@ -175,8 +189,8 @@ impl Schemas {
             })?;
             let Some(field) = field else { continue };
             check_wire_type(field, wire_type, value, &field_path)?;
-            if field.amount {
-                check_amounts(value, &field_path)?;
+            if let Some(integer) = field.integer {
+                check_integers(integer, value, &field_path)?;
             }
             match (field.kind, wire_type) {
                 (Type::String, 2) => {
@@ -226,18 +240,24 @@ fn check_wire_type(field: &Field, wire_type: u8, value: &[u8], path: &str) -> Re
     Err(Malformed::at(path, format!("wire type {wire_type} is not that of a {:?} field", field.kind)))
 }
 
-/// Every amount of a field (one varint, or a packed run of them) within 2^53 - 1 cents either
-/// way: an amount goes into the chained JSON of an event or of a refusal, which holds no larger
-/// integer exactly (chain.rs), so a larger one is refused here, with its field, before a rule
-/// judges it.
-fn check_amounts(mut value: &[u8], path: &str) -> Result<(), Malformed> {
+/// Every 64-bit integer of a field (one varint, or a packed run of them) within 2^53 - 1 either
+/// way: what a command carries goes into the chained JSON of an event or of a refusal, which
+/// holds no larger integer exactly (chain.rs), so a larger one is refused here, with its field,
+/// before a rule judges it. (No count, slip, marker or hand number, time or position the ledger
+/// keeps comes near it; an amount names R-UNIT-1.)
+fn check_integers(integer: Integer, mut value: &[u8], path: &str) -> Result<(), Malformed> {
+    let limit = chipledger_store::chain::MAX_SAFE_INTEGER as u64;
     while let Some(raw) = varint(&mut value) {
-        let amount = raw as i64;
-        if amount.unsigned_abs() > chipledger_store::chain::MAX_SAFE_INTEGER as u64 {
-            return Err(Malformed::at(
-                path,
-                format!("{amount} cents is beyond 2^53 - 1, the largest amount the hash chain's JSON holds exactly (R-UNIT-1)"),
-            ));
+        let (beyond, shown) = match integer {
+            Integer::Amount | Integer::Signed => ((raw as i64).unsigned_abs() > limit, (raw as i64).to_string()),
+            Integer::Unsigned => (raw > limit, raw.to_string()),
+        };
+        if beyond {
+            let problem = match integer {
+                Integer::Amount => format!("{shown} cents is beyond 2^53 - 1, the largest amount the hash chain's JSON holds exactly (R-UNIT-1)"),
+                Integer::Signed | Integer::Unsigned => format!("{shown} is beyond 2^53 - 1, the largest integer the hash chain's JSON holds exactly"),
+            };
+            return Err(Malformed::at(path, problem));
         }
     }
     Ok(())
@@ -310,6 +330,7 @@ mod tests {
 
     const BUY_IN: &str = "/chipledger.v1.TableService/BuyIn";
     const OPEN_CAGE: &str = "/chipledger.v1.CageService/OpenCage";
+    const START_HAND: &str = "/chipledger.v1.TableService/StartHand";
 
     fn buy_in(player_id: &str) -> Vec<u8> {
         pb::BuyIn {
@@ -364,7 +385,7 @@ mod tests {
     }
 
     #[test]
-    fn an_amount_beyond_what_the_chain_holds_exactly_is_refused_with_its_field() {
+    fn an_integer_beyond_what_the_chain_holds_exactly_is_refused_with_its_field() {
         let schemas = schemas();
         let limit = chipledger_store::chain::MAX_SAFE_INTEGER;
         let with_amount = |amount_cents: i64| {
@@ -384,6 +405,19 @@ mod tests {
         let cage = pb::OpenCage { cage_id: "K1".into(), denominations_cents: vec![100, limit + 1], ..Default::default() };
         let refused = schemas.check_body(OPEN_CAGE, &frame(&cage.encode_to_vec())).unwrap_err();
         assert_eq!(refused.field, "denominations_cents[0]", "one packed run");
+        // Any other 64-bit integer too: a chip count (int64), a hand number (uint64, where the
+        // largest values would read as small negatives if taken as signed).
+        let cage = pb::OpenCage { cage_id: "K1".into(), chips: vec![pb::ChipCount { denomination_cents: 100, count: limit + 1 }], ..Default::default() };
+        let refused = schemas.check_body(OPEN_CAGE, &frame(&cage.encode_to_vec())).unwrap_err();
+        assert_eq!(refused.field, "chips[0].count");
+        assert!(refused.problem.contains(&(limit + 1).to_string()) && !refused.problem.contains("cents"), "{}", refused.problem);
+        for hand_no in [limit as u64 + 1, u64::MAX] {
+            let start = pb::StartHand { table_id: "T1".into(), hand_no, ..Default::default() };
+            let refused = schemas.check_body(START_HAND, &frame(&start.encode_to_vec())).unwrap_err();
+            assert_eq!((refused.field.as_str(), refused.problem.contains(&hand_no.to_string())), ("hand_no", true), "{hand_no}");
+        }
+        let start = pb::StartHand { table_id: "T1".into(), hand_no: limit as u64, ..Default::default() };
+        assert!(schemas.check_body(START_HAND, &frame(&start.encode_to_vec())).is_ok());
     }
 
     #[test]

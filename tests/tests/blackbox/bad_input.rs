@@ -1,6 +1,7 @@
 //! Bad input is the caller's fault and says so: INVALID_ARGUMENT with a `google.rpc.BadRequest`
 //! naming the field, never INTERNAL, and nothing moves. A NUL character in any string field of
-//! any RPC (PostgreSQL text cannot hold it), malformed protobuf sent as raw HTTP/2 request bodies
+//! any RPC (PostgreSQL text cannot hold it), an integer beyond 2^53 in any 64-bit field of any
+//! RPC (the hash chain's JSON cannot hold it exactly), malformed protobuf sent as raw HTTP/2 request bodies
 //! (truncated, overrun, wrong wire types, invalid UTF-8, a short gRPC frame, garbage), and times
 //! outside what the log can answer.
 
@@ -37,11 +38,10 @@ fn violated_field(status: &tonic::Status) -> String {
         .unwrap_or_else(|| panic!("no BadRequest in {status:?}"))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_nul_in_any_string_field_of_any_rpc_is_invalid_argument_and_moves_nothing() -> anyhow::Result<()> {
-    let server = TestServer::start("nul-sweep").await?;
-    let mut auditor = server.client(principal::AUDITOR).await?;
-    let before = head(&mut auditor).await?;
+/// Every RPC's path with one request per field `value_of` gives bytes for (the value's
+/// encoding, key included): each field of the request, and each field of its command header;
+/// with the field path the refusal must name.
+fn one_field_requests(value_of: impl Fn(&prost_types::FieldDescriptorProto) -> Option<Vec<u8>>) -> anyhow::Result<Vec<(String, String, Vec<u8>)>> {
     let set = prost_types::FileDescriptorSet::decode(chipledger_proto::FILE_DESCRIPTOR_SET)?;
     let messages: std::collections::HashMap<String, &prost_types::DescriptorProto> = set
         .file
@@ -49,44 +49,49 @@ async fn a_nul_in_any_string_field_of_any_rpc_is_invalid_argument_and_moves_noth
         .flat_map(|file| file.message_type.iter().map(move |message| (format!(".{}.{}", file.package(), message.name()), message)))
         .collect();
     let header_type = ".chipledger.v1.CommandHeader";
-    let mut checked = 0;
+    let index = |described: &prost_types::FieldDescriptorProto| if described.label() == Label::Repeated { "[0]" } else { "" };
+    let mut requests = Vec::new();
     for file in &set.file {
         for service in &file.service {
             for method in &service.method {
                 let path = format!("/{}.{}/{}", file.package(), service.name(), method.name());
-                let input = messages[method.input_type()];
-                // (expected path, request bytes): each string field of the request, and each
-                // string field of its command header.
-                let mut cases: Vec<(String, Vec<u8>)> = Vec::new();
-                for described in &input.field {
-                    let index = if described.label() == Label::Repeated { "[0]" } else { "" };
-                    if described.r#type() == Type::String {
-                        let mut bytes = Vec::new();
-                        field(described.number() as u32, NUL_TEXT, &mut bytes);
-                        cases.push((format!("{}{index}", described.name()), bytes));
+                for described in &messages[method.input_type()].field {
+                    if let Some(bytes) = value_of(described) {
+                        requests.push((path.clone(), format!("{}{}", described.name(), index(described)), bytes));
                     }
                     if described.type_name() == header_type {
                         for header_field in &messages[header_type].field {
-                            if header_field.r#type() != Type::String {
-                                continue;
-                            }
-                            let inner_index = if header_field.label() == Label::Repeated { "[0]" } else { "" };
-                            let mut inner = Vec::new();
-                            field(header_field.number() as u32, NUL_TEXT, &mut inner);
+                            let Some(inner) = value_of(header_field) else { continue };
                             let mut bytes = Vec::new();
                             field(described.number() as u32, &inner, &mut bytes);
-                            cases.push((format!("{}.{}{inner_index}", described.name(), header_field.name()), bytes));
+                            requests.push((path.clone(), format!("{}.{}{}", described.name(), header_field.name(), index(header_field)), bytes));
                         }
                     }
                 }
-                for (expected, bytes) in cases {
-                    let status = raw_grpc(server.channel().await?, &path, Some(principal::ADMIN.2), grpc_frame(&bytes)).await?;
-                    assert_eq!(status.code(), Code::InvalidArgument, "{path} {expected}: {status:?}");
-                    assert_eq!(violated_field(&status), expected, "{path}");
-                    checked += 1;
-                }
             }
         }
+    }
+    Ok(requests)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_nul_in_any_string_field_of_any_rpc_is_invalid_argument_and_moves_nothing() -> anyhow::Result<()> {
+    let server = TestServer::start("nul-sweep").await?;
+    let mut auditor = server.client(principal::AUDITOR).await?;
+    let before = head(&mut auditor).await?;
+    let requests = one_field_requests(|described| {
+        (described.r#type() == Type::String).then(|| {
+            let mut bytes = Vec::new();
+            field(described.number() as u32, NUL_TEXT, &mut bytes);
+            bytes
+        })
+    })?;
+    let mut checked = 0;
+    for (path, expected, bytes) in requests {
+        let status = raw_grpc(server.channel().await?, &path, Some(principal::ADMIN.2), grpc_frame(&bytes)).await?;
+        assert_eq!(status.code(), Code::InvalidArgument, "{path} {expected}: {status:?}");
+        assert_eq!(violated_field(&status), expected, "{path}");
+        checked += 1;
     }
     assert!(checked > 150, "string fields checked: {checked}");
     // Deep inside a batch, and through the typed client (what prost encodes).
@@ -104,6 +109,39 @@ async fn a_nul_in_any_string_field_of_any_rpc_is_invalid_argument_and_moves_noth
     };
     let status = admin.ledger.record_batch(batch).await.expect_err("NUL in a batch entry");
     assert_eq!((status.code(), violated_field(&status)), (Code::InvalidArgument, "commands[0].seat_player.player_id".to_string()));
+    assert_eq!(head(&mut auditor).await?, before, "nothing was written");
+    server.stop().await
+}
+
+/// 2^53 in any 64-bit integer field of any RPC (an amount, a count, a slip, marker or hand
+/// number, a time, a position): beyond what the hash chain's JSON holds exactly, so bad input
+/// naming the field (an amount with R-UNIT-1), never INTERNAL, and nothing moves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_integer_beyond_2_pow_53_in_any_field_of_any_rpc_is_invalid_argument_and_moves_nothing() -> anyhow::Result<()> {
+    let server = TestServer::start("integer-sweep").await?;
+    let mut auditor = server.client(principal::AUDITOR).await?;
+    let before = head(&mut auditor).await?;
+    let beyond: u64 = 1 << 53;
+    let requests = one_field_requests(|described| {
+        (matches!(described.r#type(), Type::Int64 | Type::Uint64) && described.label() != Label::Repeated).then(|| {
+            let mut bytes = Vec::new();
+            varint(u64::from(described.number() as u32) << 3, &mut bytes);
+            varint(beyond, &mut bytes);
+            bytes
+        })
+    })?;
+    let mut amounts = 0;
+    for (path, expected, bytes) in &requests {
+        let status = raw_grpc(server.channel().await?, path, Some(principal::ADMIN.2), grpc_frame(bytes)).await?;
+        assert_eq!(status.code(), Code::InvalidArgument, "{path} {expected}: {status:?}");
+        assert_eq!(&violated_field(&status), expected, "{path}");
+        assert!(status.message().contains(&beyond.to_string()), "{path}: {status:?}");
+        if expected.ends_with("_cents") {
+            assert!(status.message().contains("R-UNIT-1"), "{path}: {status:?}");
+            amounts += 1;
+        }
+    }
+    assert!(requests.len() > 50 && amounts > 10, "integer fields checked: {}, amounts {amounts}", requests.len());
     assert_eq!(head(&mut auditor).await?, before, "nothing was written");
     server.stop().await
 }

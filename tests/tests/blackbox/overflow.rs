@@ -92,15 +92,29 @@ async fn overflowing_counts_and_amounts_are_refused_by_rule_and_move_nothing() -
     too_large("shift close", floor.table.close_shift(close).await);
 
     // Beyond 2^53 an integer is not exact in every JSON reader (I-JSON), so it can be neither
-    // judged nor recorded: bad input, with the field named.
-    let beyond = fill(&mut floor, 5, vec![chips(100, i64::MAX)]).await?;
-    let status = cage.cage.fill(beyond).await.expect_err("a count beyond 2^53");
-    assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
-    let bad_request = status.get_error_details().bad_request().cloned().expect("a BadRequest");
-    assert!(!bad_request.field_violations.is_empty(), "{bad_request:?}");
+    // judged nor recorded: bad input, with the field named, at the gate: the approver asked to
+    // sign such a fill is told so, and so is the cage sending it.
+    let named = |status: &tonic::Status| {
+        let bad_request = status.get_error_details().bad_request().cloned().expect("a BadRequest");
+        (status.code(), bad_request.field_violations.first().map(|violation| violation.field.clone()))
+    };
+    let beyond = fill(&mut floor, 5, vec![chips(100, i64::MAX)]).await;
+    let status = beyond.expect_err("an approval of a count beyond 2^53").downcast::<tonic::Status>()?;
+    assert_eq!(named(&status), (Code::InvalidArgument, Some("command.fill.chips[0].count".to_string())), "{status:?}");
+    let unsigned = pb::Fill {
+        header: header("fill-5"),
+        table_id: TABLE.into(),
+        cage_id: CAGE.into(),
+        slip_no: 5,
+        chips: vec![chips(100, i64::MAX)],
+        signer_1: principal::CAGE.0.into(),
+        signer_2: principal::FLOOR.0.into(),
+    };
+    let status = cage.cage.fill(unsigned).await.expect_err("a count beyond 2^53");
+    assert_eq!(named(&status), (Code::InvalidArgument, Some("chips[0].count".to_string())), "{status:?}");
 
     // The wrap of the report: rows of 2^63 - 1 chips twice plus the true count plus two, which
-    // a wrapping sum would have taken for the true count and two.
+    // a wrapping sum would have taken for the true count and two: refused at its first row.
     let view = table_view(&mut auditor, TABLE).await?;
     let true_ones = view.tray.iter().find(|c| c.denomination_cents == 100).map_or(0, |c| c.count);
     let wrapping = pb::CloseShift {
@@ -111,9 +125,8 @@ async fn overflowing_counts_and_amounts_are_refused_by_rule_and_move_nothing() -
         signer_1: principal::FLOOR.0.into(),
         signer_2: principal::CAGE.0.into(),
     };
-    let wrapping = approved(wrapping, &mut [&mut cage]).await?;
     let status = floor.table.close_shift(wrapping).await.expect_err("a wrapping count");
-    assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+    assert_eq!(named(&status), (Code::InvalidArgument, Some("counted_tray[0].count".to_string())), "{status:?}");
 
     // Nothing moved, the service still serves and judges, and the log verifies.
     assert_eq!(books(&mut auditor).await?, before);
