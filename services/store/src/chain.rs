@@ -207,7 +207,9 @@ fn write_key(out: &mut Vec<u8>, key: &str) {
 
 fn write_hex(out: &mut Vec<u8>, bytes: &[u8]) {
     out.push(b'"');
-    out.extend_from_slice(hex::encode(bytes).as_bytes());
+    let start = out.len();
+    out.resize(start + 2 * bytes.len(), 0);
+    hex::encode_to_slice(bytes, &mut out[start..]).expect("two hex digits for each byte");
     out.push(b'"');
 }
 

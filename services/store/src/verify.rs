@@ -48,7 +48,7 @@ use crate::subscription::AbortOnDrop;
 use crate::Store;
 
 /// Connections reading and checking pages at once.
-const READERS: usize = 3;
+const READERS: usize = 4;
 const SNAPSHOT: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY";
 
 /// Where a property's live chain continues from after archived partitions: the last archived
@@ -805,7 +805,9 @@ fn outcome_problem(
             outcome.first_position, outcome.last_position
         ));
     }
-    if outcome.last_hash != hex::encode(hash) || outcome.recorded_at_micros != micros {
+    let mut hash_hex = [0u8; 64];
+    hex::encode_to_slice(hash, &mut hash_hex).expect("64 hex digits for 32 bytes");
+    if outcome.last_hash.as_bytes() != hash_hex || outcome.recorded_at_micros != micros {
         return Some(format!("command {id}: its stored outcome names another hash or time than position {position}"));
     }
     if command.append_id != Some(outcome.append_id) {
