@@ -53,9 +53,11 @@ pub struct Database {
 
 #[derive(Debug)]
 struct Embedded {
-    cluster: LocalCluster,
     /// Starts the postmaster again if it exits while we run (killed, crashed, stopped by hand).
+    /// Declared first, so dropped first: a cluster dropped without `close` (its cleanup stops
+    /// the server) is not started again by its keeper.
     keeper: Keeper,
+    cluster: LocalCluster,
     data_dir: PathBuf,
 }
 
@@ -77,7 +79,7 @@ impl Database {
         };
         let cluster = LocalCluster::start(options).await?;
         let keeper = cluster.keep_running();
-        Ok(Database { url: cluster.url(), embedded: Some(Embedded { cluster, keeper, data_dir }) })
+        Ok(Database { url: cluster.url(), embedded: Some(Embedded { keeper, cluster, data_dir }) })
     }
 
     /// The admin step on this database: roles, migrations, functions, grants (under an
