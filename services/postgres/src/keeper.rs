@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use tokio::io::unix::AsyncFd;
-use tokio::sync::{oneshot, watch};
+use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use crate::PgError;
@@ -30,20 +30,13 @@ const LAST_RETRY: Duration = Duration::from_secs(5);
 pub struct Keeper {
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
-    restarts: watch::Receiver<u64>,
 }
 
 impl Keeper {
     pub(crate) fn spawn(bin_dir: PathBuf, data_dir: PathBuf, owner: Option<OsUser>) -> Keeper {
         let (stop, stopped) = oneshot::channel();
-        let (counted, restarts) = watch::channel(0);
-        let task = tokio::spawn(keep(Server { bin_dir, data_dir, owner }, stopped, counted));
-        Keeper { stop: Some(stop), task: Some(task), restarts }
-    }
-
-    /// How many times the postmaster was started again so far; changes as each start succeeds.
-    pub fn restarts(&self) -> watch::Receiver<u64> {
-        self.restarts.clone()
+        let task = tokio::spawn(keep(Server { bin_dir, data_dir, owner }, stopped));
+        Keeper { stop: Some(stop), task: Some(task) }
     }
 
     /// Stop keeping (before the cluster is stopped on purpose); waits for a start in progress.
@@ -71,7 +64,8 @@ struct Server {
     owner: Option<OsUser>,
 }
 
-async fn keep(server: Server, mut stopped: oneshot::Receiver<()>, restarts: watch::Sender<u64>) {
+async fn keep(server: Server, mut stopped: oneshot::Receiver<()>) {
+    let mut restarts: u64 = 0;
     // The wait before the next try while starts fail; `None` while the postmaster runs.
     let mut retry: Option<Duration> = None;
     // The postmaster seen to exit: until its parent reaps it, its pid still names a process.
@@ -104,8 +98,8 @@ async fn keep(server: Server, mut stopped: oneshot::Receiver<()>, restarts: watc
         }
         match start_server(&server.bin_dir, &server.data_dir, server.owner).await {
             Ok(()) => {
-                restarts.send_modify(|count| *count += 1);
-                tracing::warn!(restarts = *restarts.borrow(), "the embedded PostgreSQL runs again");
+                restarts += 1;
+                tracing::warn!(restarts, "the embedded PostgreSQL runs again");
             }
             Err(error) => {
                 let wait = retry.map_or(FIRST_RETRY, |wait| (wait * 2).min(LAST_RETRY));
