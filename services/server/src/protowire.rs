@@ -248,17 +248,16 @@ fn check_wire_type(field: &Field, wire_type: u8, value: &[u8], path: &str) -> Re
 fn check_integers(integer: Integer, mut value: &[u8], path: &str) -> Result<(), Malformed> {
     let limit = chipledger_store::chain::MAX_SAFE_INTEGER as u64;
     while let Some(raw) = varint(&mut value) {
-        let (beyond, shown) = match integer {
-            Integer::Amount | Integer::Signed => ((raw as i64).unsigned_abs() > limit, (raw as i64).to_string()),
-            Integer::Unsigned => (raw > limit, raw.to_string()),
-        };
-        if beyond {
-            let problem = match integer {
-                Integer::Amount => format!("{shown} cents is beyond 2^53 - 1, the largest amount the hash chain's JSON holds exactly (R-UNIT-1)"),
-                Integer::Signed | Integer::Unsigned => format!("{shown} is beyond 2^53 - 1, the largest integer the hash chain's JSON holds exactly"),
-            };
-            return Err(Malformed::at(path, problem));
+        let signed = integer != Integer::Unsigned;
+        if (if signed { (raw as i64).unsigned_abs() } else { raw }) <= limit {
+            continue;
         }
+        let shown = if signed { (raw as i64).to_string() } else { raw.to_string() };
+        let problem = match integer {
+            Integer::Amount => format!("{shown} cents is beyond 2^53 - 1, the largest amount the hash chain's JSON holds exactly (R-UNIT-1)"),
+            Integer::Signed | Integer::Unsigned => format!("{shown} is beyond 2^53 - 1, the largest integer the hash chain's JSON holds exactly"),
+        };
+        return Err(Malformed::at(path, problem));
     }
     Ok(())
 }

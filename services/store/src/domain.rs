@@ -51,24 +51,12 @@ pub fn player_ops(player_id: &chipledger_rules::PlayerId, event: &PlayerEvent, e
     let player_id = player_id.as_str().to_owned();
     match event {
         PlayerEvent::CreditLineSet { line_cents, .. } => ops.push(ProjectionOp::CreditLimit { player_id, limit_cents: *line_cents }),
-        PlayerEvent::JoinedTable { table_id, seat, game_key, .. } => ops.push(ProjectionOp::Seated {
-            player_id,
-            table_id: table_id.as_str().to_owned(),
-            seat: i32::from(*seat),
-            game_key: game_key.clone(),
-            // The event carries no time: the seat time is its recorded_at in the log.
-            at_ms: None,
-            event_id,
-        }),
+        // The event carries no time: the seat time is its recorded_at in the log.
+        PlayerEvent::JoinedTable { table_id, seat, game_key, .. } => ops.push(seated(player_id, table_id, *seat, game_key, event_id)),
         // R-STAKE-6: a house move keeps the session going at the new seat.
-        PlayerEvent::MovedTable { to_table_id, to_seat, game_key, .. } => ops.push(ProjectionOp::Seated {
-            player_id,
-            table_id: to_table_id.as_str().to_owned(),
-            seat: i32::from(*to_seat),
-            game_key: game_key.clone(),
-            at_ms: None,
-            event_id,
-        }),
+        PlayerEvent::MovedTable { to_table_id, to_seat, game_key, .. } => {
+            ops.push(seated(player_id, to_table_id, *to_seat, game_key, event_id))
+        }
         PlayerEvent::LeftTable { table_id, game_key, amount_cents, at_unix_ms, .. } => ops.push(ProjectionOp::Departed {
             player_id,
             table_id: table_id.as_str().to_owned(),
@@ -105,6 +93,11 @@ pub fn player_ops(player_id: &chipledger_rules::PlayerId, event: &PlayerEvent, e
         | PlayerEvent::ChipsRedeemed { .. }
         | PlayerEvent::PocketCorrected { .. } => {}
     }
+}
+
+/// A seat taken (a join or a house move), at the seating event's recorded time (`at_ms: None`).
+fn seated(player_id: String, table_id: &chipledger_rules::TableId, seat: u8, game_key: &str, event_id: Uuid) -> ProjectionOp {
+    ProjectionOp::Seated { player_id, table_id: table_id.as_str().to_owned(), seat: i32::from(seat), game_key: game_key.to_owned(), at_ms: None, event_id }
 }
 
 /// The domain projection of `chipledger_rules` events as stored (a player stream's payload is

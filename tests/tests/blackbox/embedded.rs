@@ -14,13 +14,26 @@ const SERVE_BOUND: Duration = Duration::from_secs(60);
 /// How long a postmaster that removed its pid file may take to be gone.
 const EXIT_BOUND: Duration = Duration::from_secs(10);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn chipledgerd_without_configuration_serves_embedded_postgres_and_stops_cleanly_on_sigterm() -> anyhow::Result<()> {
+/// A working directory other users may traverse (the cluster runs as `postgres` when we are
+/// root), and the data directory chipledgerd is given in it (`--data-dir`).
+fn working_dir() -> anyhow::Result<(tempfile::TempDir, std::path::PathBuf, String)> {
     let dir = tempfile::tempdir()?;
-    // A working directory other users may traverse (the cluster runs as `postgres` when we are root).
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))?;
     let data_dir = dir.path().join("data");
     let data_arg = data_dir.to_string_lossy().to_string();
+    Ok((dir, data_dir, data_arg))
+}
+
+/// The pid in the embedded cluster's `postmaster.pid`.
+fn postmaster_pid(data_dir: &std::path::Path) -> anyhow::Result<i32> {
+    let pid_file = data_dir.join("pgdata").join("postmaster.pid");
+    let text = std::fs::read_to_string(&pid_file).map_err(|error| anyhow::anyhow!("{}: {error}", pid_file.display()))?;
+    Ok(text.lines().next().unwrap_or_default().trim().parse()?)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chipledgerd_without_configuration_serves_embedded_postgres_and_stops_cleanly_on_sigterm() -> anyhow::Result<()> {
+    let (dir, data_dir, data_arg) = working_dir()?;
 
     // Build (or find) the binary first: only the server's own start-up is timed.
     chipledger_tests::binary::chipledgerd().await?;
@@ -33,9 +46,7 @@ async fn chipledgerd_without_configuration_serves_embedded_postgres_and_stops_cl
     assert!(serving_after < SERVE_BOUND, "took {serving_after:?}");
 
     let pid_file = data_dir.join("pgdata").join("postmaster.pid");
-    let pid_text = std::fs::read_to_string(&pid_file)
-        .map_err(|error| anyhow::anyhow!("{}: {error}\n{}", pid_file.display(), child.output_text()))?;
-    let postmaster: i32 = pid_text.lines().next().unwrap_or_default().trim().parse()?;
+    let postmaster = postmaster_pid(&data_dir).map_err(|error| anyhow::anyhow!("{error:#}\n{}", child.output_text()))?;
     assert!(process_alive(postmaster), "the embedded postmaster {postmaster} runs while serving");
 
     let stopping = Instant::now();
@@ -62,9 +73,7 @@ async fn chipledgerd_without_configuration_serves_embedded_postgres_and_stops_cl
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restart_right_after_kill_9_takes_over_the_embedded_cluster_with_its_data() -> anyhow::Result<()> {
     use chipledger_proto::v1 as pb;
-    let dir = tempfile::tempdir()?;
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))?;
-    let data_arg = dir.path().join("data").to_string_lossy().to_string();
+    let (dir, _, data_arg) = working_dir()?;
     let args = ["--data-dir", data_arg.as_str(), "--listen", "127.0.0.1:0"];
     let first = ChildServer::spawn(&args, &[], dir.path()).await?;
     let url = format!("http://{}", first.addr);
@@ -103,10 +112,7 @@ const RESTART_BOUND: Duration = Duration::from_secs(60);
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_embedded_postgres_is_started_again_and_the_service_serves_with_its_data() -> anyhow::Result<()> {
     use chipledger_proto::v1 as pb;
-    let dir = tempfile::tempdir()?;
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))?;
-    let data_dir = dir.path().join("data");
-    let data_arg = data_dir.to_string_lossy().to_string();
+    let (dir, data_dir, data_arg) = working_dir()?;
     let child = ChildServer::spawn(&["--data-dir", &data_arg, "--listen", "127.0.0.1:0"], &[], dir.path()).await?;
     let url = format!("http://{}", child.addr);
     wait_until_serving(&url, None).await?;
@@ -115,15 +121,12 @@ async fn a_killed_embedded_postgres_is_started_again_and_the_service_serves_with
     let head = chipledger_tests::head(&mut client).await?;
 
     let pid_file = data_dir.join("pgdata").join("postmaster.pid");
-    let postmaster_pid = || -> anyhow::Result<i32> {
-        Ok(std::fs::read_to_string(&pid_file)?.lines().next().unwrap_or_default().trim().parse()?)
-    };
-    let killed = postmaster_pid()?;
+    let killed = postmaster_pid(&data_dir)?;
     // SAFETY: kill(2) on the postmaster of the cluster this test's chipledgerd owns.
     assert_eq!(unsafe { libc::kill(killed, libc::SIGKILL) }, 0);
     let started = Instant::now();
     child.wait_for_output("the embedded PostgreSQL runs again", 1, RESTART_BOUND).await?;
-    let again = postmaster_pid()?;
+    let again = postmaster_pid(&data_dir)?;
     eprintln!("embedded PostgreSQL (pid {killed}) killed; running again as pid {again} after {:?}", started.elapsed());
     assert_ne!(again, killed, "a new postmaster");
     assert!(process_alive(again), "the new postmaster {again} runs");
