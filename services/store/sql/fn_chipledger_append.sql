@@ -144,6 +144,7 @@ DECLARE
     v_write_versions bigint[];
     v_state         text;
     v_message       text;
+    v_notified      text;
     v_detail        text;
     v_constraint    text;
 BEGIN
@@ -373,11 +374,15 @@ BEGIN
     --    (fn_chipledger_apply_projection_ops.sql); so does a group whose set-based statements
     --    fail (a projection's constraint, a race on its keys), which rolls them back and says
     --    whose op it was.
-    SELECT coalesce(array_agg(p_projection_ops[i] ORDER BY i), '{}')
-      INTO v_ops
-      FROM generate_series(1, coalesce(v_failed - 1, v_members)) AS mm(m)
-     CROSS JOIN LATERAL generate_series(CASE WHEN mm.m = 1 THEN 1 ELSE p_op_end[mm.m - 1] + 1 END, p_op_end[mm.m]) AS i
-     WHERE NOT v_replayed[mm.m];
+    --    A group without ops (most of a table's commands) runs none of these statements.
+    v_ops := '{}';
+    IF p_op_end[v_members] > 0 THEN
+        SELECT coalesce(array_agg(p_projection_ops[i] ORDER BY i), '{}')
+          INTO v_ops
+          FROM generate_series(1, coalesce(v_failed - 1, v_members)) AS mm(m)
+         CROSS JOIN LATERAL generate_series(CASE WHEN mm.m = 1 THEN 1 ELSE p_op_end[mm.m - 1] + 1 END, p_op_end[mm.m]) AS i
+         WHERE NOT v_replayed[mm.m];
+    END IF;
     v_projected := cardinality(v_ops) = 0;
     IF NOT v_projected AND NOT EXISTS (SELECT 1 FROM unnest(v_ops) AS o(op) WHERE o.op->>'op' NOT IN ('seated', 'departed', 'cash')) THEN
         BEGIN
@@ -525,34 +530,37 @@ BEGIN
     --    continue the head; each stream counts on from its base version. Then each member's
     --    outcome, as stored for its commands and answered to replays.
     --    One statement: the positions and versions per event, the new head (the last live
-    --    event's position and hash) and each stream's version after its member's events.
+    --    event's position and hash), each stream's version after its member's events, and the
+    --    outcomes made of them.
     WITH n AS (
         SELECT e.k, e.s,
                CASE WHEN e.live THEN v_last + count(*) FILTER (WHERE e.live) OVER (ORDER BY e.k) END AS position,
                CASE WHEN e.live THEN v_version[e.s] + count(*) OVER (PARTITION BY e.s ORDER BY e.k) END AS stream_version
           FROM (SELECT x.k, x.s, NOT v_replayed[p_stream_member[x.s]] AS live
                   FROM unnest(p_event_stream) WITH ORDINALITY AS x(s, k)) e
+    ), placed AS (
+        SELECT array_agg(n.position ORDER BY n.k) AS positions, array_agg(n.stream_version ORDER BY n.k) AS versions,
+               max(n.position) AS last_position,
+               (array_agg(p_hashes[n.k] ORDER BY n.position DESC) FILTER (WHERE n.position IS NOT NULL))[1] AS last_hash,
+               (SELECT array_agg(v_version[s.i] + coalesce(c.events, 0) ORDER BY s.i)
+                  FROM generate_subscripts(p_streams, 1) AS s(i)
+                  LEFT JOIN (SELECT m.s, count(*) AS events FROM n m GROUP BY m.s) c ON c.s = s.i) AS versions_after
+          FROM n
     )
-    SELECT array_agg(n.position ORDER BY n.k), array_agg(n.stream_version ORDER BY n.k), max(n.position),
-           (array_agg(p_hashes[n.k] ORDER BY n.position DESC) FILTER (WHERE n.position IS NOT NULL))[1],
-           (SELECT array_agg(v_version[s.i] + coalesce(c.events, 0) ORDER BY s.i)
-              FROM generate_subscripts(p_streams, 1) AS s(i)
-              LEFT JOIN (SELECT m.s, count(*) AS events FROM n m GROUP BY m.s) c ON c.s = s.i)
-      INTO v_positions, v_versions, v_last, v_hash, v_after
-      FROM n;
-
-    SELECT array_agg(CASE WHEN v_replayed[i] THEN v_outcomes[i] ELSE json_build_object(
-               'append_id', p_append_ids[i],
-               'first_position', v_positions[CASE WHEN i = 1 THEN 1 ELSE p_event_end[i - 1] + 1 END],
-               'last_position', v_positions[p_event_end[i]],
-               'last_hash', encode(p_hashes[p_event_end[i]], 'hex'),
-               'recorded_at_micros', p_recorded_micros,
-               'stream_versions', (SELECT json_agg(json_build_array(p_streams[s], v_after[s]) ORDER BY s)
-                                     FROM generate_series(CASE WHEN i = 1 THEN 1 ELSE p_stream_end[i - 1] + 1 END,
-                                                          p_stream_end[i]) AS s))::text END
-           ORDER BY i)
-      INTO v_outcomes
-      FROM generate_series(1, v_members) AS i;
+    SELECT p.positions, p.versions, p.last_position, p.last_hash, p.versions_after,
+           (SELECT array_agg(CASE WHEN v_replayed[i] THEN v_outcomes[i] ELSE json_build_object(
+                       'append_id', p_append_ids[i],
+                       'first_position', p.positions[CASE WHEN i = 1 THEN 1 ELSE p_event_end[i - 1] + 1 END],
+                       'last_position', p.positions[p_event_end[i]],
+                       'last_hash', encode(p_hashes[p_event_end[i]], 'hex'),
+                       'recorded_at_micros', p_recorded_micros,
+                       'stream_versions', (SELECT json_agg(json_build_array(p_streams[s], p.versions_after[s]) ORDER BY s)
+                                             FROM generate_series(CASE WHEN i = 1 THEN 1 ELSE p_stream_end[i - 1] + 1 END,
+                                                                  p_stream_end[i]) AS s))::text END
+                   ORDER BY i)
+              FROM generate_series(1, v_members) AS i)
+      INTO v_positions, v_versions, v_last, v_hash, v_after, v_outcomes
+      FROM placed p;
 
     WITH written_events AS (
         INSERT INTO events (property, position, stream, stream_version, event_id, event_type,
@@ -581,13 +589,12 @@ BEGIN
           FROM unnest(p_command_member, p_command_ids, p_request_hashes) AS c(m, command_id, request_hash)
          WHERE NOT v_replayed[c.m]
     )
+    -- The notification goes with the head, in the same statement: '<head> <first append id>
+    -- <property>'; a subscriber of another property, one at this head already, or one handed
+    -- the group by the process that wrote it, reads nothing for it (subscription.rs).
     UPDATE property_heads SET last_position = v_last, last_hash = v_hash, last_recorded_at = v_recorded
-     WHERE property = p_property;
-
-    -- '<head> <first append id> <property>': a subscriber of another property, one at this
-    -- head already, or one handed the group by the process that wrote it, reads nothing for it
-    -- (subscription.rs).
-    PERFORM pg_notify('chipledger_events', v_last || ' ' || p_append_ids[1] || ' ' || p_property);
+     WHERE property = p_property
+    RETURNING pg_notify('chipledger_events', v_last || ' ' || p_append_ids[1] || ' ' || p_property)::text INTO v_notified;
     RETURN QUERY SELECT i, true, v_replayed[i], v_outcomes[i], v_replies[i], NULL::bigint[], v_last, v_hash,
                         p_recorded_micros
                    FROM generate_series(1, v_members) AS i;
