@@ -110,7 +110,6 @@ DECLARE
     v_refusal_seq   bigint;
     v_conflict      text;
     v_locked        text[];
-    v_written       int;
     v_accounts      text[];
     v_existing      text[];
     v_balances      bigint[];
@@ -145,6 +144,8 @@ DECLARE
     v_state         text;
     v_message       text;
     v_notified      text;
+    v_streams_written bigint;
+    v_accounts_written bigint;
     v_detail        text;
     v_constraint    text;
 BEGIN
@@ -484,40 +485,6 @@ BEGIN
         RAISE EXCEPTION '%', v_message USING ERRCODE = v_state, DETAIL = v_detail, HINT = 'chipledger member ' || v_member;
     END IF;
 
-    -- The versions and balances of the whole group, written once.
-    v_member := array_position(v_replayed, false);
-    IF v_write_streams IS NOT NULL THEN
-        INSERT INTO streams AS st (property, stream, version)
-        SELECT p_property, w.stream, w.version
-          FROM unnest(v_write_streams, v_write_versions) AS w(stream, version)
-         ORDER BY w.stream
-        ON CONFLICT (property, stream) DO UPDATE SET version = EXCLUDED.version
-         WHERE st.stream = ANY (v_locked);
-        GET DIAGNOSTICS v_written = ROW_COUNT;
-        IF v_written <> cardinality(v_write_streams) THEN
-            -- A concurrent append created one of the streams: the store retries the member,
-            -- which then reports the version conflict.
-            v_member := coalesce(v_creator, array_position(v_replayed, false));
-            RAISE EXCEPTION 'chipledger: stream created concurrently' USING ERRCODE = 'unique_violation',
-                HINT = 'chipledger member ' || v_member;
-        END IF;
-    END IF;
-    IF v_accounts IS NOT NULL THEN
-        INSERT INTO account_balances AS ab (property, account, balance_cents)
-        SELECT p_property, a.account, a.balance_cents
-          FROM unnest(v_accounts, v_balances) AS a(account, balance_cents)
-         ORDER BY a.account
-        ON CONFLICT (property, account) DO UPDATE SET balance_cents = EXCLUDED.balance_cents
-         WHERE ab.account = ANY (v_existing);
-        GET DIAGNOSTICS v_written = ROW_COUNT;
-        IF v_written <> cardinality(v_accounts) THEN
-            -- A concurrent append created one of the accounts: retried like a new stream.
-            v_member := array_position(v_replayed, false);
-            RAISE EXCEPTION 'chipledger: account created concurrently' USING ERRCODE = 'unique_violation',
-                HINT = 'chipledger member ' || v_member;
-        END IF;
-    END IF;
-
     v_member := array_position(v_replayed, false);
     IF v_until IS NULL OR v_recorded >= v_until THEN
         RAISE EXCEPTION 'chipledger: no partition holds recorded_at %', v_recorded USING ERRCODE = 'CL007',
@@ -562,7 +529,25 @@ BEGIN
       INTO v_positions, v_versions, v_last, v_hash, v_after, v_outcomes
       FROM placed p;
 
-    WITH written_events AS (
+    -- The writes of the whole group, one statement: the streams' versions and the balances
+    -- (rows locked in name order), events, event ids, postings, command rows and the head.
+    WITH written_streams AS (
+        INSERT INTO streams AS st (property, stream, version)
+        SELECT p_property, w.stream, w.version
+          FROM unnest(v_write_streams, v_write_versions) AS w(stream, version)
+         ORDER BY w.stream
+        ON CONFLICT (property, stream) DO UPDATE SET version = EXCLUDED.version
+         WHERE st.stream = ANY (v_locked)
+        RETURNING 1
+    ), written_balances AS (
+        INSERT INTO account_balances AS ab (property, account, balance_cents)
+        SELECT p_property, a.account, a.balance_cents
+          FROM unnest(v_accounts, v_balances) AS a(account, balance_cents)
+         ORDER BY a.account
+        ON CONFLICT (property, account) DO UPDATE SET balance_cents = EXCLUDED.balance_cents
+         WHERE ab.account = ANY (v_existing)
+        RETURNING 1
+    ), written_events AS (
         INSERT INTO events (property, position, stream, stream_version, event_id, event_type,
                             schema_version, payload, metadata, recorded_at, hash, chain_format)
         SELECT p_property, e.position, p_streams[e.stream_index], e.stream_version, e.event_id,
@@ -594,7 +579,25 @@ BEGIN
     -- the group by the process that wrote it, reads nothing for it (subscription.rs).
     UPDATE property_heads SET last_position = v_last, last_hash = v_hash, last_recorded_at = v_recorded
      WHERE property = p_property
-    RETURNING pg_notify('chipledger_events', v_last || ' ' || p_append_ids[1] || ' ' || p_property)::text INTO v_notified;
+    RETURNING pg_notify('chipledger_events', v_last || ' ' || p_append_ids[1] || ' ' || p_property)::text,
+              (SELECT count(*) FROM written_streams), (SELECT count(*) FROM written_balances)
+         INTO v_notified, v_streams_written, v_accounts_written;
+    -- A stream or an account that another append created after this one's checks (before it
+    -- had the head lock) is not written over: the row is missing from what was written, and
+    -- the whole statement goes back (the notification with it); the store retries the member,
+    -- which then reports the version conflict (a stream) or is judged on the balance (an
+    -- account). Such an append also moved the head, so the comparison of step 4 answers first;
+    -- this stays as the guard of the rows themselves.
+    IF v_streams_written <> coalesce(cardinality(v_write_streams), 0) THEN
+        v_member := coalesce(v_creator, array_position(v_replayed, false));
+        RAISE EXCEPTION 'chipledger: stream created concurrently' USING ERRCODE = 'unique_violation',
+            HINT = 'chipledger member ' || v_member;
+    END IF;
+    IF v_accounts_written <> coalesce(cardinality(v_accounts), 0) THEN
+        v_member := array_position(v_replayed, false);
+        RAISE EXCEPTION 'chipledger: account created concurrently' USING ERRCODE = 'unique_violation',
+            HINT = 'chipledger member ' || v_member;
+    END IF;
     RETURN QUERY SELECT i, true, v_replayed[i], v_outcomes[i], v_replies[i], NULL::bigint[], v_last, v_hash,
                         p_recorded_micros
                    FROM generate_series(1, v_members) AS i;

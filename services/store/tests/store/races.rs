@@ -245,13 +245,18 @@ async fn two_dealers_racing_on_one_table_serialise_on_the_table_stream() -> anyh
     Ok(())
 }
 
-/// Streams and accounts created by racing appends (migration 0004 writes both with upserts that
-/// only update rows the append locked): a creator that lost the race is retried and then gets
-/// the typed conflict, and no credit to a freshly created account is lost.
+/// Streams and accounts created by racing appends (the append writes both with upserts that
+/// only update rows it locked): a creator that lost the race is retried and then gets the typed
+/// conflict, and no credit to a freshly created account is lost. The racers are split over two
+/// store handles (two processes): within one, the group commit judges them one after the
+/// other; across the two, one may create the stream or the account after the other's checks,
+/// which moves the head the other hashed from, so the other is answered with the new head and
+/// judged again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn racing_creators_of_one_stream_and_one_account_lose_nothing() -> anyhow::Result<()> {
     const RACERS: usize = 6;
     let db = fresh("race_create").await?;
+    let stores = [db.store.clone(), migrated_store(&db.admin_url).await?];
     for round in 0..10_i64 {
         let barrier = Arc::new(Barrier::new(2 * RACERS));
         let mut tasks = Vec::new();
@@ -260,8 +265,8 @@ async fn racing_creators_of_one_stream_and_one_account_lose_nothing() -> anyhow:
             let account = format!("table/T{round}/seat/1");
             let create = one_stream(&format!("table-new-{round}"), ExpectedVersion::NoStream, vec![movement("Fill", "house/bank", &account, 100, "c")]);
             let credit = one_stream(&format!("table-own-{round}-{racer}"), ExpectedVersion::NoStream, vec![movement("Fill", "house/bank", &account, 1, "c")]);
-            for request in [create, credit] {
-                let (store, barrier) = (db.store.clone(), barrier.clone());
+            for (index, request) in [create, credit].into_iter().enumerate() {
+                let (store, barrier) = (stores[(racer + index) % 2].clone(), barrier.clone());
                 tasks.push(tokio::spawn(async move {
                     barrier.wait().await;
                     anyhow::Ok(store.append(&request).await)
