@@ -11,10 +11,10 @@
 -- and the first member refused by any check is the one refused, after the projections of the
 -- members before it. Members never share a command id (group.rs keeps such a member for the
 -- next group), so idempotency is against the rows committed before the group. Then the writes
--- of the whole group, once: stream versions and balances (streams and accounts locked in name
--- order), one INSERT per table for every member's events, event ids, postings and command rows,
--- one head update, one notification (the new head, the group, the property). No statement here
--- loops over events.
+-- of the whole group, once and in one statement: stream versions and balances (streams and
+-- accounts locked in name order), every member's events, event ids, postings and command rows
+-- (one INSERT per table), the head, and with it one notification (the new head, the group, the
+-- property). No statement here loops over events.
 -- Every lookup is a primary-key probe per key, whatever the statistics (the planner settings).
 --
 -- The hash chain is computed by the store (append.rs, chain.rs format 2), from the head it

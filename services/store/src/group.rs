@@ -9,7 +9,7 @@
 //! order, committed once. Every guarantee of the single append holds for each member: the
 //! function judges the members one after the other, each against the writes of the ones before
 //! it (versions, balances, projections), then writes every member's events, postings and command
-//! rows with one INSERT per table under one head lock, so the result is exactly the serial
+//! rows in one statement under one head lock, so the result is exactly the serial
 //! execution of the members in queue order, made durable together. Members never share a
 //! command id: such a member waits for the next group, where the earlier one's row is committed.
 //! Why one statement and not one call per member inside a transaction: in PostgreSQL most of an
