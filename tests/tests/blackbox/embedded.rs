@@ -54,6 +54,9 @@ async fn chipledgerd_without_configuration_serves_embedded_postgres_and_stops_cl
     eprintln!("chipledgerd stopped {:?} after SIGTERM", stopping.elapsed());
     assert!(status.success(), "exit {status}:\n{}", output.join("\n"));
     assert!(!pid_file.exists(), "postmaster.pid left behind:\n{}", output.join("\n"));
+    // Its log went to a pipe, as to a log collector: plain text, no terminal colour codes.
+    assert!(output.iter().any(|line| line.contains(" INFO ")), "no log line:\n{}", output.join("\n"));
+    assert!(!output.iter().any(|line| line.contains('\u{1b}')), "escape sequences in the log:\n{}", output.join("\n"));
     // `pg_ctl stop -w` returns once the postmaster removed its pid file, which it does as its
     // last act: the process itself is gone a moment later (bounded).
     let exiting = Instant::now();

@@ -96,6 +96,38 @@ async fn idempotent_replay_returns_the_original_bytes_and_a_changed_request_conf
     Ok(())
 }
 
+/// A batch's reply is several kB: stored compressed with lz4 (migration 0011, when the server
+/// offers it, as every PostgreSQL this project ships with does), and a replay answers the same
+/// bytes, as it does for a reply stored with pglz before the migration.
+#[tokio::test]
+async fn a_large_reply_is_stored_with_lz4_and_replays_byte_for_byte() -> anyhow::Result<()> {
+    let db = fresh("append_lz4").await?;
+    let mut superuser = admin(&db.admin_url).await?;
+    let offered: Vec<String> =
+        sqlx::query_scalar("SELECT unnest(enumvals) FROM pg_settings WHERE name = 'default_toast_compression'")
+            .fetch_all(&mut superuser)
+            .await?;
+    assert!(offered.iter().any(|method| method == "lz4"), "the test server offers {offered:?}");
+    // An answer as a batch gives it: repetitive, far above the 2 kB at which PostgreSQL compresses.
+    let reply: Vec<u8> = (0..400).flat_map(|i| format!("result {i}: positions {i}..{}; ", i + 43).into_bytes()).collect();
+    assert!(reply.len() > 8_000);
+    let mut request = one_stream("table-T1", ExpectedVersion::NoStream, buy_ins(2, "big-1"));
+    request.commands = vec![command("big-1", "a hand")];
+    request.reply = reply.clone();
+    db.store.append(&request).await?;
+    let (method, stored): (Option<String>, i32) = sqlx::query_as(
+        "SELECT pg_column_compression(reply), pg_column_size(reply) FROM commands WHERE command_id = 'big-1'",
+    )
+    .fetch_one(&mut superuser)
+    .await?;
+    assert_eq!(method.as_deref(), Some("lz4"));
+    assert!((stored as usize) < reply.len() / 2, "{stored} bytes stored for {}", reply.len());
+    let replay = db.store.append(&request).await?;
+    assert!(replay.replayed);
+    assert_eq!(replay.reply, reply);
+    Ok(())
+}
+
 #[tokio::test]
 async fn r_unit_3_unbalanced_postings_are_refused() -> anyhow::Result<()> {
     let db = fresh("append_unbalanced").await?;
