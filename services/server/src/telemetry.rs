@@ -140,12 +140,14 @@ pub fn init() -> Result<Telemetry, TelemetryError> {
         .tracer_provider
         .as_ref()
         .map(|provider| tracing_opentelemetry::layer().with_tracer(provider.tracer(SERVICE_NAME)));
-    // Colours only for a person at a terminal: a log file, journald or a container's log
-    // collector gets plain text, without escape sequences around every field.
-    let ansi = std::io::IsTerminal::is_terminal(&std::io::stdout()) && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    // Colours only for a person at a terminal (where the layer's default also honours
+    // NO_COLOR): a log file, journald or a container's log collector gets plain text, without
+    // escape sequences around every field.
+    let fmt_layer = tracing_subscriber::fmt::layer().with_target(false);
+    let fmt_layer = if std::io::IsTerminal::is_terminal(&std::io::stdout()) { fmt_layer } else { fmt_layer.with_ansi(false) };
     tracing_subscriber::registry()
         .with(filter)
-        .with(tracing_subscriber::fmt::layer().with_target(false).with_ansi(ansi))
+        .with(fmt_layer)
         .with(otel_layer)
         .try_init()
         .map_err(|error| TelemetryError::Subscriber(error.to_string()))?;
