@@ -492,55 +492,74 @@ const MAX_JSON_DEPTH: usize = 128;
 /// Whatever it writes is JSON denoting the same value as the text, so equal output means an
 /// equal value: a verifier using it cannot accept a changed value. It returns `None` for what
 /// it does not copy exactly (a key with an escape, a key twice in one object, a number with a
-/// fraction or exponent or, for JCS, beyond 2^53 - 1, deeper than [`MAX_JSON_DEPTH`], anything
-/// malformed); the caller then decodes the value and uses [`canonical`], the definition.
+/// fraction or exponent or, for JCS, beyond 2^53 - 1 or with a leading zero, deeper than
+/// [`MAX_JSON_DEPTH`], anything malformed); the caller then decodes the value and uses
+/// [`canonical`], the definition.
 pub(crate) struct JsonbCanonicalizer {
     form: Canonical,
-    /// Members of the objects being written, innermost last: key and value spans.
-    members: Vec<Member>,
-    /// Values of one object while its members are put in key order.
-    reorder: Vec<u8>,
+    /// The value read: its nodes in text order, each container followed by its contents.
+    nodes: Vec<Node>,
+    /// Members of the objects being written, innermost last: their node indices, in key order.
+    order: Vec<usize>,
 }
 
+/// One value of the text: a scalar's span (quotes included), or a container whose contents are
+/// the nodes up to `end`; an object member's node also has the span of its key.
 #[derive(Clone, Copy)]
-struct Member {
+struct Node {
+    shape: Shape,
+    span: (usize, usize),
     key: (usize, usize),
-    value: (usize, usize),
+    /// The index after this node and its contents.
+    end: usize,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    Scalar,
+    Array,
+    Object,
 }
 
 impl JsonbCanonicalizer {
     pub(crate) fn new(form: Canonical) -> JsonbCanonicalizer {
-        JsonbCanonicalizer { form, members: Vec::new(), reorder: Vec::new() }
+        JsonbCanonicalizer { form, nodes: Vec::new(), order: Vec::new() }
     }
 
     /// Append the canonical form of `text` to `out`; on `None`, `out` is left as it was.
+    /// Two passes: the text is read into nodes (spans, nothing copied), then written out with
+    /// every object's members in key order, so each byte of a value is copied once.
     pub(crate) fn write(&mut self, text: &[u8], out: &mut Vec<u8>) -> Option<()> {
-        let start = out.len();
+        self.nodes.clear();
+        self.order.clear();
         let mut at = 0;
-        let written = self.value(text, &mut at, out, 0).filter(|()| skip_whitespace(text, at) == text.len());
+        self.read(text, &mut at, (0, 0), 0)?;
+        if skip_whitespace(text, at) != text.len() {
+            return None;
+        }
+        let start = out.len();
+        let written = self.emit(text, 0, out);
         if written.is_none() {
             out.truncate(start);
-            self.members.clear();
         }
         written
     }
 
-    fn value(&mut self, text: &[u8], at: &mut usize, out: &mut Vec<u8>, depth: usize) -> Option<()> {
+    fn read(&mut self, text: &[u8], at: &mut usize, key: (usize, usize), depth: usize) -> Option<()> {
         *at = skip_whitespace(text, *at);
-        match *text.get(*at)? {
-            b'{' if depth < MAX_JSON_DEPTH => self.object(text, at, out, depth + 1),
-            b'[' if depth < MAX_JSON_DEPTH => self.array(text, at, out, depth + 1),
+        let from = *at;
+        let shape = match *text.get(from)? {
+            b'{' if depth < MAX_JSON_DEPTH => Shape::Object,
+            b'[' if depth < MAX_JSON_DEPTH => Shape::Array,
             b'"' => {
-                let (from, to) = string_span(text, *at)?;
-                out.extend_from_slice(&text[from..to]);
-                *at = to;
-                Some(())
+                *at = string_span(text, from)?.1;
+                Shape::Scalar
             }
-            b't' => literal(text, at, b"true", out),
-            b'f' => literal(text, at, b"false", out),
-            b'n' => literal(text, at, b"null", out),
+            b't' | b'f' | b'n' => {
+                literal(text, at)?;
+                Shape::Scalar
+            }
             b'-' | b'0'..=b'9' => {
-                let from = *at;
                 *at += usize::from(text[from] == b'-');
                 let digits = text[*at..].iter().take_while(|byte| byte.is_ascii_digit()).count();
                 *at += digits;
@@ -551,64 +570,108 @@ impl JsonbCanonicalizer {
                 if self.form == Canonical::Jcs && !jcs_integer(&text[from..*at]) {
                     return None;
                 }
-                out.extend_from_slice(&text[from..*at]);
-                Some(())
+                Shape::Scalar
             }
-            _ => None,
+            _ => return None,
+        };
+        let index = self.nodes.len();
+        self.nodes.push(Node { shape, span: (from, *at), key, end: index + 1 });
+        match shape {
+            Shape::Scalar => return Some(()),
+            Shape::Array => {
+                *at += 1;
+                if !next_is(text, at, b']') {
+                    loop {
+                        self.read(text, at, (0, 0), depth + 1)?;
+                        if next_is(text, at, b']') {
+                            break;
+                        }
+                        if !next_is(text, at, b',') {
+                            return None;
+                        }
+                    }
+                }
+            }
+            Shape::Object => {
+                *at += 1;
+                if !next_is(text, at, b'}') {
+                    loop {
+                        *at = skip_whitespace(text, *at);
+                        let (from, to, escaped) = string_span(text, *at)?;
+                        // An escape makes the raw bytes order differently from the key's own bytes.
+                        if escaped {
+                            return None;
+                        }
+                        *at = to;
+                        if !next_is(text, at, b':') {
+                            return None;
+                        }
+                        self.read(text, at, (from, to), depth + 1)?;
+                        if next_is(text, at, b'}') {
+                            break;
+                        }
+                        if !next_is(text, at, b',') {
+                            return None;
+                        }
+                    }
+                }
+            }
         }
+        self.nodes[index].end = self.nodes.len();
+        Some(())
     }
 
-    fn array(&mut self, text: &[u8], at: &mut usize, out: &mut Vec<u8>, depth: usize) -> Option<()> {
-        *at += 1;
-        out.push(b'[');
-        if next_is(text, at, b']') {
-            out.push(b']');
-            return Some(());
-        }
-        loop {
-            self.value(text, at, out, depth)?;
-            if next_is(text, at, b',') {
-                out.push(b',');
-            } else if next_is(text, at, b']') {
+    fn emit(&mut self, text: &[u8], index: usize, out: &mut Vec<u8>) -> Option<()> {
+        let node = self.nodes[index];
+        match node.shape {
+            Shape::Scalar => out.extend_from_slice(&text[node.span.0..node.span.1]),
+            Shape::Array => {
+                out.push(b'[');
+                let mut child = index + 1;
+                while child < node.end {
+                    if child > index + 1 {
+                        out.push(b',');
+                    }
+                    self.emit(text, child, out)?;
+                    child = self.nodes[child].end;
+                }
                 out.push(b']');
-                return Some(());
-            } else {
-                return None;
+            }
+            Shape::Object => {
+                let first = self.order.len();
+                let mut child = index + 1;
+                while child < node.end {
+                    self.order.push(child);
+                    child = self.nodes[child].end;
+                }
+                self.sort_members(text, first)?;
+                out.push(b'{');
+                for position in first..self.order.len() {
+                    if position > first {
+                        out.push(b',');
+                    }
+                    let member = self.order[position];
+                    let key = self.nodes[member].key;
+                    out.extend_from_slice(&text[key.0..key.1]);
+                    out.push(b':');
+                    self.emit(text, member, out)?;
+                }
+                out.push(b'}');
+                self.order.truncate(first);
             }
         }
+        Some(())
     }
 
-    fn object(&mut self, text: &[u8], at: &mut usize, out: &mut Vec<u8>, depth: usize) -> Option<()> {
-        *at += 1;
-        let start = out.len();
-        let first = self.members.len();
-        if !next_is(text, at, b'}') {
-            loop {
-                *at = skip_whitespace(text, *at);
-                let key = string_span(text, *at)?;
-                // An escape makes the raw bytes order differently from the key's own bytes.
-                if text[key.0..key.1].contains(&b'\\') {
-                    return None;
-                }
-                *at = key.1;
-                if !next_is(text, at, b':') {
-                    return None;
-                }
-                let value_start = out.len();
-                self.value(text, at, out, depth)?;
-                self.members.push(Member { key, value: (value_start - start, out.len() - start) });
-                if next_is(text, at, b'}') {
-                    break;
-                }
-                if !next_is(text, at, b',') {
-                    return None;
-                }
-            }
-        }
-        // The values were written in jsonb's order; write the members again in key order.
-        let members = &mut self.members[first..];
+    /// Put the members from `first` on in key order; `None` for a key twice.
+    fn sort_members(&mut self, text: &[u8], first: usize) -> Option<()> {
+        let nodes = &self.nodes;
+        let members = &mut self.order[first..];
         // Compare without the quotes: a closing quote would sort before a space or `!`.
-        let key = |member: &Member| &text[member.key.0 + 1..member.key.1 - 1];
+        let key = |member: &usize| {
+            let (from, to) = nodes[*member].key;
+            &text[from + 1..to - 1]
+        };
         match self.form {
             Canonical::V1 => members.sort_unstable_by(|a, b| key(a).cmp(key(b))),
             // UTF-8 byte order is UTF-16 code unit order unless a key holds a character from
@@ -630,24 +693,9 @@ impl JsonbCanonicalizer {
         if members.windows(2).any(|pair| key(&pair[0]) == key(&pair[1])) {
             return None;
         }
-        self.reorder.clear();
-        self.reorder.extend_from_slice(&out[start..]);
-        out.truncate(start);
-        out.push(b'{');
-        for (index, member) in members.iter().enumerate() {
-            if index > 0 {
-                out.push(b',');
-            }
-            out.extend_from_slice(&text[member.key.0..member.key.1]);
-            out.push(b':');
-            out.extend_from_slice(&self.reorder[member.value.0..member.value.1]);
-        }
-        out.push(b'}');
-        self.members.truncate(first);
         Some(())
     }
 }
-
 fn skip_whitespace(text: &[u8], mut at: usize) -> usize {
     while matches!(text.get(at), Some(b' ' | b'\t' | b'\n' | b'\r')) {
         at += 1;
@@ -666,40 +714,45 @@ fn next_is(text: &[u8], at: &mut usize, byte: u8) -> bool {
     }
 }
 
-fn literal(text: &[u8], at: &mut usize, word: &[u8], out: &mut Vec<u8>) -> Option<()> {
-    if !text[*at..].starts_with(word) {
-        return None;
-    }
+fn literal(text: &[u8], at: &mut usize) -> Option<()> {
+    let word = [&b"true"[..], b"false", b"null"].into_iter().find(|word| text[*at..].starts_with(word))?;
     *at += word.len();
-    out.extend_from_slice(word);
     Some(())
 }
 
 /// The span of the string starting at `at` (an opening quote), quotes included.
-fn string_span(text: &[u8], at: usize) -> Option<(usize, usize)> {
+fn string_span(text: &[u8], at: usize) -> Option<(usize, usize, bool)> {
     if text.get(at) != Some(&b'"') {
         return None;
     }
     let mut index = at + 1;
+    let mut escaped = false;
     loop {
-        match *text.get(index)? {
-            b'"' => return Some((at, index + 1)),
-            b'\\' => index += 2,
-            // PostgreSQL escapes every control character; a raw one is not its output.
-            byte if byte < 0x20 => return None,
-            _ => index += 1,
+        // PostgreSQL escapes every control character; a raw one is not its output.
+        index += text.get(index..)?.iter().position(|byte| matches!(byte, b'"' | b'\\' | 0..0x20))?;
+        match text[index] {
+            b'"' => return Some((at, index + 1, escaped)),
+            b'\\' => {
+                escaped = true;
+                index += 2;
+            }
+            _ => return None,
         }
     }
 }
 
-
-/// True when a decimal integer's text is what JCS writes for it: within 2^53 - 1, no `-0`.
+/// True when a decimal integer's text is what JCS writes for it: within 2^53 - 1, no `-0`, no
+/// leading zero.
 fn jcs_integer(text: &[u8]) -> bool {
+    /// Digits of [`MAX_SAFE_INTEGER`]: an integer with fewer is within it.
+    const SAFE_DIGITS: usize = MAX_SAFE_INTEGER.ilog10() as usize + 1;
     let digits = text.strip_prefix(b"-").unwrap_or(text);
-    if digits.len() > 16 || (text[0] == b'-' && digits == b"0") {
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) || (digits.len() > 1 && digits[0] == b'0') || (text[0] == b'-' && digits == b"0") {
         return false;
     }
-    std::str::from_utf8(digits).ok().and_then(|digits| digits.parse::<i64>().ok()).is_some_and(|value| value <= MAX_SAFE_INTEGER)
+    digits.len() < SAFE_DIGITS
+        || (digits.len() == SAFE_DIGITS
+            && std::str::from_utf8(digits).ok().and_then(|digits| digits.parse::<i64>().ok()).is_some_and(|value| value <= MAX_SAFE_INTEGER))
 }
 
 /// Why the chain does not verify, at [`ChainReport::first_bad_position`].
