@@ -638,6 +638,7 @@ pub fn day_json(day: &pb::GamingDayReconciliation) -> serde_json::Value {
         "chips_issued": chips(&day.chips_issued),
         "chips_returned": chips(&day.chips_returned),
         "chip_liability_cents": day.chip_liability_cents,
+        "closed_cage_streams": day.closed_cage_streams,
         "sum_of_balances_cents": day.sum_of_balances_cents,
         "tables": day.tables.iter().map(shift_json).collect::<Vec<_>>(),
     })
@@ -647,7 +648,11 @@ pub fn print_day(day: &pb::GamingDayReconciliation, output: Output) {
     println!("gaming day {}", day.gaming_day);
     println!("  chips issued:   {}", chips_text(&day.chips_issued));
     println!("  chips returned: {}", chips_text(&day.chips_returned));
-    println!("  chip liability: {} (R-CHIP-5)", money(day.chip_liability_cents));
+    if day.closed_cage_streams.is_empty() {
+        println!("  chip liability: not closed yet: no cage has closed this gaming day (R-CHIP-5)");
+    } else {
+        println!("  chip liability: {} (R-CHIP-5; closed by {})", money(day.chip_liability_cents), day.closed_cage_streams.join(", "));
+    }
     println!("  sum of all balances: {} (R-UNIT-4: must be 0.00)", money(day.sum_of_balances_cents));
     for shift in &day.tables {
         print_shift(shift, output);

@@ -180,6 +180,9 @@ pub struct CageState {
     /// Events of this cage already reversed (R-AUDIT-1), at most `player::MAX_CORRECTED_EVENTS`.
     #[serde(default)]
     pub corrected_event_ids: Vec<String>,
+    /// The last gaming day this cage closed (R-CHIP-5), "YYYY-MM-DD".
+    #[serde(default)]
+    pub last_closed_gaming_day: Option<String>,
 }
 
 fn add_chips(list: &mut Vec<ChipCount>, chips: &[ChipCount], sign: i64) {
@@ -314,7 +317,7 @@ impl CageState {
                 self.cash_cents += amount_cents;
             }
             CageEvent::MarkerWrittenOff { amount_cents, .. } => self.markers_receivable_cents -= amount_cents,
-            CageEvent::GamingDayClosed { .. } => {}
+            CageEvent::GamingDayClosed { gaming_day, .. } => self.last_closed_gaming_day = Some(gaming_day.clone()),
         }
     }
 }
@@ -334,7 +337,10 @@ pub const CAGE_CHIPS_SHORT: Reason = Reason::new("CAGE_CHIPS_SHORT", "R-CHIP-5")
 pub const CAGE_CASH_SHORT: Reason = Reason::new("CAGE_CASH_SHORT", "R-CHIP-5");
 
 
-pub const REASONS: &[Reason] = &[CAGE_NOT_OPEN, CAGE_ALREADY_OPEN, CAGE_CHIPS_SHORT, CAGE_CASH_SHORT];
+/// R-CHIP-5: a cage closes each gaming day once, in order: the close is the day's chip
+/// liability, and a second one would count the day twice.
+pub const DAY_ALREADY_CLOSED: Reason = Reason::new("DAY_ALREADY_CLOSED", "R-CHIP-5");
+pub const REASONS: &[Reason] = &[CAGE_NOT_OPEN, CAGE_ALREADY_OPEN, CAGE_CHIPS_SHORT, CAGE_CASH_SHORT, DAY_ALREADY_CLOSED];
 
 /// The cage holds these chips.
 pub fn cage_has(cage: &CageState, chips: &[ChipCount]) -> Result<(), Rejection> {
@@ -523,6 +529,13 @@ pub fn decide_cage(snapshot: &Snapshot, ctx: &CommandContext, c: &CageCommand) -
             crate::corrections::decide_cage_correction(snapshot, ctx, cage, cage_id, reverses_event_id, original_postings, approved_by, reason)
         }
         CageOp::CloseGamingDay => {
+            // "YYYY-MM-DD" orders as the days do.
+            if let Some(closed) = cage.last_closed_gaming_day.as_deref().filter(|closed| *closed >= ctx.gaming_day.as_str()) {
+                return Err(Rejection::new(
+                    DAY_ALREADY_CLOSED,
+                    format!("gaming day {} is closed already (this cage's last close: {closed})", ctx.gaming_day),
+                ));
+            }
             let mut liability = cage.issued.clone();
             add_chips(&mut liability, &cage.returned, -1);
             let e = CageEvent::GamingDayClosed {

@@ -327,7 +327,77 @@ pub struct TableConfig {
     pub first_blind_on_button: bool,
 }
 
+/// R-REBUY-1: which tables are "the same game and limits", for the re-buy wait and one seat per
+/// game. Taken from what the table plays (the game, the betting structure and its amounts, the
+/// blinds, the bring-in, high-low, table or open stakes), not from its label: no spelling of `game_key` ("NLHE
+/// 100/200", "nlhe 1/2 ", a look-alike letter) takes a table out of its game's scope or puts it
+/// in another's. Antes, rake, buy-in limits and the chip set do not make another game.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SameGame<'c> {
+    key: String,
+    label: &'c str,
+}
+
+impl SameGame<'_> {
+    /// What a patron's stream records for a seat taken or left at the table (`JoinedTable`,
+    /// `LeftTable`, `MovedTable`), e.g. "holdem no limit blinds 100/200".
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// Whether a game recorded on a patron's stream is this one: its key, or the table's label,
+    /// which streams recorded before the key existed.
+    pub fn holds(&self, recorded: &str) -> bool {
+        recorded == self.key || recorded == self.label
+    }
+}
+
 impl TableConfig {
+    /// The game and limits this table plays (R-REBUY-1), see [`SameGame`].
+    pub fn same_game(&self) -> SameGame<'_> {
+        let game = match self.game {
+            Game::Holdem => "holdem",
+            Game::ShortDeckHoldem => "short deck holdem",
+            Game::Omaha => "omaha",
+            Game::OmahaHiLo => "omaha hi-lo",
+            Game::SevenCardStud => "seven card stud",
+            Game::SevenCardStudHiLo => "seven card stud hi-lo",
+            Game::Razz => "razz",
+            Game::DeuceToSevenTripleDraw => "2-7 triple draw",
+            Game::DeuceToSevenSingleDraw => "2-7 single draw",
+            Game::Badugi => "badugi",
+        };
+        let mut key = match &self.betting {
+            BettingStructure::NoLimit => format!("{game} no limit"),
+            BettingStructure::PotLimit => format!("{game} pot limit"),
+            BettingStructure::HalfPotLimit => format!("{game} half pot limit"),
+            BettingStructure::FixedLimit { small_bet_cents, big_bet_cents, .. } => {
+                format!("{game} limit {small_bet_cents}/{big_bet_cents}")
+            }
+            BettingStructure::SpreadLimit { min_bet_cents, max_bet_cents, last_round_max_bet_cents, .. } => {
+                let last = last_round_max_bet_cents.map(|last| format!(" last round {last}")).unwrap_or_default();
+                format!("{game} spread limit {min_bet_cents}-{max_bet_cents}{last}")
+            }
+            BettingStructure::CapLimit { pot_limit, cap_cents } => {
+                format!("{game} {} cap {cap_cents}", if *pot_limit { "pot limit" } else { "no limit" })
+            }
+        };
+        if !self.blinds_cents.is_empty() {
+            let blinds: Vec<String> = self.blinds_cents.iter().map(Cents::to_string).collect();
+            key.push_str(&format!(" blinds {}", blinds.join("/")));
+        }
+        if let Some(bring_in) = self.bring_in_cents {
+            key.push_str(&format!(" bring-in {bring_in}"));
+        }
+        if self.hi_lo && !matches!(self.game, Game::OmahaHiLo | Game::SevenCardStudHiLo) {
+            key.push_str(" hi-lo");
+        }
+        if matches!(self.stakes, StakesMode::OpenStakes { .. }) {
+            key.push_str(" open stakes");
+        }
+        SameGame { key, label: &self.game_key }
+    }
+
     fn base(game_key: &str, betting: BettingStructure, small_blind_cents: Cents, big_blind_cents: Cents) -> TableConfig {
         TableConfig {
             version: 1,

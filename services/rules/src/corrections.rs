@@ -50,15 +50,20 @@ pub const MAX_CORRECTION_POSTINGS: usize = 64;
 
 /// Reverse `original_postings` of event `reverses_event_id` (supplied by the caller from the
 /// store) on this table, between hands. The reversal must keep every balance non-negative and
-/// every pot empty; an event is reversed once. Chips of a patron's pocket that the postings
+/// every pot empty; an event is reversed once. A seat's chips are corrected only in the session
+/// the event was part of: a seat left and taken again since (`reverses_stream_version`, the
+/// event's version on the table stream, before the session began) holds another session's
+/// chips, maybe another patron's, and is refused. Chips of a patron's pocket that the postings
 /// name are corrected on that patron's stream too (`PocketCorrected`), so the stream states
 /// never drift from the postings. Cage accounts are not corrected here: a fill or credit is
 /// voided (`VoidSlip`), a marker redeemed or written off.
+#[allow(clippy::too_many_arguments)]
 pub fn decide_correction(
     snapshot: &Snapshot,
     table: &TableState,
     ctx: &CommandContext,
     reverses_event_id: &str,
+    reverses_stream_version: u64,
     original_postings: &[Posting],
     approved_by: &str,
     reason: &str,
@@ -100,8 +105,21 @@ pub fn decide_correction(
         return Err(Rejection::new(CORRECTION_WOULD_GO_NEGATIVE, format!("{} would go negative", neg.account))
             .with("balance_cents", neg.amount_cents as Cents));
     }
-    if postings.iter().any(|p| matches!(p.account, crate::accounts::Account::Seat { seat, .. } if after.seat(seat).is_none())) {
-        return Err(Rejection::new(CORRECTION_INVALID, "the seat is empty now; correct through the player's current seat"));
+    for p in &postings {
+        let crate::accounts::Account::Seat { seat, .. } = p.account else { continue };
+        let Some(now) = table.seat(seat) else {
+            return Err(Rejection::new(CORRECTION_INVALID, format!("seat {seat} is empty now: the session the event was part of has ended"))
+                .with("seat", Cents::from(seat)));
+        };
+        if now.seated_at_version > reverses_stream_version {
+            return Err(Rejection::new(
+                CORRECTION_INVALID,
+                format!("seat {seat} was left and taken again since the event: its chips are another session's ({})", now.player_id),
+            )
+            .with("seat", Cents::from(seat))
+            .with("corrected_stream_version", reverses_stream_version as Cents)
+            .with("seated_at_stream_version", now.seated_at_version as Cents));
+        }
     }
     let pockets = pocket_corrections(snapshot, reverses_event_id, &postings)?;
     let mut out = Vec::with_capacity(1 + pockets.len());

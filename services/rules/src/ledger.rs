@@ -132,7 +132,8 @@ pub fn dependent_streams(command: &Command, snapshot: &Snapshot) -> Vec<StreamId
     if !config.rebuy.allow_second_seat {
         return Vec::new();
     }
-    player.other_seats_in_game(&config.game_key, &c.table_id).map(|held| StreamId::Table(held.table_id.clone())).collect()
+    let game = config.same_game();
+    player.other_seats_in_game(&game, &c.table_id).map(|held| StreamId::Table(held.table_id.clone())).collect()
 }
 
 fn table_of<'a>(snapshot: &Snapshot<'a>, id: &TableId) -> Result<&'a TableState, Rejection> {
@@ -169,8 +170,17 @@ pub fn decide_into(snapshot: &Snapshot, ctx: &CommandContext, command: &Command,
                     })?;
                     crate::seating::decide_move(ctx, table, to, player, *seat, player_id, to_table_id, *to_seat)?
                 }
-                TableOp::Correct { reverses_event_id, original_postings, approved_by, reason } => {
-                    crate::corrections::decide_correction(snapshot, table, ctx, reverses_event_id, original_postings, approved_by, reason)?
+                TableOp::Correct { reverses_event_id, reverses_stream_version, original_postings, approved_by, reason } => {
+                    crate::corrections::decide_correction(
+                        snapshot,
+                        table,
+                        ctx,
+                        reverses_event_id,
+                        *reverses_stream_version,
+                        original_postings,
+                        approved_by,
+                        reason,
+                    )?
                 }
                 // Judged straight into the buffer, like the buy-ins.
                 TableOp::Fill { .. } | TableOp::Credit { .. } => return crate::inventory::decide_slip_into(snapshot, table, c, events),

@@ -22,6 +22,8 @@ pub const AMOUNT_TOO_LARGE: Reason = Reason::new("AMOUNT_TOO_LARGE", "R-UNIT-1")
 pub const NOT_MULTIPLE_OF_MIN_CHIP: Reason = Reason::new("NOT_MULTIPLE_OF_MIN_CHIP", "R-UNIT-2");
 pub const UNKNOWN_DENOMINATION: Reason = Reason::new("UNKNOWN_DENOMINATION", "R-UNIT-2");
 pub const INVALID_CHIP_SET: Reason = Reason::new("INVALID_CHIP_SET", "R-UNIT-2");
+/// An amount no set of the table's chips makes (a 50-cent tip where the smallest chip is $1).
+pub const NOT_IN_TABLE_CHIPS: Reason = Reason::new("NOT_IN_TABLE_CHIPS", "R-UNIT-2");
 
 pub const REASONS: &[Reason] = &[
     AMOUNT_NOT_POSITIVE,
@@ -29,6 +31,7 @@ pub const REASONS: &[Reason] = &[
     NOT_MULTIPLE_OF_MIN_CHIP,
     UNKNOWN_DENOMINATION,
     INVALID_CHIP_SET,
+    NOT_IN_TABLE_CHIPS,
 ];
 
 /// `-1234567` -> `-12,345.67`: cents as money with thousands grouped, exact (no floating
@@ -131,6 +134,27 @@ impl ChipSet {
 
     pub fn has_denomination(&self, denomination_cents: Cents) -> bool {
         self.denominations_cents.contains(&denomination_cents)
+    }
+
+    /// The unit every amount of this set's chips is a multiple of: the greatest common divisor
+    /// of the denominations (the smallest chip, in every usual set).
+    pub fn chip_unit_cents(&self) -> Cents {
+        fn gcd(a: Cents, b: Cents) -> Cents {
+            if b == 0 { a } else { gcd(b, a % b) }
+        }
+        self.denominations_cents.iter().fold(0, |unit, denomination| gcd(*denomination, unit)).max(1)
+    }
+
+    /// R-UNIT-2: refuse an amount no set of these chips makes (not a multiple of
+    /// [`ChipSet::chip_unit_cents`]).
+    pub fn check_makes(&self, name: &'static str, amount_cents: Cents) -> Result<(), Rejection> {
+        let unit = self.chip_unit_cents();
+        if amount_cents % unit != 0 {
+            return Err(Rejection::new(NOT_IN_TABLE_CHIPS, "no set of this table's chips makes this amount")
+                .with(name, amount_cents)
+                .with("chip_unit_cents", unit));
+        }
+        Ok(())
     }
 
     /// R-UNIT-2: is `amount_cents` a whole number of minimum playable chips?

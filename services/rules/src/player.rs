@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::aml::{CashDay, CashDirection};
+use crate::config::SameGame;
 use crate::money::Cents;
 use crate::streams::{CageId, PlayerId, Seat, TableId};
 
@@ -251,8 +252,13 @@ pub struct PlayerState {
     pub pocket_cents: Cents,
     pub credit_line_cents: Cents,
     pub markers: Vec<Marker>,
-    /// Most recent last, at most `MAX_DEPARTURES`.
+    /// Departures, most recent last, at most `MAX_DEPARTURES` (the log the inline projection
+    /// keeps too).
     pub departures: Vec<Departure>,
+    /// Departures with chips not yet met by a return to their game: what the re-buy wait
+    /// binds (R-REBUY-1, `rebuy.rs`), most recent last, at most `MAX_DEPARTURES`.
+    #[serde(default)]
+    pub unmet_departures: Vec<Departure>,
     pub cash_day: CashDay,
     pub version: u64,
     /// Seats held now, at most `MAX_SEATS_HELD` (R-REBUY-1).
@@ -277,9 +283,9 @@ impl PlayerState {
         self.credit_line_cents - self.markers_outstanding_cents()
     }
 
-    /// The seats held in `game_key` other than at `table_id` (R-REBUY-1).
-    pub fn other_seats_in_game<'a>(&'a self, game_key: &'a str, table_id: &'a TableId) -> impl Iterator<Item = &'a HeldSeat> + 'a {
-        self.seats.iter().filter(move |s| s.game_key == game_key && &s.table_id != table_id)
+    /// The seats held in `game` other than at `table_id` (R-REBUY-1).
+    pub fn other_seats_in_game<'a>(&'a self, game: &'a SameGame<'a>, table_id: &'a TableId) -> impl Iterator<Item = &'a HeldSeat> + 'a {
+        self.seats.iter().filter(move |s| game.holds(&s.game_key) && &s.table_id != table_id)
     }
 
     /// `game_key` by reference (copied) or owned (moved in, see [`PlayerState::apply_taking`]).
@@ -289,6 +295,30 @@ impl PlayerState {
             self.seats.remove(0);
         }
         self.seats.push(HeldSeat { table_id: table_id.clone(), seat, game_key: game_key.into() });
+    }
+
+    /// R-REBUY-1: a departure with chips binds the patron's return to its game until a return
+    /// meets it. Departures without chips bind nothing and are not kept; an earlier departure
+    /// from the game for no more than this one binds nothing this one does not (it ends first),
+    /// so it goes. What the list keeps is what the re-buy wait needs: the largest amount of
+    /// every departure still unmet.
+    fn departed(&mut self, departure: Departure) {
+        if departure.amount_cents <= 0 {
+            return;
+        }
+        self.unmet_departures.retain(|d| d.game_key != departure.game_key || d.amount_cents > departure.amount_cents);
+        if self.unmet_departures.len() >= MAX_DEPARTURES {
+            self.unmet_departures.remove(0);
+        }
+        self.unmet_departures.push(departure);
+    }
+
+    /// R-REBUY-1: back in `game_key` with chips (a buy-in, or a house move from another game):
+    /// that return was judged against every departure from the game still binding, so they
+    /// are met and bind no more. Only such a return meets them: a seat taken and left without
+    /// chips, or a departure from a seat funded before, leaves them binding.
+    fn returned_to(&mut self, game_key: &str) {
+        self.unmet_departures.retain(|d| d.game_key != game_key);
     }
 
     /// Rebuild the state one event further, by value (see [`PlayerState::apply`]).
@@ -305,6 +335,7 @@ impl PlayerState {
         match event {
             PlayerEvent::JoinedTable { table_id, seat, game_key, .. } => {
                 self.version += 1;
+                self.returned_to(game_key);
                 self.hold_seat(table_id, *seat, std::mem::take(game_key));
             }
             PlayerEvent::CashTransaction { gaming_day, direction, amount_cents, ctr_required, .. } => {
@@ -325,18 +356,29 @@ impl PlayerState {
             PlayerEvent::LeftTable { table_id, game_key, amount_cents, at_unix_ms, .. } => {
                 self.pocket_cents += amount_cents;
                 self.seats.retain(|s| &s.table_id != table_id);
-                if self.departures.len() >= MAX_DEPARTURES {
-                    self.departures.remove(0);
-                }
-                self.departures.push(Departure {
+                let departure = Departure {
                     game_key: game_key.clone(),
                     table_id: table_id.clone(),
                     amount_cents: *amount_cents,
                     at_unix_ms: *at_unix_ms,
-                });
+                };
+                if self.departures.len() >= MAX_DEPARTURES {
+                    self.departures.remove(0);
+                }
+                self.departures.push(departure.clone());
+                self.departed(departure);
             }
-            PlayerEvent::JoinedTable { table_id, seat, game_key, .. } => self.hold_seat(table_id, *seat, game_key),
+            PlayerEvent::JoinedTable { table_id, seat, game_key, .. } => {
+                self.returned_to(game_key);
+                self.hold_seat(table_id, *seat, game_key);
+            }
             PlayerEvent::MovedTable { from_table_id, to_table_id, to_seat, game_key } => {
+                // A house move into another game was judged as a return to it (R-REBUY-1);
+                // one within the game is no return.
+                let from_game = self.seats.iter().find(|s| &s.table_id == from_table_id).map(|s| s.game_key.clone());
+                if from_game.as_deref() != Some(game_key.as_str()) {
+                    self.returned_to(game_key);
+                }
                 self.seats.retain(|s| &s.table_id != from_table_id);
                 self.hold_seat(to_table_id, *to_seat, game_key);
             }
@@ -378,7 +420,9 @@ impl PlayerState {
                     }
                 }
                 crate::corrections::PlayerReversal::Departure { table_id, at_unix_ms } => {
-                    self.departures.retain(|d| !(&d.table_id == table_id && d.at_unix_ms == *at_unix_ms));
+                    let recorded_in_error = |d: &Departure| &d.table_id == table_id && d.at_unix_ms == *at_unix_ms;
+                    self.departures.retain(|d| !recorded_in_error(d));
+                    self.unmet_departures.retain(|d| !recorded_in_error(d));
                 }
                 }
             }

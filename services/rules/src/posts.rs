@@ -27,6 +27,8 @@ pub const ANTE_BEFORE_BLIND: Reason = Reason::new("ANTE_BEFORE_BLIND", "R-POST-7
 pub const ANTE_OUT_OF_POSITION: Reason = Reason::new("ANTE_OUT_OF_POSITION", "R-POST-1");
 pub const SLEEPER_OUT_OF_POSITION: Reason = Reason::new("SLEEPER_OUT_OF_POSITION", "R-POST-4");
 pub const BRING_IN_OUT_OF_POSITION: Reason = Reason::new("BRING_IN_OUT_OF_POSITION", "R-POST-5");
+/// R-POST-2: the blinds are forced bets: nobody acts before they are in.
+pub const BLINDS_NOT_POSTED: Reason = Reason::new("BLINDS_NOT_POSTED", "R-POST-2");
 
 pub const REASONS: &[Reason] = &[
     POSTS_CLOSED,
@@ -48,7 +50,33 @@ pub const REASONS: &[Reason] = &[
     ANTE_OUT_OF_POSITION,
     SLEEPER_OUT_OF_POSITION,
     BRING_IN_OUT_OF_POSITION,
+    BLINDS_NOT_POSTED,
 ];
+
+/// R-POST-2: before anyone acts in the first round, every blind of the hand (small, big,
+/// third, as the table has them and as they fell at the deal) is posted from its seat, unless
+/// that player is all in already (a short stack that paid the ante first). A dead small blind
+/// (dead button) falls on no seat and is not owed.
+pub fn check_blinds_posted(hand: &HandState, config: &TableConfig) -> Result<(), Rejection> {
+    if hand.round.index != 0 {
+        return Ok(());
+    }
+    let blinds = [
+        (PostKind::SmallBlind, hand.blinds.small, "small blind"),
+        (PostKind::BigBlind, hand.blinds.big, "big blind"),
+        (PostKind::ThirdBlind, hand.blinds.third, "third blind"),
+    ];
+    for (kind, seat, name) in blinds {
+        let (Some(seat), Some(blind_cents)) = (seat, nominal_cents(kind, config, hand)) else { continue };
+        let Some(p) = hand.player(seat) else { continue };
+        if p.status == InHand::Active && p.posted_mask & kind.bit() == 0 {
+            return Err(Rejection::new(BLINDS_NOT_POSTED, format!("seat {seat} posts the {name} before anyone acts"))
+                .with("seat", seat as Cents)
+                .with("blind_cents", blind_cents));
+        }
+    }
+    Ok(())
+}
 
 /// R-POST-3: a player who sat down after the game started must post a live big blind (or be
 /// in the big blind) before playing a hand. Checked at the player's first action.

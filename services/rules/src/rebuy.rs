@@ -2,6 +2,12 @@
 //! the same game and limits (anywhere in the room) within the wait window must buy in for at
 //! least what they left with, even above the table maximum. Leaving is never restricted.
 //!
+//! Every departure with chips binds while it is within the window, until the patron returns
+//! to the game with a buy-in that meets it: the largest one says how much. A later departure
+//! for less does not undo an earlier one (a seat taken and left without chips, or a second
+//! seat funded before, would otherwise take the binding away); a return judged against them
+//! meets them all (`PlayerState::unmet_departures`).
+//!
 //! The decision is made on the log, not on clocks: every departure the patron's stream holds
 //! counts while it is within the window of the command's time, even one stamped *after* that
 //! time (a cash-out recorded by another replica whose clock runs ahead, or one that committed
@@ -10,9 +16,9 @@
 //! game and limits is refused unless the room allows it; then leaving one seat binds the
 //! others (`TableEvent::SeatBound`).
 
-use crate::config::RebuyPolicy;
+use crate::config::{RebuyPolicy, SameGame};
 use crate::money::Cents;
-use crate::player::PlayerState;
+use crate::player::{Departure, PlayerState};
 use crate::rejection::{Reason, Rejection};
 use crate::streams::TableId;
 
@@ -54,38 +60,46 @@ fn less_tolerance(amount_cents: Cents, policy: &RebuyPolicy) -> Cents {
     amount_cents - off as Cents
 }
 
-/// The smallest buy-in allowed by the re-buy wait at `now_ms`, if one applies: the amount of
-/// the most recent departure from `game_key` within the window, less the tolerance.
-pub fn required_min_cents(player: &PlayerState, game_key: &str, now_ms: i64, policy: &RebuyPolicy) -> Option<Cents> {
-    let d = player
-        .departures
+/// The departure that binds a return to `game` at `now_ms`, if one does: of the patron's
+/// departures from the game still unmet by a return (`PlayerState::unmet_departures`) and within
+/// the window, the one with the most chips. Every one of them binds; the largest says how
+/// much.
+fn binding_departure<'p>(player: &'p PlayerState, game: &SameGame, now_ms: i64, policy: &RebuyPolicy) -> Option<&'p Departure> {
+    player
+        .unmet_departures
         .iter()
-        .rev()
-        .find(|d| d.game_key == game_key && within_window(d.at_unix_ms, now_ms, policy))?;
-    let required = less_tolerance(d.amount_cents, policy);
+        .filter(|d| game.holds(&d.game_key) && within_window(d.at_unix_ms, now_ms, policy))
+        .max_by_key(|d| d.amount_cents)
+}
+
+/// The smallest buy-in allowed by the re-buy wait at `now_ms`, if one applies: the amount of
+/// the binding departure from `game`, less the tolerance.
+pub fn required_min_cents(player: &PlayerState, game: &SameGame, now_ms: i64, policy: &RebuyPolicy) -> Option<Cents> {
+    let required = less_tolerance(binding_departure(player, game, now_ms, policy)?.amount_cents, policy);
     (required > 0).then_some(required)
 }
 
 /// Refuse a return buy-in below the amount left with.
-pub fn check(player: &PlayerState, game_key: &str, now_ms: i64, policy: &RebuyPolicy, amount_cents: Cents) -> Result<(), Rejection> {
-    if let Some(required) = required_min_cents(player, game_key, now_ms, policy)
-        && amount_cents < required {
-            let left = player.departures.iter().rev().find(|d| d.game_key == game_key).map_or(required, |d| d.amount_cents);
+pub fn check(player: &PlayerState, game: &SameGame, now_ms: i64, policy: &RebuyPolicy, amount_cents: Cents) -> Result<(), Rejection> {
+    if let Some(departure) = binding_departure(player, game, now_ms, policy) {
+        let required = less_tolerance(departure.amount_cents, policy);
+        if amount_cents < required {
             return Err(Rejection::new(REBUY_BELOW_AMOUNT_LEFT, "returning within the wait window: buy in for at least the amount left with")
-                .with("amount_left_with_cents", left)
+                .with("amount_left_with_cents", departure.amount_cents)
                 .with("required_min_cents", required)
                 .with("buy_in_cents", amount_cents));
         }
+    }
     Ok(())
 }
 
-/// Refuse a seat in `game_key` at `table_id` while the patron holds another seat of the same
+/// Refuse a seat in `game` at `table_id` while the patron holds another seat of the same
 /// game and limits, unless the room allows a second seat.
-pub fn check_second_seat(player: &PlayerState, table_id: &TableId, game_key: &str, policy: &RebuyPolicy) -> Result<(), Rejection> {
+pub fn check_second_seat(player: &PlayerState, table_id: &TableId, game: &SameGame, policy: &RebuyPolicy) -> Result<(), Rejection> {
     if policy.allow_second_seat {
         return Ok(());
     }
-    if let Some(held) = player.other_seats_in_game(game_key, table_id).next() {
+    if let Some(held) = player.other_seats_in_game(game, table_id).next() {
         return Err(Rejection::new(
             SECOND_SEAT_SAME_GAME,
             format!("the player already holds seat {} at table {} of this game and limits", held.seat, held.table_id),
@@ -109,9 +123,11 @@ mod tests {
 
     #[test]
     fn r_rebuy_1_window_scope_and_tolerance() {
+        let nl_100_200 = crate::config::TableConfig::no_limit_holdem(100, 200);
+        let nl_200_500 = crate::config::TableConfig::no_limit_holdem(200, 500);
         let mut p = PlayerState::default();
-        p.departures.push(Departure {
-            game_key: "NLHE 100/200".into(),
+        p.unmet_departures.push(Departure {
+            game_key: nl_100_200.same_game().key().to_owned(),
             table_id: TableId::new("T2").unwrap(),
             amount_cents: 30_000,
             at_unix_ms: 1_000_000,
@@ -120,17 +136,63 @@ mod tests {
         let policy = RebuyPolicy { wait_window_ms: hour, tolerance_bps: 0, allow_second_seat: false };
         // (game, minutes after leaving, expected requirement)
         let cases = [
-            ("NLHE 100/200", 1, Some(30_000)),
-            ("NLHE 100/200", 59, Some(30_000)),
-            ("NLHE 100/200", 60, None),
-            ("NLHE 200/500", 1, None),
+            (&nl_100_200, 1, Some(30_000)),
+            (&nl_100_200, 59, Some(30_000)),
+            (&nl_100_200, 60, None),
+            (&nl_200_500, 1, None),
             // Stamped after the buy-in's own time (another replica's clock): it still binds.
-            ("NLHE 100/200", -5, Some(30_000)),
+            (&nl_100_200, -5, Some(30_000)),
         ];
-        for (game, minutes, want) in cases {
-            assert_eq!(required_min_cents(&p, game, 1_000_000 + minutes * 60_000, &policy), want, "{game} {minutes}");
+        for (config, minutes, want) in cases {
+            assert_eq!(required_min_cents(&p, &config.same_game(), 1_000_000 + minutes * 60_000, &policy), want, "{} {minutes}", config.game_key);
         }
         let tolerant = RebuyPolicy { wait_window_ms: hour, tolerance_bps: 1000, allow_second_seat: false };
-        assert_eq!(required_min_cents(&p, "NLHE 100/200", 1_060_000, &tolerant), Some(27_000));
+        assert_eq!(required_min_cents(&p, &nl_100_200.same_game(), 1_060_000, &tolerant), Some(27_000));
+    }
+
+    /// R-REBUY-1: the scope is what the table plays. The label does not move a table in or out
+    /// of it; the game, its structure and limits do; antes, rake and buy-in limits do not.
+    #[test]
+    fn r_rebuy_1_the_same_game_is_what_the_table_plays_not_its_label() {
+        use crate::config::{BettingStructure, FeePolicy, TableConfig};
+        let base = TableConfig::no_limit_holdem(100, 200);
+        let key = |config: &TableConfig| config.same_game().key().to_owned();
+        assert_eq!(key(&base), "holdem no limit blinds 100/200");
+        for label in ["NLHE 1/2", "nlhe 100/200 ", "NLHE 100/200\u{200b}", "\u{ff2e}LHE 100/200", "PLO 200/500"] {
+            let mut relabelled = base.clone();
+            relabelled.game_key = label.into();
+            assert_eq!(key(&relabelled), key(&base), "{label:?}");
+        }
+        let mut same = base.clone();
+        same.ante_cents = 25;
+        same.fee = FeePolicy::NoFee;
+        same.buy_in.max_cents *= 2;
+        assert_eq!(key(&same), key(&base), "antes, rake and buy-in limits are the same game");
+        let others = [
+            TableConfig::no_limit_holdem(200, 500),
+            TableConfig::pot_limit_holdem(100, 200),
+            TableConfig::pot_limit_omaha(100, 200),
+            TableConfig::short_deck_holdem(100, 200),
+            TableConfig::fixed_limit_holdem(200, 400, 4),
+            TableConfig::omaha_hi_lo(200, 400),
+            TableConfig::seven_card_stud(25, 50, 200, 400),
+            TableConfig::razz(25, 50, 200, 400),
+            {
+                let mut private = base.clone();
+                private.stakes = crate::config::StakesMode::OpenStakes { iou_auto_accept_below_cents: 5_000 };
+                private
+            },
+            {
+                let mut capped = base.clone();
+                capped.betting = BettingStructure::CapLimit { pot_limit: false, cap_cents: 10_000 };
+                capped
+            },
+        ];
+        for other in &others {
+            assert_ne!(key(other), key(&base), "{}", other.game_key);
+        }
+        // Streams recorded before the key hold the label: it still matches its own table.
+        assert!(base.same_game().holds(&base.game_key));
+        assert!(!base.same_game().holds("NLHE 1/2"));
     }
 }

@@ -86,9 +86,10 @@ pub fn decide_move(
     // The seat being left does not count as a second seat of the destination's game.
     let mut staying = player.clone();
     staying.seats.retain(|held| &held.table_id != from_id);
-    crate::rebuy::check_second_seat(&staying, to_table_id, &to_config.game_key, &to_config.rebuy)?;
-    if from_config.game_key != to_config.game_key {
-        crate::rebuy::check(player, &to_config.game_key, ctx.at_unix_ms, &to_config.rebuy, s.stack_cents)?;
+    let to_game = to_config.same_game();
+    crate::rebuy::check_second_seat(&staying, to_table_id, &to_game, &to_config.rebuy)?;
+    if from_config.same_game().key() != to_game.key() {
+        crate::rebuy::check(player, &to_game, ctx.at_unix_ms, &to_config.rebuy, s.stack_cents)?;
     }
     check_free_for(to, to_seat, &s.player_id)?;
     if to.seat(to_seat).is_some() {
@@ -119,7 +120,7 @@ pub fn decide_move(
         from_table_id: from_id.clone(),
         to_table_id: to_table_id.clone(),
         to_seat,
-        game_key: to_config.game_key.clone(),
+        game_key: to_game.key().to_owned(),
     };
     Ok(vec![
         (StreamId::Table(from_id.clone()), Event::Table(out)),

@@ -121,7 +121,15 @@ pub enum TableOp {
     WriteIou { seat: Seat, amount_cents: Cents, lender: Option<PlayerId>, accepted_by: Vec<Seat>, to_raise: bool },
     /// R-AUDIT-1: reverse an earlier event of this table. The caller supplies the original
     /// event id and postings (from the store); the approver must differ from the actor.
-    Correct { reverses_event_id: String, original_postings: Vec<Posting>, approved_by: String, reason: String },
+    Correct {
+        reverses_event_id: String,
+        /// The table stream version of the reversed event (of its hand's `HandStarted` for a
+        /// hand), from the log: the sessions it may correct began at or before it.
+        reverses_stream_version: u64,
+        original_postings: Vec<Posting>,
+        approved_by: String,
+        reason: String,
+    },
     /// R-POST-3: the player at `seat` is absent: not dealt in; the blinds that pass the seat
     /// meanwhile are owed on return (one set at most). Not while live in a hand.
     SitOut { seat: Seat },
@@ -190,6 +198,11 @@ pub struct SeatState {
     /// R-RAKE-3: time is paid up to this moment (paid in advance, once per interval).
     #[serde(default)]
     pub time_paid_until_unix_ms: i64,
+    /// The table stream version of the event that began this session at the seat (seated,
+    /// bought in, or moved in by the house): a correction of an event before it is another
+    /// session's and moves none of these chips (R-AUDIT-1).
+    #[serde(default)]
+    pub seated_at_version: u64,
 }
 
 /// Totals of the current shift (R-CHIP-4).
@@ -590,6 +603,7 @@ impl TableState {
                 bound_min_stack_cents: 0,
                 bound_until_unix_ms: 0,
                 time_paid_until_unix_ms: 0,
+                seated_at_version: self.version,
             });
         }
     }

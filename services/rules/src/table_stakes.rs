@@ -166,9 +166,10 @@ pub(crate) fn check_arrival(
             if table.seat(seat).is_some_and(|s| s.has_bought_in) {
                 return Err(Rejection::new(ALREADY_BOUGHT_IN, "already bought in: top up instead").with("seat", seat as Cents));
             }
-            crate::rebuy::check_second_seat(player, table_id, &config.game_key, &config.rebuy)?;
-            let rebuy_min = crate::rebuy::required_min_cents(player, &config.game_key, ctx.at_unix_ms, &config.rebuy);
-            crate::rebuy::check(player, &config.game_key, ctx.at_unix_ms, &config.rebuy, amount)?;
+            let game = config.same_game();
+            crate::rebuy::check_second_seat(player, table_id, &game, &config.rebuy)?;
+            let rebuy_min = crate::rebuy::required_min_cents(player, &game, ctx.at_unix_ms, &config.rebuy);
+            crate::rebuy::check(player, &game, ctx.at_unix_ms, &config.rebuy, amount)?;
             let min = if short_buy {
                 config.buy_in.short_buy_min_cents.ok_or_else(|| {
                     Rejection::new(SHORT_BUY_NOT_AVAILABLE, "this table has no short buy-in")
@@ -209,12 +210,13 @@ pub(crate) fn check_arrival(
             }
         }
     }
+    config.chip_set.check_makes("amount_cents", amount)?;
     check_supervisor(config, ctx, amount, supervisor_id)
 }
 
 /// The player event of the first chips of a session: the patron now holds the seat.
 pub(crate) fn joined(table_id: &TableId, seat: Seat, config: &TableConfig, amount_cents: Cents) -> PlayerEvent {
-    PlayerEvent::JoinedTable { table_id: table_id.clone(), seat, game_key: config.game_key.clone(), amount_cents }
+    PlayerEvent::JoinedTable { table_id: table_id.clone(), seat, game_key: config.same_game().key().to_owned(), amount_cents }
 }
 
 /// BuyIn, TopUp, PutCashInPlay, CashOut and SettleIou: they touch the table and the player
@@ -332,7 +334,7 @@ pub fn decide_funds(
                 Event::Player(PlayerEvent::LeftTable {
                     table_id: table_id.clone(),
                     seat,
-                    game_key: config.game_key.clone(),
+                    game_key: config.same_game().key().to_owned(),
                     amount_cents: amount,
                     at_unix_ms: ctx.at_unix_ms,
                 }),
@@ -400,7 +402,8 @@ fn bind_other_seats(
     if !config.rebuy.allow_second_seat || amount <= 0 {
         return Ok(out);
     }
-    for held in player.other_seats_in_game(&config.game_key, table_id) {
+    let game = config.same_game();
+    for held in player.other_seats_in_game(&game, table_id) {
         let other = snapshot.table(&held.table_id).ok_or_else(|| {
             Rejection::new(crate::ledger::STREAM_NOT_LOADED, format!("stream table-{} was not loaded", held.table_id))
         })?;

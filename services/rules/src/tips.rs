@@ -16,6 +16,8 @@ pub fn decide_tip(table: &TableState, seat: Seat, amount_cents: Cents) -> Result
     let (table_id, config) = crate::ledger::open_table(table)?;
     let s = crate::ledger::occupied(table, seat)?;
     crate::money::check_positive("amount_cents", amount_cents)?;
+    // Tip chips may be smaller than the minimum playable chip, never smaller than the table's.
+    config.chip_set.check_makes("amount_cents", amount_cents)?;
     if amount_cents > config.tip_cap_cents {
         return Err(Rejection::new(TIP_ABOVE_CAP, "a tip is limited to the table's cap")
             .with("amount_cents", amount_cents)

@@ -268,9 +268,10 @@ pub struct PropertyFile {
     pub id: String,
     /// ISO 4217 code of the property's money (default USD).
     pub currency: Option<String>,
-    /// The room's games and limits ("NLHE 100/200", ...): a table may only be opened with one
-    /// of them, so that the re-buy wait's room-wide scope (R-REBUY-1) cannot be escaped by a
-    /// different spelling. Unset: any game key (a warning at start).
+    /// The room's games and limits as its menus name them ("NLHE 100/200", ...): a table may
+    /// only be opened with one of them. (The re-buy wait's room-wide scope, R-REBUY-1, is what
+    /// the table plays, not this label: `TableConfig::same_game`.) Unset: any game key (a
+    /// warning at start).
     pub game_keys: Option<Vec<String>>,
     #[serde(default)]
     pub gaming_day: GamingDayFile,

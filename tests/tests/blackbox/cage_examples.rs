@@ -3,7 +3,7 @@
 //! chip liability per denomination at the gaming-day close (R-CHIP-5). Amounts are cents.
 
 use chipledger_proto::v1 as pb;
-use chipledger_tests::{Client, TestServer, all_events, approved, chips, header, principal};
+use chipledger_tests::{Client, TestServer, all_events, approved, chips, error_info, header, principal};
 use tonic::Code;
 
 use crate::scenario::{self, CAGE, balance};
@@ -87,11 +87,32 @@ async fn r_chip_5_chip_liability_per_denomination_is_chips_issued_less_chips_ret
     cage.cage.close_gaming_day(pb::CloseGamingDay { header: header("close-day"), cage_id: CAGE.into() }).await?;
     let events = all_events(&mut auditor, pb::EventFilter::default()).await?;
     let gaming_day = events.last().and_then(|e| e.metadata.as_ref()).map(|m| m.gaming_day.clone()).expect("a gaming day");
+    // R-CHIP-5: the day is closed once; a second close would count its liability twice.
+    let again = cage.cage.close_gaming_day(pb::CloseGamingDay { header: header("close-day-again"), cage_id: CAGE.into() }).await.unwrap_err();
+    assert_eq!((again.code(), error_info(&again).reason.as_str()), (tonic::Code::FailedPrecondition, "DAY_ALREADY_CLOSED"), "{again:?}");
+    assert_eq!(error_info(&again).metadata.get("rule_id").map(String::as_str), Some("R-CHIP-5"));
     let day = auditor
         .audit
-        .gaming_day_reconciliation(pb::GamingDayReconciliationRequest { property_id: String::new(), gaming_day })
+        .gaming_day_reconciliation(pb::GamingDayReconciliationRequest { property_id: String::new(), gaming_day: gaming_day.clone() })
         .await?
         .into_inner();
+    assert_eq!(day.closed_cage_streams, ["cage-MAIN"]);
+    // A day no cage closed says so rather than showing a liability of zero.
+    let unclosed = auditor
+        .audit
+        .gaming_day_reconciliation(pb::GamingDayReconciliationRequest { property_id: String::new(), gaming_day: "2001-01-01".into() })
+        .await?
+        .into_inner();
+    assert!(unclosed.closed_cage_streams.is_empty() && unclosed.chip_liability_cents == 0, "{unclosed:?}");
+    // A gaming day is a date of the calendar within years 1900 to 9000.
+    for bad in ["2026-02-30", "9999-12-31", "0001-01-01", "yesterday"] {
+        let status = auditor
+            .audit
+            .gaming_day_reconciliation(pb::GamingDayReconciliationRequest { property_id: String::new(), gaming_day: bad.into() })
+            .await
+            .unwrap_err();
+        assert_eq!(status.code(), tonic::Code::InvalidArgument, "{bad}: {status:?}");
+    }
     let nonzero = |counts: &[pb::ChipCount]| counts.iter().filter(|c| c.count != 0).cloned().collect::<Vec<_>>();
     assert_eq!(nonzero(&day.chips_issued), [chips(500, 10), chips(10_000, 5)]);
     assert_eq!(nonzero(&day.chips_returned), [chips(10_000, 2)]);

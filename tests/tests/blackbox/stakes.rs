@@ -437,6 +437,35 @@ async fn r_audit_1_a_hand_is_corrected_as_a_whole_and_only_once() -> anyhow::Res
     room.server.stop().await
 }
 
+/// R-AUDIT-1 with R-STAKE-4: a correction moves the chips of the session its event was part of.
+/// The winner of a hand cashed out and another patron sat down in the seat: correcting the hand
+/// would take the newcomer's chips, and is refused with the numbers; nothing moves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_audit_1_a_correction_never_takes_the_chips_of_the_next_patron_in_the_seat() -> anyhow::Result<()> {
+    let mut room = Room::open("audit-1-session", |_| {}).await?;
+    room.buy_in(1, "P1", 10_000).await?;
+    room.buy_in(2, "P2", 10_000).await?;
+    room.all_in_hand(1, 1, 2, 1).await?;
+    let settled = all_events(&mut room.auditor, pb::EventFilter { event_types: vec!["HandSettled".into()], ..Default::default() }).await?;
+    room.cash_out(1, "P1").await?;
+    room.buy_in(1, "P99", 10_000).await?;
+    let mut admin = room.server.client(principal::ADMIN).await?;
+    let fix = pb::Correction {
+        header: header("fix-late"),
+        reverses_event_id: settled[0].event_id.clone(),
+        approved_by: principal::ADMIN.0.into(),
+        reason: "misdeal found after the winner left".into(),
+    };
+    let fix = approved(fix, &mut [&mut admin]).await?;
+    let refused = room.floor.ledger.correct(fix).await.unwrap_err();
+    assert_eq!((refused.code(), error_info(&refused).reason.as_str()), (tonic::Code::FailedPrecondition, "CORRECTION_INVALID"), "{refused:?}");
+    assert_eq!(error_info(&refused).metadata.get("rule_id").map(String::as_str), Some("R-AUDIT-1"));
+    assert_eq!(number(&refused, "seat"), Some(1));
+    assert!(number(&refused, "seated_at_stream_version") > number(&refused, "corrected_stream_version"), "{refused:?}");
+    assert_eq!((room.stack(1).await?, room.stack(2).await?), (10_000, 0), "nothing moved");
+    room.server.stop().await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn r_stake_6_a_house_move_keeps_a_short_stack_without_a_new_buy_in() -> anyhow::Result<()> {
     let mut room = Room::open("stake-6", |_| {}).await?;

@@ -501,7 +501,9 @@ fn r_post_3_player_arriving_after_the_start_posts_a_live_big_blind() {
     c.button_policy = config::ButtonPolicy::Moving;
     let mut g = Game::new(c, &[(1, d(100)), (2, d(100))]);
     g.start(1, 1, &[1, 2]);
-    g.ok(2, Action::Fold);
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(1, Action::Fold);
     g.end();
     g.sit(3, "P3", d(100)).unwrap();
     g.start(2, 2, &[1, 2, 3]);

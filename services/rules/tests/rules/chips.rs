@@ -109,6 +109,9 @@ fn r_bet_13_short_bet_cannot_be_brought_up_after_the_hand_settled() {
 fn r_pot_1_contributions_layer_at_each_all_in_level() {
     let mut g = Game::new(example_config(TableConfig::no_limit_holdem(d(1), d(2))), &[(1, d(10)), (2, d(30)), (3, d(100))]);
     g.start(1, 3, &[1, 2, 3]);
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(3, Action::Call);
     g.ok(1, Action::AllIn);
     g.ok(2, Action::AllIn);
     g.ok(3, Action::Call);

@@ -100,7 +100,8 @@ struct Run {
     g: Game,
     hands: [u64; 3],
     /// (player, game) -> (left at, amount left with), from the log (R-REBUY-1 model).
-    departures: BTreeMap<(String, String), (i64, Cents)>,
+    /// Per patron and game: the departures with chips not yet met by a return (at, amount).
+    departures: BTreeMap<(String, String), Vec<(i64, Cents)>>,
     next_marker: u64,
 }
 
@@ -213,7 +214,13 @@ impl Run {
                 let postings = self.g.world.log[i].1.postings();
                 table_cmd(
                     table,
-                    TableOp::Correct { reverses_event_id: format!("event-{i}"), original_postings: postings, approved_by: "floor-2".into(), reason: "prop".into() },
+                    TableOp::Correct {
+                        reverses_event_id: format!("event-{i}"),
+                        reverses_stream_version: stream_version_at(&self.g.world.log, i),
+                        original_postings: postings,
+                        approved_by: "floor-2".into(),
+                        reason: "prop".into(),
+                    },
                 )
             }
             Door::StartHand { .. } | Door::Act { .. } | Door::FinishHand { .. } | Door::Wait { .. } => None,
@@ -375,14 +382,14 @@ impl Run {
             let StreamId::Player(player) = stream else { continue };
             match event {
                 Event::Player(PlayerEvent::LeftTable { game_key, amount_cents, at_unix_ms, .. }) => {
-                    self.departures.insert((player.to_string(), game_key.clone()), (*at_unix_ms, *amount_cents));
+                    if *amount_cents > 0 {
+                        self.departures.entry((player.to_string(), game_key.clone())).or_default().push((*at_unix_ms, *amount_cents));
+                    }
                 }
                 // A house move from another game is a way back in: bound like a buy-in.
                 Event::Player(PlayerEvent::MovedTable { from_table_id, to_table_id, game_key, .. }) => {
-                    let from_game = &self.g.world.tables[from_table_id].config.as_ref().unwrap().game_key;
-                    if from_game != game_key
-                        && let Some((left_at, left_with)) = self.departures.get(&(player.to_string(), game_key.clone()))
-                    {
+                    let from_game = self.g.world.tables[from_table_id].config.as_ref().unwrap().same_game().key().to_owned();
+                    if &from_game != game_key {
                         let window = self.g.world.tables[to_table_id].config.as_ref().unwrap().rebuy.wait_window_ms;
                         let stack: Cents = events
                             .iter()
@@ -391,16 +398,19 @@ impl Run {
                                 _ => None,
                             })
                             .unwrap_or(0);
-                        if now - left_at < window {
-                            assert!(stack >= *left_with, "R-REBUY-1: {player} moved back into {game_key} with {stack} < {left_with}");
+                        for (left_at, left_with) in self.departures.remove(&(player.to_string(), game_key.clone())).unwrap_or_default() {
+                            if now - left_at < window {
+                                assert!(stack >= left_with, "R-REBUY-1: {player} moved back into {game_key} with {stack} < {left_with}");
+                            }
                         }
                     }
                 }
+                // Every departure with chips since the last return binds, not only the latest.
                 Event::Player(PlayerEvent::JoinedTable { game_key, amount_cents, table_id, .. }) => {
-                    if let Some((left_at, left_with)) = self.departures.get(&(player.to_string(), game_key.clone())) {
-                        let window = self.g.world.tables[table_id].config.as_ref().unwrap().rebuy.wait_window_ms;
+                    let window = self.g.world.tables[table_id].config.as_ref().unwrap().rebuy.wait_window_ms;
+                    for (left_at, left_with) in self.departures.remove(&(player.to_string(), game_key.clone())).unwrap_or_default() {
                         if now - left_at < window {
-                            assert!(amount_cents >= left_with, "R-REBUY-1: {player} came back to {game_key} with {amount_cents} < {left_with}");
+                            assert!(*amount_cents >= left_with, "R-REBUY-1: {player} came back to {game_key} with {amount_cents} < {left_with}");
                         }
                     }
                     let seats = &self.g.world.players[player].seats;

@@ -324,25 +324,31 @@ fn r_mark_3_ious_in_play_may_not_leave_the_table() {
 
 // ---------------------------------------------------------------- R-AUDIT-1 corrections
 
-fn last_event_id_and_postings(g: &Game, event_type: &str) -> (String, Vec<Posting>) {
-    let (_, e) = g.world.log.iter().rev().find(|(_, e)| e.event_type() == event_type).expect("event in the log");
-    // The test world has no store: the position in the log stands for the event id.
-    let index = g.world.log.iter().rposition(|(_, x)| x.event_type() == event_type).unwrap();
-    (format!("event-{index}"), e.postings())
+/// The event's id (the test world has no store: its position in the log stands for it), its
+/// version on the table stream, and its postings.
+fn last_event_id_and_postings(g: &Game, event_type: &str) -> (String, u64, Vec<Posting>) {
+    let index = g.world.log.iter().rposition(|(_, x)| x.event_type() == event_type).expect("event in the log");
+    (format!("event-{index}"), stream_version_at(&g.world.log, index), g.world.log[index].1.postings())
 }
 
-fn correct(reverses: &str, postings: Vec<Posting>) -> TableOp {
-    TableOp::Correct { reverses_event_id: reverses.into(), original_postings: postings, approved_by: "floor-2".into(), reason: "keyed twice".into() }
+fn correct(reverses: &str, version: u64, postings: Vec<Posting>) -> TableOp {
+    TableOp::Correct {
+        reverses_event_id: reverses.into(),
+        reverses_stream_version: version,
+        original_postings: postings,
+        approved_by: "floor-2".into(),
+        reason: "keyed twice".into(),
+    }
 }
 
 #[test]
 fn r_audit_1_an_event_is_corrected_once() {
     let mut g = Game::new(nl_1_2(), &[(1, d(100))]);
     g.table(TableOp::TopUp { seat: 1, player_id: pid("P1"), amount_cents: d(50), source: FundsSource::Cash, supervisor_id: None }).unwrap();
-    let (id, postings) = last_event_id_and_postings(&g, "ToppedUp");
-    g.table(correct(&id, postings.clone())).unwrap();
+    let (id, version, postings) = last_event_id_and_postings(&g, "ToppedUp");
+    g.table(correct(&id, version, postings.clone())).unwrap();
     assert_eq!(g.stack(1), d(100));
-    rejected(g.table(correct(&id, postings)), "ALREADY_CORRECTED");
+    rejected(g.table(correct(&id, version, postings)), "ALREADY_CORRECTED");
 }
 
 #[test]
@@ -357,8 +363,8 @@ fn r_audit_1_a_table_correction_of_pocket_chips_follows_the_pocket() {
     g.table(TableOp::BuyIn { seat: 1, player_id: pid("P1"), amount_cents: d(100), source: FundsSource::PocketChips, supervisor_id: None, short_buy: false })
         .unwrap();
     assert_eq!(g.world.players[&pid("P1")].pocket_cents, 0);
-    let (id, postings) = last_event_id_and_postings(&g, "BoughtIn");
-    let events = g.table(correct(&id, postings)).unwrap();
+    let (id, version, postings) = last_event_id_and_postings(&g, "BoughtIn");
+    let events = g.table(correct(&id, version, postings)).unwrap();
     assert!(events.iter().any(|(s, e)| s == &StreamId::Player(pid("P1")) && e.event_type() == "PocketCorrected"));
     // The world's invariant check compares every pocket with its stream state.
     assert_eq!(g.world.players[&pid("P1")].pocket_cents, d(100));
@@ -369,8 +375,8 @@ fn r_audit_1_a_table_correction_of_pocket_chips_follows_the_pocket() {
 fn r_unit_4_a_settled_hand_is_not_corrected_event_by_event() {
     let mut g = Game::new(nl_1_2(), &[(1, d(100)), (2, d(100))]);
     p1_wins_60(&mut g);
-    let (id, postings) = last_event_id_and_postings(&g, "HandSettled");
-    let r = rejected(g.table(correct(&id, postings)), "CORRECTION_LEAVES_POT");
+    let (id, version, postings) = last_event_id_and_postings(&g, "HandSettled");
+    let r = rejected(g.table(correct(&id, version, postings)), "CORRECTION_LEAVES_POT");
     assert_eq!(r.number("pot_cents"), Some(d(120)));
     // The hand as a whole (every posting of it, netted) leaves the pot empty.
     let first = g.world.log.iter().position(|(_, e)| e.event_type() == "HandStarted").unwrap();
@@ -381,15 +387,50 @@ fn r_unit_4_a_settled_hand_is_not_corrected_event_by_event() {
         }
     }
     let whole: Vec<Posting> = net.into_iter().filter(|(_, v)| *v != 0).map(|(a, v)| Posting::new(a, v)).collect();
-    g.table(correct("hand-1", whole)).unwrap();
+    g.table(correct("hand-1", stream_version_at(&g.world.log, first), whole)).unwrap();
+    assert_eq!((g.stack(1), g.stack(2)), (d(100), d(100)));
+}
+
+/// R-AUDIT-1 with R-STAKE-4: a correction moves the chips of the session the event was part of.
+/// The winner of a hand left and another patron sat down in the seat: correcting the hand (or
+/// the first patron's buy-in) would take the newcomer's chips, and is refused with the numbers.
+#[test]
+fn r_audit_1_a_correction_never_moves_the_chips_of_a_later_session_at_the_seat() {
+    let mut g = Game::new(nl_1_2(), &[(1, d(100)), (2, d(100))]);
+    p1_wins_60(&mut g);
+    let first = g.world.log.iter().position(|(_, e)| e.event_type() == "HandStarted").unwrap();
+    let hand_version = stream_version_at(&g.world.log, first);
+    let mut net: std::collections::BTreeMap<Account, Cents> = Default::default();
+    for (_, e) in &g.world.log[first..] {
+        for p in e.postings() {
+            *net.entry(p.account.clone()).or_default() += p.amount_cents;
+        }
+    }
+    let whole: Vec<Posting> = net.into_iter().filter(|(_, v)| *v != 0).map(|(a, v)| Posting::new(a, v)).collect();
+    let p1_bought_in = g.world.log.iter().position(|(_, e)| matches!(e, Event::Table(TableEvent::BoughtIn { seat: 1, .. }))).unwrap();
+    let (bought_in, bought_in_version, bought_in_postings) =
+        (format!("event-{p1_bought_in}"), stream_version_at(&g.world.log, p1_bought_in), g.world.log[p1_bought_in].1.postings());
+    g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
+    g.sit(1, "P99", d(200)).unwrap();
+    let r = rejected(g.table(correct("hand-1", hand_version, whole.clone())), "CORRECTION_INVALID");
+    assert_eq!(r.number("seat"), Some(1));
+    assert_eq!(r.number("corrected_stream_version"), Some(hand_version as Cents));
+    assert!(r.number("seated_at_stream_version").unwrap() > hand_version as Cents);
+    let r = rejected(g.table(correct(&bought_in, bought_in_version, bought_in_postings)), "CORRECTION_INVALID");
+    assert_eq!(r.number("seat"), Some(1));
+    assert_eq!(g.stack(1), d(200), "the newcomer's stack is untouched");
+    // Back in the same session the correction applies: the seat's chips are that session's.
+    let mut g = Game::new(nl_1_2(), &[(1, d(100)), (2, d(100))]);
+    p1_wins_60(&mut g);
+    g.table(correct("hand-1", hand_version, whole)).unwrap();
     assert_eq!((g.stack(1), g.stack(2)), (d(100), d(100)));
 }
 
 #[test]
 fn r_audit_1_cage_postings_are_voided_at_the_cage_not_corrected_at_the_table() {
     let mut g = Game::new(nl_1_2(), &[]);
-    let (id, postings) = last_event_id_and_postings(&g, "FillReceived");
-    rejected(g.table(correct(&id, postings)), "CORRECTION_INVALID");
+    let (id, version, postings) = last_event_id_and_postings(&g, "FillReceived");
+    rejected(g.table(correct(&id, version, postings)), "CORRECTION_INVALID");
 }
 
 // ---------------------------------------------------------------- R-RAKE-3 time, R-RAKE-2 jackpot
@@ -561,7 +602,7 @@ fn r_unit_1_configuration_amounts_are_bounded_so_no_product_wraps() {
         Posting::new(Account::Seat { table_id: tid(TABLE), seat: 1 }, i64::MIN),
         Posting::new(Account::Drop { table_id: tid(TABLE) }, i64::MIN),
     ];
-    rejected(g.table(correct("event-x", huge)), "AMOUNT_TOO_LARGE");
+    rejected(g.table(correct("event-x", g.state().version, huge)), "AMOUNT_TOO_LARGE");
 }
 
 #[test]

@@ -145,8 +145,10 @@ fn r_stake_1_hand_life_cycle_refusals() {
     g.start(1, 3, &[1, 2, 3]);
     rejected(g.table(TableOp::StartHand { hand_no: 2, button_seat: 3, dealt_seats: vec![1, 2] }), "HAND_ALREADY_STARTED");
     rejected(g.table(TableOp::EndHand), "HAND_NOT_SETTLED");
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(3, Action::Fold);
     g.ok(1, Action::Fold);
-    g.ok(2, Action::Fold);
     g.end();
     let r = rejected(g.table(TableOp::StartHand { hand_no: 1, button_seat: 1, dealt_seats: vec![1, 2] }), "HAND_NUMBER_NOT_INCREASING");
     assert_eq!(r.number("last_hand_no"), Some(1));
@@ -172,9 +174,11 @@ fn r_bet_1_round_and_showdown_sequence_refusals() {
     g.start(1, 3, &[1, 2, 3]);
     rejected(g.table(TableOp::NextRound { first_to_act_seat: None }), "ROUND_NOT_COMPLETE");
     rejected(g.table(TableOp::Showdown { high: vec![vec![1]], low: None, rake_cents: None }), "SHOWDOWN_NOT_READY");
-    g.ok(1, bet(2));
-    g.ok(2, Action::Call);
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
     g.ok(3, Action::Call);
+    g.ok(1, Action::Call);
+    g.ok(2, Action::Check);
     rejected(g.act(1, Action::Check), "BETTING_ROUND_CLOSED");
     g.check_down(&[1, 2, 3]);
     rejected(g.table(TableOp::NextRound { first_to_act_seat: None }), "NO_MORE_ROUNDS");
@@ -186,9 +190,12 @@ fn r_bet_1_round_and_showdown_sequence_refusals() {
 
 #[test]
 fn r_bet_2_raise_needs_chips_and_an_opponent() {
-    let mut g = Game::new(nl(), &[(1, d(50)), (2, d(100))]);
+    let mut g = Game::new(nl(), &[(1, d(52)), (2, d(100))]);
     g.start(1, 2, &[1, 2]);
-    let r = rejected(g.act(1, bet(51)), "BET_EXCEEDS_STACK");
+    g.post(2, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(1, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(2, Action::Call);
+    let r = rejected(g.act(1, bet(53)), "BET_EXCEEDS_STACK");
     assert_eq!(r.number("stack_cents"), Some(d(50)));
     g.ok(1, Action::AllIn);
     let r = rejected(g.act(2, raise(100)), "NO_OPPONENT_TO_RAISE");

@@ -30,6 +30,25 @@ fn r_post_2_blinds_are_posted_in_position() {
     assert_eq!(g.legal().seat, 3);
 }
 
+/// R-POST-2: the blinds are forced: no action (not even a fold) comes before they are posted,
+/// and nobody is to act until then. A hand played with no blinds at all was accepted.
+#[test]
+fn r_post_2_nobody_acts_before_the_blinds_are_in() {
+    let mut g = nl_1_2(&five());
+    g.start(1, 5, &[1, 2, 3, 4, 5]);
+    assert!(legal_actions(g.state()).is_none(), "nobody is to act before the blinds");
+    for action in [Action::Check, Action::Fold, Action::Bet { to_cents: d(4) }] {
+        let r = rejected(g.act(3, action), "BLINDS_NOT_POSTED");
+        assert_eq!((r.number("seat"), r.number("blind_cents")), (Some(1), Some(d(1))));
+    }
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    let r = rejected(g.act(3, Action::Call), "BLINDS_NOT_POSTED");
+    assert_eq!((r.number("seat"), r.number("blind_cents")), (Some(2), Some(d(2))));
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    g.act(3, Action::Bet { to_cents: d(6) }).unwrap();
+    assert_eq!(g.hand().round.bet_to_cents, d(6), "facing the big blind, a bet is the raise it is");
+}
+
 #[test]
 fn r_post_2_heads_up_the_button_posts_the_small_blind_and_acts_first_preflop_only() {
     // Persian seed: "the player on the button always posts the small blind ... acts first

@@ -28,6 +28,20 @@ fn cash_out(g: &mut Game, seat: Seat, player: &str) -> Result<Vec<(StreamId, Eve
     g.table(TableOp::CashOut { seat, player_id: pid(player) })
 }
 
+/// Open another table of the room with `config`, its tray filled with 1,000 $1 chips.
+fn open_filled_table(g: &mut Game, table_id: &TableId, config: TableConfig) {
+    g.world.exec(Command::Table(TableCommand { table_id: table_id.clone(), op: TableOp::OpenTable { config } })).unwrap();
+    let chips = vec![ChipCount { denomination_cents: 100, count: 1_000 }];
+    let slip_no = g.next_fill_slip;
+    g.world
+        .exec(Command::Table(TableCommand {
+            table_id: table_id.clone(),
+            op: TableOp::Fill { cage_id: cid(CAGE), slip_no, chips, signers: Signers { first: "a".into(), second: "b".into() } },
+        }))
+        .unwrap();
+    g.next_fill_slip += 1;
+}
+
 #[test]
 fn r_stake_3_buy_in_limits_default_20_and_100_big_blinds() {
     let mut g = game();
@@ -153,16 +167,7 @@ fn r_rebuy_1_scope_is_the_whole_room_same_game_and_limits() {
     let mut other = TableConfig::no_limit_holdem(d(2), d(5));
     other.fee = FeePolicy::NoFee;
     for (t, c) in [(&t2, nl_1_2()), (&t3, other)] {
-        g.world.exec(Command::Table(TableCommand { table_id: t.clone(), op: TableOp::OpenTable { config: c } })).unwrap();
-        let chips = vec![ChipCount { denomination_cents: 100, count: 1_000 }];
-        let slip_no = g.next_fill_slip;
-        g.world
-            .exec(Command::Table(TableCommand {
-                table_id: t.clone(),
-                op: TableOp::Fill { cage_id: cid(CAGE), slip_no, chips, signers: Signers { first: "a".into(), second: "b".into() } },
-            }))
-            .unwrap();
-        g.next_fill_slip += 1;
+        open_filled_table(&mut g, t, c);
     }
     let buy = |t: &TableId, amount_cents| {
         Command::Table(TableCommand {
@@ -172,6 +177,90 @@ fn r_rebuy_1_scope_is_the_whole_room_same_game_and_limits() {
     };
     rejected(g.world.exec(buy(&t2, d(100))), "REBUY_BELOW_AMOUNT_LEFT");
     g.world.exec(buy(&t3, d(100))).unwrap();
+}
+
+/// R-REBUY-1: the scope is the game and limits the table plays, whatever its label: a table of
+/// the same game opened under another spelling is no way around the wait or one seat per game.
+#[test]
+fn r_rebuy_1_another_label_for_the_same_game_and_limits_is_the_same_scope() {
+    let mut g = game();
+    buy_in(&mut g, 1, "P1", d(200)).unwrap();
+    buy_in(&mut g, 2, "P2", d(100)).unwrap();
+    cash_out(&mut g, 1, "P1").unwrap();
+    for (i, label) in ["nlhe 100/200", "NLHE 1/2 ", "NLHE 100/200\u{200b}", "\u{ff2e}LHE 100/200"].into_iter().enumerate() {
+        let t = tid(&format!("K{i}"));
+        let mut config = nl_1_2();
+        config.game_key = label.into();
+        open_filled_table(&mut g, &t, config);
+        let buy = |player: &str, amount_cents| {
+            Command::Table(TableCommand {
+                table_id: t.clone(),
+                op: TableOp::BuyIn { seat: 1, player_id: pid(player), amount_cents, source: FundsSource::Cash, supervisor_id: None, short_buy: false },
+            })
+        };
+        let r = rejected(g.world.exec(buy("P1", d(40))), "REBUY_BELOW_AMOUNT_LEFT");
+        assert_eq!(r.number("amount_left_with_cents"), Some(d(200)), "{label:?}");
+        rejected(g.world.exec(buy("P2", d(40))), "SECOND_SEAT_SAME_GAME");
+    }
+}
+
+/// R-REBUY-1: a seat taken and left without chips is no return: the departure with chips
+/// still binds (it used to be replaced by the later departure "with nothing").
+#[test]
+fn r_rebuy_1_a_seat_left_without_chips_does_not_undo_the_departure_that_binds() {
+    let mut g = game();
+    buy_in(&mut g, 1, "P1", d(200)).unwrap();
+    cash_out(&mut g, 1, "P1").unwrap();
+    g.table(TableOp::SeatPlayer { seat: 3, player_id: pid("P1") }).unwrap();
+    rejected(buy_in(&mut g, 3, "P1", d(40)), "REBUY_BELOW_AMOUNT_LEFT");
+    cash_out(&mut g, 3, "P1").unwrap();
+    g.world.ctx.at_unix_ms += 60_000;
+    let r = rejected(buy_in(&mut g, 3, "P1", d(40)), "REBUY_BELOW_AMOUNT_LEFT");
+    assert_eq!((r.number("amount_left_with_cents"), r.number("required_min_cents")), (Some(d(200)), Some(d(200))));
+    buy_in(&mut g, 3, "P1", d(200)).unwrap();
+}
+
+/// R-REBUY-1: a return that brought the amount back meets the departure; what binds after
+/// is the next departure alone (here: $2 left after losing the rest in a hand).
+#[test]
+fn r_rebuy_1_a_return_that_met_the_departure_frees_the_patron_from_it() {
+    let mut g = game();
+    buy_in(&mut g, 1, "P1", d(200)).unwrap();
+    cash_out(&mut g, 1, "P1").unwrap();
+    g.table(TableOp::BuyIn { seat: 1, player_id: pid("P1"), amount_cents: d(200), source: FundsSource::PocketChips, supervisor_id: None, short_buy: false })
+        .unwrap();
+    buy_in(&mut g, 2, "P2", d(200)).unwrap();
+    g.start(1, 2, &[1, 2]);
+    g.post(2, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(1, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(2, raise(198));
+    g.ok(1, Action::Call);
+    g.check_down(&[1, 2]);
+    g.showdown(vec![vec![2], vec![1]]);
+    g.end();
+    assert_eq!(g.stack(1), d(2));
+    cash_out(&mut g, 1, "P1").unwrap();
+    buy_in(&mut g, 1, "P1", d(40)).unwrap();
+}
+
+/// R-REBUY-1, a room that allows two seats of a game: leaving the big stack and then the small
+/// one (funded before) does not make the small one the amount that binds.
+#[test]
+fn r_rebuy_1_the_largest_unmet_departure_binds() {
+    let mut c = nl_1_2();
+    c.rebuy.allow_second_seat = true;
+    let mut g = Game::new(c.clone(), &[]);
+    let t2 = tid("T2");
+    open_filled_table(&mut g, &t2, c);
+    buy_in(&mut g, 1, "P1", d(200)).unwrap();
+    let at_t2 = |op: TableOp| Command::Table(TableCommand { table_id: t2.clone(), op });
+    g.world
+        .exec(at_t2(TableOp::BuyIn { seat: 1, player_id: pid("P1"), amount_cents: d(40), source: FundsSource::Cash, supervisor_id: None, short_buy: false }))
+        .unwrap();
+    cash_out(&mut g, 1, "P1").unwrap();
+    g.world.exec(at_t2(TableOp::CashOut { seat: 1, player_id: pid("P1") })).unwrap();
+    let r = rejected(buy_in(&mut g, 1, "P1", d(40)), "REBUY_BELOW_AMOUNT_LEFT");
+    assert_eq!(r.number("amount_left_with_cents"), Some(d(200)));
 }
 
 #[test]

@@ -354,3 +354,9 @@ pub fn bet(to_dollars: i64) -> Action {
 pub fn raise(to_dollars: i64) -> Action {
     Action::Raise { to_cents: d(to_dollars) }
 }
+
+/// The version on its stream of the event at `index` of the world's log (the test world has
+/// no store: a correction names the version the log gives it).
+pub fn stream_version_at(log: &[(StreamId, Event)], index: usize) -> u64 {
+    log[..=index].iter().filter(|(stream, _)| *stream == log[index].0).count() as u64
+}

@@ -130,6 +130,14 @@ fn r_chip_5_cage_sells_redeems_and_reports_liability() {
         }
         e => panic!("{e:?}"),
     }
+    // A day is closed once: a second close would count its liability twice.
+    let r = rejected(cage(&mut g, CageOp::CloseGamingDay), "DAY_ALREADY_CLOSED");
+    assert!(r.detail.contains("2026-03-01"), "{}", r.detail);
+    g.world.ctx.gaming_day = "2026-03-02".into();
+    cage(&mut g, CageOp::CloseGamingDay).unwrap();
+    // A command carrying an earlier day (an import) closes no day before the last one.
+    g.world.ctx.gaming_day = "2026-03-01".into();
+    rejected(cage(&mut g, CageOp::CloseGamingDay), "DAY_ALREADY_CLOSED");
 }
 
 #[test]
@@ -196,11 +204,13 @@ fn r_mark_2_marker_to_the_stack_only_between_hands() {
     let at_seat = MarkerDelivery::Seat { table_id: tid(TABLE), seat: 1 };
     g.start(1, 2, &[1, 2]);
     rejected(marker(&mut g, 1, 100, "shift-mgr", at_seat.clone()), "HAND_IN_PROGRESS");
-    g.ok(1, Action::Fold);
+    g.post(2, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(1, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(2, Action::Fold);
     g.end();
     let events = marker(&mut g, 1, 100, "shift-mgr", at_seat).unwrap();
     assert_eq!(events.len(), 3, "cage, player and table events");
-    assert_eq!(g.stack(1), d(200));
+    assert_eq!(g.stack(1), d(201), "the stack, the small blind won and the marker");
 }
 
 #[test]
@@ -262,8 +272,10 @@ fn r_audit_1_correction_reverses_with_an_approver() {
     let mut g = Game::new(nl(), &[(1, d(100))]);
     let events = g.table(TableOp::Tip { seat: 1, amount_cents: d(5) }).unwrap();
     let original = events[0].1.postings();
+    let version = g.state().version;
     let correct = |approved_by: &str, postings: Vec<Posting>| TableOp::Correct {
         reverses_event_id: "evt-42".into(),
+        reverses_stream_version: version,
         original_postings: postings,
         approved_by: approved_by.into(),
         reason: "tip keyed twice".into(),
@@ -295,6 +307,25 @@ fn r_tip_1_tip_capped_and_within_the_stack() {
     rejected(g.table(TableOp::Tip { seat: 1, amount_cents: i64::MAX / 2 }), "AMOUNT_TOO_LARGE");
     g.table(TableOp::Tip { seat: 1, amount_cents: d(2) }).unwrap();
     assert_eq!(g.state().toke_cents, d(2));
+}
+
+/// R-UNIT-2: an amount no set of the table's chips makes moves nothing: a 50-cent tip, or a
+/// buy-in of $40.50, where the smallest chip is $1 (refused as such, not as a short tray).
+#[test]
+fn r_unit_2_amounts_no_table_chips_make_are_refused() {
+    let mut g = Game::new(nl(), &[(1, d(10))]);
+    let r = rejected(g.table(TableOp::Tip { seat: 1, amount_cents: 50 }), "NOT_IN_TABLE_CHIPS");
+    assert_eq!((r.number("amount_cents"), r.number("chip_unit_cents")), (Some(50), Some(d(1))));
+    assert_eq!((g.stack(1), g.state().toke_cents), (d(10), 0));
+    let r = rejected(g.sit(2, "P2", d(40) + 50), "NOT_IN_TABLE_CHIPS");
+    assert_eq!(r.number("amount_cents"), Some(d(40) + 50));
+    rejected(g.table(TableOp::TopUp { seat: 1, player_id: pid("P1"), amount_cents: 150, source: FundsSource::Cash, supervisor_id: None }), "NOT_IN_TABLE_CHIPS");
+    // A set with 50-cent tip chips makes it.
+    let mut c = nl();
+    c.chip_set = ChipSet { denominations_cents: vec![50, 100, 500, 2_500], min_playable_chip_cents: 100 };
+    let mut g = Game::new(c, &[(1, d(10))]);
+    g.table(TableOp::Tip { seat: 1, amount_cents: 50 }).unwrap();
+    assert_eq!(g.state().toke_cents, 50);
 }
 
 #[test]

@@ -752,17 +752,9 @@ pub async fn player(State(console): State<Arc<Console>>, signed: Signed, Path(pl
         let now_ms = jiff::Timestamp::now().as_millisecond();
         let mut seat_ms = 0;
         let mut session_rows = Vec::new();
-        // The re-buy wait (R-REBUY-1) per game: the latest departure, and until when it binds.
-        let mut departures: BTreeMap<String, (i64, i64, String)> = BTreeMap::new();
         for session in &sessions {
             let ended = session.ended_at_unix_ms;
             seat_ms += ended.unwrap_or(now_ms) - session.started_at_unix_ms;
-            if let (Some(ended), Some(left_with)) = (ended, session.left_with_cents) {
-                let latest = departures.get(&session.game).is_none_or(|(at, _, _)| *at < ended);
-                if latest {
-                    departures.insert(session.game.clone(), (ended, left_with, session.table_id.clone()));
-                }
-            }
             session_rows.push(vec![
                 link(session.table_id.clone(), table_path(&session.table_id)),
                 num(session.seat.to_string()),
@@ -773,15 +765,42 @@ pub async fn player(State(console): State<Arc<Console>>, signed: Signed, Path(pl
                 num(session.left_with_cents.map(|cents| units.money(cents)).unwrap_or_default()),
             ]);
         }
+        // The re-buy wait (R-REBUY-1) per game, as the rules judge it: every departure with chips
+        // binds until a buy-in to the game meets it (a return clears the game's list).
+        let mut moments: Vec<(i64, bool, &pb::PlayerSession)> = Vec::new();
+        for session in &sessions {
+            if session.bought_in_cents > 0 {
+                moments.push((session.started_at_unix_ms, false, session));
+            }
+            if let (Some(ended), Some(left_with)) = (session.ended_at_unix_ms, session.left_with_cents)
+                && left_with > 0
+            {
+                moments.push((ended, true, session));
+            }
+        }
+        moments.sort_by_key(|(at, departs, _)| (*at, *departs));
+        let mut unmet: BTreeMap<String, Vec<(i64, i64, String)>> = BTreeMap::new();
+        for (at, departs, session) in moments {
+            let game = unmet.entry(session.game.clone()).or_default();
+            if departs {
+                game.push((at, session.left_with_cents.unwrap_or(0), session.table_id.clone()));
+            } else {
+                game.clear();
+            }
+        }
         session_rows.reverse();
         let mut departure_rows = Vec::new();
-        for (game, (ended, left_with, table_id)) in &departures {
+        for (game, departures) in &unmet {
+            let Some((_, _, table_id)) = departures.last() else { continue };
             let request = pb::GetTableRequest { property_id: String::new(), table_id: table_id.clone() };
             let window_ms = match console.call(who, rpc!(TableService / GetTable), request, |s, r| async move { s.get_table(r).await }).await {
                 Ok(table) => table.config.and_then(|config| config.rebuy).map(|rebuy| rebuy.wait_window_ms).unwrap_or(0),
                 Err(status) if status.code() == tonic::Code::NotFound => 0,
                 Err(status) => return Err(status),
             };
+            // The one that binds now: the largest still within its window, else the latest.
+            let binding = departures.iter().filter(|(ended, _, _)| ended + window_ms > now_ms).max_by_key(|(_, left_with, _)| *left_with);
+            let (ended, left_with, table_id) = binding.or(departures.last()).expect("not empty");
             let until = ended + window_ms;
             let open = until > now_ms;
             departure_rows.push(vec![
@@ -1015,7 +1034,11 @@ pub async fn cage(State(console): State<Arc<Console>>, signed: Signed, Query(que
             }
             summary = Some(context! {
                 gaming_day => day.gaming_day,
-                liability => units.money(day.chip_liability_cents),
+                liability => if day.closed_cage_streams.is_empty() {
+                    "not closed yet (no cage has closed this gaming day)".to_string()
+                } else {
+                    units.money(day.chip_liability_cents)
+                },
                 balances => units.money(day.sum_of_balances_cents),
                 count_variance => units.money(day.count_variance_cents),
                 jackpot => units.money(day.jackpot_liability_cents),

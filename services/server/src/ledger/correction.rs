@@ -12,6 +12,7 @@ use crate::status;
 /// through the [`rules::PlayerReversal`] it allows: a cash transaction or a departure.
 pub(super) fn correction_for(
     stream: &str,
+    version: i64,
     payload: &chipledger_store::StoredJson,
     postings: &[NewPosting],
     correction: &CorrectionRequest,
@@ -36,7 +37,13 @@ pub(super) fn correction_for(
     Ok(match stream_id {
         StreamId::Table(table_id) => Command::Table(rules::TableCommand {
             table_id,
-            op: rules::TableOp::Correct { reverses_event_id, original_postings: original_postings()?, approved_by, reason },
+            op: rules::TableOp::Correct {
+                reverses_event_id,
+                reverses_stream_version: u64::try_from(version).unwrap_or(0),
+                original_postings: original_postings()?,
+                approved_by,
+                reason,
+            },
         }),
         StreamId::Cage(cage_id) => Command::Cage(rules::CageCommand {
             cage_id,
@@ -96,7 +103,7 @@ mod tests {
             NewPosting { account: "cage/main/cash".to_string(), amount_cents: 5_000 },
             NewPosting { account: "player/p1/pocket".to_string(), amount_cents: -5_000 },
         ];
-        let command = correction_for("cage-main", &chipledger_store::StoredJson::from_value(&serde_json::json!({})), &postings, &request()).expect("maps");
+        let command = correction_for("cage-main", 1, &chipledger_store::StoredJson::from_value(&serde_json::json!({})), &postings, &request()).expect("maps");
         let Command::Cage(rules::CageCommand { cage_id, op: rules::CageOp::Correct { original_postings, approved_by, .. } }) =
             command
         else {
@@ -118,7 +125,7 @@ mod tests {
             ctr_required: true,
             day_total_cents: 1_250_000,
         };
-        let command = correction_for("player-p1", &player_payload(&event), &[], &request()).expect("maps");
+        let command = correction_for("player-p1", 1, &player_payload(&event), &[], &request()).expect("maps");
         let Command::Player(rules::PlayerCommand { player_id, op: rules::PlayerOp::Correct { reversal, reverses_event_id, .. } }) =
             command
         else {
@@ -146,7 +153,7 @@ mod tests {
             amount_cents: 40_000,
             at_unix_ms: 1_790_000_000_123,
         };
-        let command = correction_for("player-p1", &player_payload(&event), &[], &request()).expect("maps");
+        let command = correction_for("player-p1", 1, &player_payload(&event), &[], &request()).expect("maps");
         let Command::Player(rules::PlayerCommand { op: rules::PlayerOp::Correct { reversal, .. }, .. }) = command else {
             panic!("expected a player correction, got {command:?}");
         };
@@ -161,7 +168,7 @@ mod tests {
             game_key: "nlhe-1-2".to_string(),
             amount_cents: 40_000,
         };
-        let error = correction_for("player-p1", &player_payload(&event), &[], &request()).expect_err("refused");
+        let error = correction_for("player-p1", 1, &player_payload(&event), &[], &request()).expect_err("refused");
         assert_eq!(error.code(), tonic::Code::InvalidArgument);
         let details = format!("{error:?}");
         assert!(details.contains("JoinedTable"), "{details}");

@@ -45,9 +45,7 @@ impl AuditService for Services {
         let wish = ReadWish::from_metadata(request.metadata())?;
         let request = request.into_inner();
         let property = self.ledger.property(&principal, &request.property_id)?;
-        if time::Date::parse(&request.gaming_day, &time::macros::format_description!("[year]-[month]-[day]")).is_err() {
-            return Err(status::invalid_field("gaming_day", "YYYY-MM-DD"));
-        }
+        check_gaming_day("gaming_day", &request.gaming_day)?;
         let day_filter = |event_type: &str| EventFilter {
             event_type: Some(event_type.to_string()),
             gaming_day: Some(request.gaming_day.clone()),
@@ -58,7 +56,15 @@ impl AuditService for Services {
         let (closes, _, _) = scan(&self.ledger, store, &property, day_filter("GamingDayClosed"), &[], None, 1_000).await?;
         let mut issued: BTreeMap<i64, i64> = BTreeMap::new();
         let mut returned: BTreeMap<i64, i64> = BTreeMap::new();
+        // Each cage's close of the day once (R-CHIP-5: the rules close a day once; a log from
+        // before that rule may hold two, of which the last is the day's figure), summed over
+        // the cages.
+        let mut last_of_cage: BTreeMap<&str, &RecordedEvent> = BTreeMap::new();
         for close in &closes {
+            last_of_cage.insert(close.stream.as_str(), close);
+        }
+        let closed_cage_streams: Vec<String> = last_of_cage.keys().map(|stream| stream.to_string()).collect();
+        for close in last_of_cage.into_values() {
             let rules::Event::Cage(rules::CageEvent::GamingDayClosed { issued: i, returned: r, .. }) =
                 decode_event(close)?
             else {
@@ -143,6 +149,7 @@ impl AuditService for Services {
             count_variance_cents,
             jackpot_funds,
             jackpot_liability_cents,
+            closed_cage_streams,
         })))
     }
 
@@ -154,9 +161,7 @@ impl AuditService for Services {
         let wish = ReadWish::from_metadata(request.metadata())?;
         let request = request.into_inner();
         let property = self.ledger.property(&principal, &request.property_id)?;
-        if request.gaming_day.is_empty() {
-            return Err(status::invalid_field("gaming_day", "required, YYYY-MM-DD"));
-        }
+        check_gaming_day("gaming_day", &request.gaming_day)?;
         let pager = Pager::of(request.page.as_ref(), self.ledger.limits())?;
         let filter = EventFilter {
             stream: if request.player_id.is_empty() { None } else { Some(player_stream_key(&request.player_id)?) },
@@ -223,6 +228,9 @@ impl AuditService for Services {
         let table_stream = (!request.table_id.is_empty()).then(|| format!("table-{}", request.table_id));
         let player_stream = (!request.player_id.is_empty()).then(|| format!("player-{}", request.player_id));
         let gaming_day = (!request.gaming_day.is_empty()).then_some(request.gaming_day.as_str());
+        if let Some(day) = gaming_day {
+            check_gaming_day("gaming_day", day)?;
+        }
         let mut matched = Vec::new();
         let mut scanned = 0;
         let mut more = false;

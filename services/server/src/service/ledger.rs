@@ -169,6 +169,12 @@ chipledger_proto::rpc_table!(service_impl!(LedgerService {
         if streams.len() > 1 {
             return Err(status::invalid_field("filter", "name at most one of stream_id, table_id, player_id"));
         }
+        if !wire.gaming_day.is_empty() {
+            check_gaming_day("filter.gaming_day", &wire.gaming_day)?;
+        }
+        if wire.from_position < 0 {
+            return Err(status::invalid_field("filter.from_position", format!("{} is below 0", wire.from_position)));
+        }
         let pager = Pager::of(request.page.as_ref(), self.ledger.limits())?;
         let after = pager.after.max(wire.from_position.saturating_sub(1));
         let filter = EventFilter {

@@ -178,6 +178,21 @@ fn check_time_range(field: &str, range: Option<&pb::TimeRange>) -> Result<(), St
     Ok(())
 }
 
+/// A gaming day a request names (R-CHIP-6): "YYYY-MM-DD", a date of the calendar, within the
+/// days of the clock's range ([`crate::config::MIN_CLOCK_UNIX_MS`]..=[`crate::config::MAX_CLOCK_UNIX_MS`],
+/// years 1900 to 9000).
+fn check_gaming_day(field: &str, day: &str) -> Result<(), Status> {
+    let date_of = |unix_ms: i64| time::OffsetDateTime::from_unix_timestamp(unix_ms.div_euclid(1000)).map(|at| at.date());
+    let (Ok(first), Ok(last)) = (date_of(crate::config::MIN_CLOCK_UNIX_MS), date_of(crate::config::MAX_CLOCK_UNIX_MS)) else {
+        return Err(status::internal("gaming day bounds", &"the clock's range is not a date range"));
+    };
+    match time::Date::parse(day, &time::macros::format_description!("[year]-[month]-[day]")) {
+        Ok(date) if (first..=last).contains(&date) => Ok(()),
+        Ok(_) => Err(status::invalid_field(field, format!("{day} is outside {first}..={last} (years 1900 to 9000)"))),
+        Err(_) => Err(status::invalid_field(field, format!("{day:?} is not a date: YYYY-MM-DD"))),
+    }
+}
+
 /// The name of a recorded rules command (`{"Table":{"op":{"op":"BuyIn",...}}}` -> "BuyIn").
 fn command_type_of(command: &serde_json::Value) -> String {
     command
