@@ -338,8 +338,23 @@ pub const CAGE_CASH_SHORT: Reason = Reason::new("CAGE_CASH_SHORT", "R-CHIP-5");
 
 
 /// R-CHIP-5: a cage closes each gaming day once, in order: the close is the day's chip
-/// liability, and a second one would count the day twice.
+/// liability, and a second one would count the day twice. Once it is closed, the cage moves no
+/// more chips or cash dated that day (the close's figures stay the day's).
 pub const DAY_ALREADY_CLOSED: Reason = Reason::new("DAY_ALREADY_CLOSED", "R-CHIP-5");
+
+/// R-CHIP-5: refuse a movement of this cage's chips, cash or markers dated a gaming day it has
+/// closed (sales, redemptions, markers, fills, credits, voids, corrections): the close's
+/// liability is the day's. Its own count may still be taken. Resumes with the next gaming day.
+pub fn check_day_open(cage: &CageState, ctx: &CommandContext) -> Result<(), Rejection> {
+    // "YYYY-MM-DD" orders as the days do.
+    match cage.last_closed_gaming_day.as_deref() {
+        Some(closed) if closed >= ctx.gaming_day.as_str() => Err(Rejection::new(
+            DAY_ALREADY_CLOSED,
+            format!("this cage closed gaming day {closed}: it moves nothing more dated {} until the next gaming day", ctx.gaming_day),
+        )),
+        _ => Ok(()),
+    }
+}
 pub const REASONS: &[Reason] = &[CAGE_NOT_OPEN, CAGE_ALREADY_OPEN, CAGE_CHIPS_SHORT, CAGE_CASH_SHORT, DAY_ALREADY_CLOSED];
 
 /// The cage holds these chips.
@@ -378,6 +393,9 @@ pub fn decide_cage(snapshot: &Snapshot, ctx: &CommandContext, c: &CageCommand) -
         .ok_or_else(|| Rejection::new(crate::ledger::STREAM_NOT_LOADED, format!("stream cage-{} was not loaded", c.cage_id)))?;
     let csid = StreamId::Cage(c.cage_id.clone());
     let cage_id = &c.cage_id;
+    if !matches!(c.op, CageOp::OpenCage { .. } | CageOp::CloseGamingDay | CageOp::CountShift { .. }) {
+        check_day_open(cage, ctx)?;
+    }
     if let CageOp::OpenCage { denominations_cents, chips, cash_cents } = &c.op {
         if cage.cage_id.is_some() {
             return Err(Rejection::new(CAGE_ALREADY_OPEN, "the cage is already open"));
@@ -529,13 +547,7 @@ pub fn decide_cage(snapshot: &Snapshot, ctx: &CommandContext, c: &CageCommand) -
             crate::corrections::decide_cage_correction(snapshot, ctx, cage, cage_id, reverses_event_id, original_postings, approved_by, reason)
         }
         CageOp::CloseGamingDay => {
-            // "YYYY-MM-DD" orders as the days do.
-            if let Some(closed) = cage.last_closed_gaming_day.as_deref().filter(|closed| *closed >= ctx.gaming_day.as_str()) {
-                return Err(Rejection::new(
-                    DAY_ALREADY_CLOSED,
-                    format!("gaming day {} is closed already (this cage's last close: {closed})", ctx.gaming_day),
-                ));
-            }
+            check_day_open(cage, ctx)?;
             let mut liability = cage.issued.clone();
             add_chips(&mut liability, &cage.returned, -1);
             let e = CageEvent::GamingDayClosed {

@@ -225,6 +225,15 @@ pub fn decide_cage_correction(
     if foreign {
         return Err(Rejection::new(CORRECTION_INVALID, "a cage correction touches this cage, pockets and house accounts only"));
     }
+    // R-MARK-1: a marker lives on the patron's stream until it is redeemed or written off;
+    // reversing its postings alone would leave it open, redeemable and counted against the
+    // credit line while the receivable is gone.
+    if original_postings.iter().any(|p| matches!(p.account, Account::CageMarkers { .. })) {
+        return Err(Rejection::new(
+            CORRECTION_INVALID,
+            "a marker is not corrected: redeem it, or write it off with an independent approver (R-MARK-1)",
+        ));
+    }
     let postings = reversed(original_postings);
     let corrected = CageEvent::Corrected {
         reverses_event_id: reverses_event_id.to_string(),
@@ -270,13 +279,15 @@ pub fn decide_player_correction(
     check_request(ctx, reverses_event_id, approved_by, reason)?;
     check_not_corrected(&player.corrected_event_ids, reverses_event_id)?;
     let found = match reversal {
-        PlayerReversal::CashTransaction { gaming_day, direction, amount_cents } => {
-            let day = player.cash_day.on(gaming_day);
-            let total = match direction {
-                CashDirection::In => day.cash_in_cents,
-                CashDirection::Out => day.cash_out_cents,
-            };
-            *amount_cents > 0 && *amount_cents <= total
+        // R-AUDIT-4: the record of cash follows the money. Taking it back alone would lower the
+        // patron's day total (and the reports it requires) while the cash stays in the cage or
+        // the drop; the money is corrected with the cage or table event that moved it.
+        PlayerReversal::CashTransaction { amount_cents, .. } => {
+            return Err(Rejection::new(
+                CORRECTION_INVALID,
+                "a cash transaction record is not taken back alone: correct the cage or table event that moved the cash",
+            )
+            .with("amount_cents", *amount_cents));
         }
         PlayerReversal::Departure { table_id, at_unix_ms } => {
             player.departures.iter().any(|d| &d.table_id == table_id && d.at_unix_ms == *at_unix_ms)

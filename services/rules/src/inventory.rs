@@ -7,7 +7,7 @@ use crate::money::{Cents, ChipCount};
 use crate::rejection::{Reason, Rejection};
 use crate::streams::{Seat, StreamId};
 use crate::table::{Signers, TableCommand, TableEvent, TableOp, TableState};
-use crate::{Event, Snapshot};
+use crate::{CommandContext, Event, Snapshot};
 
 pub const TRAY_SHORT: Reason = Reason::new("TRAY_SHORT", "R-CHIP-1");
 pub const COLOR_CHANGE_UNEQUAL: Reason = Reason::new("COLOR_CHANGE_UNEQUAL", "R-CHIP-1");
@@ -97,15 +97,21 @@ pub fn check_signers(signers: &Signers) -> Result<(), Rejection> {
 
 /// R-CHIP-3: a fill (cage to tray) or credit (tray to cage). Postings ride on the table event;
 /// the cage event records the slip.
-pub fn decide_slip(snapshot: &Snapshot, table: &TableState, c: &TableCommand) -> Result<Vec<(StreamId, Event)>, Rejection> {
+pub fn decide_slip(snapshot: &Snapshot, ctx: &CommandContext, table: &TableState, c: &TableCommand) -> Result<Vec<(StreamId, Event)>, Rejection> {
     let mut out = Vec::with_capacity(2);
-    decide_slip_into(snapshot, table, c, &mut out)?;
+    decide_slip_into(snapshot, ctx, table, c, &mut out)?;
     Ok(out)
 }
 
 /// [`decide_slip`] appending the table's and the cage's event to `out` once every check
 /// passed (a refusal appends nothing).
-pub fn decide_slip_into(snapshot: &Snapshot, table: &TableState, c: &TableCommand, out: &mut Vec<(StreamId, Event)>) -> Result<(), Rejection> {
+pub fn decide_slip_into(
+    snapshot: &Snapshot,
+    ctx: &CommandContext,
+    table: &TableState,
+    c: &TableCommand,
+    out: &mut Vec<(StreamId, Event)>,
+) -> Result<(), Rejection> {
     let (table_id, config) = crate::ledger::open_table(table)?;
     let (cage_id, slip_no, chips, signers, is_fill) = match &c.op {
         TableOp::Fill { cage_id, slip_no, chips, signers } => (cage_id, *slip_no, chips, signers, true),
@@ -118,6 +124,7 @@ pub fn decide_slip_into(snapshot: &Snapshot, table: &TableState, c: &TableComman
     if cage.cage_id.is_none() {
         return Err(Rejection::new(crate::cage::CAGE_NOT_OPEN, "the cage is not open"));
     }
+    crate::cage::check_day_open(cage, ctx)?;
     check_signers(signers)?;
     crate::money::check_chips(&config.chip_set, chips)?;
     let last = if is_fill { cage.last_fill_slip_no } else { cage.last_credit_slip_no };
@@ -157,8 +164,10 @@ pub fn decide_slip_into(snapshot: &Snapshot, table: &TableState, c: &TableComman
 /// R-CHIP-3: void a fill or credit of this table: a reason and two distinct signers. The
 /// slip's postings are reversed (the tray must still hold a voided fill's chips, the cage a
 /// voided credit's); the slip number stays used. Postings ride on the table event.
+#[allow(clippy::too_many_arguments)]
 pub fn decide_void_slip(
     snapshot: &Snapshot,
+    ctx: &CommandContext,
     table: &TableState,
     cage_id: &crate::streams::CageId,
     kind: crate::cage::SlipKind,
@@ -170,6 +179,7 @@ pub fn decide_void_slip(
     let cage = snapshot
         .cage(cage_id)
         .ok_or_else(|| Rejection::new(crate::ledger::STREAM_NOT_LOADED, format!("stream cage-{cage_id} was not loaded")))?;
+    crate::cage::check_day_open(cage, ctx)?;
     if reason.trim().is_empty() || reason.len() > 500 {
         return Err(Rejection::new(VOID_REASON_REQUIRED, "a void gives a reason (1 to 500 bytes)"));
     }

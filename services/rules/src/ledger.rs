@@ -183,9 +183,9 @@ pub fn decide_into(snapshot: &Snapshot, ctx: &CommandContext, command: &Command,
                     )?
                 }
                 // Judged straight into the buffer, like the buy-ins.
-                TableOp::Fill { .. } | TableOp::Credit { .. } => return crate::inventory::decide_slip_into(snapshot, table, c, events),
+                TableOp::Fill { .. } | TableOp::Credit { .. } => return crate::inventory::decide_slip_into(snapshot, ctx, table, c, events),
                 TableOp::VoidSlip { cage_id, kind, slip_no, reason, signers } => {
-                    crate::inventory::decide_void_slip(snapshot, table, cage_id, *kind, *slip_no, reason, signers)?
+                    crate::inventory::decide_void_slip(snapshot, ctx, table, cage_id, *kind, *slip_no, reason, signers)?
                 }
                 _ => {
                     let decided = decide_table(table, ctx, c)?;

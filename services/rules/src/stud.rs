@@ -111,7 +111,11 @@ pub fn judge_up_cards(table: &TableState, cards: &[UpCard]) -> Result<TableEvent
     if config.game.up_card_order().is_none() {
         return Err(Rejection::new(UP_CARDS_NOT_USED, format!("{:?} deals no up cards that decide the action", config.game)));
     }
-    let third_street = hand.round.index == 0 && !hand.round.opened && hand.players.iter().all(|p| p.up_cards.is_empty());
+    // Third street's up cards come before the bring-in (R-POST-5: they say who brings in); once
+    // one was posted without them, the hand goes on without reported up cards.
+    let third_street = hand.round.index == 0
+        && !hand.round.opened
+        && hand.players.iter().all(|p| p.up_cards.is_empty() && p.posted_mask & crate::hand::PostKind::BringIn.bit() == 0);
     let next_street = hand.phase == HandPhase::RoundComplete
         && hand.round.index < 3
         && hand.players.iter().filter(|p| p.status != InHand::Folded).all(|p| p.up_cards.len() == up_cards_on_street(hand.round.index));

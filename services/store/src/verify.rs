@@ -40,7 +40,7 @@ use crate::chain::{
 };
 use crate::checkpoint::{Checkpoint, SignedCheckpoint};
 use crate::error::StoreError;
-use crate::event::{EventMetadata, NewEvent, NewPosting, request_hash};
+use crate::event::{EventMetadata, NewEvent, NewPosting};
 use crate::projection::{DEPARTURES_KEPT, InlineProjection, ProjectionOp};
 use crate::read::{jsonb_text, postings_of};
 use crate::rejection::{decode_rejection, refusal_fields};
@@ -539,7 +539,8 @@ struct BoundCommand {
     request_hash: Vec<u8>,
     append_id: Option<Uuid>,
     outcome: Option<String>,
-    reply: Option<Vec<u8>>,
+    /// The SHA-256 of the stored reply, computed by the database as it reads the row.
+    reply_sha256: Option<Vec<u8>>,
     last_position: i64,
 }
 
@@ -579,7 +580,7 @@ async fn check_page(
                 request_hash: row.try_get(1)?,
                 append_id: row.try_get(2)?,
                 outcome: row.try_get(3)?,
-                reply: row.try_get(4)?,
+                reply_sha256: row.try_get(4)?,
                 last_position: row.try_get(5)?,
             })
         })
@@ -732,11 +733,12 @@ impl<'p> EventCheck<'p> {
         let link = match (format, commands.first()) {
             (2, Some(command)) => {
                 let append_id = command.append_id.as_ref().ok_or("an accepted command without append id")?;
-                let reply = command.reply.as_deref().ok_or("an accepted command without reply")?;
+                let reply = command.reply_sha256.as_deref().ok_or("an accepted command without reply")?;
+                let reply_sha256: [u8; 32] = reply.try_into().map_err(|_| "a reply digest that is not 32 bytes")?;
                 let mut bound: Vec<(&str, &[u8])> =
                     commands.iter().map(|command| (command.command_id.as_str(), command.request_hash.as_slice())).collect();
                 bound.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-                Some(AppendLink { append_id, commands: bound, reply_sha256: request_hash(reply) })
+                Some(AppendLink { append_id, commands: bound, reply_sha256 })
             }
             _ => None,
         };

@@ -211,13 +211,19 @@ async fn an_approval_in_a_batch_is_bound_to_its_entry_and_cannot_be_replayed_in_
     let mut auditor = server.client(principal::AUDITOR).await?;
     cage_and_table(&mut cage, &mut floor).await?;
     // Entry 1 of batch "batch-1" is approved under its entry id "batch-1/1".
-    let close_day = pb::command::Command::CloseGamingDay(pb::CloseGamingDay { header: None, cage_id: CAGE.into() });
+    // Entry 0 needs no approval: a sale at the cage.
+    let sale = pb::command::Command::SellChips(pb::SellChips {
+        header: None,
+        cage_id: CAGE.into(),
+        player_id: "P1".into(),
+        chips: vec![pb::ChipCount { denomination_cents: 500, count: 1 }],
+    });
     let entry = pb::Fill { header: Some(pb::CommandHeader { command_id: "batch-1/1".into(), ..Default::default() }), ..fill("", 1, principal::CAGE.0, principal::FLOOR.0) };
     let token = floor.approve(&entry).await?.token;
     let batch = |batch_id: &str| pb::RecordBatch {
         header: header(batch_id),
         commands: vec![
-            pb::Command { command: Some(close_day.clone()) },
+            pb::Command { command: Some(sale.clone()) },
             pb::Command {
                 command: Some(pb::command::Command::Fill(pb::Fill {
                     header: Some(pb::CommandHeader { approvals: vec![token.clone()], ..Default::default() }),

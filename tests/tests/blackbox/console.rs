@@ -300,6 +300,19 @@ async fn the_console_shows_the_ledger_to_the_floor_the_cage_and_the_auditor() ->
     floor.screenshot("floor").await?;
     floor.browser.close().await?;
 
+    // The demo closed its cage's gaming day: that cage moves nothing more dated it (R-CHIP-5).
+    // The fills below come from a second cage, ANNEX, first in the forms' list.
+    let mut cashier = server.client(principal::CAGE).await?;
+    cashier
+        .cage
+        .open_cage(pb::OpenCage {
+            header: chipledger_tests::header("open-cage-annex"),
+            cage_id: "ANNEX".into(),
+            denominations_cents: vec![100, 500, 2_500, 10_000],
+            chips: vec![chipledger_tests::chips(2_500, 400)],
+            cash_cents: 1_000_000,
+        })
+        .await?;
     // The cage: one fill form sent twice at once (a double click) and once more by the browser:
     // one fill recorded (R-CHIP-3: the floor supervisor signs with their own token).
     let cage = Person::sign_in(&driver, &base, principal::CAGE.2, &shots).await?;
@@ -307,6 +320,8 @@ async fn the_console_shows_the_ledger_to_the_floor_the_cage_and_the_auditor() ->
     let before = all_events(&mut admin, pb::EventFilter { event_types: vec!["FillReceived".into()], ..Default::default() }).await?.len();
     let form = Locator::Id("form-fill");
     let fill = cage.browser.find(form).await?;
+    let chosen = fill.find(Locator::Css("select[name=cage_id]")).await?.prop("value").await?;
+    ensure!(chosen.as_deref() == Some("ANNEX"), "the fill form starts at the first cage, ANNEX: {chosen:?}");
     fill.find(Locator::Css("input[name=table_id]")).await?.send_keys(&t1).await?;
     fill.find(Locator::Css("input[name=chip_2500]")).await?.send_keys("4").await?;
     fill.find(Locator::Css("input[name=second_token]")).await?.send_keys(principal::FLOOR.2).await?;
@@ -485,6 +500,11 @@ mod hostile {
         let foreign = fill.replace("command_id=console-", "command_id=terminal-");
         let answer = send(&http, "POST", &format!("{base}/cage/fill"), &session, &format!("{foreign}&csrf={csrf}")).await?;
         ensure!(answer.status == 400 && answer.body.contains("command_id"), "a foreign command id: {}", answer.status);
+        // A form is no way around the gate's checks: a slip number beyond 2^53 - 1 is bad input
+        // there too, and never reaches the rules (nothing recorded, no refusal: checked below).
+        let huge = fill.replace("slip_no=1", "slip_no=18446744073709551615");
+        let answer = send(&http, "POST", &format!("{base}/cage/fill"), &session, &format!("{huge}&csrf={csrf}")).await?;
+        ensure!(answer.status == 400 && answer.body.contains("slip_no"), "a slip number beyond 2^53 - 1: {} {}", answer.status, answer.body);
         // A cashier's session may not see compliance.
         let answer = send(&http, "GET", &format!("{base}/compliance"), &session, "").await?;
         ensure!(answer.status == 403 && answer.body.contains("ROLE_NOT_PERMITTED"), "compliance for a cashier: {}", answer.status);

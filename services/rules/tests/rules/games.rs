@@ -73,6 +73,12 @@ fn r_post_5_low_card_may_open_for_a_full_bet_instead_of_bringing_in() {
 fn r_post_5_without_up_cards_the_dealer_names_the_low_card_by_its_post() {
     let mut g = stud(seven_card_stud());
     g.post(2, PostKind::BringIn, d(2)).unwrap();
+    // Up cards reported after the bring-in would say someone else brings in: too late, the
+    // hand goes on without them (they come before the bring-in or not at all).
+    let seats = g.hand().players.iter().map(|p| p.seat).collect::<Vec<_>>();
+    let cards: Vec<(Seat, &str)> = seats.iter().zip(["Kh", "Ac", "2d", "9s", "Qc", "Jd", "Ts", "8h"]).map(|(s, c)| (*s, c)).collect();
+    let r = rejected(g.table(up(&cards)), "UP_CARDS_OUT_OF_TURN");
+    assert_eq!(r.number("round_index"), Some(0));
     assert_eq!(g.legal().seat, 3);
     g.ok(3, Action::Complete);
     assert_eq!(g.hand().round.bet_to_cents, d(5), "completing the bring-in is the bet");

@@ -133,7 +133,12 @@ fn r_chip_5_cage_sells_redeems_and_reports_liability() {
     // A day is closed once: a second close would count its liability twice.
     let r = rejected(cage(&mut g, CageOp::CloseGamingDay), "DAY_ALREADY_CLOSED");
     assert!(r.detail.contains("2026-03-01"), "{}", r.detail);
+    // Closed, the day's figures stay its own: no chips or cash of this cage move dated it.
+    rejected(cage(&mut g, CageOp::SellChips { player_id: pid("P1"), chips: chips(100, 1) }), "DAY_ALREADY_CLOSED");
+    rejected(g.fill(chips(100, 10)), "DAY_ALREADY_CLOSED");
     g.world.ctx.gaming_day = "2026-03-02".into();
+    cage(&mut g, CageOp::SellChips { player_id: pid("P1"), chips: chips(100, 1) }).unwrap();
+    g.fill(chips(100, 10)).unwrap();
     cage(&mut g, CageOp::CloseGamingDay).unwrap();
     // A command carrying an earlier day (an import) closes no day before the last one.
     g.world.ctx.gaming_day = "2026-03-01".into();

@@ -124,6 +124,26 @@ fn r_audit_1_cage_correction_reverses_a_sale_and_the_pocket_follows() {
     assert_eq!(r.number("balance_cents"), Some(-d(500)));
 }
 
+/// R-MARK-1 with R-AUDIT-1: a marker is redeemed or written off, never corrected at the cage:
+/// reversing its postings alone left it open, redeemable and using the credit line while the
+/// receivable went (and a redemption then took the receivable below zero).
+#[test]
+fn r_mark_1_a_marker_is_not_corrected_away() {
+    let mut g = Game::new(nl(), &[]);
+    g.world
+        .exec(Command::Player(PlayerCommand { player_id: pid("P1"), op: PlayerOp::SetCreditLine { line_cents: d(1000), approved_by: "credit-mgr".into() } }))
+        .unwrap();
+    let issued = cage(
+        &mut g,
+        CageOp::IssueMarker { player_id: pid("P1"), marker_no: 1, chips: chips(100, 6), approved_by: "credit-mgr".into(), delivery: MarkerDelivery::Pocket },
+    )
+    .unwrap();
+    let receivable = g.world.cages[&cid(CAGE)].markers_receivable_cents;
+    let r = rejected(cage(&mut g, correct_cage("evt-1", issued[0].1.postings(), "cage-mgr")), "CORRECTION_INVALID");
+    assert!(r.detail.contains("redeem"), "{}", r.detail);
+    assert_eq!(g.world.cages[&cid(CAGE)].markers_receivable_cents, receivable);
+}
+
 #[test]
 fn r_audit_1_player_correction_takes_back_a_cash_record_and_a_departure() {
     let mut g = Game::new(nl(), &[(1, d(200))]);
@@ -142,9 +162,11 @@ fn r_audit_1_player_correction_takes_back_a_cash_record_and_a_departure() {
     };
     let cash = |amount_cents| PlayerReversal::CashTransaction { gaming_day: "2026-03-01".into(), direction: CashDirection::In, amount_cents };
     rejected(g.world.exec(correct(cash(d(50)), "dealer-1")), "CORRECTION_APPROVER_REQUIRED");
-    rejected(g.world.exec(correct(cash(d(201)), "floor-2")), "CORRECTION_INVALID");
-    g.world.exec(correct(cash(d(50)), "floor-2")).unwrap();
-    assert_eq!(player(&g).cash_day.cash_in_cents, d(150));
+    // R-AUDIT-4: the record of cash follows the money; taken back alone it would lower the
+    // day's total (and the reports it requires) while the $200 stays in the drop.
+    let r = rejected(g.world.exec(correct(cash(d(50)), "floor-2")), "CORRECTION_INVALID");
+    assert_eq!(r.number("amount_cents"), Some(d(50)));
+    assert_eq!(player(&g).cash_day.cash_in_cents, d(200));
     g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
     let left = player(&g).departures[0].clone();
     let departure = PlayerReversal::Departure { table_id: left.table_id, at_unix_ms: left.at_unix_ms };

@@ -267,7 +267,11 @@ async fn send<T: WireCommand>(
                 ..pb::CommandHeader::default()
             });
             name_people(console, who, form, &mut message).await?;
-            Ok::<_, Status>((T::RPC, message.encode_to_vec()))
+            let bytes = message.encode_to_vec();
+            // The gate's checks of request bytes (no integer beyond 2^53 - 1, no NUL, ...), as
+            // for a request sent over gRPC: a form is no way around them.
+            crate::protowire::compiled().check_request(T::RPC, &bytes).map_err(crate::protowire::Malformed::into_status)?;
+            Ok::<_, Status>((T::RPC, bytes))
         })
         .await?;
     if *rpc != T::RPC {

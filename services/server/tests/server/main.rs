@@ -269,14 +269,17 @@ async fn chipledgerd_serves_commands_queries_and_errors_over_grpc() {
         .await
         .unwrap_err();
     assert_eq!(refused.code(), Code::InvalidArgument, "{refused:?}");
-    // R-AUDIT-1 + R-AUDIT-4: a cash transaction keyed wrongly is taken back by a new event;
-    // the day's projected cash in goes from 20,000 back to 0 (the log keeps both events).
-    ledger_client
+    // R-AUDIT-1 + R-AUDIT-4: the record of a cash transaction follows the money: taken back
+    // alone, it would lower the patron's day total while the $200 stays in the drop. Refused,
+    // with the amount; the day's projected cash in stays 20,000.
+    let refused = ledger_client
         .correct(authed(ADMIN, approved(correction("correct-cash-P7", &cash.event_id.to_string())).await))
         .await
-        .expect("the cash transaction is taken back");
+        .unwrap_err();
+    assert_eq!(refused.code(), Code::FailedPrecondition, "{refused:?}");
+    assert!(refused.message().starts_with("CORRECTION_INVALID"), "{refused:?}");
     let day = reader.daily_cash("casino", "P7", &gaming_day).await.expect("daily cash");
-    assert_eq!((day.cash_in_cents, day.cash_out_cents), (0, 0));
+    assert_eq!((day.cash_in_cents, day.cash_out_cents), (20_000, 0));
 
     // The stack is answerable (R-STAKE-4).
     let view = table

@@ -63,6 +63,30 @@ async fn tamper_changed_posting_is_found_at_its_event() -> anyhow::Result<()> {
     expect_bad(&db, 3, ChainProblem::HashMismatch).await
 }
 
+/// The stored reply is bound to the chain by its digest, which the database computes as the
+/// verifier reads the command row: a reply changed alone (its outcome untouched) is found at
+/// the last event of its append.
+#[tokio::test]
+async fn tamper_a_reply_changed_alone_is_found_at_the_last_event_of_its_append() -> anyhow::Result<()> {
+    let db = fresh("chain_reply").await?;
+    ten_events(&db).await?;
+    let mut request = one_stream("table-T1", ExpectedVersion::Exact(7), buy_ins(2, "c4"));
+    request.commands = vec![command("c4", "buy in twice")];
+    request.reply = b"two buy-ins recorded".to_vec();
+    db.store.append(&request).await?;
+    assert!(db.store.verify_chain(PROPERTY).await?.ok);
+    tamper(
+        &db,
+        &[
+            "ALTER TABLE commands DISABLE TRIGGER USER",
+            "UPDATE commands SET reply = 'two buy-ins refused'::bytea WHERE command_id = 'c4'",
+            "ALTER TABLE commands ENABLE TRIGGER USER",
+        ],
+    )
+    .await?;
+    expect_bad(&db, 12, ChainProblem::HashMismatch).await
+}
+
 #[tokio::test]
 async fn tamper_deleted_row_is_found_as_a_missing_position() -> anyhow::Result<()> {
     let db = fresh("chain_delete").await?;
