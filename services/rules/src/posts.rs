@@ -29,6 +29,8 @@ pub const SLEEPER_OUT_OF_POSITION: Reason = Reason::new("SLEEPER_OUT_OF_POSITION
 pub const BRING_IN_OUT_OF_POSITION: Reason = Reason::new("BRING_IN_OUT_OF_POSITION", "R-POST-5");
 /// R-POST-2: the blinds are forced bets: nobody acts before they are in.
 pub const BLINDS_NOT_POSTED: Reason = Reason::new("BLINDS_NOT_POSTED", "R-POST-2");
+/// R-POST-1: the antes are posted before the deal: nobody acts before they are in.
+pub const ANTES_NOT_POSTED: Reason = Reason::new("ANTES_NOT_POSTED", "R-POST-1");
 
 pub const REASONS: &[Reason] = &[
     POSTS_CLOSED,
@@ -51,15 +53,41 @@ pub const REASONS: &[Reason] = &[
     SLEEPER_OUT_OF_POSITION,
     BRING_IN_OUT_OF_POSITION,
     BLINDS_NOT_POSTED,
+    ANTES_NOT_POSTED,
 ];
 
-/// R-POST-2: before anyone acts in the first round, every blind of the hand (small, big,
-/// third, as the table has them and as they fell at the deal) is posted from its seat, unless
-/// that player is all in already (a short stack that paid the ante first). A dead small blind
-/// (dead button) falls on no seat and is not owed.
+/// R-POST-1 and R-POST-2: before anyone acts in the first round, the forced bets are in. The
+/// antes first: every dealt player's ante, or the button's ante for the table (any seat's when
+/// the button was dealt no cards), or the big blind's; then every blind of the hand (small,
+/// big, third, as the table has them and as they fell at the deal), each from its seat. A
+/// player all in already (a short stack that paid the ante first) owes nothing more; a dead
+/// small blind (dead button) falls on no seat and is not owed. A kill, a straddle and the
+/// bring-in are not owed before the action (the bring-in is the first action of stud).
 pub fn check_blinds_posted(hand: &HandState, config: &TableConfig) -> Result<(), Rejection> {
     if hand.round.index != 0 {
         return Ok(());
+    }
+    let owes = |seat: Seat, kind: PostKind| hand.player(seat).is_some_and(|p| p.status == InHand::Active && p.posted_mask & kind.bit() == 0);
+    let antes_missing = |seat: Seat, ante_cents: Cents, what: &str| {
+        Err(Rejection::new(ANTES_NOT_POSTED, format!("seat {seat} posts {what} before anyone acts"))
+            .with("seat", seat as Cents)
+            .with("ante_cents", ante_cents))
+    };
+    if let Some(ante_cents) = nominal_cents(PostKind::Ante, config, hand)
+        && let Some(p) = hand.players.iter().find(|p| owes(p.seat, PostKind::Ante))
+    {
+        return antes_missing(p.seat, ante_cents, "the ante");
+    }
+    if let Some(ante_cents) = nominal_cents(PostKind::ButtonAnte, config, hand)
+        && !hand.players.iter().any(|p| p.posted_mask & PostKind::ButtonAnte.bit() != 0)
+        && (hand.player(hand.button_seat).is_none() || owes(hand.button_seat, PostKind::ButtonAnte))
+    {
+        return antes_missing(hand.button_seat, ante_cents, "the button ante");
+    }
+    if let (Some(ante_cents), Some(big)) = (nominal_cents(PostKind::BigBlindAnte, config, hand), hand.blinds.big)
+        && owes(big, PostKind::BigBlindAnte)
+    {
+        return antes_missing(big, ante_cents, "the big blind ante");
     }
     let blinds = [
         (PostKind::SmallBlind, hand.blinds.small, "small blind"),

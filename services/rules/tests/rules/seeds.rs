@@ -49,6 +49,38 @@ fn r_post_2_nobody_acts_before_the_blinds_are_in() {
     assert_eq!(g.hand().round.bet_to_cents, d(6), "facing the big blind, a bet is the raise it is");
 }
 
+/// R-POST-1: the antes come before the deal: nobody acts before they are in, whether every
+/// player posts one or the big blind posts the table's.
+#[test]
+fn r_post_1_nobody_acts_before_the_antes_are_in() {
+    let mut config = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    config.ante_cents = d(1);
+    let mut g = Game::new(config.clone(), &[(1, d(200)), (2, d(200)), (3, d(200))]);
+    g.start(1, 3, &[1, 2, 3]);
+    let r = rejected(g.act(1, Action::Fold), "ANTES_NOT_POSTED");
+    assert_eq!((r.number("seat"), r.number("ante_cents")), (Some(1), Some(d(1))));
+    g.post(1, PostKind::Ante, d(1)).unwrap();
+    g.post(2, PostKind::Ante, d(1)).unwrap();
+    let r = rejected(g.act(1, Action::Fold), "ANTES_NOT_POSTED");
+    assert_eq!(r.number("seat"), Some(3));
+    g.post(3, PostKind::Ante, d(1)).unwrap();
+    rejected(g.act(1, Action::Fold), "BLINDS_NOT_POSTED");
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(3, Action::Fold);
+
+    config.big_blind_ante = true;
+    config.ante_cents = d(2);
+    let mut g = Game::new(config, &[(1, d(200)), (2, d(200)), (3, d(200))]);
+    g.start(1, 3, &[1, 2, 3]);
+    let r = rejected(g.act(3, Action::Fold), "ANTES_NOT_POSTED");
+    assert_eq!((r.number("seat"), r.number("ante_cents")), (Some(2), Some(d(2))));
+    g.post(2, PostKind::BigBlindAnte, d(2)).unwrap();
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(3, Action::Fold);
+}
+
 #[test]
 fn r_post_2_heads_up_the_button_posts_the_small_blind_and_acts_first_preflop_only() {
     // Persian seed: "the player on the button always posts the small blind ... acts first
