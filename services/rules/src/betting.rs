@@ -349,7 +349,7 @@ fn turn(table: &TableState, seat: Seat) -> Result<Turn<'_>, Rejection> {
         return Err(Rejection::new(BETTING_ROUND_CLOSED, "nobody is to act in this round")
             .with("round_index", hand.round.index as Cents));
     }
-    crate::posts::check_blinds_posted(hand, config)?;
+    crate::posts::check_forced_posts(hand, config)?;
     match hand.round.to_act {
         Some(to_act) if to_act != seat => {
             return Err(Rejection::new(NOT_YOUR_TURN, format!("seat {seat} acted out of turn; seat {to_act} is to act"))

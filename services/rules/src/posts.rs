@@ -63,7 +63,7 @@ pub const REASONS: &[Reason] = &[
 /// player all in already (a short stack that paid the ante first) owes nothing more; a dead
 /// small blind (dead button) falls on no seat and is not owed. A kill, a straddle and the
 /// bring-in are not owed before the action (the bring-in is the first action of stud).
-pub fn check_blinds_posted(hand: &HandState, config: &TableConfig) -> Result<(), Rejection> {
+pub fn check_forced_posts(hand: &HandState, config: &TableConfig) -> Result<(), Rejection> {
     if hand.round.index != 0 {
         return Ok(());
     }
@@ -96,8 +96,7 @@ pub fn check_blinds_posted(hand: &HandState, config: &TableConfig) -> Result<(),
     ];
     for (kind, seat, name) in blinds {
         let (Some(seat), Some(blind_cents)) = (seat, nominal_cents(kind, config, hand)) else { continue };
-        let Some(p) = hand.player(seat) else { continue };
-        if p.status == InHand::Active && p.posted_mask & kind.bit() == 0 {
+        if owes(seat, kind) {
             return Err(Rejection::new(BLINDS_NOT_POSTED, format!("seat {seat} posts the {name} before anyone acts"))
                 .with("seat", seat as Cents)
                 .with("blind_cents", blind_cents));
