@@ -90,9 +90,10 @@
 //!   cash-out binds the other seats (`TableEvent::SeatBound`, dealt in again only with the
 //!   amount left; [`Command::dependent_streams`] names their tables). `TableOp::MovePlayer`
 //!   carries `player_id` and touches the player stream.
-//! - R-MARK-3: `TableOp::SettleIou{seat, player_id, amount_cents, from_pocket}`; a cash-out pays
-//!   the seat's IOUs from the stack first (`CashedOut::iou_settled_cents`) and a move is
-//!   refused while IOUs are outstanding.
+//! - R-MARK-3: `TableOp::SettleIou{seat, player_id, amount_cents, from_pocket, lender}`; a
+//!   cash-out pays the seat's IOUs from the stack first (`CashedOut::iou_settled_cents`) and a
+//!   move is refused while IOUs are outstanding; the paper of unpaid IOUs never leaves the table
+//!   (`iou::check_stays_on_table`); a loan moves the lender's chips (`SeatState::loans`).
 //! - R-AUDIT-1: each state remembers the events it reversed (`corrected_event_ids`):
 //!   `ALREADY_CORRECTED`. A table correction loads and corrects the pockets it names
 //!   (`PocketCorrected`), refuses cage postings (void the slip instead) and any correction

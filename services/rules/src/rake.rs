@@ -95,6 +95,8 @@ pub fn decide_collect_time(table: &TableState, ctx: &crate::CommandContext, seat
         }
         postings.push(Posting::new(Account::Seat { table_id: table_id.clone(), seat: *seat }, -fee_cents));
     }
+    // R-MARK-3: the house takes chips, never the paper of an unpaid IOU.
+    crate::iou::check_stays_on_table(table, fee_cents * seats.len() as Cents, 0)?;
     postings.push(Posting::new(Account::Rake { table_id: table_id.clone() }, fee_cents * seats.len() as Cents));
     Ok(TableEvent::TimeCollected { seats: seats.to_vec(), fee_cents: *fee_cents, postings, paid_until_unix_ms })
 }

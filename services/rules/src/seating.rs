@@ -83,6 +83,8 @@ pub fn decide_move(
         return Err(Rejection::new(crate::iou::IOU_OUTSTANDING, "IOUs in play may not leave the table: settle them first")
             .with("iou_cents", s.iou_cents));
     }
+    crate::iou::check_loans_paid(from, seat)?;
+    crate::iou::check_stays_on_table(from, s.stack_cents, 0)?;
     // The seat being left does not count as a second seat of the destination's game.
     let mut staying = player.clone();
     staying.seats.retain(|held| &held.table_id != from_id);

@@ -141,8 +141,9 @@ pub enum TableOp {
     /// R-BET-13: bring a short bet or call up to the proper amount (before its round ends).
     BringUpShortBet { seat: Seat },
     /// R-MARK-3: pay back an open-stakes IOU written at `seat`, from the stack (between hands)
-    /// or with the patron's pocket chips (touches the player stream).
-    SettleIou { seat: Seat, player_id: PlayerId, amount_cents: Cents, from_pocket: bool },
+    /// or with the patron's pocket chips (touches the player stream). With `lender`, the loan
+    /// of that player (seated at this table) is paid back to their stack.
+    SettleIou { seat: Seat, player_id: PlayerId, amount_cents: Cents, from_pocket: bool, #[serde(default)] lender: Option<PlayerId> },
     /// R-KITTY-1: the game ends: no more hands or buy-ins; what is left in the kitty is settled
     /// as the configuration says (`KittyPolicy::leftover`).
     CloseGame,
@@ -166,8 +167,12 @@ pub struct SeatState {
     pub bought_in_cents: Cents,
     pub has_bought_in: bool,
     pub short_buy_used: bool,
-    /// Outstanding open-stakes IOUs written at this seat (R-MARK-3).
+    /// Outstanding open-stakes IOUs written at this seat, payable to the pot's winner: paper in
+    /// the chips of the table until paid (R-MARK-3).
     pub iou_cents: Cents,
+    /// R-MARK-3: what this seat borrowed from other players of the table (their chips), by lender.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub loans: Vec<Loan>,
     /// R-POST-3: sat down after the game started and has not yet posted a big blind (in the
     /// big blind position or as a new-player post).
     #[serde(default)]
@@ -203,6 +208,13 @@ pub struct SeatState {
     /// session's and moves none of these chips (R-AUDIT-1).
     #[serde(default)]
     pub seated_at_version: u64,
+}
+
+/// R-MARK-3: chips a player lent from their stack to the seat, not yet paid back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Loan {
+    pub lender: PlayerId,
+    pub amount_cents: Cents,
 }
 
 /// Totals of the current shift (R-CHIP-4).
@@ -362,7 +374,18 @@ pub enum TableEvent {
         #[serde(default)]
         buy_in: bool,
     },
-    IouWritten { seat: Seat, amount_cents: Cents, lender: Option<PlayerId>, accepted_by: Vec<Seat>, to_raise: bool, postings: Vec<Posting> },
+    /// R-MARK-3: with `lender_seat`, the lender's own chips came from that seat (a loan between
+    /// two players); without, the IOU is paper payable to the pot's winner (`iou_cents`).
+    IouWritten {
+        seat: Seat,
+        amount_cents: Cents,
+        lender: Option<PlayerId>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        lender_seat: Option<Seat>,
+        accepted_by: Vec<Seat>,
+        to_raise: bool,
+        postings: Vec<Posting>,
+    },
     Corrected { reverses_event_id: String, approved_by: String, reason: String, postings: Vec<Posting> },
     /// R-POST-3.
     SatOut { seat: Seat },
@@ -376,8 +399,17 @@ pub enum TableEvent {
     /// `amount_cents`; this seat is dealt in again only with at least that stack until
     /// `until_unix_ms`.
     SeatBound { seat: Seat, player_id: PlayerId, left_table_id: TableId, amount_cents: Cents, until_unix_ms: i64 },
-    /// R-MARK-3: an IOU paid back, from the stack or from the pocket.
-    IouSettled { seat: Seat, player_id: PlayerId, amount_cents: Cents, from_pocket: bool, postings: Vec<Posting> },
+    /// R-MARK-3: an IOU paid back, from the stack or from the pocket; with `lender`, a loan paid
+    /// back to that player's stack.
+    IouSettled {
+        seat: Seat,
+        player_id: PlayerId,
+        amount_cents: Cents,
+        from_pocket: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        lender: Option<PlayerId>,
+        postings: Vec<Posting>,
+    },
     /// R-KITTY-1: the game ended; the kitty left (`kitty_cents`) went where `leftover` says.
     GameClosed { kitty_cents: Cents, leftover: crate::config::KittyLeftover, postings: Vec<Posting> },
     /// R-RAKE-2: the jackpot fund paid to a player.
@@ -594,6 +626,7 @@ impl TableState {
                 has_bought_in: false,
                 short_buy_used: false,
                 iou_cents: 0,
+                loans: Vec::new(),
                 owes_entry_post,
                 needs_full_rebuy: false,
                 sitting_out: false,
@@ -728,10 +761,17 @@ impl TableState {
                 self.apply_postings(postings);
                 self.shift = ShiftTotals { opening_tray: closing_tray.clone(), fills_cents: 0, credits_cents: 0 };
             }
-            TableEvent::IouWritten { seat, amount_cents, to_raise, postings, .. } => {
+            TableEvent::IouWritten { seat, amount_cents, lender, lender_seat, to_raise, postings, .. } => {
                 self.apply_postings(postings);
                 if let Some(s) = self.seat_mut(*seat) {
-                    s.iou_cents += amount_cents;
+                    match (lender, lender_seat) {
+                        (Some(lender), Some(_)) => match s.loans.iter_mut().find(|l| &l.lender == lender) {
+                            Some(l) => l.amount_cents += amount_cents,
+                            None => s.loans.push(Loan { lender: lender.clone(), amount_cents: *amount_cents }),
+                        },
+                        // Paper (and an IOU named to a lender before loans moved the lender's chips).
+                        _ => s.iou_cents += amount_cents,
+                    }
                 }
                 if *to_raise
                     && let Some(p) = self.hand.as_mut().and_then(|h| h.player_mut(*seat)) {
@@ -848,10 +888,18 @@ impl TableState {
                     s.bound_until_unix_ms = *until_unix_ms;
                 }
             }
-            TableEvent::IouSettled { seat, amount_cents, postings, .. } => {
+            TableEvent::IouSettled { seat, amount_cents, lender, postings, .. } => {
                 self.apply_postings(postings);
                 if let Some(s) = self.seat_mut(*seat) {
-                    s.iou_cents -= amount_cents;
+                    match lender {
+                        Some(lender) => {
+                            if let Some(l) = s.loans.iter_mut().find(|l| &l.lender == lender) {
+                                l.amount_cents -= amount_cents;
+                            }
+                            s.loans.retain(|l| l.amount_cents > 0);
+                        }
+                        None => s.iou_cents -= amount_cents,
+                    }
                 }
             }
             TableEvent::GameClosed { postings, .. } => {

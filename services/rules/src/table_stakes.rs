@@ -317,6 +317,8 @@ pub fn decide_funds(
                     .with("stack_cents", s.stack_cents));
             }
             let amount = s.stack_cents - iou_settled_cents;
+            crate::iou::check_loans_paid(table, seat)?;
+            crate::iou::check_stays_on_table(table, amount, iou_settled_cents)?;
             let mut postings = Vec::with_capacity(3);
             if s.stack_cents > 0 {
                 postings.push(Posting::new(Account::Seat { table_id: table_id.clone(), seat }, -s.stack_cents));
@@ -341,11 +343,11 @@ pub fn decide_funds(
             ));
             out.extend(bound);
         }
-        TableOp::SettleIou { seat, player_id, amount_cents, from_pocket } => {
+        TableOp::SettleIou { seat, player_id, amount_cents, from_pocket, lender } => {
             let (seat, amount) = (*seat, *amount_cents);
             let s = seated_as(table, seat, player_id)?;
             crate::money::check_positive("amount_cents", amount)?;
-            if amount > s.iou_cents {
+            if lender.is_none() && amount > s.iou_cents {
                 return Err(Rejection::new(crate::iou::IOU_OUTSTANDING, "more than the IOUs written at this seat")
                     .with("amount_cents", amount)
                     .with("iou_cents", s.iou_cents));
@@ -359,7 +361,10 @@ pub fn decide_funds(
                         .with("amount_cents", amount)
                         .with("pocket_cents", player.pocket_cents));
                 }
-                crate::accounts::transfer(&mut postings, Account::Pocket { player_id: player_id.clone() }, iou, amount);
+                match lender {
+                    Some(lender) => postings = crate::iou::settle_loan(table, table_id, seat, lender, amount, Account::Pocket { player_id: player_id.clone() })?,
+                    None => crate::accounts::transfer(&mut postings, Account::Pocket { player_id: player_id.clone() }, iou, amount),
+                }
             } else {
                 // Paying the holder of the IOU with chips from the stack: between hands only.
                 crate::ledger::not_live_in_hand(table, seat)?;
@@ -368,11 +373,22 @@ pub fn decide_funds(
                         .with("amount_cents", amount)
                         .with("stack_cents", s.stack_cents));
                 }
-                crate::accounts::transfer(&mut postings, Account::Seat { table_id: table_id.clone(), seat }, iou, amount);
+                let stack = Account::Seat { table_id: table_id.clone(), seat };
+                match lender {
+                    Some(lender) => postings = crate::iou::settle_loan(table, table_id, seat, lender, amount, stack)?,
+                    None => crate::accounts::transfer(&mut postings, stack, iou, amount),
+                }
             }
             out.push((
                 tsid,
-                Event::Table(TableEvent::IouSettled { seat, player_id: player_id.clone(), amount_cents: amount, from_pocket: *from_pocket, postings }),
+                Event::Table(TableEvent::IouSettled {
+                    seat,
+                    player_id: player_id.clone(),
+                    amount_cents: amount,
+                    from_pocket: *from_pocket,
+                    lender: lender.clone(),
+                    postings,
+                }),
             ));
             if *from_pocket {
                 out.push((

@@ -28,6 +28,7 @@ pub fn decide_tip(table: &TableState, seat: Seat, amount_cents: Cents) -> Result
             .with("amount_cents", amount_cents)
             .with("stack_cents", s.stack_cents));
     }
+    crate::iou::check_stays_on_table(table, amount_cents, 0)?;
     let postings = vec![
         Posting::new(Account::Seat { table_id: table_id.clone(), seat }, -amount_cents),
         Posting::new(Account::Toke { table_id: table_id.clone() }, amount_cents),

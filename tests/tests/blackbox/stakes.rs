@@ -408,6 +408,50 @@ async fn r_mark_3_an_iou_writer_cashes_out_and_the_iou_is_paid_from_the_stack() 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_mark_3_the_paper_of_an_unpaid_iou_never_reaches_the_cage_and_a_loan_is_the_lenders_chips() -> anyhow::Result<()> {
+    let mut room = Room::open("mark-3-paper", |config| {
+        config.open_stakes = Some(pb::OpenStakes { iou_auto_accept_below_cents: 100_000 });
+    })
+    .await?;
+    room.buy_in(1, "P1", 10_000).await?;
+    room.buy_in(2, "P2", 20_000).await?;
+    // P1 writes $30 of paper and loses everything to P2.
+    let header = room.id("iou");
+    room.dealer
+        .table
+        .write_iou(pb::WriteIou { header, table_id: TABLE.into(), seat: 1, amount_cents: 3_000, ..Default::default() })
+        .await?;
+    room.all_in_hand(1, 1, 2, 2).await?;
+    assert_eq!(room.stack(1).await?, 0);
+    let won = room.stack(2).await?;
+    // The winner's stack holds the paper: it stays at the table until P1 pays.
+    let refused = room.cash_out(2, "P2").await.expect_err("the paper stays at the table");
+    let info = error_info(&refused);
+    assert_eq!((info.reason.as_str(), info.metadata.get("rule_id").map(String::as_str)), ("IOU_IN_PLAY", Some("R-MARK-3")));
+    assert_eq!(info.metadata.get("iou_in_play_cents").map(String::as_str), Some("3000"));
+    assert_eq!(info.metadata.get("leaving_cents").map(String::as_str), Some(won.to_string().as_str()));
+    assert_eq!(room.stack(2).await?, won, "nothing moved");
+    // A loan from a player who sits at the table moves that player's chips.
+    room.buy_in(3, "P3", 10_000).await?;
+    let header = room.id("loan");
+    let loan = pb::WriteIou { header, table_id: TABLE.into(), seat: 1, amount_cents: 4_000, lender_player_id: Some("P3".into()), ..Default::default() };
+    room.dealer.table.write_iou(loan).await?;
+    assert_eq!((room.stack(1).await?, room.stack(3).await?), (4_000, 6_000));
+    // Paid back to the lender, and the paper with the borrowed chips: now the winner may leave.
+    let header = room.id("repay");
+    let repay = pb::SettleIou { header, table_id: TABLE.into(), seat: 1, player_id: "P1".into(), amount_cents: 1_000, lender_player_id: Some("P3".into()), ..Default::default() };
+    room.dealer.table.settle_iou(repay).await?;
+    let header = room.id("settle");
+    let settle = pb::SettleIou { header, table_id: TABLE.into(), seat: 1, player_id: "P1".into(), amount_cents: 3_000, ..Default::default() };
+    room.dealer.table.settle_iou(settle).await?;
+    let left = room.cash_out(2, "P2").await?;
+    assert_eq!(chipledger_tests::reply_balance(&left, "player/P2/pocket"), Some(won));
+    assert_eq!(scenario::balance(&mut room.auditor, "player/P1/iou").await?, 0, "the IOU is paid");
+    assert_eq!(room.stack(3).await?, 7_000);
+    room.server.stop().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn r_audit_1_a_hand_is_corrected_as_a_whole_and_only_once() -> anyhow::Result<()> {
     let mut room = Room::open("audit-1", |_| {}).await?;
     room.buy_in(1, "P1", 10_000).await?;

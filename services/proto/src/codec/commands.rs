@@ -387,9 +387,11 @@ decode!(SettleIou, |m, e| {
     let id = table_id(e, "table_id", &m.table_id);
     let seat = seat(e, "seat", m.seat);
     let player = player_id(e, "player_id", &m.player_id);
+    let lender = m.lender_player_id.as_ref().map(|lender| player_id(e, "lender_player_id", lender));
+    let lender = lender.map(|lender| lender.ok_or(())).transpose().ok()?;
     table(
         id?,
-        TableOp::SettleIou { seat: seat?, player_id: player?, amount_cents: m.amount_cents, from_pocket: m.from_pocket },
+        TableOp::SettleIou { seat: seat?, player_id: player?, amount_cents: m.amount_cents, from_pocket: m.from_pocket, lender },
     )
 });
 
@@ -755,13 +757,14 @@ fn table_op_to_wire(table_id: &str, op: &TableOp) -> Result<Wire, NoWireMessage>
             signer_1: signers.first.clone(),
             signer_2: signers.second.clone(),
         }),
-        TableOp::SettleIou { seat, player_id, amount_cents, from_pocket } => Wire::SettleIou(pb::SettleIou {
+        TableOp::SettleIou { seat, player_id, amount_cents, from_pocket, lender } => Wire::SettleIou(pb::SettleIou {
             header: None,
             table_id,
             seat: u32::from(*seat),
             player_id: player_id.to_string(),
             amount_cents: *amount_cents,
             from_pocket: *from_pocket,
+            lender_player_id: lender.as_ref().map(ToString::to_string),
         }),
         TableOp::CloseGame => Wire::CloseGame(pb::CloseGame { header: None, table_id }),
         TableOp::PayJackpot { seat, amount_cents, promotion } => Wire::PayJackpot(pb::PayJackpot {
@@ -1156,7 +1159,8 @@ mod tests {
                 counted_drop_cents: 5_000,
                 signers: Signers { first: "floor-1".into(), second: "cage-1".into() },
             },
-            TableOp::SettleIou { seat: 3, player_id: player.clone(), amount_cents: 500, from_pocket: true },
+            TableOp::SettleIou { seat: 3, player_id: player.clone(), amount_cents: 500, from_pocket: true, lender: None },
+            TableOp::SettleIou { seat: 3, player_id: player.clone(), amount_cents: 500, from_pocket: false, lender: Some(player.clone()) },
             TableOp::CloseGame,
             TableOp::PayJackpot { seat: 3, amount_cents: 10_000, promotion: "bad beat".into() },
             TableOp::StartHand { hand_no: 4, button_seat: 2, dealt_seats: vec![1, 2, 3] },

@@ -36,6 +36,12 @@ pub fn table_view(table_id: &rules::TableId, table: &rules::TableState, version:
                 missed_blinds: seat_state.missed_big_blind || seat_state.missed_small_blind,
                 missed_big_blind: seat_state.missed_big_blind,
                 missed_small_blind: seat_state.missed_small_blind,
+                iou_cents: seat_state.iou_cents,
+                loans: seat_state
+                    .loans
+                    .iter()
+                    .map(|loan| pb::SeatLoan { lender_player_id: loan.lender.to_string(), amount_cents: loan.amount_cents })
+                    .collect(),
             })
         })
         .collect();

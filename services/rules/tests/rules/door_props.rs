@@ -6,6 +6,8 @@
 //!   an approved correction); a color change leaves the stack's value unchanged;
 //! - R-STAKE-1: nothing is added to the stack of a player live in a hand (open stakes excepted,
 //!   R-MARK-4) except what the hand itself awards;
+//! - R-MARK-3: nothing leaving a table (a cash-out, a move, a tip, time) takes the paper of an
+//!   unpaid IOU with it;
 //! - R-REBUY-1: no return to a game within the wait window buys in below the amount left with,
 //!   and no patron holds two seats of one game;
 //! - and, through the test world, conservation and non-negative balances (R-UNIT-3, R-UNIT-4).
@@ -45,6 +47,8 @@ enum Door {
     Marker { table: u8, seat: u8, amount: u8 },
     Iou { seat: u8, amount: u8 },
     SettleIou { seat: u8, amount: u8, from_pocket: bool },
+    Loan { seat: u8, lender_seat: u8, amount: u8 },
+    Repay { seat: u8, amount: u8, from_pocket: bool },
     CashOut { table: u8, seat: u8 },
     Move { table: u8, seat: u8, to_table: u8, to_seat: u8 },
     Remove { table: u8, seat: u8, amount: u8 },
@@ -55,6 +59,11 @@ enum Door {
     Act { table: u8, seed: u32 },
     FinishHand { table: u8, seed: u32 },
     Wait { minutes: u8 },
+}
+
+/// The unpaid IOUs payable to a pot's winner, written at the table's seats.
+fn unpaid_paper_cents(table: &TableState) -> Cents {
+    table.seats.iter().flatten().map(|s| s.iou_cents).sum()
 }
 
 fn door() -> impl Strategy<Value = Door> {
@@ -70,6 +79,8 @@ fn door() -> impl Strategy<Value = Door> {
         1 => (t.clone(), s.clone(), any::<u8>()).prop_map(|(table, seat, amount)| Door::Marker { table, seat, amount }),
         1 => (s.clone(), any::<u8>()).prop_map(|(seat, amount)| Door::Iou { seat, amount }),
         1 => (s.clone(), any::<u8>(), any::<bool>()).prop_map(|(seat, amount, from_pocket)| Door::SettleIou { seat, amount, from_pocket }),
+        1 => (s.clone(), s.clone(), any::<u8>()).prop_map(|(seat, lender_seat, amount)| Door::Loan { seat, lender_seat, amount }),
+        1 => (s.clone(), any::<u8>(), any::<bool>()).prop_map(|(seat, amount, from_pocket)| Door::Repay { seat, amount, from_pocket }),
         3 => (t.clone(), s.clone()).prop_map(|(table, seat)| Door::CashOut { table, seat }),
         1 => (t.clone(), s.clone(), t.clone(), s.clone()).prop_map(|(table, seat, to_table, to_seat)| Door::Move { table, seat, to_table, to_seat }),
         1 => (t.clone(), s.clone(), any::<u8>()).prop_map(|(table, seat, amount)| Door::Remove { table, seat, amount }),
@@ -188,7 +199,21 @@ impl Run {
                 table_cmd(2, TableOp::WriteIou { seat, amount_cents: amount(a) % d(60), lender: None, accepted_by: vec![1, 2, 3, 4], to_raise: false })
             }
             Door::SettleIou { seat, amount: a, from_pocket } => {
-                table_cmd(2, TableOp::SettleIou { seat, player_id: occupant(self, 2, seat), amount_cents: amount(a) % d(60), from_pocket })
+                table_cmd(2, TableOp::SettleIou { seat, player_id: occupant(self, 2, seat), amount_cents: amount(a) % d(60), from_pocket, lender: None })
+            }
+            Door::Loan { seat, lender_seat, amount: a } => table_cmd(
+                2,
+                TableOp::WriteIou {
+                    seat,
+                    amount_cents: amount(a) % d(60),
+                    lender: Some(occupant(self, 2, lender_seat)),
+                    accepted_by: vec![1, 2, 3, 4],
+                    to_raise: false,
+                },
+            ),
+            Door::Repay { seat, amount: a, from_pocket } => {
+                let lender = self.table(2).seat(seat).and_then(|s| s.loans.first()).map(|l| l.lender.clone());
+                table_cmd(2, TableOp::SettleIou { seat, player_id: occupant(self, 2, seat), amount_cents: amount(a) % d(60), from_pocket, lender })
             }
             Door::CashOut { table, seat } => table_cmd(table, TableOp::CashOut { seat, player_id: occupant(self, table, seat) }),
             Door::Move { table, seat, to_table, to_seat } => table_cmd(
@@ -343,6 +368,8 @@ impl Run {
                     match te {
                         TableEvent::Posted { .. } | TableEvent::Acted { .. } | TableEvent::ShortBetBroughtUp { .. } => {}
                         TableEvent::TimeCollected { .. } | TableEvent::IouSettled { .. } | TableEvent::Corrected { .. } => {}
+                        // R-MARK-3: a loan moves the lender's chips to another seat of the table.
+                        TableEvent::IouWritten { lender_seat: Some(from), .. } => assert_eq!(from, seat, "a loan is the lender's chips"),
                         TableEvent::Tipped { amount_cents, .. } => {
                             assert!(*amount_cents <= old.config.as_ref().unwrap().tip_cap_cents, "R-TIP-1: a tip above the cap");
                         }
@@ -367,6 +394,17 @@ impl Run {
                         );
                     }
                 }
+            }
+            // R-MARK-3: what leaves the table is never the paper of an unpaid IOU: the chips left
+            // in front of the players and in the pot cover the IOUs written there.
+            if matches!(
+                te,
+                TableEvent::CashedOut { .. } | TableEvent::PlayerMovedOut { .. } | TableEvent::Tipped { .. } | TableEvent::TimeCollected { .. }
+            ) {
+                let after = &self.g.world.tables[event_table];
+                let chips: Cents = after.seats.iter().flatten().map(|s| s.stack_cents).sum::<Cents>() + after.pot_cents;
+                let paper = unpaid_paper_cents(after);
+                assert!(chips >= paper, "R-MARK-3: {} took IOU paper off {event_table}: {chips} chips left for {paper} of IOUs", te.event_type());
             }
             if let TableEvent::ColorChanged { seat, .. } = te {
                 let (old, new) = (before[event_table].stack_cents(*seat), self.g.world.tables[event_table].stack_cents(*seat));

@@ -315,11 +315,94 @@ fn r_mark_3_ious_in_play_may_not_leave_the_table() {
             op: CageOp::SellChips { player_id: pid("P1"), chips: vec![ChipCount { denomination_cents: d(5), count: 6 }] },
         }))
         .unwrap();
-    let r = rejected(g.table(TableOp::SettleIou { seat: 1, player_id: pid("P1"), amount_cents: d(31), from_pocket: true }), "IOU_OUTSTANDING");
+    let r = rejected(g.table(TableOp::SettleIou { seat: 1, player_id: pid("P1"), amount_cents: d(31), from_pocket: true, lender: None }), "IOU_OUTSTANDING");
     assert_eq!(r.number("iou_cents"), Some(d(30)));
-    g.table(TableOp::SettleIou { seat: 1, player_id: pid("P1"), amount_cents: d(30), from_pocket: true }).unwrap();
+    g.table(TableOp::SettleIou { seat: 1, player_id: pid("P1"), amount_cents: d(30), from_pocket: true, lender: None }).unwrap();
     assert_eq!(g.world.players[&pid("P1")].pocket_cents, 0);
     g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
+}
+
+/// Seat 1 writes `iou` of paper and loses everything to seat 2 (all in, called).
+fn paper_lost_to_seat_2(g: &mut Game, iou: Cents) {
+    g.table(TableOp::WriteIou { seat: 1, amount_cents: iou, lender: None, accepted_by: vec![], to_raise: false }).unwrap();
+    g.start(1, 1, &[1, 2]);
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(1, Action::AllIn);
+    g.ok(2, Action::Call);
+    g.check_down(&[]);
+    g.showdown(vec![vec![2]]);
+    g.end();
+}
+
+#[test]
+fn r_mark_3_the_winner_of_an_iou_does_not_take_the_paper_to_the_cage() {
+    // P1 brings $100 of chips and writes $30 of paper; P2's $200 wins it all: $330 on seat 2,
+    // of which $300 are chips the cage sold and $30 are P1's unpaid IOU.
+    let mut g = Game::new(open_stakes(), &[(1, d(100)), (2, d(200))]);
+    paper_lost_to_seat_2(&mut g, d(30));
+    assert_eq!((g.stack(1), g.stack(2)), (0, d(330)));
+    let r = rejected(g.table(TableOp::CashOut { seat: 2, player_id: pid("P2") }), "IOU_IN_PLAY");
+    assert_eq!(r.reason.rule, "R-MARK-3");
+    assert_eq!(r.number("leaving_cents"), Some(d(330)));
+    assert_eq!(r.number("iou_in_play_cents"), Some(d(30)));
+    assert_eq!(r.number("writer_seat"), Some(1));
+    // Nor a tip that eats into the paper, nor a house move of the stack.
+    let y = open_second_table(&mut g, "T2", open_stakes());
+    rejected(g.table(TableOp::MovePlayer { seat: 2, player_id: pid("P2"), to_table_id: y, to_seat: 1 }), "IOU_IN_PLAY");
+    assert_eq!(g.world.players[&pid("P2")].pocket_cents, 0, "nothing moved");
+    // P1 pays the IOU with chips bought at the cage: now every chip on the table was sold.
+    g.world
+        .exec(Command::Cage(CageCommand {
+            cage_id: cid(CAGE),
+            op: CageOp::SellChips { player_id: pid("P1"), chips: vec![ChipCount { denomination_cents: d(5), count: 6 }] },
+        }))
+        .unwrap();
+    g.table(TableOp::SettleIou { seat: 1, player_id: pid("P1"), amount_cents: d(30), from_pocket: true, lender: None }).unwrap();
+    g.table(TableOp::CashOut { seat: 2, player_id: pid("P2") }).unwrap();
+    assert_eq!(g.world.players[&pid("P2")].pocket_cents, d(330));
+    assert_eq!(g.world.balance(&Account::Iou { player_id: pid("P1") }), 0);
+}
+
+#[test]
+fn r_mark_3_chips_beyond_the_paper_may_leave_while_it_is_unpaid() {
+    // A third player's $150 stays: the table keeps $150 against $30 of paper, so the winner
+    // leaves with all $330 (the paper is covered by chips that stay in play at the table).
+    let mut g = Game::new(open_stakes(), &[(1, d(100)), (2, d(200)), (3, d(150))]);
+    g.table(TableOp::SitOut { seat: 3 }).unwrap();
+    paper_lost_to_seat_2(&mut g, d(30));
+    g.table(TableOp::Tip { seat: 2, amount_cents: d(1) }).unwrap();
+    g.table(TableOp::CashOut { seat: 2, player_id: pid("P2") }).unwrap();
+    // The last $150 cover the paper: seat 3 may tip down to it, not below.
+    let r = rejected(g.table(TableOp::CashOut { seat: 3, player_id: pid("P3") }), "IOU_IN_PLAY");
+    assert_eq!((r.number("table_chips_cents"), r.number("iou_in_play_cents")), (Some(d(150)), Some(d(30))));
+}
+
+#[test]
+fn r_mark_3_a_loan_moves_the_lenders_own_chips_and_is_paid_back_to_the_lender() {
+    let mut g = Game::new(open_stakes(), &[(1, d(100)), (2, d(200)), (3, d(150))]);
+    // The lender sits at the table; the borrower's IOU is to them, not paper.
+    g.table(TableOp::WriteIou { seat: 1, amount_cents: d(40), lender: Some(pid("P3")), accepted_by: vec![], to_raise: false }).unwrap();
+    assert_eq!((g.stack(1), g.stack(3)), (d(140), d(110)), "the lender's chips moved");
+    assert_eq!(g.world.balance(&Account::Iou { player_id: pid("P1") }), 0, "no paper: the chips are the lender's");
+    // Not from someone away from the table, not from oneself, not beyond the lender's stack.
+    let r = rejected(g.table(TableOp::WriteIou { seat: 1, amount_cents: d(5), lender: Some(pid("P9")), accepted_by: vec![], to_raise: false }), "IOU_LENDER_NOT_SEATED");
+    assert_eq!(r.reason.rule, "R-MARK-3");
+    rejected(g.table(TableOp::WriteIou { seat: 1, amount_cents: d(5), lender: Some(pid("P1")), accepted_by: vec![], to_raise: false }), "IOU_LENDER_NOT_SEATED");
+    let r = rejected(g.table(TableOp::WriteIou { seat: 1, amount_cents: d(111), lender: Some(pid("P3")), accepted_by: vec![], to_raise: false }), "BET_EXCEEDS_STACK");
+    assert_eq!(r.number("lender_stack_cents"), Some(d(110)));
+    // The borrower leaves only after paying the lender back (more than owed is refused).
+    let r = rejected(g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }), "IOU_OUTSTANDING");
+    assert_eq!((r.number("loan_cents"), r.number("lender_seat")), (Some(d(40)), Some(3)));
+    let pay = |amount_cents| TableOp::SettleIou { seat: 1, player_id: pid("P1"), amount_cents, from_pocket: false, lender: Some(pid("P3")) };
+    let r = rejected(g.table(pay(d(41))), "IOU_OUTSTANDING");
+    assert_eq!(r.number("loan_cents"), Some(d(40)));
+    g.table(pay(d(25))).unwrap();
+    g.table(pay(d(15))).unwrap();
+    assert_eq!((g.stack(1), g.stack(3)), (d(100), d(150)));
+    assert!(g.world.tables[&tid(TABLE)].seat(1).unwrap().loans.is_empty());
+    g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
+    assert_eq!(g.world.players[&pid("P1")].pocket_cents, d(100));
 }
 
 // ---------------------------------------------------------------- R-AUDIT-1 corrections

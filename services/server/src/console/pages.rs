@@ -181,7 +181,13 @@ pub fn describe(units: &Units, event: &pb::RecordedEvent) -> String {
                 units.money(kitty_cents)
             ),
             TableEvent::HandEnded { hand_no } => format!("hand {hand_no} ended"),
+            TableEvent::IouWritten { seat, amount_cents, lender: Some(lender), lender_seat: Some(from), .. } => {
+                format!("seat {seat} borrows {} from {lender} (seat {from})", units.money(amount_cents))
+            }
             TableEvent::IouWritten { seat, amount_cents, .. } => format!("seat {seat} writes an IOU of {}", units.money(amount_cents)),
+            TableEvent::IouSettled { player_id, amount_cents, lender: Some(lender), .. } => {
+                format!("{player_id} pays {lender} back {}", units.money(amount_cents))
+            }
             TableEvent::IouSettled { player_id, amount_cents, .. } => {
                 format!("{player_id} settles an IOU of {}", units.money(amount_cents))
             }
