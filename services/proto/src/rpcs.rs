@@ -318,6 +318,7 @@ macro_rules! rpc_table {
                 sit_in: SitIn(SitIn) => TABLE_PLAY,
                 put_out_chips: PutOutChips(PutOutChips) => TABLE_PLAY,
                 bring_up_short_bet: BringUpShortBet(BringUpShortBet) => TABLE_PLAY,
+                take_back_short_call: TakeBackShortCall(TakeBackShortCall) => TABLE_PLAY,
                 settle_iou: SettleIou(SettleIou) => TABLE_PLAY,
                 close_game: CloseGame(CloseGame) => FLOOR,
                 pay_jackpot: PayJackpot(PayJackpot) => FLOOR,

@@ -142,6 +142,7 @@ pub fn new_hand(hand_no: u64, button_seat: Seat, dealt_seats: &[Seat], config: &
         awaiting_bring_in,
         contribution_cap_cents: None,
         blinds: Default::default(),
+        take_back: None,
     };
     // Stud: nobody acts before the bring-in; the up cards name the seat (R-POST-5).
     hand.round.to_act = if awaiting_bring_in { None } else { hand.next_to_act_after(button_seat) };
@@ -713,6 +714,35 @@ pub fn judge_bring_up(table: &TableState, seat: Seat) -> Result<Cents, Rejection
         return Err(Rejection::new(BET_EXCEEDS_STACK, "no chips left to bring the bet up").with("stack_cents", 0));
     }
     Ok(amount)
+}
+
+/// R-BET-13, the seeds ("if the player is unaware of a previous bet and the dealer did NOT
+/// announce it, the player may take back his bet"): a short call is taken back while it is the
+/// hand's last action; its chips (`put_in_cents`) return to the stack.
+pub fn judge_take_back(table: &TableState, seat: Seat) -> Result<Cents, Rejection> {
+    let Some(hand) = table.hand.as_ref() else {
+        return Err(Rejection::new(NO_HAND_IN_PROGRESS, "no hand is being played"));
+    };
+    match hand.take_back {
+        Some(t) if t.seat == seat && t.round_index == hand.round.index && hand.phase != HandPhase::Settled => Ok(t.put_in_cents),
+        _ => Err(Rejection::new(NO_SHORT_BET, "only a short call that is still the hand's last action is taken back")
+            .with("seat", seat as Cents)
+            .with("short_cents", hand.player(seat).map_or(0, |p| p.short_cents))),
+    }
+}
+
+/// Undo the short call `hand.take_back` names (used by `evolve`): the seat is to act again,
+/// facing the bet as before the call.
+pub fn apply_take_back(hand: &mut HandState) {
+    let Some(t) = hand.take_back.take() else { return };
+    if let Some(p) = hand.player_mut(t.seat) {
+        p.hand_cents -= t.put_in_cents;
+        p.round_cents = t.round_cents_before;
+        p.short_cents = 0;
+        p.acted = t.acted_before;
+        p.acted_at_raise_no = t.acted_at_raise_no_before;
+    }
+    hand.round.to_act = Some(t.seat);
 }
 
 /// Record a short (used by `evolve` on `Acted`): `short_cents` of the action were not put in.

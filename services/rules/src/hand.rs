@@ -119,6 +119,22 @@ pub struct HandState {
     /// Where this hand's blinds fall (R-POST-2), fixed when it is dealt.
     #[serde(default)]
     pub blinds: BlindPositions,
+    /// R-BET-13 (seeds): the last action of the hand was a short call, which the seat may take
+    /// back (it did not know of a bet the dealer did not announce): how to undo it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub take_back: Option<TakeBack>,
+}
+
+/// R-BET-13: what a short call changed, to undo it if the seat takes it back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TakeBack {
+    pub seat: Seat,
+    pub round_index: u8,
+    /// The chips the call put in the pot, returned to the stack.
+    pub put_in_cents: Cents,
+    pub round_cents_before: Cents,
+    pub acted_before: bool,
+    pub acted_at_raise_no_before: u32,
 }
 
 /// Where the blinds of a hand fall (R-POST-2, R-POST-3); see `posts::blind_positions`.

@@ -306,6 +306,13 @@ pub fn decide_table_into(table: &TableState, ctx: &CommandContext, command: &Tab
         }
         TableOp::SitOut { seat } => crate::posts::decide_sit(table, *seat, true),
         TableOp::SitIn { seat } => crate::posts::decide_sit(table, *seat, false),
+        TableOp::TakeBackShortCall { seat } => {
+            let amount_cents = crate::betting::judge_take_back(table, *seat)?;
+            let (table_id, _) = open_table(table)?;
+            let mut postings = Vec::with_capacity(2);
+            crate::accounts::transfer(&mut postings, Account::Pot { table_id: table_id.clone(), pot_index: 0 }, Account::Seat { table_id: table_id.clone(), seat: *seat }, amount_cents);
+            Ok(TableEvent::ShortCallTakenBack { seat: *seat, amount_cents, postings })
+        }
         TableOp::BringUpShortBet { seat } => {
             let amount_cents = crate::betting::judge_bring_up(table, *seat)?;
             let (table_id, _) = open_table(table)?;

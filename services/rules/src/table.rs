@@ -140,6 +140,10 @@ pub enum TableOp {
     PutOutChips { seat: Seat, chips: Vec<ChipCount>, declared: Option<Action> },
     /// R-BET-13: bring a short bet or call up to the proper amount (before its round ends).
     BringUpShortBet { seat: Seat },
+    /// R-BET-13 (seeds): the seat put out a short call unaware of a bet the dealer did not
+    /// announce, and takes it back: its chips return and it acts again (fold, call or raise).
+    /// Only while that call is still the hand's last action.
+    TakeBackShortCall { seat: Seat },
     /// R-MARK-3: pay back an open-stakes IOU written at `seat`, from the stack (between hands)
     /// or with the patron's pocket chips (touches the player stream). With `lender`, the loan
     /// of that player (seated at this table) is paid back to their stack.
@@ -393,6 +397,8 @@ pub enum TableEvent {
     SatIn { seat: Seat },
     /// R-BET-13: the missing chips of a short bet or call, from the stack to the pot.
     ShortBetBroughtUp { seat: Seat, amount_cents: Cents, postings: Vec<Posting> },
+    /// R-BET-13 (seeds): a short call taken back; its chips returned from the pot to the stack.
+    ShortCallTakenBack { seat: Seat, amount_cents: Cents, postings: Vec<Posting> },
     /// R-CHIP-3: a fill or credit voided; `postings` reverse the slip's.
     SlipVoided { cage_id: CageId, kind: crate::cage::SlipKind, slip_no: u64, chips: Vec<ChipCount>, reason: String, signers: Signers, postings: Vec<Posting> },
     /// R-REBUY-1 (second seat allowed): the patron left `left_table_id` of the same game with
@@ -452,6 +458,7 @@ impl TableEvent {
             TableEvent::SatOut { .. } => "SatOut",
             TableEvent::SatIn { .. } => "SatIn",
             TableEvent::ShortBetBroughtUp { .. } => "ShortBetBroughtUp",
+            TableEvent::ShortCallTakenBack { .. } => "ShortCallTakenBack",
             TableEvent::SlipVoided { .. } => "SlipVoided",
             TableEvent::SeatBound { .. } => "SeatBound",
             TableEvent::IouSettled { .. } => "IouSettled",
@@ -486,6 +493,7 @@ impl TableEvent {
             | TableEvent::MarkerChipsSeated { postings, .. }
             | TableEvent::Corrected { postings, .. }
             | TableEvent::ShortBetBroughtUp { postings, .. }
+            | TableEvent::ShortCallTakenBack { postings, .. }
             | TableEvent::SlipVoided { postings, .. }
             | TableEvent::IouSettled { postings, .. }
             | TableEvent::GameClosed { postings, .. }
@@ -838,6 +846,13 @@ impl TableState {
                 let stack_cents = self.stack_cents(*seat);
                 if let Some(hand) = self.hand.as_mut() {
                     crate::betting::apply_bring_up(hand, *seat, *amount_cents, stack_cents);
+                    hand.take_back = None;
+                }
+            }
+            TableEvent::ShortCallTakenBack { postings, .. } => {
+                self.apply_postings(postings);
+                if let Some(hand) = self.hand.as_mut() {
+                    crate::betting::apply_take_back(hand);
                 }
             }
             TableEvent::RoundStarted { round_index, first_to_act_seat } => {
@@ -958,8 +973,20 @@ pub(crate) fn apply_acted(
         .map(|p| p.amount_cents)
         .sum::<Cents>();
     let short_cents = amount_cents - put_in;
+    let before = hand.player(seat).map(|p| (p.round_cents, p.acted, p.acted_at_raise_no));
     crate::betting::apply_action(hand, config, seat, kind, to_cents, stack_after_cents);
+    hand.take_back = None;
     if short_cents > 0 {
         crate::betting::apply_short(hand, seat, short_cents);
+        if let (ActionKind::Call, Some((round_cents_before, acted_before, acted_at_raise_no_before))) = (kind, before) {
+            hand.take_back = Some(crate::hand::TakeBack {
+                seat,
+                round_index: hand.round.index,
+                put_in_cents: put_in,
+                round_cents_before,
+                acted_before,
+                acted_at_raise_no_before,
+            });
+        }
     }
 }

@@ -314,18 +314,27 @@ async fn r_pot_3_side_pot_paid_at_once_and_r_bet_13_short_call_brought_up() -> a
     d.post(1, pb::PostKind::SmallBlind, 400).await?;
     d.post(3, pb::PostKind::BigBlind, 800).await?;
     // Carol (seat 4) says "call" ($8) and puts out one $5 chip.
+    let call_short = |header| pb::PutOutChips {
+        header,
+        table_id: TABLE.into(),
+        seat: 4,
+        chips: vec![chips(500, 1)],
+        declared_kind: Some(pb::ActionKind::Call as i32),
+        declared_to_cents: 0,
+    };
     let header = d.id();
-    d.client
-        .table
-        .put_out_chips(pb::PutOutChips {
-            header,
-            table_id: TABLE.into(),
-            seat: 4,
-            chips: vec![chips(500, 1)],
-            declared_kind: Some(pb::ActionKind::Call as i32),
-            declared_to_cents: 0,
-        })
-        .await?;
+    d.client.table.put_out_chips(call_short(header)).await?;
+    // The Russian seed: unaware of a bet the dealer did not announce, she may take it back
+    // while it is the last action; her $5 return and she acts again. She calls short again.
+    let before = stack(&table_view(&mut d.client, TABLE).await?, 4);
+    let header = d.id();
+    d.client.table.take_back_short_call(pb::TakeBackShortCall { header, table_id: TABLE.into(), seat: 4 }).await?;
+    assert_eq!(stack(&table_view(&mut d.client, TABLE).await?, 4), before + 500);
+    let header = d.id();
+    let again = d.client.table.take_back_short_call(pb::TakeBackShortCall { header, table_id: TABLE.into(), seat: 4 }).await;
+    assert_eq!(refused(again), ("NO_SHORT_BET".into(), "R-BET-13".into()));
+    let header = d.id();
+    d.client.table.put_out_chips(call_short(header)).await?;
     d.act(1, pb::ActionKind::Call, 0).await?;
     d.act(3, pb::ActionKind::Check, 0).await?;
     assert_eq!(refused(d.next_round(None).await), ("SHORT_BET_NOT_BROUGHT_UP".into(), "R-BET-13".into()));

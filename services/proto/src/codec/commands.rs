@@ -352,6 +352,12 @@ decode!(BringUpShortBet, |m, e| {
     table(id?, TableOp::BringUpShortBet { seat: seat? })
 });
 
+decode!(TakeBackShortCall, |m, e| {
+    let id = table_id(e, "table_id", &m.table_id);
+    let seat = seat(e, "seat", m.seat);
+    table(id?, TableOp::TakeBackShortCall { seat: seat? })
+});
+
 decode!(VoidSlip, |m, e| {
     let id = table_id(e, "table_id", &m.table_id);
     let cage = cage_id(e, "cage_id", &m.cage_id);

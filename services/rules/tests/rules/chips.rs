@@ -106,6 +106,50 @@ fn r_bet_13_short_bet_cannot_be_brought_up_after_the_hand_settled() {
 }
 
 #[test]
+fn r_bet_13_seeds_a_short_call_made_unaware_of_an_unannounced_raise_is_taken_back() {
+    // Russian seed: "Если игрок не знает о предыдущей ставке и дилер НЕ объявил ее, игрок
+    // может забрать свою ставку" (if the player is unaware of a previous bet and the dealer did
+    // not announce it, the player may take back his bet). Seat 3 opens to $6, seat 1 raises to
+    // $20 unannounced, seat 2 puts out $6 as a call: short by $14.
+    let mut g = three();
+    g.ok(3, raise(6));
+    g.ok(1, raise(20));
+    put_out(&mut g, 2, vec![ChipCount { denomination_cents: d(1), count: 4 }], None).unwrap();
+    assert_eq!(g.hand().player(2).unwrap().short_cents, d(14));
+    assert_eq!((g.stack(2), g.hand().pot_cents), (d(94), d(32)));
+    // Another seat cannot take it back, nor can a bring-up be taken back.
+    rejected(g.table(TableOp::TakeBackShortCall { seat: 3 }), "NO_SHORT_BET");
+    let events = g.table(TableOp::TakeBackShortCall { seat: 2 }).unwrap();
+    let Event::Table(TableEvent::ShortCallTakenBack { amount_cents, postings, .. }) = &events[0].1 else { panic!("{events:?}") };
+    assert_eq!(*amount_cents, d(4), "the chips the call put in");
+    assert_eq!(postings.iter().map(|p| p.amount_cents).sum::<Cents>(), 0);
+    // The seat is as before the call: its big blind in, $20 to call, and it is to act.
+    assert_eq!((g.stack(2), g.hand().pot_cents), (d(98), d(28)));
+    let p2 = g.hand().player(2).unwrap();
+    assert_eq!((p2.short_cents, p2.round_cents, p2.hand_cents), (0, d(2), d(2)));
+    assert_eq!(g.hand().round.to_act, Some(2));
+    rejected(g.table(TableOp::TakeBackShortCall { seat: 2 }), "NO_SHORT_BET");
+    // It folds, paying nothing more than its blind; seat 3 calls and the round goes on.
+    g.ok(2, Action::Fold);
+    g.ok(3, Action::Call);
+    assert_eq!(g.hand().pot_cents, d(42));
+}
+
+#[test]
+fn r_bet_13_a_short_call_is_taken_back_only_while_it_is_the_last_action() {
+    let mut g = three();
+    g.ok(3, raise(6));
+    put_out(&mut g, 1, vec![ChipCount { denomination_cents: d(1), count: 2 }], None).unwrap();
+    assert_eq!(g.hand().player(1).unwrap().short_cents, d(3));
+    // Seat 2 acted after it: the call stands and is brought up.
+    g.ok(2, Action::Call);
+    let r = rejected(g.table(TableOp::TakeBackShortCall { seat: 1 }), "NO_SHORT_BET");
+    assert_eq!(r.number("short_cents"), Some(d(3)));
+    g.table(TableOp::BringUpShortBet { seat: 1 }).unwrap();
+    assert_eq!(g.stack(1), d(94));
+}
+
+#[test]
 fn r_pot_1_contributions_layer_at_each_all_in_level() {
     let mut g = Game::new(example_config(TableConfig::no_limit_holdem(d(1), d(2))), &[(1, d(10)), (2, d(30)), (3, d(100))]);
     g.start(1, 3, &[1, 2, 3]);
