@@ -460,7 +460,7 @@ async fn session(demo: &mut Demo) -> anyhow::Result<()> {
     let rathole = demo
         .refused(
             &format!("{dan} tries to take $50.00 of his {} stack off the table", money(dan_stack)),
-            Demo::table(&t1, TableOp::RemoveChips { seat: 4, amount_cents: 5_000 }),
+            Demo::table(&t1, TableOp::RemoveChips { seat: 4, amount_cents: 5_000, player_id: None }),
         )
         .await?;
     if rathole.code != "RATHOLING_FORBIDDEN" {

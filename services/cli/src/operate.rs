@@ -391,7 +391,8 @@ pub enum TableOperation {
         #[arg(long)]
         player: String,
     },
-    /// Take chips off a seated stack: always refused (R-STAKE-2), recorded for auditors.
+    /// Take chips off a seated stack: ratholing, refused and recorded for auditors (R-STAKE-2),
+    /// except between hands within the table's refreshment allowance, naming the player.
     RemoveChips {
         #[arg(long)]
         table: String,
@@ -399,6 +400,9 @@ pub enum TableOperation {
         seat: u32,
         #[command(flatten)]
         amount: AmountFlags,
+        /// The patron whose pocket takes the chips (the refreshment allowance).
+        #[arg(long)]
+        player: Option<String>,
     },
     /// Color up / down with the tray (R-CHIP-1).
     ColorChange {
@@ -781,8 +785,8 @@ impl TableOperation {
             TableOperation::CashOut { table, seat, player } => {
                 Wire::CashOut(pb::CashOut { header: None, table_id: table, seat, player_id: player })
             }
-            TableOperation::RemoveChips { table, seat, amount } => {
-                Wire::RemoveChips(pb::RemoveChips { header: None, table_id: table, seat, amount_cents: amount.cents_or_zero() })
+            TableOperation::RemoveChips { table, seat, amount, player } => {
+                Wire::RemoveChips(pb::RemoveChips { header: None, table_id: table, seat, amount_cents: amount.cents_or_zero(), player_id: player })
             }
             TableOperation::ColorChange { table, seat, give, receive } => Wire::ColorChange(pb::ColorChange {
                 header: None,

@@ -283,6 +283,11 @@ pub struct TableConfig {
     pub kitty: Option<KittyPolicy>,
     /// R-TIP-1 cap per tip.
     pub tip_cap_cents: Cents,
+    /// R-STAKE-2, the seeds' exception ("except small amounts for refreshments, tips, etc."):
+    /// chips a seated player may take off the table between hands, in all, per session at the
+    /// seat (to the pocket). 0 (the default): none; anything else is ratholing.
+    #[serde(default)]
+    pub refreshment_allowance_cents: Cents,
     /// R-STAKE-5.
     pub cash_in_play_allowed: bool,
     /// High-low split games (R-POT-5).
@@ -433,6 +438,7 @@ impl TableConfig {
             jackpot_drop: None,
             kitty: None,
             tip_cap_cents: 2_500,
+            refreshment_allowance_cents: 0,
             cash_in_play_allowed: false,
             hi_lo: false,
             max_seats: 10,
@@ -667,6 +673,7 @@ impl TableConfig {
         }
         amount!("supervisor_threshold_cents", self.buy_in.supervisor_threshold_cents, !CHIPS);
         amount!("tip_cap_cents", self.tip_cap_cents, !CHIPS);
+        amount!("refreshment_allowance_cents", self.refreshment_allowance_cents, !CHIPS);
         for denomination in &self.chip_set.denominations_cents {
             amount!("denomination_cents", *denomination, !CHIPS);
         }

@@ -64,6 +64,7 @@ pub fn decide_correction(
     ctx: &CommandContext,
     reverses_event_id: &str,
     reverses_stream_version: u64,
+    reverses_event_type: &str,
     original_postings: &[Posting],
     approved_by: &str,
     reason: &str,
@@ -84,8 +85,18 @@ pub fn decide_correction(
                     "cage postings are not corrected at the table: void the slip, or redeem or write off the marker",
                 ));
             }
+            // R-MARK-3: an IOU lives on its seat until it is paid; reversing its postings alone
+            // would leave it owed (or paid) with the chips gone (or back).
+            Account::Iou { .. } => {
+                return Err(Rejection::new(CORRECTION_INVALID, "an IOU is not corrected: it is settled (SettleIou)"));
+            }
             _ => {}
         }
+    }
+    // R-MARK-3: an IOU or a loan is owed on its seat until it is paid; reversing its chips alone
+    // would leave the debt (or the payment) standing with the chips gone (or back).
+    if matches!(reverses_event_type, "IouWritten" | "IouSettled") {
+        return Err(Rejection::new(CORRECTION_INVALID, "an IOU or a loan is not corrected: it is settled or paid back (SettleIou)"));
     }
     let pot_net: Cents =
         original_postings.iter().filter(|p| matches!(p.account, Account::Pot { .. })).map(|p| p.amount_cents).sum();

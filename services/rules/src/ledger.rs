@@ -81,7 +81,8 @@ pub fn streams_into(command: &Command, v: &mut Vec<StreamId>) {
                 | TableOp::TopUp { player_id, .. }
                 | TableOp::PutCashInPlay { player_id, .. }
                 | TableOp::CashOut { player_id, .. }
-                | TableOp::SettleIou { player_id, from_pocket: true, .. } => v.push(StreamId::Player(player_id.clone())),
+                | TableOp::SettleIou { player_id, from_pocket: true, .. }
+                | TableOp::RemoveChips { player_id: Some(player_id), .. } => v.push(StreamId::Player(player_id.clone())),
                 TableOp::MovePlayer { to_table_id, player_id, .. } => {
                     v.push(StreamId::Table(to_table_id.clone()));
                     v.push(StreamId::Player(player_id.clone()));
@@ -160,7 +161,8 @@ pub fn decide_into(snapshot: &Snapshot, ctx: &CommandContext, command: &Command,
                 | TableOp::TopUp { .. }
                 | TableOp::CashOut { .. }
                 | TableOp::PutCashInPlay { .. }
-                | TableOp::SettleIou { .. } => {
+                | TableOp::SettleIou { .. }
+                | TableOp::RemoveChips { player_id: Some(_), .. } => {
                     return crate::table_stakes::decide_funds(snapshot, table, ctx, c, events);
                 }
                 TableOp::MovePlayer { seat, player_id, to_table_id, to_seat } => {
@@ -170,13 +172,14 @@ pub fn decide_into(snapshot: &Snapshot, ctx: &CommandContext, command: &Command,
                     })?;
                     crate::seating::decide_move(ctx, table, to, player, *seat, player_id, to_table_id, *to_seat)?
                 }
-                TableOp::Correct { reverses_event_id, reverses_stream_version, original_postings, approved_by, reason } => {
+                TableOp::Correct { reverses_event_id, reverses_stream_version, reverses_event_type, original_postings, approved_by, reason } => {
                     crate::corrections::decide_correction(
                         snapshot,
                         table,
                         ctx,
                         reverses_event_id,
                         *reverses_stream_version,
+                        reverses_event_type,
                         original_postings,
                         approved_by,
                         reason,
@@ -261,7 +264,7 @@ pub fn decide_table_into(table: &TableState, ctx: &CommandContext, command: &Tab
         }
         TableOp::SeatPlayer { seat, player_id } => crate::seating::decide_seat(table, *seat, player_id),
         TableOp::ConvertCashInPlay { seat } => crate::table_stakes::decide_convert_cash(table, *seat),
-        TableOp::RemoveChips { seat, amount_cents } => Err(crate::table_stakes::rathole(table, *seat, *amount_cents)),
+        TableOp::RemoveChips { seat, amount_cents, .. } => Err(crate::table_stakes::rathole(table, *seat, *amount_cents)),
         TableOp::Tip { seat, amount_cents } => {
             not_live_in_hand(table, *seat)?;
             crate::tips::decide_tip(table, *seat, *amount_cents)

@@ -200,6 +200,8 @@ pub enum PlayerEvent {
     MovedTable { from_table_id: TableId, to_table_id: TableId, to_seat: Seat, game_key: String },
     /// R-MARK-3: an open-stakes IOU paid back with pocket chips (the postings are on the table).
     IouPaidFromPocket { table_id: TableId, seat: Seat, amount_cents: Cents },
+    /// R-STAKE-2 (seeds): chips taken off the table within its refreshment allowance.
+    ChipsTakenOffTable { table_id: TableId, seat: Seat, amount_cents: Cents },
     /// Chips bought at the cage (to the pocket).
     ChipsBought { cage_id: CageId, amount_cents: Cents },
     /// Chips redeemed at the cage (from the pocket).
@@ -233,6 +235,7 @@ impl PlayerEvent {
             PlayerEvent::JoinedTable { .. } => "JoinedTable",
             PlayerEvent::MovedTable { .. } => "MovedTable",
             PlayerEvent::IouPaidFromPocket { .. } => "IouPaidFromPocket",
+            PlayerEvent::ChipsTakenOffTable { .. } => "ChipsTakenOffTable",
             PlayerEvent::ChipsBought { .. } => "ChipsBought",
             PlayerEvent::ChipsRedeemed { .. } => "ChipsRedeemed",
             PlayerEvent::CashTransaction { .. } => "CashTransaction",
@@ -383,6 +386,7 @@ impl PlayerState {
                 self.hold_seat(to_table_id, *to_seat, game_key);
             }
             PlayerEvent::IouPaidFromPocket { amount_cents, .. } => self.pocket_cents -= amount_cents,
+            PlayerEvent::ChipsTakenOffTable { amount_cents, .. } => self.pocket_cents += amount_cents,
             PlayerEvent::ChipsBought { amount_cents, .. } => self.pocket_cents += amount_cents,
             PlayerEvent::ChipsRedeemed { amount_cents, .. } => self.pocket_cents -= amount_cents,
             PlayerEvent::CashTransaction { gaming_day, direction, amount_cents, ctr_required, .. } => {

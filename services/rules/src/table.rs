@@ -69,7 +69,13 @@ pub enum TableOp {
     /// The player leaves with the whole stack (R-STAKE-2). Touches the player stream (departure).
     CashOut { seat: Seat, player_id: PlayerId },
     /// Take part of a stack off the table: always refused (R-STAKE-2), the attempt is audited.
-    RemoveChips { seat: Seat, amount_cents: Cents },
+    RemoveChips {
+        seat: Seat,
+        amount_cents: Cents,
+        /// The patron whose pocket takes the chips (within the table's refreshment allowance).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        player_id: Option<PlayerId>,
+    },
     /// R-STAKE-6: the house moves the player with the stack unchanged. Touches both tables and
     /// the player (whose held seat follows, R-REBUY-1).
     MovePlayer { seat: Seat, player_id: PlayerId, to_table_id: TableId, to_seat: Seat },
@@ -126,6 +132,9 @@ pub enum TableOp {
         /// The table stream version of the reversed event (of its hand's `HandStarted` for a
         /// hand), from the log: the sessions it may correct began at or before it.
         reverses_stream_version: u64,
+        /// The reversed event's type, from the log (some records are not corrected but settled).
+        #[serde(default)]
+        reverses_event_type: String,
         original_postings: Vec<Posting>,
         approved_by: String,
         reason: String,
@@ -174,6 +183,9 @@ pub struct SeatState {
     /// Outstanding open-stakes IOUs written at this seat, payable to the pot's winner: paper in
     /// the chips of the table until paid (R-MARK-3).
     pub iou_cents: Cents,
+    /// R-STAKE-2: chips taken off the table this session within the refreshment allowance.
+    #[serde(default)]
+    pub removed_cents: Cents,
     /// R-MARK-3: what this seat borrowed from other players of the table (their chips), by lender.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub loans: Vec<Loan>,
@@ -397,6 +409,9 @@ pub enum TableEvent {
     SatIn { seat: Seat },
     /// R-BET-13: the missing chips of a short bet or call, from the stack to the pot.
     ShortBetBroughtUp { seat: Seat, amount_cents: Cents, postings: Vec<Posting> },
+    /// R-STAKE-2 (seeds): chips taken off the table within the refreshment allowance, to the
+    /// patron's pocket.
+    ChipsRemoved { seat: Seat, player_id: PlayerId, amount_cents: Cents, postings: Vec<Posting> },
     /// R-BET-13 (seeds): a short call taken back; its chips returned from the pot to the stack.
     ShortCallTakenBack { seat: Seat, amount_cents: Cents, postings: Vec<Posting> },
     /// R-CHIP-3: a fill or credit voided; `postings` reverse the slip's.
@@ -459,6 +474,7 @@ impl TableEvent {
             TableEvent::SatIn { .. } => "SatIn",
             TableEvent::ShortBetBroughtUp { .. } => "ShortBetBroughtUp",
             TableEvent::ShortCallTakenBack { .. } => "ShortCallTakenBack",
+            TableEvent::ChipsRemoved { .. } => "ChipsRemoved",
             TableEvent::SlipVoided { .. } => "SlipVoided",
             TableEvent::SeatBound { .. } => "SeatBound",
             TableEvent::IouSettled { .. } => "IouSettled",
@@ -494,6 +510,7 @@ impl TableEvent {
             | TableEvent::Corrected { postings, .. }
             | TableEvent::ShortBetBroughtUp { postings, .. }
             | TableEvent::ShortCallTakenBack { postings, .. }
+            | TableEvent::ChipsRemoved { postings, .. }
             | TableEvent::SlipVoided { postings, .. }
             | TableEvent::IouSettled { postings, .. }
             | TableEvent::GameClosed { postings, .. }
@@ -635,6 +652,7 @@ impl TableState {
                 short_buy_used: false,
                 iou_cents: 0,
                 loans: Vec::new(),
+                removed_cents: 0,
                 owes_entry_post,
                 needs_full_rebuy: false,
                 sitting_out: false,
@@ -847,6 +865,12 @@ impl TableState {
                 if let Some(hand) = self.hand.as_mut() {
                     crate::betting::apply_bring_up(hand, *seat, *amount_cents, stack_cents);
                     hand.take_back = None;
+                }
+            }
+            TableEvent::ChipsRemoved { seat, amount_cents, postings, .. } => {
+                self.apply_postings(postings);
+                if let Some(s) = self.seat_mut(*seat) {
+                    s.removed_cents += amount_cents;
                 }
             }
             TableEvent::ShortCallTakenBack { postings, .. } => {

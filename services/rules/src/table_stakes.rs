@@ -49,7 +49,7 @@ pub const REASONS: &[Reason] = &[
 /// R-STAKE-2: taking chips off the table while seated is refused; the attempt is audited by
 /// the caller (R-AUDIT-3).
 pub fn rathole(table: &TableState, seat: Seat, amount_cents: Cents) -> Rejection {
-    Rejection::new(RATHOLING_FORBIDDEN, "chips leave a seated stack only by play, tips, kitty, color change or a full cash-out")
+    Rejection::new(RATHOLING_FORBIDDEN, "chips leave a seated stack only by play, tips, kitty, color change, the table's refreshment allowance or a full cash-out")
         .with("seat", seat as Cents)
         .with("amount_cents", amount_cents)
         .with("stack_cents", table.stack_cents(seat))
@@ -219,7 +219,8 @@ pub(crate) fn joined(table_id: &TableId, seat: Seat, config: &TableConfig, amoun
     PlayerEvent::JoinedTable { table_id: table_id.clone(), seat, game_key: config.same_game().key().to_owned(), amount_cents }
 }
 
-/// BuyIn, TopUp, PutCashInPlay, CashOut and SettleIou: they touch the table and the player
+/// BuyIn, TopUp, PutCashInPlay, CashOut, SettleIou and RemoveChips within the refreshment
+/// allowance: they touch the table and the player
 /// streams. The events are appended to `out` once every check passed (a refusal appends nothing).
 pub fn decide_funds(
     snapshot: &Snapshot,
@@ -396,6 +397,33 @@ pub fn decide_funds(
                     Event::Player(PlayerEvent::IouPaidFromPocket { table_id: table_id.clone(), seat, amount_cents: amount }),
                 ));
             }
+        }
+        TableOp::RemoveChips { seat, amount_cents, player_id: Some(player_id) } => {
+            let (seat, amount) = (*seat, *amount_cents);
+            let s = seated_as(table, seat, player_id)?;
+            // R-STAKE-2: within the refreshment allowance of the session, else ratholing.
+            let allowance = config.refreshment_allowance_cents;
+            if amount <= 0 || s.removed_cents + amount > allowance {
+                return Err(rathole(table, seat, amount)
+                    .with("refreshment_allowance_cents", allowance)
+                    .with("removed_cents", s.removed_cents));
+            }
+            // R-STAKE-1: never during a hand the seat is live in.
+            crate::ledger::not_live_in_hand(table, seat)?;
+            config.chip_set.check_makes("amount_cents", amount)?;
+            if amount > s.stack_cents - s.cash_in_play_cents {
+                return Err(Rejection::new(NO_CHIPS, "the stack does not hold that many chips")
+                    .with("amount_cents", amount)
+                    .with("stack_cents", s.stack_cents - s.cash_in_play_cents));
+            }
+            crate::iou::check_stays_on_table(table, amount, 0)?;
+            let mut postings = Vec::with_capacity(2);
+            crate::accounts::transfer(&mut postings, Account::Seat { table_id: table_id.clone(), seat }, Account::Pocket { player_id: player_id.clone() }, amount);
+            out.push((tsid, Event::Table(TableEvent::ChipsRemoved { seat, player_id: player_id.clone(), amount_cents: amount, postings })));
+            out.push((
+                StreamId::Player(player_id.clone()),
+                Event::Player(PlayerEvent::ChipsTakenOffTable { table_id: table_id.clone(), seat, amount_cents: amount }),
+            ));
         }
         _ => return Err(Rejection::new(crate::ledger::STREAM_NOT_LOADED, "not a funds command")),
     }

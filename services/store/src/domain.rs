@@ -89,6 +89,7 @@ pub fn player_ops(player_id: &chipledger_rules::PlayerId, event: &PlayerEvent, e
         }
         PlayerEvent::PocketChipsPlayed { .. }
         | PlayerEvent::IouPaidFromPocket { .. }
+        | PlayerEvent::ChipsTakenOffTable { .. }
         | PlayerEvent::ChipsBought { .. }
         | PlayerEvent::ChipsRedeemed { .. }
         | PlayerEvent::PocketCorrected { .. } => {}

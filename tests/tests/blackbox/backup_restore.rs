@@ -40,7 +40,7 @@ async fn a_restore_into_a_fresh_postgresql_serves_and_verifies_against_the_check
     let mut auditor = server.client(principal::AUDITOR).await?;
     scenario::stocked_table(&mut cage, &mut floor, TABLE).await?;
     dealer.table.buy_in(cash_buy_in("buy-P1", TABLE, 1, "P1", 20_000)).await?;
-    let rathole = pb::RemoveChips { header: header("rathole-1"), table_id: TABLE.into(), seat: 1, amount_cents: 5_000 };
+    let rathole = pb::RemoveChips { header: header("rathole-1"), table_id: TABLE.into(), seat: 1, amount_cents: 5_000, player_id: None };
     let refused = dealer.table.remove_chips(rathole.clone()).await.expect_err("ratholing is refused");
     let checkpoint = auditor.audit.sign_checkpoint(pb::SignCheckpointRequest::default()).await?.into_inner().document;
 

@@ -22,7 +22,7 @@ async fn r_stake_2_rathole_is_refused_with_reason_and_rule_and_writes_no_event()
     // P1 tries to take $50 of a $200 stack off the table while seated.
     let refused = dealer
         .table
-        .remove_chips(pb::RemoveChips { header: header("rathole-1"), table_id: TABLE.into(), seat: 1, amount_cents: 5_000 })
+        .remove_chips(pb::RemoveChips { header: header("rathole-1"), table_id: TABLE.into(), seat: 1, amount_cents: 5_000, player_id: None })
         .await
         .expect_err("ratholing is refused");
     assert_eq!(refused.code(), Code::FailedPrecondition, "{refused:?}");

@@ -41,7 +41,7 @@ async fn recorded(name: &str) -> anyhow::Result<Recorded> {
     dealer.table.buy_in(cash_buy_in("buy-P2", TABLE, 2, "P2", 15_000)).await?;
     let refused = dealer
         .table
-        .remove_chips(pb::RemoveChips { header: header("rathole-1"), table_id: TABLE.into(), seat: 1, amount_cents: 5_000 })
+        .remove_chips(pb::RemoveChips { header: header("rathole-1"), table_id: TABLE.into(), seat: 1, amount_cents: 5_000, player_id: None })
         .await;
     assert!(refused.is_err(), "ratholing is refused");
     let (c2, p2) = sign(&mut auditor).await?;

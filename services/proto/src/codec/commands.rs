@@ -257,7 +257,9 @@ decode!(CashOut, |m, e| {
 decode!(RemoveChips, |m, e| {
     let id = table_id(e, "table_id", &m.table_id);
     let seat = seat(e, "seat", m.seat);
-    table(id?, TableOp::RemoveChips { seat: seat?, amount_cents: m.amount_cents })
+    let player = m.player_id.as_ref().map(|player| player_id(e, "player_id", player));
+    let player = player.map(|player| player.ok_or(())).transpose().ok()?;
+    table(id?, TableOp::RemoveChips { seat: seat?, amount_cents: m.amount_cents, player_id: player })
 });
 
 decode!(ColorChange, |m, e| {
@@ -703,11 +705,12 @@ fn table_op_to_wire(table_id: &str, op: &TableOp) -> Result<Wire, NoWireMessage>
         TableOp::CashOut { seat, player_id } => {
             Wire::CashOut(pb::CashOut { header: None, table_id, seat: u32::from(*seat), player_id: player_id.to_string() })
         }
-        TableOp::RemoveChips { seat, amount_cents } => Wire::RemoveChips(pb::RemoveChips {
+        TableOp::RemoveChips { seat, amount_cents, player_id } => Wire::RemoveChips(pb::RemoveChips {
             header: None,
             table_id,
             seat: u32::from(*seat),
             amount_cents: *amount_cents,
+            player_id: player_id.as_ref().map(ToString::to_string),
         }),
         TableOp::MovePlayer { seat, player_id, to_table_id, to_seat } => Wire::MovePlayer(pb::MovePlayer {
             header: None,
@@ -1152,7 +1155,8 @@ mod tests {
             TableOp::PutCashInPlay { seat: 3, player_id: player.clone(), amount_cents: 10_000 },
             TableOp::ConvertCashInPlay { seat: 3 },
             TableOp::CashOut { seat: 3, player_id: player.clone() },
-            TableOp::RemoveChips { seat: 3, amount_cents: 100 },
+            TableOp::RemoveChips { seat: 3, amount_cents: 100, player_id: None },
+            TableOp::RemoveChips { seat: 3, amount_cents: 100, player_id: Some(player.clone()) },
             TableOp::MovePlayer { seat: 3, player_id: player.clone(), to_table_id: TableId::new("T2").unwrap(), to_seat: 5 },
             TableOp::Tip { seat: 3, amount_cents: 100 },
             TableOp::PayKittyExpense { amount_cents: 100, purpose: "decks".into(), to_dealer: false },

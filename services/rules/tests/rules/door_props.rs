@@ -2,7 +2,8 @@
 //! marker to a seat, IOU and its settlement, move, correction, tip, color change, removal,
 //! cash-out, hands in progress) at random table states, and check after every accepted command:
 //! - R-STAKE-2: chips leave a seated stack only by the ways the rule lists (a bet or post, time,
-//!   a tip within the cap, a full cash-out that empties the seat, a house move, an IOU paid back,
+//!   a tip within the cap, the refreshment allowance, a full cash-out that empties the seat, a
+//!   house move, an IOU paid back, a loan to another seat,
 //!   an approved correction); a color change leaves the stack's value unchanged;
 //! - R-STAKE-1: nothing is added to the stack of a player live in a hand (open stakes excepted,
 //!   R-MARK-4) except what the hand itself awards;
@@ -29,6 +30,8 @@ fn table_config(open_stakes: bool) -> TableConfig {
     c.fee = FeePolicy::NoFee;
     c.cash_in_play_allowed = true;
     c.buy_in.supervisor_threshold_cents = d(150);
+    // R-STAKE-2: $5 a session for refreshments.
+    c.refreshment_allowance_cents = d(5);
     if open_stakes {
         c.stakes = StakesMode::OpenStakes { iou_auto_accept_below_cents: d(50) };
         c.game_key = "NLHE 100/200 private".into();
@@ -220,7 +223,10 @@ impl Run {
                 table,
                 TableOp::MovePlayer { seat, player_id: occupant(self, table, seat), to_table_id: tid(TABLES[to_table as usize % 3]), to_seat },
             ),
-            Door::Remove { table, seat, amount: a } => table_cmd(table, TableOp::RemoveChips { seat, amount_cents: amount(a) }),
+            Door::Remove { table, seat, amount: a } => table_cmd(
+                table,
+                TableOp::RemoveChips { seat, amount_cents: amount(a) / 16, player_id: (a % 2 == 0).then(|| occupant(self, table, seat)) },
+            ),
             Door::Tip { table, seat, amount: a } => table_cmd(table, TableOp::Tip { seat, amount_cents: amount(a) / 4 }),
             Door::ColorUp { table, seat } => table_cmd(
                 table,
@@ -242,6 +248,7 @@ impl Run {
                     TableOp::Correct {
                         reverses_event_id: format!("event-{i}"),
                         reverses_stream_version: stream_version_at(&self.g.world.log, i),
+                        reverses_event_type: self.g.world.log[i].1.event_type().into(),
                         original_postings: postings,
                         approved_by: "floor-2".into(),
                         reason: "prop".into(),
@@ -373,6 +380,11 @@ impl Run {
                         TableEvent::Tipped { amount_cents, .. } => {
                             assert!(*amount_cents <= old.config.as_ref().unwrap().tip_cap_cents, "R-TIP-1: a tip above the cap");
                         }
+                        TableEvent::ChipsRemoved { amount_cents, .. } => {
+                            let allowance = old.config.as_ref().unwrap().refreshment_allowance_cents;
+                            let removed = after.seat(*seat).map_or(0, |s| s.removed_cents);
+                            assert!(*amount_cents > 0 && removed <= allowance, "R-STAKE-2: {removed} taken off against an allowance of {allowance}");
+                        }
                         TableEvent::CashedOut { .. } => {
                             assert_eq!(-p.amount_cents, old.stack_cents(*seat), "R-STAKE-2: a cash-out takes the whole stack");
                             assert!(after.seat(*seat).is_none(), "R-STAKE-2: a cash-out leaves the seat");
@@ -397,10 +409,18 @@ impl Run {
             }
             // R-MARK-3: what leaves the table is never the paper of an unpaid IOU: the chips left
             // in front of the players and in the pot cover the IOUs written there.
-            if matches!(
-                te,
-                TableEvent::CashedOut { .. } | TableEvent::PlayerMovedOut { .. } | TableEvent::Tipped { .. } | TableEvent::TimeCollected { .. }
-            ) {
+            // (A correction may have left the table's chips below the paper before: then nothing
+            // more leaves until the writer pays.)
+            let leaving = match te {
+                TableEvent::CashedOut { amount_cents, .. }
+                | TableEvent::Tipped { amount_cents, .. }
+                | TableEvent::ChipsRemoved { amount_cents, .. } => *amount_cents,
+                TableEvent::PlayerMovedOut { .. } | TableEvent::TimeCollected { .. } => {
+                    -te.postings().iter().filter(|p| matches!(p.account, Account::Seat { .. })).map(|p| p.amount_cents).sum::<Cents>()
+                }
+                _ => 0,
+            };
+            if leaving > 0 {
                 let after = &self.g.world.tables[event_table];
                 let chips: Cents = after.seats.iter().flatten().map(|s| s.stack_cents).sum::<Cents>() + after.pot_cents;
                 let paper = unpaid_paper_cents(after);

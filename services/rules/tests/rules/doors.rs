@@ -270,6 +270,36 @@ fn r_mark_1_marker_chips_to_a_seat_respect_the_maximum_and_the_rebuy_wait() {
     assert!(events.iter().any(|(_, e)| e.event_type() == "JoinedTable"));
 }
 
+#[test]
+fn r_stake_2_seeds_small_amounts_for_refreshments_within_the_tables_allowance() {
+    // Kazakh seed (open stakes, "as with table stakes"): players may not take chips off the
+    // table "(жаңартулар, ұялар және т.б. үшін шағын сомаларды қоспағанда)" (except small amounts
+    // for refreshments, tips, etc.). A table allowing $5 a session at the seat.
+    let mut c = nl_1_2();
+    c.refreshment_allowance_cents = d(5);
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100))]);
+    let remove = |amount_cents, player: Option<&str>| TableOp::RemoveChips { seat: 1, amount_cents, player_id: player.map(pid) };
+    g.table(remove(d(3), Some("P1"))).unwrap();
+    assert_eq!((g.stack(1), g.world.players[&pid("P1")].pocket_cents), (d(97), d(3)));
+    // $3 taken, $2 left of the allowance: $3 more is ratholing, and so is any amount unnamed.
+    let r = rejected(g.table(remove(d(3), Some("P1"))), "RATHOLING_FORBIDDEN");
+    assert_eq!(r.reason.rule, "R-STAKE-2");
+    assert_eq!((r.number("refreshment_allowance_cents"), r.number("removed_cents")), (Some(d(5)), Some(d(3))));
+    rejected(g.table(remove(d(1), None)), "RATHOLING_FORBIDDEN");
+    rejected(g.table(remove(d(1), Some("P2"))), "WRONG_PLAYER");
+    // Never during a hand the seat is live in.
+    g.start(1, 1, &[1, 2]);
+    rejected(g.table(remove(d(1), Some("P1"))), "HAND_IN_PROGRESS");
+}
+
+#[test]
+fn r_stake_2_no_allowance_by_default_every_removal_is_ratholing() {
+    let mut g = Game::new(nl_1_2(), &[(1, d(100))]);
+    let r = rejected(g.table(TableOp::RemoveChips { seat: 1, amount_cents: d(1), player_id: Some(pid("P1")) }), "RATHOLING_FORBIDDEN");
+    assert_eq!(r.number("refreshment_allowance_cents"), Some(0));
+    assert_eq!(g.stack(1), d(100));
+}
+
 // ---------------------------------------------------------------- R-MARK-3 IOUs
 
 fn open_stakes() -> TableConfig {
@@ -385,6 +415,18 @@ fn r_mark_3_a_loan_moves_the_lenders_own_chips_and_is_paid_back_to_the_lender() 
     g.table(TableOp::WriteIou { seat: 1, amount_cents: d(40), lender: Some(pid("P3")), accepted_by: vec![], to_raise: false }).unwrap();
     assert_eq!((g.stack(1), g.stack(3)), (d(140), d(110)), "the lender's chips moved");
     assert_eq!(g.world.balance(&Account::Iou { player_id: pid("P1") }), 0, "no paper: the chips are the lender's");
+    // A loan is paid back, never corrected (nor is paper: its debt would stay on the seat).
+    let (id, version, postings) = last_event_id_and_postings(&g, "IouWritten");
+    let undo = TableOp::Correct {
+        reverses_event_id: id,
+        reverses_stream_version: version,
+        reverses_event_type: "IouWritten".into(),
+        original_postings: postings,
+        approved_by: "floor-2".into(),
+        reason: "keyed twice".into(),
+    };
+    let r = rejected(g.table(undo), "CORRECTION_INVALID");
+    assert_eq!(r.reason.rule, "R-AUDIT-1");
     // Not from someone away from the table, not from oneself, not beyond the lender's stack.
     let r = rejected(g.table(TableOp::WriteIou { seat: 1, amount_cents: d(5), lender: Some(pid("P9")), accepted_by: vec![], to_raise: false }), "IOU_LENDER_NOT_SEATED");
     assert_eq!(r.reason.rule, "R-MARK-3");
@@ -418,6 +460,7 @@ fn correct(reverses: &str, version: u64, postings: Vec<Posting>) -> TableOp {
     TableOp::Correct {
         reverses_event_id: reverses.into(),
         reverses_stream_version: version,
+        reverses_event_type: String::new(),
         original_postings: postings,
         approved_by: "floor-2".into(),
         reason: "keyed twice".into(),

@@ -102,7 +102,7 @@ fn r_stake_1_no_top_up_during_a_hand_unless_folded() {
 fn r_stake_2_ratholing_refused_with_the_numbers() {
     let mut g = game();
     buy_in(&mut g, 1, "P1", d(100)).unwrap();
-    let r = rejected(g.table(TableOp::RemoveChips { seat: 1, amount_cents: d(60) }), "RATHOLING_FORBIDDEN");
+    let r = rejected(g.table(TableOp::RemoveChips { seat: 1, amount_cents: d(60), player_id: None }), "RATHOLING_FORBIDDEN");
     assert_eq!((r.number("amount_cents"), r.number("stack_cents")), (Some(d(60)), Some(d(100))));
     assert_eq!(g.stack(1), d(100));
 }

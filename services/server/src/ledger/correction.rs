@@ -36,14 +36,18 @@ pub(super) fn correction_for(
     let reason = correction.reason.clone();
     Ok(match stream_id {
         StreamId::Table(table_id) => Command::Table(rules::TableCommand {
-            table_id,
             op: rules::TableOp::Correct {
                 reverses_event_id,
                 reverses_stream_version: u64::try_from(version).unwrap_or(0),
+                reverses_event_type: chipledger_store::domain::event_from_payload(&StreamId::Table(table_id.clone()), payload)
+                    .map_err(|error| status::internal("decode reversed event", &error))?
+                    .event_type()
+                    .to_owned(),
                 original_postings: original_postings()?,
                 approved_by,
                 reason,
             },
+            table_id,
         }),
         StreamId::Cage(cage_id) => Command::Cage(rules::CageCommand {
             cage_id,

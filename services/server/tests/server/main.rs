@@ -317,7 +317,7 @@ async fn chipledgerd_serves_commands_queries_and_errors_over_grpc() {
     let rathole = table
         .remove_chips(authed(
             DEALER,
-            pb::RemoveChips { header: header("rathole-1"), table_id: "T1".into(), seat: 3, amount_cents: 5_000 },
+            pb::RemoveChips { header: header("rathole-1"), table_id: "T1".into(), seat: 3, amount_cents: 5_000, player_id: None },
         ))
         .await
         .unwrap_err();
