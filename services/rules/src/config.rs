@@ -325,6 +325,13 @@ pub struct TableConfig {
     /// and the third blind left of the big blind.
     #[serde(default)]
     pub first_blind_on_button: bool,
+    /// R-POST-5, the seeds: two equal up cards on third street tie for the bring-in; "the high
+    /// card by suit order can be used to break ties, but more often the person closest to the
+    /// dealer in order of rotation pays the bring in" (Kazakh and Persian alike). Default
+    /// (RULES.md): by suit. On: the tied player first clockwise from the dealer's left brings
+    /// in (razz too, where the highest card brings in).
+    #[serde(default)]
+    pub bring_in_ties_by_position: bool,
 }
 
 /// R-REBUY-1: which tables are "the same game and limits", for the re-buy wait and one seat per
@@ -446,6 +453,7 @@ impl TableConfig {
             button_blind: false,
             first_blind_on_button: false,
             max_restraddles: TableConfig::seeds_max_restraddles(),
+            bring_in_ties_by_position: false,
         }
     }
 

@@ -224,6 +224,7 @@ pub fn table_config_from_wire(errors: &mut FieldErrors, wire: &pb::TableConfig) 
             Some(max) => small_u8(errors, "config.max_restraddles", max)?,
             None => rules::TableConfig::seeds_max_restraddles(),
         },
+        bring_in_ties_by_position: wire.bring_in_ties_by_position,
     })
 }
 
@@ -337,6 +338,7 @@ pub fn table_config_to_wire(config: &rules::TableConfig) -> pb::TableConfig {
         button_blind: config.button_blind,
         first_blind_on_button: config.first_blind_on_button,
         max_restraddles: Some(u32::from(config.max_restraddles)),
+        bring_in_ties_by_position: config.bring_in_ties_by_position,
     }
 }
 
@@ -383,6 +385,13 @@ mod tests {
                 c.odd_chip = rules::config::OddChipRule::AsRanked;
                 c.button_blind = true;
                 c.fee = rules::FeePolicy::Reported { cap_cents: 500 };
+                c
+            },
+            {
+                // The seeds' betting and stud rules (R-POST-5, R-BET-2, R-BET-6, R-MARK-2), away
+                // from their defaults.
+                let mut c = rules::TableConfig::seven_card_stud(25, 50, 200, 400);
+                c.bring_in_ties_by_position = true;
                 c
             },
         ] {

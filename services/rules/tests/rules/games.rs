@@ -128,6 +128,67 @@ fn r_post_5_razz_lowest_hand_showing_acts_first_and_ties_go_clockwise() {
     assert_eq!(round_started(&events), Some(3));
 }
 
+/// Seven-card stud $20/$40 (2000/4000 cents), ante $5, bring-in $10; four players of $1,000,
+/// the dealer's right (`button_seat`) on `button`.
+fn stud_20_40(config: TableConfig, button: Seat) -> Game {
+    let mut g = Game::new(example_config(config), &[(1, d(1_000)), (2, d(1_000)), (3, d(1_000)), (4, d(1_000))]);
+    g.start(1, button, &[1, 2, 3, 4]);
+    for seat in 1..=4 {
+        g.post(seat, PostKind::Ante, 500).unwrap();
+    }
+    g
+}
+
+/// Seeds 000 (Kazakh): "Теңдікті бұзу үшін масть бойынша жоғары карта қолданылуы мүмкін, бірақ
+/// көбінесе дилерге ең жақын тұрған ойыншы алып келуді төлейді" ("The high card by suit order
+/// can be used to break ties, but more often the person closest to the dealer in order of
+/// rotation pays the bring in"); seeds 001 (Persian) the same. RULES.md: ties by suit (the
+/// default); `bring_in_ties_by_position` is the seeds' rule.
+#[test]
+fn r_post_5_seeds_bring_in_tie_goes_to_the_player_closest_to_the_dealer() {
+    let deuces = up(&[(1, "2s"), (2, "Kh"), (3, "2c"), (4, "9d")]);
+    // Default: the deuce of clubs is lower by suit than the deuce of spades.
+    let mut g = stud_20_40(TableConfig::seven_card_stud(500, 1_000, 2_000, 4_000), 4);
+    g.table(deuces.clone()).unwrap();
+    assert_eq!((g.legal().seat, g.legal().bring_in_cents), (3, Some(1_000)));
+    let r = rejected(g.post(1, PostKind::BringIn, 1_000), "BRING_IN_OUT_OF_POSITION");
+    assert_eq!(r.number("expected_seat"), Some(3));
+    // By position: seat 1 is the first after the dealer's right (4 -> 1) in rotation.
+    let mut by_position = TableConfig::seven_card_stud(500, 1_000, 2_000, 4_000);
+    by_position.bring_in_ties_by_position = true;
+    let mut g = stud_20_40(by_position.clone(), 4);
+    g.table(deuces).unwrap();
+    assert_eq!((g.legal().seat, g.legal().bring_in_cents), (1, Some(1_000)));
+    let r = rejected(g.post(3, PostKind::BringIn, 1_000), "BRING_IN_OUT_OF_POSITION");
+    assert_eq!(r.number("expected_seat"), Some(1));
+    g.post(1, PostKind::BringIn, 1_000).unwrap();
+    assert_eq!(g.stack(1), d(1_000) - 500 - 1_000);
+    assert_eq!(g.legal().seat, 2);
+    // Rotation wraps: the dealer's right on seat 2, so seat 3 comes before seat 1; the rank
+    // still decides first (a lower card anywhere brings in).
+    let mut g = stud_20_40(by_position.clone(), 2);
+    g.table(up(&[(1, "2c"), (2, "Kh"), (3, "2s"), (4, "9d")])).unwrap();
+    assert_eq!(g.legal().seat, 3);
+    let mut g = stud_20_40(by_position, 2);
+    g.table(up(&[(1, "2c"), (2, "Kh"), (3, "3s"), (4, "9d")])).unwrap();
+    assert_eq!(g.legal().seat, 1);
+}
+
+/// The same seeds' rule in razz, where the highest card brings in: two kings, the king of
+/// spades is the higher by suit (default), the king of hearts is closer to the dealer.
+#[test]
+fn r_post_5_seeds_razz_bring_in_tie_by_position() {
+    let kings = up(&[(1, "Kh"), (2, "4d"), (3, "Ks"), (4, "5c")]);
+    let mut g = stud_20_40(TableConfig::razz(500, 1_000, 2_000, 4_000), 4);
+    g.table(kings.clone()).unwrap();
+    assert_eq!(g.legal().seat, 3);
+    let mut by_position = TableConfig::razz(500, 1_000, 2_000, 4_000);
+    by_position.bring_in_ties_by_position = true;
+    let mut g = stud_20_40(by_position, 4);
+    g.table(kings).unwrap();
+    assert_eq!(g.legal().seat, 1);
+}
+
 #[test]
 fn r_post_5_up_cards_only_in_stud_and_only_as_dealt() {
     let mut g = Game::new(example_config(TableConfig::no_limit_holdem(d(1), d(2))), &[(1, d(100)), (2, d(100))]);
