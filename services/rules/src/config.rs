@@ -332,6 +332,14 @@ pub struct TableConfig {
     /// in (razz too, where the highest card brings in).
     #[serde(default)]
     pub bring_in_ties_by_position: bool,
+    /// R-BET-6, the seeds (000 English and Kazakh, 001 Persian): "in seven-card stud, with a
+    /// face-up pair on fourth street, players may choose the small or the big bet". While any
+    /// live player's up cards show a pair on fourth street, a bet or raise may be the big bet;
+    /// once one is, the round's raises are big bets. RULES.md is silent; the seven-card stud
+    /// preset turns it on (the seeds give it as that game's rule), stud high-low and razz
+    /// leave it off; tables recorded before it read off.
+    #[serde(default)]
+    pub open_pair_big_bet: bool,
 }
 
 /// R-REBUY-1: which tables are "the same game and limits", for the re-buy wait and one seat per
@@ -454,6 +462,7 @@ impl TableConfig {
             first_blind_on_button: false,
             max_restraddles: TableConfig::seeds_max_restraddles(),
             bring_in_ties_by_position: false,
+            open_pair_big_bet: false,
         }
     }
 
@@ -556,6 +565,7 @@ impl TableConfig {
         c.max_seats = 8;
         c.game = Game::SevenCardStud;
         c.odd_chip = OddChipRule::AsRanked;
+        c.open_pair_big_bet = true;
         c
     }
 
@@ -565,6 +575,7 @@ impl TableConfig {
         c.game_key = format!("STUD8 {small_bet_cents}/{big_bet_cents}");
         c.game = Game::SevenCardStudHiLo;
         c.hi_lo = true;
+        c.open_pair_big_bet = false;
         c
     }
 
@@ -573,6 +584,7 @@ impl TableConfig {
         let mut c = TableConfig::seven_card_stud(ante_cents, bring_in_cents, small_bet_cents, big_bet_cents);
         c.game_key = format!("RAZZ {small_bet_cents}/{big_bet_cents}");
         c.game = Game::Razz;
+        c.open_pair_big_bet = false;
         c
     }
 

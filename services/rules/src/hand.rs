@@ -91,6 +91,10 @@ pub struct BettingRound {
     pub to_act: Option<Seat>,
     /// Pot at the start of the round (pot-limit `S`, R-BET-7).
     pub start_pot_cents: Cents,
+    /// R-BET-6, `TableConfig::open_pair_big_bet`: a bet or raise of the big bet was made on
+    /// fourth street with an open pair showing; the rest of the round raises by the big bet.
+    #[serde(default)]
+    pub big_bet_made: bool,
 }
 
 /// The hand in play.

@@ -225,6 +225,7 @@ pub fn table_config_from_wire(errors: &mut FieldErrors, wire: &pb::TableConfig) 
             None => rules::TableConfig::seeds_max_restraddles(),
         },
         bring_in_ties_by_position: wire.bring_in_ties_by_position,
+        open_pair_big_bet: wire.open_pair_big_bet,
     })
 }
 
@@ -339,6 +340,7 @@ pub fn table_config_to_wire(config: &rules::TableConfig) -> pb::TableConfig {
         first_blind_on_button: config.first_blind_on_button,
         max_restraddles: Some(u32::from(config.max_restraddles)),
         bring_in_ties_by_position: config.bring_in_ties_by_position,
+        open_pair_big_bet: config.open_pair_big_bet,
     }
 }
 
@@ -392,6 +394,7 @@ mod tests {
                 // from their defaults.
                 let mut c = rules::TableConfig::seven_card_stud(25, 50, 200, 400);
                 c.bring_in_ties_by_position = true;
+                c.open_pair_big_bet = false;
                 c
             },
         ] {

@@ -189,6 +189,71 @@ fn r_post_5_seeds_razz_bring_in_tie_by_position() {
     assert_eq!(g.legal().seat, 1);
 }
 
+/// Third street of `stud_20_40` (seat 3 brings in $10, everyone calls), then fourth street's
+/// up cards `fourth` and its first action.
+fn to_fourth_street(config: TableConfig, fourth: &[(Seat, &str)]) -> Game {
+    let mut g = stud_20_40(config, 4);
+    g.table(up(&[(1, "Kh"), (2, "9c"), (3, "2c"), (4, "Ts")])).unwrap();
+    g.post(3, PostKind::BringIn, 1_000).unwrap();
+    for seat in [4, 1, 2] {
+        g.ok(seat, Action::Call);
+    }
+    g.table(up(fourth)).unwrap();
+    g.next_round();
+    g
+}
+
+/// Seeds 000 (Kazakh): "жеті карталы стадта, екінші раундта (4-ші картада) ойыншыда ашық жұп
+/// болған кезде, ойыншылар кішкентай немесе үлкен ставканы таңдай алады" ("in seven-card stud,
+/// with a face-up pair on fourth street, players may choose the small or the big bet"); seeds
+/// 001 (Persian) the same. RULES.md is silent: the seven-card stud preset has
+/// `open_pair_big_bet` on, and a table may turn it off.
+#[test]
+fn r_bet_6_seeds_stud_open_pair_on_fourth_street_allows_the_big_bet() {
+    let nines = [(1, "5h"), (2, "9d"), (3, "7s"), (4, "Jd")];
+    let stud = TableConfig::seven_card_stud(500, 1_000, 2_000, 4_000);
+    assert!(stud.open_pair_big_bet, "the seeds' rule of seven-card stud");
+    // Seat 2 shows 9-9 and acts first: the small bet ($20) or the big bet ($40), nothing between.
+    let mut g = to_fourth_street(stud.clone(), &nines);
+    let open = g.legal().raise.unwrap();
+    assert_eq!((g.legal().seat, open.kind, open.min_to_cents, open.max_to_cents), (2, ActionKind::Bet, 2_000, 4_000));
+    let r = rejected(g.act(2, Action::Bet { to_cents: 3_000 }), "FIXED_LIMIT_AMOUNT");
+    assert_eq!(r.number("max_raise_to_cents"), Some(4_000));
+    g.ok(2, Action::Bet { to_cents: 4_000 });
+    assert_eq!(g.stack(2), d(1_000) - 500 - 1_000 - 4_000);
+    // After the big bet the raises are big bets: to $80, not $60.
+    let raise = g.legal().raise.unwrap();
+    assert_eq!((g.legal().seat, raise.min_to_cents, raise.max_to_cents), (3, 8_000, 8_000));
+    rejected(g.act(3, Action::Raise { to_cents: 6_000 }), "FIXED_LIMIT_AMOUNT");
+    g.ok(3, Action::Raise { to_cents: 8_000 });
+    assert_eq!(g.hand().round.bet_to_cents, 8_000);
+
+    // A small bet first: a raise may still be the small or the big bet ($40 or $60); once
+    // the big one is made, the next raise is another big bet (to $100).
+    let mut g = to_fourth_street(stud.clone(), &nines);
+    g.ok(2, Action::Bet { to_cents: 2_000 });
+    let raise = g.legal().raise.unwrap();
+    assert_eq!((raise.min_to_cents, raise.max_to_cents), (4_000, 6_000));
+    g.ok(3, Action::Raise { to_cents: 6_000 });
+    let raise = g.legal().raise.unwrap();
+    assert_eq!((g.legal().seat, raise.min_to_cents, raise.max_to_cents), (4, 10_000, 10_000));
+
+    // No pair showing: the small bet only.
+    let mut g = to_fourth_street(stud.clone(), &[(1, "5h"), (2, "8d"), (3, "7s"), (4, "Jd")]);
+    let r = rejected(g.act(g.legal().seat, Action::Bet { to_cents: 4_000 }), "FIXED_LIMIT_AMOUNT");
+    assert_eq!(r.number("max_raise_to_cents"), Some(2_000));
+
+    // Option off (RULES.md: the small bet in the first two rounds): $40 is refused.
+    let mut small_only = stud;
+    small_only.open_pair_big_bet = false;
+    let mut g = to_fourth_street(small_only, &nines);
+    let r = rejected(g.act(2, Action::Bet { to_cents: 4_000 }), "FIXED_LIMIT_AMOUNT");
+    assert_eq!(r.number("max_raise_to_cents"), Some(2_000));
+    g.ok(2, Action::Bet { to_cents: 2_000 });
+    assert!(!TableConfig::razz(500, 1_000, 2_000, 4_000).open_pair_big_bet);
+    assert!(!TableConfig::seven_card_stud_hi_lo(500, 1_000, 2_000, 4_000).open_pair_big_bet);
+}
+
 #[test]
 fn r_post_5_up_cards_only_in_stud_and_only_as_dealt() {
     let mut g = Game::new(example_config(TableConfig::no_limit_holdem(d(1), d(2))), &[(1, d(100)), (2, d(100))]);
