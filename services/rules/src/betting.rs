@@ -144,6 +144,7 @@ pub fn new_hand(hand_no: u64, button_seat: Seat, dealt_seats: &[Seat], config: &
         contribution_cap_cents: None,
         blinds: Default::default(),
     };
+    hand.round.started_heads_up = hand.live_count() == 2;
     // Stud: nobody acts before the bring-in; the up cards name the seat (R-POST-5).
     hand.round.to_act = if awaiting_bring_in { None } else { hand.next_to_act_after(button_seat) };
     hand
@@ -163,6 +164,7 @@ fn fresh_round(index: u8, anchor_seat: Seat, start_pot_cents: Cents, config: &Ta
         to_act: None,
         start_pot_cents,
         big_bet_made: false,
+        started_heads_up: false,
     }
 }
 
@@ -185,6 +187,7 @@ pub fn start_round(
         None => hand.button_seat,
     };
     hand.round = fresh_round(index, anchor, hand.pot_cents, config);
+    hand.round.started_heads_up = hand.live_count() == 2;
     for p in &mut hand.players {
         p.round_cents = 0;
         p.acted = false;
@@ -263,7 +266,12 @@ fn raise_blocked(hand: &HandState, config: &TableConfig, p: &HandPlayer, stack_c
     }
     if let Some((max_raises, heads_up_uncapped)) = config.betting.raise_cap() {
         let reached = hand.round.raises > max_raises;
-        let heads_up = heads_up_uncapped && hand.live_count() == 2 && !hand.round.capped;
+        // The heads-up exception: two players in the hand before the cap is reached, or with
+        // `heads_up_from_round_start` only when the round started with two.
+        let heads_up = heads_up_uncapped
+            && hand.live_count() == 2
+            && !hand.round.capped
+            && (!config.heads_up_from_round_start || hand.round.started_heads_up);
         if hand.round.capped || (reached && !heads_up) {
             return Some(Rejection::new(BETTING_CAPPED, "the round is capped").with("raises", hand.round.raises as Cents));
         }

@@ -340,6 +340,14 @@ pub struct TableConfig {
     /// leave it off; tables recorded before it read off.
     #[serde(default)]
     pub open_pair_big_bet: bool,
+    /// R-BET-6, the heads-up exception to the raise cap (fixed limit's `heads_up_uncapped`,
+    /// spread limit's cap). Default (RULES.md, seeds 002 Russian: "в любое время, когда действие
+    /// становится хедз-апом до того, как рейз был ограничен"): whenever two players are left
+    /// before the cap is reached. On, seeds 000 Kazakh and 001 Persian: only "тіксіз раунд
+    /// басталғанда екі ойыншының қолында болғанда" ("when two players are in the hand at the
+    /// start of the betting round"); a round that starts with more stays capped.
+    #[serde(default)]
+    pub heads_up_from_round_start: bool,
 }
 
 /// R-REBUY-1: which tables are "the same game and limits", for the re-buy wait and one seat per
@@ -463,6 +471,7 @@ impl TableConfig {
             max_restraddles: TableConfig::seeds_max_restraddles(),
             bring_in_ties_by_position: false,
             open_pair_big_bet: false,
+            heads_up_from_round_start: false,
         }
     }
 

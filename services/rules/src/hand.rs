@@ -95,6 +95,10 @@ pub struct BettingRound {
     /// fourth street with an open pair showing; the rest of the round raises by the big bet.
     #[serde(default)]
     pub big_bet_made: bool,
+    /// Two players were in the hand when the round started (R-BET-6, the heads-up exception
+    /// under `TableConfig::heads_up_from_round_start`).
+    #[serde(default)]
+    pub started_heads_up: bool,
 }
 
 /// The hand in play.

@@ -226,6 +226,7 @@ pub fn table_config_from_wire(errors: &mut FieldErrors, wire: &pb::TableConfig) 
         },
         bring_in_ties_by_position: wire.bring_in_ties_by_position,
         open_pair_big_bet: wire.open_pair_big_bet,
+        heads_up_from_round_start: wire.heads_up_from_round_start,
     })
 }
 
@@ -341,6 +342,7 @@ pub fn table_config_to_wire(config: &rules::TableConfig) -> pb::TableConfig {
         max_restraddles: Some(u32::from(config.max_restraddles)),
         bring_in_ties_by_position: config.bring_in_ties_by_position,
         open_pair_big_bet: config.open_pair_big_bet,
+        heads_up_from_round_start: config.heads_up_from_round_start,
     }
 }
 
@@ -395,6 +397,7 @@ mod tests {
                 let mut c = rules::TableConfig::seven_card_stud(25, 50, 200, 400);
                 c.bring_in_ties_by_position = true;
                 c.open_pair_big_bet = false;
+                c.heads_up_from_round_start = true;
                 c
             },
         ] {

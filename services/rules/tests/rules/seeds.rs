@@ -621,3 +621,50 @@ fn r_bet_1_a_player_with_nothing_to_decide_may_check_or_be_passed_by_the_next_ro
     g.ok(3, raise(6));
     rejected(g.table(TableOp::NextRound { first_to_act_seat: None }), "ROUND_NOT_COMPLETE");
 }
+
+/// LHE $3/$6 (300/600 cents), blinds 100/300, three players: the button (seat 3) raises to
+/// $6, the small blind to $9, the big blind folds, the button makes it $12 (the bet and three
+/// raises). Returns the game with the small blind (seat 1) to act.
+fn lhe_cap_reached_after_a_fold(heads_up_from_round_start: bool) -> Game {
+    let mut c = TableConfig::fixed_limit_holdem(300, 600, 3);
+    c.heads_up_from_round_start = heads_up_from_round_start;
+    let mut g = Game::new(example_config(c), &[(1, d(100)), (2, d(100)), (3, d(100))]);
+    g.start(1, 3, &[1, 2, 3]);
+    g.post(1, PostKind::SmallBlind, 100).unwrap();
+    g.post(2, PostKind::BigBlind, 300).unwrap();
+    g.ok(3, Action::Raise { to_cents: 600 });
+    g.ok(1, Action::Raise { to_cents: 900 });
+    g.ok(2, Action::Fold);
+    g.ok(3, Action::Raise { to_cents: 1_200 });
+    g
+}
+
+/// Seeds 000 (Kazakh): "екі ойыншы ғана қалғанда (яғни, тіксіз раунд басталғанда екі ойыншының
+/// қолында болғанда) шексіз көтеруге рұқсат ету" ("unlimited raising when only two players
+/// remain, i.e. when two players are in the hand at the start of the betting round"); seeds
+/// 001 (Persian): "هدز آپ وقتی اتفاق میافتد که تنها دو بازیکن در آغاز دور شرط بندی حاضر هستند"
+/// ("heads-up is when only two players are present at the start of the betting round").
+/// Seeds 002 (Russian) and RULES.md: any time the action becomes heads-up before the cap (the
+/// default); `heads_up_from_round_start` is the Kazakh and Persian rule.
+#[test]
+fn r_bet_6_seeds_heads_up_exception_only_when_the_round_starts_heads_up() {
+    // Default: two players left before the cap, raising goes on.
+    let mut g = lhe_cap_reached_after_a_fold(false);
+    g.ok(1, Action::Raise { to_cents: 1_500 });
+    assert_eq!(g.hand().round.bet_to_cents, 1_500);
+    // The Kazakh and Persian rule: the round started three-handed, so it is capped at $12.
+    let mut g = lhe_cap_reached_after_a_fold(true);
+    let r = rejected(g.act(1, Action::Raise { to_cents: 1_500 }), "BETTING_CAPPED");
+    assert_eq!(r.number("raises"), Some(4));
+    assert!(g.legal().raise.is_none() && g.legal().can_call);
+    g.ok(1, Action::Call);
+    assert_eq!(g.hand().pot_cents, 300 + 1_200 + 1_200);
+    // The flop starts with two players: heads-up from the start, no cap.
+    g.next_round();
+    let mut to = 300;
+    for seat in [1, 3, 1, 3, 1, 3] {
+        g.ok(seat, if to == 300 { Action::Bet { to_cents: to } } else { Action::Raise { to_cents: to } });
+        to += 300;
+    }
+    assert_eq!(g.hand().round.bet_to_cents, 1_800, "heads-up from the start: raising continues past the cap");
+}
