@@ -23,6 +23,8 @@ pub const ROUND_NOT_COMPLETE: Reason = Reason::new("ROUND_NOT_COMPLETE", "R-BET-
 pub const NO_MORE_ROUNDS: Reason = Reason::new("NO_MORE_ROUNDS", "R-BET-6");
 pub const CANNOT_CHECK_FACING_BET: Reason = Reason::new("CANNOT_CHECK_FACING_BET", "R-BET-2");
 pub const NO_OPPONENT_TO_RAISE: Reason = Reason::new("NO_OPPONENT_TO_RAISE", "R-BET-2");
+/// A player who checked raises in the same round where the table allows no check-raise.
+pub const CHECK_RAISE_NOT_ALLOWED: Reason = Reason::new("CHECK_RAISE_NOT_ALLOWED", "R-BET-2");
 pub const BET_EXCEEDS_STACK: Reason = Reason::new("BET_EXCEEDS_STACK", "R-STAKE-1");
 pub const BET_BELOW_MINIMUM: Reason = Reason::new("BET_BELOW_MINIMUM", "R-BET-3");
 pub const RAISE_BELOW_MINIMUM: Reason = Reason::new("RAISE_BELOW_MINIMUM", "R-BET-3");
@@ -49,6 +51,7 @@ pub const REASONS: &[Reason] = &[
     NO_MORE_ROUNDS,
     CANNOT_CHECK_FACING_BET,
     NO_OPPONENT_TO_RAISE,
+    CHECK_RAISE_NOT_ALLOWED,
     BET_EXCEEDS_STACK,
     BET_BELOW_MINIMUM,
     RAISE_BELOW_MINIMUM,
@@ -127,6 +130,7 @@ pub fn new_hand(hand_no: u64, button_seat: Seat, dealt_seats: &[Seat], config: &
             short_cents: 0,
             short_round_index: 0,
             dead_main_cents: 0,
+            checked: false,
             up_cards: Default::default(),
         })
         .collect();
@@ -192,6 +196,7 @@ pub fn start_round(
         p.round_cents = 0;
         p.acted = false;
         p.acted_at_raise_no = 0;
+        p.checked = false;
     }
     if index >= 1 {
         hand.flop_seen = true;
@@ -255,6 +260,13 @@ fn raise_blocked(hand: &HandState, config: &TableConfig, p: &HandPlayer, stack_c
     if p.acted && hand.round.full_raise_no <= p.acted_at_raise_no {
         return Some(
             Rejection::new(RAISE_NOT_REOPENED, "no full bet or raise since this player acted; call or fold")
+                .with("call_cents", owe.min(stack_cents)),
+        );
+    }
+    if p.checked && !config.check_raise_allowed {
+        return Some(
+            Rejection::new(CHECK_RAISE_NOT_ALLOWED, "no check-raise at this table: a player who checked may call or fold")
+                .with("seat", p.seat as Cents)
                 .with("call_cents", owe.min(stack_cents)),
         );
     }
@@ -668,7 +680,7 @@ pub fn apply_action(hand: &mut HandState, config: &TableConfig, seat: Seat, kind
     if let Some(p) = hand.player_mut(seat) {
         match kind {
             ActionKind::Fold => p.status = InHand::Folded,
-            ActionKind::Check => {}
+            ActionKind::Check => p.checked = true,
             _ => {
                 let added = to_cents - p.round_cents;
                 p.round_cents = to_cents;

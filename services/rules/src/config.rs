@@ -348,6 +348,12 @@ pub struct TableConfig {
     /// start of the betting round"); a round that starts with more stays capped.
     #[serde(default)]
     pub heads_up_from_round_start: bool,
+    /// R-BET-2: a player who checked may raise later in the same round (check-raise). Seeds
+    /// 002 (Russian): "Чек-рейз разрешен во всех играх, за исключением некоторых форм лоубола"
+    /// ("check-raise is allowed in all games except some forms of lowball"). Default on; off,
+    /// a player who checked may only call or fold in that round (`CHECK_RAISE_NOT_ALLOWED`).
+    #[serde(default = "TableConfig::check_raise_allowed_by_default")]
+    pub check_raise_allowed: bool,
 }
 
 /// R-REBUY-1: which tables are "the same game and limits", for the re-buy wait and one seat per
@@ -472,7 +478,13 @@ impl TableConfig {
             bring_in_ties_by_position: false,
             open_pair_big_bet: false,
             heads_up_from_round_start: false,
+            check_raise_allowed: TableConfig::check_raise_allowed_by_default(),
         }
+    }
+
+    /// Check-raise is allowed in every game unless a table says otherwise (R-BET-2).
+    pub const fn check_raise_allowed_by_default() -> bool {
+        true
     }
 
     /// The seeds' limit: one re-straddle after the straddle.

@@ -62,6 +62,10 @@ pub struct HandPlayer {
     /// big-blind ante; with `antes_to_main_pot`, every ante). Part of `hand_cents`.
     #[serde(default)]
     pub dead_main_cents: Cents,
+    /// The player checked in this round (R-BET-2: a table without check-raise refuses that
+    /// player's raise until the round ends).
+    #[serde(default)]
+    pub checked: bool,
     /// Stud: the up cards the dealer reported, in the order dealt (R-POST-5).
     #[serde(default, skip_serializing_if = "<[Card]>::is_empty")]
     pub up_cards: crate::cards::UpCards,

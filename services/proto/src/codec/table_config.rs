@@ -227,6 +227,7 @@ pub fn table_config_from_wire(errors: &mut FieldErrors, wire: &pb::TableConfig) 
         bring_in_ties_by_position: wire.bring_in_ties_by_position,
         open_pair_big_bet: wire.open_pair_big_bet,
         heads_up_from_round_start: wire.heads_up_from_round_start,
+        check_raise_allowed: wire.check_raise_allowed.unwrap_or(rules::TableConfig::check_raise_allowed_by_default()),
     })
 }
 
@@ -343,6 +344,7 @@ pub fn table_config_to_wire(config: &rules::TableConfig) -> pb::TableConfig {
         bring_in_ties_by_position: config.bring_in_ties_by_position,
         open_pair_big_bet: config.open_pair_big_bet,
         heads_up_from_round_start: config.heads_up_from_round_start,
+        check_raise_allowed: Some(config.check_raise_allowed),
     }
 }
 
@@ -398,6 +400,7 @@ mod tests {
                 c.bring_in_ties_by_position = true;
                 c.open_pair_big_bet = false;
                 c.heads_up_from_round_start = true;
+                c.check_raise_allowed = false;
                 c
             },
         ] {
@@ -407,5 +410,10 @@ mod tests {
             assert!(errors.is_empty(), "{:?}", errors.into_status());
             assert_eq!(back.as_ref(), Some(&config));
         }
+        // An option the wire leaves out reads as its default: check-raise allowed (R-BET-2).
+        let mut wire = table_config_to_wire(&rules::TableConfig::deuce_to_seven_triple_draw(200, 400));
+        wire.check_raise_allowed = None;
+        let mut errors = FieldErrors::new();
+        assert!(table_config_from_wire(&mut errors, &wire).is_some_and(|c| c.check_raise_allowed));
     }
 }

@@ -668,3 +668,55 @@ fn r_bet_6_seeds_heads_up_exception_only_when_the_round_starts_heads_up() {
     }
     assert_eq!(g.hand().round.bet_to_cents, 1_800, "heads-up from the start: raising continues past the cap");
 }
+
+/// 2-7 triple draw $3/$6, three players: blinds, everyone in for $3, then the first draw's
+/// betting round with seat 1 first.
+fn triple_draw_after_the_first_draw(check_raise_allowed: bool) -> Game {
+    let mut c = TableConfig::deuce_to_seven_triple_draw(d(3), d(6));
+    c.check_raise_allowed = check_raise_allowed;
+    let blinds = c.blinds_cents.clone();
+    let mut g = Game::new(example_config(c), &[(1, d(100)), (2, d(100)), (3, d(100))]);
+    g.start(1, 3, &[1, 2, 3]);
+    g.post(1, PostKind::SmallBlind, blinds[0]).unwrap();
+    g.post(2, PostKind::BigBlind, blinds[1]).unwrap();
+    g.ok(3, Action::Call);
+    g.ok(1, Action::Call);
+    g.ok(2, Action::Check);
+    g.next_round();
+    g
+}
+
+/// Seeds 002 (Russian): "Чек-рейз разрешен во всех играх, за исключением некоторых форм
+/// лоубола" ("check-raise is allowed in all games except some forms of lowball"). RULES.md
+/// R-BET-2 allows it everywhere (the default); `check_raise_allowed = false` is the lowball
+/// form without it.
+#[test]
+fn r_bet_2_seeds_no_check_raise_in_some_forms_of_lowball() {
+    // Default: seat 1 checks, seat 2 bets $3, seat 3 calls, seat 1 check-raises to $6.
+    let mut g = triple_draw_after_the_first_draw(true);
+    g.ok(1, Action::Check);
+    g.ok(2, bet(3));
+    g.ok(3, Action::Call);
+    g.ok(1, raise(6));
+    assert_eq!(g.hand().round.bet_to_cents, d(6));
+    // Without check-raise: the player who checked may only call or fold this round.
+    let mut g = triple_draw_after_the_first_draw(false);
+    g.ok(1, Action::Check);
+    g.ok(2, bet(3));
+    let l = g.legal();
+    assert_eq!((l.seat, l.raise.map(|r| r.min_to_cents)), (3, Some(d(6))), "seat 3 did not check: it may raise");
+    g.ok(3, Action::Call);
+    let l = g.legal();
+    assert_eq!((l.seat, l.call_cents, l.raise, l.can_call), (1, d(3), None, true));
+    let r = rejected(g.act(1, raise(6)), "CHECK_RAISE_NOT_ALLOWED");
+    assert_eq!((r.number("seat"), r.number("call_cents")), (Some(1), Some(d(3))));
+    rejected(g.act(1, Action::AllIn), "CHECK_RAISE_NOT_ALLOWED");
+    g.ok(1, Action::Call);
+    assert_eq!(g.hand().pot_cents, d(9) + d(9));
+    // The next round (big bets) starts afresh: seat 1 bets, and may raise again.
+    g.next_round();
+    g.ok(1, bet(6));
+    g.ok(2, raise(12));
+    g.ok(3, Action::Fold);
+    g.ok(1, raise(18));
+}
