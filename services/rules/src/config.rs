@@ -72,7 +72,21 @@ pub enum IncompleteRaiseRule {
 pub enum StakesMode {
     TableStakes,
     /// Private games: IOUs with acceptance, cash buys at any time (R-MARK-3, R-MARK-4).
-    OpenStakes { iou_auto_accept_below_cents: Cents },
+    OpenStakes {
+        iou_auto_accept_below_cents: Cents,
+        /// R-MARK-2 within open stakes, seeds 000: casinos let players buy chips during a hand
+        /// "but never to borrow money or use IOUs". Default true (R-MARK-3); false refuses every
+        /// IOU and loan (`IOU_NOT_ALLOWED`) while cash buys stay open (R-MARK-4).
+        #[serde(default = "StakesMode::ious_allowed_by_default")]
+        ious_allowed: bool,
+    },
+}
+
+impl StakesMode {
+    /// Open stakes take IOUs unless the table says otherwise (R-MARK-3).
+    pub const fn ious_allowed_by_default() -> bool {
+        true
+    }
 }
 
 /// R-POST-4: where a straddle may be posted.
@@ -728,7 +742,7 @@ impl TableConfig {
         if let Some(kitty) = &self.kitty {
             amount!("kitty_min_pot_cents", kitty.min_pot_cents, !CHIPS);
         }
-        if let StakesMode::OpenStakes { iou_auto_accept_below_cents } = &self.stakes {
+        if let StakesMode::OpenStakes { iou_auto_accept_below_cents, .. } = &self.stakes {
             amount!("iou_auto_accept_below_cents", *iou_auto_accept_below_cents, !CHIPS);
         }
         None

@@ -174,7 +174,10 @@ pub fn table_config_from_wire(errors: &mut FieldErrors, wire: &pb::TableConfig) 
         kill,
         button_policy,
         stakes: match &wire.open_stakes {
-            Some(open) => rules::StakesMode::OpenStakes { iou_auto_accept_below_cents: open.iou_auto_accept_below_cents },
+            Some(open) => rules::StakesMode::OpenStakes {
+                iou_auto_accept_below_cents: open.iou_auto_accept_below_cents,
+                ious_allowed: open.ious_allowed.unwrap_or(rules::StakesMode::ious_allowed_by_default()),
+            },
             None => rules::StakesMode::TableStakes,
         },
         buy_in: rules::config::BuyInLimits {
@@ -299,9 +302,10 @@ pub fn table_config_to_wire(config: &rules::TableConfig) -> pb::TableConfig {
         button_policy: button_policy_to_wire(config.button_policy) as i32,
         open_stakes: match &config.stakes {
             rules::StakesMode::TableStakes => None,
-            rules::StakesMode::OpenStakes { iou_auto_accept_below_cents } => {
-                Some(pb::OpenStakes { iou_auto_accept_below_cents: *iou_auto_accept_below_cents })
-            }
+            rules::StakesMode::OpenStakes { iou_auto_accept_below_cents, ious_allowed } => Some(pb::OpenStakes {
+                iou_auto_accept_below_cents: *iou_auto_accept_below_cents,
+                ious_allowed: Some(*ious_allowed),
+            }),
         },
         buy_in: Some(pb::BuyInLimits {
             min_cents: config.buy_in.min_cents,
@@ -403,6 +407,16 @@ mod tests {
                 c.check_raise_allowed = false;
                 c
             },
+            {
+                let mut c = rules::TableConfig::no_limit_holdem(100, 200);
+                c.stakes = rules::StakesMode::OpenStakes { iou_auto_accept_below_cents: 1_000, ious_allowed: false };
+                c
+            },
+            {
+                let mut c = rules::TableConfig::no_limit_holdem(100, 200);
+                c.stakes = rules::StakesMode::OpenStakes { iou_auto_accept_below_cents: 1_000, ious_allowed: true };
+                c
+            },
         ] {
             let wire = table_config_to_wire(&config);
             let mut errors = FieldErrors::new();
@@ -415,5 +429,9 @@ mod tests {
         wire.check_raise_allowed = None;
         let mut errors = FieldErrors::new();
         assert!(table_config_from_wire(&mut errors, &wire).is_some_and(|c| c.check_raise_allowed));
+        // Open stakes without `ious_allowed` take IOUs (R-MARK-3).
+        wire.open_stakes = Some(pb::OpenStakes { iou_auto_accept_below_cents: 1_000, ious_allowed: None });
+        let stakes = table_config_from_wire(&mut errors, &wire).map(|c| c.stakes);
+        assert_eq!(stakes, Some(rules::StakesMode::OpenStakes { iou_auto_accept_below_cents: 1_000, ious_allowed: true }));
     }
 }

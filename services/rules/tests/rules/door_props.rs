@@ -30,7 +30,7 @@ fn table_config(open_stakes: bool) -> TableConfig {
     c.cash_in_play_allowed = true;
     c.buy_in.supervisor_threshold_cents = d(150);
     if open_stakes {
-        c.stakes = StakesMode::OpenStakes { iou_auto_accept_below_cents: d(50) };
+        c.stakes = StakesMode::OpenStakes { iou_auto_accept_below_cents: d(50), ious_allowed: true };
         c.game_key = "NLHE 100/200 private".into();
     }
     c

@@ -274,7 +274,7 @@ fn r_mark_1_marker_chips_to_a_seat_respect_the_maximum_and_the_rebuy_wait() {
 
 fn open_stakes() -> TableConfig {
     let mut c = nl_1_2();
-    c.stakes = StakesMode::OpenStakes { iou_auto_accept_below_cents: d(1_000) };
+    c.stakes = StakesMode::OpenStakes { iou_auto_accept_below_cents: d(1_000), ious_allowed: true };
     c
 }
 

@@ -358,7 +358,7 @@ fn r_mark_3_legal_actions_offer_no_call_the_borrower_may_not_make() {
     // A player who borrowed to raise may not go all in: a call for the whole stack is such an
     // all in. GetLegalActions offered the call, Act refused it; both read one judgement now.
     let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
-    c.stakes = StakesMode::OpenStakes { iou_auto_accept_below_cents: d(1000) };
+    c.stakes = StakesMode::OpenStakes { iou_auto_accept_below_cents: d(1000), ious_allowed: true };
     c.blinds_cents = Vec::new();
     let mut g = Game::new(c, &[(1, d(300)), (2, d(50)), (3, d(300))]);
     g.start(1, 3, &[1, 2, 3]);
@@ -451,7 +451,7 @@ fn r_mark_3_seeds_a_marker_from_a_lender_outside_the_pot_needs_no_acceptance() {
     // Kazakh seed (English original): "borrow money or chips from a player not involved in the
     // pot ... which the players in the pot are then compelled to accept".
     let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
-    c.stakes = StakesMode::OpenStakes { iou_auto_accept_below_cents: d(10) };
+    c.stakes = StakesMode::OpenStakes { iou_auto_accept_below_cents: d(10), ious_allowed: true };
     c.blinds_cents = Vec::new();
     let mut g = Game::new(c, &[(1, d(300)), (2, d(20)), (3, d(300)), (4, d(300))]);
     g.start(1, 3, &[1, 2, 3]);
@@ -719,4 +719,42 @@ fn r_bet_2_seeds_no_check_raise_in_some_forms_of_lowball() {
     g.ok(2, raise(12));
     g.ok(3, Action::Fold);
     g.ok(1, raise(18));
+}
+
+/// Seeds 000 (Kazakh): "Казиноларда кейде ойыншылар қол кезінде үстелден фишкалар сатып ала
+/// алады, бірақ ешқашан ақша қарыз алуға немесе вексельдерді пайдалануға рұқсат етілмейді"
+/// ("In casinos, players are sometimes allowed to buy chips at the table during a hand, but
+/// never to borrow money or use IOUs"); seeds 001 (Persian) the same. RULES.md R-MARK-3 lets
+/// open stakes take IOUs (the default); `ious_allowed: false` is the casinos' open stakes.
+#[test]
+fn r_mark_2_seeds_open_stakes_that_buy_chips_for_cash_but_never_take_ious() {
+    let open = |ious_allowed: bool| {
+        let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+        c.stakes = StakesMode::OpenStakes { iou_auto_accept_below_cents: d(10), ious_allowed };
+        c.blinds_cents = Vec::new();
+        c
+    };
+    let paper = TableOp::WriteIou { seat: 2, amount_cents: d(100), lender: None, accepted_by: vec![1], to_raise: false };
+    let loan = TableOp::WriteIou { seat: 2, amount_cents: d(100), lender: Some(pid("P3")), accepted_by: vec![], to_raise: false };
+    // Default: the IOU accepted by the player in the pot, and a loan from P3 (not dealt in).
+    let mut g = Game::new(open(true), &[(1, d(300)), (2, d(50)), (3, d(300))]);
+    g.start(1, 3, &[1, 2]);
+    g.ok(1, bet(100));
+    g.table(paper.clone()).unwrap();
+    g.table(loan.clone()).unwrap();
+    assert_eq!(g.stack(2), d(250));
+    // Never IOUs: both refused, the cash buy during the hand still allowed (R-MARK-4).
+    let mut g = Game::new(open(false), &[(1, d(300)), (2, d(50)), (3, d(300))]);
+    g.start(1, 3, &[1, 2]);
+    g.ok(1, bet(100));
+    let r = rejected(g.table(paper), "IOU_NOT_ALLOWED");
+    assert_eq!(r.number("seat"), Some(2));
+    rejected(g.table(loan), "IOU_NOT_ALLOWED");
+    assert_eq!(g.stack(2), d(50));
+    g.table(TableOp::TopUp { seat: 2, player_id: pid("P2"), amount_cents: d(50), source: FundsSource::Cash, supervisor_id: None }).unwrap();
+    assert_eq!(g.stack(2), d(100));
+    g.ok(2, Action::Call);
+    // Tables recorded before the option read as taking IOUs.
+    let recorded: StakesMode = serde_json::from_str(r#"{"kind":"OpenStakes","iou_auto_accept_below_cents":1000}"#).unwrap();
+    assert_eq!(recorded, StakesMode::OpenStakes { iou_auto_accept_below_cents: 1000, ious_allowed: true });
 }
