@@ -23,6 +23,8 @@ pub const ROUND_NOT_COMPLETE: Reason = Reason::new("ROUND_NOT_COMPLETE", "R-BET-
 pub const NO_MORE_ROUNDS: Reason = Reason::new("NO_MORE_ROUNDS", "R-BET-6");
 pub const CANNOT_CHECK_FACING_BET: Reason = Reason::new("CANNOT_CHECK_FACING_BET", "R-BET-2");
 pub const NO_OPPONENT_TO_RAISE: Reason = Reason::new("NO_OPPONENT_TO_RAISE", "R-BET-2");
+/// A player who checked raises in the same round where the table allows no check-raise.
+pub const CHECK_RAISE_NOT_ALLOWED: Reason = Reason::new("CHECK_RAISE_NOT_ALLOWED", "R-BET-2");
 pub const BET_EXCEEDS_STACK: Reason = Reason::new("BET_EXCEEDS_STACK", "R-STAKE-1");
 pub const BET_BELOW_MINIMUM: Reason = Reason::new("BET_BELOW_MINIMUM", "R-BET-3");
 pub const RAISE_BELOW_MINIMUM: Reason = Reason::new("RAISE_BELOW_MINIMUM", "R-BET-3");
@@ -49,6 +51,7 @@ pub const REASONS: &[Reason] = &[
     NO_MORE_ROUNDS,
     CANNOT_CHECK_FACING_BET,
     NO_OPPONENT_TO_RAISE,
+    CHECK_RAISE_NOT_ALLOWED,
     BET_EXCEEDS_STACK,
     BET_BELOW_MINIMUM,
     RAISE_BELOW_MINIMUM,
@@ -68,7 +71,8 @@ pub const REASONS: &[Reason] = &[
     TIP_CHIPS_DO_NOT_PLAY,
 ];
 
-/// The range of legal "raise to" totals for a bet, raise or completion.
+/// The range of legal "raise to" totals for a bet, raise or completion. Fixed limit: the two
+/// ends only (the small or, on fourth street with an open pair, the big bet, R-BET-6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RaiseRange {
     /// `Bet`, `Raise` or `Complete`.
@@ -126,6 +130,7 @@ pub fn new_hand(hand_no: u64, button_seat: Seat, dealt_seats: &[Seat], config: &
             short_cents: 0,
             short_round_index: 0,
             dead_main_cents: 0,
+            checked: false,
             up_cards: Default::default(),
         })
         .collect();
@@ -144,6 +149,7 @@ pub fn new_hand(hand_no: u64, button_seat: Seat, dealt_seats: &[Seat], config: &
         blinds: Default::default(),
         take_back: None,
     };
+    hand.round.started_heads_up = hand.live_count() == 2;
     // Stud: nobody acts before the bring-in; the up cards name the seat (R-POST-5).
     hand.round.to_act = if awaiting_bring_in { None } else { hand.next_to_act_after(button_seat) };
     hand
@@ -162,6 +168,8 @@ fn fresh_round(index: u8, anchor_seat: Seat, start_pot_cents: Cents, config: &Ta
         opened: false,
         to_act: None,
         start_pot_cents,
+        big_bet_made: false,
+        started_heads_up: false,
     }
 }
 
@@ -184,10 +192,12 @@ pub fn start_round(
         None => hand.button_seat,
     };
     hand.round = fresh_round(index, anchor, hand.pot_cents, config);
+    hand.round.started_heads_up = hand.live_count() == 2;
     for p in &mut hand.players {
         p.round_cents = 0;
         p.acted = false;
         p.acted_at_raise_no = 0;
+        p.checked = false;
     }
     if index >= 1 {
         hand.flop_seen = true;
@@ -197,19 +207,44 @@ pub fn start_round(
     hand.advance_from(anchor);
 }
 
-/// Fixed-limit bet size of the round, scaled by a kill (R-BET-6, R-POST-6).
+/// Fixed-limit bet size of the round, scaled by a kill (R-BET-6, R-POST-6): the big bet from
+/// `big_bet_from_round`, or once a big bet was made on fourth street with an open pair.
 pub fn fixed_increment_cents(hand: &HandState, config: &TableConfig) -> Option<Cents> {
     let BettingStructure::FixedLimit { small_bet_cents, big_bet_cents, .. } = &config.betting else {
         return None;
     };
-    let base = if hand.round.index >= config.big_bet_from_round { *big_bet_cents } else { *small_bet_cents };
-    Some(match hand.kill {
+    let big = hand.round.index >= config.big_bet_from_round || hand.round.big_bet_made;
+    Some(scaled_by_kill(hand, if big { *big_bet_cents } else { *small_bet_cents }))
+}
+
+fn scaled_by_kill(hand: &HandState, base: Cents) -> Cents {
+    match hand.kill {
         Some(k) => {
             let (num, den) = k.factor();
             base * num / den
         }
         None => base,
-    })
+    }
+}
+
+/// R-BET-6, the seeds' seven-card stud rule (`TableConfig::open_pair_big_bet`): on fourth
+/// street, while any live player's up cards show a pair, a bet or raise may be the big bet
+/// instead of the small one. The big bet's size, if a player may choose it now (not once a
+/// big bet was made: from then on it is the round's only size).
+fn open_pair_big_bet_cents(hand: &HandState, config: &TableConfig) -> Option<Cents> {
+    let BettingStructure::FixedLimit { big_bet_cents, .. } = &config.betting else {
+        return None;
+    };
+    let fourth_street = hand.round.index == 1 && hand.round.index < config.big_bet_from_round;
+    if !config.open_pair_big_bet || !fourth_street || hand.round.big_bet_made || config.game.up_card_order().is_none() {
+        return None;
+    }
+    let open_pair = hand
+        .players
+        .iter()
+        .filter(|p| p.status != InHand::Folded)
+        .any(|p| p.up_cards.len() >= 2 && p.up_cards[0].rank() == p.up_cards[1].rank());
+    open_pair.then(|| scaled_by_kill(hand, *big_bet_cents))
 }
 
 /// Structural sizing of a bet/raise for `p`, before looking at the stack.
@@ -229,6 +264,13 @@ fn raise_blocked(hand: &HandState, config: &TableConfig, p: &HandPlayer, stack_c
                 .with("call_cents", owe.min(stack_cents)),
         );
     }
+    if p.checked && !config.check_raise_allowed {
+        return Some(
+            Rejection::new(CHECK_RAISE_NOT_ALLOWED, "no check-raise at this table: a player who checked may call or fold")
+                .with("seat", p.seat as Cents)
+                .with("call_cents", owe.min(stack_cents)),
+        );
+    }
     if !hand.players.iter().any(|o| o.seat != p.seat && o.status == InHand::Active) {
         return Some(Rejection::new(NO_OPPONENT_TO_RAISE, "every opponent is all in or folded"));
     }
@@ -237,7 +279,12 @@ fn raise_blocked(hand: &HandState, config: &TableConfig, p: &HandPlayer, stack_c
     }
     if let Some((max_raises, heads_up_uncapped)) = config.betting.raise_cap() {
         let reached = hand.round.raises > max_raises;
-        let heads_up = heads_up_uncapped && hand.live_count() == 2 && !hand.round.capped;
+        // The heads-up exception: two players in the hand before the cap is reached, or with
+        // `heads_up_from_round_start` only when the round started with two.
+        let heads_up = heads_up_uncapped
+            && hand.live_count() == 2
+            && !hand.round.capped
+            && (!config.heads_up_from_round_start || hand.round.started_heads_up);
         if hand.round.capped || (reached && !heads_up) {
             return Some(Rejection::new(BETTING_CAPPED, "the round is capped").with("raises", hand.round.raises as Cents));
         }
@@ -259,8 +306,10 @@ fn sizing(hand: &HandState, config: &TableConfig, p: &HandPlayer) -> Sizing {
         BettingStructure::FixedLimit { .. } => {
             let inc = fixed_increment_cents(hand, config).unwrap_or(r.min_raise_cents);
             let target = r.full_level_cents + inc;
+            // Fourth street with an open pair: the small bet or the big bet, nothing between.
+            let big_target = open_pair_big_bet_cents(hand, config).map_or(target, |big| r.full_level_cents + big);
             let kind = if r.bet_to_cents > r.full_level_cents { ActionKind::Complete } else { open_or_raise };
-            Sizing { kind, min_to_cents: target, max_to_cents: target, over_max: FIXED_LIMIT_AMOUNT }
+            Sizing { kind, min_to_cents: target, max_to_cents: big_target.max(target), over_max: FIXED_LIMIT_AMOUNT }
         }
         BettingStructure::NoLimit => {
             Sizing { kind: open_or_raise, min_to_cents: nl_min, max_to_cents: Cents::MAX, over_max: BET_EXCEEDS_STACK }
@@ -563,6 +612,14 @@ fn judge_raise(hand: &HandState, config: &TableConfig, p: &HandPlayer, stack: Ce
             .with("to_cents", to_cents)
             .with(name, s.min_to_cents.min(all_in_to)));
     }
+    // R-BET-6: a fixed-limit bet is one of the round's sizes (two on fourth street with an
+    // open pair), never an amount between them.
+    if matches!(config.betting, BettingStructure::FixedLimit { .. }) && !short_ok && to_cents != s.min_to_cents && to_cents != s.max_to_cents {
+        return Err(Rejection::new(FIXED_LIMIT_AMOUNT, "a fixed-limit bet or raise is the small bet or, with an open pair on fourth street, the big bet")
+            .with("to_cents", to_cents)
+            .with("min_raise_to_cents", s.min_to_cents)
+            .with("max_raise_to_cents", s.max_to_cents));
+    }
     if !short_ok && !config.chip_set.is_playable(to_cents) {
         return Err(Rejection::new(crate::money::NOT_MULTIPLE_OF_MIN_CHIP, "bets are whole minimum playable chips")
             .with("to_cents", to_cents)
@@ -597,7 +654,10 @@ pub fn apply_action(hand: &mut HandState, config: &TableConfig, seat: Seat, kind
     }
     if matches!(kind, ActionKind::Bet | ActionKind::Raise | ActionKind::Complete) && to_cents > hand.round.bet_to_cents {
         if is_full_raise(hand, config, to_cents) {
+            // R-BET-6: the big bet chosen on fourth street with an open pair sets the size.
+            let big_bet = open_pair_big_bet_cents(hand, config).is_some_and(|big| to_cents - hand.round.full_level_cents >= big);
             let r = &mut hand.round;
+            r.big_bet_made |= big_bet;
             if fixed_increment_cents_for(config).is_none() {
                 r.min_raise_cents = r.min_raise_cents.max(to_cents - r.bet_to_cents);
             }
@@ -621,7 +681,7 @@ pub fn apply_action(hand: &mut HandState, config: &TableConfig, seat: Seat, kind
     if let Some(p) = hand.player_mut(seat) {
         match kind {
             ActionKind::Fold => p.status = InHand::Folded,
-            ActionKind::Check => {}
+            ActionKind::Check => p.checked = true,
             _ => {
                 let added = to_cents - p.round_cents;
                 p.round_cents = to_cents;

@@ -72,7 +72,21 @@ pub enum IncompleteRaiseRule {
 pub enum StakesMode {
     TableStakes,
     /// Private games: IOUs with acceptance, cash buys at any time (R-MARK-3, R-MARK-4).
-    OpenStakes { iou_auto_accept_below_cents: Cents },
+    OpenStakes {
+        iou_auto_accept_below_cents: Cents,
+        /// R-MARK-2 within open stakes, seeds 000: casinos let players buy chips during a hand
+        /// "but never to borrow money or use IOUs". Default true (R-MARK-3); false refuses every
+        /// IOU and loan (`IOU_NOT_ALLOWED`) while cash buys stay open (R-MARK-4).
+        #[serde(default = "StakesMode::ious_allowed_by_default")]
+        ious_allowed: bool,
+    },
+}
+
+impl StakesMode {
+    /// Open stakes take IOUs unless the table says otherwise (R-MARK-3).
+    pub const fn ious_allowed_by_default() -> bool {
+        true
+    }
 }
 
 /// R-POST-4: where a straddle may be posted.
@@ -330,6 +344,35 @@ pub struct TableConfig {
     /// and the third blind left of the big blind.
     #[serde(default)]
     pub first_blind_on_button: bool,
+    /// R-POST-5, the seeds: two equal up cards on third street tie for the bring-in; "the high
+    /// card by suit order can be used to break ties, but more often the person closest to the
+    /// dealer in order of rotation pays the bring in" (Kazakh and Persian alike). Default
+    /// (RULES.md): by suit. On: the tied player first clockwise from the dealer's left brings
+    /// in (razz too, where the highest card brings in).
+    #[serde(default)]
+    pub bring_in_ties_by_position: bool,
+    /// R-BET-6, the seeds (000 English and Kazakh, 001 Persian): "in seven-card stud, with a
+    /// face-up pair on fourth street, players may choose the small or the big bet". While any
+    /// live player's up cards show a pair on fourth street, a bet or raise may be the big bet;
+    /// once one is, the round's raises are big bets. RULES.md is silent; the seven-card stud
+    /// preset turns it on (the seeds give it as that game's rule), stud high-low and razz
+    /// leave it off; tables recorded before it read off.
+    #[serde(default)]
+    pub open_pair_big_bet: bool,
+    /// R-BET-6, the heads-up exception to the raise cap (fixed limit's `heads_up_uncapped`,
+    /// spread limit's cap). Default (RULES.md, seeds 002 Russian: "в любое время, когда действие
+    /// становится хедз-апом до того, как рейз был ограничен"): whenever two players are left
+    /// before the cap is reached. On, seeds 000 Kazakh and 001 Persian: only "тіксіз раунд
+    /// басталғанда екі ойыншының қолында болғанда" ("when two players are in the hand at the
+    /// start of the betting round"); a round that starts with more stays capped.
+    #[serde(default)]
+    pub heads_up_from_round_start: bool,
+    /// R-BET-2: a player who checked may raise later in the same round (check-raise). Seeds
+    /// 002 (Russian): "Чек-рейз разрешен во всех играх, за исключением некоторых форм лоубола"
+    /// ("check-raise is allowed in all games except some forms of lowball"). Default on; off,
+    /// a player who checked may only call or fold in that round (`CHECK_RAISE_NOT_ALLOWED`).
+    #[serde(default = "TableConfig::check_raise_allowed_by_default")]
+    pub check_raise_allowed: bool,
 }
 
 /// R-REBUY-1: which tables are "the same game and limits", for the re-buy wait and one seat per
@@ -452,7 +495,16 @@ impl TableConfig {
             button_blind: false,
             first_blind_on_button: false,
             max_restraddles: TableConfig::seeds_max_restraddles(),
+            bring_in_ties_by_position: false,
+            open_pair_big_bet: false,
+            heads_up_from_round_start: false,
+            check_raise_allowed: TableConfig::check_raise_allowed_by_default(),
         }
+    }
+
+    /// Check-raise is allowed in every game unless a table says otherwise (R-BET-2).
+    pub const fn check_raise_allowed_by_default() -> bool {
+        true
     }
 
     /// The seeds' limit: one re-straddle after the straddle.
@@ -554,6 +606,7 @@ impl TableConfig {
         c.max_seats = 8;
         c.game = Game::SevenCardStud;
         c.odd_chip = OddChipRule::AsRanked;
+        c.open_pair_big_bet = true;
         c
     }
 
@@ -563,6 +616,7 @@ impl TableConfig {
         c.game_key = format!("STUD8 {small_bet_cents}/{big_bet_cents}");
         c.game = Game::SevenCardStudHiLo;
         c.hi_lo = true;
+        c.open_pair_big_bet = false;
         c
     }
 
@@ -571,6 +625,7 @@ impl TableConfig {
         let mut c = TableConfig::seven_card_stud(ante_cents, bring_in_cents, small_bet_cents, big_bet_cents);
         c.game_key = format!("RAZZ {small_bet_cents}/{big_bet_cents}");
         c.game = Game::Razz;
+        c.open_pair_big_bet = false;
         c
     }
 
@@ -694,7 +749,7 @@ impl TableConfig {
         if let Some(kitty) = &self.kitty {
             amount!("kitty_min_pot_cents", kitty.min_pot_cents, !CHIPS);
         }
-        if let StakesMode::OpenStakes { iou_auto_accept_below_cents } = &self.stakes {
+        if let StakesMode::OpenStakes { iou_auto_accept_below_cents, .. } = &self.stakes {
             amount!("iou_auto_accept_below_cents", *iou_auto_accept_below_cents, !CHIPS);
         }
         None

@@ -62,6 +62,10 @@ pub struct HandPlayer {
     /// big-blind ante; with `antes_to_main_pot`, every ante). Part of `hand_cents`.
     #[serde(default)]
     pub dead_main_cents: Cents,
+    /// The player checked in this round (R-BET-2: a table without check-raise refuses that
+    /// player's raise until the round ends).
+    #[serde(default)]
+    pub checked: bool,
     /// Stud: the up cards the dealer reported, in the order dealt (R-POST-5).
     #[serde(default, skip_serializing_if = "<[Card]>::is_empty")]
     pub up_cards: crate::cards::UpCards,
@@ -91,6 +95,14 @@ pub struct BettingRound {
     pub to_act: Option<Seat>,
     /// Pot at the start of the round (pot-limit `S`, R-BET-7).
     pub start_pot_cents: Cents,
+    /// R-BET-6, `TableConfig::open_pair_big_bet`: a bet or raise of the big bet was made on
+    /// fourth street with an open pair showing; the rest of the round raises by the big bet.
+    #[serde(default)]
+    pub big_bet_made: bool,
+    /// Two players were in the hand when the round started (R-BET-6, the heads-up exception
+    /// under `TableConfig::heads_up_from_round_start`).
+    #[serde(default)]
+    pub started_heads_up: bool,
 }
 
 /// The hand in play.

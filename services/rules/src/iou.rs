@@ -99,9 +99,13 @@ pub fn decide_iou(
     to_raise: bool,
 ) -> Result<TableEvent, Rejection> {
     let (table_id, config) = crate::ledger::open_table(table)?;
-    let StakesMode::OpenStakes { iou_auto_accept_below_cents } = &config.stakes else {
+    let StakesMode::OpenStakes { iou_auto_accept_below_cents, ious_allowed } = &config.stakes else {
         return Err(Rejection::new(IOU_NOT_ALLOWED, "table-stakes games accept no IOUs"));
     };
+    if !ious_allowed {
+        return Err(Rejection::new(IOU_NOT_ALLOWED, "this open-stakes game buys chips for cash only, never with IOUs or loans")
+            .with("seat", seat as Cents));
+    }
     let s = crate::ledger::occupied(table, seat)?;
     crate::rebuy::check_full_rebuy(s, config.buy_in.min_cents, None)?;
     crate::money::check_positive("amount_cents", amount_cents)?;

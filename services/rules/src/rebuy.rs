@@ -179,7 +179,7 @@ mod tests {
             TableConfig::razz(25, 50, 200, 400),
             {
                 let mut private = base.clone();
-                private.stakes = crate::config::StakesMode::OpenStakes { iou_auto_accept_below_cents: 5_000 };
+                private.stakes = crate::config::StakesMode::OpenStakes { iou_auto_accept_below_cents: 5_000, ious_allowed: true };
                 private
             },
             {

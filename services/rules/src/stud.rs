@@ -1,7 +1,9 @@
 //! Stud order of action from the up cards the dealer reports (R-POST-5).
 //!
 //! Third street: the lowest up card brings in (aces high, ties by suit: the lowest suit
-//! brings in); in razz the highest up card brings in (aces low, ties: the highest suit). From
+//! brings in); in razz the highest up card brings in (aces low, ties: the highest suit). With
+//! `TableConfig::bring_in_ties_by_position` (the seeds) a tie goes to the tied player closest
+//! to the dealer in rotation instead. From
 //! fourth street the best hand showing acts first (pairs and better count, straights and
 //! flushes do not): the highest in high games, the lowest in razz; equal hands showing:
 //! the first of them clockwise from the dealer's left. The action then goes clockwise from that
@@ -45,21 +47,32 @@ pub fn up_cards_on_street(round_index: u8) -> usize {
 }
 
 /// The seat that must bring in, if every dealt player has its third-street up card. Among
-/// players who still have chips (one all in on the ante cannot bring in).
-pub fn bring_in_seat(hand: &HandState, order: UpCardOrder) -> Option<Seat> {
+/// players who still have chips (one all in on the ante cannot bring in). Equal ranks go by
+/// suit, or with `ties_by_position` to the tied player closest to the dealer in rotation (the
+/// first of them clockwise from the dealer's left).
+pub fn bring_in_seat(hand: &HandState, order: UpCardOrder, ties_by_position: bool) -> Option<Seat> {
     if hand.players.iter().any(|p| p.up_cards.is_empty()) {
         return None;
     }
-    let key = |card: Card| match order {
-        // Lowest brings in: compare (rank, suit) ascending.
-        UpCardOrder::HighHand => (card.rank(), card.suit()),
-        // Highest brings in (aces low): invert so the minimum is the highest.
-        UpCardOrder::LowHand => (15 - card.low_rank(), invert(card.suit())),
+    // Lowest brings in: ranks ascending; in low games the highest (aces low), inverted so the
+    // minimum is the highest.
+    let rank = |card: Card| match order {
+        UpCardOrder::HighHand => card.rank(),
+        UpCardOrder::LowHand => 15 - card.low_rank(),
     };
+    let suit = |card: Card| match order {
+        UpCardOrder::HighHand => card.suit(),
+        UpCardOrder::LowHand => invert(card.suit()),
+    };
+    // Position in rotation: 0 for the dealer's left, counting clockwise.
+    let position = |seat: Seat| if seat > hand.button_seat { (0, seat) } else { (1, seat) };
     hand.players
         .iter()
         .filter(|p| p.status == InHand::Active)
-        .min_by_key(|p| key(p.up_cards[0]))
+        .min_by_key(|p| {
+            let card = p.up_cards[0];
+            if ties_by_position { (rank(card), position(p.seat), suit(card)) } else { (rank(card), (0, 0), suit(card)) }
+        })
         .map(|p| p.seat)
 }
 
@@ -155,7 +168,7 @@ pub fn apply_up_cards(hand: &mut HandState, config: &TableConfig, cards: &[UpCar
     if let Some(order) = config.game.up_card_order()
         && hand.awaiting_bring_in
     {
-        hand.round.to_act = bring_in_seat(hand, order);
+        hand.round.to_act = bring_in_seat(hand, order, config.bring_in_ties_by_position);
     }
 }
 

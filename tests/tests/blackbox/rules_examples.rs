@@ -718,7 +718,7 @@ async fn r_post_4_seeds_sleeper_example_the_big_blind_loses_its_option() -> anyh
 async fn r_mark_3_legal_actions_offer_no_call_a_borrower_to_raise_may_not_make() -> anyhow::Result<()> {
     let server = TestServer::start("ex-mark-3").await?;
     let open = |c: &mut pb::TableConfig| {
-        c.open_stakes = Some(pb::OpenStakes { iou_auto_accept_below_cents: 100_000 });
+        c.open_stakes = Some(pb::OpenStakes { iou_auto_accept_below_cents: 100_000, ious_allowed: None });
         no_blinds(200)(c);
     };
     let mut d = nlhe_with(&server, open, &[(1, 30_000), (2, 5_000), (3, 30_000)], "mark3").await?;
@@ -902,7 +902,7 @@ async fn r_stake_1_nothing_is_added_to_a_stack_in_the_hand_but_a_folded_player_m
 
 fn open_stakes(min_buy_in_cents: i64) -> impl FnOnce(&mut pb::TableConfig) {
     move |c| {
-        c.open_stakes = Some(pb::OpenStakes { iou_auto_accept_below_cents: 100_000 });
+        c.open_stakes = Some(pb::OpenStakes { iou_auto_accept_below_cents: 100_000, ious_allowed: None });
         with_buy_in(c, min_buy_in_cents, 100_000);
         no_blinds(200)(c);
     }
@@ -998,7 +998,7 @@ async fn r_bet_9_seeds_spread_limit_five_raised_to_ten_fifteen_twenty_is_capped(
 async fn r_mark_3_seeds_a_marker_from_a_player_not_in_the_pot_stands_without_acceptance() -> anyhow::Result<()> {
     let server = TestServer::start("ex-lender").await?;
     let open = |c: &mut pb::TableConfig| {
-        c.open_stakes = Some(pb::OpenStakes { iou_auto_accept_below_cents: 1_000 });
+        c.open_stakes = Some(pb::OpenStakes { iou_auto_accept_below_cents: 1_000, ious_allowed: None });
         no_blinds(200)(c);
     };
     let mut d = nlhe_with(&server, open, &[(1, 30_000), (2, 2_000), (3, 30_000), (4, 30_000)], "lender").await?;

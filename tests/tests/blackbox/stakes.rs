@@ -391,7 +391,7 @@ async fn r_kitty_1_the_kitty_left_at_the_end_of_the_game_is_settled() -> anyhow:
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn r_mark_3_an_iou_writer_cashes_out_and_the_iou_is_paid_from_the_stack() -> anyhow::Result<()> {
     let mut room = Room::open("mark-3", |config| {
-        config.open_stakes = Some(pb::OpenStakes { iou_auto_accept_below_cents: 100_000 });
+        config.open_stakes = Some(pb::OpenStakes { iou_auto_accept_below_cents: 100_000, ious_allowed: None });
     })
     .await?;
     room.buy_in(1, "P1", 10_000).await?;
@@ -410,7 +410,7 @@ async fn r_mark_3_an_iou_writer_cashes_out_and_the_iou_is_paid_from_the_stack() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn r_mark_3_the_paper_of_an_unpaid_iou_never_reaches_the_cage_and_a_loan_is_the_lenders_chips() -> anyhow::Result<()> {
     let mut room = Room::open("mark-3-paper", |config| {
-        config.open_stakes = Some(pb::OpenStakes { iou_auto_accept_below_cents: 100_000 });
+        config.open_stakes = Some(pb::OpenStakes { iou_auto_accept_below_cents: 100_000, ious_allowed: None });
     })
     .await?;
     room.buy_in(1, "P1", 10_000).await?;

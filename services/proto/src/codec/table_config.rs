@@ -174,7 +174,10 @@ pub fn table_config_from_wire(errors: &mut FieldErrors, wire: &pb::TableConfig) 
         kill,
         button_policy,
         stakes: match &wire.open_stakes {
-            Some(open) => rules::StakesMode::OpenStakes { iou_auto_accept_below_cents: open.iou_auto_accept_below_cents },
+            Some(open) => rules::StakesMode::OpenStakes {
+                iou_auto_accept_below_cents: open.iou_auto_accept_below_cents,
+                ious_allowed: open.ious_allowed.unwrap_or(rules::StakesMode::ious_allowed_by_default()),
+            },
             None => rules::StakesMode::TableStakes,
         },
         buy_in: rules::config::BuyInLimits {
@@ -225,6 +228,10 @@ pub fn table_config_from_wire(errors: &mut FieldErrors, wire: &pb::TableConfig) 
             Some(max) => small_u8(errors, "config.max_restraddles", max)?,
             None => rules::TableConfig::seeds_max_restraddles(),
         },
+        bring_in_ties_by_position: wire.bring_in_ties_by_position,
+        open_pair_big_bet: wire.open_pair_big_bet,
+        heads_up_from_round_start: wire.heads_up_from_round_start,
+        check_raise_allowed: wire.check_raise_allowed.unwrap_or(rules::TableConfig::check_raise_allowed_by_default()),
     })
 }
 
@@ -296,9 +303,10 @@ pub fn table_config_to_wire(config: &rules::TableConfig) -> pb::TableConfig {
         button_policy: button_policy_to_wire(config.button_policy) as i32,
         open_stakes: match &config.stakes {
             rules::StakesMode::TableStakes => None,
-            rules::StakesMode::OpenStakes { iou_auto_accept_below_cents } => {
-                Some(pb::OpenStakes { iou_auto_accept_below_cents: *iou_auto_accept_below_cents })
-            }
+            rules::StakesMode::OpenStakes { iou_auto_accept_below_cents, ious_allowed } => Some(pb::OpenStakes {
+                iou_auto_accept_below_cents: *iou_auto_accept_below_cents,
+                ious_allowed: Some(*ious_allowed),
+            }),
         },
         buy_in: Some(pb::BuyInLimits {
             min_cents: config.buy_in.min_cents,
@@ -339,6 +347,10 @@ pub fn table_config_to_wire(config: &rules::TableConfig) -> pb::TableConfig {
         button_blind: config.button_blind,
         first_blind_on_button: config.first_blind_on_button,
         max_restraddles: Some(u32::from(config.max_restraddles)),
+        bring_in_ties_by_position: config.bring_in_ties_by_position,
+        open_pair_big_bet: config.open_pair_big_bet,
+        heads_up_from_round_start: config.heads_up_from_round_start,
+        check_raise_allowed: Some(config.check_raise_allowed),
     }
 }
 
@@ -387,6 +399,26 @@ mod tests {
                 c.fee = rules::FeePolicy::Reported { cap_cents: 500 };
                 c
             },
+            {
+                // The seeds' betting and stud rules (R-POST-5, R-BET-2, R-BET-6, R-MARK-2), away
+                // from their defaults.
+                let mut c = rules::TableConfig::seven_card_stud(25, 50, 200, 400);
+                c.bring_in_ties_by_position = true;
+                c.open_pair_big_bet = false;
+                c.heads_up_from_round_start = true;
+                c.check_raise_allowed = false;
+                c
+            },
+            {
+                let mut c = rules::TableConfig::no_limit_holdem(100, 200);
+                c.stakes = rules::StakesMode::OpenStakes { iou_auto_accept_below_cents: 1_000, ious_allowed: false };
+                c
+            },
+            {
+                let mut c = rules::TableConfig::no_limit_holdem(100, 200);
+                c.stakes = rules::StakesMode::OpenStakes { iou_auto_accept_below_cents: 1_000, ious_allowed: true };
+                c
+            },
         ] {
             let wire = table_config_to_wire(&config);
             let mut errors = FieldErrors::new();
@@ -394,5 +426,14 @@ mod tests {
             assert!(errors.is_empty(), "{:?}", errors.into_status());
             assert_eq!(back.as_ref(), Some(&config));
         }
+        // An option the wire leaves out reads as its default: check-raise allowed (R-BET-2).
+        let mut wire = table_config_to_wire(&rules::TableConfig::deuce_to_seven_triple_draw(200, 400));
+        wire.check_raise_allowed = None;
+        let mut errors = FieldErrors::new();
+        assert!(table_config_from_wire(&mut errors, &wire).is_some_and(|c| c.check_raise_allowed));
+        // Open stakes without `ious_allowed` take IOUs (R-MARK-3).
+        wire.open_stakes = Some(pb::OpenStakes { iou_auto_accept_below_cents: 1_000, ious_allowed: None });
+        let stakes = table_config_from_wire(&mut errors, &wire).map(|c| c.stakes);
+        assert_eq!(stakes, Some(rules::StakesMode::OpenStakes { iou_auto_accept_below_cents: 1_000, ious_allowed: true }));
     }
 }

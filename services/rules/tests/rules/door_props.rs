@@ -33,7 +33,7 @@ fn table_config(open_stakes: bool) -> TableConfig {
     // R-STAKE-2: $5 a session for refreshments.
     c.refreshment_allowance_cents = d(5);
     if open_stakes {
-        c.stakes = StakesMode::OpenStakes { iou_auto_accept_below_cents: d(50) };
+        c.stakes = StakesMode::OpenStakes { iou_auto_accept_below_cents: d(50), ious_allowed: true };
         c.game_key = "NLHE 100/200 private".into();
     }
     c

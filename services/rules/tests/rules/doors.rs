@@ -304,7 +304,7 @@ fn r_stake_2_no_allowance_by_default_every_removal_is_ratholing() {
 
 fn open_stakes() -> TableConfig {
     let mut c = nl_1_2();
-    c.stakes = StakesMode::OpenStakes { iou_auto_accept_below_cents: d(1_000) };
+    c.stakes = StakesMode::OpenStakes { iou_auto_accept_below_cents: d(1_000), ious_allowed: true };
     c
 }
 

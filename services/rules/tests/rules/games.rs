@@ -128,6 +128,132 @@ fn r_post_5_razz_lowest_hand_showing_acts_first_and_ties_go_clockwise() {
     assert_eq!(round_started(&events), Some(3));
 }
 
+/// Seven-card stud $20/$40 (2000/4000 cents), ante $5, bring-in $10; four players of $1,000,
+/// the dealer's right (`button_seat`) on `button`.
+fn stud_20_40(config: TableConfig, button: Seat) -> Game {
+    let mut g = Game::new(example_config(config), &[(1, d(1_000)), (2, d(1_000)), (3, d(1_000)), (4, d(1_000))]);
+    g.start(1, button, &[1, 2, 3, 4]);
+    for seat in 1..=4 {
+        g.post(seat, PostKind::Ante, 500).unwrap();
+    }
+    g
+}
+
+/// Seeds 000 (Kazakh): "Теңдікті бұзу үшін масть бойынша жоғары карта қолданылуы мүмкін, бірақ
+/// көбінесе дилерге ең жақын тұрған ойыншы алып келуді төлейді" ("The high card by suit order
+/// can be used to break ties, but more often the person closest to the dealer in order of
+/// rotation pays the bring in"); seeds 001 (Persian) the same. RULES.md: ties by suit (the
+/// default); `bring_in_ties_by_position` is the seeds' rule.
+#[test]
+fn r_post_5_seeds_bring_in_tie_goes_to_the_player_closest_to_the_dealer() {
+    let deuces = up(&[(1, "2s"), (2, "Kh"), (3, "2c"), (4, "9d")]);
+    // Default: the deuce of clubs is lower by suit than the deuce of spades.
+    let mut g = stud_20_40(TableConfig::seven_card_stud(500, 1_000, 2_000, 4_000), 4);
+    g.table(deuces.clone()).unwrap();
+    assert_eq!((g.legal().seat, g.legal().bring_in_cents), (3, Some(1_000)));
+    let r = rejected(g.post(1, PostKind::BringIn, 1_000), "BRING_IN_OUT_OF_POSITION");
+    assert_eq!(r.number("expected_seat"), Some(3));
+    // By position: seat 1 is the first after the dealer's right (4 -> 1) in rotation.
+    let mut by_position = TableConfig::seven_card_stud(500, 1_000, 2_000, 4_000);
+    by_position.bring_in_ties_by_position = true;
+    let mut g = stud_20_40(by_position.clone(), 4);
+    g.table(deuces).unwrap();
+    assert_eq!((g.legal().seat, g.legal().bring_in_cents), (1, Some(1_000)));
+    let r = rejected(g.post(3, PostKind::BringIn, 1_000), "BRING_IN_OUT_OF_POSITION");
+    assert_eq!(r.number("expected_seat"), Some(1));
+    g.post(1, PostKind::BringIn, 1_000).unwrap();
+    assert_eq!(g.stack(1), d(1_000) - 500 - 1_000);
+    assert_eq!(g.legal().seat, 2);
+    // Rotation wraps: the dealer's right on seat 2, so seat 3 comes before seat 1; the rank
+    // still decides first (a lower card anywhere brings in).
+    let mut g = stud_20_40(by_position.clone(), 2);
+    g.table(up(&[(1, "2c"), (2, "Kh"), (3, "2s"), (4, "9d")])).unwrap();
+    assert_eq!(g.legal().seat, 3);
+    let mut g = stud_20_40(by_position, 2);
+    g.table(up(&[(1, "2c"), (2, "Kh"), (3, "3s"), (4, "9d")])).unwrap();
+    assert_eq!(g.legal().seat, 1);
+}
+
+/// The same seeds' rule in razz, where the highest card brings in: two kings, the king of
+/// spades is the higher by suit (default), the king of hearts is closer to the dealer.
+#[test]
+fn r_post_5_seeds_razz_bring_in_tie_by_position() {
+    let kings = up(&[(1, "Kh"), (2, "4d"), (3, "Ks"), (4, "5c")]);
+    let mut g = stud_20_40(TableConfig::razz(500, 1_000, 2_000, 4_000), 4);
+    g.table(kings.clone()).unwrap();
+    assert_eq!(g.legal().seat, 3);
+    let mut by_position = TableConfig::razz(500, 1_000, 2_000, 4_000);
+    by_position.bring_in_ties_by_position = true;
+    let mut g = stud_20_40(by_position, 4);
+    g.table(kings).unwrap();
+    assert_eq!(g.legal().seat, 1);
+}
+
+/// Third street of `stud_20_40` (seat 3 brings in $10, everyone calls), then fourth street's
+/// up cards `fourth` and its first action.
+fn to_fourth_street(config: TableConfig, fourth: &[(Seat, &str)]) -> Game {
+    let mut g = stud_20_40(config, 4);
+    g.table(up(&[(1, "Kh"), (2, "9c"), (3, "2c"), (4, "Ts")])).unwrap();
+    g.post(3, PostKind::BringIn, 1_000).unwrap();
+    for seat in [4, 1, 2] {
+        g.ok(seat, Action::Call);
+    }
+    g.table(up(fourth)).unwrap();
+    g.next_round();
+    g
+}
+
+/// Seeds 000 (Kazakh): "жеті карталы стадта, екінші раундта (4-ші картада) ойыншыда ашық жұп
+/// болған кезде, ойыншылар кішкентай немесе үлкен ставканы таңдай алады" ("in seven-card stud,
+/// with a face-up pair on fourth street, players may choose the small or the big bet"); seeds
+/// 001 (Persian) the same. RULES.md is silent: the seven-card stud preset has
+/// `open_pair_big_bet` on, and a table may turn it off.
+#[test]
+fn r_bet_6_seeds_stud_open_pair_on_fourth_street_allows_the_big_bet() {
+    let nines = [(1, "5h"), (2, "9d"), (3, "7s"), (4, "Jd")];
+    let stud = TableConfig::seven_card_stud(500, 1_000, 2_000, 4_000);
+    assert!(stud.open_pair_big_bet, "the seeds' rule of seven-card stud");
+    // Seat 2 shows 9-9 and acts first: the small bet ($20) or the big bet ($40), nothing between.
+    let mut g = to_fourth_street(stud.clone(), &nines);
+    let open = g.legal().raise.unwrap();
+    assert_eq!((g.legal().seat, open.kind, open.min_to_cents, open.max_to_cents), (2, ActionKind::Bet, 2_000, 4_000));
+    let r = rejected(g.act(2, Action::Bet { to_cents: 3_000 }), "FIXED_LIMIT_AMOUNT");
+    assert_eq!(r.number("max_raise_to_cents"), Some(4_000));
+    g.ok(2, Action::Bet { to_cents: 4_000 });
+    assert_eq!(g.stack(2), d(1_000) - 500 - 1_000 - 4_000);
+    // After the big bet the raises are big bets: to $80, not $60.
+    let raise = g.legal().raise.unwrap();
+    assert_eq!((g.legal().seat, raise.min_to_cents, raise.max_to_cents), (3, 8_000, 8_000));
+    rejected(g.act(3, Action::Raise { to_cents: 6_000 }), "FIXED_LIMIT_AMOUNT");
+    g.ok(3, Action::Raise { to_cents: 8_000 });
+    assert_eq!(g.hand().round.bet_to_cents, 8_000);
+
+    // A small bet first: a raise may still be the small or the big bet ($40 or $60); once
+    // the big one is made, the next raise is another big bet (to $100).
+    let mut g = to_fourth_street(stud.clone(), &nines);
+    g.ok(2, Action::Bet { to_cents: 2_000 });
+    let raise = g.legal().raise.unwrap();
+    assert_eq!((raise.min_to_cents, raise.max_to_cents), (4_000, 6_000));
+    g.ok(3, Action::Raise { to_cents: 6_000 });
+    let raise = g.legal().raise.unwrap();
+    assert_eq!((g.legal().seat, raise.min_to_cents, raise.max_to_cents), (4, 10_000, 10_000));
+
+    // No pair showing: the small bet only.
+    let mut g = to_fourth_street(stud.clone(), &[(1, "5h"), (2, "8d"), (3, "7s"), (4, "Jd")]);
+    let r = rejected(g.act(g.legal().seat, Action::Bet { to_cents: 4_000 }), "FIXED_LIMIT_AMOUNT");
+    assert_eq!(r.number("max_raise_to_cents"), Some(2_000));
+
+    // Option off (RULES.md: the small bet in the first two rounds): $40 is refused.
+    let mut small_only = stud;
+    small_only.open_pair_big_bet = false;
+    let mut g = to_fourth_street(small_only, &nines);
+    let r = rejected(g.act(2, Action::Bet { to_cents: 4_000 }), "FIXED_LIMIT_AMOUNT");
+    assert_eq!(r.number("max_raise_to_cents"), Some(2_000));
+    g.ok(2, Action::Bet { to_cents: 2_000 });
+    assert!(!TableConfig::razz(500, 1_000, 2_000, 4_000).open_pair_big_bet);
+    assert!(!TableConfig::seven_card_stud_hi_lo(500, 1_000, 2_000, 4_000).open_pair_big_bet);
+}
+
 #[test]
 fn r_post_5_up_cards_only_in_stud_and_only_as_dealt() {
     let mut g = Game::new(example_config(TableConfig::no_limit_holdem(d(1), d(2))), &[(1, d(100)), (2, d(100))]);

@@ -24,7 +24,7 @@ fn config_for(family: u8, open_stakes: bool) -> TableConfig {
     };
     c = example_config(c);
     if open_stakes {
-        c.stakes = StakesMode::OpenStakes { iou_auto_accept_below_cents: d(1_000) };
+        c.stakes = StakesMode::OpenStakes { iou_auto_accept_below_cents: d(1_000), ious_allowed: true };
     }
     c
 }

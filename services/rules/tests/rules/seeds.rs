@@ -358,7 +358,7 @@ fn r_mark_3_legal_actions_offer_no_call_the_borrower_may_not_make() {
     // A player who borrowed to raise may not go all in: a call for the whole stack is such an
     // all in. GetLegalActions offered the call, Act refused it; both read one judgement now.
     let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
-    c.stakes = StakesMode::OpenStakes { iou_auto_accept_below_cents: d(1000) };
+    c.stakes = StakesMode::OpenStakes { iou_auto_accept_below_cents: d(1000), ious_allowed: true };
     c.blinds_cents = Vec::new();
     let mut g = Game::new(c, &[(1, d(300)), (2, d(50)), (3, d(300))]);
     g.start(1, 3, &[1, 2, 3]);
@@ -451,7 +451,7 @@ fn r_mark_3_seeds_a_marker_from_a_lender_outside_the_pot_needs_no_acceptance() {
     // Kazakh seed (English original): "borrow money or chips from a player not involved in the
     // pot ... which the players in the pot are then compelled to accept".
     let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
-    c.stakes = StakesMode::OpenStakes { iou_auto_accept_below_cents: d(10) };
+    c.stakes = StakesMode::OpenStakes { iou_auto_accept_below_cents: d(10), ious_allowed: true };
     c.blinds_cents = Vec::new();
     let mut g = Game::new(c, &[(1, d(300)), (2, d(20)), (3, d(300)), (4, d(300))]);
     g.start(1, 3, &[1, 2, 3]);
@@ -620,4 +620,141 @@ fn r_bet_1_a_player_with_nothing_to_decide_may_check_or_be_passed_by_the_next_ro
     g.post(2, PostKind::BigBlind, d(2)).unwrap();
     g.ok(3, raise(6));
     rejected(g.table(TableOp::NextRound { first_to_act_seat: None }), "ROUND_NOT_COMPLETE");
+}
+
+/// LHE $3/$6 (300/600 cents), blinds 100/300, three players: the button (seat 3) raises to
+/// $6, the small blind to $9, the big blind folds, the button makes it $12 (the bet and three
+/// raises). Returns the game with the small blind (seat 1) to act.
+fn lhe_cap_reached_after_a_fold(heads_up_from_round_start: bool) -> Game {
+    let mut c = TableConfig::fixed_limit_holdem(300, 600, 3);
+    c.heads_up_from_round_start = heads_up_from_round_start;
+    let mut g = Game::new(example_config(c), &[(1, d(100)), (2, d(100)), (3, d(100))]);
+    g.start(1, 3, &[1, 2, 3]);
+    g.post(1, PostKind::SmallBlind, 100).unwrap();
+    g.post(2, PostKind::BigBlind, 300).unwrap();
+    g.ok(3, Action::Raise { to_cents: 600 });
+    g.ok(1, Action::Raise { to_cents: 900 });
+    g.ok(2, Action::Fold);
+    g.ok(3, Action::Raise { to_cents: 1_200 });
+    g
+}
+
+/// Seeds 000 (Kazakh): "екі ойыншы ғана қалғанда (яғни, тіксіз раунд басталғанда екі ойыншының
+/// қолында болғанда) шексіз көтеруге рұқсат ету" ("unlimited raising when only two players
+/// remain, i.e. when two players are in the hand at the start of the betting round"); seeds
+/// 001 (Persian): "هدز آپ وقتی اتفاق میافتد که تنها دو بازیکن در آغاز دور شرط بندی حاضر هستند"
+/// ("heads-up is when only two players are present at the start of the betting round").
+/// Seeds 002 (Russian) and RULES.md: any time the action becomes heads-up before the cap (the
+/// default); `heads_up_from_round_start` is the Kazakh and Persian rule.
+#[test]
+fn r_bet_6_seeds_heads_up_exception_only_when_the_round_starts_heads_up() {
+    // Default: two players left before the cap, raising goes on.
+    let mut g = lhe_cap_reached_after_a_fold(false);
+    g.ok(1, Action::Raise { to_cents: 1_500 });
+    assert_eq!(g.hand().round.bet_to_cents, 1_500);
+    // The Kazakh and Persian rule: the round started three-handed, so it is capped at $12.
+    let mut g = lhe_cap_reached_after_a_fold(true);
+    let r = rejected(g.act(1, Action::Raise { to_cents: 1_500 }), "BETTING_CAPPED");
+    assert_eq!(r.number("raises"), Some(4));
+    assert!(g.legal().raise.is_none() && g.legal().can_call);
+    g.ok(1, Action::Call);
+    assert_eq!(g.hand().pot_cents, 300 + 1_200 + 1_200);
+    // The flop starts with two players: heads-up from the start, no cap.
+    g.next_round();
+    let mut to = 300;
+    for seat in [1, 3, 1, 3, 1, 3] {
+        g.ok(seat, if to == 300 { Action::Bet { to_cents: to } } else { Action::Raise { to_cents: to } });
+        to += 300;
+    }
+    assert_eq!(g.hand().round.bet_to_cents, 1_800, "heads-up from the start: raising continues past the cap");
+}
+
+/// 2-7 triple draw $3/$6, three players: blinds, everyone in for $3, then the first draw's
+/// betting round with seat 1 first.
+fn triple_draw_after_the_first_draw(check_raise_allowed: bool) -> Game {
+    let mut c = TableConfig::deuce_to_seven_triple_draw(d(3), d(6));
+    c.check_raise_allowed = check_raise_allowed;
+    let blinds = c.blinds_cents.clone();
+    let mut g = Game::new(example_config(c), &[(1, d(100)), (2, d(100)), (3, d(100))]);
+    g.start(1, 3, &[1, 2, 3]);
+    g.post(1, PostKind::SmallBlind, blinds[0]).unwrap();
+    g.post(2, PostKind::BigBlind, blinds[1]).unwrap();
+    g.ok(3, Action::Call);
+    g.ok(1, Action::Call);
+    g.ok(2, Action::Check);
+    g.next_round();
+    g
+}
+
+/// Seeds 002 (Russian): "Чек-рейз разрешен во всех играх, за исключением некоторых форм
+/// лоубола" ("check-raise is allowed in all games except some forms of lowball"). RULES.md
+/// R-BET-2 allows it everywhere (the default); `check_raise_allowed = false` is the lowball
+/// form without it.
+#[test]
+fn r_bet_2_seeds_no_check_raise_in_some_forms_of_lowball() {
+    // Default: seat 1 checks, seat 2 bets $3, seat 3 calls, seat 1 check-raises to $6.
+    let mut g = triple_draw_after_the_first_draw(true);
+    g.ok(1, Action::Check);
+    g.ok(2, bet(3));
+    g.ok(3, Action::Call);
+    g.ok(1, raise(6));
+    assert_eq!(g.hand().round.bet_to_cents, d(6));
+    // Without check-raise: the player who checked may only call or fold this round.
+    let mut g = triple_draw_after_the_first_draw(false);
+    g.ok(1, Action::Check);
+    g.ok(2, bet(3));
+    let l = g.legal();
+    assert_eq!((l.seat, l.raise.map(|r| r.min_to_cents)), (3, Some(d(6))), "seat 3 did not check: it may raise");
+    g.ok(3, Action::Call);
+    let l = g.legal();
+    assert_eq!((l.seat, l.call_cents, l.raise, l.can_call), (1, d(3), None, true));
+    let r = rejected(g.act(1, raise(6)), "CHECK_RAISE_NOT_ALLOWED");
+    assert_eq!((r.number("seat"), r.number("call_cents")), (Some(1), Some(d(3))));
+    rejected(g.act(1, Action::AllIn), "CHECK_RAISE_NOT_ALLOWED");
+    g.ok(1, Action::Call);
+    assert_eq!(g.hand().pot_cents, d(9) + d(9));
+    // The next round (big bets) starts afresh: seat 1 bets, and may raise again.
+    g.next_round();
+    g.ok(1, bet(6));
+    g.ok(2, raise(12));
+    g.ok(3, Action::Fold);
+    g.ok(1, raise(18));
+}
+
+/// Seeds 000 (Kazakh): "Казиноларда кейде ойыншылар қол кезінде үстелден фишкалар сатып ала
+/// алады, бірақ ешқашан ақша қарыз алуға немесе вексельдерді пайдалануға рұқсат етілмейді"
+/// ("In casinos, players are sometimes allowed to buy chips at the table during a hand, but
+/// never to borrow money or use IOUs"); seeds 001 (Persian) the same. RULES.md R-MARK-3 lets
+/// open stakes take IOUs (the default); `ious_allowed: false` is the casinos' open stakes.
+#[test]
+fn r_mark_2_seeds_open_stakes_that_buy_chips_for_cash_but_never_take_ious() {
+    let open = |ious_allowed: bool| {
+        let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+        c.stakes = StakesMode::OpenStakes { iou_auto_accept_below_cents: d(10), ious_allowed };
+        c.blinds_cents = Vec::new();
+        c
+    };
+    let paper = TableOp::WriteIou { seat: 2, amount_cents: d(100), lender: None, accepted_by: vec![1], to_raise: false };
+    let loan = TableOp::WriteIou { seat: 2, amount_cents: d(100), lender: Some(pid("P3")), accepted_by: vec![], to_raise: false };
+    // Default: the IOU accepted by the player in the pot, and a loan from P3 (not dealt in).
+    let mut g = Game::new(open(true), &[(1, d(300)), (2, d(50)), (3, d(300))]);
+    g.start(1, 3, &[1, 2]);
+    g.ok(1, bet(100));
+    g.table(paper.clone()).unwrap();
+    g.table(loan.clone()).unwrap();
+    assert_eq!(g.stack(2), d(250));
+    // Never IOUs: both refused, the cash buy during the hand still allowed (R-MARK-4).
+    let mut g = Game::new(open(false), &[(1, d(300)), (2, d(50)), (3, d(300))]);
+    g.start(1, 3, &[1, 2]);
+    g.ok(1, bet(100));
+    let r = rejected(g.table(paper), "IOU_NOT_ALLOWED");
+    assert_eq!(r.number("seat"), Some(2));
+    rejected(g.table(loan), "IOU_NOT_ALLOWED");
+    assert_eq!(g.stack(2), d(50));
+    g.table(TableOp::TopUp { seat: 2, player_id: pid("P2"), amount_cents: d(50), source: FundsSource::Cash, supervisor_id: None }).unwrap();
+    assert_eq!(g.stack(2), d(100));
+    g.ok(2, Action::Call);
+    // Tables recorded before the option read as taking IOUs.
+    let recorded: StakesMode = serde_json::from_str(r#"{"kind":"OpenStakes","iou_auto_accept_below_cents":1000}"#).unwrap();
+    assert_eq!(recorded, StakesMode::OpenStakes { iou_auto_accept_below_cents: 1000, ious_allowed: true });
 }

@@ -230,7 +230,7 @@ fn r_mark_1_open_markers_are_bounded() {
 
 fn open_stakes() -> TableConfig {
     let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
-    c.stakes = StakesMode::OpenStakes { iou_auto_accept_below_cents: d(10) };
+    c.stakes = StakesMode::OpenStakes { iou_auto_accept_below_cents: d(10), ious_allowed: true };
     c.blinds_cents = Vec::new();
     c
 }
