@@ -48,6 +48,8 @@
 //!   non-fold action before paying), `SEAT_SITTING_OUT` (dealt while absent),
 //!   `ALREADY_SITTING_OUT`, `NOT_SITTING_OUT`, `BUTTON_NOT_DEALT` (`ButtonPolicy::Moving` /
 //!   `Simplified`: the button is a dealt player; `Dead` (the default) may sit on an empty seat).
+//!   `TableState::last_button_seat` (serde default) and `BUTTON_OUT_OF_TURN`: a simplified
+//!   button moves on one dealt player a hand (the seeds), the blinds following it.
 //! - R-BET-7 assumed call: config flag `TableConfig::pot_limit_assumed_call` (serde default
 //!   false): pot limit, the first preflop raise counts the small blind as called (4 big blinds).
 //! - R-BET-14 / R-BET-13: `TableOp::PutOutChips{seat, chips, declared: Option<Action>}` ->

@@ -22,6 +22,8 @@ pub const ALREADY_SITTING_OUT: Reason = Reason::new("ALREADY_SITTING_OUT", "R-PO
 pub const NOT_SITTING_OUT: Reason = Reason::new("NOT_SITTING_OUT", "R-POST-3");
 pub const BUTTON_NOT_DEALT: Reason = Reason::new("BUTTON_NOT_DEALT", "R-POST-3");
 pub const BIG_BLIND_OUT_OF_TURN: Reason = Reason::new("BIG_BLIND_OUT_OF_TURN", "R-POST-3");
+/// R-POST-3: a simplified button moves on one dealt player a hand.
+pub const BUTTON_OUT_OF_TURN: Reason = Reason::new("BUTTON_OUT_OF_TURN", "R-POST-3");
 pub const BLIND_OUT_OF_POSITION: Reason = Reason::new("BLIND_OUT_OF_POSITION", "R-POST-2");
 pub const ANTE_BEFORE_BLIND: Reason = Reason::new("ANTE_BEFORE_BLIND", "R-POST-7");
 pub const ANTE_OUT_OF_POSITION: Reason = Reason::new("ANTE_OUT_OF_POSITION", "R-POST-1");
@@ -47,6 +49,7 @@ pub const REASONS: &[Reason] = &[
     NOT_SITTING_OUT,
     BUTTON_NOT_DEALT,
     BIG_BLIND_OUT_OF_TURN,
+    BUTTON_OUT_OF_TURN,
     BLIND_OUT_OF_POSITION,
     ANTE_BEFORE_BLIND,
     ANTE_OUT_OF_POSITION,
@@ -270,6 +273,29 @@ pub fn check_deal(table: &TableState, config: &TableConfig, button_seat: Seat, d
         return Err(Rejection::new(BUTTON_NOT_DEALT, "with a moving or simplified button the button is a dealt player")
             .with("button_seat", button_seat as Cents));
     }
+    let mut seats = [0 as Seat; crate::MAX_SEATS];
+    let n = dealt_seats.len().min(crate::MAX_SEATS);
+    seats[..n].copy_from_slice(&dealt_seats[..n]);
+    let dealt = &mut seats[..n];
+    dealt.sort_unstable();
+    // R-POST-3, the seeds' simplified button: "the dealer button moves to the next active player
+    // on the left, and the small and big blinds are paid by the first and second players
+    // remaining to the left ... always rotates the button, but results in 'missed blinds'": a
+    // player the big blind skips because the player before left has missed it (owes nothing).
+    // Heads-up the rule below (the big blind keeps moving) still applies.
+    if config.button_policy == ButtonPolicy::Simplified && dealt.len() > 2 {
+        let Some(previous) = table.last_button_seat else {
+            return Ok(());
+        };
+        let expected = dealt.iter().copied().find(|s| *s > previous).unwrap_or(dealt[0]);
+        if button_seat != expected {
+            return Err(Rejection::new(BUTTON_OUT_OF_TURN, "a simplified button moves on to the next dealt player after the last hand's button")
+                .with("button_seat", button_seat as Cents)
+                .with("expected_button_seat", expected as Cents)
+                .with("previous_button_seat", previous as Cents));
+        }
+        return Ok(());
+    }
     // R-POST-3 (seeds: "there is always a big blind"; it moves on one player a hand, also from
     // three players to two): the button the dealer names must put the big blind on the first
     // dealt player after the previous hand's big blind, so no player skips a blind or pays one
@@ -277,11 +303,6 @@ pub fn check_deal(table: &TableState, config: &TableConfig, button_seat: Seat, d
     let Some(previous) = table.last_big_blind_seat else {
         return Ok(());
     };
-    let mut seats = [0 as Seat; crate::MAX_SEATS];
-    let n = dealt_seats.len().min(crate::MAX_SEATS);
-    seats[..n].copy_from_slice(&dealt_seats[..n]);
-    let dealt = &mut seats[..n];
-    dealt.sort_unstable();
     let Some(big) = blind_positions(config, None, button_seat, dealt).big else {
         return Ok(());
     };

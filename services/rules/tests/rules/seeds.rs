@@ -566,6 +566,53 @@ fn r_post_3_seeds_the_big_blind_moves_on_one_player_whatever_button_the_dealer_n
 }
 
 #[test]
+fn r_post_3_seeds_simplified_button_rotates_past_a_departed_big_blind() {
+    // Kazakh seed, English original: "Simplified: The dealer button moves to the next active
+    // player on the left, and the small and big blinds are paid by the first and second players
+    // remaining to the left. This is the easiest to track and always rotates the button, but
+    // results in 'missed blinds'. For instance, a player 'under the gun' when the player in the
+    // big blind busts out ends up paying the small blind" (Kazakh: «Оңайлатылған: Дилер
+    // батырмасы сол жақтағы келесі белсенді ойыншыға ауысады ...»). NL 100/200, seats 1-5:
+    // hand 1 button 1, small blind 2, big blind 3; seat 3 leaves. Hand 2: button 2, small blind
+    // 4 (it missed the big blind, and owes nothing for it), big blind 5.
+    let mut c = example_config(TableConfig::no_limit_holdem(d(100), d(200)));
+    c.button_policy = ButtonPolicy::Simplified;
+    let mut g = Game::new(c, &(1..=5).map(|s| (s, d(10_000))).collect::<Vec<_>>());
+    g.start(1, 1, &[1, 2, 3, 4, 5]);
+    g.post(2, PostKind::SmallBlind, d(100)).unwrap();
+    g.post(3, PostKind::BigBlind, d(200)).unwrap();
+    while let Some(l) = legal_actions(g.state()) {
+        g.ok(l.seat, Action::Fold);
+    }
+    g.end();
+    g.table(TableOp::CashOut { seat: 3, player_id: pid("P3") }).unwrap();
+    // The button stays or jumps: refused, naming the next dealt player after the last button.
+    for button_seat in [1, 4] {
+        let r = rejected(g.table(TableOp::StartHand { hand_no: 2, button_seat, dealt_seats: vec![1, 2, 4, 5] }), "BUTTON_OUT_OF_TURN");
+        assert_eq!((r.number("expected_button_seat"), r.number("previous_button_seat")), (Some(2), Some(1)));
+    }
+    g.start(2, 2, &[1, 2, 4, 5]);
+    assert_eq!((g.hand().blinds.small, g.hand().blinds.big), (Some(4), Some(5)));
+    rejected(g.post(4, PostKind::BigBlind, d(200)), "BLIND_OUT_OF_POSITION");
+    g.post(4, PostKind::SmallBlind, d(100)).unwrap();
+    g.post(5, PostKind::BigBlind, d(200)).unwrap();
+    assert_eq!((g.state().seat(4).unwrap().missed_big_blind, g.state().seat(4).unwrap().missed_small_blind), (false, false));
+    let l = g.legal();
+    assert_eq!((l.seat, l.call_cents), (1, d(200)));
+    g.ok(1, Action::Fold);
+    g.ok(2, Action::Fold);
+    g.ok(4, Action::Call);
+    g.ok(5, Action::Check);
+    g.check_down(&[4, 5]);
+    g.showdown(vec![vec![4], vec![5]]);
+    g.end();
+    assert_eq!((g.stack(4), g.stack(5)), (d(10_200), d(9_800)));
+    // Hand 3: the button moves on to seat 4; the blinds follow it (5 and 1).
+    g.start(3, 4, &[1, 2, 4, 5]);
+    assert_eq!((g.hand().blinds.small, g.hand().blinds.big), (Some(5), Some(1)));
+}
+
+#[test]
 fn r_post_7_a_big_blind_all_in_on_the_ante_posts_nothing_and_the_call_is_still_the_full_blind() {
     // Found by replaying PokerKit hands: the big blind's $2 all go to the ante. The action
     // starts left of the big blind (not with the small blind), and the others call the full $2
