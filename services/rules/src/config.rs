@@ -325,6 +325,13 @@ pub struct TableConfig {
     /// and the third blind left of the big blind.
     #[serde(default)]
     pub first_blind_on_button: bool,
+    /// R-POST-3 option, the seeds' house rule (000: "some house rules allow posting one blind
+    /// per hand, largest first, meaning all posts of missed blinds are live"): a returning
+    /// player posts the missed big blind (`MissedBigBlind`) and, in a later hand, the missed
+    /// small blind (`MissedSmallBlind`), both live. By default (RULES.md) both at once, the big
+    /// blind live and the small blind dead (`MissedSmallBlindDead`).
+    #[serde(default)]
+    pub missed_blinds_one_per_hand: bool,
 }
 
 /// R-REBUY-1: which tables are "the same game and limits", for the re-buy wait and one seat per
@@ -445,6 +452,7 @@ impl TableConfig {
             odd_chip: OddChipRule::ClockwiseFromButton,
             button_blind: false,
             first_blind_on_button: false,
+            missed_blinds_one_per_hand: false,
             max_restraddles: TableConfig::seeds_max_restraddles(),
         }
     }

@@ -50,6 +50,9 @@
 //!   `Simplified`: the button is a dealt player; `Dead` (the default) may sit on an empty seat).
 //!   `TableState::last_button_seat` (serde default) and `BUTTON_OUT_OF_TURN`: a simplified
 //!   button moves on one dealt player a hand (the seeds), the blinds following it.
+//!   `TableConfig::missed_blinds_one_per_hand` (serde default false) and the live
+//!   `PostKind::MissedSmallBlind` (appended: the posted-mask bits of the others are unchanged):
+//!   the seeds' one missed blind per hand, largest first, all live; `ONE_MISSED_BLIND_PER_HAND`.
 //! - R-BET-7 assumed call: config flag `TableConfig::pot_limit_assumed_call` (serde default
 //!   false): pot limit, the first preflop raise counts the small blind as called (4 big blinds).
 //! - R-BET-14 / R-BET-13: `TableOp::PutOutChips{seat, chips, declared: Option<Action>}` ->

@@ -33,6 +33,8 @@ pub const BRING_IN_OUT_OF_POSITION: Reason = Reason::new("BRING_IN_OUT_OF_POSITI
 pub const BLINDS_NOT_POSTED: Reason = Reason::new("BLINDS_NOT_POSTED", "R-POST-2");
 /// R-POST-1: the antes are posted before the deal: nobody acts before they are in.
 pub const ANTES_NOT_POSTED: Reason = Reason::new("ANTES_NOT_POSTED", "R-POST-1");
+/// R-POST-3 option `missed_blinds_one_per_hand`: one missed blind per hand, the largest first.
+pub const ONE_MISSED_BLIND_PER_HAND: Reason = Reason::new("ONE_MISSED_BLIND_PER_HAND", "R-POST-3");
 
 pub const REASONS: &[Reason] = &[
     POSTS_CLOSED,
@@ -57,6 +59,7 @@ pub const REASONS: &[Reason] = &[
     BRING_IN_OUT_OF_POSITION,
     BLINDS_NOT_POSTED,
     ANTES_NOT_POSTED,
+    ONE_MISSED_BLIND_PER_HAND,
 ];
 
 /// R-POST-1 and R-POST-2: before anyone acts in the first round, the forced bets are in. The
@@ -120,6 +123,19 @@ pub fn check_entry_post(table: &TableState, hand: &HandState, seat: Seat) -> Res
     // R-POST-3: a returning player posts the missed big blind live and the small blind dead
     // (the flags are cleared by those posts, or by the big blind in position).
     let missed = (s.missed_big_blind, s.missed_small_blind);
+    // The seeds' house rule: one missed blind per hand, the largest first; the small blind is
+    // owed from the hand after the one the big blind was posted in.
+    let one_per_hand = table.config.as_ref().is_some_and(|c| c.missed_blinds_one_per_hand);
+    let big_posted_now = hand.player(seat).is_some_and(|p| p.posted_mask & PostKind::MissedBigBlind.bit() != 0);
+    if one_per_hand && (missed.0 || (missed.1 && !big_posted_now)) {
+        return Err(Rejection::new(MISSED_BLINDS_REQUIRED, "a returning player posts one missed blind a hand, the big blind first, live")
+            .with("seat", seat as Cents)
+            .with("missed_big_blind", missed.0 as Cents)
+            .with("missed_small_blind", missed.1 as Cents));
+    }
+    if one_per_hand {
+        return Ok(());
+    }
     if missed.0 || missed.1 {
         return Err(Rejection::new(MISSED_BLINDS_REQUIRED, "a returning player posts the missed big blind live and the small blind dead")
             .with("seat", seat as Cents)
@@ -242,7 +258,7 @@ pub fn clear_missed_blinds(table: &mut TableState, seat: Seat, kind: PostKind) {
             s.missed_small_blind = false;
         }
         PostKind::MissedBigBlind | PostKind::NewPlayer => s.missed_big_blind = false,
-        PostKind::MissedSmallBlindDead => s.missed_small_blind = false,
+        PostKind::MissedSmallBlindDead | PostKind::MissedSmallBlind => s.missed_small_blind = false,
         _ => {}
     }
 }
@@ -336,7 +352,11 @@ pub fn nominal_cents(kind: PostKind, config: &TableConfig, hand: &HandState) -> 
         }
         // R-POST-1: the big blind posts the table's ante, one amount whatever the table size.
         PostKind::BigBlindAnte => (config.ante_cents > 0 && config.big_blind_ante).then_some(config.ante_cents),
-        PostKind::SmallBlind | PostKind::MissedSmallBlindDead => blind(0).filter(|_| config.blinds_cents.len() >= 2),
+        PostKind::SmallBlind => blind(0).filter(|_| config.blinds_cents.len() >= 2),
+        // R-POST-3: the missed small blind is dead, or live one hand after the big blind
+        // (`missed_blinds_one_per_hand`).
+        PostKind::MissedSmallBlindDead => blind(0).filter(|_| config.blinds_cents.len() >= 2 && !config.missed_blinds_one_per_hand),
+        PostKind::MissedSmallBlind => blind(0).filter(|_| config.blinds_cents.len() >= 2 && config.missed_blinds_one_per_hand),
         // R-POST-2: with a third blind, the big blind is the second of the three.
         PostKind::BigBlind => blind(1).or((big > 0).then_some(big)),
         PostKind::NewPlayer | PostKind::MissedBigBlind => (big > 0).then_some(big),
@@ -436,6 +456,15 @@ pub fn judge_post(table: &TableState, seat: Seat, kind: PostKind, amount_cents: 
         return Err(Rejection::new(POST_NOT_CONFIGURED, format!("{kind:?} is not part of this table's configuration")));
     };
     check_position(hand, config, seat, kind)?;
+    // R-POST-3 option: one missed blind per hand, the largest first.
+    if kind == PostKind::MissedSmallBlind {
+        let big_owed = table.seat(seat).is_some_and(|s| s.missed_big_blind);
+        if big_owed || p.posted_mask & PostKind::MissedBigBlind.bit() != 0 {
+            return Err(Rejection::new(ONE_MISSED_BLIND_PER_HAND, "one missed blind a hand, the big blind first; the small blind in a later hand")
+                .with("seat", seat as Cents)
+                .with("missed_big_blind", big_owed as Cents));
+        }
+    }
     // R-POST-1 / R-POST-7: a player pays the ante first, then the blind.
     let own_ante = match (kind.is_ante(), hand.blinds.big == Some(seat) && config.big_blind_ante) {
         (true, _) => None,

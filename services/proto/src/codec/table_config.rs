@@ -220,6 +220,7 @@ pub fn table_config_from_wire(errors: &mut FieldErrors, wire: &pb::TableConfig) 
         odd_chip: odd_chip?,
         button_blind: wire.button_blind,
         first_blind_on_button: wire.first_blind_on_button,
+        missed_blinds_one_per_hand: wire.missed_blinds_one_per_hand,
         max_restraddles: match wire.max_restraddles {
             Some(max) => small_u8(errors, "config.max_restraddles", max)?,
             None => rules::TableConfig::seeds_max_restraddles(),
@@ -336,6 +337,7 @@ pub fn table_config_to_wire(config: &rules::TableConfig) -> pb::TableConfig {
         odd_chip: odd_chip_to_wire(config.odd_chip) as i32,
         button_blind: config.button_blind,
         first_blind_on_button: config.first_blind_on_button,
+        missed_blinds_one_per_hand: config.missed_blinds_one_per_hand,
         max_restraddles: Some(u32::from(config.max_restraddles)),
     }
 }
@@ -382,6 +384,7 @@ mod tests {
                 c.sleeper_allowed = true;
                 c.odd_chip = rules::config::OddChipRule::AsRanked;
                 c.button_blind = true;
+                c.missed_blinds_one_per_hand = true;
                 c.fee = rules::FeePolicy::Reported { cap_cents: 500 };
                 c
             },
