@@ -332,6 +332,12 @@ pub struct TableConfig {
     /// blind live and the small blind dead (`MissedSmallBlindDead`).
     #[serde(default)]
     pub missed_blinds_one_per_hand: bool,
+    /// R-POST-7 option, the seeds (000: "some cardrooms require players in the big blind
+    /// position to have at least enough chips to cover the small blind (and ante if applicable)
+    /// in order to be dealt in"): the deal is refused (`BIG_BLIND_SHORT`) until that player
+    /// re-buys or is left out. By default a short big blind is all in for what it has.
+    #[serde(default)]
+    pub big_blind_covers_small_blind: bool,
 }
 
 /// R-REBUY-1: which tables are "the same game and limits", for the re-buy wait and one seat per
@@ -453,6 +459,7 @@ impl TableConfig {
             button_blind: false,
             first_blind_on_button: false,
             missed_blinds_one_per_hand: false,
+            big_blind_covers_small_blind: false,
             max_restraddles: TableConfig::seeds_max_restraddles(),
         }
     }

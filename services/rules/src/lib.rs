@@ -53,6 +53,8 @@
 //!   `TableConfig::missed_blinds_one_per_hand` (serde default false) and the live
 //!   `PostKind::MissedSmallBlind` (appended: the posted-mask bits of the others are unchanged):
 //!   the seeds' one missed blind per hand, largest first, all live; `ONE_MISSED_BLIND_PER_HAND`.
+//!   `TableConfig::big_blind_covers_small_blind` (serde default false): `StartHand` refuses a
+//!   big blind short of the small blind and its ante (`BIG_BLIND_SHORT`, R-POST-7, the seeds).
 //! - R-BET-7 assumed call: config flag `TableConfig::pot_limit_assumed_call` (serde default
 //!   false): pot limit, the first preflop raise counts the small blind as called (4 big blinds).
 //! - R-BET-14 / R-BET-13: `TableOp::PutOutChips{seat, chips, declared: Option<Action>}` ->

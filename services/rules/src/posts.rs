@@ -35,6 +35,9 @@ pub const BLINDS_NOT_POSTED: Reason = Reason::new("BLINDS_NOT_POSTED", "R-POST-2
 pub const ANTES_NOT_POSTED: Reason = Reason::new("ANTES_NOT_POSTED", "R-POST-1");
 /// R-POST-3 option `missed_blinds_one_per_hand`: one missed blind per hand, the largest first.
 pub const ONE_MISSED_BLIND_PER_HAND: Reason = Reason::new("ONE_MISSED_BLIND_PER_HAND", "R-POST-3");
+/// R-POST-7 option `big_blind_covers_small_blind`: a big blind short of the small blind (and
+/// its ante) is not dealt in.
+pub const BIG_BLIND_SHORT: Reason = Reason::new("BIG_BLIND_SHORT", "R-POST-7");
 
 pub const REASONS: &[Reason] = &[
     POSTS_CLOSED,
@@ -60,6 +63,7 @@ pub const REASONS: &[Reason] = &[
     BLINDS_NOT_POSTED,
     ANTES_NOT_POSTED,
     ONE_MISSED_BLIND_PER_HAND,
+    BIG_BLIND_SHORT,
 ];
 
 /// R-POST-1 and R-POST-2: before anyone acts in the first round, the forced bets are in. The
@@ -335,6 +339,39 @@ pub fn check_deal(table: &TableState, config: &TableConfig, button_seat: Seat, d
             .with("big_blind_seat", big as Cents)
             .with("expected_big_blind_seat", expected as Cents)
             .with("previous_big_blind_seat", previous as Cents));
+    }
+    Ok(())
+}
+
+/// R-POST-7 option, the seeds: "some cardrooms require players in the big blind position to
+/// have at least enough chips to cover the small blind (and ante if applicable) in order to be
+/// dealt in ... will not be dealt in unless they re-buy". Checked at the deal, on the seat the
+/// blinds put the big blind on. By default a short big blind is all in for what it has.
+pub fn check_big_blind_covers_small_blind(table: &TableState, config: &TableConfig, button_seat: Seat, dealt_seats: &[Seat]) -> Result<(), Rejection> {
+    if !config.big_blind_covers_small_blind {
+        return Ok(());
+    }
+    let mut seats = [0 as Seat; crate::MAX_SEATS];
+    let n = dealt_seats.len().min(crate::MAX_SEATS);
+    seats[..n].copy_from_slice(&dealt_seats[..n]);
+    let dealt = &mut seats[..n];
+    dealt.sort_unstable();
+    let Some(big) = blind_positions(config, table.last_big_blind_seat, button_seat, dealt).big else {
+        return Ok(());
+    };
+    let small_blind_cents = config.blinds_cents.first().copied().filter(|b| *b > 0 && config.blinds_cents.len() >= 2).unwrap_or(0);
+    // The big blind's own ante: every player's, or the table's with a big-blind ante.
+    let ante_cents = if config.button_ante { 0 } else { config.ante_cents.max(0) };
+    // Both bounded by `TableConfig::validate` (R-UNIT-1): the sum cannot wrap.
+    let required_cents = small_blind_cents + ante_cents;
+    let stack_cents = table.stack_cents(big);
+    if stack_cents < required_cents {
+        return Err(Rejection::new(BIG_BLIND_SHORT, format!("seat {big} in the big blind has less than the small blind and ante: not dealt in unless it re-buys"))
+            .with("seat", big as Cents)
+            .with("stack_cents", stack_cents)
+            .with("small_blind_cents", small_blind_cents)
+            .with("ante_cents", ante_cents)
+            .with("required_cents", required_cents));
     }
     Ok(())
 }

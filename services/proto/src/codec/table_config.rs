@@ -221,6 +221,7 @@ pub fn table_config_from_wire(errors: &mut FieldErrors, wire: &pb::TableConfig) 
         button_blind: wire.button_blind,
         first_blind_on_button: wire.first_blind_on_button,
         missed_blinds_one_per_hand: wire.missed_blinds_one_per_hand,
+        big_blind_covers_small_blind: wire.big_blind_covers_small_blind,
         max_restraddles: match wire.max_restraddles {
             Some(max) => small_u8(errors, "config.max_restraddles", max)?,
             None => rules::TableConfig::seeds_max_restraddles(),
@@ -338,6 +339,7 @@ pub fn table_config_to_wire(config: &rules::TableConfig) -> pb::TableConfig {
         button_blind: config.button_blind,
         first_blind_on_button: config.first_blind_on_button,
         missed_blinds_one_per_hand: config.missed_blinds_one_per_hand,
+        big_blind_covers_small_blind: config.big_blind_covers_small_blind,
         max_restraddles: Some(u32::from(config.max_restraddles)),
     }
 }
@@ -385,6 +387,7 @@ mod tests {
                 c.odd_chip = rules::config::OddChipRule::AsRanked;
                 c.button_blind = true;
                 c.missed_blinds_one_per_hand = true;
+                c.big_blind_covers_small_blind = true;
                 c.fee = rules::FeePolicy::Reported { cap_cents: 500 };
                 c
             },

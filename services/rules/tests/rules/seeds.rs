@@ -613,6 +613,48 @@ fn r_post_3_seeds_simplified_button_rotates_past_a_departed_big_blind() {
 }
 
 #[test]
+fn r_post_7_seeds_a_big_blind_short_of_the_small_blind_and_ante_is_not_dealt_in() {
+    // Kazakh seed, English original: "Some cardrooms require players in the big blind position
+    // to have at least enough chips to cover the small blind (and ante if applicable) in order
+    // to be dealt in. In cash games with such a rule, any player in the big blind with
+    // insufficient chips to cover the small blind will not be dealt in unless they re buy"
+    // (Kazakh: «Кейбір казинолар үлкен блайндтағы ойыншылардың кішкентай блайндты (және қажет
+    // болған жағдайда анте) жабуға жеткілікті фишкалары болуын талап етеді»). $1 ante, $4/$8
+    // blinds (the seeds' example); seat 3 is the big blind.
+    let game = |covers: bool, big_blind_stack: Cents| {
+        let mut c = example_config(TableConfig::no_limit_holdem(d(4), d(8)));
+        c.ante_cents = d(1);
+        c.big_blind_covers_small_blind = covers;
+        Game::new(c, &[(1, d(100)), (2, d(100)), (3, big_blind_stack)])
+    };
+    let deal = |g: &mut Game| g.table(TableOp::StartHand { hand_no: 1, button_seat: 1, dealt_seats: vec![1, 2, 3] });
+    let mut g = game(true, d(4));
+    let r = rejected(deal(&mut g), "BIG_BLIND_SHORT");
+    assert_eq!(
+        (r.number("seat"), r.number("stack_cents"), r.number("small_blind_cents"), r.number("ante_cents"), r.number("required_cents")),
+        (Some(3), Some(d(4)), Some(d(4)), Some(d(1)), Some(d(5)))
+    );
+    // Enough for the small blind and the ante: dealt in, all in on $4 of the $8 big blind.
+    let mut g = game(true, d(5));
+    deal(&mut g).unwrap();
+    for seat in 1..=3 {
+        g.post(seat, PostKind::Ante, d(1)).unwrap();
+    }
+    g.post(2, PostKind::SmallBlind, d(4)).unwrap();
+    g.post(3, PostKind::BigBlind, d(4)).unwrap();
+    assert_eq!(g.stack(3), 0);
+    // Default (RULES.md R-POST-7): the short big blind is dealt in, all in for what it has.
+    let mut g = game(false, d(4));
+    deal(&mut g).unwrap();
+    for seat in 1..=3 {
+        g.post(seat, PostKind::Ante, d(1)).unwrap();
+    }
+    g.post(2, PostKind::SmallBlind, d(4)).unwrap();
+    g.post(3, PostKind::BigBlind, d(3)).unwrap();
+    assert_eq!(g.stack(3), 0);
+}
+
+#[test]
 fn r_post_7_a_big_blind_all_in_on_the_ante_posts_nothing_and_the_call_is_still_the_full_blind() {
     // Found by replaying PokerKit hands: the big blind's $2 all go to the ante. The action
     // starts left of the big blind (not with the small blind), and the others call the full $2
