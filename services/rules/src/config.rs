@@ -338,6 +338,12 @@ pub struct TableConfig {
     /// re-buys or is left out. By default a short big blind is all in for what it has.
     #[serde(default)]
     pub big_blind_covers_small_blind: bool,
+    /// R-POST-4 option, the seeds (000, 001: "a straddle or sleeper blind counts as a raise
+    /// toward the cap, or is counted separately, which raises the first round's maximum"): a
+    /// straddle or sleeper is not counted toward the raise cap of a limit round. By default it
+    /// counts as a raise.
+    #[serde(default)]
+    pub straddle_outside_raise_cap: bool,
 }
 
 /// R-REBUY-1: which tables are "the same game and limits", for the re-buy wait and one seat per
@@ -460,6 +466,7 @@ impl TableConfig {
             first_blind_on_button: false,
             missed_blinds_one_per_hand: false,
             big_blind_covers_small_blind: false,
+            straddle_outside_raise_cap: false,
             max_restraddles: TableConfig::seeds_max_restraddles(),
         }
     }

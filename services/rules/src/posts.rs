@@ -603,7 +603,11 @@ pub fn apply_post(
                 StraddleRaise::DifferenceOverBigBlind => (level - previous_bet_to).max(config.chip_set.min_playable_chip_cents),
             };
             r.full_level_cents = level;
-            r.raises = r.raises.saturating_add(1);
+            // R-POST-4: a raise toward the cap, or (the seeds' other way) counted separately,
+            // which raises the first round's maximum.
+            if !config.straddle_outside_raise_cap {
+                r.raises = r.raises.saturating_add(1);
+            }
             if kind == PostKind::Straddle {
                 r.anchor_seat = seat;
             } else {

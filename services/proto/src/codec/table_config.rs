@@ -222,6 +222,7 @@ pub fn table_config_from_wire(errors: &mut FieldErrors, wire: &pb::TableConfig) 
         first_blind_on_button: wire.first_blind_on_button,
         missed_blinds_one_per_hand: wire.missed_blinds_one_per_hand,
         big_blind_covers_small_blind: wire.big_blind_covers_small_blind,
+        straddle_outside_raise_cap: wire.straddle_outside_raise_cap,
         max_restraddles: match wire.max_restraddles {
             Some(max) => small_u8(errors, "config.max_restraddles", max)?,
             None => rules::TableConfig::seeds_max_restraddles(),
@@ -340,6 +341,7 @@ pub fn table_config_to_wire(config: &rules::TableConfig) -> pb::TableConfig {
         first_blind_on_button: config.first_blind_on_button,
         missed_blinds_one_per_hand: config.missed_blinds_one_per_hand,
         big_blind_covers_small_blind: config.big_blind_covers_small_blind,
+        straddle_outside_raise_cap: config.straddle_outside_raise_cap,
         max_restraddles: Some(u32::from(config.max_restraddles)),
     }
 }
@@ -388,6 +390,7 @@ mod tests {
                 c.button_blind = true;
                 c.missed_blinds_one_per_hand = true;
                 c.big_blind_covers_small_blind = true;
+                c.straddle_outside_raise_cap = true;
                 c.fee = rules::FeePolicy::Reported { cap_cents: 500 };
                 c
             },

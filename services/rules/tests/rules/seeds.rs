@@ -519,6 +519,41 @@ fn r_post_4_seeds_one_re_straddle_from_the_left_of_the_straddler_twice_the_strad
 }
 
 #[test]
+fn r_post_4_seeds_a_straddle_counts_toward_the_raise_cap_or_separately() {
+    // Persian seed: «یک استردل بلایند یا اسلیپر بلایند میتواند به عنوان ریز برای حداکثر تعداد ریز
+    // مجاز محسوب شود. همچنین میتواند به صورت جداگانه نیز حساب شود. در حالت دوم، استردل حداکثر
+    // شرط کل دور اول را ریز میدهد» ("a straddle or sleeper blind may count as a raise toward the
+    // maximum number of raises, or be counted separately; then it raises the first round's
+    // maximum total bet"); the Kazakh seed says the same. Limit $2/$4, a bet and three raises;
+    // blinds $1/$2, Carol straddles $4; everyone raises in turn.
+    let capped_at = |separately: bool| {
+        let mut c = example_config(TableConfig::fixed_limit_holdem(d(2), d(4), 3));
+        c.straddle = StraddlePolicy::UnderTheGun;
+        c.straddle_outside_raise_cap = separately;
+        let mut g = Game::new(c, &five());
+        g.start(1, ELLEN, &[1, 2, 3, 4, 5]);
+        g.post(ALICE, PostKind::SmallBlind, d(1)).unwrap();
+        g.post(DIANNE, PostKind::BigBlind, d(2)).unwrap();
+        g.post(CAROL, PostKind::Straddle, d(4)).unwrap();
+        let mut to = 4;
+        loop {
+            let l = g.legal();
+            let Some(r) = l.raise else {
+                rejected(g.act(l.seat, raise(to + 2)), "BETTING_CAPPED");
+                return to;
+            };
+            assert_eq!(r.min_to_cents, d(to + 2));
+            to += 2;
+            g.ok(l.seat, raise(to));
+        }
+    };
+    // Default: the big blind is the bet, the straddle the first raise: two more, to $8.
+    assert_eq!(capped_at(false), 8);
+    // Counted separately: three raises over the straddle, to $10.
+    assert_eq!(capped_at(true), 10);
+}
+
+#[test]
 fn r_post_4_r_bet_9_the_seeds_options_are_bounded() {
     let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
     c.max_restraddles = 9;
