@@ -344,6 +344,15 @@ pub struct TableConfig {
     /// counts as a raise.
     #[serde(default)]
     pub straddle_outside_raise_cap: bool,
+    /// R-POST-4 option, the seeds' Mississippi straddle ("may be posted by any player, depending
+    /// on house rules"): the first straddle may come from any dealt seat but a blind, and acts
+    /// last. By default under the gun, or the button with `UnderTheGunOrButton`.
+    #[serde(default)]
+    pub straddle_any_position: bool,
+    /// R-POST-4 option, the seeds' Mississippi straddle ("must be at least a minimum raise"): in
+    /// no limit a straddle may be more than twice the bet. By default exactly twice.
+    #[serde(default)]
+    pub straddle_at_least: bool,
 }
 
 /// R-REBUY-1: which tables are "the same game and limits", for the re-buy wait and one seat per
@@ -467,6 +476,8 @@ impl TableConfig {
             missed_blinds_one_per_hand: false,
             big_blind_covers_small_blind: false,
             straddle_outside_raise_cap: false,
+            straddle_any_position: false,
+            straddle_at_least: false,
             max_restraddles: TableConfig::seeds_max_restraddles(),
         }
     }

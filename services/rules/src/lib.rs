@@ -57,6 +57,8 @@
 //!   big blind short of the small blind and its ante (`BIG_BLIND_SHORT`, R-POST-7, the seeds).
 //!   `TableConfig::straddle_outside_raise_cap` (serde default false): a straddle or sleeper is
 //!   not counted toward a limit round's raise cap (R-POST-4, the seeds).
+//!   `TableConfig::{straddle_any_position, straddle_at_least}` (serde default false): the seeds'
+//!   Mississippi straddle from any seat but a blind, and in no limit at least twice the bet.
 //! - R-BET-7 assumed call: config flag `TableConfig::pot_limit_assumed_call` (serde default
 //!   false): pot limit, the first preflop raise counts the small blind as called (4 big blinds).
 //! - R-BET-14 / R-BET-13: `TableOp::PutOutChips{seat, chips, declared: Option<Action>}` ->

@@ -442,7 +442,11 @@ fn check_position(hand: &HandState, config: &TableConfig, seat: Seat, kind: Post
             }
             let utg = hand.next_to_act_after(hand.round.anchor_seat);
             let button_ok = config.straddle == StraddlePolicy::UnderTheGunOrButton && seat == hand.button_seat;
-            if utg != Some(seat) && !button_ok {
+            // R-POST-4 option, the seeds' Mississippi straddle: the first straddle from any
+            // seat but a blind (it then acts last; a re-straddle still comes from its left).
+            let blind_seat = [b.small, b.big, b.third].contains(&Some(seat));
+            let anywhere_ok = config.straddle_any_position && straddles == 0 && !blind_seat;
+            if utg != Some(seat) && !button_ok && !anywhere_ok {
                 return out(STRADDLE_OUT_OF_POSITION, utg, "a straddle is posted under the gun (or on the button where allowed)");
             }
             Ok(())
@@ -516,7 +520,12 @@ pub fn judge_post(table: &TableState, seat: Seat, kind: PostKind, amount_cents: 
     }
     let stack = table.stack_cents(seat);
     let short_all_in = amount_cents < nominal && amount_cents == stack && amount_cents > 0;
-    if amount_cents != nominal && !short_all_in {
+    // R-POST-4 option, the seeds' Mississippi straddle: in no limit "at least a minimum raise".
+    let straddle_above = kind == PostKind::Straddle
+        && config.straddle_at_least
+        && matches!(config.betting, crate::config::BettingStructure::NoLimit)
+        && amount_cents > nominal;
+    if amount_cents != nominal && !short_all_in && !straddle_above {
         return Err(Rejection::new(POST_WRONG_AMOUNT, format!("{kind:?} must be the full amount, or the whole stack if short"))
             .with("amount_cents", amount_cents)
             .with("required_cents", nominal)

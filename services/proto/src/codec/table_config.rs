@@ -223,6 +223,8 @@ pub fn table_config_from_wire(errors: &mut FieldErrors, wire: &pb::TableConfig) 
         missed_blinds_one_per_hand: wire.missed_blinds_one_per_hand,
         big_blind_covers_small_blind: wire.big_blind_covers_small_blind,
         straddle_outside_raise_cap: wire.straddle_outside_raise_cap,
+        straddle_any_position: wire.straddle_any_position,
+        straddle_at_least: wire.straddle_at_least,
         max_restraddles: match wire.max_restraddles {
             Some(max) => small_u8(errors, "config.max_restraddles", max)?,
             None => rules::TableConfig::seeds_max_restraddles(),
@@ -342,6 +344,8 @@ pub fn table_config_to_wire(config: &rules::TableConfig) -> pb::TableConfig {
         missed_blinds_one_per_hand: config.missed_blinds_one_per_hand,
         big_blind_covers_small_blind: config.big_blind_covers_small_blind,
         straddle_outside_raise_cap: config.straddle_outside_raise_cap,
+        straddle_any_position: config.straddle_any_position,
+        straddle_at_least: config.straddle_at_least,
         max_restraddles: Some(u32::from(config.max_restraddles)),
     }
 }
@@ -391,6 +395,8 @@ mod tests {
                 c.missed_blinds_one_per_hand = true;
                 c.big_blind_covers_small_blind = true;
                 c.straddle_outside_raise_cap = true;
+                c.straddle_any_position = true;
+                c.straddle_at_least = true;
                 c.fee = rules::FeePolicy::Reported { cap_cents: 500 };
                 c
             },

@@ -272,6 +272,64 @@ fn r_post_4_seeds_mississippi_straddle_example() {
 }
 
 #[test]
+fn r_post_4_seeds_mississippi_straddle_from_any_position_and_at_least_a_minimum_raise() {
+    // Kazakh seed: «Миссисипи штраддлы тірі штраддлға ұқсас, бірақ оны "пистолет астында"
+    // отыратын ойыншы емес, үй ережелеріне байланысты кез келген ойыншы жасай алады ... Тірі
+    // штраддл сияқты, Миссисипи штраддлы да ең төменгі ставканы көтеруге тиіс» ("the Mississippi
+    // straddle ... may be posted by any player, depending on house rules, not the one under the
+    // gun ... like the live straddle, it must be at least a minimum raise"); "play begins with
+    // the player to the left of the straddle". $1/$2, Ellen on the button.
+    let table = |any_position: bool, at_least: bool| {
+        let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+        c.straddle = StraddlePolicy::UnderTheGunOrButton;
+        c.straddle_any_position = any_position;
+        c.straddle_at_least = at_least;
+        let mut g = Game::new(c, &five());
+        g.start(1, ELLEN, &[1, 2, 3, 4, 5]);
+        g.post(ALICE, PostKind::SmallBlind, d(1)).unwrap();
+        g.post(DIANNE, PostKind::BigBlind, d(2)).unwrap();
+        g
+    };
+    // Default: only under the gun (Carol) or the button (Ellen), exactly twice the bet.
+    let mut g = table(false, false);
+    let r = rejected(g.post(JOAN, PostKind::Straddle, d(4)), "STRADDLE_OUT_OF_POSITION");
+    assert_eq!(r.number("expected_seat"), Some(CAROL as Cents));
+    let r = rejected(g.post(CAROL, PostKind::Straddle, d(6)), "POST_WRONG_AMOUNT");
+    assert_eq!(r.number("required_cents"), Some(d(4)));
+    // Any position: Joan straddles $4; Ellen, left of her, acts first and Joan last.
+    let mut g = table(true, false);
+    rejected(g.post(ALICE, PostKind::Straddle, d(4)), "STRADDLE_OUT_OF_POSITION");
+    g.post(JOAN, PostKind::Straddle, d(4)).unwrap();
+    rejected(g.post(CAROL, PostKind::Straddle, d(8)), "STRADDLE_OUT_OF_POSITION");
+    let l = g.legal();
+    assert_eq!((l.seat, l.call_cents), (ELLEN, d(4)));
+    for seat in [ELLEN, ALICE, DIANNE, CAROL] {
+        g.ok(seat, Action::Call);
+    }
+    let l = g.legal();
+    assert_eq!((l.seat, l.call_cents, l.can_check), (JOAN, 0, true));
+    g.ok(JOAN, Action::Check);
+    assert_eq!(g.hand().phase, HandPhase::RoundComplete);
+    assert_eq!(g.hand().pot_cents, d(20));
+    // At least a minimum raise: Carol straddles $6; the next raise is a full straddle, to $12.
+    let mut g = table(false, true);
+    rejected(g.post(CAROL, PostKind::Straddle, d(3)), "POST_WRONG_AMOUNT");
+    g.post(CAROL, PostKind::Straddle, d(6)).unwrap();
+    let l = g.legal();
+    assert_eq!((l.seat, l.call_cents, l.raise.map(|r| r.min_to_cents)), (JOAN, d(6), Some(d(12))));
+    // Pot limit keeps the straddle at twice the bet.
+    let mut c = example_config(TableConfig::pot_limit_holdem(d(1), d(2)));
+    c.straddle = StraddlePolicy::UnderTheGun;
+    c.straddle_at_least = true;
+    let mut g = Game::new(c, &five());
+    g.start(1, ELLEN, &[1, 2, 3, 4, 5]);
+    g.post(ALICE, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(DIANNE, PostKind::BigBlind, d(2)).unwrap();
+    rejected(g.post(CAROL, PostKind::Straddle, d(6)), "POST_WRONG_AMOUNT");
+    g.post(CAROL, PostKind::Straddle, d(4)).unwrap();
+}
+
+#[test]
 fn r_post_4_seeds_sleeper_only_raises_the_amount_to_call() {
     // "Alice $1, Dianne $2, and Joan a $4 sleeper. Carol acts first, since last action stays
     // with the big blind, but faces $4; she calls. Joan has no extra bet and no option, so play
