@@ -703,6 +703,16 @@ fn r_post_3_seeds_simplified_button_rotates_past_a_departed_big_blind() {
     // Hand 3: the button moves on to seat 4; the blinds follow it (5 and 1).
     g.start(3, 4, &[1, 2, 4, 5]);
     assert_eq!((g.hand().blinds.small, g.hand().blinds.big), (Some(5), Some(1)));
+
+    // Heads-up the seeds' two-player rule still holds: Alice (button), Dianne, Carol (big
+    // blind); Alice leaves: Dianne is the big blind and Carol takes the button.
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.button_policy = ButtonPolicy::Simplified;
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(100))]);
+    blinds_and_folds(&mut g, 1, 1, Some(2), 3, &[1, 2, 3]);
+    g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
+    rejected(g.table(TableOp::StartHand { hand_no: 2, button_seat: 2, dealt_seats: vec![2, 3] }), "BIG_BLIND_OUT_OF_TURN");
+    blinds_and_folds(&mut g, 2, 3, Some(3), 2, &[2, 3]);
 }
 
 #[test]
