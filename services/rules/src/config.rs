@@ -373,6 +373,34 @@ pub struct TableConfig {
     /// a player who checked may only call or fold in that round (`CHECK_RAISE_NOT_ALLOWED`).
     #[serde(default = "TableConfig::check_raise_allowed_by_default")]
     pub check_raise_allowed: bool,
+    /// R-POST-3 option, the seeds' house rule (000: "some house rules allow posting one blind
+    /// per hand, largest first, meaning all posts of missed blinds are live"): a returning
+    /// player posts the missed big blind (`MissedBigBlind`) and, in a later hand, the missed
+    /// small blind (`MissedSmallBlind`), both live. By default (RULES.md) both at once, the big
+    /// blind live and the small blind dead (`MissedSmallBlindDead`).
+    #[serde(default)]
+    pub missed_blinds_one_per_hand: bool,
+    /// R-POST-7 option, the seeds (000: "some cardrooms require players in the big blind
+    /// position to have at least enough chips to cover the small blind (and ante if applicable)
+    /// in order to be dealt in"): the deal is refused (`BIG_BLIND_SHORT`) until that player
+    /// re-buys or is left out. By default a short big blind is all in for what it has.
+    #[serde(default)]
+    pub big_blind_covers_small_blind: bool,
+    /// R-POST-4 option, the seeds (000, 001: "a straddle or sleeper blind counts as a raise
+    /// toward the cap, or is counted separately, which raises the first round's maximum"): a
+    /// straddle or sleeper is not counted toward the raise cap of a limit round. By default it
+    /// counts as a raise.
+    #[serde(default)]
+    pub straddle_outside_raise_cap: bool,
+    /// R-POST-4 option, the seeds' Mississippi straddle ("may be posted by any player, depending
+    /// on house rules"): the first straddle may come from any dealt seat but a blind, and acts
+    /// last. By default under the gun, or the button with `UnderTheGunOrButton`.
+    #[serde(default)]
+    pub straddle_any_position: bool,
+    /// R-POST-4 option, the seeds' Mississippi straddle ("must be at least a minimum raise"): in
+    /// no limit a straddle may be more than twice the bet. By default exactly twice.
+    #[serde(default)]
+    pub straddle_at_least: bool,
 }
 
 /// R-REBUY-1: which tables are "the same game and limits", for the re-buy wait and one seat per
@@ -494,6 +522,11 @@ impl TableConfig {
             odd_chip: OddChipRule::ClockwiseFromButton,
             button_blind: false,
             first_blind_on_button: false,
+            missed_blinds_one_per_hand: false,
+            big_blind_covers_small_blind: false,
+            straddle_outside_raise_cap: false,
+            straddle_any_position: false,
+            straddle_at_least: false,
             max_restraddles: TableConfig::seeds_max_restraddles(),
             bring_in_ties_by_position: false,
             open_pair_big_bet: false,

@@ -297,6 +297,9 @@ pub enum PostKind {
     /// R-POST-4: a sleeper blind from a seat other than under the gun: it only raises the
     /// amount to call; it buys neither the option nor last action.
     Sleeper,
+    /// R-POST-3 option `missed_blinds_one_per_hand`: a returning player's missed small blind,
+    /// live, posted in a later hand than the missed big blind.
+    MissedSmallBlind,
 }
 
 impl PostKind {

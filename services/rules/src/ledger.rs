@@ -393,6 +393,7 @@ fn start_hand(table: &TableState, ctx: &CommandContext, hand_no: u64, button_sea
                 .with("required_min_cents", bound));
         }
     }
+    crate::posts::check_big_blind_covers_small_blind(table, config, button_seat, dealt_seats)?;
     Ok(TableEvent::HandStarted { hand_no, button_seat, dealt_seats: dealt_seats.to_vec() })
 }
 

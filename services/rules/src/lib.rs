@@ -48,6 +48,17 @@
 //!   non-fold action before paying), `SEAT_SITTING_OUT` (dealt while absent),
 //!   `ALREADY_SITTING_OUT`, `NOT_SITTING_OUT`, `BUTTON_NOT_DEALT` (`ButtonPolicy::Moving` /
 //!   `Simplified`: the button is a dealt player; `Dead` (the default) may sit on an empty seat).
+//!   `TableState::last_button_seat` (serde default) and `BUTTON_OUT_OF_TURN`: a simplified
+//!   button moves on one dealt player a hand (the seeds), the blinds following it.
+//!   `TableConfig::missed_blinds_one_per_hand` (serde default false) and the live
+//!   `PostKind::MissedSmallBlind` (appended: the posted-mask bits of the others are unchanged):
+//!   the seeds' one missed blind per hand, largest first, all live; `ONE_MISSED_BLIND_PER_HAND`.
+//!   `TableConfig::big_blind_covers_small_blind` (serde default false): `StartHand` refuses a
+//!   big blind short of the small blind and its ante (`BIG_BLIND_SHORT`, R-POST-7, the seeds).
+//!   `TableConfig::straddle_outside_raise_cap` (serde default false): a straddle or sleeper is
+//!   not counted toward a limit round's raise cap (R-POST-4, the seeds).
+//!   `TableConfig::{straddle_any_position, straddle_at_least}` (serde default false): the seeds'
+//!   Mississippi straddle from any seat but a blind, and in no limit at least twice the bet.
 //! - R-BET-7 assumed call: config flag `TableConfig::pot_limit_assumed_call` (serde default
 //!   false): pot limit, the first preflop raise counts the small blind as called (4 big blinds).
 //! - R-BET-14 / R-BET-13: `TableOp::PutOutChips{seat, chips, declared: Option<Action>}` ->

@@ -22,6 +22,8 @@ pub const ALREADY_SITTING_OUT: Reason = Reason::new("ALREADY_SITTING_OUT", "R-PO
 pub const NOT_SITTING_OUT: Reason = Reason::new("NOT_SITTING_OUT", "R-POST-3");
 pub const BUTTON_NOT_DEALT: Reason = Reason::new("BUTTON_NOT_DEALT", "R-POST-3");
 pub const BIG_BLIND_OUT_OF_TURN: Reason = Reason::new("BIG_BLIND_OUT_OF_TURN", "R-POST-3");
+/// R-POST-3: a simplified button moves on one dealt player a hand.
+pub const BUTTON_OUT_OF_TURN: Reason = Reason::new("BUTTON_OUT_OF_TURN", "R-POST-3");
 pub const BLIND_OUT_OF_POSITION: Reason = Reason::new("BLIND_OUT_OF_POSITION", "R-POST-2");
 pub const ANTE_BEFORE_BLIND: Reason = Reason::new("ANTE_BEFORE_BLIND", "R-POST-7");
 pub const ANTE_OUT_OF_POSITION: Reason = Reason::new("ANTE_OUT_OF_POSITION", "R-POST-1");
@@ -31,6 +33,11 @@ pub const BRING_IN_OUT_OF_POSITION: Reason = Reason::new("BRING_IN_OUT_OF_POSITI
 pub const BLINDS_NOT_POSTED: Reason = Reason::new("BLINDS_NOT_POSTED", "R-POST-2");
 /// R-POST-1: the antes are posted before the deal: nobody acts before they are in.
 pub const ANTES_NOT_POSTED: Reason = Reason::new("ANTES_NOT_POSTED", "R-POST-1");
+/// R-POST-3 option `missed_blinds_one_per_hand`: one missed blind per hand, the largest first.
+pub const ONE_MISSED_BLIND_PER_HAND: Reason = Reason::new("ONE_MISSED_BLIND_PER_HAND", "R-POST-3");
+/// R-POST-7 option `big_blind_covers_small_blind`: a big blind short of the small blind (and
+/// its ante) is not dealt in.
+pub const BIG_BLIND_SHORT: Reason = Reason::new("BIG_BLIND_SHORT", "R-POST-7");
 
 pub const REASONS: &[Reason] = &[
     POSTS_CLOSED,
@@ -47,6 +54,7 @@ pub const REASONS: &[Reason] = &[
     NOT_SITTING_OUT,
     BUTTON_NOT_DEALT,
     BIG_BLIND_OUT_OF_TURN,
+    BUTTON_OUT_OF_TURN,
     BLIND_OUT_OF_POSITION,
     ANTE_BEFORE_BLIND,
     ANTE_OUT_OF_POSITION,
@@ -54,6 +62,8 @@ pub const REASONS: &[Reason] = &[
     BRING_IN_OUT_OF_POSITION,
     BLINDS_NOT_POSTED,
     ANTES_NOT_POSTED,
+    ONE_MISSED_BLIND_PER_HAND,
+    BIG_BLIND_SHORT,
 ];
 
 /// R-POST-1 and R-POST-2: before anyone acts in the first round, the forced bets are in. The
@@ -117,6 +127,19 @@ pub fn check_entry_post(table: &TableState, hand: &HandState, seat: Seat) -> Res
     // R-POST-3: a returning player posts the missed big blind live and the small blind dead
     // (the flags are cleared by those posts, or by the big blind in position).
     let missed = (s.missed_big_blind, s.missed_small_blind);
+    // The seeds' house rule: one missed blind per hand, the largest first; the small blind is
+    // owed from the hand after the one the big blind was posted in.
+    let one_per_hand = table.config.as_ref().is_some_and(|c| c.missed_blinds_one_per_hand);
+    let big_posted_now = hand.player(seat).is_some_and(|p| p.posted_mask & PostKind::MissedBigBlind.bit() != 0);
+    if one_per_hand && (missed.0 || (missed.1 && !big_posted_now)) {
+        return Err(Rejection::new(MISSED_BLINDS_REQUIRED, "a returning player posts one missed blind a hand, the big blind first, live")
+            .with("seat", seat as Cents)
+            .with("missed_big_blind", missed.0 as Cents)
+            .with("missed_small_blind", missed.1 as Cents));
+    }
+    if one_per_hand {
+        return Ok(());
+    }
     if missed.0 || missed.1 {
         return Err(Rejection::new(MISSED_BLINDS_REQUIRED, "a returning player posts the missed big blind live and the small blind dead")
             .with("seat", seat as Cents)
@@ -239,7 +262,7 @@ pub fn clear_missed_blinds(table: &mut TableState, seat: Seat, kind: PostKind) {
             s.missed_small_blind = false;
         }
         PostKind::MissedBigBlind | PostKind::NewPlayer => s.missed_big_blind = false,
-        PostKind::MissedSmallBlindDead => s.missed_small_blind = false,
+        PostKind::MissedSmallBlindDead | PostKind::MissedSmallBlind => s.missed_small_blind = false,
         _ => {}
     }
 }
@@ -270,6 +293,29 @@ pub fn check_deal(table: &TableState, config: &TableConfig, button_seat: Seat, d
         return Err(Rejection::new(BUTTON_NOT_DEALT, "with a moving or simplified button the button is a dealt player")
             .with("button_seat", button_seat as Cents));
     }
+    let mut seats = [0 as Seat; crate::MAX_SEATS];
+    let n = dealt_seats.len().min(crate::MAX_SEATS);
+    seats[..n].copy_from_slice(&dealt_seats[..n]);
+    let dealt = &mut seats[..n];
+    dealt.sort_unstable();
+    // R-POST-3, the seeds' simplified button: "the dealer button moves to the next active player
+    // on the left, and the small and big blinds are paid by the first and second players
+    // remaining to the left ... always rotates the button, but results in 'missed blinds'": a
+    // player the big blind skips because the player before left has missed it (owes nothing).
+    // Heads-up the rule below (the big blind keeps moving) still applies.
+    if config.button_policy == ButtonPolicy::Simplified && dealt.len() > 2 {
+        let Some(previous) = table.last_button_seat else {
+            return Ok(());
+        };
+        let expected = dealt.iter().copied().find(|s| *s > previous).unwrap_or(dealt[0]);
+        if button_seat != expected {
+            return Err(Rejection::new(BUTTON_OUT_OF_TURN, "a simplified button moves on to the next dealt player after the last hand's button")
+                .with("button_seat", button_seat as Cents)
+                .with("expected_button_seat", expected as Cents)
+                .with("previous_button_seat", previous as Cents));
+        }
+        return Ok(());
+    }
     // R-POST-3 (seeds: "there is always a big blind"; it moves on one player a hand, also from
     // three players to two): the button the dealer names must put the big blind on the first
     // dealt player after the previous hand's big blind, so no player skips a blind or pays one
@@ -277,11 +323,6 @@ pub fn check_deal(table: &TableState, config: &TableConfig, button_seat: Seat, d
     let Some(previous) = table.last_big_blind_seat else {
         return Ok(());
     };
-    let mut seats = [0 as Seat; crate::MAX_SEATS];
-    let n = dealt_seats.len().min(crate::MAX_SEATS);
-    seats[..n].copy_from_slice(&dealt_seats[..n]);
-    let dealt = &mut seats[..n];
-    dealt.sort_unstable();
     let Some(big) = blind_positions(config, None, button_seat, dealt).big else {
         return Ok(());
     };
@@ -302,6 +343,39 @@ pub fn check_deal(table: &TableState, config: &TableConfig, button_seat: Seat, d
     Ok(())
 }
 
+/// R-POST-7 option, the seeds: "some cardrooms require players in the big blind position to
+/// have at least enough chips to cover the small blind (and ante if applicable) in order to be
+/// dealt in ... will not be dealt in unless they re-buy". Checked at the deal, on the seat the
+/// blinds put the big blind on. By default a short big blind is all in for what it has.
+pub fn check_big_blind_covers_small_blind(table: &TableState, config: &TableConfig, button_seat: Seat, dealt_seats: &[Seat]) -> Result<(), Rejection> {
+    if !config.big_blind_covers_small_blind {
+        return Ok(());
+    }
+    let mut seats = [0 as Seat; crate::MAX_SEATS];
+    let n = dealt_seats.len().min(crate::MAX_SEATS);
+    seats[..n].copy_from_slice(&dealt_seats[..n]);
+    let dealt = &mut seats[..n];
+    dealt.sort_unstable();
+    let Some(big) = blind_positions(config, table.last_big_blind_seat, button_seat, dealt).big else {
+        return Ok(());
+    };
+    let small_blind_cents = config.blinds_cents.first().copied().filter(|b| *b > 0 && config.blinds_cents.len() >= 2).unwrap_or(0);
+    // The big blind's own ante: every player's, or the table's with a big-blind ante.
+    let ante_cents = if config.button_ante { 0 } else { config.ante_cents.max(0) };
+    // Both bounded by `TableConfig::validate` (R-UNIT-1): the sum cannot wrap.
+    let required_cents = small_blind_cents + ante_cents;
+    let stack_cents = table.stack_cents(big);
+    if stack_cents < required_cents {
+        return Err(Rejection::new(BIG_BLIND_SHORT, format!("seat {big} in the big blind has less than the small blind and ante: not dealt in unless it re-buys"))
+            .with("seat", big as Cents)
+            .with("stack_cents", stack_cents)
+            .with("small_blind_cents", small_blind_cents)
+            .with("ante_cents", ante_cents)
+            .with("required_cents", required_cents));
+    }
+    Ok(())
+}
+
 /// The full amount of a post of `kind` now (a short-stacked player may post less, all in).
 pub fn nominal_cents(kind: PostKind, config: &TableConfig, hand: &HandState) -> Option<Cents> {
     let blind = |i: usize| config.blinds_cents.get(i).copied().filter(|b| *b > 0);
@@ -315,7 +389,11 @@ pub fn nominal_cents(kind: PostKind, config: &TableConfig, hand: &HandState) -> 
         }
         // R-POST-1: the big blind posts the table's ante, one amount whatever the table size.
         PostKind::BigBlindAnte => (config.ante_cents > 0 && config.big_blind_ante).then_some(config.ante_cents),
-        PostKind::SmallBlind | PostKind::MissedSmallBlindDead => blind(0).filter(|_| config.blinds_cents.len() >= 2),
+        PostKind::SmallBlind => blind(0).filter(|_| config.blinds_cents.len() >= 2),
+        // R-POST-3: the missed small blind is dead, or live one hand after the big blind
+        // (`missed_blinds_one_per_hand`).
+        PostKind::MissedSmallBlindDead => blind(0).filter(|_| config.blinds_cents.len() >= 2 && !config.missed_blinds_one_per_hand),
+        PostKind::MissedSmallBlind => blind(0).filter(|_| config.blinds_cents.len() >= 2 && config.missed_blinds_one_per_hand),
         // R-POST-2: with a third blind, the big blind is the second of the three.
         PostKind::BigBlind => blind(1).or((big > 0).then_some(big)),
         PostKind::NewPlayer | PostKind::MissedBigBlind => (big > 0).then_some(big),
@@ -364,7 +442,11 @@ fn check_position(hand: &HandState, config: &TableConfig, seat: Seat, kind: Post
             }
             let utg = hand.next_to_act_after(hand.round.anchor_seat);
             let button_ok = config.straddle == StraddlePolicy::UnderTheGunOrButton && seat == hand.button_seat;
-            if utg != Some(seat) && !button_ok {
+            // R-POST-4 option, the seeds' Mississippi straddle: the first straddle from any
+            // seat but a blind (it then acts last; a re-straddle still comes from its left).
+            let blind_seat = [b.small, b.big, b.third].contains(&Some(seat));
+            let anywhere_ok = config.straddle_any_position && straddles == 0 && !blind_seat;
+            if utg != Some(seat) && !button_ok && !anywhere_ok {
                 return out(STRADDLE_OUT_OF_POSITION, utg, "a straddle is posted under the gun (or on the button where allowed)");
             }
             Ok(())
@@ -415,6 +497,15 @@ pub fn judge_post(table: &TableState, seat: Seat, kind: PostKind, amount_cents: 
         return Err(Rejection::new(POST_NOT_CONFIGURED, format!("{kind:?} is not part of this table's configuration")));
     };
     check_position(hand, config, seat, kind)?;
+    // R-POST-3 option: one missed blind per hand, the largest first.
+    if kind == PostKind::MissedSmallBlind {
+        let big_owed = table.seat(seat).is_some_and(|s| s.missed_big_blind);
+        if big_owed || p.posted_mask & PostKind::MissedBigBlind.bit() != 0 {
+            return Err(Rejection::new(ONE_MISSED_BLIND_PER_HAND, "one missed blind a hand, the big blind first; the small blind in a later hand")
+                .with("seat", seat as Cents)
+                .with("missed_big_blind", big_owed as Cents));
+        }
+    }
     // R-POST-1 / R-POST-7: a player pays the ante first, then the blind.
     let own_ante = match (kind.is_ante(), hand.blinds.big == Some(seat) && config.big_blind_ante) {
         (true, _) => None,
@@ -429,7 +520,12 @@ pub fn judge_post(table: &TableState, seat: Seat, kind: PostKind, amount_cents: 
     }
     let stack = table.stack_cents(seat);
     let short_all_in = amount_cents < nominal && amount_cents == stack && amount_cents > 0;
-    if amount_cents != nominal && !short_all_in {
+    // R-POST-4 option, the seeds' Mississippi straddle: in no limit "at least a minimum raise".
+    let straddle_above = kind == PostKind::Straddle
+        && config.straddle_at_least
+        && matches!(config.betting, crate::config::BettingStructure::NoLimit)
+        && amount_cents > nominal;
+    if amount_cents != nominal && !short_all_in && !straddle_above {
         return Err(Rejection::new(POST_WRONG_AMOUNT, format!("{kind:?} must be the full amount, or the whole stack if short"))
             .with("amount_cents", amount_cents)
             .with("required_cents", nominal)
@@ -516,7 +612,11 @@ pub fn apply_post(
                 StraddleRaise::DifferenceOverBigBlind => (level - previous_bet_to).max(config.chip_set.min_playable_chip_cents),
             };
             r.full_level_cents = level;
-            r.raises = r.raises.saturating_add(1);
+            // R-POST-4: a raise toward the cap, or (the seeds' other way) counted separately,
+            // which raises the first round's maximum.
+            if !config.straddle_outside_raise_cap {
+                r.raises = r.raises.saturating_add(1);
+            }
             if kind == PostKind::Straddle {
                 r.anchor_seat = seat;
             } else {

@@ -265,6 +265,9 @@ pub struct TableState {
     /// R-POST-3: seat of the last small blind posted.
     #[serde(default)]
     pub last_small_blind_seat: Option<Seat>,
+    /// R-POST-3: the button of the last hand dealt (a simplified button moves on from it).
+    #[serde(default)]
+    pub last_button_seat: Option<Seat>,
     pub shift: ShiftTotals,
     /// Events applied (the stream version this state reflects).
     pub version: u64,
@@ -756,6 +759,7 @@ impl TableState {
                 if self.seats.iter().all(Option::is_none) {
                     self.last_big_blind_seat = None;
                     self.last_small_blind_seat = None;
+                    self.last_button_seat = None;
                 }
             }
             TableEvent::PlayerMovedIn { seat, player_id, amount_cents, .. } => {
@@ -826,6 +830,7 @@ impl TableState {
                     hand.blinds = crate::posts::blind_positions(config, self.last_big_blind_seat, *button_seat, dealt);
                     let positions = hand.blinds;
                     crate::posts::track_missed_blinds(self, positions, dealt);
+                    self.last_button_seat = Some(*button_seat);
                     self.hand = Some(hand);
                 }
             }

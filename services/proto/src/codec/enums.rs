@@ -35,6 +35,7 @@ enum_pairs!(post_kind_from_wire, post_kind_to_wire, pb::PostKind, PostKind, {
     NewPlayer <=> PostKind::NewPlayer,
     MissedBigBlind <=> PostKind::MissedBigBlind,
     MissedSmallBlindDead <=> PostKind::MissedSmallBlindDead,
+    MissedSmallBlind <=> PostKind::MissedSmallBlind,
     BigBlindAnte <=> PostKind::BigBlindAnte,
     Sleeper <=> PostKind::Sleeper,
 });

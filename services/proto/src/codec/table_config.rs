@@ -224,6 +224,11 @@ pub fn table_config_from_wire(errors: &mut FieldErrors, wire: &pb::TableConfig) 
         odd_chip: odd_chip?,
         button_blind: wire.button_blind,
         first_blind_on_button: wire.first_blind_on_button,
+        missed_blinds_one_per_hand: wire.missed_blinds_one_per_hand,
+        big_blind_covers_small_blind: wire.big_blind_covers_small_blind,
+        straddle_outside_raise_cap: wire.straddle_outside_raise_cap,
+        straddle_any_position: wire.straddle_any_position,
+        straddle_at_least: wire.straddle_at_least,
         max_restraddles: match wire.max_restraddles {
             Some(max) => small_u8(errors, "config.max_restraddles", max)?,
             None => rules::TableConfig::seeds_max_restraddles(),
@@ -346,6 +351,11 @@ pub fn table_config_to_wire(config: &rules::TableConfig) -> pb::TableConfig {
         odd_chip: odd_chip_to_wire(config.odd_chip) as i32,
         button_blind: config.button_blind,
         first_blind_on_button: config.first_blind_on_button,
+        missed_blinds_one_per_hand: config.missed_blinds_one_per_hand,
+        big_blind_covers_small_blind: config.big_blind_covers_small_blind,
+        straddle_outside_raise_cap: config.straddle_outside_raise_cap,
+        straddle_any_position: config.straddle_any_position,
+        straddle_at_least: config.straddle_at_least,
         max_restraddles: Some(u32::from(config.max_restraddles)),
         bring_in_ties_by_position: config.bring_in_ties_by_position,
         open_pair_big_bet: config.open_pair_big_bet,
@@ -396,6 +406,11 @@ mod tests {
                 c.sleeper_allowed = true;
                 c.odd_chip = rules::config::OddChipRule::AsRanked;
                 c.button_blind = true;
+                c.missed_blinds_one_per_hand = true;
+                c.big_blind_covers_small_blind = true;
+                c.straddle_outside_raise_cap = true;
+                c.straddle_any_position = true;
+                c.straddle_at_least = true;
                 c.fee = rules::FeePolicy::Reported { cap_cents: 500 };
                 c
             },

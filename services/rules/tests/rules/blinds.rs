@@ -95,6 +95,86 @@ fn r_post_3_missed_blinds_cleared_when_the_big_blind_returns_to_the_seat() {
     g.ok(3, Action::Check);
 }
 
+/// Six seats, dead button; seat 3 sits out while the big blind (hand 2) and the small blind
+/// (hand 3) pass it, and is back for hand 4 (button 4, blinds 5 and 6; seat 3 acts third).
+fn six_with_seat_3_back(one_per_hand: bool) -> Game {
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.missed_blinds_one_per_hand = one_per_hand;
+    let mut g = Game::new(c, &(1..=6).map(|s| (s, d(100))).collect::<Vec<_>>());
+    blinds_and_folds(&mut g, 1, 6, 1, 2, &[1, 2, 3, 4, 5, 6]);
+    g.table(TableOp::SitOut { seat: 3 }).unwrap();
+    blinds_and_folds(&mut g, 2, 1, 2, 4, &[1, 2, 4, 5, 6]);
+    blinds_and_folds(&mut g, 3, 2, 4, 5, &[1, 2, 4, 5, 6]);
+    assert_eq!(missed(&g, 3), (true, true));
+    g.table(TableOp::SitIn { seat: 3 }).unwrap();
+    g.start(4, 4, &[1, 2, 3, 4, 5, 6]);
+    g.post(5, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(6, PostKind::BigBlind, d(2)).unwrap();
+    g
+}
+
+#[test]
+fn r_post_3_seeds_missed_blinds_one_per_hand_largest_first_all_live() {
+    // Kazakh seed, English original: "If both must be posted immediately upon return, the big
+    // blind amount is 'live', but the small blind amount is 'dead' ... Some house rules allow
+    // posting one blind per hand, largest first, meaning all posts of missed blinds are live"
+    // (Kazakh: «Кейбір клубтардың ережелері әр қолға бір жалюзиден пост жасауға рұқсат береді,
+    // мұнда ең үлкені бірінші постталатын болады, яғни жіберіліп алған жалюзилердің барлығы тірі
+    // болып саналады»). Option `missed_blinds_one_per_hand`; $1/$2.
+    let mut g = six_with_seat_3_back(true);
+    let r = rejected(g.post(3, PostKind::MissedSmallBlind, d(1)), "ONE_MISSED_BLIND_PER_HAND");
+    assert_eq!(r.number("missed_big_blind"), Some(1));
+    rejected(g.post(3, PostKind::MissedSmallBlindDead, d(1)), "POST_NOT_CONFIGURED");
+    g.post(3, PostKind::MissedBigBlind, d(2)).unwrap();
+    assert_eq!(missed(&g, 3), (false, true));
+    // The small blind waits for the next hand; this hand seat 3 plays on its live $2.
+    rejected(g.post(3, PostKind::MissedSmallBlind, d(1)), "ONE_MISSED_BLIND_PER_HAND");
+    g.ok(1, Action::Fold);
+    g.ok(2, Action::Fold);
+    let l = g.legal();
+    assert_eq!((l.seat, l.call_cents, l.can_check), (3, 0, true));
+    g.ok(3, Action::Check);
+    while let Some(l) = legal_actions(g.state()) {
+        g.ok(l.seat, Action::Fold);
+    }
+    g.end();
+    assert_eq!(g.stack(3), d(103), "seat 3 paid $2 and won the $5 pot");
+    // Hand 5 (button 5, blinds 6 and 1): the missed small blind is owed now; not posted, seat
+    // 3 may only fold.
+    g.start(5, 5, &[1, 2, 3, 4, 5, 6]);
+    g.post(6, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(1, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(2, Action::Fold);
+    let r = rejected(g.act(3, Action::Call), "MISSED_BLINDS_REQUIRED");
+    assert_eq!((r.number("missed_big_blind"), r.number("missed_small_blind")), (Some(0), Some(1)));
+    g.ok(3, Action::Fold);
+    while let Some(l) = legal_actions(g.state()) {
+        g.ok(l.seat, Action::Fold);
+    }
+    g.end();
+    // Hand 6 (button 6, blinds 1 and 2; seat 3 under the gun): the missed small blind, live.
+    g.start(6, 6, &[1, 2, 3, 4, 5, 6]);
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    g.post(3, PostKind::MissedSmallBlind, d(1)).unwrap();
+    assert_eq!(missed(&g, 3), (false, false));
+    let p3 = g.hand().player(3).unwrap().clone();
+    assert_eq!((p3.round_cents, p3.hand_cents), (d(1), d(1)), "live: it counts toward the call");
+    let l = g.legal();
+    assert_eq!((l.seat, l.call_cents), (3, d(1)));
+    g.ok(3, Action::Call);
+    assert_eq!(g.stack(3), d(101));
+
+    // Default (RULES.md): both at once, the big blind live and the small blind dead.
+    let mut g = six_with_seat_3_back(false);
+    rejected(g.post(3, PostKind::MissedSmallBlind, d(1)), "POST_NOT_CONFIGURED");
+    g.post(3, PostKind::MissedBigBlind, d(2)).unwrap();
+    g.post(3, PostKind::MissedSmallBlindDead, d(1)).unwrap();
+    assert_eq!(missed(&g, 3), (false, false));
+    let p3 = g.hand().player(3).unwrap().clone();
+    assert_eq!((p3.round_cents, p3.hand_cents), (d(2), d(3)));
+}
+
 #[test]
 fn r_post_3_moving_button_sits_on_a_dealt_player_dead_button_may_be_empty() {
     let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));

@@ -272,6 +272,64 @@ fn r_post_4_seeds_mississippi_straddle_example() {
 }
 
 #[test]
+fn r_post_4_seeds_mississippi_straddle_from_any_position_and_at_least_a_minimum_raise() {
+    // Kazakh seed: «Миссисипи штраддлы тірі штраддлға ұқсас, бірақ оны "пистолет астында"
+    // отыратын ойыншы емес, үй ережелеріне байланысты кез келген ойыншы жасай алады ... Тірі
+    // штраддл сияқты, Миссисипи штраддлы да ең төменгі ставканы көтеруге тиіс» ("the Mississippi
+    // straddle ... may be posted by any player, depending on house rules, not the one under the
+    // gun ... like the live straddle, it must be at least a minimum raise"); "play begins with
+    // the player to the left of the straddle". $1/$2, Ellen on the button.
+    let table = |any_position: bool, at_least: bool| {
+        let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+        c.straddle = StraddlePolicy::UnderTheGunOrButton;
+        c.straddle_any_position = any_position;
+        c.straddle_at_least = at_least;
+        let mut g = Game::new(c, &five());
+        g.start(1, ELLEN, &[1, 2, 3, 4, 5]);
+        g.post(ALICE, PostKind::SmallBlind, d(1)).unwrap();
+        g.post(DIANNE, PostKind::BigBlind, d(2)).unwrap();
+        g
+    };
+    // Default: only under the gun (Carol) or the button (Ellen), exactly twice the bet.
+    let mut g = table(false, false);
+    let r = rejected(g.post(JOAN, PostKind::Straddle, d(4)), "STRADDLE_OUT_OF_POSITION");
+    assert_eq!(r.number("expected_seat"), Some(CAROL as Cents));
+    let r = rejected(g.post(CAROL, PostKind::Straddle, d(6)), "POST_WRONG_AMOUNT");
+    assert_eq!(r.number("required_cents"), Some(d(4)));
+    // Any position: Joan straddles $4; Ellen, left of her, acts first and Joan last.
+    let mut g = table(true, false);
+    rejected(g.post(ALICE, PostKind::Straddle, d(4)), "STRADDLE_OUT_OF_POSITION");
+    g.post(JOAN, PostKind::Straddle, d(4)).unwrap();
+    rejected(g.post(CAROL, PostKind::Straddle, d(8)), "STRADDLE_OUT_OF_POSITION");
+    let l = g.legal();
+    assert_eq!((l.seat, l.call_cents), (ELLEN, d(4)));
+    for seat in [ELLEN, ALICE, DIANNE, CAROL] {
+        g.ok(seat, Action::Call);
+    }
+    let l = g.legal();
+    assert_eq!((l.seat, l.call_cents, l.can_check), (JOAN, 0, true));
+    g.ok(JOAN, Action::Check);
+    assert_eq!(g.hand().phase, HandPhase::RoundComplete);
+    assert_eq!(g.hand().pot_cents, d(20));
+    // At least a minimum raise: Carol straddles $6; the next raise is a full straddle, to $12.
+    let mut g = table(false, true);
+    rejected(g.post(CAROL, PostKind::Straddle, d(3)), "POST_WRONG_AMOUNT");
+    g.post(CAROL, PostKind::Straddle, d(6)).unwrap();
+    let l = g.legal();
+    assert_eq!((l.seat, l.call_cents, l.raise.map(|r| r.min_to_cents)), (JOAN, d(6), Some(d(12))));
+    // Pot limit keeps the straddle at twice the bet.
+    let mut c = example_config(TableConfig::pot_limit_holdem(d(1), d(2)));
+    c.straddle = StraddlePolicy::UnderTheGun;
+    c.straddle_at_least = true;
+    let mut g = Game::new(c, &five());
+    g.start(1, ELLEN, &[1, 2, 3, 4, 5]);
+    g.post(ALICE, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(DIANNE, PostKind::BigBlind, d(2)).unwrap();
+    rejected(g.post(CAROL, PostKind::Straddle, d(6)), "POST_WRONG_AMOUNT");
+    g.post(CAROL, PostKind::Straddle, d(4)).unwrap();
+}
+
+#[test]
 fn r_post_4_seeds_sleeper_only_raises_the_amount_to_call() {
     // "Alice $1, Dianne $2, and Joan a $4 sleeper. Carol acts first, since last action stays
     // with the big blind, but faces $4; she calls. Joan has no extra bet and no option, so play
@@ -519,6 +577,41 @@ fn r_post_4_seeds_one_re_straddle_from_the_left_of_the_straddler_twice_the_strad
 }
 
 #[test]
+fn r_post_4_seeds_a_straddle_counts_toward_the_raise_cap_or_separately() {
+    // Persian seed: «یک استردل بلایند یا اسلیپر بلایند میتواند به عنوان ریز برای حداکثر تعداد ریز
+    // مجاز محسوب شود. همچنین میتواند به صورت جداگانه نیز حساب شود. در حالت دوم، استردل حداکثر
+    // شرط کل دور اول را ریز میدهد» ("a straddle or sleeper blind may count as a raise toward the
+    // maximum number of raises, or be counted separately; then it raises the first round's
+    // maximum total bet"); the Kazakh seed says the same. Limit $2/$4, a bet and three raises;
+    // blinds $1/$2, Carol straddles $4; everyone raises in turn.
+    let capped_at = |separately: bool| {
+        let mut c = example_config(TableConfig::fixed_limit_holdem(d(2), d(4), 3));
+        c.straddle = StraddlePolicy::UnderTheGun;
+        c.straddle_outside_raise_cap = separately;
+        let mut g = Game::new(c, &five());
+        g.start(1, ELLEN, &[1, 2, 3, 4, 5]);
+        g.post(ALICE, PostKind::SmallBlind, d(1)).unwrap();
+        g.post(DIANNE, PostKind::BigBlind, d(2)).unwrap();
+        g.post(CAROL, PostKind::Straddle, d(4)).unwrap();
+        let mut to = 4;
+        loop {
+            let l = g.legal();
+            let Some(r) = l.raise else {
+                rejected(g.act(l.seat, raise(to + 2)), "BETTING_CAPPED");
+                return to;
+            };
+            assert_eq!(r.min_to_cents, d(to + 2));
+            to += 2;
+            g.ok(l.seat, raise(to));
+        }
+    };
+    // Default: the big blind is the bet, the straddle the first raise: two more, to $8.
+    assert_eq!(capped_at(false), 8);
+    // Counted separately: three raises over the straddle, to $10.
+    assert_eq!(capped_at(true), 10);
+}
+
+#[test]
 fn r_post_4_r_bet_9_the_seeds_options_are_bounded() {
     let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
     c.max_restraddles = 9;
@@ -563,6 +656,105 @@ fn r_post_3_seeds_the_big_blind_moves_on_one_player_whatever_button_the_dealer_n
         g.sit(seat, &format!("Q{seat}"), d(100)).unwrap();
     }
     g.table(TableOp::StartHand { hand_no: 3, button_seat: 2, dealt_seats: vec![1, 2] }).unwrap();
+}
+
+#[test]
+fn r_post_3_seeds_simplified_button_rotates_past_a_departed_big_blind() {
+    // Kazakh seed, English original: "Simplified: The dealer button moves to the next active
+    // player on the left, and the small and big blinds are paid by the first and second players
+    // remaining to the left. This is the easiest to track and always rotates the button, but
+    // results in 'missed blinds'. For instance, a player 'under the gun' when the player in the
+    // big blind busts out ends up paying the small blind" (Kazakh: «Оңайлатылған: Дилер
+    // батырмасы сол жақтағы келесі белсенді ойыншыға ауысады ...»). NL 100/200, seats 1-5:
+    // hand 1 button 1, small blind 2, big blind 3; seat 3 leaves. Hand 2: button 2, small blind
+    // 4 (it missed the big blind, and owes nothing for it), big blind 5.
+    let mut c = example_config(TableConfig::no_limit_holdem(d(100), d(200)));
+    c.button_policy = ButtonPolicy::Simplified;
+    let mut g = Game::new(c, &(1..=5).map(|s| (s, d(10_000))).collect::<Vec<_>>());
+    g.start(1, 1, &[1, 2, 3, 4, 5]);
+    g.post(2, PostKind::SmallBlind, d(100)).unwrap();
+    g.post(3, PostKind::BigBlind, d(200)).unwrap();
+    while let Some(l) = legal_actions(g.state()) {
+        g.ok(l.seat, Action::Fold);
+    }
+    g.end();
+    g.table(TableOp::CashOut { seat: 3, player_id: pid("P3") }).unwrap();
+    // The button stays or jumps: refused, naming the next dealt player after the last button.
+    for button_seat in [1, 4] {
+        let r = rejected(g.table(TableOp::StartHand { hand_no: 2, button_seat, dealt_seats: vec![1, 2, 4, 5] }), "BUTTON_OUT_OF_TURN");
+        assert_eq!((r.number("expected_button_seat"), r.number("previous_button_seat")), (Some(2), Some(1)));
+    }
+    g.start(2, 2, &[1, 2, 4, 5]);
+    assert_eq!((g.hand().blinds.small, g.hand().blinds.big), (Some(4), Some(5)));
+    rejected(g.post(4, PostKind::BigBlind, d(200)), "BLIND_OUT_OF_POSITION");
+    g.post(4, PostKind::SmallBlind, d(100)).unwrap();
+    g.post(5, PostKind::BigBlind, d(200)).unwrap();
+    assert_eq!((g.state().seat(4).unwrap().missed_big_blind, g.state().seat(4).unwrap().missed_small_blind), (false, false));
+    let l = g.legal();
+    assert_eq!((l.seat, l.call_cents), (1, d(200)));
+    g.ok(1, Action::Fold);
+    g.ok(2, Action::Fold);
+    g.ok(4, Action::Call);
+    g.ok(5, Action::Check);
+    g.check_down(&[4, 5]);
+    g.showdown(vec![vec![4], vec![5]]);
+    g.end();
+    assert_eq!((g.stack(4), g.stack(5)), (d(10_200), d(9_800)));
+    // Hand 3: the button moves on to seat 4; the blinds follow it (5 and 1).
+    g.start(3, 4, &[1, 2, 4, 5]);
+    assert_eq!((g.hand().blinds.small, g.hand().blinds.big), (Some(5), Some(1)));
+
+    // Heads-up the seeds' two-player rule still holds: Alice (button), Dianne, Carol (big
+    // blind); Alice leaves: Dianne is the big blind and Carol takes the button.
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.button_policy = ButtonPolicy::Simplified;
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(100))]);
+    blinds_and_folds(&mut g, 1, 1, Some(2), 3, &[1, 2, 3]);
+    g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
+    rejected(g.table(TableOp::StartHand { hand_no: 2, button_seat: 2, dealt_seats: vec![2, 3] }), "BIG_BLIND_OUT_OF_TURN");
+    blinds_and_folds(&mut g, 2, 3, Some(3), 2, &[2, 3]);
+}
+
+#[test]
+fn r_post_7_seeds_a_big_blind_short_of_the_small_blind_and_ante_is_not_dealt_in() {
+    // Kazakh seed, English original: "Some cardrooms require players in the big blind position
+    // to have at least enough chips to cover the small blind (and ante if applicable) in order
+    // to be dealt in. In cash games with such a rule, any player in the big blind with
+    // insufficient chips to cover the small blind will not be dealt in unless they re buy"
+    // (Kazakh: «Кейбір казинолар үлкен блайндтағы ойыншылардың кішкентай блайндты (және қажет
+    // болған жағдайда анте) жабуға жеткілікті фишкалары болуын талап етеді»). $1 ante, $4/$8
+    // blinds (the seeds' example); seat 3 is the big blind.
+    let game = |covers: bool, big_blind_stack: Cents| {
+        let mut c = example_config(TableConfig::no_limit_holdem(d(4), d(8)));
+        c.ante_cents = d(1);
+        c.big_blind_covers_small_blind = covers;
+        Game::new(c, &[(1, d(100)), (2, d(100)), (3, big_blind_stack)])
+    };
+    let deal = |g: &mut Game| g.table(TableOp::StartHand { hand_no: 1, button_seat: 1, dealt_seats: vec![1, 2, 3] });
+    let mut g = game(true, d(4));
+    let r = rejected(deal(&mut g), "BIG_BLIND_SHORT");
+    assert_eq!(
+        (r.number("seat"), r.number("stack_cents"), r.number("small_blind_cents"), r.number("ante_cents"), r.number("required_cents")),
+        (Some(3), Some(d(4)), Some(d(4)), Some(d(1)), Some(d(5)))
+    );
+    // Enough for the small blind and the ante: dealt in, all in on $4 of the $8 big blind.
+    let mut g = game(true, d(5));
+    deal(&mut g).unwrap();
+    for seat in 1..=3 {
+        g.post(seat, PostKind::Ante, d(1)).unwrap();
+    }
+    g.post(2, PostKind::SmallBlind, d(4)).unwrap();
+    g.post(3, PostKind::BigBlind, d(4)).unwrap();
+    assert_eq!(g.stack(3), 0);
+    // Default (RULES.md R-POST-7): the short big blind is dealt in, all in for what it has.
+    let mut g = game(false, d(4));
+    deal(&mut g).unwrap();
+    for seat in 1..=3 {
+        g.post(seat, PostKind::Ante, d(1)).unwrap();
+    }
+    g.post(2, PostKind::SmallBlind, d(4)).unwrap();
+    g.post(3, PostKind::BigBlind, d(3)).unwrap();
+    assert_eq!(g.stack(3), 0);
 }
 
 #[test]
