@@ -293,11 +293,8 @@ pub fn check_deal(table: &TableState, config: &TableConfig, button_seat: Seat, d
         return Err(Rejection::new(BUTTON_NOT_DEALT, "with a moving or simplified button the button is a dealt player")
             .with("button_seat", button_seat as Cents));
     }
-    let mut seats = [0 as Seat; crate::MAX_SEATS];
-    let n = dealt_seats.len().min(crate::MAX_SEATS);
-    seats[..n].copy_from_slice(&dealt_seats[..n]);
-    let dealt = &mut seats[..n];
-    dealt.sort_unstable();
+    let (seats, n) = sorted_seats(dealt_seats);
+    let dealt = &seats[..n];
     // R-POST-3, the seeds' simplified button: "the dealer button moves to the next active player
     // on the left, and the small and big blinds are paid by the first and second players
     // remaining to the left ... always rotates the button, but results in 'missed blinds'": a
@@ -343,6 +340,15 @@ pub fn check_deal(table: &TableState, config: &TableConfig, button_seat: Seat, d
     Ok(())
 }
 
+/// The dealt seats in clockwise (ascending) order, without allocating: the array and how many.
+fn sorted_seats(dealt_seats: &[Seat]) -> ([Seat; crate::MAX_SEATS], usize) {
+    let mut seats = [0 as Seat; crate::MAX_SEATS];
+    let n = dealt_seats.len().min(crate::MAX_SEATS);
+    seats[..n].copy_from_slice(&dealt_seats[..n]);
+    seats[..n].sort_unstable();
+    (seats, n)
+}
+
 /// R-POST-7 option, the seeds: "some cardrooms require players in the big blind position to
 /// have at least enough chips to cover the small blind (and ante if applicable) in order to be
 /// dealt in ... will not be dealt in unless they re-buy". Checked at the deal, on the seat the
@@ -351,11 +357,8 @@ pub fn check_big_blind_covers_small_blind(table: &TableState, config: &TableConf
     if !config.big_blind_covers_small_blind {
         return Ok(());
     }
-    let mut seats = [0 as Seat; crate::MAX_SEATS];
-    let n = dealt_seats.len().min(crate::MAX_SEATS);
-    seats[..n].copy_from_slice(&dealt_seats[..n]);
-    let dealt = &mut seats[..n];
-    dealt.sort_unstable();
+    let (seats, n) = sorted_seats(dealt_seats);
+    let dealt = &seats[..n];
     let Some(big) = blind_positions(config, table.last_big_blind_seat, button_seat, dealt).big else {
         return Ok(());
     };
