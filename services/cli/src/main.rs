@@ -210,7 +210,7 @@ async fn approve(
         anyhow::bail!("approve needs --command-id: the id the caller will send the command with");
     };
     let wire = match command {
-        ApprovedCommand::Table { operation } => operation.into_wire(),
+        ApprovedCommand::Table { operation } => operation.into_wire()?,
         ApprovedCommand::Cage { operation } => operation.into_wire(),
         ApprovedCommand::Correct(correction) => correction.into_wire(),
     };
@@ -248,7 +248,7 @@ async fn run_online(server: ServerArgs, output: Output, command: Command) -> any
     let property_id = client.property_id.clone();
     match command {
         Command::Table { options, operation } => {
-            send::run(&mut client, &header(options, &property_id), operation.into_wire(), output).await
+            send::run(&mut client, &header(options, &property_id), operation.into_wire()?, output).await
         }
         Command::Cage { options, operation } => {
             send::run(&mut client, &header(options, &property_id), operation.into_wire(), output).await

@@ -131,6 +131,21 @@ pub struct PresetArgs {
     bring_in: BringInFlags,
 }
 
+/// `NAME=VALUE`: a setting changed from the preset (`--set straddle_any_position=true`).
+fn parse_setting(text: &str) -> Result<(String, String), String> {
+    let (name, value) = text.split_once('=').ok_or_else(|| format!("{text:?}: expected NAME=VALUE, e.g. button_policy=Moving"))?;
+    Ok((name.trim().to_owned(), value.to_owned()))
+}
+
+/// The configuration of `table open` / `table config`: the preset, or the preset with the
+/// settings changed (checked here as the service checks it).
+fn configuration(preset: PresetArgs, settings: &[(String, String)]) -> anyhow::Result<Result<pb::TableConfig, pb::TablePreset>> {
+    if settings.is_empty() {
+        return Ok(Err(preset.wire()));
+    }
+    chipledger_proto::preset_with_settings(&preset.wire(), settings).map(Ok).map_err(|problem| anyhow::anyhow!("table configuration: {problem}"))
+}
+
 impl PresetArgs {
     fn wire(self) -> pb::TablePreset {
         pb::TablePreset {
@@ -275,20 +290,29 @@ fn seat_groups(text: &str) -> Result<Groups, String> {
 /// Movements at a table (dealer and floor).
 #[derive(Debug, Subcommand)]
 pub enum TableOperation {
-    /// Open a table with a preset configuration (RULES.md defaults for the game).
+    /// Open a table with a preset configuration (RULES.md defaults for the game), with any of
+    /// its settings changed by `--set`.
     Open {
         #[arg(long)]
         table: String,
         #[command(flatten)]
         preset: PresetArgs,
+        /// A setting changed from the preset, by its name in a TableOpened event's config (a dot
+        /// reaches into a part): `--set button_policy=Moving --set rebuy.wait_window_ms=1800000
+        /// --set refreshment_allowance_cents=500`. Repeat for each.
+        #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_setting)]
+        settings: Vec<(String, String)>,
     },
-    /// Change an open table's configuration to a preset (between hands; the new version is
-    /// stamped on every later event).
+    /// Change an open table's configuration to a preset, with any settings changed by `--set`
+    /// (between hands; the new version is stamped on every later event).
     Config {
         #[arg(long)]
         table: String,
         #[command(flatten)]
         preset: PresetArgs,
+        /// As for `table open`.
+        #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_setting)]
+        settings: Vec<(String, String)>,
     },
     /// Close the shift with the counted tray and drop, signed by the two who counted
     /// (R-CHIP-4). A count that differs from the book is recorded as a variance.
@@ -722,18 +746,24 @@ pub enum CageOperation {
 }
 
 impl TableOperation {
-    pub fn into_wire(self) -> Wire {
-        match self {
-            TableOperation::Open { table, preset } => Wire::OpenTable(pb::OpenTable {
-                header: None,
-                table_id: table,
-                configuration: Some(pb::open_table::Configuration::Preset(preset.wire())),
-            }),
-            TableOperation::Config { table, preset } => Wire::ChangeTableConfig(pb::ChangeTableConfig {
-                header: None,
-                table_id: table,
-                configuration: Some(pb::change_table_config::Configuration::Preset(preset.wire())),
-            }),
+    pub fn into_wire(self) -> anyhow::Result<Wire> {
+        Ok(match self {
+            TableOperation::Open { table, preset, settings } => {
+                use pb::open_table::Configuration;
+                let configuration = match configuration(preset, &settings)? {
+                    Ok(config) => Configuration::Config(config),
+                    Err(preset) => Configuration::Preset(preset),
+                };
+                Wire::OpenTable(pb::OpenTable { header: None, table_id: table, configuration: Some(configuration) })
+            }
+            TableOperation::Config { table, preset, settings } => {
+                use pb::change_table_config::Configuration;
+                let configuration = match configuration(preset, &settings)? {
+                    Ok(config) => Configuration::Config(config),
+                    Err(preset) => Configuration::Preset(preset),
+                };
+                Wire::ChangeTableConfig(pb::ChangeTableConfig { header: None, table_id: table, configuration: Some(configuration) })
+            }
             TableOperation::CloseShift { table, counted_tray, counted_drop, signer1, signer2 } => {
                 Wire::CloseShift(pb::CloseShift {
                     header: None,
@@ -848,7 +878,7 @@ impl TableOperation {
                     to_raise,
                 })
             }
-        }
+        })
     }
 }
 

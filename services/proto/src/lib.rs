@@ -21,7 +21,7 @@ mod rpcs;
 
 pub use codec::{
     CorrectionRequest, Decidable, Envelope, FieldErrors, NoWireMessage, ToDomain, chips_to_wire, command_to_wire, envelope,
-    legal_actions_to_wire, table_view,
+    legal_actions_to_wire, preset_with_settings, table_view,
 };
 pub use rpcs::{
     APPROVAL_RULES, APPROVERS, ApprovalRule, ApprovalView, CommandVisitor, RPCS, Rpc, WireCommand, allowed_roles,

@@ -24,6 +24,31 @@ pub(super) fn configuration(
     }
 }
 
+/// A preset with some of its settings changed, for operators' tools: each setting by the name
+/// it is stored under (the `config` of a `TableOpened` event), a dot reaching into a part
+/// (`straddle_any_position=true`, `rebuy.wait_window_ms=1800000`, `button_policy=Moving`); each
+/// value is JSON, or else text. The result is checked as the service checks a configuration.
+pub fn preset_with_settings(preset: &pb::TablePreset, settings: &[(String, String)]) -> Result<pb::TableConfig, String> {
+    let mut errors = FieldErrors::new();
+    let Some(config) = table_preset(&mut errors, preset) else {
+        let problems: Vec<String> = errors.into_violations().into_iter().map(|v| format!("{}: {}", v.field, v.description)).collect();
+        return Err(problems.join("; "));
+    };
+    let mut value = serde_json::to_value(&config).map_err(|error| error.to_string())?;
+    for (name, text) in settings {
+        let mut slot = &mut value;
+        for part in name.split('.') {
+            slot = slot
+                .get_mut(part)
+                .ok_or_else(|| format!("no setting {name:?}: the names are those of a TableOpened event's config"))?;
+        }
+        *slot = serde_json::from_str(text).unwrap_or_else(|_| serde_json::Value::String(text.clone()));
+    }
+    let config: rules::TableConfig = serde_json::from_value(value).map_err(|error| format!("settings: {error}"))?;
+    config.validate().map_err(|rejection| format!("{} ({}): {}", rejection.reason.code, rejection.reason.rule, rejection.detail))?;
+    Ok(table_config_to_wire(&config))
+}
+
 fn table_preset(errors: &mut FieldErrors, preset: &pb::TablePreset) -> Option<rules::TableConfig> {
     let (small, big) = (preset.small_cents, preset.big_cents);
     if small <= 0 || big < small {
@@ -450,5 +475,25 @@ mod tests {
         wire.open_stakes = Some(pb::OpenStakes { iou_auto_accept_below_cents: 1_000, ious_allowed: None });
         let stakes = table_config_from_wire(&mut errors, &wire).map(|c| c.stakes);
         assert_eq!(stakes, Some(rules::StakesMode::OpenStakes { iou_auto_accept_below_cents: 1_000, ious_allowed: true }));
+    }
+
+    #[test]
+    fn a_preset_with_settings_changes_only_those_and_refuses_unknown_names_and_bad_values() {
+        let preset = pb::TablePreset { game: pb::GamePreset::NoLimitHoldem as i32, small_cents: 100, big_cents: 200, ..Default::default() };
+        let set = |pairs: &[(&str, &str)]| {
+            let settings: Vec<(String, String)> = pairs.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect();
+            preset_with_settings(&preset, &settings)
+        };
+        let wire = set(&[("button_policy", "Moving"), ("refreshment_allowance_cents", "500"), ("rebuy.wait_window_ms", "1800000")]).unwrap();
+        let mut errors = FieldErrors::new();
+        let config = table_config_from_wire(&mut errors, &wire).unwrap();
+        assert_eq!(config.button_policy, rules::config::ButtonPolicy::Moving);
+        assert_eq!((config.refreshment_allowance_cents, config.rebuy.wait_window_ms), (500, 1_800_000));
+        let plain = rules::TableConfig::no_limit_holdem(100, 200);
+        assert_eq!((config.blinds_cents.clone(), config.tip_cap_cents), (plain.blinds_cents.clone(), plain.tip_cap_cents), "the rest is the preset's");
+        assert!(set(&[("straddle_anywhere", "true")]).unwrap_err().contains("no setting \"straddle_anywhere\""));
+        assert!(set(&[("button_policy", "Sideways")]).unwrap_err().starts_with("settings:"));
+        // Checked as the service checks a configuration: a tip cap below zero is refused.
+        assert!(set(&[("tip_cap_cents", "-5")]).unwrap_err().contains("INVALID_CONFIG"));
     }
 }
