@@ -599,7 +599,9 @@ fn judge_raise(hand: &HandState, config: &TableConfig, p: &HandPlayer, stack: Ce
         return Err(Rejection::new(ALL_IN_AFTER_BORROW_TO_RAISE, "borrowed to raise: may not go all in this hand")
             .with("stack_cents", stack));
     }
-    if to_cents > s.max_to_cents {
+    // The seeds' house rule: an unchallenged pot-limit overbet stands (within the stack).
+    let overbet_stands = config.overbet_stands_unchallenged && (s.over_max == RAISE_ABOVE_POT_LIMIT || s.over_max == RAISE_ABOVE_HALF_POT);
+    if to_cents > s.max_to_cents && !overbet_stands {
         return Err(Rejection::new(s.over_max, "above the largest bet or raise allowed")
             .with("to_cents", to_cents)
             .with("max_raise_to_cents", s.max_to_cents));

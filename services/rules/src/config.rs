@@ -373,6 +373,13 @@ pub struct TableConfig {
     /// a player who checked may only call or fold in that round (`CHECK_RAISE_NOT_ALLOWED`).
     #[serde(default = "TableConfig::check_raise_allowed_by_default")]
     pub check_raise_allowed: bool,
+    /// R-BET-7 / R-BET-8 option, the seeds (001 Persian: "in some cash games ... if an illegal
+    /// bet amount is not challenged by a player before any further action, the bet stands"): a
+    /// pot-limit or half-pot-limit bet or raise above the maximum is recorded as it stood (the
+    /// dealer records the amount the table let stand; one challenged is recorded at the maximum,
+    /// the excess returned). Default off: above the maximum is refused.
+    #[serde(default)]
+    pub overbet_stands_unchallenged: bool,
     /// R-POST-3 option, the seeds' house rule (000: "some house rules allow posting one blind
     /// per hand, largest first, meaning all posts of missed blinds are live"): a returning
     /// player posts the missed big blind (`MissedBigBlind`) and, in a later hand, the missed
@@ -532,6 +539,7 @@ impl TableConfig {
             open_pair_big_bet: false,
             heads_up_from_round_start: false,
             check_raise_allowed: TableConfig::check_raise_allowed_by_default(),
+            overbet_stands_unchallenged: false,
         }
     }
 

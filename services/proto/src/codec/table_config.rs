@@ -262,6 +262,7 @@ pub fn table_config_from_wire(errors: &mut FieldErrors, wire: &pb::TableConfig) 
         open_pair_big_bet: wire.open_pair_big_bet,
         heads_up_from_round_start: wire.heads_up_from_round_start,
         check_raise_allowed: wire.check_raise_allowed.unwrap_or(rules::TableConfig::check_raise_allowed_by_default()),
+        overbet_stands_unchallenged: wire.overbet_stands_unchallenged,
     })
 }
 
@@ -386,6 +387,7 @@ pub fn table_config_to_wire(config: &rules::TableConfig) -> pb::TableConfig {
         open_pair_big_bet: config.open_pair_big_bet,
         heads_up_from_round_start: config.heads_up_from_round_start,
         check_raise_allowed: Some(config.check_raise_allowed),
+        overbet_stands_unchallenged: config.overbet_stands_unchallenged,
     }
 }
 
@@ -447,6 +449,11 @@ mod tests {
                 c.open_pair_big_bet = false;
                 c.heads_up_from_round_start = true;
                 c.check_raise_allowed = false;
+                c
+            },
+            {
+                let mut c = rules::TableConfig::pot_limit_holdem(100, 200);
+                c.overbet_stands_unchallenged = true;
                 c
             },
             {

@@ -71,6 +71,35 @@ fn r_bet_5_raise_to_is_the_round_total() {
 }
 
 #[test]
+fn r_bet_7_seeds_an_unchallenged_pot_limit_overbet_stands_where_the_table_says_so() {
+    // Persian seed: "اگر مقدار شرط بندی غیر مجاز توسط یک بازیکن قبل از هرگونه اقدام اضافی مورد
+    // اعتراض قرار نگیرد، شرط باقی میماند" (if an illegal bet amount is not challenged by a player
+    // before any further action, the bet stands). The $20 pot of the sequence above; A bets $5,
+    // the pot-limit raise is to $35, and B raises to $50.
+    let at_the_overbet = |stands: bool| {
+        let mut config = no_blinds(TableConfig::pot_limit_holdem(d(1), d(2)), d(5));
+        config.overbet_stands_unchallenged = stands;
+        let mut g = Game::new(config, &[(1, d(1000)), (2, d(1000)), (3, d(1000)), (4, d(1000))]);
+        g.start(1, 4, &[1, 2, 3, 4]);
+        g.ok(1, bet(5));
+        for s in [2, 3, 4] {
+            g.ok(s, Action::Call);
+        }
+        g.next_round();
+        g.ok(1, bet(5));
+        g
+    };
+    let mut g = at_the_overbet(false);
+    let r = rejected(g.act(2, raise(50)), "RAISE_ABOVE_POT_LIMIT");
+    assert_eq!(r.number("max_raise_to_cents"), Some(d(35)));
+    let mut g = at_the_overbet(true);
+    g.ok(2, raise(50));
+    assert_eq!((g.stack(2), g.hand().pot_cents), (d(945), d(75)), "the $50 stood");
+    // Never beyond the stack.
+    rejected(g.act(3, raise(2_000)), "BET_EXCEEDS_STACK");
+}
+
+#[test]
 fn r_bet_7_pot_limit_sequence_to_520() {
     let config = no_blinds(TableConfig::pot_limit_holdem(d(1), d(2)), d(5));
     let mut g = Game::new(config, &[(1, d(1000)), (2, d(1000)), (3, d(1000)), (4, d(1000))]);
