@@ -821,6 +821,9 @@ impl TableConfig {
         if self.blinds_cents.len() > 3 {
             return bad("at most three blinds");
         }
+        if self.blinds_cents.windows(2).any(|pair| pair[1] < pair[0]) {
+            return bad("blinds in order: small <= big <= third");
+        }
         if self.max_restraddles > 8 {
             return bad("at most 8 re-straddles");
         }

@@ -64,7 +64,7 @@ pub fn decide_correction(
     ctx: &CommandContext,
     reverses_event_id: &str,
     reverses_stream_version: u64,
-    reverses_event_type: &str,
+    reverses_event_types: &[String],
     original_postings: &[Posting],
     approved_by: &str,
     reason: &str,
@@ -95,7 +95,7 @@ pub fn decide_correction(
     }
     // R-MARK-3: an IOU or a loan is owed on its seat until it is paid; reversing its chips alone
     // would leave the debt (or the payment) standing with the chips gone (or back).
-    if matches!(reverses_event_type, "IouWritten" | "IouSettled") {
+    if reverses_event_types.iter().any(|t| matches!(t.as_str(), "IouWritten" | "IouSettled")) {
         return Err(Rejection::new(CORRECTION_INVALID, "an IOU or a loan is not corrected: it is settled or paid back (SettleIou)"));
     }
     let pot_net: Cents =
@@ -112,6 +112,7 @@ pub fn decide_correction(
         reason: reason.to_string(),
         postings: postings.clone(),
     });
+    crate::iou::check_still_covered(table, &after)?;
     if let Some(neg) = after.balances().into_iter().find(|b| b.amount_cents < 0 && b.account.must_stay_non_negative()) {
         return Err(Rejection::new(CORRECTION_WOULD_GO_NEGATIVE, format!("{} would go negative", neg.account))
             .with("balance_cents", neg.amount_cents as Cents));

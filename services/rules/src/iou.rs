@@ -33,25 +33,44 @@ pub fn paper_cents(table: &TableState) -> Cents {
     table.seats.iter().flatten().map(|s| s.iou_cents.max(0)).sum()
 }
 
-/// R-MARK-3, IOUs in play may not be taken off the table: `leaving_cents` may leave the seats
-/// (and the writer pay `settled_cents` of paper with them) only if the chips left in front of
-/// the players and in the pot still cover the paper left at the table.
+/// The chips at the table: in front of the players, in the pot and in the kitty box.
+fn chips_at(table: &TableState) -> Cents {
+    table.seats.iter().flatten().map(|s| s.stack_cents).sum::<Cents>() + table.pot_cents + table.kitty_cents
+}
+
+/// R-MARK-3, IOUs in play may not be taken off the table: `leaving_cents` may leave the table
+/// (and the writer pay `settled_cents` of paper with them) only if the chips left at the table
+/// still cover the paper left there.
 pub fn check_stays_on_table(table: &TableState, leaving_cents: Cents, settled_cents: Cents) -> Result<(), Rejection> {
     let paper = paper_cents(table) - settled_cents;
     if paper <= 0 || leaving_cents <= 0 {
         return Ok(());
     }
-    let chips: Cents = table.seats.iter().flatten().map(|s| s.stack_cents).sum::<Cents>() + table.pot_cents;
-    let left = chips - settled_cents - leaving_cents;
-    if left >= paper {
+    let chips = chips_at(table) - settled_cents;
+    if chips - leaving_cents >= paper {
         return Ok(());
     }
+    Err(in_play(table, leaving_cents, chips, paper))
+}
+
+/// R-MARK-3 for a change judged on the state it leaves (a correction): chips may leave the
+/// table only while what stays covers the paper.
+pub fn check_still_covered(before: &TableState, after: &TableState) -> Result<(), Rejection> {
+    let paper = paper_cents(after);
+    let (was, now) = (chips_at(before), chips_at(after));
+    if paper <= 0 || now >= was || now >= paper {
+        return Ok(());
+    }
+    Err(in_play(before, was - now, was, paper))
+}
+
+fn in_play(table: &TableState, leaving_cents: Cents, chips_cents: Cents, paper_cents: Cents) -> Rejection {
     let writer = table.seats.iter().position(|s| s.as_ref().is_some_and(|s| s.iou_cents > 0)).map_or(0, |i| i as Cents + 1);
-    Err(Rejection::new(IOU_IN_PLAY, "IOUs in play may not be taken off the table: the chips left would not cover the IOUs unpaid here; the writer pays first")
+    Rejection::new(IOU_IN_PLAY, "IOUs in play may not be taken off the table: the chips left would not cover the IOUs unpaid here; the writer pays first")
         .with("leaving_cents", leaving_cents)
-        .with("table_chips_cents", chips - settled_cents)
-        .with("iou_in_play_cents", paper)
-        .with("writer_seat", writer))
+        .with("table_chips_cents", chips_cents)
+        .with("iou_in_play_cents", paper_cents)
+        .with("writer_seat", writer)
 }
 
 /// R-MARK-3: a loan from a player still seated at the table is paid back before the borrower
@@ -85,6 +104,8 @@ pub fn settle_loan(table: &TableState, table_id: &crate::streams::TableId, seat:
     let Some(lender_seat) = seat_of(table, lender) else {
         return Err(Rejection::new(IOU_LENDER_NOT_SEATED, "a loan is paid back at the table to the lender's stack; the lender has left it"));
     };
+    // R-STAKE-1: nothing reaches the stack of a player live in a hand.
+    crate::ledger::not_live_in_hand(table, lender_seat)?;
     let mut postings = Vec::with_capacity(2);
     crate::accounts::transfer(&mut postings, source, Account::Seat { table_id: table_id.clone(), seat: lender_seat }, amount_cents);
     Ok(postings)
@@ -140,6 +161,24 @@ pub fn decide_iou(
                 .collect();
             if let Some(first) = missing.first() {
                 return Err(Rejection::new(IOU_NOT_ACCEPTED, "every player still in the pot must accept the IOU")
+                    .with("first_missing_seat", *first as Cents)
+                    .with("missing", missing.len() as Cents));
+            }
+        }
+    } else {
+        // Between hands an IOU is chips on credit for the hands to come: only beside chips
+        // bought this session (never the first chips of a session, which the buy-in limits and
+        // the re-buy wait judge), and, as paper, accepted by every other player in the game.
+        if !s.has_bought_in {
+            return Err(Rejection::new(crate::table_stakes::NOT_BOUGHT_IN, "an IOU plays beside chips bought this session: buy in first")
+                .with("seat", seat as Cents));
+        }
+        if lender.is_none() && amount_cents >= *iou_auto_accept_below_cents {
+            let missing: Vec<Seat> = (1..=table.seats.len() as Seat)
+                .filter(|other| *other != seat && table.seat(*other).is_some_and(|o| !o.sitting_out) && !accepted_by.contains(other))
+                .collect();
+            if let Some(first) = missing.first() {
+                return Err(Rejection::new(IOU_NOT_ACCEPTED, "between hands every other player in the game accepts the IOU")
                     .with("first_missing_seat", *first as Cents)
                     .with("missing", missing.len() as Cents));
             }

@@ -53,6 +53,8 @@ pub fn decide_expense(table: &TableState, amount_cents: Cents, purpose: &str, to
             .with("amount_cents", amount_cents)
             .with("kitty_cents", table.kitty_cents));
     }
+    // R-MARK-3: the kitty box is on the table; what it pays out is never IOU paper.
+    crate::iou::check_stays_on_table(table, amount_cents, 0)?;
     let to = if to_dealer { Account::Toke { table_id: table_id.clone() } } else { Account::House(crate::accounts::HouseAccount::KittyExpenses) };
     let postings = vec![Posting::new(Account::Kitty { table_id: table_id.clone() }, -amount_cents), Posting::new(to, amount_cents)];
     Ok(TableEvent::KittyExpensePaid { amount_cents, purpose: purpose.to_string(), to_dealer, postings })
@@ -69,6 +71,9 @@ pub fn decide_close_game(table: &TableState) -> Result<TableEvent, Rejection> {
     }
     let leftover = config.kitty.as_ref().map(|k| k.leftover).unwrap_or_default();
     let kitty = table.kitty_cents;
+    if leftover != crate::config::KittyLeftover::SplitAmongSeated {
+        crate::iou::check_stays_on_table(table, kitty, 0)?;
+    }
     let mut postings = Vec::new();
     if kitty > 0 {
         let from = Account::Kitty { table_id: table_id.clone() };

@@ -172,14 +172,14 @@ pub fn decide_into(snapshot: &Snapshot, ctx: &CommandContext, command: &Command,
                     })?;
                     crate::seating::decide_move(ctx, table, to, player, *seat, player_id, to_table_id, *to_seat)?
                 }
-                TableOp::Correct { reverses_event_id, reverses_stream_version, reverses_event_type, original_postings, approved_by, reason } => {
+                TableOp::Correct { reverses_event_id, reverses_stream_version, reverses_event_types, original_postings, approved_by, reason } => {
                     crate::corrections::decide_correction(
                         snapshot,
                         table,
                         ctx,
                         reverses_event_id,
                         *reverses_stream_version,
-                        reverses_event_type,
+                        reverses_event_types,
                         original_postings,
                         approved_by,
                         reason,

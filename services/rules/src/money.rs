@@ -93,6 +93,11 @@ pub fn chips_value_cents(chips: &[ChipCount]) -> Cents {
     chips.iter().map(ChipCount::value_cents).sum()
 }
 
+/// For `skip_serializing_if`: an amount that is nothing is not written.
+pub fn is_zero(amount_cents: &Cents) -> bool {
+    *amount_cents == 0
+}
+
 /// R-UNIT-2: a table's chips. Denominations ascending; `min_playable_chip_cents` is one of them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChipSet {

@@ -117,7 +117,13 @@ pub fn decide_move(
         amount_cents: amount,
         postings,
     };
-    let arrive = TableEvent::PlayerMovedIn { seat: to_seat, player_id: s.player_id.clone(), from_table_id: from_id.clone(), amount_cents: amount };
+    let arrive = TableEvent::PlayerMovedIn {
+        seat: to_seat,
+        player_id: s.player_id.clone(),
+        from_table_id: from_id.clone(),
+        amount_cents: amount,
+        removed_cents: s.removed_cents,
+    };
     let moved = PlayerEvent::MovedTable {
         from_table_id: from_id.clone(),
         to_table_id: to_table_id.clone(),

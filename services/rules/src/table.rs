@@ -132,9 +132,10 @@ pub enum TableOp {
         /// The table stream version of the reversed event (of its hand's `HandStarted` for a
         /// hand), from the log: the sessions it may correct began at or before it.
         reverses_stream_version: u64,
-        /// The reversed event's type, from the log (some records are not corrected but settled).
+        /// The types of the events reversed (one, or every event of a hand), from the log: some
+        /// records are not corrected but settled.
         #[serde(default)]
-        reverses_event_type: String,
+        reverses_event_types: Vec<String>,
         original_postings: Vec<Posting>,
         approved_by: String,
         reason: String,
@@ -329,7 +330,15 @@ pub enum TableEvent {
     },
     PlayerMovedOut { seat: Seat, player_id: PlayerId, to_table_id: TableId, to_seat: Seat, amount_cents: Cents, postings: Vec<Posting> },
     /// The arriving side of a move; the chips were posted on `PlayerMovedOut`.
-    PlayerMovedIn { seat: Seat, player_id: PlayerId, from_table_id: TableId, amount_cents: Cents },
+    PlayerMovedIn {
+        seat: Seat,
+        player_id: PlayerId,
+        from_table_id: TableId,
+        amount_cents: Cents,
+        /// R-STAKE-2: the session goes on, and with it what it took off for refreshments.
+        #[serde(default, skip_serializing_if = "crate::money::is_zero")]
+        removed_cents: Cents,
+    },
     Tipped { seat: Seat, amount_cents: Cents, postings: Vec<Posting> },
     KittyExpensePaid { amount_cents: Cents, purpose: String, to_dealer: bool, postings: Vec<Posting> },
     /// The seats' time is paid up to `paid_until_unix_ms` (R-RAKE-3).
@@ -762,11 +771,12 @@ impl TableState {
                     self.last_button_seat = None;
                 }
             }
-            TableEvent::PlayerMovedIn { seat, player_id, amount_cents, .. } => {
+            TableEvent::PlayerMovedIn { seat, player_id, amount_cents, removed_cents, .. } => {
                 // R-STAKE-6: a house move is not a new player.
                 self.place(*seat, player_id, false);
                 if let Some(s) = self.seat_mut(*seat) {
                     s.stack_cents += amount_cents;
+                    s.removed_cents = *removed_cents;
                     s.has_bought_in = true;
                 }
             }

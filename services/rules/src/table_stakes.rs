@@ -408,8 +408,8 @@ pub fn decide_funds(
                     .with("refreshment_allowance_cents", allowance)
                     .with("removed_cents", s.removed_cents));
             }
-            // R-STAKE-1: never during a hand the seat is live in.
-            crate::ledger::not_live_in_hand(table, seat)?;
+            // R-STAKE-1: between hands only.
+            crate::ledger::between_hands(table)?;
             config.chip_set.check_makes("amount_cents", amount)?;
             if amount > s.stack_cents - s.cash_in_play_cents {
                 return Err(Rejection::new(NO_CHIPS, "the stack does not hold that many chips")

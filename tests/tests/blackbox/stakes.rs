@@ -481,6 +481,50 @@ async fn r_audit_1_a_hand_is_corrected_as_a_whole_and_only_once() -> anyhow::Res
     room.server.stop().await
 }
 
+/// R-MARK-3 with R-AUDIT-1: a hand in which a player borrowed from another is not corrected
+/// (reversing its chips would leave the loan owed on the seat and pay the lender twice).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_mark_3_a_hand_with_a_loan_in_it_is_not_corrected() -> anyhow::Result<()> {
+    let mut room = Room::open("mark-3-loan-hand", |config| {
+        config.open_stakes = Some(pb::OpenStakes { iou_auto_accept_below_cents: 100_000, ..Default::default() });
+    })
+    .await?;
+    for seat in 1..=3 {
+        room.buy_in(seat, &format!("P{seat}"), 10_000).await?;
+    }
+    let start = room.id("start");
+    room.dealer.table.start_hand(pb::StartHand { header: start, table_id: TABLE.into(), hand_no: 1, button_seat: 1, dealt_seats: vec![1, 2, 3] }).await?;
+    let ids: Vec<String> = (0..6).map(|_| room.id("h").unwrap().command_id).collect();
+    room.dealer.table.post(post(&ids[0], 2, pb::PostKind::SmallBlind, 100)).await?;
+    room.dealer.table.post(post(&ids[1], 3, pb::PostKind::BigBlind, 200)).await?;
+    room.dealer.table.act(act(&ids[2], 1, pb::ActionKind::Fold, 0)).await?;
+    // P2 borrows $50 from P1, who folded, and goes all in; P3 calls and wins.
+    let loan_id = room.id("loan");
+    let loan = pb::WriteIou { header: loan_id, table_id: TABLE.into(), seat: 2, amount_cents: 5_000, lender_player_id: Some("P1".into()), ..Default::default() };
+    room.dealer.table.write_iou(loan).await?;
+    room.dealer.table.act(act(&ids[3], 2, pb::ActionKind::AllIn, 0)).await?;
+    room.dealer.table.act(act(&ids[4], 3, pb::ActionKind::Call, 0)).await?;
+    let showdown = room.id("showdown");
+    room.dealer.table.showdown(pb::Showdown { header: showdown, table_id: TABLE.into(), high: vec![pb::SeatGroup { seats: vec![3] }], ..Default::default() }).await?;
+    let end = room.id("end");
+    room.dealer.table.end_hand(pb::EndHand { header: end, table_id: TABLE.into() }).await?;
+    let stacks = (room.stack(1).await?, room.stack(2).await?, room.stack(3).await?);
+    let settled = all_events(&mut room.auditor, pb::EventFilter { event_types: vec!["HandSettled".into()], ..Default::default() }).await?;
+    let mut admin = room.server.client(principal::ADMIN).await?;
+    let fix = pb::Correction {
+        header: header("fix-loan-hand"),
+        reverses_event_id: settled[0].event_id.clone(),
+        approved_by: principal::ADMIN.0.into(),
+        reason: "misdeal".into(),
+    };
+    let fix = approved(fix, &mut [&mut admin]).await?;
+    let refused = room.floor.ledger.correct(fix).await.expect_err("a loan is paid back, not corrected");
+    let info = error_info(&refused);
+    assert_eq!((info.reason.as_str(), info.metadata.get("rule_id").map(String::as_str)), ("CORRECTION_INVALID", Some("R-AUDIT-1")));
+    assert_eq!((room.stack(1).await?, room.stack(2).await?, room.stack(3).await?), stacks, "nothing moved");
+    room.server.stop().await
+}
+
 /// R-AUDIT-1 with R-STAKE-4: a correction moves the chips of the session its event was part of.
 /// The winner of a hand cashed out and another patron sat down in the seat: correcting the hand
 /// would take the newcomer's chips, and is refused with the numbers; nothing moves.

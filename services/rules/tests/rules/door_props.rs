@@ -248,7 +248,7 @@ impl Run {
                     TableOp::Correct {
                         reverses_event_id: format!("event-{i}"),
                         reverses_stream_version: stream_version_at(&self.g.world.log, i),
-                        reverses_event_type: self.g.world.log[i].1.event_type().into(),
+                        reverses_event_types: vec![self.g.world.log[i].1.event_type().into()],
                         original_postings: postings,
                         approved_by: "floor-2".into(),
                         reason: "prop".into(),
@@ -415,14 +415,14 @@ impl Run {
                 TableEvent::CashedOut { amount_cents, .. }
                 | TableEvent::Tipped { amount_cents, .. }
                 | TableEvent::ChipsRemoved { amount_cents, .. } => *amount_cents,
-                TableEvent::PlayerMovedOut { .. } | TableEvent::TimeCollected { .. } => {
+                TableEvent::PlayerMovedOut { .. } | TableEvent::TimeCollected { .. } | TableEvent::Corrected { .. } => {
                     -te.postings().iter().filter(|p| matches!(p.account, Account::Seat { .. })).map(|p| p.amount_cents).sum::<Cents>()
                 }
                 _ => 0,
             };
             if leaving > 0 {
                 let after = &self.g.world.tables[event_table];
-                let chips: Cents = after.seats.iter().flatten().map(|s| s.stack_cents).sum::<Cents>() + after.pot_cents;
+                let chips: Cents = after.seats.iter().flatten().map(|s| s.stack_cents).sum::<Cents>() + after.pot_cents + after.kitty_cents;
                 let paper = unpaid_paper_cents(after);
                 assert!(chips >= paper, "R-MARK-3: {} took IOU paper off {event_table}: {chips} chips left for {paper} of IOUs", te.event_type());
             }

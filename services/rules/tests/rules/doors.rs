@@ -287,9 +287,21 @@ fn r_stake_2_seeds_small_amounts_for_refreshments_within_the_tables_allowance() 
     assert_eq!((r.number("refreshment_allowance_cents"), r.number("removed_cents")), (Some(d(5)), Some(d(3))));
     rejected(g.table(remove(d(1), None)), "RATHOLING_FORBIDDEN");
     rejected(g.table(remove(d(1), Some("P2"))), "WRONG_PLAYER");
-    // Never during a hand the seat is live in.
+    // Never during a hand, even folded; and a house move keeps the session's count.
     g.start(1, 1, &[1, 2]);
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(1, Action::Fold);
     rejected(g.table(remove(d(1), Some("P1"))), "HAND_IN_PROGRESS");
+    g.end();
+    let mut c = nl_1_2();
+    c.refreshment_allowance_cents = d(5);
+    let y = open_second_table(&mut g, "T2", c);
+    g.table(TableOp::MovePlayer { seat: 1, player_id: pid("P1"), to_table_id: y.clone(), to_seat: 1 }).unwrap();
+    let there = |amount_cents| TableOp::RemoveChips { seat: 1, amount_cents, player_id: Some(pid("P1")) };
+    let r = rejected(at(&mut g, &y, there(d(3))), "RATHOLING_FORBIDDEN");
+    assert_eq!(r.number("removed_cents"), Some(d(3)));
+    at(&mut g, &y, there(d(2))).unwrap();
 }
 
 #[test]
@@ -409,6 +421,60 @@ fn r_mark_3_chips_beyond_the_paper_may_leave_while_it_is_unpaid() {
 }
 
 #[test]
+fn r_mark_3_a_correction_never_leaves_the_paper_uncovered() {
+    // The winner of P1's $30 of paper leaves while P3's $150 cover it; reversing P3's buy-in
+    // would take those chips (the cash goes back) and leave paper alone at the table.
+    let mut g = Game::new(open_stakes(), &[(1, d(100)), (2, d(200)), (3, d(150))]);
+    g.table(TableOp::SitOut { seat: 3 }).unwrap();
+    paper_lost_to_seat_2(&mut g, d(30));
+    g.table(TableOp::CashOut { seat: 2, player_id: pid("P2") }).unwrap();
+    let index = g.world.log.iter().position(|(_, e)| matches!(e, Event::Table(TableEvent::BoughtIn { seat: 3, .. }))).unwrap();
+    let undo = TableOp::Correct {
+        reverses_event_id: format!("event-{index}"),
+        reverses_stream_version: stream_version_at(&g.world.log, index),
+        reverses_event_types: vec!["BoughtIn".into()],
+        original_postings: g.world.log[index].1.postings(),
+        approved_by: "floor-2".into(),
+        reason: "keyed twice".into(),
+    };
+    let r = rejected(g.table(undo), "IOU_IN_PLAY");
+    assert_eq!((r.number("leaving_cents"), r.number("iou_in_play_cents")), (Some(d(150)), Some(d(30))));
+    assert_eq!(g.stack(3), d(150));
+}
+
+#[test]
+fn r_mark_3_between_hands_an_iou_is_beside_chips_bought_and_accepted_by_the_game() {
+    let mut c = open_stakes();
+    c.stakes = StakesMode::OpenStakes { iou_auto_accept_below_cents: d(50), ious_allowed: true };
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(100))]);
+    // P1 leaves with $100 and sits again without buying in: no IOU as the session's chips.
+    g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
+    g.table(TableOp::SeatPlayer { seat: 1, player_id: pid("P1") }).unwrap();
+    let iou = |seat, amount_cents, accepted_by: Vec<Seat>| TableOp::WriteIou { seat, amount_cents, lender: None, accepted_by, to_raise: false };
+    let r = rejected(g.table(iou(1, d(40), vec![])), "NOT_BOUGHT_IN");
+    assert_eq!(r.number("seat"), Some(1));
+    // At or above the amount everyone accepts, every other player in the game accepts it.
+    let r = rejected(g.table(iou(2, d(500), vec![3])), "IOU_NOT_ACCEPTED");
+    assert_eq!(r.number("first_missing_seat"), Some(1));
+    g.table(iou(2, d(500), vec![1, 3])).unwrap();
+    g.table(iou(3, d(40), vec![])).unwrap();
+}
+
+#[test]
+fn r_mark_3_a_loan_is_paid_back_to_a_lender_not_live_in_a_hand() {
+    let mut g = Game::new(open_stakes(), &[(1, d(100)), (2, d(100)), (3, d(100))]);
+    g.table(TableOp::WriteIou { seat: 1, amount_cents: d(40), lender: Some(pid("P3")), accepted_by: vec![], to_raise: false }).unwrap();
+    g.start(1, 1, &[1, 2, 3]);
+    g.post(2, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(3, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(1, Action::Fold);
+    // The borrower folded; the lender is still in the hand: nothing reaches that stack now.
+    let pay = TableOp::SettleIou { seat: 1, player_id: pid("P1"), amount_cents: d(40), from_pocket: false, lender: Some(pid("P3")) };
+    rejected(g.table(pay), "HAND_IN_PROGRESS");
+    assert_eq!(g.stack(3), d(58));
+}
+
+#[test]
 fn r_mark_3_a_loan_moves_the_lenders_own_chips_and_is_paid_back_to_the_lender() {
     let mut g = Game::new(open_stakes(), &[(1, d(100)), (2, d(200)), (3, d(150))]);
     // The lender sits at the table; the borrower's IOU is to them, not paper.
@@ -420,7 +486,7 @@ fn r_mark_3_a_loan_moves_the_lenders_own_chips_and_is_paid_back_to_the_lender() 
     let undo = TableOp::Correct {
         reverses_event_id: id,
         reverses_stream_version: version,
-        reverses_event_type: "IouWritten".into(),
+        reverses_event_types: vec!["IouWritten".into()],
         original_postings: postings,
         approved_by: "floor-2".into(),
         reason: "keyed twice".into(),
@@ -460,7 +526,7 @@ fn correct(reverses: &str, version: u64, postings: Vec<Posting>) -> TableOp {
     TableOp::Correct {
         reverses_event_id: reverses.into(),
         reverses_stream_version: version,
-        reverses_event_type: String::new(),
+        reverses_event_types: Vec::new(),
         original_postings: postings,
         approved_by: "floor-2".into(),
         reason: "keyed twice".into(),

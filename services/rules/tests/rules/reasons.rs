@@ -71,6 +71,10 @@ fn r_unit_2_invalid_chip_set_and_config() {
     let mut bad = nl();
     bad.max_seats = 0;
     rejected(g.world.exec(open(bad)), "INVALID_CONFIG");
+    // R-POST-2: the small blind is left of the button and the big one next, never smaller.
+    let mut bad = nl();
+    bad.blinds_cents = vec![200, 100];
+    rejected(g.world.exec(open(bad)), "INVALID_CONFIG");
     rejected(g.table(TableOp::OpenTable { config: nl() }), "TABLE_ALREADY_OPEN");
     let seat = Command::Table(TableCommand { table_id: tid("T9"), op: TableOp::SeatPlayer { seat: 1, player_id: pid("P1") } });
     rejected(g.world.exec(seat), "TABLE_NOT_OPEN");

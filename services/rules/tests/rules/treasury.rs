@@ -281,7 +281,7 @@ fn r_audit_1_correction_reverses_with_an_approver() {
     let correct = |approved_by: &str, postings: Vec<Posting>| TableOp::Correct {
         reverses_event_id: "evt-42".into(),
         reverses_stream_version: version,
-        reverses_event_type: "Tipped".into(),
+        reverses_event_types: vec!["Tipped".into()],
         original_postings: postings,
         approved_by: approved_by.into(),
         reason: "tip keyed twice".into(),

@@ -15,6 +15,7 @@ pub(super) fn correction_for(
     version: i64,
     payload: &chipledger_store::StoredJson,
     postings: &[NewPosting],
+    event_types: Vec<String>,
     correction: &CorrectionRequest,
 ) -> Result<Command, Status> {
     let original_postings = || -> Result<Vec<rules::Posting>, Status> {
@@ -39,10 +40,7 @@ pub(super) fn correction_for(
             op: rules::TableOp::Correct {
                 reverses_event_id,
                 reverses_stream_version: u64::try_from(version).unwrap_or(0),
-                reverses_event_type: chipledger_store::domain::event_from_payload(&StreamId::Table(table_id.clone()), payload)
-                    .map_err(|error| status::internal("decode reversed event", &error))?
-                    .event_type()
-                    .to_owned(),
+                reverses_event_types: event_types,
                 original_postings: original_postings()?,
                 approved_by,
                 reason,
@@ -107,7 +105,7 @@ mod tests {
             NewPosting { account: "cage/main/cash".to_string(), amount_cents: 5_000 },
             NewPosting { account: "player/p1/pocket".to_string(), amount_cents: -5_000 },
         ];
-        let command = correction_for("cage-main", 1, &chipledger_store::StoredJson::from_value(&serde_json::json!({})), &postings, &request()).expect("maps");
+        let command = correction_for("cage-main", 1, &chipledger_store::StoredJson::from_value(&serde_json::json!({})), &postings, Vec::new(), &request()).expect("maps");
         let Command::Cage(rules::CageCommand { cage_id, op: rules::CageOp::Correct { original_postings, approved_by, .. } }) =
             command
         else {
@@ -129,7 +127,7 @@ mod tests {
             ctr_required: true,
             day_total_cents: 1_250_000,
         };
-        let command = correction_for("player-p1", 1, &player_payload(&event), &[], &request()).expect("maps");
+        let command = correction_for("player-p1", 1, &player_payload(&event), &[], Vec::new(), &request()).expect("maps");
         let Command::Player(rules::PlayerCommand { player_id, op: rules::PlayerOp::Correct { reversal, reverses_event_id, .. } }) =
             command
         else {
@@ -157,7 +155,7 @@ mod tests {
             amount_cents: 40_000,
             at_unix_ms: 1_790_000_000_123,
         };
-        let command = correction_for("player-p1", 1, &player_payload(&event), &[], &request()).expect("maps");
+        let command = correction_for("player-p1", 1, &player_payload(&event), &[], Vec::new(), &request()).expect("maps");
         let Command::Player(rules::PlayerCommand { op: rules::PlayerOp::Correct { reversal, .. }, .. }) = command else {
             panic!("expected a player correction, got {command:?}");
         };
@@ -172,7 +170,7 @@ mod tests {
             game_key: "nlhe-1-2".to_string(),
             amount_cents: 40_000,
         };
-        let error = correction_for("player-p1", 1, &player_payload(&event), &[], &request()).expect_err("refused");
+        let error = correction_for("player-p1", 1, &player_payload(&event), &[], Vec::new(), &request()).expect_err("refused");
         assert_eq!(error.code(), tonic::Code::InvalidArgument);
         let details = format!("{error:?}");
         assert!(details.contains("JoinedTable"), "{details}");
