@@ -180,11 +180,18 @@ impl Game {
     }
 }
 
-/// R-POST-3 button policy.
+/// R-POST-3 button policy: where the button and blinds go when players leave (the seeds' three
+/// rulesets, 000 and 001).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ButtonPolicy {
+    /// The button moves on to the next dealt player, the blinds are the next two; a blind the
+    /// rotation skips is missed and owed by nobody.
     Simplified,
+    /// The seeds' moving button: Simplified's rotation, but a blind the rotation skips is paid
+    /// by the player it skipped "as if they were due for the upcoming hand, with one blind paid
+    /// per player, per hand, biggest blind first"; every missed blind is live.
     Moving,
+    /// The big blind moves on one seat a hand; the small blind and the button may be dead.
     Dead,
 }
 
@@ -718,6 +725,12 @@ impl TableConfig {
 
     pub fn big_blind_cents(&self) -> Cents {
         self.blinds_cents.last().copied().unwrap_or(self.min_bet_cents)
+    }
+
+    /// R-POST-3: missed blinds are paid one a hand, the biggest first, all live: the seeds'
+    /// house rule (`missed_blinds_one_per_hand`), and always under the seeds' moving button.
+    pub fn one_missed_blind_per_hand(&self) -> bool {
+        self.missed_blinds_one_per_hand || self.button_policy == ButtonPolicy::Moving
     }
 
     pub fn is_limit(&self) -> bool {

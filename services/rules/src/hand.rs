@@ -135,6 +135,18 @@ pub struct HandState {
     /// back (it did not know of a bet the dealer did not announce): how to undo it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub take_back: Option<TakeBack>,
+    /// R-POST-3, the seeds' moving button: the missed blinds owed in this hand, fixed when it
+    /// is dealt (one a seat, at most `MAX_SEATS`); see `posts::owe_missed_blinds`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missed_blinds_due: Vec<MissedBlindDue>,
+}
+
+/// R-POST-3, the seeds' moving button: a seat pays this missed blind (`MissedBigBlind` or
+/// `MissedSmallBlind`, live) in this hand before anyone acts, "as if it were due".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MissedBlindDue {
+    pub seat: Seat,
+    pub kind: PostKind,
 }
 
 /// R-BET-13: what a short call changed, to undo it if the seat takes it back.
@@ -287,7 +299,8 @@ pub enum PostKind {
     Kill,
     /// R-POST-3: a new player posts a live big blind to be dealt in.
     NewPlayer,
-    /// R-POST-3: a returning player's missed big blind, live.
+    /// R-POST-3: a returning player's missed big blind, live (and, under the seeds' moving
+    /// button, a big blind the rotation skipped).
     MissedBigBlind,
     /// R-POST-3: a returning player's missed small blind, dead.
     MissedSmallBlindDead,
@@ -297,8 +310,8 @@ pub enum PostKind {
     /// R-POST-4: a sleeper blind from a seat other than under the gun: it only raises the
     /// amount to call; it buys neither the option nor last action.
     Sleeper,
-    /// R-POST-3 option `missed_blinds_one_per_hand`: a returning player's missed small blind,
-    /// live, posted in a later hand than the missed big blind.
+    /// R-POST-3 option `missed_blinds_one_per_hand` (always under the seeds' moving button): a
+    /// missed small blind, live, posted in a later hand than a missed big blind.
     MissedSmallBlind,
 }
 

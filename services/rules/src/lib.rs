@@ -49,7 +49,13 @@
 //!   `ALREADY_SITTING_OUT`, `NOT_SITTING_OUT`, `BUTTON_NOT_DEALT` (`ButtonPolicy::Moving` /
 //!   `Simplified`: the button is a dealt player; `Dead` (the default) may sit on an empty seat).
 //!   `TableState::last_button_seat` (serde default) and `BUTTON_OUT_OF_TURN`: a simplified
-//!   button moves on one dealt player a hand (the seeds), the blinds following it.
+//!   or moving button moves on one dealt player a hand (the seeds), the blinds following it.
+//!   The seeds' moving button: the dealt players its rotation skips owe those blinds
+//!   (`posts::skipped_blinds`, the missed-blind flags), and each dealt player pays one missed
+//!   blind a hand, biggest first, live, as a forced bet (`HandState::missed_blinds_due`, serde
+//!   default, fixed at the deal by `posts::owe_missed_blinds`; `BLINDS_NOT_POSTED`); a player
+//!   due the big blind in the small blind's position leaves that small blind unposted and pays
+//!   it in the next hand (`ONE_MISSED_BLIND_PER_HAND` for it or any other blind not due now).
 //!   `TableConfig::missed_blinds_one_per_hand` (serde default false) and the live
 //!   `PostKind::MissedSmallBlind` (appended: the posted-mask bits of the others are unchanged):
 //!   the seeds' one missed blind per hand, largest first, all live; `ONE_MISSED_BLIND_PER_HAND`.

@@ -2,7 +2,7 @@
 //! missed-blind posts, short-stacked posts.
 
 use crate::config::{ButtonPolicy, StraddlePolicy, StraddleRaise, TableConfig};
-use crate::hand::{BlindPositions, HandPhase, HandState, InHand, PostKind};
+use crate::hand::{BlindPositions, HandPhase, HandState, InHand, MissedBlindDue, PostKind};
 use crate::money::Cents;
 use crate::rejection::{Reason, Rejection};
 use crate::streams::Seat;
@@ -22,7 +22,7 @@ pub const ALREADY_SITTING_OUT: Reason = Reason::new("ALREADY_SITTING_OUT", "R-PO
 pub const NOT_SITTING_OUT: Reason = Reason::new("NOT_SITTING_OUT", "R-POST-3");
 pub const BUTTON_NOT_DEALT: Reason = Reason::new("BUTTON_NOT_DEALT", "R-POST-3");
 pub const BIG_BLIND_OUT_OF_TURN: Reason = Reason::new("BIG_BLIND_OUT_OF_TURN", "R-POST-3");
-/// R-POST-3: a simplified button moves on one dealt player a hand.
+/// R-POST-3: a simplified or moving button moves on one dealt player a hand.
 pub const BUTTON_OUT_OF_TURN: Reason = Reason::new("BUTTON_OUT_OF_TURN", "R-POST-3");
 pub const BLIND_OUT_OF_POSITION: Reason = Reason::new("BLIND_OUT_OF_POSITION", "R-POST-2");
 pub const ANTE_BEFORE_BLIND: Reason = Reason::new("ANTE_BEFORE_BLIND", "R-POST-7");
@@ -33,7 +33,8 @@ pub const BRING_IN_OUT_OF_POSITION: Reason = Reason::new("BRING_IN_OUT_OF_POSITI
 pub const BLINDS_NOT_POSTED: Reason = Reason::new("BLINDS_NOT_POSTED", "R-POST-2");
 /// R-POST-1: the antes are posted before the deal: nobody acts before they are in.
 pub const ANTES_NOT_POSTED: Reason = Reason::new("ANTES_NOT_POSTED", "R-POST-1");
-/// R-POST-3 option `missed_blinds_one_per_hand`: one missed blind per hand, the largest first.
+/// R-POST-3 option `missed_blinds_one_per_hand` and the seeds' moving button: one missed blind
+/// per hand, the largest first.
 pub const ONE_MISSED_BLIND_PER_HAND: Reason = Reason::new("ONE_MISSED_BLIND_PER_HAND", "R-POST-3");
 /// R-POST-7 option `big_blind_covers_small_blind`: a big blind short of the small blind (and
 /// its ante) is not dealt in.
@@ -71,8 +72,10 @@ pub const REASONS: &[Reason] = &[
 /// the button was dealt no cards), or the big blind's; then every blind of the hand (small,
 /// big, third, as the table has them and as they fell at the deal), each from its seat. A
 /// player all in already (a short stack that paid the ante first) owes nothing more; a dead
-/// small blind (dead button) falls on no seat and is not owed. A kill, a straddle and the
-/// bring-in are not owed before the action (the bring-in is the first action of stud).
+/// small blind (dead button) falls on no seat and is not owed. Under the seeds' moving button the
+/// missed blinds due in this hand are forced bets too ("as if they were due for the upcoming
+/// hand"). A kill, a straddle and the bring-in are not owed before the action (the bring-in is
+/// the first action of stud).
 pub fn check_forced_posts(hand: &HandState, config: &TableConfig) -> Result<(), Rejection> {
     if hand.round.index != 0 {
         return Ok(());
@@ -112,6 +115,14 @@ pub fn check_forced_posts(hand: &HandState, config: &TableConfig) -> Result<(), 
                 .with("blind_cents", blind_cents));
         }
     }
+    for due in &hand.missed_blinds_due {
+        let Some(blind_cents) = nominal_cents(due.kind, config, hand) else { continue };
+        if owes(due.seat, due.kind) {
+            return Err(Rejection::new(BLINDS_NOT_POSTED, format!("seat {} posts the {:?} it owes, live, before anyone acts", due.seat, due.kind))
+                .with("seat", due.seat as Cents)
+                .with("blind_cents", blind_cents));
+        }
+    }
     Ok(())
 }
 
@@ -127,6 +138,18 @@ pub fn check_entry_post(table: &TableState, hand: &HandState, seat: Seat) -> Res
     // R-POST-3: a returning player posts the missed big blind live and the small blind dead
     // (the flags are cleared by those posts, or by the big blind in position).
     let missed = (s.missed_big_blind, s.missed_small_blind);
+    // The seeds' moving button: the missed blind due in this hand was fixed at the deal (the
+    // others are owed in later hands), and it is a forced bet (`check_forced_posts`).
+    if table.config.as_ref().is_some_and(|c| c.button_policy == ButtonPolicy::Moving) {
+        let unpaid = |kind: PostKind| hand.player(seat).is_some_and(|p| p.posted_mask & kind.bit() == 0);
+        if let Some(due) = hand.missed_blinds_due.iter().find(|d| d.seat == seat && unpaid(d.kind)) {
+            return Err(Rejection::new(MISSED_BLINDS_REQUIRED, format!("the seat posts its {:?}, live, before playing", due.kind))
+                .with("seat", seat as Cents)
+                .with("missed_big_blind", missed.0 as Cents)
+                .with("missed_small_blind", missed.1 as Cents));
+        }
+        return Ok(());
+    }
     // The seeds' house rule: one missed blind per hand, the largest first; the small blind is
     // owed from the hand after the one the big blind was posted in.
     let one_per_hand = table.config.as_ref().is_some_and(|c| c.missed_blinds_one_per_hand);
@@ -159,7 +182,7 @@ fn seats_between(from: Seat, to: Seat, max_seats: u8) -> impl Iterator<Item = Se
 /// R-POST-2 / R-POST-3: the blind positions of a hand dealt to `dealt` (ascending seats) with
 /// the button on `button_seat`. Heads-up the button posts the small blind. Otherwise the small
 /// blind is the first dealt seat left of the button and the big blind the next (simplified and
-/// moving button; the make-up posts of a moving button are `MissedBigBlind` posts). With a
+/// moving button; what a moving button's rotation skips is owed by `owe_missed_blinds`). With a
 /// dead button the big blind moves one player on from the previous hand's big blind, and the
 /// small blind is posted by that previous big blind if still dealt in, else it is dead.
 /// A single blind (`blinds_cents = [0, big]` or `[big]`) is posted left of the button, or by
@@ -252,6 +275,89 @@ pub fn track_missed_blinds(table: &mut TableState, positions: BlindPositions, de
     }
 }
 
+/// R-POST-3, the seeds' moving button: the dealt players this deal's rotation skipped. "Any
+/// 'missed blinds' are paid by the player whom they skipped": the player due the big blind (the
+/// first dealt player after the last hand's big blind) is skipped when this hand's big blind
+/// lies beyond it, because a player before it left; likewise the small blind. A big blind that
+/// stays on its seat (a player came back between the button and the blinds) skipped nobody:
+/// the player due it has it in the next hand. A newcomer owing the entry post pays a big blind
+/// anyway and is passed over. Nothing is skipped heads-up, or in the hand after a heads-up one
+/// (the seeds' two-player rule puts the small blind on the button), or without two blinds.
+/// Computed from the last hand's blinds, before `track_missed_blinds` moves them on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SkippedBlinds {
+    pub big: Option<Seat>,
+    pub small: Option<Seat>,
+}
+
+/// The [`SkippedBlinds`] of a deal to `dealt` (ascending seats) with the blinds at `positions`.
+pub fn skipped_blinds(table: &TableState, positions: BlindPositions, dealt: &[Seat]) -> SkippedBlinds {
+    let Some(config) = table.config.as_ref() else { return SkippedBlinds::default() };
+    let two_blinds = config.blinds_cents.len() == 2 && config.blinds_cents.iter().all(|b| *b > 0);
+    let after_heads_up = table.last_button_seat.is_none() || table.last_small_blind_seat == table.last_button_seat;
+    if config.button_policy != ButtonPolicy::Moving || !two_blinds || dealt.len() < 3 || after_heads_up {
+        return SkippedBlinds::default();
+    }
+    let max_seats = config.max_seats;
+    let due = |s: &Seat| dealt.contains(s) && table.seat(*s).is_some_and(|held| !held.owes_entry_post);
+    let skipped = |previous: Option<Seat>, now: Option<Seat>| {
+        let (previous, now) = (previous.filter(|s| *s >= 1 && *s <= max_seats)?, now?);
+        if previous == now {
+            return None;
+        }
+        seats_between(previous, now, max_seats).find(due)
+    };
+    SkippedBlinds {
+        big: skipped(table.last_big_blind_seat, positions.big),
+        small: skipped(table.last_small_blind_seat, positions.small_position),
+    }
+}
+
+/// R-POST-3, the seeds' moving button, applied by `evolve` when a hand is dealt (after
+/// `track_missed_blinds`): the skipped players owe the blinds they were skipped for, and every
+/// dealt player with missed blinds pays one of them in this hand, "as if they were due for the
+/// upcoming hand, with one blind paid per player, per hand, biggest blind first", live:
+/// - the big blind in position pays its blind (which clears the missed ones, R-POST-3), and the
+///   third blind its own;
+/// - a missed big blind is paid now (`MissedBigBlind`); a player owing it in the small blind's
+///   position misses that small blind "because a bigger blind was due": nobody posts it in
+///   this hand, and it "will be paid by the player in the following hand" (`MissedSmallBlind`);
+/// - else a missed small blind is paid now (`MissedSmallBlind`), unless the player is in the
+///   small blind's position (one blind a hand: that one, the missed one in the next hand).
+///
+/// The blinds due are forced bets (`check_forced_posts`). No other policy is touched.
+pub fn owe_missed_blinds(table: &mut TableState, hand: &mut HandState, skipped: SkippedBlinds) {
+    if table.config.as_ref().is_none_or(|c| c.button_policy != ButtonPolicy::Moving) {
+        return;
+    }
+    if let Some(s) = skipped.big.and_then(|seat| table.seat_mut(seat)) {
+        s.missed_big_blind = true;
+    }
+    if let Some(s) = skipped.small.and_then(|seat| table.seat_mut(seat)) {
+        s.missed_small_blind = true;
+    }
+    hand.missed_blinds_due.clear();
+    for i in 0..hand.players.len() {
+        let seat = hand.players[i].seat;
+        let Some(s) = table.seat_mut(seat) else { continue };
+        if s.owes_entry_post || hand.blinds.big == Some(seat) || hand.blinds.third == Some(seat) {
+            continue;
+        }
+        let kind = if s.missed_big_blind {
+            if hand.blinds.small == Some(seat) {
+                hand.blinds.small = None;
+                s.missed_small_blind = true;
+            }
+            PostKind::MissedBigBlind
+        } else if s.missed_small_blind && hand.blinds.small != Some(seat) {
+            PostKind::MissedSmallBlind
+        } else {
+            continue;
+        };
+        hand.missed_blinds_due.push(MissedBlindDue { seat, kind });
+    }
+}
+
 /// R-POST-3, applied by `evolve` on a post: the big blind in position clears the seat's
 /// missed blinds (the big blind "returns to the seat"); the returning posts clear what they pay.
 pub fn clear_missed_blinds(table: &mut TableState, seat: Seat, kind: PostKind) {
@@ -280,7 +386,8 @@ pub fn decide_sit(table: &TableState, seat: Seat, out: bool) -> Result<TableEven
 }
 
 /// R-POST-3 at the deal: an absent player is not dealt in; under a moving or simplified
-/// button the button is a dealt player (only a dead button may sit on an empty seat).
+/// button the button is a dealt player (only a dead button may sit on an empty seat), and from
+/// three dealt players up it moves on to the next one.
 pub fn check_deal(table: &TableState, config: &TableConfig, button_seat: Seat, dealt_seats: &[Seat]) -> Result<(), Rejection> {
     if let Some(seat) = dealt_seats.iter().find(|s| table.seat(**s).is_some_and(|s| s.sitting_out)) {
         return Err(Rejection::new(SEAT_SITTING_OUT, "an absent player is not dealt in").with("seat", *seat as Cents));
@@ -299,22 +406,25 @@ pub fn check_deal(table: &TableState, config: &TableConfig, button_seat: Seat, d
     // on the left, and the small and big blinds are paid by the first and second players
     // remaining to the left ... always rotates the button, but results in 'missed blinds'": a
     // player the big blind skips because the player before left has missed it (owes nothing).
+    // The seeds' moving button rotates the same way ("as in Simplified, the button moves to the
+    // left to the next active player, and the blinds move to the next two active players");
+    // the players it skips owe the blinds (`skipped_blinds`).
     // Heads-up the rule below (the big blind keeps moving) still applies.
-    if config.button_policy == ButtonPolicy::Simplified && dealt.len() > 2 {
+    if dealt.len() > 2 {
         let Some(previous) = table.last_button_seat else {
             return Ok(());
         };
         let expected = dealt.iter().copied().find(|s| *s > previous).unwrap_or(dealt[0]);
         if button_seat != expected {
-            return Err(Rejection::new(BUTTON_OUT_OF_TURN, "a simplified button moves on to the next dealt player after the last hand's button")
+            return Err(Rejection::new(BUTTON_OUT_OF_TURN, "a simplified or moving button moves on to the next dealt player after the last hand's button")
                 .with("button_seat", button_seat as Cents)
                 .with("expected_button_seat", expected as Cents)
                 .with("previous_button_seat", previous as Cents));
         }
         return Ok(());
     }
-    // R-POST-3 (seeds: "there is always a big blind"; it moves on one player a hand, also from
-    // three players to two): the button the dealer names must put the big blind on the first
+    // R-POST-3 heads-up (seeds: "there is always a big blind"; it moves on one player a hand,
+    // also from three players to two): the button the dealer names must put the big blind on the first
     // dealt player after the previous hand's big blind, so no player skips a blind or pays one
     // twice by where the button is put.
     let Some(previous) = table.last_big_blind_seat else {
@@ -394,9 +504,9 @@ pub fn nominal_cents(kind: PostKind, config: &TableConfig, hand: &HandState) -> 
         PostKind::BigBlindAnte => (config.ante_cents > 0 && config.big_blind_ante).then_some(config.ante_cents),
         PostKind::SmallBlind => blind(0).filter(|_| config.blinds_cents.len() >= 2),
         // R-POST-3: the missed small blind is dead, or live one hand after the big blind
-        // (`missed_blinds_one_per_hand`).
-        PostKind::MissedSmallBlindDead => blind(0).filter(|_| config.blinds_cents.len() >= 2 && !config.missed_blinds_one_per_hand),
-        PostKind::MissedSmallBlind => blind(0).filter(|_| config.blinds_cents.len() >= 2 && config.missed_blinds_one_per_hand),
+        // (`missed_blinds_one_per_hand`, and the seeds' moving button).
+        PostKind::MissedSmallBlindDead => blind(0).filter(|_| config.blinds_cents.len() >= 2 && !config.one_missed_blind_per_hand()),
+        PostKind::MissedSmallBlind => blind(0).filter(|_| config.blinds_cents.len() >= 2 && config.one_missed_blind_per_hand()),
         // R-POST-2: with a third blind, the big blind is the second of the three.
         PostKind::BigBlind => blind(1).or((big > 0).then_some(big)),
         PostKind::NewPlayer | PostKind::MissedBigBlind => (big > 0).then_some(big),
@@ -499,6 +609,9 @@ pub fn judge_post(table: &TableState, seat: Seat, kind: PostKind, amount_cents: 
     let Some(nominal) = nominal_cents(kind, config, hand) else {
         return Err(Rejection::new(POST_NOT_CONFIGURED, format!("{kind:?} is not part of this table's configuration")));
     };
+    if config.button_policy == ButtonPolicy::Moving {
+        check_one_missed_blind_due(table, hand, seat, kind)?;
+    }
     check_position(hand, config, seat, kind)?;
     // R-POST-3 option: one missed blind per hand, the largest first.
     if kind == PostKind::MissedSmallBlind {
@@ -540,6 +653,29 @@ pub fn judge_post(table: &TableState, seat: Seat, kind: PostKind, amount_cents: 
             .with("stack_cents", stack));
     }
     Ok(amount_cents == stack)
+}
+
+/// R-POST-3, the seeds' moving button: "one blind paid per player, per hand, biggest blind
+/// first". A seat pays the missed blind due in this hand (`owe_missed_blinds`) and no other: a
+/// missed blind it owes for a later hand, or the small blind it misses because the big blind
+/// is due, is refused.
+fn check_one_missed_blind_due(table: &TableState, hand: &HandState, seat: Seat, kind: PostKind) -> Result<(), Rejection> {
+    let due = |kind: PostKind| hand.missed_blinds_due.iter().any(|d| d.seat == seat && d.kind == kind);
+    let owed = table.seat(seat).map_or((false, false), |s| (s.missed_big_blind, s.missed_small_blind));
+    let refused = |what: &str| {
+        Err(Rejection::new(ONE_MISSED_BLIND_PER_HAND, format!("one blind a hand, the biggest first: {what}"))
+            .with("seat", seat as Cents)
+            .with("missed_big_blind", owed.0 as Cents)
+            .with("missed_small_blind", owed.1 as Cents))
+    };
+    let deferred_small = hand.blinds.small.is_none() && hand.blinds.small_position == Some(seat);
+    if kind == PostKind::SmallBlind && deferred_small && due(PostKind::MissedBigBlind) {
+        return refused("the missed big blind is due in this hand, the small blind in the next");
+    }
+    if matches!(kind, PostKind::MissedBigBlind | PostKind::MissedSmallBlind) && !due(kind) && (owed.0 || owed.1) {
+        return refused("this missed blind is owed in a later hand");
+    }
+    Ok(())
 }
 
 /// R-POST-7: a big blind all in before its blind (on the ante) posts nothing, but the blind is
@@ -655,7 +791,13 @@ pub fn apply_post(
         }
         _ => {}
     }
-    if kind == PostKind::SmallBlind {
+    // Under the seeds' moving button a hand whose small blind is missed for the big blind due
+    // has no small blind: the missed big blind posted in its place settles the big blind then.
+    let in_place_of_small = kind == PostKind::MissedBigBlind
+        && config.button_policy == ButtonPolicy::Moving
+        && hand.blinds.small.is_none()
+        && hand.blinds.small_position == Some(seat);
+    if kind == PostKind::SmallBlind || in_place_of_small {
         big_blind_all_in_before_posting(hand, config);
     }
     hand.mark_uncontested(stack_of);

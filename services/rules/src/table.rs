@@ -201,10 +201,13 @@ pub struct SeatState {
     /// R-POST-3: absent (sat out): never dealt in until `SitIn`.
     #[serde(default)]
     pub sitting_out: bool,
-    /// R-POST-3: the big blind passed the seat while absent: owes a live big blind.
+    /// R-POST-3: the big blind passed the seat while absent (or, under the seeds' moving
+    /// button, skipped it at a deal): owes a live big blind.
     #[serde(default)]
     pub missed_big_blind: bool,
-    /// R-POST-3: the small blind passed the seat while absent: owes a dead small blind.
+    /// R-POST-3: the small blind passed the seat while absent: owes a dead small blind (live
+    /// with `missed_blinds_one_per_hand`; under the seeds' moving button also a small blind the
+    /// rotation skipped, or missed because a bigger blind was due: live, in a later hand).
     #[serde(default)]
     pub missed_small_blind: bool,
     /// R-STAKE-5: the cash in play was in front of the player when a hand was dealt: it has
@@ -839,7 +842,9 @@ impl TableState {
                     let dealt = &seats[..n];
                     hand.blinds = crate::posts::blind_positions(config, self.last_big_blind_seat, *button_seat, dealt);
                     let positions = hand.blinds;
+                    let skipped = crate::posts::skipped_blinds(self, positions, dealt);
                     crate::posts::track_missed_blinds(self, positions, dealt);
+                    crate::posts::owe_missed_blinds(self, &mut hand, skipped);
                     self.last_button_seat = Some(*button_seat);
                     self.hand = Some(hand);
                 }

@@ -177,18 +177,25 @@ async fn r_post_2_r_post_3_blinds_in_position_and_missed_blinds_of_a_seat_left_o
     let view = table_view(&mut d.client, TABLE).await?;
     let seat3 = seat_view(&view, 3);
     assert!(seat3.missed_blinds && seat3.missed_big_blind && seat3.missed_small_blind, "{seat3:?}");
-    // Back in hand 4: the big blind live and the small blind dead before playing.
-    d.start(4, 4, &[1, 2, 3, 4]).await?;
-    d.post(1, pb::PostKind::SmallBlind, 100).await?;
-    d.post(2, pb::PostKind::BigBlind, 200).await?;
-    assert_eq!(refused(d.act(3, pb::ActionKind::Call, 0).await), ("MISSED_BLINDS_REQUIRED".into(), "R-POST-3".into()));
+    // Back in hand 4 under the seeds' moving button: the button moves on from seat 2 to seat 3
+    // (button 4 is BUTTON_OUT_OF_TURN), the blinds are 4 and 1, and seat 3 pays one missed
+    // blind a hand, biggest first, live, before anyone acts: the big blind now, the small
+    // blind in the next hand.
+    assert!(d.start(4, 4, &[1, 2, 3, 4]).await.is_err(), "the button moves on to seat 3");
+    d.start(4, 3, &[1, 2, 3, 4]).await?;
+    d.post(4, pb::PostKind::SmallBlind, 100).await?;
+    d.post(1, pb::PostKind::BigBlind, 200).await?;
+    assert_eq!(refused(d.act(2, pb::ActionKind::Call, 0).await), ("BLINDS_NOT_POSTED".into(), "R-POST-2".into()));
+    assert_eq!(refused(d.post(3, pb::PostKind::MissedSmallBlindDead, 100).await).0, "POST_NOT_CONFIGURED");
+    assert_eq!(refused(d.post(3, pb::PostKind::MissedSmallBlind, 100).await), ("ONE_MISSED_BLIND_PER_HAND".into(), "R-POST-3".into()));
     d.post(3, pb::PostKind::MissedBigBlind, 200).await?;
-    d.post(3, pb::PostKind::MissedSmallBlindDead, 100).await?;
+    d.act(2, pb::ActionKind::Fold, 0).await?;
     let legal = d.legal().await?;
     assert_eq!((legal.seat, legal.can_check), (3, true), "the missed big blind is live: {legal:?}");
     let view = table_view(&mut d.client, TABLE).await?;
-    assert!(!seat_view(&view, 3).missed_blinds);
-    assert_eq!(stack(&view, 3), 10_000 - 300);
+    let seat3 = seat_view(&view, 3);
+    assert!(!seat3.missed_big_blind && seat3.missed_small_blind, "the small blind is owed in the next hand: {seat3:?}");
+    assert_eq!(stack(&view, 3), 10_000 - 200);
     server.stop().await
 }
 
@@ -306,42 +313,45 @@ async fn r_pot_3_side_pot_paid_at_once_and_r_bet_13_short_call_brought_up() -> a
     d.end().await?;
 
     // R-BET-13: a short call cannot be left unpaid when the round closes. Alice (seat 2) is
-    // out; the big blind moves on to Dianne (seat 3): button 4, small blind 1.
-    d.start(2, 4, &[1, 3, 4]).await?;
+    // left out. The seeds' moving button moves on to seat 1, the blinds to positions 3 and 4:
+    // Dianne (seat 3) was due the big blind, pays it ($8 live) and no small blind is posted;
+    // Carol (seat 4) posts the big blind.
+    d.start(2, 1, &[1, 3, 4]).await?;
     for seat in [1, 3, 4] {
         d.post(seat, pb::PostKind::Ante, 100).await?;
     }
-    d.post(1, pb::PostKind::SmallBlind, 400).await?;
-    d.post(3, pb::PostKind::BigBlind, 800).await?;
-    // Carol (seat 4) says "call" ($8) and puts out one $5 chip.
+    d.post(3, pb::PostKind::MissedBigBlind, 800).await?;
+    d.post(4, pb::PostKind::BigBlind, 800).await?;
+    // Seat 1, on the button, says "call" ($8) and puts out one $5 chip.
     let call_short = |header| pb::PutOutChips {
         header,
         table_id: TABLE.into(),
-        seat: 4,
+        seat: 1,
         chips: vec![chips(500, 1)],
         declared_kind: Some(pb::ActionKind::Call as i32),
         declared_to_cents: 0,
     };
     let header = d.id();
     d.client.table.put_out_chips(call_short(header)).await?;
-    // The Russian seed: unaware of a bet the dealer did not announce, she may take it back
-    // while it is the last action; her $5 return and she acts again. She calls short again.
-    let before = stack(&table_view(&mut d.client, TABLE).await?, 4);
+    // The Russian seed: unaware of a bet the dealer did not announce, the player may take it
+    // back while it is the last action; the $5 return and seat 1 acts again. It calls short
+    // again.
+    let before = stack(&table_view(&mut d.client, TABLE).await?, 1);
     let header = d.id();
-    d.client.table.take_back_short_call(pb::TakeBackShortCall { header, table_id: TABLE.into(), seat: 4 }).await?;
-    assert_eq!(stack(&table_view(&mut d.client, TABLE).await?, 4), before + 500);
+    d.client.table.take_back_short_call(pb::TakeBackShortCall { header, table_id: TABLE.into(), seat: 1 }).await?;
+    assert_eq!(stack(&table_view(&mut d.client, TABLE).await?, 1), before + 500);
     let header = d.id();
-    let again = d.client.table.take_back_short_call(pb::TakeBackShortCall { header, table_id: TABLE.into(), seat: 4 }).await;
+    let again = d.client.table.take_back_short_call(pb::TakeBackShortCall { header, table_id: TABLE.into(), seat: 1 }).await;
     assert_eq!(refused(again), ("NO_SHORT_BET".into(), "R-BET-13".into()));
     let header = d.id();
     d.client.table.put_out_chips(call_short(header)).await?;
-    d.act(1, pb::ActionKind::Call, 0).await?;
     d.act(3, pb::ActionKind::Check, 0).await?;
+    d.act(4, pb::ActionKind::Check, 0).await?;
     assert_eq!(refused(d.next_round(None).await), ("SHORT_BET_NOT_BROUGHT_UP".into(), "R-BET-13".into()));
     let header = d.id();
-    d.client.table.bring_up_short_bet(pb::BringUpShortBet { header, table_id: TABLE.into(), seat: 4 }).await?;
+    d.client.table.bring_up_short_bet(pb::BringUpShortBet { header, table_id: TABLE.into(), seat: 1 }).await?;
     d.next_round(None).await?;
-    assert_eq!(stack(&table_view(&mut d.client, TABLE).await?, 4), 10_000 - 1_700 + 1_000 - 900, "hand 1: ante, raise, the side pot; hand 2: ante and the whole call");
+    assert_eq!(stack(&table_view(&mut d.client, TABLE).await?, 1), 10_000 - 500 - 900, "hand 1: ante and small blind; hand 2: ante and the whole call");
     server.stop().await
 }
 

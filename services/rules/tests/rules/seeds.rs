@@ -145,7 +145,10 @@ fn r_post_3_three_handed_to_heads_up_the_big_blind_keeps_moving() {
 #[test]
 fn r_post_3_missed_blinds_owed_by_a_player_left_out_of_the_deal() {
     // A seated player who is not dealt in (no SitOut: simply left out of `dealt_seats`) while
-    // both blinds pass owes them on return: the big blind live, the small blind dead.
+    // both blinds pass owes them on return. Under the seeds' moving button "any 'missed blinds'
+    // are paid ... as if they were due for the upcoming hand, with one blind paid per player,
+    // per hand, biggest blind first": the big blind live before anyone acts, the small blind
+    // live in the next hand (was: both at once, the small blind dead, at the player's turn).
     let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
     c.button_policy = ButtonPolicy::Moving;
     let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(100)), (4, d(100))]);
@@ -154,13 +157,37 @@ fn r_post_3_missed_blinds_owed_by_a_player_left_out_of_the_deal() {
     blinds_and_folds(&mut g, 3, 2, Some(4), 1, &[1, 2, 4]);
     let seat3 = g.state().seat(3).unwrap().clone();
     assert_eq!((seat3.missed_big_blind, seat3.missed_small_blind), (true, true));
-    g.start(4, 4, &[1, 2, 3, 4]);
+    // Back in hand 4: the button moves on from seat 2 to seat 3 (was: any button putting the
+    // big blind on seat 2); the blinds are 4 and 1, which skip nobody.
+    rejected(g.table(TableOp::StartHand { hand_no: 4, button_seat: 4, dealt_seats: vec![1, 2, 3, 4] }), "BUTTON_OUT_OF_TURN");
+    g.start(4, 3, &[1, 2, 3, 4]);
+    assert_eq!((g.hand().blinds.small, g.hand().blinds.big), (Some(4), Some(1)));
+    g.post(4, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(1, PostKind::BigBlind, d(2)).unwrap();
+    let r = rejected(g.act(2, Action::Call), "BLINDS_NOT_POSTED");
+    assert_eq!((r.number("seat"), r.number("blind_cents")), (Some(3), Some(d(2))));
+    rejected(g.post(3, PostKind::MissedSmallBlindDead, d(1)), "POST_NOT_CONFIGURED");
+    rejected(g.post(3, PostKind::MissedSmallBlind, d(1)), "ONE_MISSED_BLIND_PER_HAND");
+    g.post(3, PostKind::MissedBigBlind, d(2)).unwrap();
+    rejected(g.post(3, PostKind::MissedSmallBlind, d(1)), "ONE_MISSED_BLIND_PER_HAND");
+    assert_eq!((g.state().seat(3).unwrap().missed_big_blind, g.state().seat(3).unwrap().missed_small_blind), (false, true));
+    g.ok(2, Action::Fold);
+    g.ok(3, Action::Check);
+    g.ok(4, Action::Fold);
+    g.ok(1, Action::Check);
+    assert_eq!(g.hand().pot_cents, d(5));
+    g.check_down(&[1, 3]);
+    g.showdown(vec![vec![3]]);
+    g.end();
+    // Hand 5: the missed small blind, live, before anyone acts.
+    g.start(5, 4, &[1, 2, 3, 4]);
     g.post(1, PostKind::SmallBlind, d(1)).unwrap();
     g.post(2, PostKind::BigBlind, d(2)).unwrap();
-    rejected(g.act(3, Action::Call), "MISSED_BLINDS_REQUIRED");
-    g.post(3, PostKind::MissedBigBlind, d(2)).unwrap();
-    g.post(3, PostKind::MissedSmallBlindDead, d(1)).unwrap();
-    g.ok(3, Action::Check);
+    rejected(g.act(3, Action::Fold), "BLINDS_NOT_POSTED");
+    g.post(3, PostKind::MissedSmallBlind, d(1)).unwrap();
+    let l = g.legal();
+    assert_eq!((l.seat, l.call_cents), (3, d(1)), "live: it counts toward the call");
+    assert_eq!(g.state().seat(3).unwrap().missed_small_blind, false);
 }
 
 #[test]
@@ -644,9 +671,12 @@ fn r_post_3_seeds_the_big_blind_moves_on_one_player_whatever_button_the_dealer_n
     // A dealer who keeps the button where it was would give the same player the big blind again.
     let mut g = moving(&[(1, d(100)), (2, d(100)), (3, d(100)), (4, d(100))]);
     blinds_and_folds(&mut g, 1, 4, Some(1), 2, &[1, 2, 3, 4]);
-    let r = rejected(g.table(TableOp::StartHand { hand_no: 2, button_seat: 4, dealt_seats: vec![1, 2, 3, 4] }), "BIG_BLIND_OUT_OF_TURN");
-    assert_eq!(r.number("expected_big_blind_seat"), Some(3));
-    rejected(g.table(TableOp::StartHand { hand_no: 2, button_seat: 2, dealt_seats: vec![1, 2, 3, 4] }), "BIG_BLIND_OUT_OF_TURN");
+    // From three players up the seeds' moving button moves on one dealt player (was:
+    // BIG_BLIND_OUT_OF_TURN for these two).
+    for button_seat in [4, 2] {
+        let r = rejected(g.table(TableOp::StartHand { hand_no: 2, button_seat, dealt_seats: vec![1, 2, 3, 4] }), "BUTTON_OUT_OF_TURN");
+        assert_eq!(r.number("expected_button_seat"), Some(1));
+    }
     blinds_and_folds(&mut g, 2, 1, Some(2), 3, &[1, 2, 3, 4]);
     // When the last player leaves, the next game starts its blinds anew.
     for seat in 1..=4 {
@@ -713,6 +743,217 @@ fn r_post_3_seeds_simplified_button_rotates_past_a_departed_big_blind() {
     g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
     rejected(g.table(TableOp::StartHand { hand_no: 2, button_seat: 2, dealt_seats: vec![2, 3] }), "BIG_BLIND_OUT_OF_TURN");
     blinds_and_folds(&mut g, 2, 3, Some(3), 2, &[2, 3]);
+}
+
+/// The seeds' moving button (Kazakh seed, English original): "Moving button: As in Simplified,
+/// the button moves to the left to the next active player, and the blinds move to the next two
+/// active players. However, any 'missed blinds' are paid by the player whom they skipped as if
+/// they were due for the upcoming hand, with one blind paid per player, per hand, biggest blind
+/// first. Any blind a player misses on a given hand because a bigger blind was due will be paid
+/// by the player in the following hand" (Persian: «دکمه حرکت : مانند آنچه در روش ساده روی میدهد،
+/// دکمه به سمت چپ بازیکن فعال بعدی حرکت میکند ...»). NL $1/$2, seats 1-5 with $100 each.
+fn moving_1_2_five() -> Game {
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.button_policy = ButtonPolicy::Moving;
+    Game::new(c, &(1..=5).map(|s| (s, d(100))).collect::<Vec<_>>())
+}
+
+fn missed(g: &Game, seat: Seat) -> (bool, bool) {
+    let s = g.state().seat(seat).unwrap();
+    (s.missed_big_blind, s.missed_small_blind)
+}
+
+fn due(g: &Game) -> Vec<(Seat, PostKind)> {
+    g.hand().missed_blinds_due.iter().map(|d| (d.seat, d.kind)).collect()
+}
+
+#[test]
+fn r_post_3_seeds_moving_button_the_skipped_big_blind_first_the_small_blind_next_hand() {
+    // The seeds' moving button (see `moving_1_2_five`). Hand 1: button 1, small blind 2, big
+    // blind 3; seat 3 cashes out. Hand 2: button 2, blinds in positions 4 and 5. Seat 4 was due
+    // the big blind: it pays $2 live; the small blind it misses because the bigger was due is
+    // posted by nobody now and paid by seat 4 in hand 3, live.
+    let mut g = moving_1_2_five();
+    blinds_and_folds(&mut g, 1, 1, Some(2), 3, &[1, 2, 3, 4, 5]);
+    g.table(TableOp::CashOut { seat: 3, player_id: pid("P3") }).unwrap();
+    g.start(2, 2, &[1, 2, 4, 5]);
+    let b = g.hand().blinds;
+    assert_eq!((b.small, b.small_position, b.big), (None, Some(4), Some(5)));
+    assert_eq!(due(&g), vec![(4, PostKind::MissedBigBlind)]);
+    assert_eq!(missed(&g, 4), (true, true));
+    // The small blind first, or both in one hand: refused.
+    rejected(g.post(4, PostKind::SmallBlind, d(1)), "ONE_MISSED_BLIND_PER_HAND");
+    rejected(g.post(4, PostKind::MissedSmallBlind, d(1)), "ONE_MISSED_BLIND_PER_HAND");
+    rejected(g.post(2, PostKind::SmallBlind, d(1)), "BLIND_OUT_OF_POSITION");
+    g.post(5, PostKind::BigBlind, d(2)).unwrap();
+    // A forced bet: nobody acts before it is in.
+    let r = rejected(g.act(1, Action::Call), "BLINDS_NOT_POSTED");
+    assert_eq!((r.number("seat"), r.number("blind_cents")), (Some(4), Some(d(2))));
+    rejected(g.post(4, PostKind::MissedBigBlind, d(1)), "POST_WRONG_AMOUNT");
+    g.post(4, PostKind::MissedBigBlind, d(2)).unwrap();
+    rejected(g.post(4, PostKind::MissedSmallBlind, d(1)), "ONE_MISSED_BLIND_PER_HAND");
+    assert_eq!(missed(&g, 4), (false, true));
+    let p4 = g.hand().player(4).unwrap().clone();
+    assert_eq!((p4.round_cents, p4.hand_cents), (d(2), d(2)), "live: it counts toward the call");
+    assert_eq!(g.hand().pot_cents, d(4));
+    // Two live $2 posts: under the gun (seat 1) calls $2, the raise is to $4 at least.
+    let l = g.legal();
+    assert_eq!((l.seat, l.call_cents, l.raise.unwrap().min_to_cents), (1, d(2), d(4)));
+    g.ok(1, Action::Call);
+    g.ok(2, Action::Fold);
+    let l = g.legal();
+    assert_eq!((l.seat, l.call_cents), (4, 0), "seat 4's $2 is in: it may check");
+    g.ok(4, Action::Check);
+    g.ok(5, Action::Check);
+    assert_eq!(g.hand().pot_cents, d(6));
+    g.check_down(&[4, 5, 1]);
+    g.showdown(vec![vec![4]]);
+    g.end();
+    assert_eq!((g.stack(1), g.stack(2), g.stack(4), g.stack(5)), (d(98), d(99), d(104), d(98)));
+    // Hand 3: button 4, blinds 5 and 1; seat 4 pays the small blind it missed, live.
+    g.start(3, 4, &[1, 2, 4, 5]);
+    assert_eq!((g.hand().blinds.small, g.hand().blinds.big), (Some(5), Some(1)));
+    assert_eq!(due(&g), vec![(4, PostKind::MissedSmallBlind)]);
+    g.post(5, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(1, PostKind::BigBlind, d(2)).unwrap();
+    let r = rejected(g.act(2, Action::Fold), "BLINDS_NOT_POSTED");
+    assert_eq!((r.number("seat"), r.number("blind_cents")), (Some(4), Some(d(1))));
+    rejected(g.post(4, PostKind::MissedBigBlind, d(2)), "ONE_MISSED_BLIND_PER_HAND");
+    rejected(g.post(4, PostKind::MissedSmallBlindDead, d(1)), "POST_NOT_CONFIGURED");
+    g.post(4, PostKind::MissedSmallBlind, d(1)).unwrap();
+    assert_eq!(missed(&g, 4), (false, false));
+    g.ok(2, Action::Fold);
+    let l = g.legal();
+    assert_eq!((l.seat, l.call_cents), (4, d(1)), "the missed small blind is live");
+    g.ok(4, Action::Call);
+    g.ok(5, Action::Fold);
+    g.ok(1, Action::Check);
+    assert_eq!(g.hand().pot_cents, d(5));
+    // Hand 4: nothing owed any more.
+    g.check_down(&[1, 4]);
+    g.showdown(vec![vec![1]]);
+    g.end();
+    g.start(4, 5, &[1, 2, 4, 5]);
+    assert!(due(&g).is_empty());
+    assert_eq!((g.hand().blinds.small, g.hand().blinds.big), (Some(1), Some(2)));
+}
+
+#[test]
+fn r_post_3_seeds_moving_button_a_departed_small_blind_is_paid_by_the_button_it_skipped() {
+    // The seeds' moving button (see `moving_1_2_five`), and the simplified case it completes:
+    // "a player in the small blind who busts out means the player in the big blind gets the
+    // button, missing the small blind". Hand 1: button 1, blinds 2 and 3; seat 2 leaves. Hand
+    // 2: button 3 (it owes the small blind it was due), blinds in positions 4 and 5: seat 4 was
+    // due the big blind and pays it, and its small blind in hand 3.
+    let mut g = moving_1_2_five();
+    blinds_and_folds(&mut g, 1, 1, Some(2), 3, &[1, 2, 3, 4, 5]);
+    g.table(TableOp::CashOut { seat: 2, player_id: pid("P2") }).unwrap();
+    g.start(2, 3, &[1, 3, 4, 5]);
+    assert_eq!((g.hand().blinds.small, g.hand().blinds.big), (None, Some(5)));
+    assert_eq!(due(&g), vec![(3, PostKind::MissedSmallBlind), (4, PostKind::MissedBigBlind)]);
+    g.post(5, PostKind::BigBlind, d(2)).unwrap();
+    g.post(4, PostKind::MissedBigBlind, d(2)).unwrap();
+    rejected(g.act(1, Action::Fold), "BLINDS_NOT_POSTED");
+    g.post(3, PostKind::MissedSmallBlind, d(1)).unwrap();
+    assert_eq!(g.hand().pot_cents, d(5));
+    g.ok(1, Action::Fold);
+    let l = g.legal();
+    assert_eq!((l.seat, l.call_cents), (3, d(1)));
+    g.ok(3, Action::Fold);
+    g.ok(4, Action::Fold);
+    g.end();
+    assert_eq!((g.stack(3), g.stack(4), g.stack(5)), (d(101) - d(1), d(98), d(103)));
+    g.start(3, 4, &[1, 3, 4, 5]);
+    assert_eq!(due(&g), vec![(4, PostKind::MissedSmallBlind)]);
+    assert_eq!((g.hand().blinds.small, g.hand().blinds.big), (Some(5), Some(1)));
+}
+
+#[test]
+fn r_post_3_seeds_moving_button_a_big_blind_all_in_on_the_ante_still_anchors_the_action() {
+    // The seeds' moving button (see `moving_1_2_five`) with a $1 ante: in hand 2 no small
+    // blind is posted (seat 4 pays the big blind it was due instead), and the big blind (seat
+    // 5) is all in on its ante. The others still call the full $2 and the action starts left
+    // of the big blind (R-POST-7).
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.button_policy = ButtonPolicy::Moving;
+    c.ante_cents = d(1);
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(100)), (4, d(100)), (5, d(2))]);
+    g.start(1, 1, &[1, 2, 3, 4, 5]);
+    for seat in 1..=5 {
+        g.post(seat, PostKind::Ante, d(1)).unwrap();
+    }
+    g.post(2, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(3, PostKind::BigBlind, d(2)).unwrap();
+    while let Some(l) = legal_actions(g.state()) {
+        g.ok(l.seat, Action::Fold);
+    }
+    g.end();
+    g.table(TableOp::CashOut { seat: 3, player_id: pid("P3") }).unwrap();
+    g.start(2, 2, &[1, 2, 4, 5]);
+    for seat in [1, 2, 4, 5] {
+        g.post(seat, PostKind::Ante, d(1)).unwrap();
+    }
+    g.post(4, PostKind::MissedBigBlind, d(2)).unwrap();
+    let l = g.legal();
+    assert_eq!((l.seat, l.call_cents), (1, d(2)));
+}
+
+#[test]
+fn r_post_3_seeds_moving_button_rotates_like_simplified_and_keeps_the_heads_up_rule() {
+    // The seeds' moving button (see `moving_1_2_five`): "as in Simplified, the button moves to
+    // the left to the next active player". A button that stays or jumps is refused.
+    let mut g = moving_1_2_five();
+    blinds_and_folds(&mut g, 1, 1, Some(2), 3, &[1, 2, 3, 4, 5]);
+    g.table(TableOp::CashOut { seat: 3, player_id: pid("P3") }).unwrap();
+    for button_seat in [1, 4, 5] {
+        let r = rejected(g.table(TableOp::StartHand { hand_no: 2, button_seat, dealt_seats: vec![1, 2, 4, 5] }), "BUTTON_OUT_OF_TURN");
+        assert_eq!((r.number("expected_button_seat"), r.number("previous_button_seat")), (Some(2), Some(1)));
+    }
+    // Heads-up the seeds' two-player rule is unchanged: Alice (button), Dianne, Carol (big
+    // blind); Alice leaves: Dianne is the big blind, Carol takes the button, nothing is owed.
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.button_policy = ButtonPolicy::Moving;
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(100))]);
+    blinds_and_folds(&mut g, 1, 1, Some(2), 3, &[1, 2, 3]);
+    g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
+    rejected(g.table(TableOp::StartHand { hand_no: 2, button_seat: 2, dealt_seats: vec![2, 3] }), "BIG_BLIND_OUT_OF_TURN");
+    g.start(2, 3, &[2, 3]);
+    assert_eq!((g.hand().blinds.small, g.hand().blinds.big), (Some(3), Some(2)));
+    assert!(due(&g).is_empty());
+    assert_eq!((missed(&g, 2), missed(&g, 3)), ((false, false), (false, false)));
+    g.post(3, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(3, Action::Fold);
+    g.end();
+    // Back to three (a newcomer): the button moves on; nothing is owed from the heads-up hand.
+    g.sit(1, "Q1", d(100)).unwrap();
+    g.start(3, 1, &[1, 2, 3]);
+    assert_eq!((g.hand().blinds.small, g.hand().blinds.big), (Some(2), Some(3)));
+    assert!(due(&g).is_empty());
+    assert_eq!((missed(&g, 2), missed(&g, 3)), ((false, false), (false, false)));
+}
+
+#[test]
+fn r_post_3_seeds_moving_button_nobody_left_no_extra_posts() {
+    // The seeds' moving button (see `moving_1_2_five`): with nobody leaving it moves like any
+    // button and nobody owes anything.
+    let mut g = moving_1_2_five();
+    for (hand_no, button) in [(1, 1), (2, 2), (3, 3), (4, 4), (5, 5), (6, 1)] {
+        let (small, big) = (button % 5 + 1, (button + 1) % 5 + 1);
+        g.start(hand_no, button, &[1, 2, 3, 4, 5]);
+        assert!(due(&g).is_empty(), "hand {hand_no}");
+        assert_eq!((g.hand().blinds.small, g.hand().blinds.big), (Some(small), Some(big)));
+        g.post(small, PostKind::SmallBlind, d(1)).unwrap();
+        g.post(big, PostKind::BigBlind, d(2)).unwrap();
+        let l = g.legal();
+        assert_eq!((l.seat, l.call_cents), (big % 5 + 1, d(2)));
+        assert_eq!(g.hand().pot_cents, d(3));
+        while let Some(l) = legal_actions(g.state()) {
+            g.ok(l.seat, Action::Fold);
+        }
+        g.end();
+        assert!((1..=5).all(|s| missed(&g, s) == (false, false)));
+    }
 }
 
 #[test]
