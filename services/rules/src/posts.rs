@@ -652,6 +652,12 @@ pub fn judge_post(table: &TableState, seat: Seat, kind: PostKind, amount_cents: 
             .with("amount_cents", amount_cents)
             .with("stack_cents", stack));
     }
+    // R-UNIT-2: a straddle above the nominal amount is whole minimum playable chips too.
+    if straddle_above && amount_cents != stack && !config.chip_set.is_playable(amount_cents) {
+        return Err(Rejection::new(crate::money::NOT_MULTIPLE_OF_MIN_CHIP, "a straddle is whole minimum playable chips")
+            .with("amount_cents", amount_cents)
+            .with("min_playable_chip_cents", config.chip_set.min_playable_chip_cents));
+    }
     Ok(amount_cents == stack)
 }
 

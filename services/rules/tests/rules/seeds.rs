@@ -341,6 +341,9 @@ fn r_post_4_seeds_mississippi_straddle_from_any_position_and_at_least_a_minimum_
     // At least a minimum raise: Carol straddles $6; the next raise is a full straddle, to $12.
     let mut g = table(false, true);
     rejected(g.post(CAROL, PostKind::Straddle, d(3)), "POST_WRONG_AMOUNT");
+    // Whole chips, as every bet (R-UNIT-2): $4.01 is not.
+    let r = rejected(g.post(CAROL, PostKind::Straddle, d(4) + 1), "NOT_MULTIPLE_OF_MIN_CHIP");
+    assert_eq!(r.number("min_playable_chip_cents"), Some(d(1)));
     g.post(CAROL, PostKind::Straddle, d(6)).unwrap();
     let l = g.legal();
     assert_eq!((l.seat, l.call_cents, l.raise.map(|r| r.min_to_cents)), (JOAN, d(6), Some(d(12))));
