@@ -106,6 +106,15 @@ pub enum KillPolicy {
     Half,
 }
 
+/// R-POST-6: what makes a kill hand (either, or both; 0 is off).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KillTrigger {
+    /// A player who wins the whole of a hand's pots of at least this much.
+    pub pot_at_least_cents: Cents,
+    /// A player who wins this many hands in a row (each whole).
+    pub pots_in_a_row: u8,
+}
+
 impl KillPolicy {
     /// (numerator, denominator) of the scale factor.
     pub fn factor(self) -> (Cents, Cents) {
@@ -295,6 +304,13 @@ pub struct TableConfig {
     pub bring_in_cents: Option<Cents>,
     pub straddle: StraddlePolicy,
     pub kill: Option<KillPolicy>,
+    /// R-POST-6, the seeds (001 Persian: "a kill hand begins when a player wins a pot of a
+    /// predetermined amount, and also when a player wins a given number of hands in a row; the
+    /// player who causes the kill must post a kill blind"): with a trigger the kill is owed by
+    /// that player in the next hand, before anyone acts, and nobody else posts one. Without (the
+    /// default) a kill is posted at will.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kill_trigger: Option<KillTrigger>,
     pub button_policy: ButtonPolicy,
     pub stakes: StakesMode,
     pub buy_in: BuyInLimits,
@@ -504,6 +520,7 @@ impl TableConfig {
             bring_in_cents: None,
             straddle: StraddlePolicy::UnderTheGun,
             kill: None,
+            kill_trigger: None,
             button_policy: ButtonPolicy::Dead,
             stakes: StakesMode::TableStakes,
             buy_in: BuyInLimits {
@@ -783,6 +800,9 @@ impl TableConfig {
         amount!("supervisor_threshold_cents", self.buy_in.supervisor_threshold_cents, !CHIPS);
         amount!("tip_cap_cents", self.tip_cap_cents, !CHIPS);
         amount!("refreshment_allowance_cents", self.refreshment_allowance_cents, !CHIPS);
+        if let Some(trigger) = &self.kill_trigger {
+            amount!("kill_pot_at_least_cents", trigger.pot_at_least_cents, !CHIPS);
+        }
         for denomination in &self.chip_set.denominations_cents {
             amount!("denomination_cents", *denomination, !CHIPS);
         }
@@ -836,6 +856,11 @@ impl TableConfig {
         }
         if self.blinds_cents.windows(2).any(|pair| pair[1] < pair[0]) {
             return bad("blinds in order: small <= big <= third");
+        }
+        if let Some(trigger) = &self.kill_trigger
+            && (self.kill.is_none() || trigger.pot_at_least_cents < 0 || (trigger.pot_at_least_cents == 0 && trigger.pots_in_a_row == 0))
+        {
+            return bad("a kill trigger needs a kill blind and a pot amount or a number of pots in a row");
         }
         if self.max_restraddles > 8 {
             return bad("at most 8 re-straddles");

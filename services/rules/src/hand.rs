@@ -135,6 +135,9 @@ pub struct HandState {
     /// back (it did not know of a bet the dealer did not announce): how to undo it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub take_back: Option<TakeBack>,
+    /// R-POST-6 (kill trigger): the seat that must post the kill blind before anyone acts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kill_owed_by: Option<Seat>,
     /// R-POST-3, the seeds' moving button: the missed blinds owed in this hand, fixed when it
     /// is dealt (one a seat, at most `MAX_SEATS`); see `posts::owe_missed_blinds`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

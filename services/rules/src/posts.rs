@@ -39,6 +39,10 @@ pub const ONE_MISSED_BLIND_PER_HAND: Reason = Reason::new("ONE_MISSED_BLIND_PER_
 /// R-POST-7 option `big_blind_covers_small_blind`: a big blind short of the small blind (and
 /// its ante) is not dealt in.
 pub const BIG_BLIND_SHORT: Reason = Reason::new("BIG_BLIND_SHORT", "R-POST-7");
+/// R-POST-6 with a kill trigger: the player who caused the kill has not posted it.
+pub const KILL_NOT_POSTED: Reason = Reason::new("KILL_NOT_POSTED", "R-POST-6");
+/// R-POST-6: a kill blind from a seat that does not owe it, or a second one in a hand.
+pub const KILL_NOT_DUE: Reason = Reason::new("KILL_NOT_DUE", "R-POST-6");
 
 pub const REASONS: &[Reason] = &[
     POSTS_CLOSED,
@@ -65,6 +69,8 @@ pub const REASONS: &[Reason] = &[
     ANTES_NOT_POSTED,
     ONE_MISSED_BLIND_PER_HAND,
     BIG_BLIND_SHORT,
+    KILL_NOT_POSTED,
+    KILL_NOT_DUE,
 ];
 
 /// R-POST-1 and R-POST-2: before anyone acts in the first round, the forced bets are in. The
@@ -114,6 +120,14 @@ pub fn check_forced_posts(hand: &HandState, config: &TableConfig) -> Result<(), 
                 .with("seat", seat as Cents)
                 .with("blind_cents", blind_cents));
         }
+    }
+    // R-POST-6 (kill trigger): the player who caused the kill posts it before anyone acts.
+    if let (Some(seat), Some(kill_cents)) = (hand.kill_owed_by, nominal_cents(PostKind::Kill, config, hand))
+        && owes(seat, PostKind::Kill)
+    {
+        return Err(Rejection::new(KILL_NOT_POSTED, format!("seat {seat} caused the kill and posts the kill blind before anyone acts"))
+            .with("seat", seat as Cents)
+            .with("kill_cents", kill_cents));
     }
     for due in &hand.missed_blinds_due {
         let Some(blind_cents) = nominal_cents(due.kind, config, hand) else { continue };
@@ -574,6 +588,16 @@ fn check_position(hand: &HandState, config: &TableConfig, seat: Seat, kind: Post
             }
             Ok(())
         }
+        // R-POST-6: one kill a hand; with a trigger, only from the player who caused it.
+        PostKind::Kill => {
+            if hand.kill.is_some() {
+                return out(KILL_NOT_DUE, None, "one kill blind a hand");
+            }
+            if config.kill_trigger.is_some() && hand.kill_owed_by != Some(seat) {
+                return out(KILL_NOT_DUE, hand.kill_owed_by, "the kill blind is posted by the player who caused the kill");
+            }
+            Ok(())
+        }
         PostKind::BringIn => {
             if !hand.awaiting_bring_in {
                 return Err(Rejection::new(POSTS_CLOSED, "the bring-in was already made").with("seat", seat as Cents));
@@ -814,4 +838,22 @@ pub fn apply_post(
         // betting open so the remaining players (if any) may act. Nobody to act = complete.
         hand.phase = if hand.round.to_act.is_some() { HandPhase::Betting } else { HandPhase::RoundComplete };
     }
+}
+
+/// R-POST-6 (kill trigger), on a settled hand (used by `evolve`): a player who won the hand's
+/// pots whole extends the streak; a pot of at least the trigger's amount, or the streak's
+/// length, makes that player owe the kill blind in the next hand. A split pot ends the streak.
+pub fn track_kill_trigger(table: &mut TableState, pots: &[crate::pots::PotResult]) {
+    let mut winners = pots.iter().flat_map(|p| p.awards.iter()).filter(|(_, won)| *won > 0).map(|(seat, _)| *seat);
+    let sole = winners.next().filter(|first| winners.all(|other| other == *first));
+    table.winning_streak = sole.map(|seat| match table.winning_streak {
+        Some((previous, n)) if previous == seat => (seat, n.saturating_add(1)),
+        _ => (seat, 1),
+    });
+    let Some(trigger) = table.config.as_ref().and_then(|c| c.kill_trigger) else { return };
+    let Some((seat, in_a_row)) = table.winning_streak else { return };
+    let pot_cents: Cents = pots.iter().map(|p| p.amount_cents).sum();
+    let big_pot = trigger.pot_at_least_cents > 0 && pot_cents >= trigger.pot_at_least_cents;
+    let streak = trigger.pots_in_a_row > 0 && in_a_row >= trigger.pots_in_a_row;
+    table.kill_due_seat = (big_pot || streak).then_some(seat);
 }

@@ -272,6 +272,12 @@ pub struct TableState {
     /// R-POST-3: the button of the last hand dealt (a simplified button moves on from it).
     #[serde(default)]
     pub last_button_seat: Option<Seat>,
+    /// R-POST-6 (kill trigger): the seat that won the last hand whole, and how many in a row.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub winning_streak: Option<(Seat, u8)>,
+    /// R-POST-6 (kill trigger): the seat that owes the kill blind in the next hand.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kill_due_seat: Option<Seat>,
     pub shift: ShiftTotals,
     /// Events applied (the stream version this state reflects).
     pub version: u64,
@@ -845,6 +851,8 @@ impl TableState {
                     let skipped = crate::posts::skipped_blinds(self, positions, dealt);
                     crate::posts::track_missed_blinds(self, positions, dealt);
                     crate::posts::owe_missed_blinds(self, &mut hand, skipped);
+                    // R-POST-6: the kill is owed in this hand, by a player dealt in; else it lapses.
+                    hand.kill_owed_by = self.kill_due_seat.take().filter(|seat| dealt.contains(seat));
                     self.last_button_seat = Some(*button_seat);
                     self.hand = Some(hand);
                 }
@@ -908,6 +916,7 @@ impl TableState {
             TableEvent::HandSettled { pots, postings, .. } => {
                 self.apply_postings(postings);
                 self.mark_short_all_in_winners(pots);
+                crate::posts::track_kill_trigger(self, pots);
                 if let Some(hand) = self.hand.as_mut() {
                     hand.phase = HandPhase::Settled;
                     hand.round.to_act = None;

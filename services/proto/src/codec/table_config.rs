@@ -197,6 +197,13 @@ pub fn table_config_from_wire(errors: &mut FieldErrors, wire: &pb::TableConfig) 
         bring_in_cents: wire.bring_in_cents,
         straddle,
         kill,
+        kill_trigger: match &wire.kill_trigger {
+            None => None,
+            Some(trigger) => Some(rules::config::KillTrigger {
+                pot_at_least_cents: trigger.pot_at_least_cents,
+                pots_in_a_row: small_u8(errors, "config.kill_trigger.pots_in_a_row", trigger.pots_in_a_row)?,
+            }),
+        },
         button_policy,
         stakes: match &wire.open_stakes {
             Some(open) => rules::StakesMode::OpenStakes {
@@ -331,6 +338,9 @@ pub fn table_config_to_wire(config: &rules::TableConfig) -> pb::TableConfig {
             Some(rules::KillPolicy::Full) => pb::KillPolicy::Full,
             Some(rules::KillPolicy::Half) => pb::KillPolicy::Half,
         } as i32,
+        kill_trigger: config
+            .kill_trigger
+            .map(|trigger| pb::KillTrigger { pot_at_least_cents: trigger.pot_at_least_cents, pots_in_a_row: u32::from(trigger.pots_in_a_row) }),
         button_policy: button_policy_to_wire(config.button_policy) as i32,
         open_stakes: match &config.stakes {
             rules::StakesMode::TableStakes => None,
@@ -454,6 +464,11 @@ mod tests {
             {
                 let mut c = rules::TableConfig::pot_limit_holdem(100, 200);
                 c.overbet_stands_unchallenged = true;
+                c
+            },
+            {
+                let mut c = rules::TableConfig::fixed_limit_holdem_kill(200, 400, rules::KillPolicy::Half);
+                c.kill_trigger = Some(rules::config::KillTrigger { pot_at_least_cents: 10_000, pots_in_a_row: 2 });
                 c
             },
             {

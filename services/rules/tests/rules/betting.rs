@@ -493,6 +493,69 @@ fn r_post_6_half_kill_scales_by_one_and_a_half() {
 }
 
 #[test]
+fn r_post_6_seeds_the_player_who_wins_pots_in_a_row_owes_the_kill() {
+    // Persian seed: "a kill hand begins when a player wins a pot of a predetermined amount, and
+    // also when a player wins a given number of hands in a row; the player who causes the kill
+    // must post a kill blind". $4/$8 full kill, triggered by two pots in a row.
+    let mut c = example_config(TableConfig::fixed_limit_holdem_kill(d(4), d(8), KillPolicy::Full));
+    c.kill_trigger = Some(config::KillTrigger { pot_at_least_cents: 0, pots_in_a_row: 2 });
+    let mut g = Game::new(c, &[(1, d(200)), (2, d(200)), (3, d(200))]);
+    // Hand 1: seat 3's big blind wins when both fold.
+    g.start(1, 1, &[1, 2, 3]);
+    post_blinds(&mut g, 2, 3);
+    g.ok(1, Action::Fold);
+    g.ok(2, Action::Fold);
+    g.end();
+    // Hand 2: no kill is owed yet, and without one owed nobody posts it.
+    g.start(2, 2, &[1, 2, 3]);
+    post_blinds(&mut g, 3, 1);
+    let r = rejected(g.post(2, PostKind::Kill, d(8)), "KILL_NOT_DUE");
+    assert_eq!(r.reason.rule, "R-POST-6");
+    g.ok(2, Action::Fold);
+    g.ok(3, raise(8));
+    g.ok(1, Action::Fold);
+    g.end();
+    // Hand 3: seat 3 won two in a row: it posts the $8 kill before anyone acts, and only it.
+    g.start(3, 3, &[1, 2, 3]);
+    post_blinds(&mut g, 1, 2);
+    let r = rejected(g.act(3, Action::Call), "KILL_NOT_POSTED");
+    assert_eq!((r.number("seat"), r.number("kill_cents")), (Some(3), Some(d(8))));
+    rejected(g.post(1, PostKind::Kill, d(8)), "KILL_NOT_DUE");
+    g.post(3, PostKind::Kill, d(8)).unwrap();
+    rejected(g.post(2, PostKind::Kill, d(8)), "KILL_NOT_DUE");
+    assert_eq!(g.legal().raise.unwrap().min_to_cents, d(16), "the kill hand plays at $8/$16");
+}
+
+#[test]
+fn r_post_6_seeds_a_pot_of_the_set_amount_causes_the_kill_and_a_split_does_not() {
+    let mut c = example_config(TableConfig::fixed_limit_holdem_kill(d(4), d(8), KillPolicy::Half));
+    c.kill_trigger = Some(config::KillTrigger { pot_at_least_cents: d(40), pots_in_a_row: 0 });
+    let mut g = Game::new(c, &[(1, d(200)), (2, d(200))]);
+    // A $16 pot: no kill. Then a $48 pot won by seat 1: seat 1 owes the half kill ($6).
+    g.start(1, 1, &[1, 2]);
+    post_blinds(&mut g, 1, 2);
+    g.ok(1, raise(8));
+    g.ok(2, Action::Fold);
+    g.end();
+    g.start(2, 2, &[1, 2]);
+    post_blinds(&mut g, 2, 1);
+    g.ok(2, raise(8));
+    g.ok(1, raise(12));
+    g.ok(2, raise(16));
+    g.ok(1, raise(20));
+    g.ok(2, raise(24));
+    g.ok(1, Action::Call);
+    g.check_down(&[1, 2]);
+    g.showdown(vec![vec![1]]);
+    g.end();
+    g.start(3, 1, &[1, 2]);
+    post_blinds(&mut g, 1, 2);
+    let r = rejected(g.act(1, Action::Call), "KILL_NOT_POSTED");
+    assert_eq!((r.number("seat"), r.number("kill_cents")), (Some(1), Some(d(6))));
+    g.post(1, PostKind::Kill, d(6)).unwrap();
+}
+
+#[test]
 fn r_post_7_short_player_posts_all_in() {
     let c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
     let mut g = Game::new(c, &[(1, d(100)), (2, d(1)), (3, d(100))]);
