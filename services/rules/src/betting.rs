@@ -302,7 +302,7 @@ fn sizing(hand: &HandState, config: &TableConfig, p: &HandPlayer) -> Sizing {
     let r = &hand.round;
     let owe = (r.bet_to_cents - p.round_cents).max(0);
     let open_or_raise = if r.bet_to_cents == 0 { ActionKind::Bet } else { ActionKind::Raise };
-    let chip = config.chip_set.min_playable_chip_cents;
+    let chip = config.betting_unit();
     let nl_min = r.bet_to_cents + r.min_raise_cents;
     match &config.betting {
         BettingStructure::FixedLimit { .. } => {
@@ -511,13 +511,13 @@ impl Turn<'_> {
             return Err(r);
         }
         let s = sizing(self.hand, self.config, self.p);
-        let chip = self.config.chip_set.min_playable_chip_cents;
+        let chip = self.config.betting_unit();
         let mut max_to = s.max_to_cents.min(self.all_in_to);
         if max_to == self.all_in_to && self.p.borrowed_to_raise {
             max_to -= chip; // R-MARK-3: anything but all in
         }
         if max_to != self.all_in_to {
-            max_to = self.config.chip_set.floor_playable(max_to);
+            max_to = self.config.floor_to_unit(max_to);
         }
         let min_to = s.min_to_cents.min(max_to);
         let low = self.raise_to(min_to)?;
@@ -549,7 +549,7 @@ impl Turn<'_> {
             raise,
             all_in_to_cents: self.all_in_to,
             all_in_allowed: self.all_in().is_ok(),
-            min_chip_cents: self.config.chip_set.min_playable_chip_cents,
+            min_chip_cents: self.config.betting_unit(),
             bring_in_cents,
         }
     }
@@ -624,10 +624,11 @@ fn judge_raise(hand: &HandState, config: &TableConfig, p: &HandPlayer, stack: Ce
             .with("min_raise_to_cents", s.min_to_cents)
             .with("max_raise_to_cents", s.max_to_cents));
     }
-    if !short_ok && !config.chip_set.is_playable(to_cents) {
-        return Err(Rejection::new(crate::money::NOT_MULTIPLE_OF_MIN_CHIP, "bets are whole minimum playable chips")
+    if !short_ok && to_cents % config.betting_unit() != 0 {
+        return Err(Rejection::new(crate::money::NOT_MULTIPLE_OF_MIN_CHIP, "bets are whole betting units (the minimum playable chip, or the table's unit)")
             .with("to_cents", to_cents)
-            .with("min_playable_chip_cents", config.chip_set.min_playable_chip_cents));
+            .with("min_playable_chip_cents", config.chip_set.min_playable_chip_cents)
+            .with("betting_unit_cents", config.betting_unit()));
     }
     Ok(Judged { kind: s.kind, to_cents, amount_cents: to_cents - p.round_cents, all_in })
 }

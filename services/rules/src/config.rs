@@ -403,6 +403,13 @@ pub struct TableConfig {
     /// the excess returned). Default off: above the maximum is refused.
     #[serde(default)]
     pub overbet_stands_unchallenged: bool,
+    /// R-UNIT-2 option, the seeds (001 Persian: "such games usually have a betting unit, the
+    /// smallest amount one can bet in; $20 and $40 games commonly have a $5 unit, so every bet
+    /// is a multiple of $5"): bets and raises are multiples of this, a multiple of the minimum
+    /// playable chip (posts, antes and the rake stay in playable chips). Absent: the minimum
+    /// playable chip.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub betting_unit_cents: Option<Cents>,
     /// R-POST-3 option, the seeds' house rule (000: "some house rules allow posting one blind
     /// per hand, largest first, meaning all posts of missed blinds are live"): a returning
     /// player posts the missed big blind (`MissedBigBlind`) and, in a later hand, the missed
@@ -564,6 +571,7 @@ impl TableConfig {
             heads_up_from_round_start: false,
             check_raise_allowed: TableConfig::check_raise_allowed_by_default(),
             overbet_stands_unchallenged: false,
+            betting_unit_cents: None,
         }
     }
 
@@ -740,6 +748,17 @@ impl TableConfig {
         c
     }
 
+    /// R-UNIT-2: what bets and raises are multiples of (the betting unit, or the minimum
+    /// playable chip).
+    pub fn betting_unit(&self) -> Cents {
+        self.betting_unit_cents.unwrap_or(self.chip_set.min_playable_chip_cents)
+    }
+
+    /// `amount_cents` rounded down to whole betting units.
+    pub fn floor_to_unit(&self, amount_cents: Cents) -> Cents {
+        amount_cents - amount_cents.rem_euclid(self.betting_unit())
+    }
+
     pub fn big_blind_cents(&self) -> Cents {
         self.blinds_cents.last().copied().unwrap_or(self.min_bet_cents)
     }
@@ -800,6 +819,9 @@ impl TableConfig {
         amount!("supervisor_threshold_cents", self.buy_in.supervisor_threshold_cents, !CHIPS);
         amount!("tip_cap_cents", self.tip_cap_cents, !CHIPS);
         amount!("refreshment_allowance_cents", self.refreshment_allowance_cents, !CHIPS);
+        if let Some(unit) = self.betting_unit_cents {
+            amount!("betting_unit_cents", unit, !CHIPS);
+        }
         if let Some(trigger) = &self.kill_trigger {
             amount!("kill_pot_at_least_cents", trigger.pot_at_least_cents, !CHIPS);
         }
@@ -856,6 +878,11 @@ impl TableConfig {
         }
         if self.blinds_cents.windows(2).any(|pair| pair[1] < pair[0]) {
             return bad("blinds in order: small <= big <= third");
+        }
+        if let Some(unit) = self.betting_unit_cents
+            && (unit <= 0 || !self.chip_set.is_playable(unit))
+        {
+            return bad("a betting unit is a positive multiple of the minimum playable chip");
         }
         if let Some(trigger) = &self.kill_trigger
             && (self.kill.is_none() || trigger.pot_at_least_cents < 0 || (trigger.pot_at_least_cents == 0 && trigger.pots_in_a_row == 0))

@@ -166,11 +166,6 @@ impl ChipSet {
     pub fn is_playable(&self, amount_cents: Cents) -> bool {
         amount_cents % self.min_playable_chip_cents == 0
     }
-
-    /// Round down to a whole number of minimum playable chips.
-    pub fn floor_playable(&self, amount_cents: Cents) -> Cents {
-        amount_cents - amount_cents.rem_euclid(self.min_playable_chip_cents)
-    }
 }
 
 /// R-UNIT-1: a command amount must be positive and bounded.

@@ -270,6 +270,7 @@ pub fn table_config_from_wire(errors: &mut FieldErrors, wire: &pb::TableConfig) 
         heads_up_from_round_start: wire.heads_up_from_round_start,
         check_raise_allowed: wire.check_raise_allowed.unwrap_or(rules::TableConfig::check_raise_allowed_by_default()),
         overbet_stands_unchallenged: wire.overbet_stands_unchallenged,
+        betting_unit_cents: wire.betting_unit_cents,
     })
 }
 
@@ -398,6 +399,7 @@ pub fn table_config_to_wire(config: &rules::TableConfig) -> pb::TableConfig {
         heads_up_from_round_start: config.heads_up_from_round_start,
         check_raise_allowed: Some(config.check_raise_allowed),
         overbet_stands_unchallenged: config.overbet_stands_unchallenged,
+        betting_unit_cents: config.betting_unit_cents,
     }
 }
 
@@ -464,6 +466,7 @@ mod tests {
             {
                 let mut c = rules::TableConfig::pot_limit_holdem(100, 200);
                 c.overbet_stands_unchallenged = true;
+                c.betting_unit_cents = Some(500);
                 c
             },
             {

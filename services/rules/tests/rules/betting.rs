@@ -556,6 +556,29 @@ fn r_post_6_seeds_a_pot_of_the_set_amount_causes_the_kill_and_a_split_does_not()
 }
 
 #[test]
+fn r_unit_2_seeds_a_betting_unit_above_the_minimum_chip() {
+    // Persian seed: "$20 and $40 games commonly have a minimum betting unit of $5, so that all
+    // bets are multiples of $5". No limit $10/$20 with $1 chips for the antes and the rake.
+    let mut c = example_config(TableConfig::no_limit_holdem(d(10), d(20)));
+    c.betting_unit_cents = Some(d(5));
+    let mut g = Game::new(c.clone(), &[(1, d(1000)), (2, d(1000)), (3, d(1000))]);
+    g.start(1, 3, &[1, 2, 3]);
+    post_blinds(&mut g, 1, 2);
+    let r = rejected(g.act(3, raise(43)), "NOT_MULTIPLE_OF_MIN_CHIP");
+    assert_eq!(r.number("betting_unit_cents"), Some(d(5)));
+    assert_eq!(g.legal().min_chip_cents, d(5));
+    g.ok(3, raise(45));
+    // All in for an odd amount is still all in.
+    let mut short = Game::new(c.clone(), &[(1, d(1000)), (2, d(1000)), (3, d(333))]);
+    short.start(1, 3, &[1, 2, 3]);
+    post_blinds(&mut short, 1, 2);
+    short.ok(3, Action::AllIn);
+    // The unit is whole playable chips.
+    c.betting_unit_cents = Some(d(5) + 1);
+    rejected(c.validate(), "INVALID_CONFIG");
+}
+
+#[test]
 fn r_post_7_short_player_posts_all_in() {
     let c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
     let mut g = Game::new(c, &[(1, d(100)), (2, d(1)), (3, d(100))]);
