@@ -879,10 +879,19 @@ impl TableConfig {
         if self.blinds_cents.windows(2).any(|pair| pair[1] < pair[0]) {
             return bad("blinds in order: small <= big <= third");
         }
-        if let Some(unit) = self.betting_unit_cents
-            && (unit <= 0 || !self.chip_set.is_playable(unit))
-        {
-            return bad("a betting unit is a positive multiple of the minimum playable chip");
+        if let Some(unit) = self.betting_unit_cents {
+            if unit <= 0 || !self.chip_set.is_playable(unit) {
+                return bad("a betting unit is a positive multiple of the minimum playable chip");
+            }
+            // The sizes bets are made of are whole units, so every legal bet can be made.
+            let sizes = match &self.betting {
+                BettingStructure::FixedLimit { small_bet_cents, big_bet_cents, .. } => [*small_bet_cents, *big_bet_cents],
+                BettingStructure::SpreadLimit { min_bet_cents, max_bet_cents, .. } => [*min_bet_cents, *max_bet_cents],
+                _ => [self.big_blind_cents(), self.min_bet_cents],
+            };
+            if sizes.iter().any(|size| size % unit != 0) {
+                return bad("the bet sizes (big blind and minimum bet, or the limits) are whole betting units");
+            }
         }
         if let Some(trigger) = &self.kill_trigger
             && (self.kill.is_none() || trigger.pot_at_least_cents < 0 || (trigger.pot_at_least_cents == 0 && trigger.pots_in_a_row == 0))

@@ -466,7 +466,7 @@ mod tests {
             {
                 let mut c = rules::TableConfig::pot_limit_holdem(100, 200);
                 c.overbet_stands_unchallenged = true;
-                c.betting_unit_cents = Some(500);
+                c.betting_unit_cents = Some(200);
                 c
             },
             {
