@@ -43,6 +43,8 @@ pub const BIG_BLIND_SHORT: Reason = Reason::new("BIG_BLIND_SHORT", "R-POST-7");
 pub const KILL_NOT_POSTED: Reason = Reason::new("KILL_NOT_POSTED", "R-POST-6");
 /// R-POST-6: a kill blind from a seat that does not owe it, or a second one in a hand.
 pub const KILL_NOT_DUE: Reason = Reason::new("KILL_NOT_DUE", "R-POST-6");
+/// R-POST-3: an entry or missed-blind post from a seat that does not owe it.
+pub const POST_NOT_OWED: Reason = Reason::new("POST_NOT_OWED", "R-POST-3");
 
 pub const REASONS: &[Reason] = &[
     POSTS_CLOSED,
@@ -71,6 +73,7 @@ pub const REASONS: &[Reason] = &[
     BIG_BLIND_SHORT,
     KILL_NOT_POSTED,
     KILL_NOT_DUE,
+    POST_NOT_OWED,
 ];
 
 /// R-POST-1 and R-POST-2: before anyone acts in the first round, the forced bets are in. The
@@ -637,6 +640,22 @@ pub fn judge_post(table: &TableState, seat: Seat, kind: PostKind, amount_cents: 
         check_one_missed_blind_due(table, hand, seat, kind)?;
     }
     check_position(hand, config, seat, kind)?;
+    // R-POST-3: an entry or missed-blind post comes only from a seat that owes it (any other
+    // would be chips in the pot that no call counts).
+    let owed = table.seat(seat).map_or((false, false, false), |s| (s.owes_entry_post, s.missed_big_blind, s.missed_small_blind));
+    let not_owed = match kind {
+        PostKind::NewPlayer => !owed.0,
+        PostKind::MissedBigBlind => !owed.1,
+        PostKind::MissedSmallBlind | PostKind::MissedSmallBlindDead => !owed.2,
+        _ => false,
+    };
+    if not_owed {
+        return Err(Rejection::new(POST_NOT_OWED, format!("seat {seat} owes no {kind:?}"))
+            .with("seat", seat as Cents)
+            .with("owes_entry_post", owed.0 as Cents)
+            .with("missed_big_blind", owed.1 as Cents)
+            .with("missed_small_blind", owed.2 as Cents));
+    }
     // R-POST-3 option: one missed blind per hand, the largest first.
     if kind == PostKind::MissedSmallBlind {
         let big_owed = table.seat(seat).is_some_and(|s| s.missed_big_blind);

@@ -74,10 +74,19 @@ pub fn layer_pots(contributions: &[Contribution]) -> Vec<PotLayer> {
             contributions.iter().filter(|c| !c.folded && c.amount_cents > low).map(|c| c.seat).collect();
         eligible.sort_unstable();
         if amount > 0 {
-            match (eligible.is_empty(), pots.last_mut()) {
-                // Dead chips above every live player's level stay with the pot below.
-                (true, Some(prev)) => prev.amount_cents += amount,
-                _ => pots.push(PotLayer { amount_cents: amount, eligible, returned_cents: 0 }),
+            if eligible.is_empty() && !pots.is_empty() {
+                // R-POT-1 / R-POT-4: chips above every live player's level (those who put them
+                // in all folded, none of them facing a bet) are won by nobody: nobody still in
+                // the hand matched them. Each contributor's part of the layer goes back to them,
+                // unraked.
+                for c in contributions {
+                    let part = c.amount_cents.min(high) - c.amount_cents.min(low);
+                    if part > 0 {
+                        pots.push(PotLayer { amount_cents: part, eligible: vec![c.seat], returned_cents: part });
+                    }
+                }
+            } else {
+                pots.push(PotLayer { amount_cents: amount, eligible, returned_cents: 0 });
             }
         }
         low = high;

@@ -410,6 +410,11 @@ pub fn decide_funds(
             }
             // R-STAKE-1: between hands only.
             crate::ledger::between_hands(table)?;
+            // R-MARK-3: a writer of unpaid IOUs takes nothing off the table before paying them.
+            if s.iou_cents > 0 {
+                return Err(Rejection::new(crate::iou::IOU_OUTSTANDING, "the IOUs written at this seat are paid before chips leave it")
+                    .with("iou_cents", s.iou_cents));
+            }
             config.chip_set.check_makes("amount_cents", amount)?;
             if amount > s.stack_cents - s.cash_in_play_cents {
                 return Err(Rejection::new(NO_CHIPS, "the stack does not hold that many chips")

@@ -592,18 +592,21 @@ fn r_post_7_short_player_posts_all_in() {
 }
 
 #[test]
-fn r_post_3_new_player_live_and_missed_small_blind_dead() {
+fn r_post_3_entry_and_missed_blinds_are_posted_only_by_a_seat_that_owes_them() {
+    // Seat 5 missed nothing and is no newcomer: a post it does not owe would be chips in the
+    // pot that no call counts (the call stays the big blind).
     let c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
     let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(100)), (5, d(100))]);
     // The button on seat 5 (R-POST-2: the blinds are the two seats left of it).
     g.start(1, 5, &[1, 2, 3, 5]);
     post_blinds(&mut g, 1, 2);
-    g.post(5, PostKind::MissedBigBlind, d(2)).unwrap();
-    g.post(5, PostKind::MissedSmallBlindDead, d(1)).unwrap();
-    assert_eq!(g.hand().player(5).unwrap().round_cents, d(2), "the big blind is live, the small blind dead");
-    assert_eq!(g.hand().pot_cents, d(6));
+    for kind in [PostKind::MissedBigBlind, PostKind::MissedSmallBlindDead, PostKind::NewPlayer] {
+        let r = rejected(g.post(5, kind, if kind == PostKind::MissedSmallBlindDead { d(1) } else { d(2) }), "POST_NOT_OWED");
+        assert_eq!((r.reason.rule, r.number("seat")), ("R-POST-3", Some(5)));
+    }
+    assert_eq!(g.hand().pot_cents, d(3), "nothing moved");
     g.ok(3, Action::Call);
-    g.ok(5, Action::Check);
+    g.ok(5, Action::Call);
     g.ok(1, Action::Call);
     g.ok(2, Action::Check);
     assert_eq!(g.hand().phase, HandPhase::RoundComplete);

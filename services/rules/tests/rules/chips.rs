@@ -150,6 +150,22 @@ fn r_bet_13_a_short_call_is_taken_back_only_while_it_is_the_last_action() {
 }
 
 #[test]
+fn r_pot_1_an_all_in_player_left_alone_wins_only_what_was_matched() {
+    // Seat 1 is all in for $1 under the $2 big blind; the small blind folds and so does the big
+    // blind (it could have checked). Seat 1 wins $1 from each of them, $3; the big blind's
+    // unmatched $1 goes back to it, unraked (R-POT-4), not to a player who never matched it.
+    let mut g = Game::new(example_config(TableConfig::no_limit_holdem(d(1), d(2))), &[(1, d(1)), (2, d(100)), (3, d(100))]);
+    g.start(1, 1, &[1, 2, 3]);
+    g.post(2, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(3, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(1, Action::AllIn);
+    g.ok(2, Action::Fold);
+    let events = g.act(3, Action::Fold).unwrap();
+    assert!(events.iter().any(|(_, e)| e.event_type() == "HandSettled"), "{events:?}");
+    assert_eq!((g.stack(1), g.stack(2), g.stack(3)), (d(3), d(99), d(99)));
+}
+
+#[test]
 fn r_pot_1_contributions_layer_at_each_all_in_level() {
     let mut g = Game::new(example_config(TableConfig::no_limit_holdem(d(1), d(2))), &[(1, d(10)), (2, d(30)), (3, d(100))]);
     g.start(1, 3, &[1, 2, 3]);

@@ -381,7 +381,14 @@ fn paper_lost_to_seat_2(g: &mut Game, iou: Cents) {
 fn r_mark_3_the_winner_of_an_iou_does_not_take_the_paper_to_the_cage() {
     // P1 brings $100 of chips and writes $30 of paper; P2's $200 wins it all: $330 on seat 2,
     // of which $300 are chips the cage sold and $30 are P1's unpaid IOU.
-    let mut g = Game::new(open_stakes(), &[(1, d(100)), (2, d(200))]);
+    let mut c = open_stakes();
+    c.refreshment_allowance_cents = d(5);
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(200))]);
+    // The writer takes nothing off the table for refreshments while the IOU is unpaid.
+    g.table(TableOp::WriteIou { seat: 1, amount_cents: d(10), lender: None, accepted_by: vec![], to_raise: false }).unwrap();
+    let r = rejected(g.table(TableOp::RemoveChips { seat: 1, amount_cents: d(5), player_id: Some(pid("P1")) }), "IOU_OUTSTANDING");
+    assert_eq!(r.number("iou_cents"), Some(d(10)));
+    g.table(TableOp::SettleIou { seat: 1, player_id: pid("P1"), amount_cents: d(10), from_pocket: false, lender: None }).unwrap();
     paper_lost_to_seat_2(&mut g, d(30));
     assert_eq!((g.stack(1), g.stack(2)), (0, d(330)));
     let r = rejected(g.table(TableOp::CashOut { seat: 2, player_id: pid("P2") }), "IOU_IN_PLAY");
