@@ -378,11 +378,16 @@ pub fn owe_missed_blinds(table: &mut TableState, hand: &mut HandState, skipped: 
 /// R-POST-3, applied by `evolve` on a post: the big blind in position clears the seat's
 /// missed blinds (the big blind "returns to the seat"); the returning posts clear what they pay.
 pub fn clear_missed_blinds(table: &mut TableState, seat: Seat, kind: PostKind) {
+    // The seeds' moving button: "any blind a player misses ... will be paid by the player in the
+    // following hand": the big blind in position pays the big blind owed, not the small one.
+    let moving = table.config.as_ref().is_some_and(|c| c.button_policy == ButtonPolicy::Moving);
     let Some(s) = table.seat_mut(seat) else { return };
     match kind {
         PostKind::BigBlind => {
             s.missed_big_blind = false;
-            s.missed_small_blind = false;
+            if !moving {
+                s.missed_small_blind = false;
+            }
         }
         PostKind::MissedBigBlind | PostKind::NewPlayer => s.missed_big_blind = false,
         PostKind::MissedSmallBlindDead | PostKind::MissedSmallBlind => s.missed_small_blind = false,

@@ -771,6 +771,34 @@ fn due(g: &Game) -> Vec<(Seat, PostKind)> {
 }
 
 #[test]
+fn r_post_3_seeds_moving_button_the_big_blind_in_position_does_not_pay_a_small_blind_owed() {
+    // "Any blind a player misses on a given hand because a bigger blind was due will be paid by
+    // the player in the following hand." Seats 2 and 3 leave after hand 1: in hand 2 seat 4
+    // owes both blinds and pays the big one; in hand 3 it is the big blind in position, which
+    // pays a big blind, not the small one it still owes.
+    let mut g = moving_1_2_five();
+    blinds_and_folds(&mut g, 1, 1, Some(2), 3, &[1, 2, 3, 4, 5]);
+    for seat in [2u8, 3] {
+        g.table(TableOp::CashOut { seat, player_id: pid(&format!("P{seat}")) }).unwrap();
+    }
+    g.start(2, 4, &[1, 4, 5]);
+    assert_eq!(missed(&g, 4), (true, true));
+    g.post(5, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(1, PostKind::BigBlind, d(2)).unwrap();
+    g.post(4, PostKind::MissedBigBlind, d(2)).unwrap();
+    while let Some(l) = legal_actions(g.state()) {
+        g.ok(l.seat, Action::Fold);
+    }
+    g.end();
+    blinds_and_folds(&mut g, 3, 5, Some(1), 4, &[1, 4, 5]);
+    assert_eq!(missed(&g, 4), (false, true), "the small blind is still owed");
+    // Hand 4 puts seat 4 in the small blind; hand 5 has it pay the one it owes, live.
+    blinds_and_folds(&mut g, 4, 1, Some(4), 5, &[1, 4, 5]);
+    g.start(5, 4, &[1, 4, 5]);
+    assert_eq!(due(&g), vec![(4, PostKind::MissedSmallBlind)]);
+}
+
+#[test]
 fn r_post_3_seeds_moving_button_the_skipped_big_blind_first_the_small_blind_next_hand() {
     // The seeds' moving button (see `moving_1_2_five`). Hand 1: button 1, small blind 2, big
     // blind 3; seat 3 cashes out. Hand 2: button 2, blinds in positions 4 and 5. Seat 4 was due
