@@ -519,7 +519,13 @@ impl Turn<'_> {
         if max_to != self.all_in_to {
             max_to = self.config.floor_to_unit(max_to);
         }
-        let min_to = s.min_to_cents.min(max_to);
+        // The smallest legal total in whole betting units (a short all-in can leave the minimum
+        // raise between two units).
+        let min_to = match s.min_to_cents.rem_euclid(chip) {
+            0 => s.min_to_cents,
+            rem => s.min_to_cents.saturating_add(chip - rem),
+        }
+        .min(max_to);
         let low = self.raise_to(min_to)?;
         self.raise_to(max_to)?;
         Ok(RaiseRange { kind: low.kind, min_to_cents: min_to, max_to_cents: max_to })

@@ -892,6 +892,17 @@ impl TableConfig {
             if sizes.iter().any(|size| size % unit != 0) {
                 return bad("the bet sizes (big blind and minimum bet, or the limits) are whole betting units");
             }
+            // A kill scales them: the kill hand's sizes are whole units too.
+            if let Some((num, den)) = self.kill.map(KillPolicy::factor)
+                && sizes.iter().any(|size| size * num % den != 0 || size * num / den % unit != 0)
+            {
+                return bad("the kill hand's bet sizes are whole betting units");
+            }
+        }
+        // R-POST-6: the kill blind is a blind, posted beside the blinds (the seeds' kill games are
+        // blind games; a stud bring-in has no place for it).
+        if self.kill.is_some() && (self.bring_in_cents.is_some() || self.blinds_cents.iter().all(|b| *b <= 0)) {
+            return bad("a kill game is a game with blinds");
         }
         if let Some(trigger) = &self.kill_trigger
             && (self.kill.is_none() || trigger.pot_at_least_cents < 0 || (trigger.pot_at_least_cents == 0 && trigger.pots_in_a_row == 0))

@@ -876,7 +876,8 @@ pub fn track_kill_trigger(table: &mut TableState, pots: &[crate::pots::PotResult
     });
     let Some(trigger) = table.config.as_ref().and_then(|c| c.kill_trigger) else { return };
     let Some((seat, in_a_row)) = table.winning_streak else { return };
-    let pot_cents: Cents = pots.iter().map(|p| p.amount_cents).sum();
+    // The pot won: what was matched (an uncalled bet returned is not won, R-POT-4).
+    let pot_cents: Cents = pots.iter().map(|p| p.amount_cents - p.returned_cents).sum();
     let big_pot = trigger.pot_at_least_cents > 0 && pot_cents >= trigger.pot_at_least_cents;
     let streak = trigger.pots_in_a_row > 0 && in_a_row >= trigger.pots_in_a_row;
     table.kill_due_seat = (big_pot || streak).then_some(seat);

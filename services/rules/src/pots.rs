@@ -508,25 +508,21 @@ pub(crate) fn side_pot_at_once(hand: &HandState, table_id: &TableId) -> Option<T
     if top <= level {
         return None;
     }
-    let amount: Cents = hand.players.iter().map(|p| (layered(p) - level).max(0)).sum();
+    // The one player left wins the layer up to its own contribution (R-POT-1); chips folders put
+    // in above it were matched by nobody still in the hand and go back to them (R-POT-4).
+    let won: Cents = hand.players.iter().map(|p| (layered(p).min(top) - level).max(0)).sum();
     let second_any = hand.players.iter().filter(|p| p.seat != winner).map(layered).max().unwrap_or(0);
-    let returned_cents = (top - second_any.max(level)).max(0);
-    let pot = PotResult {
-        index: 1,
-        amount_cents: amount,
-        eligible: vec![winner],
-        returned_cents,
-        rake_cents: 0,
-        jackpot_cents: 0,
-        awards: vec![(winner, amount)],
-    };
-    let mut postings = Vec::with_capacity(2);
-    crate::accounts::transfer(
-        &mut postings,
-        Account::Pot { table_id: table_id.clone(), pot_index: 0 },
-        Account::Seat { table_id: table_id.clone(), seat: winner },
-        amount,
-    );
+    let mut awards: Vec<(Seat, Cents)> = vec![(winner, won)];
+    awards.extend(hand.players.iter().filter(|p| p.seat != winner && layered(p) > top).map(|p| (p.seat, layered(p) - top)));
+    let given_back: Cents = awards[1..].iter().map(|(_, back)| back).sum();
+    let amount = won + given_back;
+    let returned_cents = (top - second_any.max(level)).max(0) + given_back;
+    let mut postings = Vec::with_capacity(1 + awards.len());
+    postings.push(Posting::new(Account::Pot { table_id: table_id.clone(), pot_index: 0 }, -amount));
+    for (seat, paid) in &awards {
+        postings.push(Posting::new(Account::Seat { table_id: table_id.clone(), seat: *seat }, *paid));
+    }
+    let pot = PotResult { index: 1, amount_cents: amount, eligible: vec![winner], returned_cents, rake_cents: 0, jackpot_cents: 0, awards };
     Some(TableEvent::SidePotPaid { level_cents: level, pot, postings })
 }
 

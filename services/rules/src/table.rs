@@ -773,6 +773,13 @@ impl TableState {
                 if let Some(slot) = self.seats.get_mut((*seat as usize).wrapping_sub(1)) {
                     *slot = None;
                 }
+                // R-POST-6: a winning streak and a kill owed are the player's, and leave with them.
+                if self.winning_streak.is_some_and(|(won_at, _)| won_at == *seat) {
+                    self.winning_streak = None;
+                }
+                if self.kill_due_seat == Some(*seat) {
+                    self.kill_due_seat = None;
+                }
                 // The last player gone: the game is over; the next one starts its blinds anew.
                 if self.seats.iter().all(Option::is_none) {
                     self.last_big_blind_seat = None;

@@ -527,6 +527,35 @@ fn r_post_6_seeds_the_player_who_wins_pots_in_a_row_owes_the_kill() {
 }
 
 #[test]
+fn r_post_6_a_kill_owed_leaves_with_the_player_and_an_uncalled_bet_is_not_won() {
+    let mut c = example_config(TableConfig::fixed_limit_holdem_kill(d(4), d(8), KillPolicy::Full));
+    c.kill_trigger = Some(config::KillTrigger { pot_at_least_cents: d(20), pots_in_a_row: 2 });
+    let mut g = Game::new(c, &[(1, d(200)), (2, d(200)), (3, d(200))]);
+    // Hand 1: $18 is matched, seat 3's $4 more is uncalled and comes back: $18 won, below $20.
+    g.start(1, 1, &[1, 2, 3]);
+    post_blinds(&mut g, 2, 3);
+    g.ok(1, raise(8));
+    g.ok(2, Action::Fold);
+    g.ok(3, raise(12));
+    g.ok(1, Action::Fold);
+    g.end();
+    // Hand 2: seat 3 wins again (two in a row), then leaves; the newcomer in seat 3 owes nothing.
+    g.start(2, 2, &[1, 2, 3]);
+    post_blinds(&mut g, 3, 1);
+    g.ok(2, Action::Fold);
+    g.ok(3, raise(8));
+    g.ok(1, Action::Fold);
+    g.end();
+    g.table(TableOp::CashOut { seat: 3, player_id: pid("P3") }).unwrap();
+    g.sit(3, "P9", d(200)).unwrap();
+    g.start(3, 3, &[1, 2, 3]);
+    post_blinds(&mut g, 1, 2);
+    rejected(g.post(3, PostKind::Kill, d(8)), "KILL_NOT_DUE");
+    g.post(3, PostKind::NewPlayer, d(4)).unwrap();
+    g.ok(3, Action::Check);
+}
+
+#[test]
 fn r_post_6_seeds_a_pot_of_the_set_amount_causes_the_kill_and_a_split_does_not() {
     let mut c = example_config(TableConfig::fixed_limit_holdem_kill(d(4), d(8), KillPolicy::Half));
     c.kill_trigger = Some(config::KillTrigger { pot_at_least_cents: d(40), pots_in_a_row: 0 });
@@ -573,9 +602,30 @@ fn r_unit_2_seeds_a_betting_unit_above_the_minimum_chip() {
     short.start(1, 3, &[1, 2, 3]);
     post_blinds(&mut short, 1, 2);
     short.ok(3, Action::AllIn);
-    // The unit is whole playable chips.
-    c.betting_unit_cents = Some(d(5) + 1);
-    rejected(c.validate(), "INVALID_CONFIG");
+    // A short all-in leaves the minimum raise between two units: the legal range starts at the
+    // next whole unit ($93 all in, +$40 at least: $133, so $135).
+    let mut odd = Game::new(c.clone(), &[(1, d(1000)), (2, d(1000)), (3, d(1000)), (4, d(93))]);
+    odd.start(1, 4, &[1, 2, 3, 4]);
+    post_blinds(&mut odd, 1, 2);
+    odd.ok(3, raise(60));
+    odd.ok(4, Action::AllIn);
+    assert_eq!(odd.legal().raise.unwrap().min_to_cents, d(135));
+    odd.ok(1, raise(135));
+    // The unit is whole playable chips, and a kill's sizes are whole units too.
+    let mut bad = c.clone();
+    bad.betting_unit_cents = Some(d(5) + 1);
+    rejected(bad.validate(), "INVALID_CONFIG");
+    let mut half_kill = example_config(TableConfig::fixed_limit_holdem_kill(d(2), d(4), KillPolicy::Half));
+    half_kill.betting_unit_cents = Some(d(2));
+    rejected(half_kill.validate(), "INVALID_CONFIG");
+}
+
+#[test]
+fn r_post_6_a_kill_game_has_blinds() {
+    // The kill blind is posted beside the blinds; a stud game (a bring-in) has none.
+    let mut stud = example_config(TableConfig::seven_card_stud(d(1), d(1), d(2), d(4)));
+    stud.kill = Some(KillPolicy::Full);
+    rejected(stud.validate(), "INVALID_CONFIG");
 }
 
 #[test]

@@ -166,6 +166,35 @@ fn r_pot_1_an_all_in_player_left_alone_wins_only_what_was_matched() {
 }
 
 #[test]
+fn r_pot_1_two_all_in_players_left_against_folds_win_only_what_was_matched() {
+    // Antes of $1; seat 1 all in for $6 in all, seat 2 for $10; seats 3 and 4 put in $21 each
+    // and fold when no bet faces them. Seat 2 wins the $4 layer above seat 1 from seats 3 and 4
+    // and itself ($12); their $11 each above seat 2's level goes back to them (R-POT-4).
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.ante_cents = d(1);
+    let stacks = [(1, d(6)), (2, d(10)), (3, d(100)), (4, d(100)), (5, d(100))];
+    let mut g = Game::new(c, &stacks);
+    g.start(1, 5, &[1, 2, 3, 4, 5]);
+    for seat in 1..=5 {
+        g.post(seat, PostKind::Ante, d(1)).unwrap();
+    }
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(3, raise(20));
+    g.ok(4, Action::Call);
+    g.ok(5, Action::Fold);
+    g.ok(1, Action::AllIn);
+    g.ok(2, Action::AllIn);
+    g.next_round();
+    g.ok(3, Action::Fold);
+    g.ok(4, Action::Fold);
+    assert_eq!((g.stack(3), g.stack(4)), (d(90), d(90)), "the chips nobody matched are back");
+    g.check_down(&[]);
+    g.showdown(vec![vec![2], vec![1]]);
+    assert_eq!((g.stack(1), g.stack(2), g.stack(5)), (0, d(37), d(99)), "main pot $25 and the $12 layer");
+}
+
+#[test]
 fn r_pot_1_contributions_layer_at_each_all_in_level() {
     let mut g = Game::new(example_config(TableConfig::no_limit_holdem(d(1), d(2))), &[(1, d(10)), (2, d(30)), (3, d(100))]);
     g.start(1, 3, &[1, 2, 3]);
