@@ -27,6 +27,8 @@ pub const NO_CASH_IN_PLAY: Reason = Reason::new("NO_CASH_IN_PLAY", "R-STAKE-5");
 pub const NO_CHIPS: Reason = Reason::new("NO_CHIPS", "R-POST-7");
 pub const WRONG_PLAYER: Reason = Reason::new("WRONG_PLAYER", "R-STAKE-4");
 pub const GAME_CLOSED: Reason = Reason::new("GAME_CLOSED", "R-STAKE-3");
+/// R-STAKE-2: chips for refreshments beyond what the stack holds.
+pub const REMOVAL_EXCEEDS_STACK: Reason = Reason::new("REMOVAL_EXCEEDS_STACK", "R-STAKE-2");
 
 pub const REASONS: &[Reason] = &[
     RATHOLING_FORBIDDEN,
@@ -44,6 +46,7 @@ pub const REASONS: &[Reason] = &[
     NO_CHIPS,
     WRONG_PLAYER,
     GAME_CLOSED,
+    REMOVAL_EXCEEDS_STACK,
 ];
 
 /// R-STAKE-2: taking chips off the table while seated is refused; the attempt is audited by
@@ -417,7 +420,7 @@ pub fn decide_funds(
             }
             config.chip_set.check_makes("amount_cents", amount)?;
             if amount > s.stack_cents - s.cash_in_play_cents {
-                return Err(Rejection::new(NO_CHIPS, "the stack does not hold that many chips")
+                return Err(Rejection::new(REMOVAL_EXCEEDS_STACK, "the stack does not hold that many chips")
                     .with("amount_cents", amount)
                     .with("stack_cents", s.stack_cents - s.cash_in_play_cents));
             }

@@ -286,6 +286,12 @@ fn r_stake_2_seeds_small_amounts_for_refreshments_within_the_tables_allowance() 
     assert_eq!(r.reason.rule, "R-STAKE-2");
     assert_eq!((r.number("refreshment_allowance_cents"), r.number("removed_cents")), (Some(d(5)), Some(d(3))));
     rejected(g.table(remove(d(1), None)), "RATHOLING_FORBIDDEN");
+    let mut broke = nl_1_2();
+    broke.refreshment_allowance_cents = d(5);
+    let mut b = Game::new(broke, &[(1, d(100))]);
+    b.table(TableOp::SeatPlayer { seat: 2, player_id: pid("P2") }).unwrap();
+    let r = rejected(b.table(TableOp::RemoveChips { seat: 2, amount_cents: d(1), player_id: Some(pid("P2")) }), "REMOVAL_EXCEEDS_STACK");
+    assert_eq!((r.reason.rule, r.number("stack_cents")), ("R-STAKE-2", Some(0)));
     rejected(g.table(remove(d(1), Some("P2"))), "WRONG_PLAYER");
     // Never during a hand, even folded; and a house move keeps the session's count.
     g.start(1, 1, &[1, 2]);
