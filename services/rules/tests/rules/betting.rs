@@ -70,6 +70,21 @@ fn r_bet_5_raise_to_is_the_round_total() {
     }
 }
 
+/// R-BET-7: pot limit, four players of $1,000 and no blinds; the first round ($5 bet, three
+/// calls) builds a $20 pot and the second round begins.
+fn pot_limit_flop_of_20(overbet_stands_unchallenged: bool) -> Game {
+    let mut config = no_blinds(TableConfig::pot_limit_holdem(d(1), d(2)), d(5));
+    config.overbet_stands_unchallenged = overbet_stands_unchallenged;
+    let mut g = Game::new(config, &[(1, d(1000)), (2, d(1000)), (3, d(1000)), (4, d(1000))]);
+    g.start(1, 4, &[1, 2, 3, 4]);
+    g.ok(1, bet(5));
+    for s in [2, 3, 4] {
+        g.ok(s, Action::Call);
+    }
+    g.next_round();
+    g
+}
+
 #[test]
 fn r_bet_7_seeds_an_unchallenged_pot_limit_overbet_stands_where_the_table_says_so() {
     // Persian seed: "اگر مقدار شرط بندی غیر مجاز توسط یک بازیکن قبل از هرگونه اقدام اضافی مورد
@@ -77,15 +92,7 @@ fn r_bet_7_seeds_an_unchallenged_pot_limit_overbet_stands_where_the_table_says_s
     // before any further action, the bet stands). The $20 pot of the sequence above; A bets $5,
     // the pot-limit raise is to $35, and B raises to $50.
     let at_the_overbet = |stands: bool| {
-        let mut config = no_blinds(TableConfig::pot_limit_holdem(d(1), d(2)), d(5));
-        config.overbet_stands_unchallenged = stands;
-        let mut g = Game::new(config, &[(1, d(1000)), (2, d(1000)), (3, d(1000)), (4, d(1000))]);
-        g.start(1, 4, &[1, 2, 3, 4]);
-        g.ok(1, bet(5));
-        for s in [2, 3, 4] {
-            g.ok(s, Action::Call);
-        }
-        g.next_round();
+        let mut g = pot_limit_flop_of_20(stands);
         g.ok(1, bet(5));
         g
     };
@@ -101,15 +108,7 @@ fn r_bet_7_seeds_an_unchallenged_pot_limit_overbet_stands_where_the_table_says_s
 
 #[test]
 fn r_bet_7_pot_limit_sequence_to_520() {
-    let config = no_blinds(TableConfig::pot_limit_holdem(d(1), d(2)), d(5));
-    let mut g = Game::new(config, &[(1, d(1000)), (2, d(1000)), (3, d(1000)), (4, d(1000))]);
-    g.start(1, 4, &[1, 2, 3, 4]);
-    // First round builds the $20 pot.
-    g.ok(1, bet(5));
-    for s in [2, 3, 4] {
-        g.ok(s, Action::Call);
-    }
-    g.next_round();
+    let mut g = pot_limit_flop_of_20(false);
     assert_eq!(g.hand().pot_cents, d(20));
     g.ok(1, bet(5)); // A bets $5
     assert_eq!(g.legal().raise.unwrap().max_to_cents, d(35), "B pots: calls $5 and raises $30 to $35");
