@@ -6,10 +6,17 @@ use serde::{Deserialize, Serialize};
 use crate::money::{Cents, ChipSet};
 use crate::rejection::{Reason, Rejection};
 
+/// A table configuration that is not a game the rules can run. The code is one; the rule id is
+/// the rule the failed check belongs to ([`invalid_config`]), R-UNIT-2 for the chip set's.
 pub const INVALID_CONFIG: Reason = Reason::new("INVALID_CONFIG", "R-UNIT-2");
 /// A table's re-buy wait or tolerance outside the room's bounds (R-REBUY-1).
 pub const INVALID_REBUY_POLICY: Reason = Reason::new("INVALID_REBUY_POLICY", "R-REBUY-1");
 pub const REASONS: &[Reason] = &[INVALID_CONFIG, INVALID_REBUY_POLICY];
+
+/// [`INVALID_CONFIG`] naming the rule whose check failed (R-POST-6 for a kill without blinds).
+pub const fn invalid_config(rule: &'static str) -> Reason {
+    Reason::new(INVALID_CONFIG.code, rule)
+}
 
 /// R-REBUY-1: rooms use a wait window of 30 to 120 minutes. A table configuration outside it is
 /// refused, so the wait cannot be switched off (or stretched into a ban) table by table.
@@ -853,35 +860,35 @@ impl TableConfig {
 
     pub fn validate(&self) -> Result<(), Rejection> {
         self.chip_set.validate()?;
-        let bad = |what: &str| Err(Rejection::new(INVALID_CONFIG, what.to_string()));
+        let bad = |rule: &'static str, what: &str| Err(Rejection::new(invalid_config(rule), what.to_string()));
         // R-UNIT-1: every amount is bounded, so no product or sum of them can wrap (a kill
         // blind is 2x, a button ante 10x, a buy-in limit 100x a blind).
         if let Some((name, out)) = self.find_amount(|a, _| !(0..=crate::money::MAX_AMOUNT_CENTS).contains(&a)) {
-            return Err(Rejection::new(INVALID_CONFIG, format!("{name} {out} is not between 0 and the amount bound"))
+            return Err(Rejection::new(invalid_config("R-UNIT-1"), format!("{name} {out} is not between 0 and the amount bound"))
                 .with("amount_cents", out)
                 .with("max_amount_cents", crate::money::MAX_AMOUNT_CENTS));
         }
         if self.max_seats == 0 || self.max_seats as usize > crate::MAX_SEATS {
-            return bad("max_seats must be 1..=10");
+            return bad("R-UNIT-2", "max_seats must be 1..=10");
         }
         if self.betting_rounds == 0 || self.betting_rounds > 8 {
-            return bad("betting_rounds must be 1..=8");
+            return bad("R-BET-1", "betting_rounds must be 1..=8");
         }
         if self.min_bet_cents <= 0 || self.blinds_cents.iter().any(|b| *b < 0) || self.ante_cents < 0 {
-            return bad("forced bets must be non-negative and the minimum bet positive");
+            return bad("R-BET-3", "forced bets must be non-negative and the minimum bet positive");
         }
         if self.buy_in.min_cents <= 0 || self.buy_in.max_cents < self.buy_in.min_cents {
-            return bad("buy-in limits must satisfy 0 < min <= max");
+            return bad("R-STAKE-3", "buy-in limits must satisfy 0 < min <= max");
         }
         if self.blinds_cents.len() > 3 {
-            return bad("at most three blinds");
+            return bad("R-POST-2", "at most three blinds");
         }
         if self.blinds_cents.windows(2).any(|pair| pair[1] < pair[0]) {
-            return bad("blinds in order: small <= big <= third");
+            return bad("R-POST-2", "blinds in order: small <= big <= third");
         }
         if let Some(unit) = self.betting_unit_cents {
             if unit <= 0 || !self.chip_set.is_playable(unit) {
-                return bad("a betting unit is a positive multiple of the minimum playable chip");
+                return bad("R-UNIT-2", "a betting unit is a positive multiple of the minimum playable chip");
             }
             // The sizes bets are made of are whole units, so every legal bet can be made.
             let sizes = match &self.betting {
@@ -890,56 +897,56 @@ impl TableConfig {
                 _ => [self.big_blind_cents(), self.min_bet_cents],
             };
             if sizes.iter().any(|size| size % unit != 0) {
-                return bad("the bet sizes (big blind and minimum bet, or the limits) are whole betting units");
+                return bad("R-UNIT-2", "the bet sizes (big blind and minimum bet, or the limits) are whole betting units");
             }
             // A kill scales them: the kill hand's sizes are whole units too.
             if let Some((num, den)) = self.kill.map(KillPolicy::factor)
                 && sizes.iter().any(|size| size * num % den != 0 || size * num / den % unit != 0)
             {
-                return bad("the kill hand's bet sizes are whole betting units");
+                return bad("R-POST-6", "the kill hand's bet sizes are whole betting units");
             }
         }
         // R-POST-6: the kill blind is a blind, posted beside the blinds (the seeds' kill games are
         // blind games; a stud bring-in has no place for it).
         if self.kill.is_some() && (self.bring_in_cents.is_some() || self.blinds_cents.iter().all(|b| *b <= 0)) {
-            return bad("a kill game is a game with blinds");
+            return bad("R-POST-6", "a kill game is a game with blinds");
         }
         if let Some(trigger) = &self.kill_trigger
             && (self.kill.is_none() || trigger.pot_at_least_cents < 0 || (trigger.pot_at_least_cents == 0 && trigger.pots_in_a_row == 0))
         {
-            return bad("a kill trigger needs a kill blind and a pot amount or a number of pots in a row");
+            return bad("R-POST-6", "a kill trigger needs a kill blind and a pot amount or a number of pots in a row");
         }
         if self.max_restraddles > 8 {
-            return bad("at most 8 re-straddles");
+            return bad("R-POST-4", "at most 8 re-straddles");
         }
         match &self.betting {
             BettingStructure::FixedLimit { small_bet_cents, big_bet_cents, max_raises, .. }
                 if (*small_bet_cents <= 0 || *big_bet_cents < *small_bet_cents || !(1..=10).contains(max_raises)) => {
-                    return bad("fixed limit needs 0 < small bet <= big bet and 1..=10 raises");
+                    return bad("R-BET-6", "fixed limit needs 0 < small bet <= big bet and 1..=10 raises");
                 }
             BettingStructure::SpreadLimit { min_bet_cents, max_bet_cents, max_raises, .. }
                 if (*min_bet_cents <= 0 || *max_bet_cents < *min_bet_cents || *max_raises > 10) => {
-                    return bad("spread limit needs 0 < min <= max and at most 10 raises (0: no cap)");
+                    return bad("R-BET-9", "spread limit needs 0 < min <= max and at most 10 raises (0: no cap)");
                 }
             BettingStructure::CapLimit { cap_cents, .. }
                 if *cap_cents <= 0 => {
-                    return bad("cap must be positive");
+                    return bad("R-BET-10", "cap must be positive");
                 }
             _ => {}
         }
         if self.button_ante && self.big_blind_ante {
-            return bad("one ante form: a button ante or a big-blind ante, not both");
+            return bad("R-POST-1", "one ante form: a button ante or a big-blind ante, not both");
         }
         if self.game.up_card_order().is_some() && self.bring_in_cents.is_none() {
-            return bad("a stud game brings in: set bring_in_cents");
+            return bad("R-POST-5", "a stud game brings in: set bring_in_cents");
         }
         if let FeePolicy::Reported { cap_cents } = &self.fee
             && *cap_cents < 0 {
-                return bad("a reported rake needs a non-negative cap");
+                return bad("R-RAKE-1", "a reported rake needs a non-negative cap");
             }
         if let FeePolicy::Rake { percent_bps, increment_cents, cap_cents, .. } = &self.fee
             && (!(0..=10_000).contains(percent_bps) || *increment_cents <= 0 || *cap_cents < 0) {
-                return bad("rake needs 0..=10000 bps, a positive increment and a non-negative cap");
+                return bad("R-RAKE-1", "rake needs 0..=10000 bps, a positive increment and a non-negative cap");
             }
         self.validate_whole_chips()?;
         self.validate_rebuy()?;

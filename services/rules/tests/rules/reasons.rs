@@ -74,7 +74,16 @@ fn r_unit_2_invalid_chip_set_and_config() {
     // R-POST-2: the small blind is left of the button and the big one next, never smaller.
     let mut bad = nl();
     bad.blinds_cents = vec![200, 100];
-    rejected(g.world.exec(open(bad)), "INVALID_CONFIG");
+    let r = rejected(g.world.exec(open(bad)), "INVALID_CONFIG");
+    assert_eq!(r.reason.rule, "R-POST-2", "the refusal names the rule whose check failed");
+    // R-STAKE-3: the buy-in limits; R-UNIT-1: every amount within the bound.
+    let mut bad = nl();
+    bad.buy_in.max_cents = bad.buy_in.min_cents - 1;
+    assert_eq!(rejected(g.world.exec(open(bad)), "INVALID_CONFIG").reason.rule, "R-STAKE-3");
+    let mut bad = nl();
+    bad.ante_cents = money::MAX_AMOUNT_CENTS + 1;
+    let r = rejected(g.world.exec(open(bad)), "INVALID_CONFIG");
+    assert_eq!((r.reason.rule, r.number("amount_cents")), ("R-UNIT-1", Some(money::MAX_AMOUNT_CENTS + 1)));
     rejected(g.table(TableOp::OpenTable { config: nl() }), "TABLE_ALREADY_OPEN");
     let seat = Command::Table(TableCommand { table_id: tid("T9"), op: TableOp::SeatPlayer { seat: 1, player_id: pid("P1") } });
     rejected(g.world.exec(seat), "TABLE_NOT_OPEN");
