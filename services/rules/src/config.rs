@@ -26,6 +26,16 @@ pub const MAX_REBUY_WAIT_WINDOW_MS: i64 = 120 * 60 * 1000;
 /// returning player still brings back at least four fifths of what they left with.
 pub const MAX_REBUY_TOLERANCE_BPS: i64 = 2_000;
 
+/// The room's bounds on a table's own controls: like the re-buy wait, a table may make them
+/// stricter, never looser than these, so one supervisor's configuration change cannot switch a
+/// control off. R-CHIP-2: buy-ins from $10,000 need a supervisor (the rule's default; a table may
+/// lower the threshold).
+pub const MAX_SUPERVISOR_THRESHOLD_CENTS: Cents = 1_000_000;
+/// R-TIP-1: a tip is de minimis: a table's cap per tip is at most $100.
+pub const MAX_TIP_CAP_CENTS: Cents = 10_000;
+/// R-STAKE-2, the seeds' "small amounts for refreshments": at most $100 a session.
+pub const MAX_REFRESHMENT_ALLOWANCE_CENTS: Cents = 10_000;
+
 /// Betting structures of RULES.md section 5.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind")]
@@ -950,7 +960,23 @@ impl TableConfig {
             }
         self.validate_whole_chips()?;
         self.validate_rebuy()?;
-        Ok(())
+        self.validate_control_bounds()
+    }
+
+    /// The controls a table may only tighten ([`MAX_SUPERVISOR_THRESHOLD_CENTS`],
+    /// [`MAX_TIP_CAP_CENTS`], [`MAX_REFRESHMENT_ALLOWANCE_CENTS`]).
+    fn validate_control_bounds(&self) -> Result<(), Rejection> {
+        let bounds = [
+            ("supervisor_threshold_cents", self.buy_in.supervisor_threshold_cents, MAX_SUPERVISOR_THRESHOLD_CENTS, "R-CHIP-2", "large buy-ins need a supervisor from $10,000 at the most"),
+            ("tip_cap_cents", self.tip_cap_cents, MAX_TIP_CAP_CENTS, "R-TIP-1", "a tip is de minimis: the cap per tip is $100 at the most"),
+            ("refreshment_allowance_cents", self.refreshment_allowance_cents, MAX_REFRESHMENT_ALLOWANCE_CENTS, "R-STAKE-2", "the refreshment allowance is a small amount: $100 a session at the most"),
+        ];
+        match bounds.into_iter().find(|(_, value, max, _, _)| value > max) {
+            Some((name, value, max, rule, what)) => Err(Rejection::new(invalid_config(rule), format!("{what}; the room's bound, not the table's"))
+                .with(name, value)
+                .with("max_cents", max)),
+            None => Ok(()),
+        }
     }
 
     /// R-UNIT-2: every post, bet limit, buy-in limit and fee of the table is a whole number of

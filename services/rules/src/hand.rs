@@ -332,6 +332,19 @@ impl PostKind {
     pub fn is_ante(self) -> bool {
         matches!(self, PostKind::Ante | PostKind::ButtonAnte | PostKind::BigBlindAnte)
     }
+
+    /// The rule that says what this post is and how much it takes (a refusal of its amount
+    /// names it).
+    pub fn rule(self) -> &'static str {
+        match self {
+            PostKind::Ante | PostKind::ButtonAnte | PostKind::BigBlindAnte => "R-POST-1",
+            PostKind::SmallBlind | PostKind::BigBlind | PostKind::ThirdBlind => "R-POST-2",
+            PostKind::NewPlayer | PostKind::MissedBigBlind | PostKind::MissedSmallBlindDead | PostKind::MissedSmallBlind => "R-POST-3",
+            PostKind::Straddle | PostKind::Sleeper => "R-POST-4",
+            PostKind::BringIn => "R-POST-5",
+            PostKind::Kill => "R-POST-6",
+        }
+    }
 }
 
 /// What a player does when it is their turn (R-BET-2). Amounts are "raise to" totals for the

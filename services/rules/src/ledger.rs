@@ -495,6 +495,15 @@ fn acted_events(
 /// bet (every opponent is all in or folded) and nothing is owed, so a check is all there is.
 /// That player may still check; a hand record that leaves the check out is as good (PokerKit
 /// writes none when the others went all in on their posts).
+/// R-POT-6: a settled hand's pots are awarded; nothing more is dealt or awarded until it ends.
+fn not_settled(hand: &crate::hand::HandState) -> Result<(), Rejection> {
+    if hand.phase == HandPhase::Settled {
+        return Err(Rejection::new(crate::pots::HAND_ALREADY_SETTLED, "this hand's pots are already awarded: end the hand")
+            .with("hand_no", hand.hand_no as Cents));
+    }
+    Ok(())
+}
+
 fn round_closed(hand: &crate::hand::HandState) -> bool {
     if hand.phase == HandPhase::RoundComplete {
         return true;
@@ -510,6 +519,7 @@ fn next_round(table: &TableState, first_to_act_seat: Option<Seat>) -> Result<Tab
     let Some(hand) = &table.hand else {
         return Err(Rejection::new(crate::betting::NO_HAND_IN_PROGRESS, "no hand is being played"));
     };
+    not_settled(hand)?;
     if !round_closed(hand) {
         return Err(Rejection::new(crate::betting::ROUND_NOT_COMPLETE, "players still have to act in this round")
             .with("round_index", hand.round.index as Cents));
@@ -543,6 +553,7 @@ fn showdown(table: &TableState, award: crate::pots::Award, rake_cents: Option<Ce
     let Some(hand) = &table.hand else {
         return Err(Rejection::new(crate::betting::NO_HAND_IN_PROGRESS, "no hand is being played"));
     };
+    not_settled(hand)?;
     let betting_over = hand.round.index + 1 >= config.betting_rounds || hand.active_count() <= 1;
     if !round_closed(hand) || !betting_over {
         return Err(Rejection::new(crate::pots::SHOWDOWN_NOT_READY, "betting is not over")

@@ -12,6 +12,8 @@ pub const POSTS_CLOSED: Reason = Reason::new("POSTS_CLOSED", "R-POST-1");
 pub const SEAT_NOT_IN_HAND: Reason = Reason::new("SEAT_NOT_IN_HAND", "R-POST-1");
 pub const DUPLICATE_POST: Reason = Reason::new("DUPLICATE_POST", "R-POST-2");
 pub const POST_NOT_CONFIGURED: Reason = Reason::new("POST_NOT_CONFIGURED", "R-POST-2");
+/// A post of another amount than its kind takes (nor a short all-in, R-POST-7): the refusal names
+/// the rule of the kind posted ([`PostKind::rule`]), R-POST-7 only in this list.
 pub const POST_WRONG_AMOUNT: Reason = Reason::new("POST_WRONG_AMOUNT", "R-POST-7");
 pub const STRADDLE_OUT_OF_POSITION: Reason = Reason::new("STRADDLE_OUT_OF_POSITION", "R-POST-4");
 pub const RESTRADDLE_LIMIT: Reason = Reason::new("RESTRADDLE_LIMIT", "R-POST-4");
@@ -25,7 +27,7 @@ pub const BIG_BLIND_OUT_OF_TURN: Reason = Reason::new("BIG_BLIND_OUT_OF_TURN", "
 /// R-POST-3: a simplified or moving button moves on one dealt player a hand.
 pub const BUTTON_OUT_OF_TURN: Reason = Reason::new("BUTTON_OUT_OF_TURN", "R-POST-3");
 pub const BLIND_OUT_OF_POSITION: Reason = Reason::new("BLIND_OUT_OF_POSITION", "R-POST-2");
-pub const ANTE_BEFORE_BLIND: Reason = Reason::new("ANTE_BEFORE_BLIND", "R-POST-7");
+pub const ANTE_BEFORE_BLIND: Reason = Reason::new("ANTE_BEFORE_BLIND", "R-POST-1");
 pub const ANTE_OUT_OF_POSITION: Reason = Reason::new("ANTE_OUT_OF_POSITION", "R-POST-1");
 pub const SLEEPER_OUT_OF_POSITION: Reason = Reason::new("SLEEPER_OUT_OF_POSITION", "R-POST-4");
 pub const BRING_IN_OUT_OF_POSITION: Reason = Reason::new("BRING_IN_OUT_OF_POSITION", "R-POST-5");
@@ -670,7 +672,7 @@ pub fn judge_post(table: &TableState, seat: Seat, kind: PostKind, amount_cents: 
                 .with("missed_big_blind", big_owed as Cents));
         }
     }
-    // R-POST-1 / R-POST-7: a player pays the ante first, then the blind.
+    // R-POST-1: a (short-stacked) player pays the ante first, then the blind.
     let own_ante = match (kind.is_ante(), hand.blinds.big == Some(seat) && config.big_blind_ante) {
         (true, _) => None,
         (false, true) => nominal_cents(PostKind::BigBlindAnte, config, hand).map(|_| PostKind::BigBlindAnte),
@@ -690,7 +692,7 @@ pub fn judge_post(table: &TableState, seat: Seat, kind: PostKind, amount_cents: 
         && matches!(config.betting, crate::config::BettingStructure::NoLimit)
         && amount_cents > nominal;
     if amount_cents != nominal && !short_all_in && !straddle_above {
-        return Err(Rejection::new(POST_WRONG_AMOUNT, format!("{kind:?} must be the full amount, or the whole stack if short"))
+        return Err(Rejection::new(Reason::new(POST_WRONG_AMOUNT.code, kind.rule()), format!("{kind:?} must be the full amount, or the whole stack if short (R-POST-7)"))
             .with("amount_cents", amount_cents)
             .with("required_cents", nominal)
             .with("stack_cents", stack));

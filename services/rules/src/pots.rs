@@ -20,20 +20,27 @@ pub const SHOWDOWN_NOT_READY: Reason = Reason::new("SHOWDOWN_NOT_READY", "R-POT-
 pub const SHOWDOWN_NO_ELIGIBLE_WINNER: Reason = Reason::new("SHOWDOWN_NO_ELIGIBLE_WINNER", "R-POT-5");
 pub const SHOWDOWN_INVALID_RANKING: Reason = Reason::new("SHOWDOWN_INVALID_RANKING", "R-POT-5");
 pub const HAND_NOT_SETTLED: Reason = Reason::new("HAND_NOT_SETTLED", "R-POT-6");
+/// The hand's pots are awarded once: a second showdown, award or street is refused as such.
+pub const HAND_ALREADY_SETTLED: Reason = Reason::new("HAND_ALREADY_SETTLED", "R-POT-6");
 pub const AWARD_NOT_ELIGIBLE: Reason = Reason::new("AWARD_NOT_ELIGIBLE", "R-POT-5");
 pub const AWARDS_DO_NOT_SUM: Reason = Reason::new("AWARDS_DO_NOT_SUM", "R-POT-6");
 pub const RAKE_ABOVE_LIMIT: Reason = Reason::new("RAKE_ABOVE_LIMIT", "R-RAKE-1");
 pub const RAKE_NOT_REPORTABLE: Reason = Reason::new("RAKE_NOT_REPORTABLE", "R-RAKE-1");
+/// A rake reported at a table whose rake is computed (a percentage) and not what the policy takes:
+/// the dealer has no discretion over the house's share, in either direction.
+pub const RAKE_NOT_AS_COMPUTED: Reason = Reason::new("RAKE_NOT_AS_COMPUTED", "R-RAKE-1");
 
 pub const REASONS: &[Reason] = &[
     SHOWDOWN_NOT_READY,
     SHOWDOWN_NO_ELIGIBLE_WINNER,
     SHOWDOWN_INVALID_RANKING,
     HAND_NOT_SETTLED,
+    HAND_ALREADY_SETTLED,
     AWARD_NOT_ELIGIBLE,
     AWARDS_DO_NOT_SUM,
     RAKE_ABOVE_LIMIT,
     RAKE_NOT_REPORTABLE,
+    RAKE_NOT_AS_COMPUTED,
 ];
 
 /// One contributor to the hand.
@@ -291,9 +298,10 @@ pub fn settle_with(table: &TableState, award: Award, reported_rake_cents: Option
     settle_hand(hand, config, table_id, award, reported_rake_cents, showdown)
 }
 
-/// R-RAKE-1: the rake of each pot: computed from the fee policy, or the dealer's report, which
-/// is bounded by the policy (at most the reported cap, or at most the computed rake) and taken
-/// from the main pot first, never from uncalled chips.
+/// R-RAKE-1: the rake of each pot: computed from the fee policy, or the dealer's report where the
+/// table's rake is reported (at most its cap), taken from the main pot first, never from uncalled
+/// chips. At a table whose rake is computed a report may only repeat it: a dealer cannot waive the
+/// house's share to a player, nor take more.
 /// Returns the reported rake when the award decides which pots it comes from (by amounts:
 /// wherever the room's awards leave it); `out` is then left at zero.
 fn rake_into(config: &TableConfig, bases: &[Cents], flop_seen: bool, reported: Option<Cents>, spread: bool, out: &mut [Cents]) -> Result<Cents, Rejection> {
@@ -301,7 +309,15 @@ fn rake_into(config: &TableConfig, bases: &[Cents], flop_seen: bool, reported: O
     let Some(reported) = reported else { return Ok(0) };
     let limit = match &config.fee {
         FeePolicy::Reported { cap_cents } => *cap_cents,
-        FeePolicy::Rake { .. } => out.iter().sum(),
+        FeePolicy::Rake { .. } => {
+            let computed: Cents = out.iter().sum();
+            if reported != computed {
+                return Err(Rejection::new(RAKE_NOT_AS_COMPUTED, "this table's rake is computed from its policy; a reported rake must be that amount")
+                    .with("rake_cents", reported)
+                    .with("required_rake_cents", computed));
+            }
+            computed
+        }
         _ if reported == 0 => 0,
         _ => {
             return Err(Rejection::new(RAKE_NOT_REPORTABLE, "this table takes no rake at settlement")

@@ -106,7 +106,7 @@ pub enum TableOp {
     /// The dealer reports the showdown: groups of seats, best first, ties in one group; seats
     /// not listed mucked. `low` ranks qualifying low hands in high-low games. `rake_cents`:
     /// the rake the room took, where the dealer reports it (R-RAKE-1, `FeePolicy::Reported`,
-    /// or at most the computed rake under `FeePolicy::Rake`).
+    /// or under `FeePolicy::Rake` only the computed rake itself: `RAKE_NOT_AS_COMPUTED`).
     Showdown {
         high: Vec<Vec<Seat>>,
         low: Option<Vec<Vec<Seat>>>,

@@ -635,6 +635,7 @@ fn r_post_7_short_player_posts_all_in() {
     g.post(1, PostKind::SmallBlind, d(1)).unwrap();
     let r = rejected(g.post(2, PostKind::BigBlind, d(1) / 2), "POST_WRONG_AMOUNT");
     assert_eq!(r.number("required_cents"), Some(d(2)));
+    assert_eq!(r.reason.rule, "R-POST-2", "the amount refused is the big blind's");
     g.post(2, PostKind::BigBlind, d(1)).unwrap();
     assert_eq!(g.hand().player(2).unwrap().status, InHand::AllIn);
     assert_eq!(g.legal().call_cents, d(2), "the call is the full big blind");

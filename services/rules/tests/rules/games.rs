@@ -374,8 +374,8 @@ fn r_post_1_big_blind_ante_paid_first_and_whole_into_the_main_pot() {
     rejected(g.post(1, PostKind::Ante, d(2)), "POST_NOT_CONFIGURED");
     let r = rejected(g.post(3, PostKind::BigBlindAnte, d(2)), "BLIND_OUT_OF_POSITION");
     assert_eq!(r.number("expected_seat"), Some(2));
-    rejected(g.post(2, PostKind::BigBlind, d(2)), "ANTE_BEFORE_BLIND");
-    rejected(g.post(2, PostKind::BigBlindAnte, d(8)), "POST_WRONG_AMOUNT");
+    assert_eq!(rejected(g.post(2, PostKind::BigBlind, d(2)), "ANTE_BEFORE_BLIND").reason.rule, "R-POST-1");
+    assert_eq!(rejected(g.post(2, PostKind::BigBlindAnte, d(8)), "POST_WRONG_AMOUNT").reason.rule, "R-POST-1");
     g.post(2, PostKind::BigBlindAnte, d(2)).unwrap();
     g.post(1, PostKind::SmallBlind, d(1)).unwrap();
     g.post(2, PostKind::BigBlind, d(2)).unwrap();
@@ -451,18 +451,37 @@ fn r_rake_1_the_rake_the_dealer_reports_is_recorded_within_the_cap() {
 }
 
 #[test]
+fn r_pot_6_a_settled_hand_is_not_settled_or_dealt_again() {
+    let mut g = to_showdown(reported(d(5)));
+    let showdown = TableOp::Showdown { high: vec![vec![2]], low: None, rake_cents: Some(d(3)) };
+    g.table(showdown.clone()).unwrap();
+    let stacks = (g.stack(1), g.stack(2), g.stack(3));
+    let r = rejected(g.table(showdown), "HAND_ALREADY_SETTLED");
+    assert_eq!(r.reason.rule, "R-POT-6");
+    rejected(g.table(TableOp::AwardPots { awards: vec![SeatAward { seat: 1, amount_cents: d(27) }], rake_cents: Some(d(3)) }), "HAND_ALREADY_SETTLED");
+    rejected(g.table(TableOp::NextRound { first_to_act_seat: None }), "HAND_ALREADY_SETTLED");
+    assert_eq!((g.stack(1), g.stack(2), g.stack(3)), stacks, "a refusal moves nothing");
+}
+
+#[test]
 fn r_rake_1_a_reported_rake_is_bounded_by_the_table_fee() {
     // No fee: nothing may be reported.
     let mut g = to_showdown(example_config(TableConfig::no_limit_holdem(d(1), d(2))));
     let showdown = |rake| TableOp::Showdown { high: vec![vec![2]], low: None, rake_cents: Some(rake) };
     rejected(g.table(showdown(d(1))), "RAKE_NOT_REPORTABLE");
-    // A computed rake (10%, $1 steps, cap $5: $3 on $30) may be reported lower, not higher.
+    // A computed rake (10%, $1 steps, cap $5: $3 on $30) is the policy's: a dealer reporting
+    // less would hand the house's share to the winner (the hostile pass's skim), more would
+    // take the players'; only the computed amount itself may be repeated.
     let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
     c.fee = FeePolicy::Rake { percent_bps: 1000, increment_cents: d(1), cap_cents: d(5), no_flop_no_drop: true, min_pot_cents: 0 };
     let mut g = to_showdown(c);
-    rejected(g.table(showdown(d(4))), "RAKE_ABOVE_LIMIT");
-    g.table(showdown(d(2))).unwrap();
-    assert_eq!(g.state().rake_cents, d(2));
+    for wrong in [d(4), d(2), 0] {
+        let r = rejected(g.table(showdown(wrong)), "RAKE_NOT_AS_COMPUTED");
+        assert_eq!((r.reason.rule, r.number("rake_cents"), r.number("required_rake_cents")), ("R-RAKE-1", Some(wrong), Some(d(3))));
+    }
+    g.table(showdown(d(3))).unwrap();
+    assert_eq!(g.state().rake_cents, d(3));
+    assert_eq!(g.stack(2), d(90) + d(27));
 }
 
 #[test]

@@ -130,6 +130,35 @@ fn r_unit_2_r_rebuy_1_table_configuration_is_bounded() {
     }
 }
 
+/// R-CHIP-2, R-TIP-1, R-STAKE-2: like the re-buy wait, the controls a floor supervisor could
+/// otherwise switch off with one configuration change (the insiders' hostile pass: a
+/// supervisor threshold of $90 million, a $19,000 "refreshment allowance" that is ratholing,
+/// a $50,000 tip cap) are bounded by the room; a table may tighten them, on opening or on a
+/// change.
+#[test]
+fn r_chip_2_r_tip_1_r_stake_2_a_table_cannot_loosen_the_room_controls() {
+    let mut g = three();
+    type Change = Box<dyn Fn(&mut TableConfig, Cents)>;
+    let cases: Vec<(&str, &str, Cents, Change)> = vec![
+        ("R-CHIP-2", "supervisor_threshold_cents", config::MAX_SUPERVISOR_THRESHOLD_CENTS, Box::new(|c, v| c.buy_in.supervisor_threshold_cents = v)),
+        ("R-TIP-1", "tip_cap_cents", config::MAX_TIP_CAP_CENTS, Box::new(|c, v| c.tip_cap_cents = v)),
+        ("R-STAKE-2", "refreshment_allowance_cents", config::MAX_REFRESHMENT_ALLOWANCE_CENTS, Box::new(|c, v| c.refreshment_allowance_cents = v)),
+    ];
+    let version = g.state().config.as_ref().unwrap().version;
+    for (rule, name, max, change) in &cases {
+        let mut loose = nl();
+        change(&mut loose, max + 1);
+        let r = rejected(g.table(TableOp::ChangeConfig { config: loose }), "INVALID_CONFIG");
+        assert_eq!((r.reason.rule, r.number(name), r.number("max_cents")), (*rule, Some(max + 1), Some(*max)), "{name}");
+        let mut tight = nl();
+        change(&mut tight, *max);
+        assert!(tight.validate().is_ok(), "{name} at the bound");
+        change(&mut tight, 0);
+        assert!(tight.validate().is_ok(), "{name} at 0");
+    }
+    assert_eq!(g.state().config.as_ref().unwrap().version, version, "no loosening change was recorded");
+}
+
 #[test]
 fn r_unit_2_bets_in_whole_minimum_chips() {
     let mut g = three();

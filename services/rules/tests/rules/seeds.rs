@@ -322,7 +322,7 @@ fn r_post_4_seeds_mississippi_straddle_from_any_position_and_at_least_a_minimum_
     let r = rejected(g.post(JOAN, PostKind::Straddle, d(4)), "STRADDLE_OUT_OF_POSITION");
     assert_eq!(r.number("expected_seat"), Some(CAROL as Cents));
     let r = rejected(g.post(CAROL, PostKind::Straddle, d(6)), "POST_WRONG_AMOUNT");
-    assert_eq!(r.number("required_cents"), Some(d(4)));
+    assert_eq!((r.reason.rule, r.number("required_cents")), ("R-POST-4", Some(d(4))));
     // Any position: Joan straddles $4; Ellen, left of her, acts first and Joan last.
     let mut g = table(true, false);
     rejected(g.post(ALICE, PostKind::Straddle, d(4)), "STRADDLE_OUT_OF_POSITION");

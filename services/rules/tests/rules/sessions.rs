@@ -16,8 +16,9 @@ fn game() -> Game {
     Game::new(nl_1_2(), &[])
 }
 
+/// A cash buy-in with no supervisor present.
 fn buy_in(g: &mut Game, seat: Seat, player: &str, amount_cents: Cents) -> Result<Vec<(StreamId, Event)>, Rejection> {
-    g.sit(seat, player, amount_cents)
+    g.table(TableOp::BuyIn { seat, player_id: pid(player), amount_cents, source: FundsSource::Cash, supervisor_id: None, short_buy: false })
 }
 
 fn top_up(g: &mut Game, seat: Seat, player: &str, amount_cents: Cents) -> Result<Vec<(StreamId, Event)>, Rejection> {
@@ -328,7 +329,6 @@ fn r_chip_2_large_buy_in_needs_a_supervisor() {
 fn r_audit_4_cash_buy_in_recorded_for_aml() {
     let mut c = nl_1_2();
     c.buy_in.max_cents = d(50_000);
-    c.buy_in.supervisor_threshold_cents = d(100_000);
     let mut g = Game::new(c, &[]);
     let events = buy_in(&mut g, 1, "P1", d(4_000)).unwrap();
     let aml: Vec<&PlayerEvent> = events

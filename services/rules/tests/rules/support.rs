@@ -216,7 +216,7 @@ pub fn example_config(mut c: TableConfig) -> TableConfig {
     c.fee = FeePolicy::NoFee;
     c.buy_in.min_cents = c.chip_set.min_playable_chip_cents;
     c.buy_in.max_cents = d(1_000_000);
-    c.buy_in.supervisor_threshold_cents = d(10_000_000);
+    c.buy_in.supervisor_threshold_cents = config::MAX_SUPERVISOR_THRESHOLD_CENTS;
     c
 }
 
@@ -256,13 +256,15 @@ impl Game {
         r
     }
 
+    /// A cash buy-in; from the table's supervisor threshold (R-CHIP-2) the floor is there.
     pub fn sit(&mut self, seat: Seat, player: &str, amount_cents: Cents) -> Result<Vec<(StreamId, Event)>, Rejection> {
+        let threshold = self.state().config.as_ref().map_or(Cents::MAX, |c| c.buy_in.supervisor_threshold_cents);
         self.table(TableOp::BuyIn {
             seat,
             player_id: pid(player),
             amount_cents,
             source: FundsSource::Cash,
-            supervisor_id: None,
+            supervisor_id: (amount_cents >= threshold).then(|| "floor-1".to_string()),
             short_buy: false,
         })
     }

@@ -48,7 +48,6 @@ fn r_chip_1_tray_never_negative() {
 fn r_chip_2_buying_chips_at_the_table_needs_a_tray_that_can_pay() {
     let mut c = nl();
     c.buy_in.max_cents = d(100_000_000);
-    c.buy_in.supervisor_threshold_cents = d(100_000_000);
     let mut g = Game::new(c, &[]);
     let r = rejected(g.sit(1, "P1", d(20_000_000)), "TRAY_SHORT");
     assert!(r.number("short_cents").unwrap() > 0);
