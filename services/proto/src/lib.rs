@@ -25,5 +25,5 @@ pub use codec::{
 };
 pub use rpcs::{
     APPROVAL_RULES, APPROVERS, ApprovalRule, ApprovalView, CommandVisitor, RPCS, Rpc, WireCommand, allowed_roles,
-    approval_rule, approval_view, batch_entry, entry_command_id, role_from_name, role_name, role_to_wire,
+    approval_rule, approval_view, dual_control_rule, batch_entry, entry_command_id, role_from_name, role_name, role_to_wire,
 };

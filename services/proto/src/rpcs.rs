@@ -70,6 +70,8 @@ pub struct ApprovalRule {
     pub field: &'static str,
     pub roles: &'static [Role],
     pub caller_may_sign: bool,
+    /// The rule of this dual control (R-CHIP-3 for a slip's signers), named by its refusals.
+    pub rule: &'static str,
 }
 
 /// A wire command message: its RPC (the key of the role table), header, domain form and
@@ -159,7 +161,7 @@ macro_rules! caller_may_sign {
 macro_rules! rpcs {
     (; $(
         $service:ident {
-            $( $rust_name:ident: $method:ident $( ( $message:ident $( ; $( $field:ident: $field_roles:ident $(| $caller:ident)? ),+ )? ) )? => $roles:ident, )*
+            $( $rust_name:ident: $method:ident $( ( $message:ident $( ; $( $field:ident: $field_roles:ident $(| $caller:ident)? ),+ ; $rule:literal )? ) )? => $roles:ident, )*
         }
     )*) => {
         /// Every RPC of every chipledger.v1 service, with the roles that may call it.
@@ -174,6 +176,7 @@ macro_rules! rpcs {
                 field: stringify!($field),
                 roles: $field_roles,
                 caller_may_sign: caller_may_sign!($($caller)?),
+                rule: $rule,
             },
         )+)?)?)*)*];
 
@@ -294,11 +297,11 @@ macro_rules! rpc_table {
             TableService {
                 open_table: OpenTable(OpenTable) => FLOOR,
                 change_table_config: ChangeTableConfig(ChangeTableConfig) => FLOOR,
-                close_shift: CloseShift(CloseShift; signer_1: COUNT_SIGNER | caller, signer_2: COUNT_SIGNER | caller) => FLOOR,
+                close_shift: CloseShift(CloseShift; signer_1: COUNT_SIGNER | caller, signer_2: COUNT_SIGNER | caller; "R-CHIP-4") => FLOOR,
                 seat_player: SeatPlayer(SeatPlayer) => TABLE_PLAY,
                 move_player: MovePlayer(MovePlayer) => FLOOR,
-                buy_in: BuyIn(BuyIn; supervisor_id: SUPERVISORS) => TABLE_PLAY,
-                top_up: TopUp(TopUp; supervisor_id: SUPERVISORS) => TABLE_PLAY,
+                buy_in: BuyIn(BuyIn; supervisor_id: SUPERVISORS; "R-CHIP-2") => TABLE_PLAY,
+                top_up: TopUp(TopUp; supervisor_id: SUPERVISORS; "R-CHIP-2") => TABLE_PLAY,
                 cash_in_play: CashInPlay(CashInPlay) => TABLE_PLAY,
                 convert_cash_in_play: ConvertCashInPlay(ConvertCashInPlay) => TABLE_PLAY,
                 cash_out: CashOut(CashOut) => TABLE_PLAY,
@@ -332,22 +335,22 @@ macro_rules! rpc_table {
                 open_cage: OpenCage(OpenCage) => CAGE,
                 sell_chips: SellChips(SellChips) => CAGE,
                 redeem_chips: RedeemChips(RedeemChips) => CAGE,
-                fill: Fill(Fill; signer_1: CAGE_SIGNER | caller, signer_2: FLOOR_SIGNER | caller) => CAGE_AND_FLOOR,
-                credit: Credit(Credit; signer_1: CAGE_SIGNER | caller, signer_2: FLOOR_SIGNER | caller) => CAGE_AND_FLOOR,
+                fill: Fill(Fill; signer_1: CAGE_SIGNER | caller, signer_2: FLOOR_SIGNER | caller; "R-CHIP-3") => CAGE_AND_FLOOR,
+                credit: Credit(Credit; signer_1: CAGE_SIGNER | caller, signer_2: FLOOR_SIGNER | caller; "R-CHIP-3") => CAGE_AND_FLOOR,
                 close_gaming_day: CloseGamingDay(CloseGamingDay) => CAGE,
-                void_slip: VoidSlip(VoidSlip; signer_1: CAGE_SIGNER | caller, signer_2: FLOOR_SIGNER | caller) => CAGE_AND_FLOOR,
+                void_slip: VoidSlip(VoidSlip; signer_1: CAGE_SIGNER | caller, signer_2: FLOOR_SIGNER | caller; "R-CHIP-3") => CAGE_AND_FLOOR,
                 cage_color_change: CageColorChange(CageColorChange) => CAGE,
-                count_cage_shift: CountCageShift(CountCageShift; signer_1: COUNT_SIGNER | caller, signer_2: COUNT_SIGNER | caller) => CAGE,
-                set_credit_line: SetCreditLine(SetCreditLine; approved_by: CREDIT_APPROVER) => CREDIT,
-                issue_marker: IssueMarker(IssueMarker; approved_by: SUPERVISORS) => CAGE_AND_FLOOR,
+                count_cage_shift: CountCageShift(CountCageShift; signer_1: COUNT_SIGNER | caller, signer_2: COUNT_SIGNER | caller; "R-CHIP-4") => CAGE,
+                set_credit_line: SetCreditLine(SetCreditLine; approved_by: CREDIT_APPROVER; "R-MARK-1") => CREDIT,
+                issue_marker: IssueMarker(IssueMarker; approved_by: SUPERVISORS; "R-MARK-1") => CAGE_AND_FLOOR,
                 redeem_marker: RedeemMarker(RedeemMarker) => CAGE,
-                write_off_marker: WriteOffMarker(WriteOffMarker; approved_by: CREDIT_APPROVER) => CREDIT,
+                write_off_marker: WriteOffMarker(WriteOffMarker; approved_by: CREDIT_APPROVER; "R-MARK-1") => CREDIT,
             }
             LedgerService {
                 // Each command of a batch or a stream is checked again against its own RPC's roles.
                 record_batch: RecordBatch => BATCH,
                 record_stream: RecordStream => BATCH,
-                correct: Correct(Correction; approved_by: SUPERVISORS) => FLOOR,
+                correct: Correct(Correction; approved_by: SUPERVISORS; "R-AUDIT-1") => FLOOR,
                 get_balance: GetBalance => LEDGER_READ,
                 list_events: ListEvents => LEDGER_READ,
                 list_player_history: ListPlayerHistory => LEDGER_READ,
@@ -381,7 +384,12 @@ pub fn allowed_roles(path: &str) -> Option<&'static [Role]> {
     RPCS.iter().find(|rpc| rpc.path == path).map(|rpc| rpc.roles)
 }
 
-/// The rule of one second-person field of a command.
+/// The rule of the dual control of the command at `rpc` (its second-person fields share one).
+pub fn dual_control_rule(rpc: &str) -> Option<&'static str> {
+    APPROVAL_RULES.iter().find(|rule| rule.rpc == rpc).map(|rule| rule.rule)
+}
+
+/// The second-person field `field` of the command at `rpc`.
 pub fn approval_rule(rpc: &str, field: &str) -> Option<&'static ApprovalRule> {
     APPROVAL_RULES.iter().find(|rule| rule.rpc == rpc && rule.field == field)
 }

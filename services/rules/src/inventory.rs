@@ -11,6 +11,7 @@ use crate::{CommandContext, Event, Snapshot};
 
 pub const TRAY_SHORT: Reason = Reason::new("TRAY_SHORT", "R-CHIP-1");
 pub const COLOR_CHANGE_UNEQUAL: Reason = Reason::new("COLOR_CHANGE_UNEQUAL", "R-CHIP-1");
+pub const COLOR_CHANGE_EXCEEDS_STACK: Reason = Reason::new("COLOR_CHANGE_EXCEEDS_STACK", "R-CHIP-1");
 pub const SLIP_OUT_OF_SEQUENCE: Reason = Reason::new("SLIP_OUT_OF_SEQUENCE", "R-CHIP-3");
 pub const SIGNERS_NOT_DISTINCT: Reason = Reason::new("SIGNERS_NOT_DISTINCT", "R-CHIP-3");
 /// A count names a denomination the table or cage does not use, or one twice.
@@ -23,6 +24,7 @@ pub const VOID_REASON_REQUIRED: Reason = Reason::new("VOID_REASON_REQUIRED", "R-
 pub const REASONS: &[Reason] = &[
     TRAY_SHORT,
     COLOR_CHANGE_UNEQUAL,
+    COLOR_CHANGE_EXCEEDS_STACK,
     SLIP_OUT_OF_SEQUENCE,
     SIGNERS_NOT_DISTINCT,
     COUNT_INVALID,
@@ -67,10 +69,14 @@ pub fn decide_color_change(table: &TableState, seat: Seat, give: &[ChipCount], r
     crate::ledger::not_live_in_hand(table, seat)?;
     let give_cents = crate::money::check_chips(&config.chip_set, give)?;
     let receive_cents = crate::money::check_chips(&config.chip_set, receive)?;
-    if give_cents != receive_cents || give_cents > s.stack_cents {
-        return Err(Rejection::new(COLOR_CHANGE_UNEQUAL, "a color change is of equal value and within the stack")
+    if give_cents != receive_cents {
+        return Err(Rejection::new(COLOR_CHANGE_UNEQUAL, "a color change is of equal value")
             .with("give_cents", give_cents)
-            .with("receive_cents", receive_cents)
+            .with("receive_cents", receive_cents));
+    }
+    if give_cents > s.stack_cents {
+        return Err(Rejection::new(COLOR_CHANGE_EXCEEDS_STACK, "a player colors up or down chips of the stack only")
+            .with("give_cents", give_cents)
             .with("stack_cents", s.stack_cents));
     }
     // The tray must hold what it gives after taking what it receives.
@@ -86,11 +92,20 @@ pub fn decide_color_change(table: &TableState, seat: Seat, give: &[ChipCount], r
     Ok(TableEvent::ColorChanged { seat, give: give.to_vec(), receive: receive.to_vec(), postings })
 }
 
-/// R-CHIP-3 / R-CHIP-4: two distinct, named signers.
+/// R-CHIP-3: a slip carries two distinct, named signers.
 pub fn check_signers(signers: &Signers) -> Result<(), Rejection> {
+    distinct_signers(signers, SIGNERS_NOT_DISTINCT, "a slip carries two distinct signers")
+}
+
+/// R-CHIP-4: a count (a table's shift close, the cage's) is signed by two distinct people.
+pub fn check_count_signers(signers: &Signers) -> Result<(), Rejection> {
+    distinct_signers(signers, Reason::new(SIGNERS_NOT_DISTINCT.code, "R-CHIP-4"), "a count is signed by two distinct people")
+}
+
+fn distinct_signers(signers: &Signers, reason: Reason, what: &str) -> Result<(), Rejection> {
     let (a, b) = (signers.first.trim(), signers.second.trim());
     if a.is_empty() || b.is_empty() || a == b {
-        return Err(Rejection::new(SIGNERS_NOT_DISTINCT, "a slip carries two distinct signers"));
+        return Err(Rejection::new(reason, what));
     }
     Ok(())
 }
@@ -266,7 +281,7 @@ pub fn decide_close_shift(
 ) -> Result<Vec<TableEvent>, Rejection> {
     let (table_id, _) = crate::ledger::open_table(table)?;
     crate::ledger::between_hands(table)?;
-    check_signers(signers)?;
+    check_count_signers(signers)?;
     let denominations: Vec<Cents> = table.tray.iter().map(|c| c.denomination_cents).collect();
     let counted = check_count(&denominations, counted_tray)?;
     crate::money::check_non_negative("counted_drop_cents", counted_drop_cents)?;

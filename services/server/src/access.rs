@@ -17,7 +17,7 @@ use crate::config::{Config, PrincipalConfig, PropertyScope};
 use crate::status::DOMAIN;
 
 /// The tables this module checks, as the rest of the server reads them.
-pub use chipledger_proto::{APPROVAL_RULES, allowed_roles, approval_rule, role_name};
+pub use chipledger_proto::{APPROVAL_RULES, allowed_roles, approval_rule, dual_control_rule, role_name};
 
 /// The authenticated caller, put in the request extensions for the handlers.
 #[derive(Debug, Clone, PartialEq, Eq)]

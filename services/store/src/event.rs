@@ -39,6 +39,10 @@ pub struct EventMetadata {
     pub config_version: i64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason_code: Option<String>,
+    /// An import (R-AUDIT-2): the principal who sent it, an admin or system, when `actor_id` and
+    /// the time are the ones the import names; absent for everything recorded as it happens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub imported_by: Option<String>,
 }
 
 /// One leg of a double-entry movement (R-UNIT-3). Account keys follow

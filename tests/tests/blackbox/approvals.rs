@@ -64,6 +64,27 @@ fn fill_subject<'a>(message: &pb::Fill, command_id: &'a str, property_id: &'a st
     Subject { property_id, rpc: FILL_RPC, command_id, digest: approval::command_digest(FILL_RPC, &bytes) }
 }
 
+/// The log's head (position and hash) of a chain digest: what a refusal leaves unchanged.
+fn log_head(digest: &pb::ChainDigest) -> (i64, String) {
+    (digest.global_position, digest.chain_hash_hex.clone())
+}
+
+/// R-AUDIT-3: every command refused for its second persons is kept where auditors query
+/// refusals, with the reason, the rule of its dual control and the principal who sent it (the
+/// insiders' hostile pass found them only in the process log). `refused` are (command id,
+/// reason code); the refusal chain grew by exactly these since `before`.
+async fn assert_refusals_kept(auditor: &mut Client, before: &pb::ChainDigest, caller: &str, rule: &str, refused: &[(&str, &str)]) -> anyhow::Result<()> {
+    let after = head(auditor).await?;
+    assert_eq!(log_head(&after), log_head(before), "a refused command writes no event");
+    assert_eq!(after.refusal_seq, before.refusal_seq + refused.len() as i64, "each refusal is chained once");
+    let kept = auditor.audit.list_rejections(pb::ListRejectionsRequest::default()).await?.into_inner().rejections;
+    for (command_id, reason) in refused {
+        let record = kept.iter().find(|record| record.command_id == *command_id).unwrap_or_else(|| panic!("{command_id} kept: {kept:?}"));
+        assert_eq!((record.reason_code.as_str(), record.rule_id.as_str(), record.actor_id.as_str()), (*reason, rule, caller), "{command_id}");
+    }
+    Ok(())
+}
+
 fn now_unix_ms() -> i64 {
     let since_epoch = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     i64::try_from(since_epoch.as_millis()).unwrap_or(i64::MAX)
@@ -92,7 +113,12 @@ async fn r_chip_3_a_fill_signed_with_typed_names_is_refused_and_moves_nothing() 
     let status = cage.cage.fill(fill("fill-half", 1, principal::CAGE.0, principal::FLOOR.0)).await.expect_err("unproven floor");
     let (_, reason, fields) = refusal(&status);
     assert_eq!((reason.as_str(), fields.as_slice()), ("APPROVAL_MISSING", &["signer_2".to_string()][..]), "{status:?}");
-    assert_eq!(head(&mut auditor).await?, before, "a refused slip writes nothing");
+    let refused = [("fill-typed", "APPROVAL_MISSING"), ("fill-half", "APPROVAL_MISSING")];
+    assert_refusals_kept(&mut auditor, &before, principal::CAGE.0, "R-CHIP-3", &refused).await?;
+    // Resent as it was, a kept refusal answers the same.
+    let status = cage.cage.fill(fill("fill-half", 1, principal::CAGE.0, principal::FLOOR.0)).await.expect_err("resent");
+    assert_eq!(refusal(&status).1, "APPROVAL_MISSING");
+    assert_refusals_kept(&mut auditor, &before, principal::CAGE.0, "R-CHIP-3", &refused).await?;
     assert!(table_view(&mut auditor, TABLE).await?.tray.iter().all(|chip| chip.count == 0), "the tray is still empty");
 
     // The same slip with the floor's own approval goes through, naming the proven principals.
@@ -130,7 +156,8 @@ async fn r_audit_1_a_self_approved_correction_is_refused_and_moves_nothing() -> 
     assert_denied(floor.ledger.correct(correction("c-self", principal::FLOOR.0)).await, "APPROVER_IS_CALLER", "self by name");
     let own = approved(correction("c-own-token", principal::FLOOR.0), &mut [&mut floor]).await?;
     assert_denied(floor.ledger.correct(own).await, "APPROVER_IS_CALLER", "self by token");
-    assert_eq!(head(&mut auditor).await?, before, "nothing was written");
+    let refused = [("c-nobody", "APPROVAL_MISSING"), ("c-self", "APPROVER_IS_CALLER"), ("c-own-token", "APPROVER_IS_CALLER")];
+    assert_refusals_kept(&mut auditor, &before, principal::FLOOR.0, "R-AUDIT-1", &refused).await?;
 
     // A second floor supervisor's approval: recorded, naming her.
     let second = approved(correction("c-second", principal::FLOOR_2.0), &mut [&mut floor_2]).await?;
@@ -198,7 +225,17 @@ async fn forged_tampered_expired_borrowed_and_wrong_role_approvals_are_refused_a
     let status = anonymous.approve(&slip("fill-anonymous")).await.expect_err("no credentials");
     assert_eq!(status.code(), Code::Unauthenticated);
 
-    assert_eq!(head(&mut auditor).await?, before, "no refused approval moved anything");
+    // The commands refused for their approvals are kept (the approvals refused to the dealer,
+    // the auditor and the cage are requests for a token, not commands: nothing to keep).
+    let refused = [
+        ("fill-forged", "APPROVAL_INVALID"),
+        ("fill-tampered", "APPROVAL_INVALID"),
+        ("fill-expired", "APPROVAL_EXPIRED"),
+        ("fill-b", "APPROVAL_FOR_ANOTHER_COMMAND"),
+        ("fill-c", "APPROVAL_FOR_ANOTHER_COMMAND"),
+        ("fill-swapped", "APPROVER_ROLE_NOT_PERMITTED"),
+    ];
+    assert_refusals_kept(&mut auditor, &before, principal::CAGE.0, "R-CHIP-3", &refused).await?;
     assert!(table_view(&mut auditor, TABLE).await?.tray.iter().all(|chip| chip.count == 0));
     server.stop().await
 }
@@ -235,7 +272,7 @@ async fn an_approval_in_a_batch_is_bound_to_its_entry_and_cannot_be_replayed_in_
     let before = head(&mut auditor).await?;
     let status = cage.ledger.record_batch(batch("batch-2")).await.expect_err("replayed in another batch");
     assert_eq!((status.code(), error_info(&status).reason), (Code::PermissionDenied, "APPROVAL_FOR_ANOTHER_COMMAND".to_string()), "{status:?}");
-    assert_eq!(head(&mut auditor).await?, before);
+    assert_refusals_kept(&mut auditor, &before, principal::CAGE.0, "R-CHIP-3", &[("batch-2", "APPROVAL_FOR_ANOTHER_COMMAND")]).await?;
     let recorded = cage.ledger.record_batch(batch("batch-1")).await?.into_inner();
     assert_eq!(recorded.results.len(), 2);
     assert!(table_view(&mut auditor, TABLE).await?.tray.iter().any(|chip| chip.count > 0), "the fill stocked the tray");

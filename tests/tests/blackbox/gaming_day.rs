@@ -52,6 +52,33 @@ async fn r_chip_6_las_vegas_gaming_day_keeps_its_0600_local_cutoff_across_the_ds
         let event = events.iter().find(|event| event.stream_id == stream).unwrap_or_else(|| panic!("no event on {stream}"));
         let recorded = event.metadata.as_ref().map(|metadata| metadata.gaming_day.as_str()).unwrap_or_default();
         assert_eq!(recorded, day, "{instant} belongs to gaming day {day}");
+        // R-AUDIT-2: an import names who sent it beside the actor and time it names.
+        assert_eq!(event.metadata.as_ref().and_then(|metadata| metadata.imported_by.as_deref()), Some(principal::ADMIN.0), "{stream}");
     }
+
+    // An import naming another actor records both: the cashier it names, and the admin who
+    // recorded it (the insiders' hostile pass: an admin pinned a sale on a cashier).
+    let header = Some(pb::CommandHeader {
+        command_id: "import-as-cage".into(),
+        import_actor_id: Some(principal::CAGE.0.into()),
+        import_occurred_at_unix_ms: Some(unix_ms("2024-03-11T15:00:00Z")),
+        ..Default::default()
+    });
+    admin.cage.open_cage(pb::OpenCage { header, cage_id: "CX".into(), denominations_cents: vec![100], chips: vec![chips(100, 1)], cash_cents: 0 }).await?;
+    // An import dated after the server's time is refused and records nothing (R-CHIP-6: it would
+    // count on a gaming day not begun, or close one before it began).
+    let tomorrow = jiff::Timestamp::now().as_millisecond() + 86_400_000;
+    let header = Some(pb::CommandHeader { command_id: "import-tomorrow".into(), import_occurred_at_unix_ms: Some(tomorrow), ..Default::default() });
+    let status = admin
+        .cage
+        .open_cage(pb::OpenCage { header, cage_id: "CY".into(), denominations_cents: vec![100], chips: vec![chips(100, 1)], cash_cents: 0 })
+        .await
+        .expect_err("an import dated tomorrow");
+    assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status:?}");
+    assert!(status.message().contains("import_occurred_at_unix_ms"), "{status:?}");
+    let events = all_events(&mut admin, pb::EventFilter::default()).await?;
+    let as_cage = events.iter().find(|event| event.stream_id == "cage-CX").and_then(|event| event.metadata.clone()).expect("cage-CX opened");
+    assert_eq!((as_cage.actor_id.as_str(), as_cage.imported_by.as_deref()), (principal::CAGE.0, Some(principal::ADMIN.0)));
+    assert!(events.iter().all(|event| event.stream_id != "cage-CY"), "a refused import moved nothing");
     server.stop().await
 }

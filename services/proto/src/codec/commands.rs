@@ -115,8 +115,15 @@ fn post_kind(errors: &mut FieldErrors, field: &str, value: i32) -> Option<PostKi
     kind
 }
 
-fn action(errors: &mut FieldErrors, kind: i32, to_cents: i64) -> Option<Action> {
-    let action = match pb::ActionKind::try_from(kind) {
+/// An action: `to_cents` names the amount of a BET or RAISE only (R-BET-5); any other kind with
+/// an amount is refused rather than taken without it (a COMPLETE "to 4.00" is not a complete).
+fn action(errors: &mut FieldErrors, kind: i32, (amount_field, to_cents): (&str, i64)) -> Option<Action> {
+    let wire_kind = pb::ActionKind::try_from(kind);
+    if to_cents != 0 && !matches!(wire_kind, Ok(pb::ActionKind::Bet | pb::ActionKind::Raise)) {
+        errors.add(amount_field, format!("only BET and RAISE name an amount; this action's is {to_cents}, not 0 (R-BET-5)"));
+        return None;
+    }
+    let action = match wire_kind {
         Ok(pb::ActionKind::Fold) => Action::Fold,
         Ok(pb::ActionKind::Check) => Action::Check,
         Ok(pb::ActionKind::Call) => Action::Call,
@@ -321,7 +328,7 @@ decode!(Post, |m, e| {
 decode!(Act, |m, e| {
     let id = table_id(e, "table_id", &m.table_id);
     let seat = seat(e, "seat", m.seat);
-    let action = action(e, m.kind, m.to_cents);
+    let action = action(e, m.kind, ("to_cents", m.to_cents));
     table(id?, TableOp::Act { seat: seat?, action: action? })
 });
 
@@ -342,7 +349,7 @@ decode!(PutOutChips, |m, e| {
     let seat = seat(e, "seat", m.seat);
     let chips = chips(e, "chips", &m.chips);
     let declared = match m.declared_kind {
-        Some(kind) => Some(action(e, kind, m.declared_to_cents)?),
+        Some(kind) => Some(action(e, kind, ("declared_to_cents", m.declared_to_cents))?),
         None => None,
     };
     table(id?, TableOp::PutOutChips { seat: seat?, chips: chips?, declared })
@@ -990,6 +997,15 @@ mod tests {
             panic!("expected a table command");
         };
         assert_eq!(command.op, TableOp::Act { seat: 4, action: Action::Raise { to_cents: 1_500 } });
+        // An amount on any other action is refused, not dropped: "complete to 4.00" is not a
+        // complete (the betting pass's finding: it was recorded as a complete to 5.00).
+        for kind in [pb::ActionKind::Complete, pb::ActionKind::Call, pb::ActionKind::Check, pb::ActionKind::Fold, pb::ActionKind::AllIn] {
+            let mut errors = FieldErrors::new();
+            let wire = pb::Act { kind: kind as i32, to_cents: 400, ..wire.clone() };
+            assert!(wire.to_domain(&mut errors).is_none(), "{kind:?}");
+            let violations = errors.into_violations();
+            assert_eq!(violations.iter().map(|v| v.field.as_str()).collect::<Vec<_>>(), ["to_cents"], "{kind:?}");
+        }
     }
 
     #[test]

@@ -29,7 +29,9 @@ fn r_chip_1_color_up_keeps_value_and_tray_counts() {
     assert_eq!((g.state().tray_count(d(1)), g.state().tray_count(d(25))), (before.0 + 50, before.1 - 2));
     let r = rejected(g.table(TableOp::ColorChange { seat: 1, give: chips(1, 5), receive: chips(5, 2) }), "COLOR_CHANGE_UNEQUAL");
     assert_eq!((r.number("give_cents"), r.number("receive_cents")), (Some(d(5)), Some(d(10))));
-    rejected(g.table(TableOp::ColorChange { seat: 1, give: chips(5, 1000), receive: chips(500, 10) }), "COLOR_CHANGE_UNEQUAL");
+    // $5,000 of $5 chips from a $100 stack: of equal value, but not the player's chips.
+    let r = rejected(g.table(TableOp::ColorChange { seat: 1, give: chips(5, 1000), receive: chips(500, 10) }), "COLOR_CHANGE_EXCEEDS_STACK");
+    assert_eq!((r.reason.rule, r.number("give_cents"), r.number("stack_cents")), ("R-CHIP-1", Some(d(5000)), Some(d(100))));
     let r = rejected(g.table(TableOp::ColorChange { seat: 1, give: chips(3, 1), receive: chips(1, 3) }), "UNKNOWN_DENOMINATION");
     assert_eq!(r.number("denomination_cents"), Some(d(3)));
 }
@@ -87,7 +89,8 @@ fn r_chip_4_shift_close_table_result() {
     let tray = g.state().tray.clone();
     let drop = g.state().drop_cents;
     let same = Signers { first: "floor-1".into(), second: "floor-1".into() };
-    rejected(g.table(TableOp::CloseShift { counted_tray: tray.clone(), counted_drop_cents: drop, signers: same }), "SIGNERS_NOT_DISTINCT");
+    let r = rejected(g.table(TableOp::CloseShift { counted_tray: tray.clone(), counted_drop_cents: drop, signers: same }), "SIGNERS_NOT_DISTINCT");
+    assert_eq!(r.reason.rule, "R-CHIP-4", "a count's signers are R-CHIP-4's");
     let events = g.table(TableOp::CloseShift { counted_tray: tray.clone(), counted_drop_cents: drop, signers: signers() }).unwrap();
     assert_eq!(events.len(), 1, "a count equal to the book records no variance");
     match &events[0].1 {

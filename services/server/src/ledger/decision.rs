@@ -88,6 +88,8 @@ pub(super) struct Decision {
     pub(super) projection_ops: Vec<chipledger_store::ProjectionOp>,
     pub(super) event_types: Vec<&'static str>,
     pub(super) results: Vec<pb::CommandResult>,
+    /// The principal of an import, recorded beside the actor it names (R-AUDIT-2).
+    pub(super) imported_by: Option<String>,
 }
 
 impl Decision {
@@ -135,6 +137,7 @@ impl Decision {
                     gaming_day: context.gaming_day.clone(),
                     config_version,
                     reason_code: Some(envelope.reason_note.clone()).filter(|note| !note.is_empty()),
+                    imported_by: self.imported_by.clone(),
                 },
                 postings,
             };

@@ -57,6 +57,9 @@ use reply::{COMMAND_INDEX_HEADER, append_status, rebuild_reply, status_from_repl
 
 /// Events read per page while catching a stream up.
 const READ_PAGE: i64 = 1_000;
+/// How far ahead of the server's clock an import's time may be (the caller's clock, a few
+/// seconds off): further is a time to come, refused.
+const IMPORT_CLOCK_SKEW_MS: i64 = 5_000;
 /// The table events of a hand: a correction of one of them is a correction of the whole hand.
 const HAND_EVENT_TYPES: &[&str] =
     &["HandStarted", "Posted", "Acted", "RoundStarted", "UpCardsDealt", "ShortBetBroughtUp", "SidePotPaid", "HandSettled", "HandEnded"];
@@ -228,20 +231,21 @@ impl Ledger {
         let property = self.property_at(principal, &envelope.property_id, "header.property_id")?;
         check_room(&property, &decidable, "")?;
         let request_hash = request_hash(T::RPC, &request.encode_to_vec());
+        let device = envelope.device.clone();
+        let entries = vec![Entry { rpc: T::RPC, decidable, device }];
         let approvals = request.header().map_or(&[][..], |header| header.approvals.as_slice());
         let fields = request.approval_fields();
         if !approvals.is_empty() || fields.iter().any(|(_, named)| named.is_some()) {
             let digest = approval::command_digest(T::RPC, &request.approval_bytes(&envelope.command_id, &property.id));
             let subject = approval::Subject { property_id: &property.id, rpc: T::RPC, command_id: &envelope.command_id, digest };
             if let Err(refused) = self.check_approvals(principal, &subject, &fields, approvals, "") {
-                let mut replay = self.replay_or(refused, &property.id, &envelope.command_id, &request_hash).await?;
+                let mut replay =
+                    self.refuse_unapproved(principal, &property, &envelope, (0, &entries[0]), &request_hash, refused).await?;
                 let mut result = replay.results.pop().ok_or_else(|| status::internal("reply", &"no result"))?;
                 result.replayed = replay.replayed;
                 return Ok(result);
             }
         }
-        let device = envelope.device.clone();
-        let entries = vec![Entry { rpc: T::RPC, decidable, device }];
         let mut batch = self.run(principal, &property, envelope, entries, request_hash).await?;
         let mut result = batch.results.pop().ok_or_else(|| status::internal("reply", &"no result"))?;
         result.replayed = batch.replayed;
@@ -298,31 +302,11 @@ impl Ledger {
             let digest = approval::command_digest(view.rpc, &view.bytes);
             let subject = approval::Subject { property_id: &property.id, rpc: view.rpc, command_id: &command_id, digest };
             if let Err(refused) = self.check_approvals(principal, &subject, &view.fields, approvals, &format!("commands[{index}].")) {
-                return self.replay_or(refused, &property.id, &envelope.command_id, &request_hash).await;
+                let entry = entries.get(index).ok_or_else(|| status::internal("approvals", &"an entry for every command"))?;
+                return self.refuse_unapproved(principal, &property, &envelope, (index, entry), &request_hash, refused).await;
             }
         }
         self.run(principal, &property, envelope, entries, request_hash).await
-    }
-
-    /// A command whose approvals no longer check (typically expired since) that was recorded
-    /// with these very bytes when they did: the recorded answer, as for any resend of the same
-    /// command (a resend after OUTCOME_UNKNOWN must stay safe). Anything else: `refused`.
-    async fn replay_or(
-        &self,
-        refused: Status,
-        property: &str,
-        command_id: &str,
-        request_hash: &[u8; 32],
-    ) -> Result<pb::BatchResult, Status> {
-        match self.recorded(property, command_id).await? {
-            Some(chipledger_store::RecordedCommand::Accepted { request_hash: hash, outcome }) if &hash == request_hash => {
-                rebuild_reply(&outcome)
-            }
-            Some(chipledger_store::RecordedCommand::Refused { request_hash: hash, refusal }) if &hash == request_hash => {
-                Err(status_from_reply(&refusal.record.reply)?)
-            }
-            _ => Err(refused),
-        }
     }
 
     fn check_approvals(
@@ -424,7 +408,9 @@ impl Ledger {
         Ok(token)
     }
 
-    fn context(&self, principal: &Principal, property: &PropertyConfig, envelope: &Envelope) -> Result<CommandContext, Status> {
+    /// The command's context and, for an import, the principal who sent it (recorded beside the
+    /// actor the import names, R-AUDIT-2).
+    fn context(&self, principal: &Principal, property: &PropertyConfig, envelope: &Envelope) -> Result<(CommandContext, Option<String>), Status> {
         let importing = envelope.import_actor_id.is_some() || envelope.import_occurred_at_unix_ms.is_some();
         if importing && !matches!(principal.role, Role::Admin | Role::System) {
             return Err(status::invalid_field(
@@ -432,13 +418,25 @@ impl Ledger {
                 "only admin or system principals may import with another actor or time",
             ));
         }
-        let at_unix_ms = envelope.import_occurred_at_unix_ms.unwrap_or_else(now_unix_ms);
+        let now = now_unix_ms();
+        // An import records what happened: never a time to come (a movement dated tomorrow would
+        // count on a gaming day not begun, R-CHIP-6, R-AUDIT-4; a day closed before it began).
+        if let Some(at) = envelope.import_occurred_at_unix_ms
+            && at > now + IMPORT_CLOCK_SKEW_MS
+        {
+            return Err(status::invalid_field(
+                "header.import_occurred_at_unix_ms",
+                format!("an import records the past: {at} is after the server's time {now} (R-CHIP-6)"),
+            ));
+        }
+        let at_unix_ms = envelope.import_occurred_at_unix_ms.unwrap_or(now);
         let actor_id = envelope.import_actor_id.clone().unwrap_or_else(|| principal.id.clone());
         let gaming_day = property
             .gaming_day
             .gaming_day(at_unix_ms)
             .ok_or_else(|| status::invalid_field("header.import_occurred_at_unix_ms", "outside the gaming-day clock's range"))?;
-        Ok(CommandContext { at_unix_ms, gaming_day, actor: Actor { id: actor_id, role: principal.role } })
+        let context = CommandContext { at_unix_ms, gaming_day, actor: Actor { id: actor_id, role: principal.role } };
+        Ok((context, importing.then(|| principal.id.clone())))
     }
 
     async fn run(
@@ -452,7 +450,7 @@ impl Ledger {
         tracing::Span::current().record("chipledger.command_id", envelope.command_id.as_str());
         let property = property_config.id.clone();
         let aml = &property_config.aml;
-        let context = self.context(principal, property_config, &envelope)?;
+        let (context, imported_by) = self.context(principal, property_config, &envelope)?;
         // Refused once shutdown has begun; appends already started are waited for.
         if self.drain.enter().is_none() {
             return Err(status::shutting_down());
@@ -463,9 +461,9 @@ impl Ledger {
             // First on the cached states as they are (a stale one ends in a version conflict
             // at the append, which forgets it and decides again); a refusal is only given on
             // states read up to the head, so a cache behind another replica never refuses.
-            let mut decision = self.decide_all(&property, aml, &context, &envelope, &entries, false).await?;
+            let mut decision = self.decide_all(&property, aml, (&context, &imported_by), &envelope, &entries, false).await?;
             if decision.is_err() {
-                decision = self.decide_all(&property, aml, &context, &envelope, &entries, true).await?;
+                decision = self.decide_all(&property, aml, (&context, &imported_by), &envelope, &entries, true).await?;
             }
             let mut decision = match decision {
                 Ok(decision) => decision,
@@ -561,14 +559,20 @@ impl Ledger {
             gaming_day: Some(context.gaming_day.clone()),
             reply: status_to_reply(&status),
         };
-        let recorded = self.db.call("record_refusal", "rejections", self.router.primary(property).record_refusal(&record)).await;
+        self.keep_refusal(record, status).await
+    }
+
+    /// A refusal kept for good (R-AUDIT-3) and answered: `status` when this call recorded it,
+    /// else what the command id already answers (the same request refused or accepted before).
+    async fn keep_refusal(&self, record: RejectionRecord, status: Status) -> Result<pb::BatchResult, Status> {
+        let recorded = self.db.call("record_refusal", "rejections", self.router.primary(&record.property).record_refusal(&record)).await;
         match recorded {
             Ok(RefusalOutcome::Recorded(_)) => {
                 telemetry::metrics().rejections.add(
                     1,
                     &[
-                        KeyValue::new("chipledger.reason_code", rejection.reason.code),
-                        KeyValue::new("chipledger.rule_id", rejection.reason.rule),
+                        KeyValue::new("chipledger.reason_code", record.reason_code),
+                        KeyValue::new("chipledger.rule_id", record.rule_id),
                     ],
                 );
                 Err(status)
@@ -580,6 +584,51 @@ impl Ledger {
         }
     }
 
+    /// A command refused for its second persons (dual control: an approval forged, expired,
+    /// borrowed, for other contents, the caller's own, or missing) before it is decided: kept
+    /// like any refusal (R-AUDIT-3), where auditors query refusals, naming the rule of its dual
+    /// control and the principal who sent it; answered with `refused`. A command id accepted
+    /// before with these very bytes (a resend after its approval expired) answers its result.
+    async fn refuse_unapproved(
+        &self,
+        principal: &Principal,
+        property: &PropertyConfig,
+        envelope: &Envelope,
+        (index, entry): (usize, &Entry),
+        request_hash: &[u8; 32],
+        mut refused: Status,
+    ) -> Result<pb::BatchResult, Status> {
+        if let Ok(value) = index.to_string().parse() {
+            refused.metadata_mut().insert(COMMAND_INDEX_HEADER, value);
+        }
+        let reason_code = tonic_types::StatusExt::get_error_details(&refused)
+            .error_info()
+            .map(|info| info.reason.clone())
+            .unwrap_or_else(|| "APPROVAL_INVALID".to_string());
+        let (command, streams) = match &entry.decidable {
+            Decidable::Command(command) => (Some(command), command.streams().iter().map(StreamId::key).collect()),
+            Decidable::Correction(_) => (None, Vec::new()),
+        };
+        let record = RejectionRecord {
+            property: property.id.clone(),
+            command_id: envelope.command_id.clone(),
+            reason_code,
+            rule_id: access::dual_control_rule(entry.rpc).unwrap_or("R-AUDIT-3").to_string(),
+            numbers: Vec::new(),
+            detail: refused.message().to_string(),
+            actor_id: principal.id.clone(),
+            actor_role: access::role_name(&principal.role).to_string(),
+            device: entry.device.clone().or_else(|| envelope.device.clone()),
+            streams,
+            request: serde_json::json!({ "index": index, "command": command }),
+            request_hash: *request_hash,
+            player_id: None,
+            gaming_day: property.gaming_day.gaming_day(now_unix_ms()),
+            reply: status_to_reply(&refused),
+        };
+        self.keep_refusal(record, refused).await
+    }
+
     /// Decides every entry in order on a working copy of the loaded states; `catch_up` reads
     /// the events after a cached state's version first (see [`Ledger::load`]).
     #[allow(clippy::too_many_arguments)]
@@ -587,12 +636,12 @@ impl Ledger {
         &self,
         property: &str,
         aml: &rules::AmlThresholds,
-        context: &CommandContext,
+        (context, imported_by): (&CommandContext, &Option<String>),
         envelope: &Envelope,
         entries: &'e [Entry],
         catch_up: bool,
     ) -> Result<Result<Decision, Refused<'e>>, Status> {
-        let mut decision = Decision::default();
+        let mut decision = Decision { imported_by: imported_by.clone(), ..Decision::default() };
         let mut commands = Vec::with_capacity(entries.len());
         for entry in entries {
             commands.push(match &entry.decidable {
@@ -797,14 +846,6 @@ impl Ledger {
         if let Ok(mut cache) = self.cache.lock() {
             cache.forget(&(property.to_string(), stream.to_string()));
         }
-    }
-
-    /// What a command id already is: accepted (its request hash and outcome) or refused.
-    async fn recorded(&self, property: &str, command_id: &str) -> Result<Option<chipledger_store::RecordedCommand>, Status> {
-        self.db
-            .call("find_command", "commands", self.router.primary(property).recorded_command(property, command_id))
-            .await
-            .map_err(|error| store_status("idempotency lookup", error))
     }
 }
 

@@ -118,6 +118,7 @@ pub fn recorded_event_to_wire(event: RecordedEvent) -> pb::RecordedEvent {
         trace_id: metadata.trace_id.unwrap_or_default(),
         reason_note: metadata.reason_code.unwrap_or_default(),
         correlation_id: metadata.correlation_id.unwrap_or_default(),
+        imported_by: metadata.imported_by,
     });
     pb::RecordedEvent {
         global_position: event.position,

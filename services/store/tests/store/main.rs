@@ -58,6 +58,7 @@ pub fn metadata(command_id: &str) -> EventMetadata {
         gaming_day: "2026-03-14".into(),
         config_version: 3,
         reason_code: None,
+        imported_by: None,
     }
 }
 
