@@ -155,6 +155,14 @@ pub fn authorize(principal: &Principal, path: &str) -> Result<(), Status> {
     if allowed.contains(&principal.role) {
         Ok(())
     } else {
+        tracing::warn!(principal = %principal.id, role = role_name(&principal.role), method = path, "call refused for the role");
+        crate::telemetry::metrics().access_denied.add(
+            1,
+            &[
+                opentelemetry::KeyValue::new("rpc.method", path.to_string()),
+                opentelemetry::KeyValue::new("chipledger.role", role_name(&principal.role)),
+            ],
+        );
         Err(access_status(
             tonic::Code::PermissionDenied,
             "ROLE_NOT_PERMITTED",

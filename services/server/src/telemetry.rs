@@ -321,6 +321,9 @@ pub struct Metrics {
     pub append_duration: Histogram<f64>,
     /// Approvals refused (dual control), by `chipledger.reason_code`.
     pub approvals_refused: Counter<u64>,
+    /// Calls an authenticated principal's role may not make, by `rpc.method` and
+    /// `chipledger.role` (refused before the body is read, so not among the refusals).
+    pub access_denied: Counter<u64>,
     /// Version conflicts retried.
     pub version_conflicts: Counter<u64>,
     /// How far a subscriber is behind the head of the log when an event is delivered (events).
@@ -353,6 +356,10 @@ impl Metrics {
             approvals_refused: meter
                 .u64_counter("chipledger.approvals.refused")
                 .with_description("Commands refused because an approval, signer or supervisor was not proven")
+                .build(),
+            access_denied: meter
+                .u64_counter("chipledger.access.denied")
+                .with_description("Calls refused for the caller's role (ROLE_NOT_PERMITTED)")
                 .build(),
             version_conflicts: meter
                 .u64_counter("chipledger.append.version_conflicts")
