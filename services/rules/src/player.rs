@@ -376,10 +376,12 @@ impl PlayerState {
                 self.hold_seat(table_id, *seat, game_key);
             }
             PlayerEvent::MovedTable { from_table_id, to_table_id, to_seat, game_key } => {
-                // A house move into another game was judged as a return to it (R-REBUY-1);
-                // one within the game is no return.
+                // A house move of a session into another game was judged as a return to it
+                // (R-REBUY-1); one within the game is no return, and neither is the move of a
+                // seat taken without chips (no session: it meets no departure, whichever game it
+                // was at; its first chips are a buy-in, judged as one).
                 let from_game = self.seats.iter().find(|s| &s.table_id == from_table_id).map(|s| s.game_key.clone());
-                if from_game.as_deref() != Some(game_key.as_str()) {
+                if from_game.is_some_and(|from_game| &from_game != game_key) {
                     self.returned_to(game_key);
                 }
                 self.seats.retain(|s| &s.table_id != from_table_id);

@@ -12,8 +12,8 @@ pub const POSTS_CLOSED: Reason = Reason::new("POSTS_CLOSED", "R-POST-1");
 pub const SEAT_NOT_IN_HAND: Reason = Reason::new("SEAT_NOT_IN_HAND", "R-POST-1");
 pub const DUPLICATE_POST: Reason = Reason::new("DUPLICATE_POST", "R-POST-2");
 pub const POST_NOT_CONFIGURED: Reason = Reason::new("POST_NOT_CONFIGURED", "R-POST-2");
-/// A post of another amount than its kind takes (nor a short all-in, R-POST-7): the refusal names
-/// the rule of the kind posted ([`PostKind::rule`]), R-POST-7 only in this list.
+/// A post of another amount than its kind takes: from a player short of it, R-POST-7 (all in for
+/// the whole stack); from one who has it, the rule of the kind posted ([`PostKind::rule`]).
 pub const POST_WRONG_AMOUNT: Reason = Reason::new("POST_WRONG_AMOUNT", "R-POST-7");
 pub const STRADDLE_OUT_OF_POSITION: Reason = Reason::new("STRADDLE_OUT_OF_POSITION", "R-POST-4");
 pub const RESTRADDLE_LIMIT: Reason = Reason::new("RESTRADDLE_LIMIT", "R-POST-4");
@@ -692,7 +692,10 @@ pub fn judge_post(table: &TableState, seat: Seat, kind: PostKind, amount_cents: 
         && matches!(config.betting, crate::config::BettingStructure::NoLimit)
         && amount_cents > nominal;
     if amount_cents != nominal && !short_all_in && !straddle_above {
-        return Err(Rejection::new(Reason::new(POST_WRONG_AMOUNT.code, kind.rule()), format!("{kind:?} must be the full amount, or the whole stack if short (R-POST-7)"))
+        // A player short of the post breaks R-POST-7 (all in for what they have); one who has
+        // it, the rule of the post's kind.
+        let rule = if stack < nominal { POST_WRONG_AMOUNT.rule } else { kind.rule() };
+        return Err(Rejection::new(Reason::new(POST_WRONG_AMOUNT.code, rule), format!("{kind:?} must be the full amount, or the whole stack if short"))
             .with("amount_cents", amount_cents)
             .with("required_cents", nominal)
             .with("stack_cents", stack));

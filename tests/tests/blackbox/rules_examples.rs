@@ -864,12 +864,13 @@ async fn r_post_1_a_button_ante_comes_from_the_button_for_the_whole_table() -> a
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn r_post_7_each_player_pays_the_ante_before_the_blind() -> anyhow::Result<()> {
+async fn r_post_1_each_player_pays_the_ante_before_the_blind() -> anyhow::Result<()> {
     let server = TestServer::start("ex-post-7-ante-first").await?;
     let three: Vec<(u32, i64)> = (1..=3).map(|s| (s, 10_000)).collect();
     let mut d = nlhe_with(&server, |c| c.ante_cents = 100, &three, "antefirst").await?;
     d.start(1, 3, &[1, 2, 3]).await?;
-    assert_eq!(refused(d.post(1, pb::PostKind::SmallBlind, 100).await), ("ANTE_BEFORE_BLIND".into(), "R-POST-7".into()));
+    // R-POST-1: "a short-stacked player pays the ante first, then the blind".
+    assert_eq!(refused(d.post(1, pb::PostKind::SmallBlind, 100).await), ("ANTE_BEFORE_BLIND".into(), "R-POST-1".into()));
     d.post(1, pb::PostKind::Ante, 100).await?;
     d.post(1, pb::PostKind::SmallBlind, 100).await?;
     server.stop().await

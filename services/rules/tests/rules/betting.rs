@@ -632,10 +632,13 @@ fn r_post_7_short_player_posts_all_in() {
     let c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
     let mut g = Game::new(c, &[(1, d(100)), (2, d(1)), (3, d(100))]);
     g.start(1, 3, &[1, 2, 3]);
+    // With the chips for it, a wrong amount breaks the rule of the post: the blinds'.
+    let r = rejected(g.post(1, PostKind::SmallBlind, d(3)), "POST_WRONG_AMOUNT");
+    assert_eq!((r.reason.rule, r.number("required_cents")), ("R-POST-2", Some(d(1))));
     g.post(1, PostKind::SmallBlind, d(1)).unwrap();
     let r = rejected(g.post(2, PostKind::BigBlind, d(1) / 2), "POST_WRONG_AMOUNT");
     assert_eq!(r.number("required_cents"), Some(d(2)));
-    assert_eq!(r.reason.rule, "R-POST-2", "the amount refused is the big blind's");
+    assert_eq!(r.reason.rule, "R-POST-7", "a short player posts the whole stack");
     g.post(2, PostKind::BigBlind, d(1)).unwrap();
     assert_eq!(g.hand().player(2).unwrap().status, InHand::AllIn);
     assert_eq!(g.legal().call_cents, d(2), "the call is the full big blind");

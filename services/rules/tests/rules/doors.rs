@@ -162,6 +162,24 @@ fn r_rebuy_1_a_house_move_is_no_way_back_into_a_game_below_the_amount_left() {
     at(&mut g, &other, back).unwrap();
 }
 
+/// Found by `door_props` (a random sequence): a seat taken without chips at another table of
+/// the game, moved by the house onto the game after the patron left it with $200, counted as a
+/// return and met the departure, so a $136 buy-in went through inside the wait.
+#[test]
+fn r_rebuy_1_moving_a_seat_without_chips_meets_no_departure() {
+    let mut g = Game::new(nl_1_2(), &[]);
+    let t2 = open_second_table(&mut g, "T2", nl_1_2());
+    at(&mut g, &t2, TableOp::SeatPlayer { seat: 3, player_id: pid("A") }).unwrap();
+    g.table(buy_in(2, "A", d(200))).unwrap();
+    g.table(TableOp::CashOut { seat: 2, player_id: pid("A") }).unwrap();
+    // The house moves the chipless seat onto the first table, and A leaves it with nothing.
+    at(&mut g, &t2, TableOp::MovePlayer { seat: 3, player_id: pid("A"), to_table_id: tid(TABLE), to_seat: 2 }).unwrap();
+    g.table(TableOp::CashOut { seat: 2, player_id: pid("A") }).unwrap();
+    let r = rejected(at(&mut g, &t2, buy_in(4, "A", d(136))), "REBUY_BELOW_AMOUNT_LEFT");
+    assert_eq!((r.number("amount_left_with_cents"), r.number("buy_in_cents")), (Some(d(200)), Some(d(136))));
+    at(&mut g, &t2, buy_in(4, "A", d(200))).unwrap();
+}
+
 #[test]
 fn r_stake_6_a_house_move_carries_the_held_seat() {
     let mut g = Game::new(nl_1_2(), &[(1, d(100)), (2, d(100))]);
