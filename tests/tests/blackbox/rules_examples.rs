@@ -483,6 +483,10 @@ async fn r_pot_4_r_rake_1_an_uncalled_bet_returns_to_its_bettor_and_is_never_rak
     let view = table_view(&mut d.client, TABLE).await?;
     assert_eq!((stack(&view, 1), stack(&view, 2)), (18_000, 20_000 - 2_000 + 3_600));
     assert_eq!(view.rake_cents, 400);
+    // The hand's view shows the return apart: a $90 pot of which $50 nobody called.
+    let hand = d.client.table.get_hand(pb::GetHandRequest { property_id: String::new(), table_id: TABLE.into(), hand_no: Some(1) }).await?.into_inner();
+    let pots: Vec<(i64, i64)> = hand.pots.iter().map(|pot| (pot.amount_cents, pot.returned_cents)).collect();
+    assert_eq!(pots, [(9_000, 5_000)], "{:?}", hand.pots);
     server.stop().await
 }
 

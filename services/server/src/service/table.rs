@@ -154,6 +154,7 @@ pub(super) async fn rebuild_hand(
                         view.pots.push(pb::PotView {
                             amount_cents: pot.amount_cents,
                             eligible_seats: pot.eligible.iter().map(|seat| u32::from(*seat)).collect(),
+                            returned_cents: pot.returned_cents,
                         });
                         for (seat, amount_cents) in &pot.awards {
                             let player_id = before
