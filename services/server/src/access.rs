@@ -155,14 +155,6 @@ pub fn authorize(principal: &Principal, path: &str) -> Result<(), Status> {
     if allowed.contains(&principal.role) {
         Ok(())
     } else {
-        tracing::warn!(principal = %principal.id, role = role_name(&principal.role), method = path, "call refused for the role");
-        crate::telemetry::metrics().access_denied.add(
-            1,
-            &[
-                opentelemetry::KeyValue::new("rpc.method", path.to_string()),
-                opentelemetry::KeyValue::new("chipledger.role", role_name(&principal.role)),
-            ],
-        );
         Err(access_status(
             tonic::Code::PermissionDenied,
             "ROLE_NOT_PERMITTED",
@@ -171,6 +163,21 @@ pub fn authorize(principal: &Principal, path: &str) -> Result<(), Status> {
             &format!("role {:?} may not call {path}", principal.role),
         ))
     }
+}
+
+/// [`authorize`] for a call the principal makes (not a page or menu asking what it may do): a
+/// refusal is logged with the principal and counted (`chipledger.access.denied`).
+pub fn authorize_call(principal: &Principal, path: &str) -> Result<(), Status> {
+    authorize(principal, path).inspect_err(|_| {
+        tracing::warn!(principal = %principal.id, role = role_name(&principal.role), method = path, "call refused for the role");
+        crate::telemetry::metrics().access_denied.add(
+            1,
+            &[
+                opentelemetry::KeyValue::new("rpc.method", path.to_string()),
+                opentelemetry::KeyValue::new("chipledger.role", role_name(&principal.role)),
+            ],
+        );
+    })
 }
 
 /// PERMISSION_DENIED (PROPERTY_NOT_PERMITTED) unless the principal may act on `property_id`.

@@ -133,7 +133,7 @@ fn admit(shared: &Shared, path: &str, request: &mut http::Request<Body>) -> Resu
     let span = tracing::Span::current();
     span.record("chipledger.principal", principal.id.as_str());
     span.record("chipledger.role", access::role_name(&principal.role));
-    access::authorize(&principal, path)?;
+    access::authorize_call(&principal, path)?;
     if !shared.database.is_reachable() && !WITHOUT_DATABASE.contains(&path) {
         return Err(crate::status::unavailable(path, &"the database probe fails"));
     }

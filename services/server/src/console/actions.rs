@@ -245,7 +245,7 @@ async fn send<T: WireCommand>(
     build: impl FnOnce(&Fields) -> Result<T, Status>,
 ) -> Result<Response, Status> {
     let who = &signed.principal;
-    access::authorize(who, T::RPC)?;
+    access::authorize_call(who, T::RPC)?;
     let command_id = required(form, "command_id")?;
     if !command_id.starts_with(COMMAND_ID_PREFIX) {
         return Err(status::invalid_field("command_id", "a command id drawn by this console"));

@@ -178,7 +178,7 @@ impl Console {
     where
         Fut: Future<Output = Result<tonic::Response<Resp>, Status>>,
     {
-        access::authorize(principal, rpc)?;
+        access::authorize_call(principal, rpc)?;
         let mut request = Request::new(message);
         request.extensions_mut().insert(principal.clone());
         let response = handler(self.services.clone(), request).await?;

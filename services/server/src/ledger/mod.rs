@@ -276,7 +276,7 @@ impl Ledger {
                 errors.add(format!("commands[{index}].{}", violation.field), violation.description);
             }
             // Each command is checked against the role table as if sent on its own.
-            access::authorize(principal, rpc)?;
+            access::authorize_call(principal, rpc)?;
             if header.is_some_and(|header| !header.approvals.is_empty()) || rpc_has_approvals(rpc) {
                 approved.push((index, command));
             }

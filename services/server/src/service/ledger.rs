@@ -25,7 +25,7 @@ pub(super) async fn submit_entry(ledger: &Ledger, principal: &Principal, entry: 
         type Output = Pin<Box<dyn Future<Output = Result<pb::CommandResult, Status>> + Send + 'a>>;
         fn visit<T: WireCommand>(self, message: T) -> Self::Output {
             Box::pin(async move {
-                crate::access::authorize(self.principal, T::RPC)?;
+                crate::access::authorize_call(self.principal, T::RPC)?;
                 self.ledger.submit(self.principal, message).await
             })
         }
