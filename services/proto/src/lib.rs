@@ -24,6 +24,6 @@ pub use codec::{
     legal_actions_to_wire, preset_with_settings, table_view,
 };
 pub use rpcs::{
-    APPROVAL_RULES, APPROVERS, ApprovalRule, ApprovalView, CommandVisitor, RPCS, Rpc, WireCommand, allowed_roles,
+    APPROVAL_RULES, APPROVERS, ApprovalRule, ApprovalView, COMMAND_RPCS, CommandVisitor, RPCS, Rpc, WireCommand, allowed_roles,
     approval_rule, approval_view, dual_control_rule, batch_entry, entry_command_id, role_from_name, role_name, role_to_wire,
 };

@@ -143,6 +143,13 @@ pub trait CommandVisitor {
     fn visit<T: WireCommand>(self, message: T) -> Self::Output;
 }
 
+/// `$value`, for a repetition that must name `$row`'s metavariable to be repeated with it.
+macro_rules! of_row {
+    ($row:tt, $value:expr) => {
+        $value
+    };
+}
+
 /// `| caller` after a second-person field: the caller may fill it with its own id.
 macro_rules! caller_may_sign {
     () => {
@@ -168,6 +175,12 @@ macro_rules! rpcs {
         pub const RPCS: &[Rpc] = &[$($(
             Rpc { path: concat!("/chipledger.v1.", stringify!($service), "/", stringify!($method)), roles: $roles },
         )*)*];
+
+        /// The RPCs that are one command each (their message a [`WireCommand`]): the ledger
+        /// checks their role itself, so that a call refused for it is kept among the refusals.
+        pub const COMMAND_RPCS: &[&str] = &[$($($(
+            of_row!($message, concat!("/chipledger.v1.", stringify!($service), "/", stringify!($method))),
+        )?)*)*];
 
         /// Every second-person field of the API. System principals (machines) never approve.
         pub const APPROVAL_RULES: &[ApprovalRule] = &[$($($($($(

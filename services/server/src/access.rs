@@ -157,13 +157,19 @@ pub fn authorize(principal: &Principal, path: &str) -> Result<(), Status> {
     } else {
         Err(access_status(
             tonic::Code::PermissionDenied,
-            "ROLE_NOT_PERMITTED",
+            ROLE_NOT_PERMITTED,
             path,
             principal,
             &format!("role {:?} may not call {path}", principal.role),
         ))
     }
 }
+
+/// The reason code of a call the caller's role may not make.
+pub const ROLE_NOT_PERMITTED: &str = "ROLE_NOT_PERMITTED";
+/// The rule a refusal for the role names when it is kept: every event records who acted, in
+/// which role (and a command refused for it is kept like any refusal, R-AUDIT-3).
+pub const ROLE_RULE: &str = "R-AUDIT-2";
 
 /// [`authorize`] for a call the principal makes (not a page or menu asking what it may do): a
 /// refusal is logged with the principal and counted (`chipledger.access.denied`).

@@ -100,7 +100,21 @@ async fn roles_dealer_cannot_issue_markers_or_approve_corrections_and_auditor_on
     assert_eq!(scenario::stack(&view, 1), 10_000);
     auditor.ledger.list_events(pb::ListEventsRequest::default()).await?;
     auditor.audit.verify_chain(pb::VerifyChainRequest::default()).await?;
-    auditor.audit.list_rejections(pb::ListRejectionsRequest::default()).await?;
+    // R-AUDIT-3: each command refused for the role is kept among the refusals, naming the
+    // caller (an insider trying what the role table forbids); nothing else was written. (The
+    // auditor's batch is refused at the gate: RecordBatch itself is not an auditor's call.)
+    let kept = auditor.audit.list_rejections(pb::ListRejectionsRequest::default()).await?.into_inner().rejections;
+    for (command_id, caller) in [
+        ("dealer-marker", principal::DEALER.0),
+        ("dealer-correction", principal::DEALER.0),
+        ("dealer-sell", principal::DEALER.0),
+        ("auditor-buy", principal::AUDITOR.0),
+        ("auditor-marker", principal::AUDITOR.0),
+    ] {
+        let record = kept.iter().find(|record| record.command_id == command_id).unwrap_or_else(|| panic!("{command_id} kept: {kept:?}"));
+        assert_eq!((record.reason_code.as_str(), record.rule_id.as_str(), record.actor_id.as_str()), ("ROLE_NOT_PERMITTED", "R-AUDIT-2", caller));
+    }
+    assert_eq!(head(&mut auditor).await?.global_position, before.global_position, "a refusal for the role writes no event");
 
     // The cage may do what the dealer may not (the refusals above were about the role).
     let marker = approved(pb::IssueMarker { header: header("cage-marker"), ..marker }, &mut [&mut floor]).await?;

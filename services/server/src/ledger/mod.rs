@@ -57,6 +57,7 @@ use reply::{COMMAND_INDEX_HEADER, append_status, rebuild_reply, status_from_repl
 
 /// Events read per page while catching a stream up.
 const READ_PAGE: i64 = 1_000;
+
 /// How far ahead of the server's clock an import's time may be (the caller's clock, a few
 /// seconds off): further is a time to come, refused.
 const IMPORT_CLOCK_SKEW_MS: i64 = 5_000;
@@ -225,12 +226,21 @@ impl Ledger {
         let mut errors = FieldErrors::new();
         let envelope = convert::envelope(&mut errors, "header", request.header());
         let decidable = request.to_domain(&mut errors);
+        let request_hash = request_hash(T::RPC, &request.encode_to_vec());
+        // The role first (the gate leaves a command's to here): nothing else is answered to a
+        // caller whose role may not send it.
+        if let Err(denied) = access::authorize_call(principal, T::RPC) {
+            let command = match &decidable {
+                Some(Decidable::Command(command)) => Some(command),
+                _ => None,
+            };
+            return Err(self.refuse_for_role(principal, envelope.as_ref(), (0, command), &request_hash, denied).await);
+        }
         let (Some(envelope), Some(decidable)) = (envelope, decidable) else {
             return Err(errors.into_status());
         };
         let property = self.property_at(principal, &envelope.property_id, "header.property_id")?;
         check_room(&property, &decidable, "")?;
-        let request_hash = request_hash(T::RPC, &request.encode_to_vec());
         let device = envelope.device.clone();
         let entries = vec![Entry { rpc: T::RPC, decidable, device }];
         let approvals = request.header().map_or(&[][..], |header| header.approvals.as_slice());
@@ -265,6 +275,7 @@ impl Ledger {
         }
         let mut entries = Vec::with_capacity(request.commands.len().min(max));
         let mut approved = Vec::new();
+        let mut role_denied: Option<(usize, Option<Command>, Status)> = None;
         for (index, command) in request.commands.iter().enumerate().take(max) {
             let Some(command) = &command.command else {
                 errors.add(format!("commands[{index}]"), "empty command");
@@ -276,7 +287,14 @@ impl Ledger {
                 errors.add(format!("commands[{index}].{}", violation.field), violation.description);
             }
             // Each command is checked against the role table as if sent on its own.
-            access::authorize_call(principal, rpc)?;
+            if let Err(denied) = access::authorize_call(principal, rpc) {
+                let command = match &decidable {
+                    Some(Decidable::Command(command)) => Some(command.clone()),
+                    _ => None,
+                };
+                role_denied = Some((index, command, denied));
+                break;
+            }
             if header.is_some_and(|header| !header.approvals.is_empty()) || rpc_has_approvals(rpc) {
                 approved.push((index, command));
             }
@@ -285,13 +303,16 @@ impl Ledger {
                 entries.push(Entry { rpc, decidable, device });
             }
         }
+        let request_hash = request_hash("/chipledger.v1.LedgerService/RecordBatch", &request.encode_to_vec());
+        if let Some((index, command, denied)) = role_denied {
+            return Err(self.refuse_for_role(principal, envelope.as_ref(), (index, command.as_ref()), &request_hash, denied).await);
+        }
         let Some(envelope) = envelope else { return Err(errors.into_status()) };
         errors.finish()?;
         let property = self.property_at(principal, &envelope.property_id, "header.property_id")?;
         for (index, entry) in entries.iter().enumerate() {
             check_room(&property, &entry.decidable, &format!("commands[{index}]."))?;
         }
-        let request_hash = request_hash("/chipledger.v1.LedgerService/RecordBatch", &request.encode_to_vec());
         for (index, command) in approved {
             let command_id = entry_command_id(&envelope.command_id, index);
             let view = convert::approval_view(command, &command_id, &property.id);
@@ -582,6 +603,48 @@ impl Ledger {
             // Not recorded, so not answered as a refusal: the caller retries with the same id.
             Err(error) => Err(store_status("record refusal", error)),
         }
+    }
+
+    /// A command the caller's role may not send (ROLE_NOT_PERMITTED): kept among the refusals
+    /// under its command id when it names one on a property the caller may act on (an insider
+    /// trying what the role table forbids is what R-AUDIT-3 keeps for auditors), and answered
+    /// with `denied` whatever the id holds: the caller learns nothing else about it.
+    async fn refuse_for_role(
+        &self,
+        principal: &Principal,
+        envelope: Option<&Envelope>,
+        (index, command): (usize, Option<&Command>),
+        request_hash: &[u8; 32],
+        mut denied: Status,
+    ) -> Status {
+        if let Ok(value) = index.to_string().parse() {
+            denied.metadata_mut().insert(COMMAND_INDEX_HEADER, value);
+        }
+        let Some(envelope) = envelope else { return denied };
+        let Ok(property) = self.property_at(principal, &envelope.property_id, "header.property_id") else { return denied };
+        let record = RejectionRecord {
+            property: property.id.clone(),
+            command_id: envelope.command_id.clone(),
+            reason_code: access::ROLE_NOT_PERMITTED.to_string(),
+            rule_id: access::ROLE_RULE.to_string(),
+            numbers: Vec::new(),
+            detail: denied.message().to_string(),
+            actor_id: principal.id.clone(),
+            actor_role: access::role_name(&principal.role).to_string(),
+            device: envelope.device.clone(),
+            streams: command.map(|command| command.streams().iter().map(StreamId::key).collect()).unwrap_or_default(),
+            request: serde_json::json!({ "index": index, "command": command }),
+            request_hash: *request_hash,
+            player_id: None,
+            gaming_day: property.gaming_day.gaming_day(now_unix_ms()),
+            reply: status_to_reply(&denied),
+        };
+        if let Err(error) = self.keep_refusal(record, denied.clone()).await
+            && error.code() != denied.code()
+        {
+            tracing::warn!(principal = %principal.id, command_id = %envelope.command_id, %error, "a refusal for the role was not kept");
+        }
+        denied
     }
 
     /// A command refused for its second persons (dual control: an approval forged, expired,
