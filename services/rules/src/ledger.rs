@@ -19,6 +19,10 @@ pub const HAND_IN_PROGRESS: Reason = Reason::new("HAND_IN_PROGRESS", "R-STAKE-1"
 pub const HAND_ALREADY_STARTED: Reason = Reason::new("HAND_ALREADY_STARTED", "R-STAKE-1");
 pub const HAND_NUMBER_NOT_INCREASING: Reason = Reason::new("HAND_NUMBER_NOT_INCREASING", "R-AUDIT-2");
 pub const TOO_FEW_PLAYERS: Reason = Reason::new("TOO_FEW_PLAYERS", "R-STAKE-1");
+/// A configuration change that makes the table another game (blinds, structure, game) while
+/// players sit there: they would be in a game they never bought into, past its re-buy wait
+/// and its one seat per patron.
+pub const GAME_CHANGE_WHILE_SEATED: Reason = Reason::new("GAME_CHANGE_WHILE_SEATED", "R-REBUY-1");
 
 pub const REASONS: &[Reason] = &[
     STREAM_NOT_LOADED,
@@ -28,6 +32,7 @@ pub const REASONS: &[Reason] = &[
     HAND_ALREADY_STARTED,
     HAND_NUMBER_NOT_INCREASING,
     TOO_FEW_PLAYERS,
+    GAME_CHANGE_WHILE_SEATED,
 ];
 
 /// The table's id and configuration, or `TABLE_NOT_OPEN`.
@@ -257,6 +262,13 @@ pub fn decide_table_into(table: &TableState, ctx: &CommandContext, command: &Tab
             config.validate()?;
             if config.chip_set != current.chip_set {
                 return Err(Rejection::new(crate::config::INVALID_CONFIG, "the chip set of an open table cannot change"));
+            }
+            // R-REBUY-1: a patron joins a game by a buy-in (or a move judged as one); a table
+            // turned into another game under seated patrons would skip both checks.
+            let seated = table.seats.iter().flatten().count();
+            if seated > 0 && config.same_game().key() != current.same_game().key() {
+                return Err(Rejection::new(GAME_CHANGE_WHILE_SEATED, "the table plays another game after this change: seat nobody first (move or cash out the players)")
+                    .with("seated", seated as Cents));
             }
             let mut config = config.clone();
             config.version = current.version + 1;

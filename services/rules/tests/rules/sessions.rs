@@ -369,3 +369,20 @@ fn a_configuration_change_is_applied_alike_taken_or_copied() {
     let config = g.state().config.as_ref().unwrap();
     assert_eq!((config.version, config.tip_cap_cents), (2, d(5)));
 }
+
+/// The second betting pass: a $1/$3 table holding a patron with $60 was changed to $1/$2 (a
+/// game the patron had left with $200 minutes before) and dealt; another patron ended up
+/// with two seats of one game. A table changes game only with nobody seated.
+#[test]
+fn r_rebuy_1_a_table_does_not_change_game_under_seated_players() {
+    let mut g = Game::new(nl_1_2(), &[(1, d(60))]);
+    let other = TableConfig::no_limit_holdem(d(1), d(3));
+    let r = rejected(g.table(TableOp::ChangeConfig { config: other.clone() }), "GAME_CHANGE_WHILE_SEATED");
+    assert_eq!((r.reason.rule, r.number("seated")), ("R-REBUY-1", Some(1)));
+    // The same game's other settings may change; with the table empty, the game too.
+    let mut same = nl_1_2();
+    same.tip_cap_cents = d(5);
+    g.table(TableOp::ChangeConfig { config: same }).unwrap();
+    g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
+    g.table(TableOp::ChangeConfig { config: other }).unwrap();
+}
