@@ -135,9 +135,7 @@ pub fn dependent_streams(command: &Command, snapshot: &Snapshot) -> Vec<StreamId
     let TableOp::CashOut { player_id, .. } = &c.op else { return Vec::new() };
     let (Some(table), Some(player)) = (snapshot.table(&c.table_id), snapshot.player(player_id)) else { return Vec::new() };
     let Some(config) = table.config.as_ref() else { return Vec::new() };
-    if !config.rebuy.allow_second_seat {
-        return Vec::new();
-    }
+    // Whichever table allowed the second seat (this one or the other), it is bound.
     let game = config.same_game();
     player.other_seats_in_game(&game, &c.table_id).map(|held| StreamId::Table(held.table_id.clone())).collect()
 }

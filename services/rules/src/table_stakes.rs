@@ -439,7 +439,8 @@ pub fn decide_funds(
 }
 
 /// R-REBUY-1 with a second seat allowed: leaving this table binds the patron's other seats of
-/// the same game for the wait window (each is dealt in again only with at least `amount`).
+/// the same game for the wait window (each is dealt in again only with at least `amount`),
+/// whichever table allowed the second seat (the one left may not allow one itself).
 /// Those tables are the command's dependent streams (`Command::dependent_streams`).
 fn bind_other_seats(
     snapshot: &Snapshot,
@@ -451,7 +452,7 @@ fn bind_other_seats(
     ctx: &CommandContext,
 ) -> Result<Vec<(StreamId, Event)>, Rejection> {
     let mut out = Vec::new();
-    if !config.rebuy.allow_second_seat || amount <= 0 {
+    if amount <= 0 {
         return Ok(out);
     }
     let game = config.same_game();

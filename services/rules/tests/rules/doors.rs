@@ -127,6 +127,23 @@ fn r_rebuy_1_option_second_seat_allowed_leaving_one_binds_the_other() {
     at(&mut g, &y, hand).unwrap();
 }
 
+/// The second betting pass: the second seat was allowed by the other table only; leaving the
+/// first (which allows none) bound nothing, and the $40 seat was dealt in inside the wait.
+#[test]
+fn r_rebuy_1_a_second_seat_is_bound_whichever_table_allowed_it() {
+    let mut g = Game::new(nl_1_2(), &[(1, d(100)), (2, d(100))]);
+    p1_wins_60(&mut g);
+    let mut allows = nl_1_2();
+    allows.rebuy.allow_second_seat = true;
+    let y = open_second_table(&mut g, "T2", allows);
+    at(&mut g, &y, buy_in(4, "P1", d(40))).unwrap();
+    at(&mut g, &y, buy_in(5, "P5", d(100))).unwrap();
+    let events = g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
+    assert!(events.iter().any(|(s, e)| s == &StreamId::Table(y.clone()) && e.event_type() == "SeatBound"), "{events:?}");
+    let r = rejected(at(&mut g, &y, TableOp::StartHand { hand_no: 1, button_seat: 5, dealt_seats: vec![4, 5] }), "REBUY_BELOW_AMOUNT_LEFT");
+    assert_eq!(r.number("required_min_cents"), Some(d(160)));
+}
+
 #[test]
 fn r_rebuy_1_after_the_window_a_bound_seat_is_free_again() {
     let mut c = nl_1_2();
