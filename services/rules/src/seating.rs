@@ -91,7 +91,22 @@ pub fn decide_move(
     let to_game = to_config.same_game();
     crate::rebuy::check_second_seat(&staying, to_table_id, &to_game, &to_config.rebuy)?;
     if from_config.same_game().key() != to_game.key() {
+        // Into another game a move is a way in like a buy-in (R-STAKE-6 keeps a stack as it is
+        // within one game only): the re-buy wait, and the destination's buy-in limits (R-STAKE-3)
+        // for the chips it brings (a seat without chips brings none: its first are a buy-in).
         crate::rebuy::check(player, &to_game, ctx.at_unix_ms, &to_config.rebuy, s.stack_cents)?;
+        let rebuy_min = crate::rebuy::required_min_cents(player, &to_game, ctx.at_unix_ms, &to_config.rebuy);
+        let max = to_config.buy_in.max_cents.max(rebuy_min.unwrap_or(0));
+        if s.stack_cents > max {
+            return Err(Rejection::new(crate::table_stakes::BUY_IN_ABOVE_MAXIMUM, "a move into another game brings at most its maximum buy-in")
+                .with("buy_in_cents", s.stack_cents)
+                .with("max_buy_in_cents", max));
+        }
+        if s.stack_cents > 0 && s.stack_cents < to_config.buy_in.min_cents {
+            return Err(Rejection::new(crate::table_stakes::BUY_IN_BELOW_MINIMUM, "a move into another game brings at least its minimum buy-in")
+                .with("buy_in_cents", s.stack_cents)
+                .with("min_buy_in_cents", to_config.buy_in.min_cents));
+        }
     }
     check_free_for(to, to_seat, &s.player_id)?;
     if to.seat(to_seat).is_some() {

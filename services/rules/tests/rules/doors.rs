@@ -179,6 +179,29 @@ fn r_rebuy_1_a_house_move_is_no_way_back_into_a_game_below_the_amount_left() {
     at(&mut g, &other, back).unwrap();
 }
 
+/// R-STAKE-3 / R-STAKE-6 (the second betting pass): a house move keeps a stack as it is within
+/// one game; into another game it brings what a buy-in there may ($40 to $200 at $1/$2).
+#[test]
+fn r_stake_3_a_move_into_another_game_brings_what_its_buy_in_may() {
+    let mut g = Game::new(nl_1_2(), &[]);
+    let big = open_second_table(&mut g, "T3", {
+        let mut c = TableConfig::no_limit_holdem(d(5), d(10));
+        c.fee = FeePolicy::NoFee;
+        c
+    });
+    at(&mut g, &big, buy_in(1, "P1", d(1_000))).unwrap();
+    let into_small = TableOp::MovePlayer { seat: 1, player_id: pid("P1"), to_table_id: tid(TABLE), to_seat: 2 };
+    let r = rejected(at(&mut g, &big, into_small), "BUY_IN_ABOVE_MAXIMUM");
+    assert_eq!((r.reason.rule, r.number("buy_in_cents"), r.number("max_buy_in_cents")), ("R-STAKE-3", Some(d(1_000)), Some(d(200))));
+    g.table(buy_in(3, "P3", d(40))).unwrap();
+    let into_big = TableOp::MovePlayer { seat: 3, player_id: pid("P3"), to_table_id: big.clone(), to_seat: 4 };
+    let r = rejected(g.table(into_big), "BUY_IN_BELOW_MINIMUM");
+    assert_eq!(r.number("min_buy_in_cents"), Some(d(200)));
+    // Within one game a move keeps the stack as it is, below the minimum too (R-STAKE-6).
+    let same = open_second_table(&mut g, "T2", nl_1_2());
+    g.table(TableOp::MovePlayer { seat: 3, player_id: pid("P3"), to_table_id: same, to_seat: 1 }).unwrap();
+}
+
 /// Found by `door_props` (a random sequence): a seat taken without chips at another table of
 /// the game, moved by the house onto the game after the patron left it with $200, counted as a
 /// return and met the departure, so a $136 buy-in went through inside the wait.
