@@ -8,6 +8,14 @@
 use serde::{Deserialize, Serialize};
 
 use crate::money::Cents;
+use crate::rejection::{Reason, Rejection};
+
+/// A cash transaction dated on a gaming day before the patron's latest one (an import dated
+/// back): a day's totals are kept in order, so one patron's cash is never split across days
+/// after the fact to keep each under the CTR threshold.
+pub const CASH_DAY_OUT_OF_ORDER: Reason = Reason::new("CASH_DAY_OUT_OF_ORDER", "R-AUDIT-4");
+
+pub const REASONS: &[Reason] = &[CASH_DAY_OUT_OF_ORDER];
 
 /// Direction of a cash transaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -85,23 +93,33 @@ pub fn assess(day: &CashDay, gaming_day: &str, direction: CashDirection, amount_
     (mtl, ctr, after)
 }
 
-/// The player event recording a cash transaction.
+/// The player event recording a cash transaction; refused on a gaming day before the patron's
+/// latest cash day ([`CASH_DAY_OUT_OF_ORDER`]).
 pub fn cash_event(
     player: &crate::player::PlayerState,
     gaming_day: &str,
     direction: CashDirection,
     amount_cents: Cents,
     t: &AmlThresholds,
-) -> crate::player::PlayerEvent {
+) -> Result<crate::player::PlayerEvent, Rejection> {
+    let latest = player.cash_day.gaming_day.as_str();
+    // `YYYY-MM-DD` texts order as the days do.
+    if !latest.is_empty() && gaming_day < latest {
+        let day_number = |day: &str| day.replace('-', "").parse::<Cents>().unwrap_or(0);
+        return Err(Rejection::new(CASH_DAY_OUT_OF_ORDER, format!("the patron's cash is already counted on gaming day {latest}: a cash transaction dated {gaming_day} would count apart from it"))
+            .with("gaming_day", day_number(gaming_day))
+            .with("latest_gaming_day", day_number(latest))
+            .with("amount_cents", amount_cents));
+    }
     let (mtl_entry, ctr_required, day_total_cents) = assess(&player.cash_day, gaming_day, direction, amount_cents, t);
-    crate::player::PlayerEvent::CashTransaction {
+    Ok(crate::player::PlayerEvent::CashTransaction {
         gaming_day: gaming_day.to_string(),
         direction,
         amount_cents,
         mtl_entry,
         ctr_required,
         day_total_cents,
-    }
+    })
 }
 
 #[cfg(test)]

@@ -439,7 +439,7 @@ pub fn decide_cage(snapshot: &Snapshot, ctx: &CommandContext, c: &CageCommand) -
             Ok(vec![
                 (csid, Event::Cage(CageEvent::ChipsSold { player_id: player_id.clone(), chips: chips.clone(), amount_cents: amount, postings })),
                 (psid.clone(), Event::Player(PlayerEvent::ChipsBought { cage_id: cage_id.clone(), amount_cents: amount })),
-                (psid, Event::Player(crate::aml::cash_event(player, &ctx.gaming_day, CashDirection::In, amount, &snapshot.aml))),
+                (psid, Event::Player(crate::aml::cash_event(player, &ctx.gaming_day, CashDirection::In, amount, &snapshot.aml)?)),
             ])
         }
         CageOp::RedeemChips { player_id, chips } => {
@@ -463,7 +463,7 @@ pub fn decide_cage(snapshot: &Snapshot, ctx: &CommandContext, c: &CageCommand) -
             Ok(vec![
                 (csid, Event::Cage(CageEvent::ChipsRedeemed { player_id: player_id.clone(), chips: chips.clone(), amount_cents: amount, postings })),
                 (psid.clone(), Event::Player(PlayerEvent::ChipsRedeemed { cage_id: cage_id.clone(), amount_cents: amount })),
-                (psid, Event::Player(crate::aml::cash_event(player, &ctx.gaming_day, CashDirection::Out, amount, &snapshot.aml))),
+                (psid, Event::Player(crate::aml::cash_event(player, &ctx.gaming_day, CashDirection::Out, amount, &snapshot.aml)?)),
             ])
         }
         CageOp::IssueMarker { player_id, marker_no, chips, approved_by, delivery } => {

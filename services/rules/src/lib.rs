@@ -437,6 +437,7 @@ pub fn all_reasons() -> Vec<Reason> {
         markers::REASONS,
         iou::REASONS,
         corrections::REASONS,
+        aml::REASONS,
     ];
     lists.iter().flat_map(|l| l.iter().copied()).collect()
 }

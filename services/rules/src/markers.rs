@@ -157,7 +157,7 @@ pub fn decide_redeem(
     Ok(vec![
         (StreamId::Cage(cage_id.clone()), Event::Cage(CageEvent::MarkerRedeemed { player_id: player_id.clone(), marker_no, amount_cents, postings })),
         (psid.clone(), Event::Player(PlayerEvent::MarkerRedeemed { cage_id: cage_id.clone(), marker_no, amount_cents })),
-        (psid, Event::Player(crate::aml::cash_event(player, &ctx.gaming_day, CashDirection::In, amount_cents, &snapshot.aml))),
+        (psid, Event::Player(crate::aml::cash_event(player, &ctx.gaming_day, CashDirection::In, amount_cents, &snapshot.aml)?)),
     ])
 }
 

@@ -107,7 +107,7 @@ fn fund_seat(
                 ));
             }
             postings.push(Posting::new(seat_account, amount_cents));
-            crate::aml::cash_event(player, &ctx.gaming_day, CashDirection::In, amount_cents, &snapshot.aml)
+            crate::aml::cash_event(player, &ctx.gaming_day, CashDirection::In, amount_cents, &snapshot.aml)?
         }
         FundsSource::PocketChips => {
             if player.pocket_cents < amount_cents {
@@ -301,7 +301,7 @@ pub fn decide_funds(
             if buy_in {
                 out.push((psid.clone(), Event::Player(joined(table_id, seat, config, amount))));
             }
-            let e = crate::aml::cash_event(player, &ctx.gaming_day, CashDirection::In, amount, &snapshot.aml);
+            let e = crate::aml::cash_event(player, &ctx.gaming_day, CashDirection::In, amount, &snapshot.aml)?;
             out.push((psid, Event::Player(e)));
         }
         TableOp::CashOut { seat, player_id } => {

@@ -344,6 +344,27 @@ fn r_audit_4_cash_buy_in_recorded_for_aml() {
     assert!(g.world.players[&pid("P1")].cash_day.ctr_in_required);
 }
 
+/// R-AUDIT-4 (the insiders' second pass): $9,000 bought live today and $9,000 imported as of
+/// yesterday, each day under the CTR's $10,000. A patron's cash is counted day after day in
+/// order: a cash transaction dated before the latest counted day is refused, and moves nothing.
+#[test]
+fn r_audit_4_cash_is_not_dated_back_before_the_patrons_latest_day() {
+    let mut c = nl_1_2();
+    c.buy_in.max_cents = d(50_000);
+    let mut g = Game::new(c, &[]);
+    g.world.ctx.gaming_day = "2026-03-02".into();
+    g.sit(1, "P1", d(9_000)).unwrap();
+    g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
+    g.world.ctx.gaming_day = "2026-03-01".into();
+    let r = rejected(g.sit(2, "P1", d(9_000)), "CASH_DAY_OUT_OF_ORDER");
+    assert_eq!((r.reason.rule, r.number("gaming_day"), r.number("latest_gaming_day")), ("R-AUDIT-4", Some(20_260_301), Some(20_260_302)));
+    assert_eq!(g.world.players[&pid("P1")].cash_day.cash_in_cents, d(9_000), "nothing was counted");
+    // The same day, or a later one, counts on.
+    g.world.ctx.gaming_day = "2026-03-02".into();
+    let events = g.sit(2, "P1", d(9_000)).unwrap();
+    assert!(events.iter().any(|(_, e)| matches!(e, Event::Player(PlayerEvent::CashTransaction { ctr_required: true, .. }))));
+}
+
 #[test]
 fn r_stake_4_seats_and_stacks() {
     let mut g = game();
