@@ -471,7 +471,7 @@ fn acted_events(
             Some(hand) if hand.active_count() <= 2 && hand.players.iter().any(|p| p.status == InHand::AllIn) => {
                 let mut after = hand.clone();
                 crate::table::apply_acted(&mut after, config, seat, judged.kind, judged.to_cents, judged.amount_cents, &[], table.stack_cents(seat));
-                crate::pots::side_pot_at_once(&after, table_id)
+                crate::pots::side_pot_at_once(&after, config, table_id)
             }
             _ => None,
         };

@@ -369,7 +369,10 @@ pub(crate) fn settle_hand(
     let mut results: Vec<PotResult> = Vec::with_capacity(layers.len());
     for (i, layer) in layers.into_iter().enumerate() {
         let rake = rake_per_pot[i];
-        let jackpot = if i == 0 { crate::rake::jackpot_drop_cents(config, bases[0] - rake, flop_seen) } else { 0 };
+        // R-RAKE-2: the drop is judged on the main pot after its rake; a reported rake the
+        // awards place comes from the main pot first (`award_by_amounts`).
+        let main_rake = rake + if i == 0 { unplaced_rake.min(bases[0] - rake) } else { 0 };
+        let jackpot = if i == 0 { crate::rake::jackpot_drop_cents(config, bases[0] - main_rake, flop_seen) } else { 0 };
         results.push(PotResult {
             index: i as u8,
             amount_cents: layer.amount_cents,
@@ -511,7 +514,7 @@ fn award_by_amounts(hand: &HandState, results: &mut [PotResult], awards: &[SeatA
 /// chips above the second-highest live contribution can no longer be contested: that side pot
 /// (with any uncalled chips in it, R-POT-4) is paid to its one player at once. `None` if
 /// nothing is left to one player.
-pub(crate) fn side_pot_at_once(hand: &HandState, table_id: &TableId) -> Option<TableEvent> {
+pub(crate) fn side_pot_at_once(hand: &HandState, config: &TableConfig, table_id: &TableId) -> Option<TableEvent> {
     if hand.phase != crate::hand::HandPhase::RoundComplete || hand.active_count() > 1 || hand.live_count() < 2 {
         return None;
     }
@@ -533,12 +536,36 @@ pub(crate) fn side_pot_at_once(hand: &HandState, table_id: &TableId) -> Option<T
     let given_back: Cents = awards[1..].iter().map(|(_, back)| back).sum();
     let amount = won + given_back;
     let returned_cents = (top - second_any.max(level)).max(0) + given_back;
-    let mut postings = Vec::with_capacity(1 + awards.len());
+    // R-RAKE-1: the hand is raked as the showdown would rake it: the rake of all its pots, less
+    // what the pots below this one take when they are settled (they are final: everyone in them
+    // but the winner is all in), never on what goes back. (A reported rake is reported at the
+    // showdown.)
+    let rake_cents = match &config.fee {
+        FeePolicy::Rake { .. } => {
+            let mut below = hand.clone();
+            below.contribution_cap_cents = Some(level);
+            let mut bases: SeatList<Cents> = hand_pots(&below).iter().map(|l| l.amount_cents - l.returned_cents).collect();
+            let rake_of = |bases: &[Cents]| {
+                let mut out: SeatList<Cents> = bases.iter().map(|_| 0).collect();
+                crate::rake::rake_by_pot_into(&config.fee, bases, hand.flop_seen, &mut out);
+                out.iter().sum::<Cents>()
+            };
+            let below_cents = rake_of(&bases);
+            bases.push(amount - returned_cents);
+            (rake_of(&bases) - below_cents).clamp(0, won)
+        }
+        _ => 0,
+    };
+    awards[0].1 -= rake_cents;
+    let mut postings = Vec::with_capacity(2 + awards.len());
     postings.push(Posting::new(Account::Pot { table_id: table_id.clone(), pot_index: 0 }, -amount));
     for (seat, paid) in &awards {
         postings.push(Posting::new(Account::Seat { table_id: table_id.clone(), seat: *seat }, *paid));
     }
-    let pot = PotResult { index: 1, amount_cents: amount, eligible: vec![winner], returned_cents, rake_cents: 0, jackpot_cents: 0, awards };
+    if rake_cents > 0 {
+        postings.push(Posting::new(Account::Rake { table_id: table_id.clone() }, rake_cents));
+    }
+    let pot = PotResult { index: 1, amount_cents: amount, eligible: vec![winner], returned_cents, rake_cents, jackpot_cents: 0, awards };
     Some(TableEvent::SidePotPaid { level_cents: level, pot, postings })
 }
 

@@ -450,6 +450,77 @@ fn r_rake_1_the_rake_the_dealer_reports_is_recorded_within_the_cap() {
     assert_eq!(g.state().rake_cents, d(3));
 }
 
+fn rake_10_percent(cap_cents: Cents) -> FeePolicy {
+    FeePolicy::Rake { percent_bps: 1000, increment_cents: d(1), cap_cents, no_flop_no_drop: true, min_pot_cents: 0 }
+}
+
+/// R-RAKE-1, R-POT-3 (the second betting pass): a side pot left to one player by a fold is paid
+/// at once, and raked as the showdown would rake it. $1/$2, 10% in $1 steps, cap $50. Seat 2
+/// is all in for $10; the main pot is 3 x $10 + the folded big blind's $2 = $32, raked $3. The
+/// side pot is $20 + $20 called on the flop and a $30 turn bet nobody called: raked $4 (10% of
+/// $40), the $30 back unraked. Before, the side pot went unraked: the house's share depended on
+/// whether a player folded before the river.
+#[test]
+fn r_rake_1_a_side_pot_paid_at_once_is_raked_as_at_the_showdown() {
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.fee = rake_10_percent(d(50));
+    let mut g = Game::new(c, &[(1, d(200)), (2, d(10)), (3, d(200)), (4, d(200))]);
+    g.start(1, 1, &[1, 2, 3, 4]);
+    g.post(2, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(3, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(4, raise(6));
+    g.ok(1, Action::Call);
+    g.ok(2, Action::AllIn);
+    g.ok(3, Action::Fold);
+    g.ok(4, Action::Call);
+    g.ok(1, Action::Call);
+    g.next_round();
+    g.ok(4, bet(20));
+    g.ok(1, Action::Call);
+    g.next_round();
+    g.ok(4, bet(30));
+    let events = g.act(1, Action::Fold).unwrap();
+    let paid = events.iter().find_map(|(_, e)| match e {
+        Event::Table(TableEvent::SidePotPaid { pot, .. }) => Some(pot.clone()),
+        _ => None,
+    });
+    let pot = paid.expect("the side pot is paid at once");
+    assert_eq!((pot.amount_cents, pot.returned_cents, pot.rake_cents), (d(70), d(30), d(4)));
+    assert_eq!(g.stack(4), d(200) - d(10) - d(20) - d(30) + d(66), "the side pot less its rake, the uncalled $30 back");
+    assert_eq!(g.state().rake_cents, d(4));
+    let showdown = TableOp::Showdown { high: vec![vec![2], vec![4]], low: None, rake_cents: None };
+    g.table(showdown).unwrap();
+    assert_eq!(g.stack(2), d(32) - d(3), "the main pot less its rake");
+    assert_eq!(g.state().rake_cents, d(7), "as if both pots had been raked at the showdown");
+}
+
+/// R-RAKE-2 (the second betting pass): the drop is judged on the main pot after its rake,
+/// however the pots are awarded. $22 heads up, 10% in $1 steps: rake $2, $20 left, under the
+/// $21 the drop needs; with `AwardPots` and the rake repeated, a $1 drop was taken from the
+/// winner as if the $22 were unraked.
+#[test]
+fn r_rake_2_the_drop_is_judged_after_the_rake_however_the_pots_are_awarded() {
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.fee = rake_10_percent(d(5));
+    c.jackpot_drop = Some(config::JackpotDrop { amount_cents: d(1), min_pot_cents: d(21) });
+    for by_amounts in [false, true] {
+        let mut g = Game::new(c.clone(), &[(1, d(100)), (2, d(100))]);
+        g.start(1, 1, &[1, 2]);
+        g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+        g.post(2, PostKind::BigBlind, d(2)).unwrap();
+        g.ok(1, raise(11));
+        g.ok(2, Action::Call);
+        g.check_down(&[2, 1]);
+        let settle = if by_amounts {
+            TableOp::AwardPots { awards: vec![SeatAward { seat: 1, amount_cents: d(20) }], rake_cents: Some(d(2)) }
+        } else {
+            TableOp::Showdown { high: vec![vec![1]], low: None, rake_cents: None }
+        };
+        g.table(settle).unwrap();
+        assert_eq!((g.stack(1), g.state().jackpot_cents), (d(89) + d(20), 0), "by amounts: {by_amounts}");
+    }
+}
+
 #[test]
 fn r_pot_6_a_settled_hand_is_not_settled_or_dealt_again() {
     let mut g = to_showdown(reported(d(5)));

@@ -220,6 +220,10 @@ fn run(play: &Play) -> (u32, u32, u32, u32) {
         let pot_total: Cents = pots.iter().map(|p| p.amount_cents).sum();
         let awards: Cents = pots.iter().flat_map(|p| p.awards.iter().map(|a| a.1)).sum();
         assert_eq!(pot_total, contributed, "every contribution is in a pot");
+        // The hand's rake: the settlement's and that of the side pots paid at once (R-RAKE-1).
+        let settled_pots = pots.len() - hand_events.iter().filter(|(_, e)| matches!(e, Event::Table(TableEvent::SidePotPaid { .. }))).count();
+        assert_eq!(pots[..settled_pots].iter().map(|p| p.rake_cents).sum::<Cents>(), rake, "the settlement's rake is its pots'");
+        let rake: Cents = pots.iter().map(|p| p.rake_cents).sum();
         assert_eq!(contributed, awards + rake + jackpot + kitty, "R-POT-6");
         for p in &pots {
             assert!(p.awards.iter().all(|(s, a)| *a >= 0 && p.eligible.contains(s)), "R-POT-5: only eligible players win");

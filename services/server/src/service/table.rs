@@ -145,7 +145,8 @@ pub(super) async fn rebuild_hand(
                 // R-POT-3: a side pot paid at once is a pot of the hand, listed after the others.
                 TableEvent::SidePotPaid { pot, .. } => paid_at_once.push(pot.clone()),
                 TableEvent::HandSettled { pots, rake_cents, jackpot_cents, .. } => {
-                    view.rake_cents = *rake_cents;
+                    // The hand's rake: the settlement's and the side pots' paid at once (R-RAKE-1).
+                    view.rake_cents = *rake_cents + paid_at_once.iter().map(|pot| pot.rake_cents).sum::<i64>();
                     view.jackpot_drop_cents = *jackpot_cents;
                     let settled = pots.len();
                     let at_once = paid_at_once.iter().enumerate().map(|(i, pot)| rules::PotResult { index: (settled + i) as u8, ..pot.clone() });
