@@ -45,6 +45,8 @@ pub fn decide_expense(table: &TableState, amount_cents: Cents, purpose: &str, to
         return Err(Rejection::new(KITTY_NOT_ENABLED, "this table has no kitty"));
     }
     crate::money::check_positive("amount_cents", amount_cents)?;
+    // R-UNIT-2: the kitty box holds chips; an expense is paid in them.
+    config.chip_set.check_playable("a kitty expense", amount_cents)?;
     if purpose.trim().is_empty() || purpose.len() > MAX_PURPOSE_LEN {
         return Err(Rejection::new(KITTY_PURPOSE_REQUIRED, "each kitty expense names its purpose (at most 200 chars)"));
     }

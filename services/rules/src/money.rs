@@ -166,6 +166,17 @@ impl ChipSet {
     pub fn is_playable(&self, amount_cents: Cents) -> bool {
         amount_cents % self.min_playable_chip_cents == 0
     }
+
+    /// R-UNIT-2: refuse a payment (`what`: "a jackpot payout") that is not whole minimum
+    /// playable chips.
+    pub fn check_playable(&self, what: &str, amount_cents: Cents) -> Result<(), Rejection> {
+        if self.is_playable(amount_cents) {
+            return Ok(());
+        }
+        Err(Rejection::new(NOT_MULTIPLE_OF_MIN_CHIP, format!("{what} is whole minimum playable chips"))
+            .with("amount_cents", amount_cents)
+            .with("min_playable_chip_cents", self.min_playable_chip_cents))
+    }
 }
 
 /// R-UNIT-1: a command amount must be positive and bounded.

@@ -111,11 +111,7 @@ pub fn decide_pay_jackpot(table: &TableState, seat: Seat, amount_cents: Cents, p
     if promotion.trim().is_empty() || promotion.len() > MAX_PROMOTION_LEN {
         return Err(Rejection::new(JACKPOT_PROMOTION_REQUIRED, "a jackpot payout names its promotion (at most 200 bytes)"));
     }
-    if !config.chip_set.is_playable(amount_cents) {
-        return Err(Rejection::new(crate::money::NOT_MULTIPLE_OF_MIN_CHIP, "a payout is whole minimum playable chips")
-            .with("amount_cents", amount_cents)
-            .with("min_playable_chip_cents", config.chip_set.min_playable_chip_cents));
-    }
+    config.chip_set.check_playable("a jackpot payout", amount_cents)?;
     if amount_cents > table.jackpot_cents {
         return Err(Rejection::new(JACKPOT_FUND_INSUFFICIENT, "the jackpot fund does not hold that much")
             .with("amount_cents", amount_cents)

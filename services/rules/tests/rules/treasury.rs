@@ -346,6 +346,10 @@ fn r_kitty_1_kitty_pays_named_expenses_and_never_goes_negative() {
     rejected(g.table(TableOp::PayKittyExpense { amount_cents: d(1), purpose: " ".into(), to_dealer: false }), "KITTY_PURPOSE_REQUIRED");
     let r = rejected(g.table(TableOp::PayKittyExpense { amount_cents: d(1), purpose: "decks".into(), to_dealer: true }), "KITTY_INSUFFICIENT");
     assert_eq!(r.number("kitty_cents"), Some(0));
+    // R-UNIT-2 (the insiders' second pass: 50 cents paid from a $1-chip kitty box).
+    let chip = g.state().config.as_ref().unwrap().chip_set.min_playable_chip_cents;
+    let r = rejected(g.table(TableOp::PayKittyExpense { amount_cents: chip / 2, purpose: "decks".into(), to_dealer: true }), "NOT_MULTIPLE_OF_MIN_CHIP");
+    assert_eq!((r.reason.rule, r.number("min_playable_chip_cents")), ("R-UNIT-2", Some(chip)));
 }
 
 #[test]
