@@ -44,6 +44,9 @@ fn assert_denied(result: Result<tonic::Response<pb::CommandResult>, tonic::Statu
     let status = result.expect_err(what);
     let (code, got, _) = refusal(&status);
     assert_eq!((code, got.as_str()), (Code::PermissionDenied, reason), "{what}: {status:?}");
+    // R-AUDIT-3: the answer names the rule of the command's dual control.
+    let rule = error_info(&status).metadata.get("rule_id").cloned().unwrap_or_default();
+    assert!(["R-CHIP-3", "R-AUDIT-1", "R-CHIP-2"].contains(&rule.as_str()), "{what}: rule {rule:?} in {status:?}");
 }
 
 const FILL_RPC: &str = "/chipledger.v1.CageService/Fill";
