@@ -1,4 +1,9 @@
 -- chipledger_record_checkpoint: keep a signed checkpoint document (a convenience copy for the fetch RPC); true if new.
+-- The document is checked for the shape every reader needs (SignedCheckpoint, checkpoint.rs): a
+-- JSON object whose checkpoint names this property, position, refusal sequence and key, with hex
+-- hashes, public key and signature. The signature is not checked here (the readers check it
+-- against the keys they trust); a document nobody could read is refused (CL005), so a holder of
+-- the application role cannot keep a row that breaks every later listing (rows are never deleted).
 CREATE OR REPLACE FUNCTION chipledger_record_checkpoint(p_property text, p_position bigint, p_refusal_seq bigint, p_key_id text, p_signed_at timestamptz,
     p_document text)
 RETURNS boolean
@@ -8,7 +13,30 @@ SET search_path = public, pg_temp
 AS $$
 DECLARE
     v_kept int;
+    v_doc  jsonb;
+    v_cp   jsonb;
 BEGIN
+    BEGIN
+        v_doc := p_document::jsonb;
+    EXCEPTION WHEN others THEN
+        v_doc := NULL;
+    END;
+    v_cp := CASE WHEN jsonb_typeof(v_doc) = 'object' THEN v_doc->'checkpoint' END;
+    IF jsonb_typeof(v_cp) IS DISTINCT FROM 'object'
+       OR v_cp->>'type' IS DISTINCT FROM 'chipledger.checkpoint'
+       OR v_cp->>'property' IS DISTINCT FROM p_property
+       OR jsonb_typeof(v_cp->'position') IS DISTINCT FROM 'number' OR v_cp->>'position' IS DISTINCT FROM p_position::text
+       OR jsonb_typeof(v_cp->'refusal_seq') IS DISTINCT FROM 'number' OR v_cp->>'refusal_seq' IS DISTINCT FROM p_refusal_seq::text
+       OR v_cp->>'key_id' IS DISTINCT FROM p_key_id
+       OR jsonb_typeof(v_cp->'signed_at_ms') IS DISTINCT FROM 'number'
+       OR jsonb_typeof(v_cp->'chain_format') IS DISTINCT FROM 'number'
+       OR coalesce(v_cp->>'hash', '') !~ '^[0-9a-f]{64}$'
+       OR coalesce(v_cp->>'refusal_hash', '') !~ '^[0-9a-f]{64}$'
+       OR coalesce(v_doc->>'public_key', '') !~ '^[0-9a-f]{64}$'
+       OR coalesce(v_doc->>'signature', '') !~ '^[0-9a-f]{128}$' THEN
+        RAISE EXCEPTION 'chipledger: not a checkpoint document' USING ERRCODE = 'CL005',
+            DETAIL = json_build_object('reason', 'a kept checkpoint is a signed checkpoint document of this property, position, refusal sequence and key')::text;
+    END IF;
     INSERT INTO checkpoints (property, position, refusal_seq, key_id, signed_at, document)
     VALUES (p_property, p_position, p_refusal_seq, p_key_id, p_signed_at, p_document)
     ON CONFLICT DO NOTHING;

@@ -321,3 +321,37 @@ async fn ten_thousand_dollars_added_to_a_projected_seat_balance_is_reported_by_v
     assert_eq!(differences.len(), 2, "{differences:?}");
     recorded.server.stop().await
 }
+
+/// The insiders' second pass: with the application role's credentials, one call kept the row
+/// `'not a document'` as a checkpoint; rows are never deleted, so every later listing (the
+/// auditors' `checkpoints fetch`, the console's chain page) failed for good. The function keeps
+/// only a signed checkpoint document of the property, position, refusal sequence and key named.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_application_role_cannot_keep_a_checkpoint_no_reader_can_read() -> anyhow::Result<()> {
+    let mut recorded = recorded("tamper_checkpoint_row").await?;
+    let property = recorded.server.property_id.clone();
+    let mut app = PgConnection::connect(&recorded.server.app_url()?).await?;
+    let kept = chipledger_store::SignedCheckpoint::from_document(&recorded.checkpoints[2])?;
+    let record = |document: String, position: i64| {
+        sqlx::query("SELECT chipledger_record_checkpoint($1, $2, $3, $4, now(), $5)")
+            .bind(property.clone())
+            .bind(position)
+            .bind(kept.checkpoint.refusal_seq)
+            .bind(kept.checkpoint.key_id.clone())
+            .bind(document)
+    };
+    for (document, position) in [
+        ("not a document".to_string(), 1_000_000_000),
+        ("{}".to_string(), 1_000_000_000),
+        // A real document under another position than its own.
+        (recorded.checkpoints[2].clone(), kept.checkpoint.position + 1),
+    ] {
+        let refused = record(document.clone(), position).fetch_one(&mut app).await;
+        let error = refused.expect_err(&document);
+        assert!(error.to_string().contains("not a checkpoint document"), "{error}");
+    }
+    // The listing still reads every checkpoint kept.
+    let listed = recorded.auditor.audit.list_checkpoints(pb::ListCheckpointsRequest::default()).await?.into_inner().checkpoints;
+    assert_eq!(listed.len(), 3, "{listed:?}");
+    recorded.server.stop().await
+}
