@@ -134,7 +134,8 @@ pub fn decide_correction(
         }
     }
     let pockets = pocket_corrections(snapshot, reverses_event_id, &postings)?;
-    let mut out = Vec::with_capacity(1 + pockets.len());
+    let bound = rebind_corrected_returns(snapshot, table, ctx, reverses_event_types, original_postings)?;
+    let mut out = Vec::with_capacity(1 + pockets.len() + bound.len());
     out.push((
         StreamId::Table(table_id.clone()),
         Event::Table(TableEvent::Corrected {
@@ -144,8 +145,50 @@ pub fn decide_correction(
             postings,
         }),
     ));
+    out.extend(bound.into_iter().map(|event| (StreamId::Table(table_id.clone()), Event::Table(event))));
     out.extend(pockets);
     Ok(out)
+}
+
+/// R-REBUY-1: a way into the game (a buy-in, cash or a marker put in play, a house move) that
+/// a correction takes back may have met a departure from the game within the wait; the seat
+/// it credited is then bound again (`SeatBound`): dealt in only with at least the amount left
+/// with until the wait ends, as if the patron had just come back (the second betting pass:
+/// a $500 return corrected away, then a $40 top-up was dealt in). The patrons' streams are the
+/// command's dependent streams (`ledger::dependent_streams`).
+fn rebind_corrected_returns(
+    snapshot: &Snapshot,
+    table: &TableState,
+    ctx: &CommandContext,
+    reverses_event_types: &[String],
+    original_postings: &[Posting],
+) -> Result<Vec<TableEvent>, Rejection> {
+    let Some(config) = table.config.as_ref() else { return Ok(Vec::new()) };
+    if !reverses_event_types.iter().any(|t| crate::rebuy::WAYS_IN.contains(&t.as_str())) {
+        return Ok(Vec::new());
+    }
+    let game = config.same_game();
+    let mut bound: Vec<TableEvent> = Vec::new();
+    for p in original_postings.iter().filter(|p| p.amount_cents > 0) {
+        let Account::Seat { seat, table_id } = &p.account else { continue };
+        let Some(s) = table.seat(*seat) else { continue };
+        if bound.iter().any(|b| matches!(b, TableEvent::SeatBound { seat: at, .. } if at == seat)) {
+            continue;
+        }
+        let player = snapshot.player(&s.player_id).ok_or_else(|| {
+            Rejection::new(crate::ledger::STREAM_NOT_LOADED, format!("stream player-{} was not loaded", s.player_id))
+        })?;
+        if let Some((amount_cents, until_unix_ms)) = crate::rebuy::binding_since(player, &game, ctx.at_unix_ms, &config.rebuy) {
+            bound.push(TableEvent::SeatBound {
+                seat: *seat,
+                player_id: s.player_id.clone(),
+                left_table_id: table_id.clone(),
+                amount_cents,
+                until_unix_ms,
+            });
+        }
+    }
+    Ok(bound)
 }
 
 /// The `PocketCorrected` events of the pockets that reversed `postings` name, each checked

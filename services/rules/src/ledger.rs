@@ -132,6 +132,23 @@ pub fn streams_into(command: &Command, v: &mut Vec<StreamId>) {
 /// as `STREAM_NOT_LOADED`).
 pub fn dependent_streams(command: &Command, snapshot: &Snapshot) -> Vec<StreamId> {
     let Command::Table(c) = command else { return Vec::new() };
+    // R-REBUY-1: a way into the game corrected away: the patrons at the seats it credited.
+    if let TableOp::Correct { reverses_event_types, original_postings, .. } = &c.op {
+        let Some(table) = snapshot.table(&c.table_id) else { return Vec::new() };
+        if !reverses_event_types.iter().any(|t| crate::rebuy::WAYS_IN.contains(&t.as_str())) {
+            return Vec::new();
+        }
+        let mut players: Vec<StreamId> = Vec::new();
+        for p in original_postings {
+            if let (Account::Seat { seat, .. }, true) = (&p.account, p.amount_cents > 0)
+                && let Some(s) = table.seat(*seat)
+                && !players.contains(&StreamId::Player(s.player_id.clone()))
+            {
+                players.push(StreamId::Player(s.player_id.clone()));
+            }
+        }
+        return players;
+    }
     let TableOp::CashOut { player_id, .. } = &c.op else { return Vec::new() };
     let (Some(table), Some(player)) = (snapshot.table(&c.table_id), snapshot.player(player_id)) else { return Vec::new() };
     let Some(config) = table.config.as_ref() else { return Vec::new() };

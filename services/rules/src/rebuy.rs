@@ -109,6 +109,23 @@ pub fn check_second_seat(player: &PlayerState, table_id: &TableId, game: &SameGa
     Ok(())
 }
 
+/// The events that bring chips to a seat as a way into the game (a buy-in judged against the
+/// re-buy wait): a correction of one of them leaves the seat bound again ([`binding_since`]).
+pub const WAYS_IN: &[&str] = &["BoughtIn", "CashPutInPlay", "MarkerChipsSeated", "PlayerMovedIn"];
+
+/// The largest departure from `game` on the patron's record within the wait at `now_ms`, met or
+/// not (amount less the tolerance, and when the wait ends): what a return that met it, once
+/// corrected away, leaves the seat bound to.
+pub fn binding_since(player: &PlayerState, game: &SameGame, now_ms: i64, policy: &RebuyPolicy) -> Option<(Cents, i64)> {
+    player
+        .departures
+        .iter()
+        .filter(|d| d.amount_cents > 0 && game.holds(&d.game_key) && within_window(d.at_unix_ms, now_ms, policy))
+        .max_by_key(|d| d.amount_cents)
+        .map(|d| (less_tolerance(d.amount_cents, policy), d.at_unix_ms.saturating_add(policy.wait_window_ms)))
+        .filter(|(required, _)| *required > 0)
+}
+
 /// The amount a seat left bound by a departure from another seat of the same game must reach
 /// before it is dealt in again, if the binding still holds at `now_ms`.
 pub fn bound_min_stack_cents(seat: &crate::table::SeatState, now_ms: i64) -> Option<Cents> {

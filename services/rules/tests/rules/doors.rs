@@ -604,6 +604,38 @@ fn correct(reverses: &str, version: u64, postings: Vec<Posting>) -> TableOp {
     }
 }
 
+/// R-REBUY-1, R-AUDIT-1 (the second betting pass): P1 left with $200 and came back to the
+/// game for $200; that buy-in, corrected away with a floor's approval, left a seat from which a
+/// $40 top-up was dealt in inside the wait. The correction binds the seat again: dealt in only
+/// with the $200 left with, until the wait ends.
+#[test]
+fn r_rebuy_1_a_return_corrected_away_leaves_the_seat_bound() {
+    let mut g = Game::new(nl_1_2(), &[(1, d(200)), (2, d(100))]);
+    g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
+    let y = open_second_table(&mut g, "T2", nl_1_2());
+    at(&mut g, &y, buy_in(3, "P1", d(200))).unwrap();
+    at(&mut g, &y, buy_in(4, "P4", d(100))).unwrap();
+    // P1's return: the first buy-in at T2.
+    let index = g.world.log.iter().position(|(s, e)| s == &StreamId::Table(y.clone()) && e.event_type() == "BoughtIn").unwrap();
+    let undo = TableOp::Correct {
+        reverses_event_id: format!("event-{index}"),
+        reverses_stream_version: stream_version_at(&g.world.log, index),
+        reverses_event_types: vec!["BoughtIn".into()],
+        original_postings: g.world.log[index].1.postings(),
+        approved_by: "floor-2".into(),
+        reason: "keyed at the wrong seat".into(),
+    };
+    let events = at(&mut g, &y, undo).unwrap();
+    assert!(events.iter().any(|(_, e)| matches!(e, Event::Table(TableEvent::SeatBound { seat: 3, amount_cents, .. }) if *amount_cents == d(200))), "{events:?}");
+    at(&mut g, &y, TableOp::TopUp { seat: 3, player_id: pid("P1"), amount_cents: d(40), source: FundsSource::Cash, supervisor_id: None }).unwrap();
+    let hand = TableOp::StartHand { hand_no: 1, button_seat: 4, dealt_seats: vec![3, 4] };
+    let r = rejected(at(&mut g, &y, hand.clone()), "REBUY_BELOW_AMOUNT_LEFT");
+    assert_eq!(r.number("required_min_cents"), Some(d(200)));
+    // Brought up to what was left with, the seat plays.
+    at(&mut g, &y, TableOp::TopUp { seat: 3, player_id: pid("P1"), amount_cents: d(160), source: FundsSource::Cash, supervisor_id: None }).unwrap();
+    at(&mut g, &y, hand).unwrap();
+}
+
 #[test]
 fn r_audit_1_an_event_is_corrected_once() {
     let mut g = Game::new(nl_1_2(), &[(1, d(100))]);
