@@ -627,6 +627,37 @@ fn r_post_6_a_kill_game_has_blinds() {
     rejected(stud.validate(), "INVALID_CONFIG");
 }
 
+/// R-BET-11 (the second betting pass): two short all-ins that add up to a full raise. NL $1/$2,
+/// on the flop seat 1 bets $10, seat 2 is all in for $15, seat 3 calls $15, seat 4 is all in
+/// for $20. Neither all-in is a full raise ($10), but seat 1 now faces $10 more, a full raise
+/// in all: it may raise again (to at least $30). Seat 3, who called $15, faces only $5: it may
+/// call or fold.
+#[test]
+fn r_bet_11_short_all_ins_that_add_up_to_a_full_raise_reopen_for_who_faces_it() {
+    let c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(17)), (3, d(100)), (4, d(22))]);
+    g.start(1, 4, &[1, 2, 3, 4]);
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(3, Action::Call);
+    g.ok(4, Action::Call);
+    g.ok(1, Action::Call);
+    g.ok(2, Action::Check);
+    g.next_round();
+    g.ok(1, bet(10));
+    g.ok(2, Action::AllIn);
+    g.ok(3, Action::Call);
+    g.ok(4, Action::AllIn);
+    let legal = g.legal();
+    assert_eq!(legal.seat, 1);
+    assert_eq!(legal.raise.map(|r| r.min_to_cents), Some(d(30)), "a full raise in all reopens: {legal:?}");
+    g.ok(1, Action::Call);
+    let legal = g.legal();
+    assert_eq!((legal.seat, legal.raise), (3, None), "$5 more is no full raise: {legal:?}");
+    let r = rejected(g.act(3, raise(40)), "RAISE_NOT_REOPENED");
+    assert_eq!(r.number("call_cents"), Some(d(5)));
+}
+
 #[test]
 fn r_post_7_short_player_posts_all_in() {
     let c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
