@@ -751,8 +751,8 @@ fn big_blind_all_in_before_posting(hand: &mut HandState, config: &TableConfig) {
 /// A live blind of `level` from `seat` is the round's bet, and the action closes on it. A blind
 /// smaller than the limit bet is an incomplete bet: the next player may call it or complete to
 /// the full bet, which counts as the bet (seeds: $1/$2 blinds, $5 bet; three blinds of a
-/// quarter, a quarter and half a bet). `sets_min_raise`: the next raise is measured from it
-/// (R-POST-2: the third blind, the largest).
+/// quarter, a quarter and half a bet). `sets_min_raise`: the next raise is at least its size
+/// (R-BET-9: "at least equal to the previous bet"; with a third blind, the largest says).
 fn blind_makes_the_bet(hand: &mut HandState, config: &TableConfig, seat: Seat, level: Cents, sets_min_raise: bool) {
     let incomplete = crate::betting::fixed_increment_cents(hand, config).is_some_and(|bet| level < bet);
     let r = &mut hand.round;
@@ -800,7 +800,9 @@ pub fn apply_post(
         r.bet_to_cents = r.bet_to_cents.max(level);
     }
     match kind {
-        PostKind::BigBlind | PostKind::ThirdBlind => blind_makes_the_bet(hand, config, seat, level, kind == PostKind::ThirdBlind),
+        // R-BET-9 / R-BET-3: a full blind is the round's bet; a raise is at least its size (the
+        // third blind, the largest, has the last word).
+        PostKind::BigBlind | PostKind::ThirdBlind => blind_makes_the_bet(hand, config, seat, level, true),
         PostKind::Straddle | PostKind::Sleeper => {
             // R-POST-4: live; the next minimum raise is a full straddle, or (the seeds' house
             // rule) the difference between straddle and big blind. The straddler acts last;

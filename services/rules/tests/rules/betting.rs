@@ -158,6 +158,22 @@ fn r_bet_9_spread_limit_range_and_bigger_on_the_end() {
     assert_eq!(g.hand().phase, HandPhase::RoundComplete);
 }
 
+/// R-BET-9 (the second betting pass): with $1/$2 blinds and a $1-$5 spread, the big blind is
+/// the round's bet: a raise is at least $2 more, to $4 (a raise to $3 was accepted).
+#[test]
+fn r_bet_9_spread_limit_a_raise_is_at_least_the_big_blind() {
+    let c = TableConfig::spread_limit_holdem(d(1), d(2), d(1), d(5), Some(d(10)));
+    let mut g = Game::new(example_config(c), &[(1, d(500)), (2, d(500)), (3, d(500))]);
+    g.start(1, 1, &[1, 2, 3]);
+    g.post(2, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(3, PostKind::BigBlind, d(2)).unwrap();
+    let l = g.legal().raise.unwrap();
+    assert_eq!((g.legal().seat, l.min_to_cents, l.max_to_cents), (1, d(4), d(7)), "at least the $2 bet more, at most $5");
+    let r = rejected(g.act(1, raise(3)), "RAISE_BELOW_MINIMUM");
+    assert_eq!(r.number("min_raise_to_cents"), Some(d(4)));
+    g.ok(1, raise(4));
+}
+
 #[test]
 fn r_bet_9_spread_limit_last_round_allows_ten() {
     let mut c = TableConfig::spread_limit_holdem(d(1), d(1), d(1), d(5), Some(d(10)));
