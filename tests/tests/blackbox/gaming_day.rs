@@ -76,6 +76,16 @@ async fn r_chip_6_las_vegas_gaming_day_keeps_its_0600_local_cutoff_across_the_ds
         .expect_err("an import dated tomorrow");
     assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status:?}");
     assert!(status.message().contains("import_occurred_at_unix_ms"), "{status:?}");
+    // The actor named is an id, not a sentence (the insiders' second pass: "cage 1", 300 chars).
+    for actor in ["cage 1".to_string(), "x".repeat(300)] {
+        let header = Some(pb::CommandHeader { command_id: format!("import-actor-{}", actor.len()), import_actor_id: Some(actor), ..Default::default() });
+        let status = admin
+            .cage
+            .open_cage(pb::OpenCage { header, cage_id: "CZ".into(), denominations_cents: vec![100], chips: vec![chips(100, 1)], cash_cents: 0 })
+            .await
+            .expect_err("an actor id with a space or 300 characters");
+        assert!(status.message().contains("import_actor_id"), "{status:?}");
+    }
     let events = all_events(&mut admin, pb::EventFilter::default()).await?;
     let as_cage = events.iter().find(|event| event.stream_id == "cage-CX").and_then(|event| event.metadata.clone()).expect("cage-CX opened");
     assert_eq!((as_cage.actor_id.as_str(), as_cage.imported_by.as_deref()), (principal::CAGE.0, Some(principal::ADMIN.0)));

@@ -61,6 +61,8 @@ const READ_PAGE: i64 = 1_000;
 /// How far ahead of the server's clock an import's time may be (the caller's clock, a few
 /// seconds off): further is a time to come, refused.
 const IMPORT_CLOCK_SKEW_MS: i64 = 5_000;
+/// The longest actor id an import may name (a principal's or a former system's employee id).
+const MAX_IMPORT_ACTOR_LEN: usize = 64;
 /// The table events of a hand: a correction of one of them is a correction of the whole hand.
 const HAND_EVENT_TYPES: &[&str] =
     &["HandStarted", "Posted", "Acted", "RoundStarted", "UpCardsDealt", "ShortBetBroughtUp", "SidePotPaid", "HandSettled", "HandEnded"];
@@ -451,6 +453,15 @@ impl Ledger {
             ));
         }
         let at_unix_ms = envelope.import_occurred_at_unix_ms.unwrap_or(now);
+        // The actor an import names is recorded as who acted (R-AUDIT-2): an id, not a sentence.
+        if let Some(actor) = &envelope.import_actor_id
+            && (actor.is_empty() || actor.len() > MAX_IMPORT_ACTOR_LEN || actor.chars().any(char::is_whitespace))
+        {
+            return Err(status::invalid_field(
+                "header.import_actor_id",
+                format!("an actor id: 1 to {MAX_IMPORT_ACTOR_LEN} characters without spaces"),
+            ));
+        }
         let actor_id = envelope.import_actor_id.clone().unwrap_or_else(|| principal.id.clone());
         let gaming_day = property
             .gaming_day
