@@ -265,40 +265,9 @@ fn denied(reason: &str, field: &str, message: String, metadata: &[(&str, &str)])
 
 /// Checks the second-person fields of one command (`fields`: wire name and the principal id it
 /// names) against the approval tokens of its header. `prefix` locates the command in the
-/// request ("" or "commands[3]."). A refusal names the rule of the command's dual control
-/// (`rule_id` in its ErrorInfo, R-AUDIT-3).
+/// request ("" or "commands[3].").
 #[allow(clippy::too_many_arguments)]
 pub fn check(
-    key: &ApprovalKey,
-    directory: &Authenticator,
-    caller: &Principal,
-    subject: &Subject<'_>,
-    fields: &[(&'static str, Option<&str>)],
-    tokens: &[String],
-    prefix: &str,
-    now_unix_ms: i64,
-) -> Result<(), Status> {
-    check_fields(key, directory, caller, subject, fields, tokens, prefix, now_unix_ms).map_err(|status| {
-        let rule = access::dual_control_rule(subject.rpc).unwrap_or("R-AUDIT-3");
-        with_rule_id(status, rule)
-    })
-}
-
-/// `status` with `rule_id` added to its ErrorInfo (one without is returned as it is).
-fn with_rule_id(status: Status, rule: &str) -> Status {
-    let details = status.get_error_details();
-    let Some(info) = details.error_info() else { return status };
-    let mut metadata = info.metadata.clone();
-    metadata.insert("rule_id".to_string(), rule.to_string());
-    let mut rebuilt = ErrorDetails::with_error_info(info.reason.clone(), info.domain.clone(), metadata);
-    for violation in details.bad_request().map(|bad| bad.field_violations.clone()).unwrap_or_default() {
-        rebuilt.add_bad_request_violation(violation.field, violation.description);
-    }
-    Status::with_error_details(status.code(), status.message(), rebuilt)
-}
-
-#[allow(clippy::too_many_arguments)]
-fn check_fields(
     key: &ApprovalKey,
     directory: &Authenticator,
     caller: &Principal,

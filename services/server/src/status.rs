@@ -152,6 +152,20 @@ pub fn shutting_down() -> Status {
 }
 
 /// One bad field, as a ready Status.
+/// `status` with `rule_id` added to its ErrorInfo (one without is returned as it is): a refusal
+/// made outside the rules core names its rule too (R-AUDIT-3).
+pub fn with_rule_id(status: Status, rule: &str) -> Status {
+    let details = tonic_types::StatusExt::get_error_details(&status);
+    let Some(info) = details.error_info() else { return status };
+    let mut metadata = info.metadata.clone();
+    metadata.insert("rule_id".to_string(), rule.to_string());
+    let mut rebuilt = tonic_types::ErrorDetails::with_error_info(info.reason.clone(), info.domain.clone(), metadata);
+    for violation in details.bad_request().map(|bad| bad.field_violations.clone()).unwrap_or_default() {
+        rebuilt.add_bad_request_violation(violation.field, violation.description);
+    }
+    <Status as tonic_types::StatusExt>::with_error_details(status.code(), status.message(), rebuilt)
+}
+
 pub fn invalid_field(field: &str, description: impl Into<String>) -> Status {
     let mut errors = FieldErrors::new();
     errors.add(field, description);

@@ -15,7 +15,9 @@ use crate::scenario::{self, CAGE, TABLE, cash_buy_in, table_view};
 fn assert_denied(result: Result<tonic::Response<pb::CommandResult>, tonic::Status>, what: &str) {
     let status = result.expect_err(what);
     assert_eq!(status.code(), Code::PermissionDenied, "{what}: {status:?}");
-    assert_eq!(error_info(&status).reason, "ROLE_NOT_PERMITTED", "{what}");
+    let info = error_info(&status);
+    assert_eq!(info.reason, "ROLE_NOT_PERMITTED", "{what}");
+    assert_eq!(info.metadata.get("rule_id").map(String::as_str), Some("R-AUDIT-2"), "{what}: {status:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -111,13 +113,17 @@ async fn roles_dealer_cannot_issue_markers_or_approve_corrections_and_auditor_on
         ("auditor-buy", principal::AUDITOR.0),
         ("auditor-marker", principal::AUDITOR.0),
     ] {
-        let record = kept.iter().find(|record| record.command_id == command_id).unwrap_or_else(|| panic!("{command_id} kept: {kept:?}"));
+        // Kept under its own key: the id itself stays free for whoever may send the command.
+        let key = format!("{command_id}~denied~{caller}");
+        let record = kept.iter().find(|record| record.command_id == key).unwrap_or_else(|| panic!("{key} kept: {kept:?}"));
         assert_eq!((record.reason_code.as_str(), record.rule_id.as_str(), record.actor_id.as_str()), ("ROLE_NOT_PERMITTED", "R-AUDIT-2", caller));
     }
     assert_eq!(head(&mut auditor).await?.global_position, before.global_position, "a refusal for the role writes no event");
 
-    // The cage may do what the dealer may not (the refusals above were about the role).
-    let marker = approved(pb::IssueMarker { header: header("cage-marker"), ..marker }, &mut [&mut floor]).await?;
+    // The cage may do what the dealer may not (the refusals above were about the role), even
+    // under the very command id the dealer tried (the hostile pass: a dealer's refused attempt
+    // had taken a supervisor's command id in advance).
+    let marker = approved(pb::IssueMarker { header: header("dealer-marker"), ..marker }, &mut [&mut floor]).await?;
     cage.cage.issue_marker(marker).await?;
     let after = head(&mut auditor).await?;
     assert_eq!(after.global_position, before.global_position + 2, "only the cage's marker was written (cage + player events)");

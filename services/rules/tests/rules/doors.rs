@@ -500,15 +500,7 @@ fn r_mark_3_a_correction_never_leaves_the_paper_uncovered() {
     paper_lost_to_seat_2(&mut g, d(30));
     g.table(TableOp::CashOut { seat: 2, player_id: pid("P2") }).unwrap();
     let index = g.world.log.iter().position(|(_, e)| matches!(e, Event::Table(TableEvent::BoughtIn { seat: 3, .. }))).unwrap();
-    let undo = TableOp::Correct {
-        reverses_event_id: format!("event-{index}"),
-        reverses_stream_version: stream_version_at(&g.world.log, index),
-        reverses_event_types: vec!["BoughtIn".into()],
-        original_postings: g.world.log[index].1.postings(),
-        approved_by: "floor-2".into(),
-        reason: "keyed twice".into(),
-    };
-    let r = rejected(g.table(undo), "IOU_IN_PLAY");
+    let r = rejected(g.table(undo(&g, index, "BoughtIn", "keyed twice")), "IOU_IN_PLAY");
     assert_eq!((r.number("leaving_cents"), r.number("iou_in_play_cents")), (Some(d(150)), Some(d(30))));
     assert_eq!(g.stack(3), d(150));
 }
@@ -593,6 +585,18 @@ fn last_event_id_and_postings(g: &Game, event_type: &str) -> (String, u64, Vec<P
     (format!("event-{index}"), stream_version_at(&g.world.log, index), g.world.log[index].1.postings())
 }
 
+/// The correction of the event at `index` of the log (a `event_type`), approved by a floor.
+fn undo(g: &Game, index: usize, event_type: &str, reason: &str) -> TableOp {
+    TableOp::Correct {
+        reverses_event_id: format!("event-{index}"),
+        reverses_stream_version: stream_version_at(&g.world.log, index),
+        reverses_event_types: vec![event_type.into()],
+        original_postings: g.world.log[index].1.postings(),
+        approved_by: "floor-2".into(),
+        reason: reason.into(),
+    }
+}
+
 fn correct(reverses: &str, version: u64, postings: Vec<Posting>) -> TableOp {
     TableOp::Correct {
         reverses_event_id: reverses.into(),
@@ -617,15 +621,8 @@ fn r_rebuy_1_a_return_corrected_away_leaves_the_seat_bound() {
     at(&mut g, &y, buy_in(4, "P4", d(100))).unwrap();
     // P1's return: the first buy-in at T2.
     let index = g.world.log.iter().position(|(s, e)| s == &StreamId::Table(y.clone()) && e.event_type() == "BoughtIn").unwrap();
-    let undo = TableOp::Correct {
-        reverses_event_id: format!("event-{index}"),
-        reverses_stream_version: stream_version_at(&g.world.log, index),
-        reverses_event_types: vec!["BoughtIn".into()],
-        original_postings: g.world.log[index].1.postings(),
-        approved_by: "floor-2".into(),
-        reason: "keyed at the wrong seat".into(),
-    };
-    let events = at(&mut g, &y, undo).unwrap();
+    let correction = undo(&g, index, "BoughtIn", "keyed at the wrong seat");
+    let events = at(&mut g, &y, correction).unwrap();
     assert!(events.iter().any(|(_, e)| matches!(e, Event::Table(TableEvent::SeatBound { seat: 3, amount_cents, .. }) if *amount_cents == d(200))), "{events:?}");
     at(&mut g, &y, TableOp::TopUp { seat: 3, player_id: pid("P1"), amount_cents: d(40), source: FundsSource::Cash, supervisor_id: None }).unwrap();
     let hand = TableOp::StartHand { hand_no: 1, button_seat: 4, dealt_seats: vec![3, 4] };

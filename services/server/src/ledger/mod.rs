@@ -340,8 +340,9 @@ impl Ledger {
         tokens: &[String],
         prefix: &str,
     ) -> Result<(), Status> {
-        let checked =
-            approval::check(&self.approval_key, &self.authenticator, principal, subject, fields, tokens, prefix, now_unix_ms());
+        // A refusal names the rule of the command's dual control (R-AUDIT-3).
+        let checked = approval::check(&self.approval_key, &self.authenticator, principal, subject, fields, tokens, prefix, now_unix_ms())
+            .map_err(|status| status::with_rule_id(status, access::dual_control_rule(subject.rpc).unwrap_or("R-AUDIT-3")));
         if let Err(status) = &checked {
             let reason = tonic_types::StatusExt::get_error_details(status)
                 .error_info()
@@ -617,17 +618,20 @@ impl Ledger {
     }
 
     /// A command the caller's role may not send (ROLE_NOT_PERMITTED): kept among the refusals
-    /// under its command id when it names one on a property the caller may act on (an insider
-    /// trying what the role table forbids is what R-AUDIT-3 keeps for auditors), and answered
-    /// with `denied` whatever the id holds: the caller learns nothing else about it.
+    /// when it names a command id on a property the caller may act on (an insider trying what
+    /// the role table forbids is what R-AUDIT-3 keeps for auditors), under
+    /// `<command id>~denied~<caller>` so that it never takes the id itself from whoever may send
+    /// that command (a dealer could otherwise block a supervisor's command by its id in
+    /// advance), and answered with `denied` (naming rule R-AUDIT-2) whatever the id holds.
     async fn refuse_for_role(
         &self,
         principal: &Principal,
         envelope: Option<&Envelope>,
         (index, command): (usize, Option<&Command>),
         request_hash: &[u8; 32],
-        mut denied: Status,
+        denied: Status,
     ) -> Status {
+        let mut denied = status::with_rule_id(denied, access::ROLE_RULE);
         if let Ok(value) = index.to_string().parse() {
             denied.metadata_mut().insert(COMMAND_INDEX_HEADER, value);
         }
@@ -635,7 +639,7 @@ impl Ledger {
         let Ok(property) = self.property_at(principal, &envelope.property_id, "header.property_id") else { return denied };
         let record = RejectionRecord {
             property: property.id.clone(),
-            command_id: envelope.command_id.clone(),
+            command_id: format!("{}~denied~{}", envelope.command_id, principal.id),
             reason_code: access::ROLE_NOT_PERMITTED.to_string(),
             rule_id: access::ROLE_RULE.to_string(),
             numbers: Vec::new(),
