@@ -146,6 +146,7 @@ pub fn new_hand(hand_no: u64, button_seat: Seat, dealt_seats: &[Seat], config: &
         flop_seen: false,
         awaiting_bring_in,
         contribution_cap_cents: None,
+        paid_at_once_bases: Vec::new(),
         blinds: Default::default(),
         take_back: None,
         missed_blinds_due: Vec::new(),

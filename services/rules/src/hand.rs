@@ -128,6 +128,10 @@ pub struct HandState {
     /// left to one player when the last opponent in it folded); settlement layers up to it.
     #[serde(default)]
     pub contribution_cap_cents: Option<Cents>,
+    /// R-RAKE-1: the rakeable amounts of the side pots paid at once (after the pots below them),
+    /// so that settlement rakes the hand as one (percentage, minimum and cap over all its pots).
+    #[serde(default)]
+    pub paid_at_once_bases: Vec<Cents>,
     /// Where this hand's blinds fall (R-POST-2), fixed when it is dealt.
     #[serde(default)]
     pub blinds: BlindPositions,

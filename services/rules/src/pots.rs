@@ -304,8 +304,25 @@ pub fn settle_with(table: &TableState, award: Award, reported_rake_cents: Option
 /// house's share to a player, nor take more.
 /// Returns the reported rake when the award decides which pots it comes from (by amounts:
 /// wherever the room's awards leave it); `out` is then left at zero.
-fn rake_into(config: &TableConfig, bases: &[Cents], flop_seen: bool, reported: Option<Cents>, spread: bool, out: &mut [Cents]) -> Result<Cents, Rejection> {
-    crate::rake::rake_by_pot_into(&config.fee, bases, flop_seen, out);
+/// `paid` are the rakeable amounts of the hand's side pots paid at once: the hand is raked over
+/// all its pots (their share was taken when they were paid); these pots take theirs, main first.
+fn rake_into(
+    config: &TableConfig,
+    bases: &[Cents],
+    paid: &[Cents],
+    flop_seen: bool,
+    reported: Option<Cents>,
+    spread: bool,
+    out: &mut [Cents],
+) -> Result<Cents, Rejection> {
+    if paid.is_empty() {
+        crate::rake::rake_by_pot_into(&config.fee, bases, flop_seen, out);
+    } else {
+        let all: Vec<Cents> = bases.iter().chain(paid).copied().collect();
+        let mut rake = vec![0; all.len()];
+        crate::rake::rake_by_pot_into(&config.fee, &all, true, &mut rake);
+        out.copy_from_slice(&rake[..bases.len()]);
+    }
     let Some(reported) = reported else { return Ok(0) };
     let limit = match &config.fee {
         FeePolicy::Reported { cap_cents } => *cap_cents,
@@ -365,7 +382,7 @@ pub(crate) fn settle_hand(
     let bases: SeatList<Cents> = layers.iter().map(|l| l.amount_cents - l.returned_cents).collect();
     let mut rake_per_pot: SeatList<Cents> = bases.iter().map(|_| 0).collect();
     let by_amounts = matches!(award, Award::Amounts(_));
-    let unplaced_rake = rake_into(config, &bases, flop_seen, reported_rake_cents, !by_amounts, &mut rake_per_pot)?;
+    let unplaced_rake = rake_into(config, &bases, &hand.paid_at_once_bases, flop_seen, reported_rake_cents, !by_amounts, &mut rake_per_pot)?;
     let mut results: Vec<PotResult> = Vec::with_capacity(layers.len());
     for (i, layer) in layers.into_iter().enumerate() {
         let rake = rake_per_pot[i];
@@ -536,23 +553,22 @@ pub(crate) fn side_pot_at_once(hand: &HandState, config: &TableConfig, table_id:
     let given_back: Cents = awards[1..].iter().map(|(_, back)| back).sum();
     let amount = won + given_back;
     let returned_cents = (top - second_any.max(level)).max(0) + given_back;
-    // R-RAKE-1: the hand is raked as the showdown would rake it: the rake of all its pots, less
-    // what the pots below this one take when they are settled (they are final: everyone in them
-    // but the winner is all in), never on what goes back. (A reported rake is reported at the
-    // showdown.)
+    // R-RAKE-1: the hand is raked as the showdown would rake it: this pot's share of the rake
+    // of all the hand's pots (the pots below it are final: everyone in them but the winner is
+    // all in), taken from the main pot first; settlement rakes its pots with the same figures
+    // (`HandState::paid_at_once_bases`). Never on what goes back. The hand goes to a showdown
+    // (two live players at least), so the flop is seen for the rake's sake. (A reported rake is
+    // reported at the showdown.)
     let rake_cents = match &config.fee {
         FeePolicy::Rake { .. } => {
             let mut below = hand.clone();
             below.contribution_cap_cents = Some(level);
-            let mut bases: SeatList<Cents> = hand_pots(&below).iter().map(|l| l.amount_cents - l.returned_cents).collect();
-            let rake_of = |bases: &[Cents]| {
-                let mut out: SeatList<Cents> = bases.iter().map(|_| 0).collect();
-                crate::rake::rake_by_pot_into(&config.fee, bases, hand.flop_seen, &mut out);
-                out.iter().sum::<Cents>()
-            };
-            let below_cents = rake_of(&bases);
+            let mut bases: Vec<Cents> = hand_pots(&below).iter().map(|l| l.amount_cents - l.returned_cents).collect();
+            bases.extend(hand.paid_at_once_bases.iter().copied());
             bases.push(amount - returned_cents);
-            (rake_of(&bases) - below_cents).clamp(0, won)
+            let mut out = vec![0; bases.len()];
+            crate::rake::rake_by_pot_into(&config.fee, &bases, true, &mut out);
+            out[out.len() - 1].clamp(0, won)
         }
         _ => 0,
     };
@@ -569,9 +585,11 @@ pub(crate) fn side_pot_at_once(hand: &HandState, config: &TableConfig, table_id:
     Some(TableEvent::SidePotPaid { level_cents: level, pot, postings })
 }
 
-/// Apply `SidePotPaid` (used by `evolve`): contributions above the level are settled.
-pub(crate) fn apply_side_pot_paid(hand: &mut HandState, level_cents: Cents) {
+/// Apply `SidePotPaid` (used by `evolve`): contributions above the level are settled, and the
+/// pot's rakeable amount is kept for the hand's rake.
+pub(crate) fn apply_side_pot_paid(hand: &mut HandState, level_cents: Cents, pot: &PotResult) {
     hand.contribution_cap_cents = Some(level_cents);
+    hand.paid_at_once_bases.push(pot.amount_cents - pot.returned_cents);
 }
 
 #[cfg(test)]

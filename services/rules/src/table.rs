@@ -881,10 +881,10 @@ impl TableState {
                     crate::stud::apply_up_cards(hand, config, cards);
                 }
             }
-            TableEvent::SidePotPaid { level_cents, postings, .. } => {
+            TableEvent::SidePotPaid { level_cents, pot, postings } => {
                 self.apply_postings(postings);
                 if let Some(hand) = self.hand.as_mut() {
-                    crate::pots::apply_side_pot_paid(hand, *level_cents);
+                    crate::pots::apply_side_pot_paid(hand, *level_cents, pot);
                 }
             }
             TableEvent::Acted { seat, kind, to_cents, amount_cents, postings, .. } => {

@@ -454,26 +454,25 @@ fn rake_10_percent(cap_cents: Cents) -> FeePolicy {
     FeePolicy::Rake { percent_bps: 1000, increment_cents: d(1), cap_cents, no_flop_no_drop: true, min_pot_cents: 0 }
 }
 
-/// R-RAKE-1, R-POT-3 (the second betting pass): a side pot left to one player by a fold is paid
-/// at once, and raked as the showdown would rake it. $1/$2, 10% in $1 steps, cap $50. Seat 2
-/// is all in for $10; the main pot is 3 x $10 + the folded big blind's $2 = $32, raked $3. The
-/// side pot is $20 + $20 called on the flop and a $30 turn bet nobody called: raked $4 (10% of
-/// $40), the $30 back unraked. Before, the side pot went unraked: the house's share depended on
-/// whether a player folded before the river.
+/// R-RAKE-1, R-POT-3 (the second and third betting passes): a side pot left to one player by a
+/// fold is paid at once, and the hand is raked as one, as the showdown would rake it: 10% of
+/// all its pots, in $1 steps, capped, taken from the main pot first. $1/$2, cap $50. Seat 2 is
+/// all in on the small blind for $1: the main pot is $1 from each of four = $4. The side pot:
+/// the folded big blind's other $1, $5 + $5 preflop, $20 + $20 on the flop, and a $30 turn bet
+/// nobody called (back, unraked): $51 raked. The hand's rake: 10% of $55 = $5, $4 from the main
+/// pot, $1 from the side pot. Before, the side pot went unraked (the house's share depended on
+/// whether a player folded before the river), and once raked it took the main pot's share.
 #[test]
 fn r_rake_1_a_side_pot_paid_at_once_is_raked_as_at_the_showdown() {
     let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
     c.fee = rake_10_percent(d(50));
-    let mut g = Game::new(c, &[(1, d(200)), (2, d(10)), (3, d(200)), (4, d(200))]);
+    let mut g = Game::new(c, &[(1, d(200)), (2, d(1)), (3, d(200)), (4, d(200))]);
     g.start(1, 1, &[1, 2, 3, 4]);
     g.post(2, PostKind::SmallBlind, d(1)).unwrap();
     g.post(3, PostKind::BigBlind, d(2)).unwrap();
     g.ok(4, raise(6));
     g.ok(1, Action::Call);
-    g.ok(2, Action::AllIn);
     g.ok(3, Action::Fold);
-    g.ok(4, Action::Call);
-    g.ok(1, Action::Call);
     g.next_round();
     g.ok(4, bet(20));
     g.ok(1, Action::Call);
@@ -485,13 +484,43 @@ fn r_rake_1_a_side_pot_paid_at_once_is_raked_as_at_the_showdown() {
         _ => None,
     });
     let pot = paid.expect("the side pot is paid at once");
-    assert_eq!((pot.amount_cents, pot.returned_cents, pot.rake_cents), (d(70), d(30), d(4)));
-    assert_eq!(g.stack(4), d(200) - d(10) - d(20) - d(30) + d(66), "the side pot less its rake, the uncalled $30 back");
-    assert_eq!(g.state().rake_cents, d(4));
+    assert_eq!((pot.amount_cents, pot.returned_cents, pot.rake_cents), (d(81), d(30), d(1)));
+    assert_eq!(g.stack(4), d(200) - d(56) + d(80), "the side pot less its share of the rake, the uncalled $30 back");
     let showdown = TableOp::Showdown { high: vec![vec![2], vec![4]], low: None, rake_cents: None };
     g.table(showdown).unwrap();
-    assert_eq!(g.stack(2), d(32) - d(3), "the main pot less its rake");
-    assert_eq!(g.state().rake_cents, d(7), "as if both pots had been raked at the showdown");
+    assert_eq!(g.stack(2), 0, "the $4 main pot carries $4 of the hand's $5 rake");
+    assert_eq!(g.state().rake_cents, d(5), "10% of the hand's $55, once");
+}
+
+/// R-RAKE-1 (the third betting pass): a side pot paid before the flop is raked: the hand goes
+/// to a showdown, so the flop is seen. Seat 2 is all in on the small blind for $1; seat 4 raises
+/// to $6, seat 1 to $30, the big blind folds, seat 4 to $80 and seat 1 folds: the side pot is
+/// $29 + $29 + the big blind's other $1 contested ($59) and $50 back. 10% of $63 = $6: $4 from
+/// the $4 main pot, $2 from the side pot.
+#[test]
+fn r_rake_1_a_side_pot_paid_before_the_flop_is_raked_all_the_same() {
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.fee = rake_10_percent(d(50));
+    let mut g = Game::new(c, &[(1, d(200)), (2, d(1)), (3, d(200)), (4, d(200))]);
+    g.start(1, 1, &[1, 2, 3, 4]);
+    g.post(2, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(3, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(4, raise(6));
+    g.ok(1, raise(30));
+    g.ok(3, Action::Fold);
+    g.ok(4, raise(80));
+    let events = g.act(1, Action::Fold).unwrap();
+    let pot = events
+        .iter()
+        .find_map(|(_, e)| match e {
+            Event::Table(TableEvent::SidePotPaid { pot, .. }) => Some(pot.clone()),
+            _ => None,
+        })
+        .expect("the side pot is paid at once");
+    assert_eq!((pot.amount_cents, pot.returned_cents, pot.rake_cents), (d(109), d(50), d(2)));
+    g.check_down(&[]);
+    g.table(TableOp::Showdown { high: vec![vec![2], vec![4]], low: None, rake_cents: None }).unwrap();
+    assert_eq!(g.state().rake_cents, d(6));
 }
 
 /// R-RAKE-2 (the second betting pass): the drop is judged on the main pot after its rake,
