@@ -134,7 +134,7 @@ pub fn decide_correction(
         }
     }
     let pockets = pocket_corrections(snapshot, reverses_event_id, &postings)?;
-    let bound = rebind_corrected_returns(snapshot, table, ctx, reverses_event_types, original_postings)?;
+    let bound = rebind_corrected_returns(snapshot, table, ctx, reverses_event_id, reverses_event_types, original_postings)?;
     let mut out = Vec::with_capacity(1 + pockets.len() + bound.len());
     out.push((
         StreamId::Table(table_id.clone()),
@@ -145,7 +145,7 @@ pub fn decide_correction(
             postings,
         }),
     ));
-    out.extend(bound.into_iter().map(|event| (StreamId::Table(table_id.clone()), Event::Table(event))));
+    out.extend(bound);
     out.extend(pockets);
     Ok(out)
 }
@@ -160,32 +160,41 @@ fn rebind_corrected_returns(
     snapshot: &Snapshot,
     table: &TableState,
     ctx: &CommandContext,
+    reverses_event_id: &str,
     reverses_event_types: &[String],
     original_postings: &[Posting],
-) -> Result<Vec<TableEvent>, Rejection> {
+) -> Result<Vec<(StreamId, Event)>, Rejection> {
     let Some(config) = table.config.as_ref() else { return Ok(Vec::new()) };
     if !reverses_event_types.iter().any(|t| crate::rebuy::WAYS_IN.contains(&t.as_str())) {
         return Ok(Vec::new());
     }
     let game = config.same_game();
-    let mut bound: Vec<TableEvent> = Vec::new();
+    let mut bound: Vec<(StreamId, Event)> = Vec::new();
     for p in original_postings.iter().filter(|p| p.amount_cents > 0) {
         let Account::Seat { seat, table_id } = &p.account else { continue };
         let Some(s) = table.seat(*seat) else { continue };
-        if bound.iter().any(|b| matches!(b, TableEvent::SeatBound { seat: at, .. } if at == seat)) {
+        if bound.iter().any(|(_, b)| matches!(b, Event::Table(TableEvent::SeatBound { seat: at, .. }) if at == seat)) {
             continue;
         }
         let player = snapshot.player(&s.player_id).ok_or_else(|| {
             Rejection::new(crate::ledger::STREAM_NOT_LOADED, format!("stream player-{} was not loaded", s.player_id))
         })?;
-        if let Some((amount_cents, until_unix_ms)) = crate::rebuy::binding_since(player, &game, ctx.at_unix_ms, &config.rebuy) {
-            bound.push(TableEvent::SeatBound {
-                seat: *seat,
-                player_id: s.player_id.clone(),
-                left_table_id: table_id.clone(),
-                amount_cents,
-                until_unix_ms,
-            });
+        if let Some((departure, amount_cents, until_unix_ms)) = crate::rebuy::binding_since(player, &game, ctx.at_unix_ms, &config.rebuy) {
+            bound.push((
+                StreamId::Table(table_id.clone()),
+                Event::Table(TableEvent::SeatBound {
+                    seat: *seat,
+                    player_id: s.player_id.clone(),
+                    left_table_id: departure.table_id.clone(),
+                    amount_cents,
+                    until_unix_ms,
+                }),
+            ));
+            // The patron's other ways back into the game are bound again too.
+            bound.push((
+                StreamId::Player(s.player_id.clone()),
+                Event::Player(PlayerEvent::ReturnCorrected { reverses_event_id: reverses_event_id.to_string(), departure: departure.clone() }),
+            ));
         }
     }
     Ok(bound)

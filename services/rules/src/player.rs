@@ -224,6 +224,9 @@ pub enum PlayerEvent {
     Corrected { reverses_event_id: String, approved_by: String, reason: String, reversal: crate::corrections::PlayerReversal },
     /// R-AUDIT-1: the pocket side of a cage correction (the postings are on the cage event).
     PocketCorrected { reverses_event_id: String, amount_cents: Cents },
+    /// R-REBUY-1: a way back into a game (a buy-in, cash or a marker put in play, a move) was
+    /// corrected away: the departure it met binds the patron's returns again.
+    ReturnCorrected { reverses_event_id: String, departure: Departure },
 }
 
 impl PlayerEvent {
@@ -244,6 +247,7 @@ impl PlayerEvent {
             PlayerEvent::MarkerWrittenOff { .. } => "MarkerWrittenOff",
             PlayerEvent::Corrected { .. } => "Corrected",
             PlayerEvent::PocketCorrected { .. } => "PocketCorrected",
+            PlayerEvent::ReturnCorrected { .. } => "ReturnCorrected",
         }
     }
 }
@@ -414,6 +418,7 @@ impl PlayerState {
                 self.markers.retain(|m| m.outstanding_cents > 0);
             }
             PlayerEvent::PocketCorrected { amount_cents, .. } => self.pocket_cents += amount_cents,
+            PlayerEvent::ReturnCorrected { departure, .. } => self.departed(departure.clone()),
             PlayerEvent::Corrected { reverses_event_id, reversal, .. } => {
                 crate::corrections::remember_corrected(&mut self.corrected_event_ids, reverses_event_id);
                 match reversal {

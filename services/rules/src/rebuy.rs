@@ -116,14 +116,14 @@ pub const WAYS_IN: &[&str] = &["BoughtIn", "CashPutInPlay", "MarkerChipsSeated",
 /// The largest departure from `game` on the patron's record within the wait at `now_ms`, met or
 /// not (amount less the tolerance, and when the wait ends): what a return that met it, once
 /// corrected away, leaves the seat bound to.
-pub fn binding_since(player: &PlayerState, game: &SameGame, now_ms: i64, policy: &RebuyPolicy) -> Option<(Cents, i64)> {
+pub fn binding_since<'p>(player: &'p PlayerState, game: &SameGame, now_ms: i64, policy: &RebuyPolicy) -> Option<(&'p Departure, Cents, i64)> {
     player
         .departures
         .iter()
         .filter(|d| d.amount_cents > 0 && game.holds(&d.game_key) && within_window(d.at_unix_ms, now_ms, policy))
         .max_by_key(|d| d.amount_cents)
-        .map(|d| (less_tolerance(d.amount_cents, policy), d.at_unix_ms.saturating_add(policy.wait_window_ms)))
-        .filter(|(required, _)| *required > 0)
+        .map(|d| (d, less_tolerance(d.amount_cents, policy), d.at_unix_ms.saturating_add(policy.wait_window_ms)))
+        .filter(|(_, required, _)| *required > 0)
 }
 
 /// The amount a seat left bound by a departure from another seat of the same game must reach

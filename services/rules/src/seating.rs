@@ -138,6 +138,8 @@ pub fn decide_move(
         from_table_id: from_id.clone(),
         amount_cents: amount,
         removed_cents: s.removed_cents,
+        bought_in: s.has_bought_in,
+        bound: crate::rebuy::bound_min_stack_cents(s, ctx.at_unix_ms).map(|min_stack_cents| (min_stack_cents, s.bound_until_unix_ms)),
     };
     let moved = PlayerEvent::MovedTable {
         from_table_id: from_id.clone(),

@@ -347,6 +347,15 @@ pub enum TableEvent {
         /// R-STAKE-2: the session goes on, and with it what it took off for refreshments.
         #[serde(default, skip_serializing_if = "crate::money::is_zero")]
         removed_cents: Cents,
+        /// Whether the seat had bought in: a seat taken without chips arrives as one, its first
+        /// chips a buy-in (R-REBUY-1, R-STAKE-3). Moves recorded before this field were of
+        /// bought-in seats.
+        #[serde(default = "bought_in_before", skip_serializing_if = "is_bought_in")]
+        bought_in: bool,
+        /// R-REBUY-1: the seat's binding travels with it (the stack it must reach before it is
+        /// dealt in, and until when).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bound: Option<(Cents, i64)>,
     },
     Tipped { seat: Seat, amount_cents: Cents, postings: Vec<Posting> },
     KittyExpensePaid { amount_cents: Cents, purpose: String, to_dealer: bool, postings: Vec<Posting> },
@@ -551,6 +560,14 @@ impl TableEvent {
             | TableEvent::UpCardsDealt { .. } => &[],
         }
     }
+}
+
+fn bought_in_before() -> bool {
+    true
+}
+
+fn is_bought_in(bought_in: &bool) -> bool {
+    *bought_in
 }
 
 impl TableState {
@@ -787,13 +804,17 @@ impl TableState {
                     self.last_button_seat = None;
                 }
             }
-            TableEvent::PlayerMovedIn { seat, player_id, amount_cents, removed_cents, .. } => {
+            TableEvent::PlayerMovedIn { seat, player_id, amount_cents, removed_cents, bought_in, bound, .. } => {
                 // R-STAKE-6: a house move is not a new player.
                 self.place(*seat, player_id, false);
                 if let Some(s) = self.seat_mut(*seat) {
                     s.stack_cents += amount_cents;
                     s.removed_cents = *removed_cents;
-                    s.has_bought_in = true;
+                    s.has_bought_in = *bought_in;
+                    if let Some((min_stack_cents, until_unix_ms)) = bound {
+                        s.bound_min_stack_cents = *min_stack_cents;
+                        s.bound_until_unix_ms = *until_unix_ms;
+                    }
                 }
             }
             TableEvent::FillReceived { chips, postings, .. } => {

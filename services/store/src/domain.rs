@@ -92,7 +92,9 @@ pub fn player_ops(player_id: &chipledger_rules::PlayerId, event: &PlayerEvent, e
         | PlayerEvent::ChipsTakenOffTable { .. }
         | PlayerEvent::ChipsBought { .. }
         | PlayerEvent::ChipsRedeemed { .. }
-        | PlayerEvent::PocketCorrected { .. } => {}
+        | PlayerEvent::PocketCorrected { .. }
+        // The departure it binds to again is in the departure log already.
+        | PlayerEvent::ReturnCorrected { .. } => {}
     }
 }
 

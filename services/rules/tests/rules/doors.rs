@@ -633,6 +633,46 @@ fn r_rebuy_1_a_return_corrected_away_leaves_the_seat_bound() {
     at(&mut g, &y, hand).unwrap();
 }
 
+/// The third betting pass: the binding a corrected return leaves went away with the seat.
+/// Moved by the house to another table of the game, the seat keeps it; cashed out, the patron's
+/// next buy-in in the game is bound by the departure again.
+#[test]
+fn r_rebuy_1_a_corrected_return_binds_wherever_the_seat_or_the_patron_goes() {
+    for cash_out in [false, true] {
+        let mut g = Game::new(nl_1_2(), &[(1, d(200)), (2, d(100))]);
+        g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
+        let y = open_second_table(&mut g, "T2", nl_1_2());
+        at(&mut g, &y, buy_in(3, "P1", d(200))).unwrap();
+        let index = g.world.log.iter().position(|(s, e)| s == &StreamId::Table(y.clone()) && e.event_type() == "BoughtIn").unwrap();
+        let correction = undo(&g, index, "BoughtIn", "keyed at the wrong seat");
+        let events = at(&mut g, &y, correction).unwrap();
+        assert!(events.iter().any(|(_, e)| e.event_type() == "ReturnCorrected"), "{events:?}");
+        if cash_out {
+            at(&mut g, &y, TableOp::CashOut { seat: 3, player_id: pid("P1") }).unwrap();
+            let r = rejected(g.table(buy_in(4, "P1", d(60))), "REBUY_BELOW_AMOUNT_LEFT");
+            assert_eq!(r.number("amount_left_with_cents"), Some(d(200)));
+        } else {
+            at(&mut g, &y, TableOp::MovePlayer { seat: 3, player_id: pid("P1"), to_table_id: tid(TABLE), to_seat: 4 }).unwrap();
+            g.table(TableOp::TopUp { seat: 4, player_id: pid("P1"), amount_cents: d(60), source: FundsSource::Cash, supervisor_id: None }).unwrap();
+            let r = rejected(g.table(TableOp::StartHand { hand_no: 1, button_seat: 2, dealt_seats: vec![2, 4] }), "REBUY_BELOW_AMOUNT_LEFT");
+            assert_eq!(r.number("required_min_cents"), Some(d(200)));
+        }
+    }
+}
+
+/// A seat taken without chips and moved by the house arrives as one: its first chips are a
+/// buy-in (judged by the minimum and the re-buy wait), not a top-up.
+#[test]
+fn r_rebuy_1_a_seat_moved_without_chips_buys_in_at_its_new_table() {
+    let mut g = Game::new(nl_1_2(), &[(1, d(200))]);
+    g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
+    let y = open_second_table(&mut g, "T2", nl_1_2());
+    at(&mut g, &y, TableOp::SeatPlayer { seat: 3, player_id: pid("P1") }).unwrap();
+    at(&mut g, &y, TableOp::MovePlayer { seat: 3, player_id: pid("P1"), to_table_id: tid(TABLE), to_seat: 1 }).unwrap();
+    rejected(g.table(TableOp::TopUp { seat: 1, player_id: pid("P1"), amount_cents: d(60), source: FundsSource::Cash, supervisor_id: None }), "NOT_BOUGHT_IN");
+    rejected(g.table(buy_in(1, "P1", d(60))), "REBUY_BELOW_AMOUNT_LEFT");
+}
+
 #[test]
 fn r_audit_1_an_event_is_corrected_once() {
     let mut g = Game::new(nl_1_2(), &[(1, d(100))]);
