@@ -623,7 +623,12 @@ fn judge_raise(hand: &HandState, config: &TableConfig, p: &HandPlayer, stack: Ce
     }
     if to_cents < s.min_to_cents && !short_ok || to_cents <= bet_to {
         let reason = if bet_to == 0 { BET_BELOW_MINIMUM } else { RAISE_BELOW_MINIMUM };
-        let reason = if matches!(config.betting, BettingStructure::FixedLimit { .. }) { FIXED_LIMIT_AMOUNT } else { reason };
+        let reason = match config.betting {
+            BettingStructure::FixedLimit { .. } => FIXED_LIMIT_AMOUNT,
+            // R-BET-9: a spread game's raise is at least the previous bet or raise.
+            BettingStructure::SpreadLimit { .. } => Reason::new(reason.code, "R-BET-9"),
+            _ => reason,
+        };
         let name = if bet_to == 0 { "min_bet_to_cents" } else { "min_raise_to_cents" };
         return Err(Rejection::new(reason, "below the smallest legal bet or raise")
             .with("to_cents", to_cents)

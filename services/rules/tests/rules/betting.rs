@@ -170,7 +170,7 @@ fn r_bet_9_spread_limit_a_raise_is_at_least_the_big_blind() {
     let l = g.legal().raise.unwrap();
     assert_eq!((g.legal().seat, l.min_to_cents, l.max_to_cents), (1, d(4), d(7)), "at least the $2 bet more, at most $5");
     let r = rejected(g.act(1, raise(3)), "RAISE_BELOW_MINIMUM");
-    assert_eq!(r.number("min_raise_to_cents"), Some(d(4)));
+    assert_eq!((r.reason.rule, r.number("min_raise_to_cents")), ("R-BET-9", Some(d(4))));
     g.ok(1, raise(4));
 }
 
