@@ -454,6 +454,30 @@ fn rake_10_percent(cap_cents: Cents) -> FeePolicy {
     FeePolicy::Rake { percent_bps: 1000, increment_cents: d(1), cap_cents, no_flop_no_drop: true, min_pot_cents: 0 }
 }
 
+/// $1/$2, 10% rake capped at $50: seat 2 all in on the small blind for $1, the big blind
+/// posted, seat 4 raised to $6 (seat 1 to act).
+fn small_blind_all_in_then_raised() -> Game {
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.fee = rake_10_percent(d(50));
+    let mut g = Game::new(c, &[(1, d(200)), (2, d(1)), (3, d(200)), (4, d(200))]);
+    g.start(1, 1, &[1, 2, 3, 4]);
+    g.post(2, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(3, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(4, raise(6));
+    g
+}
+
+/// The pot a `SidePotPaid` among `events` paid.
+fn side_pot_paid(events: &[(StreamId, Event)]) -> PotResult {
+    events
+        .iter()
+        .find_map(|(_, e)| match e {
+            Event::Table(TableEvent::SidePotPaid { pot, .. }) => Some(pot.clone()),
+            _ => None,
+        })
+        .expect("the side pot is paid at once")
+}
+
 /// R-RAKE-1, R-POT-3 (the second and third betting passes): a side pot left to one player by a
 /// fold is paid at once, and the hand is raked as one, as the showdown would rake it: 10% of
 /// all its pots, in $1 steps, capped, taken from the main pot first. $1/$2, cap $50. Seat 2 is
@@ -464,13 +488,7 @@ fn rake_10_percent(cap_cents: Cents) -> FeePolicy {
 /// whether a player folded before the river), and once raked it took the main pot's share.
 #[test]
 fn r_rake_1_a_side_pot_paid_at_once_is_raked_as_at_the_showdown() {
-    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
-    c.fee = rake_10_percent(d(50));
-    let mut g = Game::new(c, &[(1, d(200)), (2, d(1)), (3, d(200)), (4, d(200))]);
-    g.start(1, 1, &[1, 2, 3, 4]);
-    g.post(2, PostKind::SmallBlind, d(1)).unwrap();
-    g.post(3, PostKind::BigBlind, d(2)).unwrap();
-    g.ok(4, raise(6));
+    let mut g = small_blind_all_in_then_raised();
     g.ok(1, Action::Call);
     g.ok(3, Action::Fold);
     g.next_round();
@@ -478,12 +496,7 @@ fn r_rake_1_a_side_pot_paid_at_once_is_raked_as_at_the_showdown() {
     g.ok(1, Action::Call);
     g.next_round();
     g.ok(4, bet(30));
-    let events = g.act(1, Action::Fold).unwrap();
-    let paid = events.iter().find_map(|(_, e)| match e {
-        Event::Table(TableEvent::SidePotPaid { pot, .. }) => Some(pot.clone()),
-        _ => None,
-    });
-    let pot = paid.expect("the side pot is paid at once");
+    let pot = side_pot_paid(&g.act(1, Action::Fold).unwrap());
     assert_eq!((pot.amount_cents, pot.returned_cents, pot.rake_cents), (d(81), d(30), d(1)));
     assert_eq!(g.stack(4), d(200) - d(56) + d(80), "the side pot less its share of the rake, the uncalled $30 back");
     let showdown = TableOp::Showdown { high: vec![vec![2], vec![4]], low: None, rake_cents: None };
@@ -499,24 +512,11 @@ fn r_rake_1_a_side_pot_paid_at_once_is_raked_as_at_the_showdown() {
 /// the $4 main pot, $2 from the side pot.
 #[test]
 fn r_rake_1_a_side_pot_paid_before_the_flop_is_raked_all_the_same() {
-    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
-    c.fee = rake_10_percent(d(50));
-    let mut g = Game::new(c, &[(1, d(200)), (2, d(1)), (3, d(200)), (4, d(200))]);
-    g.start(1, 1, &[1, 2, 3, 4]);
-    g.post(2, PostKind::SmallBlind, d(1)).unwrap();
-    g.post(3, PostKind::BigBlind, d(2)).unwrap();
-    g.ok(4, raise(6));
+    let mut g = small_blind_all_in_then_raised();
     g.ok(1, raise(30));
     g.ok(3, Action::Fold);
     g.ok(4, raise(80));
-    let events = g.act(1, Action::Fold).unwrap();
-    let pot = events
-        .iter()
-        .find_map(|(_, e)| match e {
-            Event::Table(TableEvent::SidePotPaid { pot, .. }) => Some(pot.clone()),
-            _ => None,
-        })
-        .expect("the side pot is paid at once");
+    let pot = side_pot_paid(&g.act(1, Action::Fold).unwrap());
     assert_eq!((pot.amount_cents, pot.returned_cents, pot.rake_cents), (d(109), d(50), d(2)));
     g.check_down(&[]);
     g.table(TableOp::Showdown { high: vec![vec![2], vec![4]], low: None, rake_cents: None }).unwrap();
