@@ -49,7 +49,17 @@ pub enum CageOp {
     CountShift { counted_chips: Vec<ChipCount>, counted_cash_cents: Cents, signers: Signers },
     /// R-AUDIT-1: reverse an earlier cage event (postings supplied by the caller from the
     /// store). Touches the streams of the patrons whose pockets the postings name.
-    Correct { reverses_event_id: String, original_postings: Vec<crate::accounts::Posting>, approved_by: String, reason: String },
+    Correct {
+        reverses_event_id: String,
+        /// The reversed event's version on this cage's stream, and its type (from the store).
+        #[serde(default)]
+        reverses_stream_version: u64,
+        #[serde(default)]
+        reverses_event_types: Vec<String>,
+        original_postings: Vec<crate::accounts::Posting>,
+        approved_by: String,
+        reason: String,
+    },
 }
 
 /// Fill or credit (R-CHIP-3).
@@ -183,6 +193,10 @@ pub struct CageState {
     /// The last gaming day this cage closed (R-CHIP-5), "YYYY-MM-DD".
     #[serde(default)]
     pub last_closed_gaming_day: Option<String>,
+    /// The stream version of the cage's last shift count (0: none): no correction reaches
+    /// behind it (R-CHIP-4).
+    #[serde(default)]
+    pub counted_through_version: u64,
 }
 
 fn add_chips(list: &mut Vec<ChipCount>, chips: &[ChipCount], sign: i64) {
@@ -293,7 +307,7 @@ impl CageState {
                 add_chips(&mut self.chips, receive, -1);
                 add_chips(&mut self.issued, receive, 1);
             }
-            CageEvent::ShiftCounted { .. } => {}
+            CageEvent::ShiftCounted { .. } => self.counted_through_version = self.version,
             CageEvent::CountVarianceRecorded { postings, .. } => self.apply_postings(postings),
             CageEvent::Corrected { reverses_event_id, postings, .. } => {
                 crate::corrections::remember_corrected(&mut self.corrected_event_ids, reverses_event_id);
@@ -543,8 +557,17 @@ pub fn decide_cage(snapshot: &Snapshot, ctx: &CommandContext, c: &CageCommand) -
             out.push((csid, Event::Cage(e)));
             Ok(out)
         }
-        CageOp::Correct { reverses_event_id, original_postings, approved_by, reason } => {
-            crate::corrections::decide_cage_correction(snapshot, ctx, cage, cage_id, reverses_event_id, original_postings, approved_by, reason)
+        CageOp::Correct { reverses_event_id, reverses_stream_version, reverses_event_types, original_postings, approved_by, reason } => {
+            crate::corrections::decide_cage_correction(
+                snapshot,
+                ctx,
+                cage,
+                cage_id,
+                (reverses_event_id, *reverses_stream_version, reverses_event_types),
+                original_postings,
+                approved_by,
+                reason,
+            )
         }
         CageOp::CloseGamingDay => {
             check_day_open(cage, ctx)?;

@@ -9,7 +9,7 @@ use crate::cage::{CageEvent, CageState};
 use crate::money::Cents;
 use crate::player::{PlayerEvent, PlayerState};
 use crate::rejection::{Reason, Rejection};
-use crate::streams::{CageId, PlayerId, StreamId, TableId};
+use crate::streams::{CageId, PlayerId, Seat, StreamId, TableId};
 use crate::table::{TableEvent, TableState};
 
 use crate::{CommandContext, Event, Snapshot};
@@ -24,6 +24,37 @@ pub const CORRECTION_LEAVES_POT: Reason = Reason::new("CORRECTION_LEAVES_POT", "
 
 pub const REASONS: &[Reason] =
     &[CORRECTION_APPROVER_REQUIRED, CORRECTION_INVALID, CORRECTION_WOULD_GO_NEGATIVE, ALREADY_CORRECTED, CORRECTION_LEAVES_POT];
+
+/// [`CORRECTION_INVALID`] naming the rule the refused correction would have walked around
+/// (R-AUDIT-4 for a cash record taken back alone, R-MARK-1 for a marker, ...).
+pub const fn correction_invalid(rule: &'static str) -> Reason {
+    Reason::new(CORRECTION_INVALID.code, rule)
+}
+
+/// What no correction reverses, on any stream: a correction (R-AUDIT-1: reversing it would put
+/// the original movement back unjudged: a buy-in above the maximum since, chips at a game
+/// closed since; the movement is recorded again by its own command, judged as any other), and
+/// an event of a shift already counted and closed (R-CHIP-4: the count, its variance and the
+/// drop were signed; a correction would change them behind the signers, and a difference found
+/// later goes into the next count). `counted_through_version` is the stream version of the
+/// stream's last count (0: never counted).
+pub(crate) fn check_reversible(reverses_event_types: &[String], reverses_stream_version: u64, counted_through_version: u64) -> Result<(), Rejection> {
+    if reverses_event_types.iter().any(|t| t == "Corrected") {
+        return Err(Rejection::new(
+            CORRECTION_INVALID,
+            "a correction is not corrected: record the movement again with its own command, judged by the rules",
+        ));
+    }
+    if counted_through_version > 0 && reverses_stream_version <= counted_through_version {
+        return Err(Rejection::new(
+            correction_invalid("R-CHIP-4"),
+            "the event is in a shift already counted and closed: a difference goes into the next count",
+        )
+        .with("corrected_stream_version", reverses_stream_version as Cents)
+        .with("counted_through_stream_version", counted_through_version as Cents));
+    }
+    Ok(())
+}
 
 /// Remember that `event_id` was reversed (used by `evolve` on every correction event).
 pub(crate) fn remember_corrected(corrected: &mut Vec<String>, event_id: &str) {
@@ -73,6 +104,10 @@ pub fn decide_correction(
     crate::ledger::between_hands(table)?;
     check_request(ctx, reverses_event_id, approved_by, reason)?;
     check_not_corrected(&table.corrected_event_ids, reverses_event_id)?;
+    check_reversible(reverses_event_types, reverses_stream_version, table.shift.counted_through_version)?;
+    if reverses_event_types.iter().any(|t| matches!(t.as_str(), "FillReceived" | "CreditSent" | "SlipVoided")) {
+        return Err(Rejection::new(correction_invalid("R-CHIP-3"), "a fill or credit is not corrected: void its slip (VoidSlip)"));
+    }
     check_postings(original_postings)?;
     for p in original_postings {
         match &p.account {
@@ -81,14 +116,14 @@ pub fn decide_correction(
             }
             Account::CageChips { .. } | Account::CageCash { .. } | Account::CageMarkers { .. } => {
                 return Err(Rejection::new(
-                    CORRECTION_INVALID,
+                    correction_invalid("R-CHIP-3"),
                     "cage postings are not corrected at the table: void the slip, or redeem or write off the marker",
                 ));
             }
             // R-MARK-3: an IOU lives on its seat until it is paid; reversing its postings alone
             // would leave it owed (or paid) with the chips gone (or back).
             Account::Iou { .. } => {
-                return Err(Rejection::new(CORRECTION_INVALID, "an IOU is not corrected: it is settled (SettleIou)"));
+                return Err(Rejection::new(correction_invalid("R-MARK-3"), "an IOU is not corrected: it is settled (SettleIou)"));
             }
             _ => {}
         }
@@ -96,7 +131,7 @@ pub fn decide_correction(
     // R-MARK-3: an IOU or a loan is owed on its seat until it is paid; reversing its chips alone
     // would leave the debt (or the payment) standing with the chips gone (or back).
     if reverses_event_types.iter().any(|t| matches!(t.as_str(), "IouWritten" | "IouSettled")) {
-        return Err(Rejection::new(CORRECTION_INVALID, "an IOU or a loan is not corrected: it is settled or paid back (SettleIou)"));
+        return Err(Rejection::new(correction_invalid("R-MARK-3"), "an IOU or a loan is not corrected: it is settled or paid back (SettleIou)"));
     }
     let pot_net: Cents =
         original_postings.iter().filter(|p| matches!(p.account, Account::Pot { .. })).map(|p| p.amount_cents).sum();
@@ -106,12 +141,32 @@ pub fn decide_correction(
     }
     let postings: Vec<Posting> = reversed(original_postings).into_iter().filter(|p| !matches!(p.account, Account::Pot { .. })).collect();
     // Check the effect on this table's accounts.
-    let after = table.clone().evolve(&TableEvent::Corrected {
+    let mut corrected = TableEvent::Corrected {
         reverses_event_id: reverses_event_id.to_string(),
         approved_by: approved_by.to_string(),
         reason: reason.to_string(),
         postings: postings.clone(),
-    });
+        buy_ins_taken_back: Vec::new(),
+    };
+    let mut after = table.clone().evolve(&corrected);
+    // R-STAKE-3: a buy-in taken back from a seat left without chips is no buy-in any more: the
+    // seat buys in again within the limits (a $1 top-up had been dealt in at a $40 minimum).
+    if reverses_event_types.iter().any(|t| t == "BoughtIn") {
+        let emptied: Vec<Seat> = original_postings
+            .iter()
+            .filter_map(|p| match p.account {
+                Account::Seat { seat, .. } if p.amount_cents > 0 => Some(seat),
+                _ => None,
+            })
+            .filter(|seat| after.seat(*seat).is_some_and(|s| s.stack_cents == 0 && s.cash_in_play_cents == 0))
+            .collect();
+        if !emptied.is_empty() {
+            if let TableEvent::Corrected { buy_ins_taken_back, .. } = &mut corrected {
+                *buy_ins_taken_back = emptied;
+            }
+            after = table.clone().evolve(&corrected);
+        }
+    }
     crate::iou::check_still_covered(table, &after)?;
     if let Some(neg) = after.balances().into_iter().find(|b| b.amount_cents < 0 && b.account.must_stay_non_negative()) {
         return Err(Rejection::new(CORRECTION_WOULD_GO_NEGATIVE, format!("{} would go negative", neg.account))
@@ -136,15 +191,7 @@ pub fn decide_correction(
     let pockets = pocket_corrections(snapshot, reverses_event_id, &postings)?;
     let bound = rebind_corrected_returns(snapshot, table, ctx, reverses_event_id, reverses_event_types, original_postings)?;
     let mut out = Vec::with_capacity(1 + pockets.len() + bound.len());
-    out.push((
-        StreamId::Table(table_id.clone()),
-        Event::Table(TableEvent::Corrected {
-            reverses_event_id: reverses_event_id.to_string(),
-            approved_by: approved_by.to_string(),
-            reason: reason.to_string(),
-            postings,
-        }),
-    ));
+    out.push((StreamId::Table(table_id.clone()), Event::Table(corrected)));
     out.extend(bound);
     out.extend(pockets);
     Ok(out)
@@ -273,13 +320,14 @@ pub fn decide_cage_correction(
     ctx: &CommandContext,
     cage: &CageState,
     cage_id: &CageId,
-    reverses_event_id: &str,
+    (reverses_event_id, reverses_stream_version, reverses_event_types): (&str, u64, &[String]),
     original_postings: &[Posting],
     approved_by: &str,
     reason: &str,
 ) -> Result<Vec<(StreamId, Event)>, Rejection> {
     check_request(ctx, reverses_event_id, approved_by, reason)?;
     check_not_corrected(&cage.corrected_event_ids, reverses_event_id)?;
+    check_reversible(reverses_event_types, reverses_stream_version, cage.counted_through_version)?;
     check_postings(original_postings)?;
     let foreign = original_postings.iter().any(|p| match &p.account {
         Account::CageChips { cage_id: c, .. } | Account::CageCash { cage_id: c } | Account::CageMarkers { cage_id: c } => c != cage_id,
@@ -294,7 +342,7 @@ pub fn decide_cage_correction(
     // credit line while the receivable is gone.
     if original_postings.iter().any(|p| matches!(p.account, Account::CageMarkers { .. })) {
         return Err(Rejection::new(
-            CORRECTION_INVALID,
+            correction_invalid("R-MARK-1"),
             "a marker is not corrected: redeem it, or write it off with an independent approver (R-MARK-1)",
         ));
     }
@@ -324,14 +372,16 @@ pub fn decide_cage_correction(
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind")]
 pub enum PlayerReversal {
-    /// R-AUDIT-4: a cash transaction recorded wrongly comes off that day's total (the current
-    /// gaming day of the record only; a report already required stays required).
+    /// R-AUDIT-4: a cash transaction record (refused: the record follows the money).
     CashTransaction { gaming_day: String, direction: CashDirection, amount_cents: Cents },
-    /// R-REBUY-1: a departure recorded wrongly no longer binds the re-buy.
+    /// R-REBUY-1: a departure (refused: it follows the cash-out's money). Departures taken
+    /// back before this was refused stay taken back (`PlayerEvent::Corrected`).
     Departure { table_id: TableId, at_unix_ms: i64 },
 }
 
-/// R-AUDIT-1 on a player stream: take back a recorded cash transaction or departure.
+/// R-AUDIT-1 on a player stream: the records a patron's stream holds are not taken back
+/// alone, each for the rule it serves; the refusal names it. (A correction of chips is made
+/// on the table or cage event that moved them.)
 pub fn decide_player_correction(
     ctx: &CommandContext,
     player: &PlayerState,
@@ -342,28 +392,23 @@ pub fn decide_player_correction(
 ) -> Result<PlayerEvent, Rejection> {
     check_request(ctx, reverses_event_id, approved_by, reason)?;
     check_not_corrected(&player.corrected_event_ids, reverses_event_id)?;
-    let found = match reversal {
+    Err(match reversal {
         // R-AUDIT-4: the record of cash follows the money. Taking it back alone would lower the
         // patron's day total (and the reports it requires) while the cash stays in the cage or
         // the drop; the money is corrected with the cage or table event that moved it.
-        PlayerReversal::CashTransaction { amount_cents, .. } => {
-            return Err(Rejection::new(
-                CORRECTION_INVALID,
-                "a cash transaction record is not taken back alone: correct the cage or table event that moved the cash",
-            )
-            .with("amount_cents", *amount_cents));
-        }
-        PlayerReversal::Departure { table_id, at_unix_ms } => {
-            player.departures.iter().any(|d| &d.table_id == table_id && d.at_unix_ms == *at_unix_ms)
-        }
-    };
-    if !found {
-        return Err(Rejection::new(CORRECTION_INVALID, "the record to take back is not on this patron's stream"));
-    }
-    Ok(PlayerEvent::Corrected {
-        reverses_event_id: reverses_event_id.to_string(),
-        approved_by: approved_by.to_string(),
-        reason: reason.to_string(),
-        reversal: reversal.clone(),
+        PlayerReversal::CashTransaction { amount_cents, .. } => Rejection::new(
+            correction_invalid("R-AUDIT-4"),
+            "a cash transaction record is not taken back alone: correct the cage or table event that moved the cash",
+        )
+        .with("amount_cents", *amount_cents),
+        // R-REBUY-1: the departure follows the money too. The patron left with the chips the
+        // cash-out moved, and that stands; taking the departure back alone lifted the wait
+        // while the chips stayed in the pocket (the audit pass: out with $80, back for $40).
+        // A patron who did not mean to leave comes back with at least those chips, which the
+        // wait accepts.
+        PlayerReversal::Departure { table_id, .. } => Rejection::new(
+            correction_invalid("R-REBUY-1"),
+            format!("a departure is not taken back alone: the patron left table {table_id} with the chips the cash-out moved"),
+        ),
     })
 }

@@ -24,6 +24,9 @@ pub const UNKNOWN_DENOMINATION: Reason = Reason::new("UNKNOWN_DENOMINATION", "R-
 pub const INVALID_CHIP_SET: Reason = Reason::new("INVALID_CHIP_SET", "R-UNIT-2");
 /// An amount no set of the table's chips makes (a 50-cent tip where the smallest chip is $1).
 pub const NOT_IN_TABLE_CHIPS: Reason = Reason::new("NOT_IN_TABLE_CHIPS", "R-UNIT-2");
+/// A chip list naming a denomination twice: every holder's count is judged on the whole list,
+/// which the split hid (R-UNIT-4: a cage issued 20 chips of the 10 it held, in two entries).
+pub const DENOMINATION_LISTED_TWICE: Reason = Reason::new("DENOMINATION_LISTED_TWICE", "R-UNIT-4");
 
 pub const REASONS: &[Reason] = &[
     AMOUNT_NOT_POSITIVE,
@@ -32,6 +35,7 @@ pub const REASONS: &[Reason] = &[
     UNKNOWN_DENOMINATION,
     INVALID_CHIP_SET,
     NOT_IN_TABLE_CHIPS,
+    DENOMINATION_LISTED_TWICE,
 ];
 
 /// `-1234567` -> `-12,345.67`: cents as money with thousands grouped, exact (no floating
@@ -205,16 +209,21 @@ pub fn check_non_negative(name: &'static str, amount_cents: Cents) -> Result<(),
     Ok(())
 }
 
-/// Validate a list of chips against a chip set: known denominations, positive counts, bounded.
+/// Validate a list of chips against a chip set: known denominations, each named once,
+/// positive counts, bounded.
 pub fn check_chips(chip_set: &ChipSet, chips: &[ChipCount]) -> Result<Cents, Rejection> {
     if chips.is_empty() || chips.len() > MAX_DENOMINATIONS {
         return Err(Rejection::new(AMOUNT_NOT_POSITIVE, "a chip list needs 1 to 16 entries")
             .with("entries", chips.len() as Cents));
     }
     let mut total_cents: Cents = 0;
-    for c in chips {
+    for (i, c) in chips.iter().enumerate() {
         if !chip_set.has_denomination(c.denomination_cents) {
-            return Err(Rejection::new(UNKNOWN_DENOMINATION, "denomination not in the table's chip set")
+            return Err(Rejection::new(UNKNOWN_DENOMINATION, "denomination not in the chip set used here")
+                .with("denomination_cents", c.denomination_cents));
+        }
+        if chips[..i].iter().any(|earlier| earlier.denomination_cents == c.denomination_cents) {
+            return Err(Rejection::new(DENOMINATION_LISTED_TWICE, "a chip list names each denomination once")
                 .with("denomination_cents", c.denomination_cents));
         }
         if c.count <= 0 {

@@ -91,9 +91,39 @@ pub fn check_forced_posts(hand: &HandState, config: &TableConfig) -> Result<(), 
     if hand.round.index != 0 {
         return Ok(());
     }
-    let owes = |seat: Seat, kind: PostKind| hand.player(seat).is_some_and(|p| p.status == InHand::Active && p.posted_mask & kind.bit() == 0);
+    check_antes_in(hand, config, "before anyone acts")?;
+    check_blinds_in(hand, config, "before anyone acts")?;
+    let owes = |seat: Seat, kind: PostKind| owes_post(hand, seat, kind);
+    // R-POST-6 (kill trigger): the player who caused the kill posts it before anyone acts.
+    if let (Some(seat), Some(kill_cents)) = (hand.kill_owed_by, nominal_cents(PostKind::Kill, config, hand))
+        && owes(seat, PostKind::Kill)
+    {
+        return Err(Rejection::new(KILL_NOT_POSTED, format!("seat {seat} caused the kill and posts the kill blind before anyone acts"))
+            .with("seat", seat as Cents)
+            .with("kill_cents", kill_cents));
+    }
+    for due in &hand.missed_blinds_due {
+        let Some(blind_cents) = nominal_cents(due.kind, config, hand) else { continue };
+        if owes(due.seat, due.kind) {
+            return Err(Rejection::new(BLINDS_NOT_POSTED, format!("seat {} posts the {:?} it owes, live, before anyone acts", due.seat, due.kind))
+                .with("seat", due.seat as Cents)
+                .with("blind_cents", blind_cents));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `seat` is dealt in, has chips, and has not posted `kind` yet.
+fn owes_post(hand: &HandState, seat: Seat, kind: PostKind) -> bool {
+    hand.player(seat).is_some_and(|p| p.status == InHand::Active && p.posted_mask & kind.bit() == 0)
+}
+
+/// R-POST-1: the antes are in: every dealt player's ante, or the button's ante for the table
+/// (any seat's when the button was dealt no cards), or the big blind's. `when` ends the refusal.
+fn check_antes_in(hand: &HandState, config: &TableConfig, when: &str) -> Result<(), Rejection> {
+    let owes = |seat: Seat, kind: PostKind| owes_post(hand, seat, kind);
     let antes_missing = |seat: Seat, ante_cents: Cents, what: &str| {
-        Err(Rejection::new(ANTES_NOT_POSTED, format!("seat {seat} posts {what} before anyone acts"))
+        Err(Rejection::new(ANTES_NOT_POSTED, format!("seat {seat} posts {what} {when}"))
             .with("seat", seat as Cents)
             .with("ante_cents", ante_cents))
     };
@@ -113,6 +143,13 @@ pub fn check_forced_posts(hand: &HandState, config: &TableConfig) -> Result<(), 
     {
         return antes_missing(big, ante_cents, "the big blind ante");
     }
+    Ok(())
+}
+
+/// R-POST-2: every blind of the hand is in (small, big, third, as the table has them and as
+/// they fell at the deal), each from its seat; a seat all in already owes nothing more, a dead
+/// small blind (dead button) falls on no seat.
+fn check_blinds_in(hand: &HandState, config: &TableConfig, when: &str) -> Result<(), Rejection> {
     let blinds = [
         (PostKind::SmallBlind, hand.blinds.small, "small blind"),
         (PostKind::BigBlind, hand.blinds.big, "big blind"),
@@ -120,25 +157,9 @@ pub fn check_forced_posts(hand: &HandState, config: &TableConfig) -> Result<(), 
     ];
     for (kind, seat, name) in blinds {
         let (Some(seat), Some(blind_cents)) = (seat, nominal_cents(kind, config, hand)) else { continue };
-        if owes(seat, kind) {
-            return Err(Rejection::new(BLINDS_NOT_POSTED, format!("seat {seat} posts the {name} before anyone acts"))
+        if owes_post(hand, seat, kind) {
+            return Err(Rejection::new(BLINDS_NOT_POSTED, format!("seat {seat} posts the {name} {when}"))
                 .with("seat", seat as Cents)
-                .with("blind_cents", blind_cents));
-        }
-    }
-    // R-POST-6 (kill trigger): the player who caused the kill posts it before anyone acts.
-    if let (Some(seat), Some(kill_cents)) = (hand.kill_owed_by, nominal_cents(PostKind::Kill, config, hand))
-        && owes(seat, PostKind::Kill)
-    {
-        return Err(Rejection::new(KILL_NOT_POSTED, format!("seat {seat} caused the kill and posts the kill blind before anyone acts"))
-            .with("seat", seat as Cents)
-            .with("kill_cents", kill_cents));
-    }
-    for due in &hand.missed_blinds_due {
-        let Some(blind_cents) = nominal_cents(due.kind, config, hand) else { continue };
-        if owes(due.seat, due.kind) {
-            return Err(Rejection::new(BLINDS_NOT_POSTED, format!("seat {} posts the {:?} it owes, live, before anyone acts", due.seat, due.kind))
-                .with("seat", due.seat as Cents)
                 .with("blind_cents", blind_cents));
         }
     }
@@ -640,7 +661,20 @@ pub fn judge_post(table: &TableState, seat: Seat, kind: PostKind, amount_cents: 
     if p.posted_mask & kind.bit() != 0 {
         return Err(Rejection::new(DUPLICATE_POST, format!("seat {seat} already posted {kind:?}")));
     }
-    let Some(nominal) = nominal_cents(kind, config, hand) else {
+    let nominal = nominal_cents(kind, config, hand);
+    // R-POST-2: every blind before a straddle, sleeper or kill: the bet each makes and who acts
+    // first are judged with the blinds in (the betting pass: a kill keyed before the blinds
+    // acted first instead of last; a straddle before them was called not configured).
+    let comes_after_blinds = match kind {
+        PostKind::Straddle => config.straddle != StraddlePolicy::None,
+        PostKind::Sleeper => config.sleeper_allowed,
+        PostKind::Kill => nominal.is_some(),
+        _ => false,
+    };
+    if comes_after_blinds {
+        check_blinds_in(hand, config, &format!("before the {kind:?}"))?;
+    }
+    let Some(nominal) = nominal else {
         return Err(Rejection::new(POST_NOT_CONFIGURED, format!("{kind:?} is not part of this table's configuration")));
     };
     if config.button_policy == ButtonPolicy::Moving {
@@ -683,6 +717,12 @@ pub fn judge_post(table: &TableState, seat: Seat, kind: PostKind, amount_cents: 
     {
         return Err(Rejection::new(ANTE_BEFORE_BLIND, format!("seat {seat} posts its {ante:?} before {kind:?}"))
             .with("seat", seat as Cents));
+    }
+    // R-POST-1: every ante before any blind, the other players' too: the bet a blind makes is
+    // judged with the antes in (the betting pass: a small blind posted before the big blind's
+    // ante, which put the big blind all in, left the hand's bet at the small blind).
+    if !kind.is_ante() {
+        check_antes_in(hand, config, &format!("before the {kind:?}"))?;
     }
     let stack = table.stack_cents(seat);
     let short_all_in = amount_cents < nominal && amount_cents == stack && amount_cents > 0;

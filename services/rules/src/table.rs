@@ -243,6 +243,10 @@ pub struct ShiftTotals {
     pub opening_tray: Vec<ChipCount>,
     pub fills_cents: Cents,
     pub credits_cents: Cents,
+    /// The stream version of the last `ShiftClosed` (0: none): the events up to it are in a
+    /// shift counted and signed, which no correction changes (R-CHIP-4).
+    #[serde(default)]
+    pub counted_through_version: u64,
 }
 
 /// State of one table stream.
@@ -432,7 +436,16 @@ pub enum TableEvent {
         to_raise: bool,
         postings: Vec<Posting>,
     },
-    Corrected { reverses_event_id: String, approved_by: String, reason: String, postings: Vec<Posting> },
+    Corrected {
+        reverses_event_id: String,
+        approved_by: String,
+        reason: String,
+        postings: Vec<Posting>,
+        /// R-STAKE-3: seats whose buy-in the correction took back, left without chips: they
+        /// buy in again (within the limits), not top up.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        buy_ins_taken_back: Vec<Seat>,
+    },
     /// R-POST-3.
     SatOut { seat: Seat },
     /// R-POST-3.
@@ -836,7 +849,12 @@ impl TableState {
             TableEvent::CountVarianceRecorded { postings, .. } => self.apply_postings(postings),
             TableEvent::ShiftClosed { closing_tray, postings, .. } => {
                 self.apply_postings(postings);
-                self.shift = ShiftTotals { opening_tray: closing_tray.clone(), fills_cents: 0, credits_cents: 0 };
+                self.shift = ShiftTotals {
+                    opening_tray: closing_tray.clone(),
+                    fills_cents: 0,
+                    credits_cents: 0,
+                    counted_through_version: self.version,
+                };
             }
             TableEvent::IouWritten { seat, amount_cents, lender, lender_seat, to_raise, postings, .. } => {
                 self.apply_postings(postings);
@@ -1021,9 +1039,14 @@ impl TableState {
                     }
                 }
             }
-            TableEvent::Corrected { reverses_event_id, postings, .. } => {
+            TableEvent::Corrected { reverses_event_id, postings, buy_ins_taken_back, .. } => {
                 self.apply_postings(postings);
                 crate::corrections::remember_corrected(&mut self.corrected_event_ids, reverses_event_id);
+                for seat in buy_ins_taken_back {
+                    if let Some(s) = self.seat_mut(*seat) {
+                        s.has_bought_in = false;
+                    }
+                }
             }
             TableEvent::Tipped { postings, .. }
             | TableEvent::KittyExpensePaid { postings, .. }

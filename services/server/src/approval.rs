@@ -253,7 +253,7 @@ pub fn issue(key: &ApprovalKey, approver: &Principal, subject: &Subject<'_>, ttl
 
 /// A refused approval: PERMISSION_DENIED with `ErrorInfo` (reason, the field and the name
 /// involved) and the field as a `BadRequest` violation.
-fn denied(reason: &str, field: &str, message: String, metadata: &[(&str, &str)]) -> Status {
+pub(crate) fn denied(reason: &str, field: &str, message: String, metadata: &[(&str, &str)]) -> Status {
     let mut details = ErrorDetails::with_error_info(
         reason,
         DOMAIN,

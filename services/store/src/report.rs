@@ -130,19 +130,33 @@ fn aggregate(events: &[PgRow], postings: &[PgRow]) -> Result<Vec<TableDayRow>, S
         .iter()
         .map(|row| Ok((row.try_get::<i64, _>(0)?, row.try_get::<&str, _>(1)?, row.try_get::<i64, _>(2)?)))
         .collect::<Result<Vec<_>, sqlx::Error>>()?;
-    // By table, then day, looked up with borrowed keys: keys are allocated once per row.
-    let mut tables: BTreeMap<String, BTreeMap<String, TableDayRow>> = BTreeMap::new();
+    let mut days = TableDays::default();
     let mut next_posting = 0;
     for event in events {
         let position: i64 = event.try_get(0)?;
         let own = postings_of(&postings, &mut next_posting, position, |posting| posting.0);
-        let stream: &str = event.try_get(1)?;
-        let Some(table_id) = stream.strip_prefix("table-") else { continue };
-        let day: &str = event.try_get(2)?;
-        if !tables.contains_key(table_id) {
-            tables.insert(table_id.to_owned(), BTreeMap::new());
+        days.add(position, event.try_get(1)?, event.try_get(2)?, own.iter().map(|&(_, account, amount)| (account, amount)));
+    }
+    Ok(days.into_rows())
+}
+
+/// Table/day rows aggregated from events taken in position order: a page of them for the
+/// report, the whole log for `verify --projections`, which compares them with the stored rows.
+#[derive(Default)]
+pub(crate) struct TableDays {
+    /// By table, then day, looked up with borrowed keys: keys are allocated once per row.
+    tables: BTreeMap<String, BTreeMap<String, TableDayRow>>,
+}
+
+impl TableDays {
+    /// The event at `position` on `stream`, of gaming day `day` ("" if its metadata has none),
+    /// with its postings (account, amount).
+    pub(crate) fn add<'p>(&mut self, position: i64, stream: &str, day: &str, postings: impl Iterator<Item = (&'p str, i64)>) {
+        let Some(table_id) = stream.strip_prefix("table-") else { return };
+        if !self.tables.contains_key(table_id) {
+            self.tables.insert(table_id.to_owned(), BTreeMap::new());
         }
-        let days = tables.get_mut(table_id).expect("inserted above");
+        let days = self.tables.get_mut(table_id).expect("inserted above");
         if !days.contains_key(day) {
             let row = TableDayRow {
                 table_id: table_id.to_owned(),
@@ -157,21 +171,29 @@ fn aggregate(events: &[PgRow], postings: &[PgRow]) -> Result<Vec<TableDayRow>, S
         }
         let row = days.get_mut(day).expect("inserted above");
         row.event_count += 1;
-        row.movement_count += i64::from(!own.is_empty());
         // Postings into or out of this table's own accounts, "table/{table_id}/...".
         let of_table = |account: &str| {
             account.strip_prefix("table/").and_then(|rest| rest.strip_prefix(table_id)).is_some_and(|rest| rest.starts_with('/'))
         };
-        for &(_, _, amount_cents) in own.iter().filter(|posting| of_table(posting.1)) {
+        let mut moved = false;
+        for (account, amount_cents) in postings {
+            moved = true;
+            if !of_table(account) {
+                continue;
+            }
             if amount_cents > 0 {
                 row.chips_in_cents += amount_cents;
             } else {
                 row.chips_out_cents -= amount_cents;
             }
         }
+        row.movement_count += i64::from(moved);
         row.last_position = position;
     }
-    Ok(tables.into_values().flat_map(BTreeMap::into_values).collect())
+
+    pub(crate) fn into_rows(self) -> Vec<TableDayRow> {
+        self.tables.into_values().flat_map(BTreeMap::into_values).collect()
+    }
 }
 
 /// R-RAKE-2: one table's jackpot fund over a gaming day: what it held when the day began, the

@@ -56,6 +56,7 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ("chipledger_events_by_filter", include_str!("../sql/fn_chipledger_events_by_filter.sql")),
     ("chipledger_events_range", include_str!("../sql/fn_chipledger_events_range.sql")),
     ("chipledger_hashes_at", include_str!("../sql/fn_chipledger_hashes_at.sql")),
+    ("chipledger_index_differences", include_str!("../sql/fn_chipledger_index_differences.sql")),
     ("chipledger_head", include_str!("../sql/fn_chipledger_head.sql")),
     ("chipledger_jackpot_day", include_str!("../sql/fn_chipledger_jackpot_day.sql")),
     ("chipledger_lag", include_str!("../sql/fn_chipledger_lag.sql")),

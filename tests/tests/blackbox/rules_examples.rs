@@ -876,6 +876,10 @@ async fn r_post_1_each_player_pays_the_ante_before_the_blind() -> anyhow::Result
     // R-POST-1: "a short-stacked player pays the ante first, then the blind".
     assert_eq!(refused(d.post(1, pb::PostKind::SmallBlind, 100).await), ("ANTE_BEFORE_BLIND".into(), "R-POST-1".into()));
     d.post(1, pb::PostKind::Ante, 100).await?;
+    // Every player's ante before any blind: the bet a blind makes is judged with them in.
+    assert_eq!(refused(d.post(1, pb::PostKind::SmallBlind, 100).await), ("ANTES_NOT_POSTED".into(), "R-POST-1".into()));
+    d.post(2, pb::PostKind::Ante, 100).await?;
+    d.post(3, pb::PostKind::Ante, 100).await?;
     d.post(1, pb::PostKind::SmallBlind, 100).await?;
     server.stop().await
 }

@@ -520,7 +520,7 @@ async fn r_mark_3_a_hand_with_a_loan_in_it_is_not_corrected() -> anyhow::Result<
     let fix = approved(fix, &mut [&mut admin]).await?;
     let refused = room.floor.ledger.correct(fix).await.expect_err("a loan is paid back, not corrected");
     let info = error_info(&refused);
-    assert_eq!((info.reason.as_str(), info.metadata.get("rule_id").map(String::as_str)), ("CORRECTION_INVALID", Some("R-AUDIT-1")));
+    assert_eq!((info.reason.as_str(), info.metadata.get("rule_id").map(String::as_str)), ("CORRECTION_INVALID", Some("R-MARK-3")));
     assert_eq!((room.stack(1).await?, room.stack(2).await?, room.stack(3).await?), stacks, "nothing moved");
     room.server.stop().await
 }

@@ -322,6 +322,65 @@ async fn ten_thousand_dollars_added_to_a_projected_seat_balance_is_reported_by_v
     recorded.server.stop().await
 }
 
+/// The audit pass: the rows no chain covers, changed outside the ledger, went unseen. The index
+/// of event ids pointed at another event, so an approved correction of P1's buy-in reversed
+/// P2's; a stream's version was raised, which blocks the table; a table/day report row was
+/// written for a table that never existed (with the application role's own credentials).
+/// `verify --projections` names each one, and the correction through the bad index moves
+/// nothing (DATA_LOSS, not another event reversed).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edited_event_index_stream_version_or_report_row_is_reported_by_verify_projections() -> anyhow::Result<()> {
+    let mut recorded = recorded("tamper_index").await?;
+    let property = recorded.server.property_id.clone();
+    let buy_ins = chipledger_tests::all_events(&mut recorded.auditor, pb::EventFilter { event_types: vec!["BoughtIn".into()], ..Default::default() }).await?;
+    let (p1, p2) = (&buy_ins[0], &buy_ins[1]);
+    let mut connection = PgConnection::connect(&recorded.server.database_url).await?;
+    sqlx::query("SET session_replication_role = replica").execute(&mut connection).await?;
+    sqlx::query("UPDATE event_ids SET position = $2 WHERE event_id = $1::uuid")
+        .bind(&p1.event_id)
+        .bind(p2.global_position)
+        .execute(&mut connection)
+        .await?;
+    sqlx::query("UPDATE streams SET version = version + 5 WHERE property = $1 AND stream = $2")
+        .bind(&property)
+        .bind(format!("table-{TABLE}"))
+        .execute(&mut connection)
+        .await?;
+    let mut as_app = PgConnection::connect(&recorded.server.app_url()?).await?;
+    let checkpoint: i64 = sqlx::query_scalar("SELECT chipledger_report_table_day_checkpoint($1, false)").bind(&property).fetch_one(&mut as_app).await?;
+    sqlx::query("SELECT chipledger_report_table_day_apply($1, $2, $2, ARRAY['T9'], ARRAY['2026-12-06'], ARRAY[5::bigint], ARRAY[5::bigint], ARRAY[99999999::bigint], ARRAY[0::bigint], ARRAY[$2])")
+        .bind(&property)
+        .bind(checkpoint)
+        .execute(&mut as_app)
+        .await?;
+
+    let mut floor = recorded.server.client(principal::FLOOR).await?;
+    let mut second = recorded.server.client(principal::FLOOR_2).await?;
+    let correction = pb::Correction {
+        header: header("fix-p1"),
+        reverses_event_id: p1.event_id.clone(),
+        approved_by: principal::FLOOR_2.0.into(),
+        reason: "keyed at the wrong seat".into(),
+    };
+    let correction = chipledger_tests::approved(correction, &mut [&mut second]).await?;
+    let refused = floor.ledger.correct(correction).await.expect_err("no correction through a bad index");
+    assert_eq!(refused.code(), tonic::Code::DataLoss, "{refused:?}");
+
+    let reply = verify(&mut recorded, true, true).await?;
+    assert!(!reply.ok);
+    let differences: Vec<(&str, &str, &str, &str)> = reply
+        .projection_differences
+        .iter()
+        .map(|d| (d.projection.as_str(), d.key.as_str(), d.stored.as_str(), d.recomputed.as_str()))
+        .collect();
+    let at = |position: i64| position.to_string();
+    assert!(differences.contains(&("event_ids", p1.event_id.as_str(), at(p2.global_position).as_str(), at(p1.global_position).as_str())), "{differences:?}");
+    assert!(differences.iter().any(|d| d.0 == "streams" && d.1 == format!("table-{TABLE}")), "{differences:?}");
+    assert!(differences.iter().any(|d| d.0 == "report_table_day" && d.1.starts_with("T9 ") && d.3 == "-"), "{differences:?}");
+    assert_eq!(differences.len(), 3, "{differences:?}");
+    recorded.server.stop().await
+}
+
 /// The insiders' second pass: with the application role's credentials, one call kept the row
 /// `'not a document'` as a checkpoint; rows are never deleted, so every later listing (the
 /// auditors' `checkpoints fetch`, the console's chain page) failed for good. The function keeps

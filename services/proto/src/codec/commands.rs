@@ -76,7 +76,7 @@ pub fn envelope(errors: &mut FieldErrors, prefix: &str, header: Option<&pb::Comm
 }
 
 /// A correction names the event it reverses; the server completes it from the store.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct CorrectionRequest {
     pub reverses_event_id: String,
     pub approved_by: String,

@@ -555,7 +555,7 @@ fn r_mark_3_a_loan_moves_the_lenders_own_chips_and_is_paid_back_to_the_lender() 
         reason: "keyed twice".into(),
     };
     let r = rejected(g.table(undo), "CORRECTION_INVALID");
-    assert_eq!(r.reason.rule, "R-AUDIT-1");
+    assert_eq!(r.reason.rule, "R-MARK-3", "the refusal names the rule a correction would walk around");
     // Not from someone away from the table, not from oneself, not beyond the lender's stack.
     let r = rejected(g.table(TableOp::WriteIou { seat: 1, amount_cents: d(5), lender: Some(pid("P9")), accepted_by: vec![], to_raise: false }), "IOU_LENDER_NOT_SEATED");
     assert_eq!(r.reason.rule, "R-MARK-3");
@@ -624,13 +624,13 @@ fn r_rebuy_1_a_return_corrected_away_leaves_the_seat_bound() {
     let correction = undo(&g, index, "BoughtIn", "keyed at the wrong seat");
     let events = at(&mut g, &y, correction).unwrap();
     assert!(events.iter().any(|(_, e)| matches!(e, Event::Table(TableEvent::SeatBound { seat: 3, amount_cents, .. }) if *amount_cents == d(200))), "{events:?}");
-    at(&mut g, &y, TableOp::TopUp { seat: 3, player_id: pid("P1"), amount_cents: d(40), source: FundsSource::Cash, supervisor_id: None }).unwrap();
-    let hand = TableOp::StartHand { hand_no: 1, button_seat: 4, dealt_seats: vec![3, 4] };
-    let r = rejected(at(&mut g, &y, hand.clone()), "REBUY_BELOW_AMOUNT_LEFT");
-    assert_eq!(r.number("required_min_cents"), Some(d(200)));
-    // Brought up to what was left with, the seat plays.
-    at(&mut g, &y, TableOp::TopUp { seat: 3, player_id: pid("P1"), amount_cents: d(160), source: FundsSource::Cash, supervisor_id: None }).unwrap();
-    at(&mut g, &y, hand).unwrap();
+    // The seat, left without chips, buys in again (R-STAKE-3), bound by the departure.
+    rejected(at(&mut g, &y, TableOp::TopUp { seat: 3, player_id: pid("P1"), amount_cents: d(40), source: FundsSource::Cash, supervisor_id: None }), "NOT_BOUGHT_IN");
+    let r = rejected(at(&mut g, &y, buy_in(3, "P1", d(40))), "REBUY_BELOW_AMOUNT_LEFT");
+    assert_eq!(r.number("amount_left_with_cents"), Some(d(200)));
+    // Bought in for what was left with, the seat plays.
+    at(&mut g, &y, buy_in(3, "P1", d(200))).unwrap();
+    at(&mut g, &y, TableOp::StartHand { hand_no: 1, button_seat: 4, dealt_seats: vec![3, 4] }).unwrap();
 }
 
 /// The third betting pass: the binding a corrected return leaves went away with the seat.
@@ -653,9 +653,9 @@ fn r_rebuy_1_a_corrected_return_binds_wherever_the_seat_or_the_patron_goes() {
             assert_eq!(r.number("amount_left_with_cents"), Some(d(200)));
         } else {
             at(&mut g, &y, TableOp::MovePlayer { seat: 3, player_id: pid("P1"), to_table_id: tid(TABLE), to_seat: 4 }).unwrap();
-            g.table(TableOp::TopUp { seat: 4, player_id: pid("P1"), amount_cents: d(60), source: FundsSource::Cash, supervisor_id: None }).unwrap();
-            let r = rejected(g.table(TableOp::StartHand { hand_no: 1, button_seat: 2, dealt_seats: vec![2, 4] }), "REBUY_BELOW_AMOUNT_LEFT");
-            assert_eq!(r.number("required_min_cents"), Some(d(200)));
+            // Moved without chips, the seat buys in at its new table, bound by the departure.
+            let r = rejected(g.table(buy_in(4, "P1", d(60))), "REBUY_BELOW_AMOUNT_LEFT");
+            assert_eq!(r.number("amount_left_with_cents"), Some(d(200)));
         }
     }
 }
@@ -896,6 +896,69 @@ fn r_chip_4_a_cage_count_that_differs_is_recorded_as_a_variance() {
     assert_eq!(*cash_variance_cents, d(7));
     assert_eq!(g.world.cages[&cid(CAGE)].chips, counted);
     assert_eq!(g.world.cages[&cid(CAGE)].cash_cents, c.cash_cents + d(7));
+}
+
+/// R-CHIP-4: a shift counted and closed is not changed behind its signers. The audit pass
+/// corrected a shift close's variance and its drop: a signed $10 shortage vanished and the
+/// same $340 drop counted again at the next close. An event of the closed shift (a buy-in, the
+/// variance, the close itself) is refused, naming the versions.
+#[test]
+fn r_chip_4_events_of_a_counted_shift_are_not_corrected() {
+    let mut g = Game::new(nl_1_2(), &[(1, d(100))]);
+    let buy_in_at = g.world.log.iter().rposition(|(_, e)| e.event_type() == "BoughtIn").expect("a buy-in");
+    let mut counted = g.state().tray.clone();
+    counted[0].count -= 1;
+    let drop = g.state().drop_cents;
+    g.table(TableOp::CloseShift { counted_tray: counted, counted_drop_cents: drop, signers: signers("floor-1", "cage-1") }).unwrap();
+    let closed_at = g.world.log.len() - 1;
+    let variance_at = closed_at - 1;
+    let counted_through = stream_version_at(&g.world.log, closed_at);
+    for (index, event_type) in [(buy_in_at, "BoughtIn"), (variance_at, "CountVarianceRecorded"), (closed_at, "ShiftClosed")] {
+        let r = rejected(g.table(undo(&g, index, event_type, "recount")), "CORRECTION_INVALID");
+        assert_eq!(r.reason.rule, "R-CHIP-4", "{event_type}");
+        assert_eq!(r.number("counted_through_stream_version"), Some(counted_through as Cents), "{event_type}");
+    }
+    // The next shift's events are corrected as before.
+    g.table(buy_in(2, "P2", d(60))).unwrap();
+    let top = g.world.log.iter().rposition(|(_, e)| e.event_type() == "BoughtIn").expect("a buy-in");
+    g.table(undo(&g, top, "BoughtIn", "keyed twice")).unwrap();
+    // The cage's count closes its events the same way.
+    let sale = g.world.exec(Command::Cage(CageCommand { cage_id: cid(CAGE), op: CageOp::SellChips { player_id: pid("P9"), chips: vec![ChipCount { denomination_cents: 500, count: 2 }] } })).unwrap();
+    let sale_at = g.world.log.len() - sale.len();
+    let c = g.world.cages[&cid(CAGE)].clone();
+    let count = CageOp::CountShift { counted_chips: c.chips.clone(), counted_cash_cents: c.cash_cents, signers: signers("cage-1", "cage-2") };
+    g.world.exec(Command::Cage(CageCommand { cage_id: cid(CAGE), op: count })).unwrap();
+    let correct = CageOp::Correct {
+        reverses_event_id: format!("event-{sale_at}"),
+        reverses_stream_version: stream_version_at(&g.world.log, sale_at),
+        reverses_event_types: vec!["ChipsSold".into()],
+        original_postings: g.world.log[sale_at].1.postings(),
+        approved_by: "cage-mgr".into(),
+        reason: "sold to the wrong patron".into(),
+    };
+    let r = rejected(g.world.exec(Command::Cage(CageCommand { cage_id: cid(CAGE), op: correct })), "CORRECTION_INVALID");
+    assert_eq!(r.reason.rule, "R-CHIP-4");
+}
+
+/// R-AUDIT-1: a correction is not corrected. Reversing it put the original postings back
+/// unjudged: the audit pass restored a corrected $200 buy-in on top of a top-up (above the
+/// table's maximum) and a buy-in at a game closed since. The movement is recorded again by its
+/// own command, which the rules judge.
+#[test]
+fn r_audit_1_a_correction_is_not_corrected() {
+    let mut g = Game::new(nl_1_2(), &[(1, d(100))]);
+    let bought = g.world.log.iter().rposition(|(_, e)| e.event_type() == "BoughtIn").expect("a buy-in");
+    g.table(undo(&g, bought, "BoughtIn", "keyed twice")).unwrap();
+    let corrected = g.world.log.len() - 1;
+    let r = rejected(g.table(undo(&g, corrected, "Corrected", "keyed twice after all")), "CORRECTION_INVALID");
+    assert_eq!(r.reason.rule, "R-AUDIT-1");
+    assert_eq!(g.stack(1), 0, "the buy-in stays corrected");
+    // R-STAKE-3: the seat left without chips buys in again within the limits; a top-up below
+    // the minimum is no way in (the audit pass topped up $1 at a $40 minimum).
+    let r = rejected(g.table(TableOp::TopUp { seat: 1, player_id: pid("P1"), amount_cents: d(1), source: FundsSource::Cash, supervisor_id: None }), "NOT_BOUGHT_IN");
+    assert_eq!(r.reason.rule, "R-STAKE-3");
+    rejected(g.table(buy_in(1, "P1", d(1))), "BUY_IN_BELOW_MINIMUM");
+    g.table(buy_in(1, "P1", d(100))).unwrap();
 }
 
 #[test]

@@ -415,7 +415,70 @@ fn r_post_7_each_player_pays_the_ante_before_the_blind() {
     g.start(1, 3, &[1, 2, 3]);
     rejected(g.post(1, PostKind::SmallBlind, d(1)), "ANTE_BEFORE_BLIND");
     g.post(1, PostKind::Ante, d(1)).unwrap();
+    // R-POST-1: every ante before any blind, not only the poster's own.
+    let r = rejected(g.post(1, PostKind::SmallBlind, d(1)), "ANTES_NOT_POSTED");
+    assert_eq!((r.reason.rule, r.number("seat")), ("R-POST-1", Some(2)));
+    g.post(2, PostKind::Ante, d(1)).unwrap();
+    g.post(3, PostKind::Ante, d(1)).unwrap();
     g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+}
+
+/// R-POST-1, R-POST-7 (the betting pass): a small blind posted before the big blind's ante,
+/// the ante then putting the big blind all in, left the hand's bet at the small blind: the
+/// small blind checked and the others called $1. Every ante is in before any blind, so the big
+/// blind all in on its ante still makes the bet, whatever order the dealer keys the posts in.
+#[test]
+fn r_post_1_the_antes_go_in_before_any_blind_so_a_big_blind_all_in_on_its_ante_still_makes_the_bet() {
+    for big_blind_ante in [true, false] {
+        let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+        c.ante_cents = d(2);
+        c.big_blind_ante = big_blind_ante;
+        let mut g = Game::new(c, &[(1, d(200)), (2, d(200)), (3, d(2)), (4, d(200))]);
+        g.start(1, 1, &[1, 2, 3, 4]);
+        if !big_blind_ante {
+            g.post(2, PostKind::Ante, d(2)).unwrap();
+        }
+        let r = rejected(g.post(2, PostKind::SmallBlind, d(1)), "ANTES_NOT_POSTED");
+        assert_eq!(r.number("seat"), Some(if big_blind_ante { 3 } else { 1 }), "big blind ante: {big_blind_ante}");
+        if big_blind_ante {
+            g.post(3, PostKind::BigBlindAnte, d(2)).unwrap();
+        } else {
+            for seat in [1, 3, 4] {
+                g.post(seat, PostKind::Ante, d(2)).unwrap();
+            }
+        }
+        g.post(2, PostKind::SmallBlind, d(1)).unwrap();
+        let l = g.legal();
+        assert_eq!((l.seat, l.bet_to_cents, l.call_cents), (4, d(2), d(2)), "big blind ante: {big_blind_ante}");
+    }
+}
+
+/// R-POST-2, R-POST-4, R-POST-6: a straddle, a sleeper and a kill come after the blinds. A kill
+/// keyed before them acted first (the seeds: the kill "acts last in the opening round, after the
+/// other blinds"); a straddle before them was refused as not configured.
+#[test]
+fn r_post_2_straddles_sleepers_and_kills_come_after_the_blinds() {
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.straddle = config::StraddlePolicy::UnderTheGun;
+    c.sleeper_allowed = true;
+    let mut g = Game::new(c, &[(1, d(200)), (2, d(200)), (3, d(200)), (4, d(200)), (5, d(200))]);
+    g.start(1, 1, &[1, 2, 3, 4, 5]);
+    let r = rejected(g.post(4, PostKind::Straddle, d(4)), "BLINDS_NOT_POSTED");
+    assert_eq!((r.reason.rule, r.number("seat")), ("R-POST-2", Some(2)));
+    g.post(2, PostKind::SmallBlind, d(1)).unwrap();
+    let r = rejected(g.post(5, PostKind::Sleeper, d(4)), "BLINDS_NOT_POSTED");
+    assert_eq!(r.number("seat"), Some(3));
+    g.post(3, PostKind::BigBlind, d(2)).unwrap();
+    g.post(4, PostKind::Straddle, d(4)).unwrap();
+
+    let c = example_config(TableConfig::fixed_limit_holdem_kill(d(4), d(8), config::KillPolicy::Full));
+    let mut g = Game::new(c, &[(1, d(200)), (2, d(200)), (3, d(200)), (4, d(200))]);
+    g.start(1, 1, &[1, 2, 3, 4]);
+    rejected(g.post(4, PostKind::Kill, d(8)), "BLINDS_NOT_POSTED");
+    g.post(2, PostKind::SmallBlind, d(2)).unwrap();
+    g.post(3, PostKind::BigBlind, d(4)).unwrap();
+    g.post(4, PostKind::Kill, d(8)).unwrap();
+    assert_eq!(g.legal().seat, 1, "the kill acts last: the action starts left of it");
 }
 
 fn reported(cap_cents: Cents) -> TableConfig {

@@ -36,6 +36,25 @@ fn r_chip_1_color_up_keeps_value_and_tray_counts() {
     assert_eq!(r.number("denomination_cents"), Some(d(3)));
 }
 
+/// R-UNIT-4 (the cage and console passes): a chip list naming a denomination twice had every
+/// holder's count judged entry by entry: a cage filled 20 of the 10 chips it held, sold chips
+/// it did not have, and a credit or a color change split in two reached the database's check
+/// (an internal error, no refusal kept). Every list names each denomination once.
+#[test]
+fn r_unit_4_a_chip_list_names_each_denomination_once() {
+    let mut g = Game::new(nl(), &[(1, d(100))]);
+    let twice = |denomination: i64, count: i64| [chips(denomination, count), chips(denomination, count)].concat();
+    let slip_no = g.next_fill_slip;
+    let fill = TableOp::Fill { cage_id: cid(CAGE), slip_no, chips: twice(100, 1), signers: signers() };
+    let r = rejected(g.table(fill), "DENOMINATION_LISTED_TWICE");
+    assert_eq!((r.reason.rule, r.number("denomination_cents")), ("R-UNIT-4", Some(d(100))));
+    let credit = TableOp::Credit { cage_id: cid(CAGE), slip_no: 1, chips: twice(1, 1), signers: signers() };
+    rejected(g.table(credit), "DENOMINATION_LISTED_TWICE");
+    rejected(g.table(TableOp::ColorChange { seat: 1, give: chips(25, 2), receive: twice(1, 25) }), "DENOMINATION_LISTED_TWICE");
+    let sale = CageOp::SellChips { player_id: pid("P9"), chips: twice(5, 1) };
+    rejected(g.world.exec(Command::Cage(CageCommand { cage_id: cid(CAGE), op: sale })), "DENOMINATION_LISTED_TWICE");
+}
+
 #[test]
 fn r_chip_1_tray_never_negative() {
     let mut g = Game::new(nl(), &[(1, d(100))]);

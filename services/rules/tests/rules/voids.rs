@@ -95,7 +95,14 @@ fn r_chip_4_cage_shift_count_equal_to_the_book_records_no_variance() {
 }
 
 fn correct_cage(reverses: &str, postings: Vec<Posting>, approved_by: &str) -> CageOp {
-    CageOp::Correct { reverses_event_id: reverses.into(), original_postings: postings, approved_by: approved_by.into(), reason: "sold to the wrong patron".into() }
+    CageOp::Correct {
+        reverses_event_id: reverses.into(),
+        reverses_stream_version: 0,
+        reverses_event_types: vec!["ChipsSold".into()],
+        original_postings: postings,
+        approved_by: approved_by.into(),
+        reason: "sold to the wrong patron".into(),
+    }
 }
 
 #[test]
@@ -144,8 +151,11 @@ fn r_mark_1_a_marker_is_not_corrected_away() {
     assert_eq!(g.world.cages[&cid(CAGE)].markers_receivable_cents, receivable);
 }
 
+/// A patron's records are not taken back alone: the record of cash (R-AUDIT-4) and the
+/// departure (R-REBUY-1) follow the money the cage or table event moved. The audit pass took a
+/// departure back alone: out of T1 with $80 in the pocket, back in the game for $40.
 #[test]
-fn r_audit_1_player_correction_takes_back_a_cash_record_and_a_departure() {
+fn r_audit_1_player_corrections_of_a_cash_record_or_a_departure_are_refused() {
     let mut g = Game::new(nl(), &[(1, d(200))]);
     let player = |g: &Game| g.world.players[&pid("P1")].clone();
     assert_eq!(player(&g).cash_day.cash_in_cents, d(200));
@@ -165,19 +175,21 @@ fn r_audit_1_player_correction_takes_back_a_cash_record_and_a_departure() {
     // R-AUDIT-4: the record of cash follows the money; taken back alone it would lower the
     // day's total (and the reports it requires) while the $200 stays in the drop.
     let r = rejected(g.world.exec(correct(cash(d(50)), "floor-2")), "CORRECTION_INVALID");
-    assert_eq!(r.number("amount_cents"), Some(d(50)));
+    assert_eq!((r.reason.rule, r.number("amount_cents")), ("R-AUDIT-4", Some(d(50))));
     assert_eq!(player(&g).cash_day.cash_in_cents, d(200));
+    // R-REBUY-1: out with $200; the departure taken back alone would let a $40 buy-in in.
     g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
     let left = player(&g).departures[0].clone();
     let departure = PlayerReversal::Departure { table_id: left.table_id, at_unix_ms: left.at_unix_ms };
-    g.world.exec(correct(departure.clone(), "floor-2")).unwrap();
-    assert!(player(&g).departures.is_empty());
-    rejected(g.world.exec(correct(departure.clone(), "floor-2")), "ALREADY_CORRECTED");
-    let mut other = correct(departure, "floor-2");
-    if let Command::Player(PlayerCommand { op: PlayerOp::Correct { reverses_event_id, .. }, .. }) = &mut other {
-        *reverses_event_id = "evt-10".into();
-    }
-    rejected(g.world.exec(other), "CORRECTION_INVALID");
+    let r = rejected(g.world.exec(correct(departure, "floor-2")), "CORRECTION_INVALID");
+    assert_eq!(r.reason.rule, "R-REBUY-1");
+    assert_eq!(player(&g).departures.len(), 1, "the departure still binds");
+    g.table(TableOp::SeatPlayer { seat: 2, player_id: pid("P1") }).unwrap();
+    let r = rejected(
+        g.table(TableOp::BuyIn { seat: 2, player_id: pid("P1"), amount_cents: d(40), source: FundsSource::Cash, supervisor_id: None, short_buy: false }),
+        "REBUY_BELOW_AMOUNT_LEFT",
+    );
+    assert_eq!(r.reason.rule, "R-REBUY-1");
 }
 
 #[test]

@@ -26,6 +26,7 @@ use tonic::Status;
 use super::view::Units;
 use super::{Console, Signed, rpc};
 use crate::access::{self, Principal};
+use crate::approval;
 use crate::status;
 
 /// Requests kept for resubmission, at most (the oldest go first).
@@ -245,7 +246,9 @@ async fn send<T: WireCommand>(
     build: impl FnOnce(&Fields) -> Result<T, Status>,
 ) -> Result<Response, Status> {
     let who = &signed.principal;
-    access::authorize_call(who, T::RPC)?;
+    // A role that may not send the command gets no approval asked for it; the ledger refuses
+    // it and keeps the attempt, as it does a gRPC caller's (R-AUDIT-2, R-AUDIT-3).
+    let permitted = access::authorize_call(who, T::RPC).is_ok();
     let command_id = required(form, "command_id")?;
     if !command_id.starts_with(COMMAND_ID_PREFIX) {
         return Err(status::invalid_field("command_id", "a command id drawn by this console"));
@@ -254,8 +257,8 @@ async fn send<T: WireCommand>(
     if entry.principal_id != who.id {
         return Err(status::invalid_field("command_id", "drawn for someone else"));
     }
-    // Built once per form; a failure to build (a missing field, a wrong second token) leaves it
-    // unbuilt, so the corrected form can be sent under the same id.
+    // Built once per form; a failure to build (a missing or malformed field) leaves it unbuilt,
+    // so the corrected form can be sent under the same id.
     let (rpc, bytes) = entry
         .request
         .get_or_try_init(|| async {
@@ -266,12 +269,27 @@ async fn send<T: WireCommand>(
                 reason_note: form.get("note").map(|note| note.trim().to_string()).unwrap_or_default(),
                 ..pb::CommandHeader::default()
             });
-            name_people(console, who, form, &mut message).await?;
-            let bytes = message.encode_to_vec();
             // The gate's checks of request bytes (no integer beyond 2^53 - 1, no NUL, ...), as
             // for a request sent over gRPC: a form is no way around them.
-            crate::protowire::compiled().check_request(T::RPC, &bytes).map_err(crate::protowire::Malformed::into_status)?;
-            Ok::<_, Status>((T::RPC, bytes))
+            crate::protowire::compiled()
+                .check_request(T::RPC, &message.encode_to_vec())
+                .map_err(crate::protowire::Malformed::into_status)?;
+            match if permitted { name_people(console, who, form, &mut message).await } else { Ok(()) } {
+                Ok(()) => {}
+                Err(Unnamed::Unsent(status)) => return Err(status),
+                // Refused for its second person: kept among the refusals, as gRPC keeps a bad
+                // approval (R-AUDIT-3), so the form's command id is spent.
+                Err(Unnamed::Refused(refused)) => {
+                    // The form as filled, without the tokens it carried.
+                    let filled: serde_json::Map<String, serde_json::Value> = form
+                        .iter()
+                        .filter(|(name, _)| !matches!(name.as_str(), "csrf" | "second_token"))
+                        .map(|(name, value)| (name.clone(), serde_json::Value::String(value.clone())))
+                        .collect();
+                    return Err(console.services.ledger().refuse_second_person(who, &message, filled.into(), refused).await);
+                }
+            }
+            Ok::<_, Status>((T::RPC, message.encode_to_vec()))
         })
         .await?;
     if *rpc != T::RPC {
@@ -301,6 +319,14 @@ async fn send<T: WireCommand>(
     Ok(console.page(signed, "recorded.html", "Recorded", body))
 }
 
+/// Why a form's command went without its second person.
+enum Unnamed {
+    /// Not considered (wrong second tokens entered too often): nothing to record.
+    Unsent(Status),
+    /// Refused for its second person: recorded as a refusal of the command.
+    Refused(Status),
+}
+
 /// The second-person fields of the command: the caller where its role may sign, the person
 /// whose token the form carries for the other field, proven by their approval token.
 async fn name_people<T: WireCommand>(
@@ -308,28 +334,29 @@ async fn name_people<T: WireCommand>(
     who: &Principal,
     form: &Fields,
     message: &mut T,
-) -> Result<(), Status> {
+) -> Result<(), Unnamed> {
     let fields: Vec<&'static str> = message.approval_fields().iter().map(|(field, _)| *field).collect();
-    if fields.is_empty() {
-        return Ok(());
-    }
+    let Some(first_field) = fields.first().copied() else { return Ok(()) };
     let source = format!("second tokens entered by {}", who.id);
     if let Some(wait) = console.failures.wait(&source) {
-        return Err(Status::resource_exhausted(format!("too many wrong second tokens: try again in {} s", wait.as_secs() + 1)));
+        return Err(Unnamed::Unsent(Status::resource_exhausted(format!(
+            "too many wrong second tokens: try again in {} s",
+            wait.as_secs() + 1
+        ))));
     }
+    let refused = |reason: &str, why: &str| Unnamed::Refused(approval::denied(reason, "second_token", why.to_string(), &[("field", first_field)]));
     let second = match form.get("second_token").map(|token| token.trim()).filter(|token| !token.is_empty()) {
         Some(token) => match console.authenticator.authenticate(None, Some(&format!("Bearer {token}"))) {
             Ok(second) => second,
             Err(_) => {
                 console.failures.failed(&source);
-                return Err(status::invalid_field("second_token", "not the token of a principal of this server"));
+                return Err(refused("APPROVAL_INVALID", "the second token is not the token of a principal of this server"));
             }
         },
-        None => return Err(status::invalid_field("second_token", "the second person enters their own token (dual control)")),
+        None => return Err(refused("APPROVAL_MISSING", "the second person enters their own token (dual control)")),
     };
-    console.failures.succeeded(&source);
     if second.id == who.id {
-        return Err(status::invalid_field("second_token", "the second person must be someone else"));
+        return Err(refused("APPROVER_IS_CALLER", "the second token is the caller's own: the second person must be someone else"));
     }
     // The caller takes the first field its role may sign; the second person the other.
     let mut named: Vec<(&'static str, String)> = Vec::new();
@@ -352,7 +379,17 @@ async fn name_people<T: WireCommand>(
     };
     let token = console
         .call(&second, rpc!(ApprovalService / Approve), request, |s, r| async move { s.approve(r).await })
-        .await?;
+        .await
+        .map_err(|status| match status.code() {
+            // The second person may not approve this command (their role, or the property).
+            tonic::Code::PermissionDenied => Unnamed::Refused(approval::denied(
+                "APPROVER_ROLE_NOT_PERMITTED",
+                "second_token",
+                format!("the second person {} may not approve this command: {}", second.id, status.message()),
+                &[("approver", second.id.as_str())],
+            )),
+            _ => Unnamed::Unsent(status),
+        })?;
     if let Some(header) = message.header_mut() {
         header.approvals.push(token.token);
     }

@@ -49,7 +49,14 @@ pub(super) fn correction_for(
         }),
         StreamId::Cage(cage_id) => Command::Cage(rules::CageCommand {
             cage_id,
-            op: rules::CageOp::Correct { reverses_event_id, original_postings: original_postings()?, approved_by, reason },
+            op: rules::CageOp::Correct {
+                reverses_event_id,
+                reverses_stream_version: u64::try_from(version).unwrap_or(0),
+                reverses_event_types: event_types,
+                original_postings: original_postings()?,
+                approved_by,
+                reason,
+            },
         }),
         StreamId::Player(player_id) => {
             let stored = chipledger_store::domain::event_from_payload(&StreamId::Player(player_id.clone()), payload)

@@ -45,11 +45,12 @@ pub(super) fn snapshot_of<'a>(
 }
 
 /// A refusal as decided: which command, why, what it touched, whom it was about.
-pub(super) struct Refused<'e> {
+pub(super) struct Refused {
     pub(super) index: usize,
     pub(super) rejection: rules::Rejection,
     pub(super) streams: Vec<String>,
-    pub(super) command: Option<&'e Command>,
+    /// What was attempted, as the refusal keeps it ([`super::attempted`]).
+    pub(super) request: serde_json::Value,
     pub(super) player_id: Option<String>,
 }
 

@@ -236,7 +236,7 @@ impl Ledger {
                 Some(Decidable::Command(command)) => Some(command),
                 _ => None,
             };
-            return Err(self.refuse_for_role(principal, envelope.as_ref(), (0, command), &request_hash, denied).await);
+            return Err(self.refuse_for_role(principal, envelope.as_ref(), (T::RPC, 0, command), &request_hash, denied).await);
         }
         let (Some(envelope), Some(decidable)) = (envelope, decidable) else {
             return Err(errors.into_status());
@@ -264,6 +264,41 @@ impl Ledger {
         Ok(result)
     }
 
+    /// A command refused for its second person before it could be sent with an approval (the
+    /// console's forms: a second token that is nobody's, the caller's own, missing, or of
+    /// someone who may not approve it): kept among the refusals with the rule of its dual
+    /// control, as the same command sent over gRPC with a bad approval is (R-AUDIT-3). Answers
+    /// the refusal; a request with bad fields is answered with its field errors, unrecorded,
+    /// as [`Ledger::submit`] answers them.
+    pub async fn refuse_second_person<T: WireCommand>(
+        &self,
+        principal: &Principal,
+        request: &T,
+        form: serde_json::Value,
+        refused: Status,
+    ) -> Status {
+        let mut errors = FieldErrors::new();
+        let Some(envelope) = convert::envelope(&mut errors, "header", request.header()) else { return errors.into_status() };
+        // Without its second person the command may not decode (a fill names both signers):
+        // the refusal keeps the form as it was filled.
+        let (streams, request_json) = match request.to_domain(&mut errors) {
+            Some(decidable) => (streams_of(&decidable), attempted(T::RPC, 0, Some(&decidable), None)),
+            None => (Vec::new(), serde_json::json!({ "index": 0, "rpc": T::RPC, "form": form })),
+        };
+        let property = match self.property_at(principal, &envelope.property_id, "header.property_id") {
+            Ok(property) => property,
+            Err(status) => return status,
+        };
+        let refused = status::with_rule_id(refused, access::dual_control_rule(T::RPC).unwrap_or("R-AUDIT-3"));
+        let request_hash = request_hash(T::RPC, &request.encode_to_vec());
+        let attempt = Attempt { rpc: T::RPC, index: 0, device: envelope.device.clone(), streams, request: request_json };
+        match self.keep_unapproved(principal, &property, &envelope, attempt, &request_hash, refused).await {
+            Err(status) => status,
+            // The id was accepted before with these very bytes: never a form's unsent request.
+            Ok(_) => status::invalid_field("header.command_id", "already recorded: open a fresh form"),
+        }
+    }
+
     /// `RecordBatch`: every command decided in order, one atomic append.
     pub async fn submit_batch(&self, principal: &Principal, request: pb::RecordBatch) -> Result<pb::BatchResult, Status> {
         let mut errors = FieldErrors::new();
@@ -277,7 +312,7 @@ impl Ledger {
         }
         let mut entries = Vec::with_capacity(request.commands.len().min(max));
         let mut approved = Vec::new();
-        let mut role_denied: Option<(usize, Option<Command>, Status)> = None;
+        let mut role_denied: Option<(&'static str, usize, Option<Command>, Status)> = None;
         for (index, command) in request.commands.iter().enumerate().take(max) {
             let Some(command) = &command.command else {
                 errors.add(format!("commands[{index}]"), "empty command");
@@ -294,7 +329,7 @@ impl Ledger {
                     Some(Decidable::Command(command)) => Some(command.clone()),
                     _ => None,
                 };
-                role_denied = Some((index, command, denied));
+                role_denied = Some((rpc, index, command, denied));
                 break;
             }
             if header.is_some_and(|header| !header.approvals.is_empty()) || rpc_has_approvals(rpc) {
@@ -306,8 +341,8 @@ impl Ledger {
             }
         }
         let request_hash = request_hash("/chipledger.v1.LedgerService/RecordBatch", &request.encode_to_vec());
-        if let Some((index, command, denied)) = role_denied {
-            return Err(self.refuse_for_role(principal, envelope.as_ref(), (index, command.as_ref()), &request_hash, denied).await);
+        if let Some((rpc, index, command, denied)) = role_denied {
+            return Err(self.refuse_for_role(principal, envelope.as_ref(), (rpc, index, command.as_ref()), &request_hash, denied).await);
         }
         let Some(envelope) = envelope else { return Err(errors.into_status()) };
         errors.finish()?;
@@ -568,9 +603,9 @@ impl Ledger {
         context: &CommandContext,
         envelope: &Envelope,
         request_hash: &[u8; 32],
-        refused: Refused<'_>,
+        refused: Refused,
     ) -> Result<pb::BatchResult, Status> {
-        let Refused { index, rejection, streams, command, player_id } = refused;
+        let Refused { index, rejection, streams, request, player_id } = refused;
         let mut status = status::rejection(&rejection);
         if let Ok(value) = index.to_string().parse() {
             status.metadata_mut().insert(COMMAND_INDEX_HEADER, value);
@@ -586,7 +621,7 @@ impl Ledger {
             actor_role: access::role_name(&context.actor.role).to_string(),
             device: envelope.device.clone(),
             streams,
-            request: serde_json::json!({ "index": index, "command": command }),
+            request,
             request_hash: *request_hash,
             player_id,
             gaming_day: Some(context.gaming_day.clone()),
@@ -627,7 +662,7 @@ impl Ledger {
         &self,
         principal: &Principal,
         envelope: Option<&Envelope>,
-        (index, command): (usize, Option<&Command>),
+        (rpc, index, command): (&str, usize, Option<&Command>),
         request_hash: &[u8; 32],
         denied: Status,
     ) -> Status {
@@ -648,7 +683,7 @@ impl Ledger {
             actor_role: access::role_name(&principal.role).to_string(),
             device: envelope.device.clone(),
             streams: command.map(|command| command.streams().iter().map(StreamId::key).collect()).unwrap_or_default(),
-            request: serde_json::json!({ "index": index, "command": command }),
+            request: attempted(rpc, index, None, command),
             request_hash: *request_hash,
             player_id: None,
             gaming_day: property.gaming_day.gaming_day(now_unix_ms()),
@@ -674,6 +709,22 @@ impl Ledger {
         envelope: &Envelope,
         (index, entry): (usize, &Entry),
         request_hash: &[u8; 32],
+        refused: Status,
+    ) -> Result<pb::BatchResult, Status> {
+        let request = attempted(entry.rpc, index, Some(&entry.decidable), None);
+        let device = entry.device.clone().or_else(|| envelope.device.clone());
+        let attempt = Attempt { rpc: entry.rpc, index, device, streams: streams_of(&entry.decidable), request };
+        self.keep_unapproved(principal, property, envelope, attempt, request_hash, refused).await
+    }
+
+    /// [`Ledger::refuse_unapproved`] for an attempt as the refusal describes it.
+    async fn keep_unapproved(
+        &self,
+        principal: &Principal,
+        property: &PropertyConfig,
+        envelope: &Envelope,
+        Attempt { rpc, index, device, streams, request }: Attempt<'_>,
+        request_hash: &[u8; 32],
         mut refused: Status,
     ) -> Result<pb::BatchResult, Status> {
         if let Ok(value) = index.to_string().parse() {
@@ -683,22 +734,18 @@ impl Ledger {
             .error_info()
             .map(|info| info.reason.clone())
             .unwrap_or_else(|| "APPROVAL_INVALID".to_string());
-        let (command, streams) = match &entry.decidable {
-            Decidable::Command(command) => (Some(command), command.streams().iter().map(StreamId::key).collect()),
-            Decidable::Correction(_) => (None, Vec::new()),
-        };
         let record = RejectionRecord {
             property: property.id.clone(),
             command_id: envelope.command_id.clone(),
             reason_code,
-            rule_id: access::dual_control_rule(entry.rpc).unwrap_or("R-AUDIT-3").to_string(),
+            rule_id: access::dual_control_rule(rpc).unwrap_or("R-AUDIT-3").to_string(),
             numbers: Vec::new(),
             detail: refused.message().to_string(),
             actor_id: principal.id.clone(),
             actor_role: access::role_name(&principal.role).to_string(),
-            device: entry.device.clone().or_else(|| envelope.device.clone()),
+            device,
             streams,
-            request: serde_json::json!({ "index": index, "command": command }),
+            request,
             request_hash: *request_hash,
             player_id: None,
             gaming_day: property.gaming_day.gaming_day(now_unix_ms()),
@@ -710,15 +757,15 @@ impl Ledger {
     /// Decides every entry in order on a working copy of the loaded states; `catch_up` reads
     /// the events after a cached state's version first (see [`Ledger::load`]).
     #[allow(clippy::too_many_arguments)]
-    async fn decide_all<'e>(
+    async fn decide_all(
         &self,
         property: &str,
         aml: &rules::AmlThresholds,
         (context, imported_by): (&CommandContext, &Option<String>),
         envelope: &Envelope,
-        entries: &'e [Entry],
+        entries: &[Entry],
         catch_up: bool,
-    ) -> Result<Result<Decision, Refused<'e>>, Status> {
+    ) -> Result<Result<Decision, Refused>, Status> {
         let mut decision = Decision { imported_by: imported_by.clone(), ..Decision::default() };
         let mut commands = Vec::with_capacity(entries.len());
         for entry in entries {
@@ -749,12 +796,9 @@ impl Ledger {
                 Ok(events) => events,
                 Err(rejection) => {
                     let keys = streams.iter().map(StreamId::key).collect();
-                    let original = match &entry.decidable {
-                        Decidable::Command(command) => Some(command),
-                        Decidable::Correction(_) => None,
-                    };
+                    let request = attempted(entry.rpc, index, Some(&entry.decidable), Some(command));
                     let player_id = refused_player(command, &decision.states);
-                    return Ok(Err(Refused { index, rejection, streams: keys, command: original, player_id }));
+                    return Ok(Err(Refused { index, rejection, streams: keys, request, player_id }));
                 }
             };
             decision.record(index, entry, envelope, context, events)?;
@@ -798,6 +842,15 @@ impl Ledger {
             .await
             .map_err(|error| store_status("read reversed event", error))?;
         let event = events.first().ok_or_else(|| status::not_found("event", &correction.reverses_event_id))?;
+        // The index of event ids is no part of the chain: an index edited to point at another
+        // event would make an approved correction reverse that one (the audit pass). The event
+        // read must be the one named, else nothing is corrected and `verify` says where.
+        if event.event_id != event_id {
+            return Err(Status::data_loss(format!(
+                "the index of event ids places {} at {stream} version {version}, which holds event {}: the store was changed outside the ledger (run `chipledger verify --projections`)",
+                correction.reverses_event_id, event.event_id
+            )));
+        }
         if stream.starts_with("table-") && HAND_EVENT_TYPES.contains(&event.event_type.as_str()) {
             return self.hand_correction(property, &stream, version, correction).await;
         }
@@ -984,4 +1037,41 @@ fn fold_page(
         version = event.stream_version;
     }
     Ok((state, version))
+}
+
+/// A refused attempt as its refusal describes it: the RPC, the command's place in the
+/// submission, the device, the streams it names and the request ([`attempted`]).
+struct Attempt<'a> {
+    rpc: &'a str,
+    index: usize,
+    device: Option<String>,
+    streams: Vec<String>,
+    request: serde_json::Value,
+}
+
+/// The streams a command names (none for a correction: they are read from the log).
+fn streams_of(decidable: &Decidable) -> Vec<String> {
+    match decidable {
+        Decidable::Command(command) => command.streams().iter().map(StreamId::key).collect(),
+        Decidable::Correction(_) => Vec::new(),
+    }
+}
+
+/// What a refused submission attempted, as the refusal keeps it for auditors (R-AUDIT-3): the
+/// RPC and the command's place in the submission, the command as sent (`decidable`: a rules
+/// command, or a correction as named by the caller) and the rules command it was judged as
+/// (`judged`: for a correction, the reversal read from the log).
+pub(super) fn attempted(rpc: &str, index: usize, decidable: Option<&Decidable>, judged: Option<&Command>) -> serde_json::Value {
+    let mut request = serde_json::json!({ "index": index, "rpc": rpc });
+    match decidable {
+        Some(Decidable::Command(command)) => request["command"] = serde_json::json!(command),
+        Some(Decidable::Correction(correction)) => {
+            request["correction"] = serde_json::json!(correction);
+            if let Some(judged) = judged {
+                request["command"] = serde_json::json!(judged);
+            }
+        }
+        None => request["command"] = serde_json::json!(judged),
+    }
+    request
 }

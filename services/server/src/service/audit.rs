@@ -262,11 +262,7 @@ impl AuditService for Services {
                 if keep {
                     matched.push(pb::RejectionRecord {
                         command_id: record.command_id.clone(),
-                        command_type: record
-                            .request
-                            .pointer("/command")
-                            .map(command_type_of)
-                            .unwrap_or_default(),
+                        command_type: command_type_of(&record.request),
                         reason_code: record.reason_code.clone(),
                         rule_id: record.rule_id.clone(),
                         numbers: record.numbers.iter().cloned().collect(),

@@ -195,9 +195,16 @@ fn check_gaming_day(field: &str, day: &str) -> Result<(), Status> {
 }
 
 /// The name of a recorded rules command (`{"Table":{"op":{"op":"BuyIn",...}}}` -> "BuyIn").
-fn command_type_of(command: &serde_json::Value) -> String {
-    command
-        .as_object()
+/// The type of a refused command from its kept request ([`crate::ledger`]'s `attempted`): the
+/// RPC's method (`CageColorChange`, `Correct`), else, for refusals kept before the RPC was, the
+/// rules command's op.
+fn command_type_of(request: &serde_json::Value) -> String {
+    if let Some(method) = request.get("rpc").and_then(serde_json::Value::as_str).and_then(|rpc| rpc.rsplit('/').next()) {
+        return method.to_string();
+    }
+    request
+        .get("command")
+        .and_then(serde_json::Value::as_object)
         .and_then(|outer| outer.values().next())
         .and_then(|inner| inner.pointer("/op/op"))
         .and_then(serde_json::Value::as_str)
