@@ -431,7 +431,7 @@ fn turn(table: &TableState, seat: Seat) -> Result<Turn<'_>, Rejection> {
             .with("seat", seat as Cents)
             .with("short_cents", p.short_cents));
     }
-    let stack = table.stack_cents(seat);
+    let stack = table.playable_stack_cents(seat);
     let owe = (hand.round.bet_to_cents - p.round_cents).max(0);
     Ok(Turn { table, hand, config, p, stack, owe, all_in_to: p.round_cents + stack })
 }
@@ -758,7 +758,7 @@ pub fn judge_chips(table: &TableState, seat: Seat, chips: &[crate::money::ChipCo
             .with("count", tip.count)
             .with("min_playable_chip_cents", min_chip));
     }
-    let stack = table.stack_cents(seat);
+    let stack = table.playable_stack_cents(seat);
     if chips_cents > stack {
         return Err(Rejection::new(BET_EXCEEDS_STACK, "more chips than the stack").with("chips_cents", chips_cents).with("stack_cents", stack));
     }
@@ -792,7 +792,7 @@ pub fn judge_bring_up(table: &TableState, seat: Seat) -> Result<Cents, Rejection
             .with("short_cents", short.0)
             .with("round_index", hand.round.index as Cents));
     }
-    let amount = short.0.min(table.stack_cents(seat));
+    let amount = short.0.min(table.playable_stack_cents(seat));
     if amount <= 0 {
         return Err(Rejection::new(BET_EXCEEDS_STACK, "no chips left to bring the bet up").with("stack_cents", 0));
     }

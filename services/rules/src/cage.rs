@@ -63,7 +63,7 @@ pub enum CageOp {
 }
 
 /// Fill or credit (R-CHIP-3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum SlipKind {
     Fill,
     Credit,

@@ -328,6 +328,9 @@ pub fn decide_cage_correction(
     check_request(ctx, reverses_event_id, approved_by, reason)?;
     check_not_corrected(&cage.corrected_event_ids, reverses_event_id)?;
     check_reversible(reverses_event_types, reverses_stream_version, cage.counted_through_version)?;
+    if reverses_event_types.iter().any(|t| matches!(t.as_str(), "FillIssued" | "CreditReceived" | "SlipVoided")) {
+        return Err(Rejection::new(correction_invalid("R-CHIP-3"), "a fill or credit is not corrected: void its slip (VoidSlip)"));
+    }
     check_postings(original_postings)?;
     let foreign = original_postings.iter().any(|p| match &p.account {
         Account::CageChips { cage_id: c, .. } | Account::CageCash { cage_id: c } | Account::CageMarkers { cage_id: c } => c != cage_id,

@@ -140,6 +140,11 @@ pub fn decide_slip_into(
         return Err(Rejection::new(crate::cage::CAGE_NOT_OPEN, "the cage is not open"));
     }
     crate::cage::check_day_open(cage, ctx)?;
+    // A game that ended takes no more chips, from the cage either (its tray goes back by
+    // credits); the cage pass filled a closed game.
+    if is_fill && table.game_closed {
+        return Err(Rejection::new(crate::table_stakes::GAME_CLOSED, "the game has ended: no more chips come to this table"));
+    }
     check_signers(signers)?;
     crate::money::check_chips(&config.chip_set, chips)?;
     let last = if is_fill { cage.last_fill_slip_no } else { cage.last_credit_slip_no };

@@ -487,7 +487,7 @@ fn acted_events(
             // Only a player all in leaves a side pot above the level.
             Some(hand) if hand.active_count() <= 2 && hand.players.iter().any(|p| p.status == InHand::AllIn) => {
                 let mut after = hand.clone();
-                crate::table::apply_acted(&mut after, config, seat, judged.kind, judged.to_cents, judged.amount_cents, &[], table.stack_cents(seat));
+                crate::table::apply_acted(&mut after, config, seat, judged.kind, judged.to_cents, judged.amount_cents, &[], table.playable_stack_cents(seat));
                 crate::pots::side_pot_at_once(&after, config, table_id)
             }
             _ => None,
@@ -507,7 +507,7 @@ fn acted_events(
         (TableEvent::Acted { postings, .. }, Some(hand)) if postings.is_empty() => {
             let (table_id, config) = open_table(table)?;
             let mut after = hand.clone();
-            crate::table::apply_acted(&mut after, config, seat, judged.kind, judged.to_cents, judged.amount_cents, &[], table.stack_cents(seat));
+            crate::table::apply_acted(&mut after, config, seat, judged.kind, judged.to_cents, judged.amount_cents, &[], table.playable_stack_cents(seat));
             let nobody = crate::pots::Award::Ranking { high: &[], low: None };
             crate::pots::settle_hand(&after, config, table_id, nobody, None, false)?
         }

@@ -522,7 +522,7 @@ pub fn check_big_blind_covers_small_blind(table: &TableState, config: &TableConf
     let ante_cents = if config.button_ante { 0 } else { config.ante_cents.max(0) };
     // Both bounded by `TableConfig::validate` (R-UNIT-1): the sum cannot wrap.
     let required_cents = small_blind_cents + ante_cents;
-    let stack_cents = table.stack_cents(big);
+    let stack_cents = table.playable_stack_cents(big);
     if stack_cents < required_cents {
         return Err(Rejection::new(BIG_BLIND_SHORT, format!("seat {big} in the big blind has less than the small blind and ante: not dealt in unless it re-buys"))
             .with("seat", big as Cents)
@@ -724,7 +724,7 @@ pub fn judge_post(table: &TableState, seat: Seat, kind: PostKind, amount_cents: 
     if !kind.is_ante() {
         check_antes_in(hand, config, &format!("before the {kind:?}"))?;
     }
-    let stack = table.stack_cents(seat);
+    let stack = table.playable_stack_cents(seat);
     let short_all_in = amount_cents < nominal && amount_cents == stack && amount_cents > 0;
     // R-POST-4 option, the seeds' Mississippi straddle: in no limit "at least a minimum raise".
     let straddle_above = kind == PostKind::Straddle

@@ -601,14 +601,26 @@ impl TableState {
         self.seat(seat).map_or(0, |s| s.stack_cents)
     }
 
-    /// The stacks of the players dealt in, indexed by seat number (index 0 and seats not dealt
-    /// 0): a copy to read while the hand is borrowed mutably.
+    /// R-UNIT-2: the part of a stack that plays: whole minimum playable chips. Smaller chips
+    /// (tip chips) never play, whatever their number; an all-in is for this much, and a player
+    /// with no more of it is all in (the betting pass: a $0.25 chip went into an all-in and was
+    /// won).
+    pub fn playable_stack_cents(&self, seat: Seat) -> Cents {
+        let stack = self.stack_cents(seat);
+        match self.config.as_ref().map(|c| c.chip_set.min_playable_chip_cents).filter(|chip| *chip > 0) {
+            Some(chip) => stack - stack.rem_euclid(chip),
+            None => stack,
+        }
+    }
+
+    /// The playable stacks of the players dealt in, indexed by seat number (index 0 and seats
+    /// not dealt 0): a copy to read while the hand is borrowed mutably.
     pub(crate) fn stacks_by_seat(&self) -> [Cents; crate::MAX_SEATS + 1] {
         let mut stacks = [0; crate::MAX_SEATS + 1];
         if let Some(hand) = &self.hand {
             for p in &hand.players {
                 if let Some(slot) = stacks.get_mut(p.seat as usize) {
-                    *slot = self.stack_cents(p.seat);
+                    *slot = self.playable_stack_cents(p.seat);
                 }
             }
         }
@@ -928,14 +940,14 @@ impl TableState {
             }
             TableEvent::Acted { seat, kind, to_cents, amount_cents, postings, .. } => {
                 self.apply_postings(postings);
-                let stack_cents = self.stack_cents(*seat);
+                let stack_cents = self.playable_stack_cents(*seat);
                 if let (Some(hand), Some(config)) = (self.hand.as_mut(), self.config.as_ref()) {
                     apply_acted(hand, config, *seat, *kind, *to_cents, *amount_cents, postings, stack_cents);
                 }
             }
             TableEvent::ShortBetBroughtUp { seat, amount_cents, postings } => {
                 self.apply_postings(postings);
-                let stack_cents = self.stack_cents(*seat);
+                let stack_cents = self.playable_stack_cents(*seat);
                 if let Some(hand) = self.hand.as_mut() {
                     crate::betting::apply_bring_up(hand, *seat, *amount_cents, stack_cents);
                     hand.take_back = None;

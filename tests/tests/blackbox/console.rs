@@ -526,6 +526,58 @@ mod hostile {
         server.stop().await
     }
 
+    /// The console pass: the cage page dropped a marker redeemed in part (R-MARK-1: "redeemed
+    /// in whole or part"), and the table page showed a voided fill as a live one, without the
+    /// void's two signers (R-CHIP-3).
+    #[tokio::test(flavor = "multi_thread")]
+    async fn the_pages_show_a_marker_redeemed_in_part_and_a_voided_slip_as_such() -> anyhow::Result<()> {
+        let server = TestServer::start_with("console-pages", ServerOptions { console: true, ..ServerOptions::default() }, None).await?;
+        let base = format!("http://{}", server.console_addr.context("the console listens")?);
+        let http: Http = HttpClient::builder(TokioExecutor::new()).build_http();
+        let mut cage = server.client(principal::CAGE).await?;
+        let mut floor = server.client(principal::FLOOR).await?;
+        let mut admin = server.client(principal::ADMIN).await?;
+        let mut cfo = server.client(principal::ADMIN_2).await?;
+        crate::scenario::stocked_table(&mut cage, &mut floor, crate::scenario::TABLE).await?;
+        let line = pb::SetCreditLine { header: chipledger_tests::header("line-P1"), player_id: "P1".into(), line_cents: 50_000, approved_by: principal::ADMIN_2.0.into() };
+        admin.cage.set_credit_line(chipledger_tests::approved(line, &mut [&mut cfo]).await?).await?;
+        let marker = pb::IssueMarker {
+            header: chipledger_tests::header("marker-1"),
+            cage_id: crate::scenario::CAGE.into(),
+            player_id: "P1".into(),
+            marker_no: 1,
+            chips: vec![chipledger_tests::chips(2_500, 4)],
+            approved_by: principal::FLOOR.0.into(),
+            delivery: Some(pb::issue_marker::Delivery::ToPocket(true)),
+        };
+        cage.cage.issue_marker(chipledger_tests::approved(marker, &mut [&mut floor]).await?).await?;
+        let redeem = pb::RedeemMarker { header: chipledger_tests::header("redeem-1"), cage_id: crate::scenario::CAGE.into(), player_id: "P1".into(), marker_no: 1, amount_cents: 2_500 };
+        cage.cage.redeem_marker(redeem).await?;
+        let void = pb::VoidSlip {
+            header: chipledger_tests::header("void-1"),
+            table_id: crate::scenario::TABLE.into(),
+            cage_id: crate::scenario::CAGE.into(),
+            kind: pb::SlipKind::Fill as i32,
+            slip_no: 1,
+            reason: "sent to the wrong table".into(),
+            signer_1: principal::CAGE.0.into(),
+            signer_2: principal::FLOOR.0.into(),
+        };
+        cage.cage.void_slip(chipledger_tests::approved(void, &mut [&mut floor]).await?).await?;
+
+        let signed = sign_in(&http, &base, principal::CAGE.2).await?;
+        let session = session_cookie(&signed, "chipledger_session").context("a session")?;
+        let cage_page = send(&http, "GET", &format!("{base}/cage"), &session, "").await?;
+        ensure!(!cage_page.body.contains("No markers outstanding."), "the marker owed in part is outstanding: {}", cage_page.body);
+        ensure!(cage_page.body.contains("$75.00"), "$75.00 of the $100.00 is outstanding: {}", cage_page.body);
+        let signed = sign_in(&http, &base, principal::FLOOR.2).await?;
+        let session = session_cookie(&signed, "chipledger_session").context("a session")?;
+        let table_page = send(&http, "GET", &format!("{base}/tables/{}", crate::scenario::TABLE), &session, "").await?;
+        let voided = format!("fill (voided by {} and {}: sent to the wrong table)", principal::CAGE.0, principal::FLOOR.0);
+        ensure!(table_page.body.contains(&voided), "the fill shows as voided by its two signers: {}", table_page.body);
+        server.stop().await
+    }
+
     #[tokio::test(flavor = "multi_thread")]
     async fn forged_sessions_missing_csrf_and_unknown_tokens_are_refused_and_move_nothing() -> anyhow::Result<()> {
         let server = TestServer::start_with("console-hostile", ServerOptions { console: true, ..ServerOptions::default() }, None).await?;

@@ -169,6 +169,29 @@ fn r_unit_2_bets_in_whole_minimum_chips() {
     assert_eq!(r.number("min_playable_chip_cents"), Some(100));
 }
 
+/// R-UNIT-2 (the betting pass): "smaller chips (tip chips) never play, whatever their number".
+/// A $0.25 chip in a $10.25 stack at a $1-minimum table went into an all-in and was won. The
+/// all-in is the playable stack, $10; the quarter stays in front of the player, who is all in.
+#[test]
+fn r_unit_2_an_all_in_is_for_the_playable_stack_only() {
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.chip_set = ChipSet { denominations_cents: vec![25, 100, 500, 2_500], min_playable_chip_cents: 100 };
+    c.buy_in.min_cents = d(10);
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, 1_025)]);
+    g.start(1, 1, &[1, 2, 3]);
+    g.post(2, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(3, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(1, Action::Raise { to_cents: d(30) });
+    g.ok(2, Action::Fold);
+    let l = g.legal();
+    assert_eq!((l.seat, l.call_cents, l.all_in_to_cents), (3, d(8), d(10)), "the quarter does not play");
+    g.ok(3, Action::AllIn);
+    assert_eq!(g.stack(3), 25);
+    let pots = g.showdown(vec![vec![3], vec![1]]);
+    assert_eq!(pots[0].amount_cents, d(10) + d(10) + d(1), "$10 from each, the small blind's $1");
+    assert_eq!(g.stack(3), d(21) + 25, "the winner keeps the quarter, and wins none of it");
+}
+
 #[test]
 fn r_audit_2_stream_must_be_loaded() {
     let ctx = ctx_at(0, "dealer-1");

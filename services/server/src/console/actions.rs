@@ -224,7 +224,12 @@ fn chips(form: &Fields) -> Result<Vec<pb::ChipCount>, Status> {
         if value.is_empty() || value == "0" {
             continue;
         }
-        let denomination_cents = denomination.parse::<i64>().map_err(|_| status::invalid_field("chips", "unknown chip field"))?;
+        // The form's own field names only: `chip_0100` or `chip_+100` is no second $1 field.
+        let denomination_cents = denomination
+            .parse::<i64>()
+            .ok()
+            .filter(|cents| *cents > 0 && cents.to_string() == denomination)
+            .ok_or_else(|| status::invalid_field("chips", "unknown chip field"))?;
         let count = value.parse::<i64>().map_err(|_| status::invalid_field("chips", "a chip count is a whole number like 20"))?;
         chips.push(pb::ChipCount { denomination_cents, count });
     }

@@ -191,7 +191,9 @@ pub fn describe(units: &Units, event: &pb::RecordedEvent) -> String {
             TableEvent::IouSettled { player_id, amount_cents, .. } => {
                 format!("{player_id} settles an IOU of {}", units.money(amount_cents))
             }
-            TableEvent::SlipVoided { slip_no, reason, .. } => format!("slip {slip_no} voided: {reason}"),
+            TableEvent::SlipVoided { slip_no, reason, signers, .. } => {
+                format!("slip {slip_no} voided by {} and {}: {reason}", signers.first, signers.second)
+            }
             TableEvent::SeatBound { player_id, amount_cents, until_unix_ms, .. } => format!(
                 "{player_id} must bring {} to a seat of this game until {}",
                 units.money(amount_cents),
@@ -451,6 +453,21 @@ pub async fn table(State(console): State<Arc<Console>>, signed: Signed, Path(tab
 
         let mut hands = Vec::new();
         let mut slips = Vec::new();
+        // R-CHIP-3: a voided slip is shown as voided, with its reason and its two signers.
+        let voids: BTreeMap<(String, rules::SlipKind, u64), String> = timeline
+            .iter()
+            .filter_map(|event| match table_event(event) {
+                Some(TableEvent::SlipVoided { cage_id, kind, slip_no, reason, signers, .. }) => Some((
+                    (cage_id.to_string(), kind, slip_no),
+                    format!("voided by {} and {}: {reason}", signers.first, signers.second),
+                )),
+                _ => None,
+            })
+            .collect();
+        let slip_kind = |cage_id: &rules::CageId, kind: rules::SlipKind, slip_no: u64, name: &str| match voids.get(&(cage_id.to_string(), kind, slip_no)) {
+            Some(void) => format!("{name} ({void})"),
+            None => name.to_string(),
+        };
         for event in &timeline {
             match table_event(event) {
                 Some(TableEvent::HandStarted { hand_no, dealt_seats, .. }) => hands.push(vec![
@@ -460,10 +477,12 @@ pub async fn table(State(console): State<Arc<Console>>, signed: Signed, Path(tab
                     num(event.global_position.to_string()),
                 ]),
                 Some(TableEvent::FillReceived { cage_id, slip_no, chips, signers, .. }) => {
-                    slips.push(slip_row(&units, event, "fill", &cage_id.to_string(), slip_no, &chips, &signers))
+                    let kind = slip_kind(&cage_id, rules::SlipKind::Fill, slip_no, "fill");
+                    slips.push(slip_row(&units, event, &kind, &cage_id.to_string(), slip_no, &chips, &signers))
                 }
                 Some(TableEvent::CreditSent { cage_id, slip_no, chips, signers, .. }) => {
-                    slips.push(slip_row(&units, event, "credit", &cage_id.to_string(), slip_no, &chips, &signers))
+                    let kind = slip_kind(&cage_id, rules::SlipKind::Credit, slip_no, "credit");
+                    slips.push(slip_row(&units, event, &kind, &cage_id.to_string(), slip_no, &chips, &signers))
                 }
                 _ => {}
             }
@@ -980,7 +999,17 @@ pub async fn cage(State(console): State<Arc<Console>>, signed: Signed, Query(que
                 CageEvent::MarkerIssued { player_id, marker_no, amount_cents, .. } => {
                     marker_issued.insert((event.stream_id.clone(), *marker_no), (event.clone(), player_id.to_string(), *amount_cents));
                 }
-                CageEvent::MarkerRedeemed { marker_no, .. } | CageEvent::MarkerWrittenOff { marker_no, .. } => {
+                // R-MARK-1: redeemed in whole or in part; outstanding until nothing is owed.
+                CageEvent::MarkerRedeemed { marker_no, amount_cents, .. } => {
+                    let key = (event.stream_id.clone(), *marker_no);
+                    if let Some(issued) = marker_issued.get_mut(&key) {
+                        issued.2 -= amount_cents;
+                        if issued.2 <= 0 {
+                            marker_issued.remove(&key);
+                        }
+                    }
+                }
+                CageEvent::MarkerWrittenOff { marker_no, .. } => {
                     marker_issued.remove(&(event.stream_id.clone(), *marker_no));
                 }
                 CageEvent::GamingDayClosed { gaming_day, liability, .. } => closes.push(vec![
@@ -1069,7 +1098,7 @@ pub async fn cage(State(console): State<Arc<Console>>, signed: Signed, Query(que
         let listings = vec![
             Listing::new("inventory", "Cage inventory", &["Cage", "Item", "Count", "Value"], inventory).empty_text("No cage is open."),
             Listing::new("liability", "Chip liability by denomination (today)", &["Chip", "Outstanding", "Value"], liability_rows),
-            Listing::new("markers", "Markers outstanding", &["Cage", "Marker", "Player", "Amount", "Issued", "Age"], outstanding)
+            Listing::new("markers", "Markers outstanding", &["Cage", "Marker", "Player", "Outstanding", "Issued", "Age"], outstanding)
                 .empty_text("No markers outstanding."),
             Listing::new("closes", "Gaming-day closes", &["Gaming day", "Closed at", "Liability", "Chips out", "Position"], closes)
                 .empty_text("No gaming day closed yet."),
@@ -1195,19 +1224,30 @@ pub async fn compliance(State(console): State<Arc<Console>>, signed: Signed, Que
             .collect();
         let refusal_rows: Vec<Vec<Cell>> = records.iter().map(|record| rejection_row(&units, record)).collect();
         let (corrections, _) = events(&console, &signed, of_types(&["Corrected", "PocketCorrected"])).await?;
+        let payloads: Vec<serde_json::Value> =
+            corrections.iter().map(|event| serde_json::from_str(&event.payload_json).unwrap_or_default()).collect();
+        let field = |payload: &serde_json::Value, name: &str| payload.get(name).and_then(|value| value.as_str()).unwrap_or_default().to_string();
+        // R-AUDIT-1: a pocket's follow-up of a correction names the reason and approver of the
+        // correction it follows (the event it reverses is the same).
+        let approvals: BTreeMap<String, (String, String)> = payloads
+            .iter()
+            .filter(|payload| payload.get("approved_by").is_some())
+            .map(|payload| (field(payload, "reverses_event_id"), (field(payload, "reason"), field(payload, "approved_by"))))
+            .collect();
         let correction_rows: Vec<Vec<Cell>> = corrections
             .iter()
+            .zip(&payloads)
             .rev()
-            .map(|event| {
-                let payload: serde_json::Value = serde_json::from_str(&event.payload_json).unwrap_or_default();
-                let field = |name: &str| payload.get(name).and_then(|value| value.as_str()).unwrap_or_default().to_string();
+            .map(|(event, payload)| {
+                let reverses = field(payload, "reverses_event_id");
+                let (reason, approved_by) = approvals.get(&reverses).cloned().unwrap_or_default();
                 vec![
                     text(units.time(event.recorded_at_unix_ms)),
                     stream_link(&event.stream_id),
-                    text(field("reverses_event_id")),
-                    text(field("reason")),
+                    text(reverses),
+                    text(reason),
                     text(event.metadata.as_ref().map(|metadata| metadata.actor_id.clone()).unwrap_or_default()),
-                    text(field("approved_by")),
+                    text(approved_by),
                     num(event.global_position.to_string()),
                 ]
             })

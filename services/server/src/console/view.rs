@@ -194,10 +194,22 @@ impl Listing {
 fn csv_field(field: &str) -> String {
     let guarded = match field.chars().next() {
         Some('=' | '+' | '@' | '\t' | '\r') => format!("'{field}"),
-        Some('-') if field.parse::<f64>().is_err() && !field.starts_with("-$") => format!("'{field}"),
+        // A negative number or amount ("-12", "-$1,234.56") stays a number; anything else
+        // after a minus is defused ("-$A$1+HYPERLINK(...)" is a formula).
+        Some('-') if field.parse::<f64>().is_err() && !is_negative_money(field) => format!("'{field}"),
         _ => field.to_string(),
     };
     if guarded.contains([',', '"', '\n', '\r']) { format!("\"{}\"", guarded.replace('"', "\"\"")) } else { guarded }
+}
+
+/// `-$1,234.56`, `-€5.00`, `-0.05 MOP`: a negative amount as `Units::money` writes it.
+fn is_negative_money(field: &str) -> bool {
+    let Some(rest) = field.strip_prefix('-') else { return false };
+    let rest = rest.strip_prefix(|c: char| c == '$' || !c.is_ascii()).unwrap_or(rest);
+    let (amount, currency) = rest.split_once(' ').unwrap_or((rest, ""));
+    amount.starts_with(|c: char| c.is_ascii_digit())
+        && amount.chars().all(|c| c.is_ascii_digit() || c == ',' || c == '.')
+        && currency.chars().all(|c| c.is_ascii_uppercase())
 }
 
 fn encode_query(query: &HashMap<String, String>) -> String {
@@ -367,7 +379,10 @@ mod tests {
         assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
         assert_eq!(csv_field("=HYPERLINK(1)"), "'=HYPERLINK(1)");
         assert_eq!(csv_field("-$5.00"), "-$5.00");
+        assert_eq!(csv_field("-$1,234.56"), "\"-$1,234.56\"");
         assert_eq!(csv_field("-12"), "-12");
+        // The console pass: an import actor of `-$A$1+HYPERLINK(...)` went out as a formula.
+        assert_eq!(csv_field("-$A$1+HYPERLINK(\"x\")"), "\"'-$A$1+HYPERLINK(\"\"x\"\")\"");
     }
 
     #[test]
