@@ -151,6 +151,7 @@ pub fn new_hand(hand_no: u64, button_seat: Seat, dealt_seats: &[Seat], config: &
         take_back: None,
         missed_blinds_due: Vec::new(),
         kill_owed_by: None,
+        rock_holder: None,
     };
     hand.round.started_heads_up = hand.live_count() == 2;
     // Stud: nobody acts before the bring-in; the up cards name the seat (R-POST-5).

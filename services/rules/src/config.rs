@@ -455,6 +455,13 @@ pub struct TableConfig {
     /// no limit a straddle may be more than twice the bet. By default exactly twice.
     #[serde(default)]
     pub straddle_at_least: bool,
+    /// R-POST-4 option, the seeds' mandatory straddle ("house rules can make the straddle
+    /// mandatory with a marker called the rock"): the player holding the rock posts a live
+    /// straddle of twice the big blind when under the gun (`ROCK_STRADDLE_NOT_POSTED` until
+    /// then); the winner of the next pot takes the rock, a split pot's to the winner nearest
+    /// clockwise from the holder. By default a straddle is voluntary.
+    #[serde(default)]
+    pub mandatory_straddle: bool,
 }
 
 /// R-REBUY-1: which tables are "the same game and limits", for the re-buy wait and one seat per
@@ -582,6 +589,7 @@ impl TableConfig {
             straddle_outside_raise_cap: false,
             straddle_any_position: false,
             straddle_at_least: false,
+            mandatory_straddle: false,
             max_restraddles: TableConfig::seeds_max_restraddles(),
             bring_in_ties_by_position: false,
             open_pair_big_bet: false,
@@ -928,6 +936,9 @@ impl TableConfig {
         }
         if self.max_restraddles > 8 {
             return bad("R-POST-4", "at most 8 re-straddles");
+        }
+        if self.mandatory_straddle && (self.straddle == StraddlePolicy::None || self.bring_in_cents.is_some() || self.blinds_cents.len() < 2) {
+            return bad("R-POST-4", "a mandatory straddle (the rock) is a straddle under the gun in a game with blinds: allow straddles");
         }
         match &self.betting {
             BettingStructure::FixedLimit { small_bet_cents, big_bet_cents, max_raises, .. }

@@ -142,6 +142,10 @@ pub struct HandState {
     /// R-POST-6 (kill trigger): the seat that must post the kill blind before anyone acts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kill_owed_by: Option<Seat>,
+    /// R-POST-4 option (the rock): the seat dealt in holding the rock; it owes a live straddle
+    /// when it is under the gun.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rock_holder: Option<Seat>,
     /// R-POST-3, the seeds' moving button: the missed blinds owed in this hand, fixed when it
     /// is dealt (one a seat, at most `MAX_SEATS`); see `posts::owe_missed_blinds`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

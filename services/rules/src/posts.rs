@@ -47,6 +47,8 @@ pub const KILL_NOT_POSTED: Reason = Reason::new("KILL_NOT_POSTED", "R-POST-6");
 pub const KILL_NOT_DUE: Reason = Reason::new("KILL_NOT_DUE", "R-POST-6");
 /// R-POST-3: an entry or missed-blind post from a seat that does not owe it.
 pub const POST_NOT_OWED: Reason = Reason::new("POST_NOT_OWED", "R-POST-3");
+/// R-POST-4 option (the seeds' rock): the holder under the gun posts a live straddle first.
+pub const ROCK_STRADDLE_NOT_POSTED: Reason = Reason::new("ROCK_STRADDLE_NOT_POSTED", "R-POST-4");
 
 pub const REASONS: &[Reason] = &[
     POSTS_CLOSED,
@@ -76,6 +78,7 @@ pub const REASONS: &[Reason] = &[
     KILL_NOT_POSTED,
     KILL_NOT_DUE,
     POST_NOT_OWED,
+    ROCK_STRADDLE_NOT_POSTED,
 ];
 
 /// R-POST-1 and R-POST-2: before anyone acts in the first round, the forced bets are in. The
@@ -94,6 +97,18 @@ pub fn check_forced_posts(hand: &HandState, config: &TableConfig) -> Result<(), 
     check_antes_in(hand, config, "before anyone acts")?;
     check_blinds_in(hand, config, "before anyone acts")?;
     let owes = |seat: Seat, kind: PostKind| owes_post(hand, seat, kind);
+    // R-POST-4 option, the seeds' rock: its holder, under the gun, posts a live straddle of
+    // twice the big blind before anyone acts (all in for less if short).
+    if let Some(holder) = hand.rock_holder
+        && config.mandatory_straddle
+        && hand.next_to_act_after(hand.round.anchor_seat) == Some(holder)
+        && owes(holder, PostKind::Straddle)
+        && let Some(straddle_cents) = nominal_cents(PostKind::Straddle, config, hand)
+    {
+        return Err(Rejection::new(ROCK_STRADDLE_NOT_POSTED, format!("seat {holder} holds the rock: under the gun, it posts a live straddle before anyone acts"))
+            .with("seat", holder as Cents)
+            .with("straddle_cents", straddle_cents));
+    }
     // R-POST-6 (kill trigger): the player who caused the kill posts it before anyone acts.
     if let (Some(seat), Some(kill_cents)) = (hand.kill_owed_by, nominal_cents(PostKind::Kill, config, hand))
         && owes(seat, PostKind::Kill)
@@ -914,6 +929,23 @@ pub fn apply_post(
 /// R-POST-6 (kill trigger), on a settled hand (used by `evolve`): a player who won the hand's
 /// pots whole extends the streak; a pot of at least the trigger's amount, or the streak's
 /// length, makes that player owe the kill blind in the next hand. A split pot ends the streak.
+/// R-POST-4 option, the seeds' rock: "the winner of the next pot takes the rock"; a pot split
+/// gives it to the winner nearest clockwise (to the left) of the holder. The pot is the main
+/// pot (every player in the hand contested it).
+pub fn pass_the_rock(table: &mut TableState, pots: &[crate::pots::PotResult]) {
+    if !table.config.as_ref().is_some_and(|c| c.mandatory_straddle) {
+        return;
+    }
+    let Some(main) = pots.first() else { return };
+    let winners: Vec<Seat> = main.awards.iter().filter(|(_, won)| *won > 0).map(|(seat, _)| *seat).collect();
+    let from = table.rock_seat.or(table.hand.as_ref().map(|h| h.button_seat)).unwrap_or(0);
+    // Clockwise from the holder: the next seat number up, wrapping around.
+    let clockwise = |seat: &Seat| (Cents::from(*seat) - Cents::from(from) - 1).rem_euclid(crate::MAX_SEATS as Cents);
+    if let Some(next) = winners.iter().min_by_key(|seat| clockwise(seat)) {
+        table.rock_seat = Some(*next);
+    }
+}
+
 pub fn track_kill_trigger(table: &mut TableState, pots: &[crate::pots::PotResult]) {
     let mut winners = pots.iter().flat_map(|p| p.awards.iter()).filter(|(_, won)| *won > 0).map(|(seat, _)| *seat);
     let sole = winners.next().filter(|first| winners.all(|other| other == *first));

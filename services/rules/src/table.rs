@@ -282,6 +282,9 @@ pub struct TableState {
     /// R-POST-6 (kill trigger): the seat that owes the kill blind in the next hand.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kill_due_seat: Option<Seat>,
+    /// R-POST-4 option (`mandatory_straddle`): the seat holding the rock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rock_seat: Option<Seat>,
     pub shift: ShiftTotals,
     /// Events applied (the stream version this state reflects).
     pub version: u64,
@@ -822,6 +825,10 @@ impl TableState {
                 if self.kill_due_seat == Some(*seat) {
                     self.kill_due_seat = None;
                 }
+                // The rock stays at the table: the next pot's winner takes it.
+                if self.rock_seat == Some(*seat) {
+                    self.rock_seat = None;
+                }
                 // The last player gone: the game is over; the next one starts its blinds anew.
                 if self.seats.iter().all(Option::is_none) {
                     self.last_big_blind_seat = None;
@@ -911,6 +918,9 @@ impl TableState {
                     crate::posts::owe_missed_blinds(self, &mut hand, skipped);
                     // R-POST-6: the kill is owed in this hand, by a player dealt in; else it lapses.
                     hand.kill_owed_by = self.kill_due_seat.take().filter(|seat| dealt.contains(seat));
+                    // R-POST-4 option: the rock's holder, if dealt in (a straddle needs three).
+                    let rock = self.config.as_ref().is_some_and(|c| c.mandatory_straddle);
+                    hand.rock_holder = self.rock_seat.filter(|seat| rock && dealt.len() >= 3 && dealt.contains(seat));
                     self.last_button_seat = Some(*button_seat);
                     self.hand = Some(hand);
                 }
@@ -975,6 +985,7 @@ impl TableState {
                 self.apply_postings(postings);
                 self.mark_short_all_in_winners(pots);
                 crate::posts::track_kill_trigger(self, pots);
+                crate::posts::pass_the_rock(self, pots);
                 if let Some(hand) = self.hand.as_mut() {
                     hand.phase = HandPhase::Settled;
                     hand.round.to_act = None;

@@ -673,5 +673,23 @@ async fn r_audit_4_cash_over_3000_is_logged_and_the_first_total_over_10000_needs
     assert_eq!((patron.cash_in_cents, patron.cash_out_cents), (1_050_000, 0));
     assert_eq!(patron.mtl_entries.iter().map(|e| e.amount_cents).collect::<Vec<_>>(), vec![350_000, 500_000]);
     assert!(patron.ctr_required_cash_in && !patron.ctr_required_cash_out);
+    // Paged by one transaction, with another patron's cash between: each patron is listed
+    // once, with the whole day (the cage pass: a page of events split one patron's day into
+    // partial rows, the first showing no CTR).
+    room.cage.cage.sell_chips(pb::SellChips { player_id: "P8".into(), ..sell("sell-4", vec![chips(2_500, 4)]) }).await?;
+    room.cage.cage.sell_chips(sell("sell-5", vec![chips(2_500, 4)])).await?;
+    let mut token = String::new();
+    let mut rows = Vec::new();
+    loop {
+        let page = pb::PageRequest { page_size: 1, page_token: token.clone() };
+        let request = pb::PatronCashActivityRequest { property_id: String::new(), gaming_day: patron.gaming_day.clone(), player_id: String::new(), page: Some(page) };
+        let answer = room.auditor.audit.patron_cash_activity(request).await?.into_inner();
+        rows.extend(answer.patrons.into_iter().map(|p| (p.player_id, p.cash_in_cents, p.ctr_required_cash_in)));
+        token = answer.page.map(|page| page.next_page_token).unwrap_or_default();
+        if token.is_empty() {
+            break;
+        }
+    }
+    assert_eq!(rows, vec![("P9".to_string(), 1_060_000, true), ("P8".to_string(), 10_000, false)]);
     room.server.stop().await
 }

@@ -261,6 +261,7 @@ pub fn table_config_from_wire(errors: &mut FieldErrors, wire: &pb::TableConfig) 
         straddle_outside_raise_cap: wire.straddle_outside_raise_cap,
         straddle_any_position: wire.straddle_any_position,
         straddle_at_least: wire.straddle_at_least,
+        mandatory_straddle: wire.mandatory_straddle,
         max_restraddles: match wire.max_restraddles {
             Some(max) => small_u8(errors, "config.max_restraddles", max)?,
             None => rules::TableConfig::seeds_max_restraddles(),
@@ -393,6 +394,7 @@ pub fn table_config_to_wire(config: &rules::TableConfig) -> pb::TableConfig {
         straddle_outside_raise_cap: config.straddle_outside_raise_cap,
         straddle_any_position: config.straddle_any_position,
         straddle_at_least: config.straddle_at_least,
+        mandatory_straddle: config.mandatory_straddle,
         max_restraddles: Some(u32::from(config.max_restraddles)),
         bring_in_ties_by_position: config.bring_in_ties_by_position,
         open_pair_big_bet: config.open_pair_big_bet,
@@ -450,6 +452,7 @@ mod tests {
                 c.straddle_outside_raise_cap = true;
                 c.straddle_any_position = true;
                 c.straddle_at_least = true;
+                c.mandatory_straddle = true;
                 c.fee = rules::FeePolicy::Reported { cap_cents: 500 };
                 c
             },

@@ -298,6 +298,59 @@ fn r_post_4_seeds_mississippi_straddle_example() {
     assert_eq!(g.hand().phase, HandPhase::RoundComplete);
 }
 
+/// R-POST-4 option, the seeds' mandatory straddle. Persian seed: «قوانین کازینو میتوانند گاهی
+/// اوقات با استفاده از یک نشانه مخصوص به نام راک (Rock) روی میز، استردل را اجباری کنند. هر کسی که
+/// راک را در اختیار دارد، موظف است هنگامی که در موقعیت UTG ... قرار دارد، به میزان دو برابر بیگ
+/// بلایند، یک استردل زنده قرار دهد. برنده پات بعدی راک را در اختیار میگیرد ... اگر پات تقسیم شود
+/// راک به نزد نزدیک ترین برنده سمت چپ ... نگهدارنده قبلی میرود» ("house rules can make the
+/// straddle mandatory with a marker called the rock; whoever holds it must post a live
+/// straddle of twice the big blind when under the gun; the winner of the next pot takes the
+/// rock; a split pot gives it to the winner nearest to the holder's left"). The Kazakh seed
+/// says the same of «тас».
+#[test]
+fn r_post_4_seeds_the_rock_makes_the_straddle_mandatory() {
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.mandatory_straddle = true;
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(100)), (4, d(100))]);
+    // Hand 1: nobody holds the rock; seat 1 wins the pot and takes it.
+    g.start(1, 1, &[1, 2, 3, 4]);
+    g.post(2, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(3, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(4, Action::Fold);
+    g.ok(1, Action::Raise { to_cents: d(6) });
+    g.ok(2, Action::Fold);
+    g.ok(3, Action::Fold);
+    g.end();
+    assert_eq!(g.state().rock_seat, Some(1));
+    // Hand 2: seat 1 is under the gun with the rock: a live $4 straddle before anyone acts.
+    g.start(2, 2, &[1, 2, 3, 4]);
+    g.post(3, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(4, PostKind::BigBlind, d(2)).unwrap();
+    let r = rejected(g.act(1, Action::Fold), "ROCK_STRADDLE_NOT_POSTED");
+    assert_eq!((r.reason.rule, r.number("seat"), r.number("straddle_cents")), ("R-POST-4", Some(1), Some(d(4))));
+    g.post(1, PostKind::Straddle, d(4)).unwrap();
+    // Live: the action starts left of it, and it has the option last.
+    let l = g.legal();
+    assert_eq!((l.seat, l.call_cents), (2, d(4)));
+    g.ok(2, Action::Fold);
+    g.ok(3, Action::Call);
+    g.ok(4, Action::Call);
+    let l = g.legal();
+    assert_eq!((l.seat, l.can_check), (1, true));
+    g.ok(1, Action::Check);
+    g.check_down(&[3, 4, 1]);
+    // Split between seats 3 and 4: the rock goes to the winner nearest clockwise from seat 1.
+    g.showdown(vec![vec![4, 3]]);
+    g.end();
+    assert_eq!(g.state().rock_seat, Some(3));
+    // Without straddles allowed there is no rock.
+    let mut bad = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    bad.mandatory_straddle = true;
+    bad.straddle = StraddlePolicy::None;
+    let r = bad.validate().unwrap_err();
+    assert_eq!((r.reason.code, r.reason.rule), ("INVALID_CONFIG", "R-POST-4"));
+}
+
 #[test]
 fn r_post_4_seeds_mississippi_straddle_from_any_position_and_at_least_a_minimum_raise() {
     // Kazakh seed: «Миссисипи штраддлы тірі штраддлға ұқсас, бірақ оны "пистолет астында"

@@ -173,9 +173,32 @@ impl AuditService for Services {
         let page_size = pager.size;
         let view = self.ledger.reader(&property, wish).await?;
         let (events, last, more) = scan(&self.ledger, &view.store, &property, filter, &[], None, page_size).await?;
+        // Each patron is listed once, with the whole day: on the page holding their first cash
+        // transaction of the day, their every transaction of the day read from their stream (a
+        // page of events had split one patron's $65,600 day into partial rows, the first page
+        // showing $10,000 and no CTR).
+        let mut day_events = Vec::new();
+        let mut listed: Vec<String> = Vec::new();
+        for event in &events {
+            if listed.contains(&event.stream) {
+                continue;
+            }
+            listed.push(event.stream.clone());
+            let whole_day = EventFilter {
+                stream: Some(event.stream.clone()),
+                event_type: Some("CashTransaction".to_string()),
+                gaming_day: Some(request.gaming_day.clone()),
+                ..Default::default()
+            };
+            let (own, _, _) = scan(&self.ledger, &view.store, &property, whole_day, &[], None, MAX_SCAN_EVENTS).await?;
+            if own.first().is_some_and(|first| first.position <= pager.after) {
+                continue; // listed on an earlier page
+            }
+            day_events.extend(own);
+        }
         // R-AUDIT-4: cash in and cash out summed separately, never netted.
         let mut patrons: BTreeMap<String, pb::PatronCashActivity> = BTreeMap::new();
-        for event in &events {
+        for event in &day_events {
             let rules::Event::Player(rules::PlayerEvent::CashTransaction {
                 direction, amount_cents, mtl_entry, ctr_required, ..
             }) = decode_event(event)?
