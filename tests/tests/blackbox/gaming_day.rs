@@ -90,5 +90,21 @@ async fn r_chip_6_las_vegas_gaming_day_keeps_its_0600_local_cutoff_across_the_ds
     let as_cage = events.iter().find(|event| event.stream_id == "cage-CX").and_then(|event| event.metadata.clone()).expect("cage-CX opened");
     assert_eq!((as_cage.actor_id.as_str(), as_cage.imported_by.as_deref()), (principal::CAGE.0, Some(principal::ADMIN.0)));
     assert!(events.iter().all(|event| event.stream_id != "cage-CY"), "a refused import moved nothing");
+    // An import records the past in order (R-AUDIT-4): never dated before the latest gaming day
+    // of a stream it writes (the cage pass sold $9,000 dated yesterday at a cage opened today,
+    // beside the patron's live $9,000 of today: two days under the CTR threshold).
+    let header = Some(pb::CommandHeader { command_id: "sale-today".into(), ..Default::default() });
+    admin.cage.open_cage(pb::OpenCage { header, cage_id: "CT".into(), denominations_cents: vec![100], chips: vec![chips(100, 200)], cash_cents: 0 }).await?;
+    let yesterday = jiff::Timestamp::now().as_millisecond() - 2 * 86_400_000; // two days: a gaming day before whatever the clock changes
+    let header = Some(pb::CommandHeader { command_id: "sale-yesterday".into(), import_occurred_at_unix_ms: Some(yesterday), ..Default::default() });
+    let status = admin
+        .cage
+        .sell_chips(pb::SellChips { header, cage_id: "CT".into(), player_id: "P11".into(), chips: vec![chips(100, 90)] })
+        .await
+        .expect_err("a sale dated before the cage's latest gaming day");
+    assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status:?}");
+    assert!(status.message().contains("cage-CT") && status.message().contains("R-AUDIT-4"), "{status:?}");
+    let sold = all_events(&mut admin, pb::EventFilter { stream_id: "player-P11".into(), ..Default::default() }).await?;
+    assert!(sold.is_empty(), "a refused import moved nothing: {sold:?}");
     server.stop().await
 }

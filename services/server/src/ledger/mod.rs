@@ -467,6 +467,44 @@ impl Ledger {
         Ok(token)
     }
 
+    /// R-AUDIT-4, R-CHIP-6: an import records the past in order: never dated on a gaming day
+    /// before the latest one of a stream it writes. The cage pass imported a $9,000 sale dated
+    /// yesterday at a cage opened today, after the patron's live $9,000 of today was due: two
+    /// days under the CTR threshold, and a cage stream out of order. (Imports are an admin's;
+    /// the extra reads are theirs alone.)
+    async fn check_import_order(&self, property: &str, context: &CommandContext, entries: &[Entry]) -> Result<(), Status> {
+        let store = self.router.primary(property);
+        let mut seen: Vec<String> = Vec::new();
+        for entry in entries {
+            let Decidable::Command(command) = &entry.decidable else { continue };
+            for stream in command.streams().iter().map(StreamId::key) {
+                if seen.contains(&stream) {
+                    continue;
+                }
+                seen.push(stream.clone());
+                let version = self.db.call("stream_version", "streams", store.stream_version(property, &stream)).await;
+                let version = version.map_err(|error| store_status("read stream version", error))?;
+                if version == 0 {
+                    continue;
+                }
+                let last = self.db.call("read_stream", "events", store.read_stream(property, &stream, version - 1, 1)).await;
+                let last = last.map_err(|error| store_status("read stream", error))?;
+                let latest_day = last.first().and_then(|event| event.typed_metadata().ok()).map(|metadata| metadata.gaming_day).unwrap_or_default();
+                // "YYYY-MM-DD" orders as the days do.
+                if latest_day.as_str() > context.gaming_day.as_str() {
+                    return Err(status::invalid_field(
+                        "header.import_occurred_at_unix_ms",
+                        format!(
+                            "an import records the past in order: {stream} already holds gaming day {latest_day}, later than the import's {} (R-AUDIT-4)",
+                            context.gaming_day
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The command's context and, for an import, the principal who sent it (recorded beside the
     /// actor the import names, R-AUDIT-2).
     fn context(&self, principal: &Principal, property: &PropertyConfig, envelope: &Envelope) -> Result<(CommandContext, Option<String>), Status> {
@@ -519,6 +557,9 @@ impl Ledger {
         let property = property_config.id.clone();
         let aml = &property_config.aml;
         let (context, imported_by) = self.context(principal, property_config, &envelope)?;
+        if imported_by.is_some() {
+            self.check_import_order(&property, &context, &entries).await?;
+        }
         // Refused once shutdown has begun; appends already started are waited for.
         if self.drain.enter().is_none() {
             return Err(status::shutting_down());
