@@ -221,6 +221,9 @@ pub async fn verify(client: &mut Client, args: VerifyArgs, output: Output) -> an
             verdict.reason
         ));
     }
+    // The chain and the checkpoints are one verdict; the derived rows another (the audit pass:
+    // an edited projection row was headed "CHAIN NOT VERIFIED" over an intact chain).
+    let chain_ok = problems.is_empty() && reply.refusal_problem.is_empty() && (reply.ok || !reply.projection_differences.is_empty());
     for difference in &reply.projection_differences {
         problems.push(format!(
             "projection {} {}: stored {}, the events give {}",
@@ -259,7 +262,15 @@ pub async fn verify(client: &mut Client, args: VerifyArgs, output: Output) -> an
                 reply.events_checked, reply.commands_checked, reply.refusals_checked, head.global_position, head.chain_hash_hex
             );
         } else {
-            println!("CHAIN NOT VERIFIED");
+            if chain_ok {
+                println!(
+                    "chain verified: {} events, {} command results, {} refusals; head position {} hash {}",
+                    reply.events_checked, reply.commands_checked, reply.refusals_checked, head.global_position, head.chain_hash_hex
+                );
+                println!("PROJECTIONS DIFFER FROM THE EVENTS");
+            } else {
+                println!("CHAIN NOT VERIFIED");
+            }
             for problem in &problems {
                 println!("  {problem}");
             }

@@ -530,7 +530,7 @@ mod hostile {
     /// in whole or part"), and the table page showed a voided fill as a live one, without the
     /// void's two signers (R-CHIP-3).
     #[tokio::test(flavor = "multi_thread")]
-    async fn the_pages_show_a_marker_redeemed_in_part_and_a_voided_slip_as_such() -> anyhow::Result<()> {
+    async fn the_pages_show_a_marker_redeemed_in_part_a_voided_slip_and_a_patrons_buy_in_and_cash_out() -> anyhow::Result<()> {
         let server = TestServer::start_with("console-pages", ServerOptions { console: true, ..ServerOptions::default() }, None).await?;
         let base = format!("http://{}", server.console_addr.context("the console listens")?);
         let http: Http = HttpClient::builder(TokioExecutor::new()).build_http();
@@ -553,12 +553,22 @@ mod hostile {
         cage.cage.issue_marker(chipledger_tests::approved(marker, &mut [&mut floor]).await?).await?;
         let redeem = pb::RedeemMarker { header: chipledger_tests::header("redeem-1"), cage_id: crate::scenario::CAGE.into(), player_id: "P1".into(), marker_no: 1, amount_cents: 2_500 };
         cage.cage.redeem_marker(redeem).await?;
+        let fill = pb::Fill {
+            header: chipledger_tests::header("fill-2"),
+            table_id: crate::scenario::TABLE.into(),
+            cage_id: crate::scenario::CAGE.into(),
+            slip_no: 2,
+            chips: vec![chipledger_tests::chips(2_500, 4)],
+            signer_1: principal::CAGE.0.into(),
+            signer_2: principal::FLOOR.0.into(),
+        };
+        cage.cage.fill(chipledger_tests::approved(fill, &mut [&mut floor]).await?).await?;
         let void = pb::VoidSlip {
-            header: chipledger_tests::header("void-1"),
+            header: chipledger_tests::header("void-2"),
             table_id: crate::scenario::TABLE.into(),
             cage_id: crate::scenario::CAGE.into(),
             kind: pb::SlipKind::Fill as i32,
-            slip_no: 1,
+            slip_no: 2,
             reason: "sent to the wrong table".into(),
             signer_1: principal::CAGE.0.into(),
             signer_2: principal::FLOOR.0.into(),
@@ -575,6 +585,15 @@ mod hostile {
         let table_page = send(&http, "GET", &format!("{base}/tables/{}", crate::scenario::TABLE), &session, "").await?;
         let voided = format!("fill (voided by {} and {}: sent to the wrong table)", principal::CAGE.0, principal::FLOOR.0);
         ensure!(table_page.body.contains(&voided), "the fill shows as voided by its two signers: {}", table_page.body);
+        // The patron's page lists the buy-in and the cash-out (it listed neither).
+        let mut dealer = server.client(principal::DEALER).await?;
+        dealer.table.buy_in(cash_buy_in("buy-P2", crate::scenario::TABLE, 2, "P2", 10_000)).await?;
+        let cash_out = pb::CashOut { header: chipledger_tests::header("out-P2"), table_id: crate::scenario::TABLE.into(), seat: 2, player_id: "P2".into() };
+        dealer.table.cash_out(cash_out).await?;
+        let player_page = send(&http, "GET", &format!("{base}/players/P2"), &session, "").await?;
+        for line in [format!("sat at {} seat 2 with $100.00", crate::scenario::TABLE), format!("left {} seat 2 with $100.00", crate::scenario::TABLE)] {
+            ensure!(player_page.body.contains(&line), "the player page lists {line:?}: {}", player_page.body);
+        }
         server.stop().await
     }
 

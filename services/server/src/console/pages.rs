@@ -207,7 +207,18 @@ pub fn describe(units: &Units, event: &pb::RecordedEvent) -> String {
             other => rules::words::spaced(other.event_type()),
         },
         Some(rules::Event::Player(event)) => match event {
-            PlayerEvent::CashTransaction { .. } => rules::words::spaced(event.event_type()),
+            PlayerEvent::CashTransaction { direction, amount_cents, .. } => {
+                let way = if direction == rules::CashDirection::In { "in" } else { "out" };
+                format!("cash {way}: {}", units.money(amount_cents))
+            }
+            PlayerEvent::JoinedTable { table_id, seat, amount_cents, .. } => {
+                format!("sat at {table_id} seat {seat} with {}", units.money(amount_cents))
+            }
+            PlayerEvent::LeftTable { table_id, seat, amount_cents, .. } => {
+                format!("left {table_id} seat {seat} with {}", units.money(amount_cents))
+            }
+            PlayerEvent::ChipsBought { cage_id, amount_cents } => format!("bought {} of chips at {cage_id}", units.money(amount_cents)),
+            PlayerEvent::ChipsRedeemed { cage_id, amount_cents } => format!("redeemed {} of chips at {cage_id}", units.money(amount_cents)),
             PlayerEvent::MarkerIssued { marker_no, amount_cents, .. } => {
                 format!("marker {marker_no} of {}", units.money(amount_cents))
             }
@@ -845,6 +856,9 @@ pub async fn player(State(console): State<Arc<Console>>, signed: Signed, Path(pl
         let mut gaming_days: Vec<String> = Vec::new();
         for event in history.iter().rev() {
             let kind = match decode(event) {
+                // The patron's own stream: a seat taken with its buy-in, a seat left with its chips.
+                Some(rules::Event::Player(PlayerEvent::JoinedTable { .. })) => Some("buy-in"),
+                Some(rules::Event::Player(PlayerEvent::LeftTable { .. })) => Some("cash-out"),
                 Some(rules::Event::Table(TableEvent::BoughtIn { .. } | TableEvent::ToppedUp { .. })) => Some("buy-in"),
                 Some(rules::Event::Table(TableEvent::CashedOut { .. })) => Some("cash-out"),
                 Some(rules::Event::Table(TableEvent::IouWritten { .. } | TableEvent::IouSettled { .. })) => Some("IOU"),
