@@ -62,6 +62,11 @@ async fn verify(recorded: &mut Recorded, checkpoints: bool, projections: bool) -
     Ok(recorded.auditor.audit.verify_chain(request).await?.into_inner())
 }
 
+/// The projection differences of a reply as (projection, key, stored, recomputed).
+fn differences(reply: &pb::VerifyChainResponse) -> Vec<(&str, &str, &str, &str)> {
+    reply.projection_differences.iter().map(|d| (d.projection.as_str(), d.key.as_str(), d.stored.as_str(), d.recomputed.as_str())).collect()
+}
+
 /// Which of C1, C2, C3 the log agrees with.
 fn agreeing(reply: &pb::VerifyChainResponse) -> Vec<bool> {
     reply.checkpoints.iter().map(|verdict| verdict.agrees).collect()
@@ -311,11 +316,7 @@ async fn ten_thousand_dollars_added_to_a_projected_seat_balance_is_reported_by_v
     // ... but the projections recomputed from the events do not match.
     let reply = verify(&mut recorded, true, true).await?;
     assert!(!reply.ok);
-    let differences: Vec<(&str, &str, &str, &str)> = reply
-        .projection_differences
-        .iter()
-        .map(|d| (d.projection.as_str(), d.key.as_str(), d.stored.as_str(), d.recomputed.as_str()))
-        .collect();
+    let differences = differences(&reply);
     assert!(differences.contains(&("account_balances", "table/T1/seat/1", "1020000", "20000")), "{differences:?}");
     assert!(differences.iter().any(|d| d.0 == "patron_daily_cash" && d.1.starts_with("P2 ")), "{differences:?}");
     assert_eq!(differences.len(), 2, "{differences:?}");
@@ -368,11 +369,7 @@ async fn an_edited_event_index_stream_version_or_report_row_is_reported_by_verif
 
     let reply = verify(&mut recorded, true, true).await?;
     assert!(!reply.ok);
-    let differences: Vec<(&str, &str, &str, &str)> = reply
-        .projection_differences
-        .iter()
-        .map(|d| (d.projection.as_str(), d.key.as_str(), d.stored.as_str(), d.recomputed.as_str()))
-        .collect();
+    let differences = differences(&reply);
     let at = |position: i64| position.to_string();
     assert!(differences.contains(&("event_ids", p1.event_id.as_str(), at(p2.global_position).as_str(), at(p1.global_position).as_str())), "{differences:?}");
     assert!(differences.iter().any(|d| d.0 == "streams" && d.1 == format!("table-{TABLE}")), "{differences:?}");
