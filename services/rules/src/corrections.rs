@@ -149,20 +149,21 @@ pub fn decide_correction(
         buy_ins_taken_back: Vec::new(),
     };
     let mut after = table.clone().evolve(&corrected);
-    // R-STAKE-3: a buy-in taken back from a seat left without chips is no buy-in any more: the
-    // seat buys in again within the limits (a $1 top-up had been dealt in at a $40 minimum).
+    // R-STAKE-3: a buy-in taken back is no buy-in any more: the seat buys in again within the
+    // limits before it is dealt in, whatever top-ups it kept (a $1 top-up had been dealt in at
+    // a $40 minimum, then a $1 top-up made before the correction).
     if reverses_event_types.iter().any(|t| t == "BoughtIn") {
-        let emptied: Vec<Seat> = original_postings
+        let credited: Vec<Seat> = original_postings
             .iter()
             .filter_map(|p| match p.account {
                 Account::Seat { seat, .. } if p.amount_cents > 0 => Some(seat),
                 _ => None,
             })
-            .filter(|seat| after.seat(*seat).is_some_and(|s| s.stack_cents == 0 && s.cash_in_play_cents == 0))
+            .filter(|seat| after.seat(*seat).is_some())
             .collect();
-        if !emptied.is_empty() {
+        if !credited.is_empty() {
             if let TableEvent::Corrected { buy_ins_taken_back, .. } = &mut corrected {
-                *buy_ins_taken_back = emptied;
+                *buy_ins_taken_back = credited;
             }
             after = table.clone().evolve(&corrected);
         }

@@ -400,8 +400,19 @@ fn start_hand(table: &TableState, ctx: &CommandContext, hand_no: u64, button_sea
         if dealt_seats[..i].contains(seat) {
             return Err(Rejection::new(crate::seating::INVALID_SEAT, "seat dealt twice").with("seat", *seat as Cents));
         }
-        if s.stack_cents <= 0 {
-            return Err(Rejection::new(crate::table_stakes::NO_CHIPS, "a player with no chips is not dealt in").with("seat", *seat as Cents));
+        // R-UNIT-2: tip chips never play; a seat holding only them has nothing to play with.
+        if table.playable_stack_cents(*seat) <= 0 {
+            return Err(Rejection::new(crate::table_stakes::NO_CHIPS, "a player with no chips to play is not dealt in")
+                .with("seat", *seat as Cents)
+                .with("stack_cents", s.stack_cents));
+        }
+        // R-STAKE-3, R-REBUY-1: a seat is dealt in once it has bought in (within the limits and
+        // the re-buy wait); chips that came another way (a jackpot paid to a seat taken without
+        // chips, top-ups left after the buy-in was corrected away) are no buy-in.
+        if !s.has_bought_in {
+            return Err(Rejection::new(crate::table_stakes::NOT_BOUGHT_IN, "a seat that has not bought in is not dealt in: buy in first")
+                .with("seat", *seat as Cents)
+                .with("stack_cents", s.stack_cents));
         }
         // R-STAKE-5: cash in play plays in the hand after it was put down; it is converted to
         // chips after that hand, before the next.

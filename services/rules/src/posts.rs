@@ -99,9 +99,14 @@ pub fn check_forced_posts(hand: &HandState, config: &TableConfig) -> Result<(), 
     let owes = |seat: Seat, kind: PostKind| owes_post(hand, seat, kind);
     // R-POST-4 option, the seeds' rock: its holder, under the gun, posts a live straddle of
     // twice the big blind before anyone acts (all in for less if short).
+    // Under the gun is the seat after the last blind, before anyone has acted (the fixes' pass:
+    // compared with the moving anchor, the rule caught a holder on the button or in the big
+    // blind after others acted, and the hand could not go on).
+    let under_the_gun = hand.blinds.third.or(hand.blinds.big).and_then(|last| hand.next_to_act_after(last));
     if let Some(holder) = hand.rock_holder
         && config.mandatory_straddle
-        && hand.next_to_act_after(hand.round.anchor_seat) == Some(holder)
+        && !hand.round.opened
+        && under_the_gun == Some(holder)
         && owes(holder, PostKind::Straddle)
         && let Some(straddle_cents) = nominal_cents(PostKind::Straddle, config, hand)
     {
@@ -571,9 +576,10 @@ pub fn nominal_cents(kind: PostKind, config: &TableConfig, hand: &HandState) -> 
         PostKind::BigBlind => blind(1).or((big > 0).then_some(big)),
         PostKind::NewPlayer | PostKind::MissedBigBlind => (big > 0).then_some(big),
         PostKind::ThirdBlind => blind(2),
-        PostKind::Straddle => {
-            (config.straddle != StraddlePolicy::None && hand.round.bet_to_cents > 0).then_some(2 * hand.round.bet_to_cents)
-        }
+        // R-POST-4: twice the big blind, a re-straddle twice the straddle before it; a sleeper
+        // only raises the amount to call (the fixes' pass: after a $4 sleeper the straddle was
+        // asked at $8).
+        PostKind::Straddle => (config.straddle != StraddlePolicy::None && hand.round.bet_to_cents > 0).then(|| 2 * straddled_over(config, hand)),
         PostKind::Sleeper => (config.sleeper_allowed && hand.round.bet_to_cents > 0).then_some(2 * hand.round.bet_to_cents),
         PostKind::BringIn => config.bring_in_cents.filter(|b| *b > 0),
         PostKind::Kill => config.kill.map(|k| {
@@ -581,6 +587,20 @@ pub fn nominal_cents(kind: PostKind, config: &TableConfig, hand: &HandState) -> 
             big * num / den
         }),
     }
+}
+
+/// What a straddle doubles: the last straddle's amount, else the live blind the hand's bet rests
+/// on (a kill blind, a third blind, or the big blind).
+fn straddled_over(config: &TableConfig, hand: &HandState) -> Cents {
+    let last_straddle = hand.players.iter().filter(|p| p.posted_mask & PostKind::Straddle.bit() != 0).map(|p| p.round_cents).max();
+    let blind = if hand.kill.is_some() {
+        nominal_cents(PostKind::Kill, config, hand)
+    } else if hand.blinds.third.is_some() {
+        nominal_cents(PostKind::ThirdBlind, config, hand)
+    } else {
+        nominal_cents(PostKind::BigBlind, config, hand)
+    };
+    last_straddle.or(blind).unwrap_or(hand.round.bet_to_cents)
 }
 
 /// R-POST-2 / R-POST-1 / R-POST-4 / R-POST-5: the seat a post must come from, if it is bound

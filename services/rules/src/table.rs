@@ -444,8 +444,8 @@ pub enum TableEvent {
         approved_by: String,
         reason: String,
         postings: Vec<Posting>,
-        /// R-STAKE-3: seats whose buy-in the correction took back, left without chips: they
-        /// buy in again (within the limits), not top up.
+        /// R-STAKE-3: seats whose buy-in the correction took back: they buy in again (within
+        /// the limits) before they are dealt in.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         buy_ins_taken_back: Vec<Seat>,
     },

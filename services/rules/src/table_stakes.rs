@@ -186,9 +186,13 @@ pub(crate) fn check_arrival(
                     .with("buy_in_cents", amount)
                     .with("min_buy_in_cents", min));
             }
-            if amount > max {
+            // Chips the seat holds already (a jackpot paid to it, top-ups left after its buy-in
+            // was corrected away) count toward the maximum.
+            let held = table.seat(seat).map_or(0, |s| s.stack_cents);
+            if held + amount > max {
                 return Err(Rejection::new(BUY_IN_ABOVE_MAXIMUM, "above the table's maximum buy-in")
                     .with("buy_in_cents", amount)
+                    .with("stack_cents", held)
                     .with("max_buy_in_cents", max));
             }
         }

@@ -795,6 +795,33 @@ fn r_rake_2_the_jackpot_fund_is_paid_back_to_players() {
     assert_eq!((g.state().jackpot_cents, g.stack(2)), (0, d(41)));
 }
 
+/// R-STAKE-3, R-REBUY-1 (the stakes pass): a jackpot paid to a seat taken without chips was
+/// dealt in with $1, inside the patron's re-buy wait; (the fixes' pass) a $1 top-up kept after
+/// the buy-in was corrected away was dealt in at a $40 minimum. A seat is dealt in once it has
+/// bought in, and what it holds counts toward the buy-in's maximum.
+#[test]
+fn r_stake_3_only_a_seat_that_bought_in_is_dealt_in() {
+    let mut c = nl_1_2();
+    c.jackpot_drop = Some(config::JackpotDrop { amount_cents: d(1), min_pot_cents: d(10) });
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100))]);
+    p1_wins_60(&mut g);
+    g.table(TableOp::SeatPlayer { seat: 3, player_id: pid("P3") }).unwrap();
+    g.table(TableOp::PayJackpot { seat: 3, amount_cents: d(1), promotion: "high hand".into() }).unwrap();
+    let r = rejected(g.table(TableOp::StartHand { hand_no: 9, button_seat: 1, dealt_seats: vec![1, 2, 3] }), "NOT_BOUGHT_IN");
+    assert_eq!((r.reason.rule, r.number("seat"), r.number("stack_cents")), ("R-STAKE-3", Some(3), Some(d(1))));
+    // The buy-in counts the dollar the seat holds toward the $200 maximum.
+    let r = rejected(g.table(buy_in(3, "P3", d(200))), "BUY_IN_ABOVE_MAXIMUM");
+    assert_eq!(r.number("stack_cents"), Some(d(1)));
+    g.table(buy_in(3, "P3", d(150))).unwrap();
+    // A buy-in corrected away after a top-up: the top-up alone is no buy-in.
+    g.table(TableOp::TopUp { seat: 3, player_id: pid("P3"), amount_cents: d(1), source: FundsSource::Cash, supervisor_id: None }).unwrap();
+    let bought = g.world.log.iter().rposition(|(_, e)| e.event_type() == "BoughtIn").expect("P3's buy-in");
+    g.table(undo(&g, bought, "BoughtIn", "keyed at the wrong seat")).unwrap();
+    assert_eq!(g.stack(3), d(2), "the jackpot's dollar and the top-up's");
+    let r = rejected(g.table(TableOp::StartHand { hand_no: 9, button_seat: 1, dealt_seats: vec![1, 2, 3] }), "NOT_BOUGHT_IN");
+    assert_eq!(r.number("seat"), Some(3));
+}
+
 // ---------------------------------------------------------------- R-KITTY-1 at the game's end
 
 fn kitty_game(leftover: config::KittyLeftover) -> Game {

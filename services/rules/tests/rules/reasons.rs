@@ -190,6 +190,21 @@ fn r_unit_2_an_all_in_is_for_the_playable_stack_only() {
     let pots = g.showdown(vec![vec![3], vec![1]]);
     assert_eq!(pots[0].amount_cents, d(10) + d(10) + d(1), "$10 from each, the small blind's $1");
     assert_eq!(g.stack(3), d(21) + 25, "the winner keeps the quarter, and wins none of it");
+    // Lost, the quarter is all the seat holds: it is not dealt in (the fixes' pass: it was, and
+    // "called" for nothing).
+    g.end();
+    g.start(2, 2, &[1, 2, 3]);
+    g.post(3, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(1, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(2, Action::Fold);
+    g.ok(3, Action::AllIn);
+    g.ok(1, Action::Call);
+    g.check_down(&[]);
+    g.showdown(vec![vec![1], vec![3]]);
+    g.end();
+    assert_eq!(g.stack(3), 25);
+    let r = rejected(g.table(TableOp::StartHand { hand_no: 3, button_seat: 3, dealt_seats: vec![1, 2, 3] }), "NO_CHIPS");
+    assert_eq!((r.number("seat"), r.number("stack_cents")), (Some(3), Some(25)));
 }
 
 #[test]

@@ -298,6 +298,22 @@ fn r_post_4_seeds_mississippi_straddle_example() {
     assert_eq!(g.hand().phase, HandPhase::RoundComplete);
 }
 
+/// R-POST-4: "a sleeper blind ... only raises the amount to call": a straddle after it is
+/// still twice the big blind (the fixes' pass: it was asked at twice the sleeper).
+#[test]
+fn r_post_4_a_straddle_after_a_sleeper_is_twice_the_big_blind() {
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.sleeper_allowed = true;
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(100)), (4, d(100)), (5, d(100))]);
+    g.start(1, 1, &[1, 2, 3, 4, 5]);
+    g.post(2, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(3, PostKind::BigBlind, d(2)).unwrap();
+    g.post(5, PostKind::Sleeper, d(4)).unwrap();
+    let r = rejected(g.post(4, PostKind::Straddle, d(8)), "POST_WRONG_AMOUNT");
+    assert_eq!(r.number("required_cents"), Some(d(4)));
+    g.post(4, PostKind::Straddle, d(4)).unwrap();
+}
+
 /// R-POST-4 option, the seeds' mandatory straddle. Persian seed: «قوانین کازینو میتوانند گاهی
 /// اوقات با استفاده از یک نشانه مخصوص به نام راک (Rock) روی میز، استردل را اجباری کنند. هر کسی که
 /// راک را در اختیار دارد، موظف است هنگامی که در موقعیت UTG ... قرار دارد، به میزان دو برابر بیگ
@@ -343,6 +359,17 @@ fn r_post_4_seeds_the_rock_makes_the_straddle_mandatory() {
     g.showdown(vec![vec![4, 3]]);
     g.end();
     assert_eq!(g.state().rock_seat, Some(3));
+    // Hand 3: the holder is on the button, not under the gun: no straddle is owed, and it acts
+    // in turn after others have (the fixes' pass: the hand froze on the holder's turn).
+    g.start(3, 3, &[1, 2, 3, 4]);
+    g.post(4, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(1, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(2, Action::Raise { to_cents: d(6) });
+    g.ok(3, Action::Fold);
+    g.ok(4, Action::Fold);
+    g.ok(1, Action::Fold);
+    g.end();
+    assert_eq!(g.state().rock_seat, Some(2), "the next pot's winner takes it");
     // Without straddles allowed there is no rock.
     let mut bad = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
     bad.mandatory_straddle = true;
