@@ -197,7 +197,15 @@ pub enum PlayerEvent {
     /// to the seat): the patron now holds that seat (R-REBUY-1).
     JoinedTable { table_id: TableId, seat: Seat, game_key: String, amount_cents: Cents },
     /// R-STAKE-6: moved by the house with the stack; the held seat follows (no departure).
-    MovedTable { from_table_id: TableId, to_table_id: TableId, to_seat: Seat, game_key: String },
+    MovedTable {
+        from_table_id: TableId,
+        to_table_id: TableId,
+        to_seat: Seat,
+        game_key: String,
+        /// R-REBUY-1: a move into another game with chips is a departure from the first game.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        left_game: Option<Departure>,
+    },
     /// R-MARK-3: an open-stakes IOU paid back with pocket chips (the postings are on the table).
     IouPaidFromPocket { table_id: TableId, seat: Seat, amount_cents: Cents },
     /// R-STAKE-2 (seeds): chips taken off the table within its refreshment allowance.
@@ -379,7 +387,10 @@ impl PlayerState {
                 self.returned_to(game_key);
                 self.hold_seat(table_id, *seat, game_key);
             }
-            PlayerEvent::MovedTable { from_table_id, to_table_id, to_seat, game_key } => {
+            PlayerEvent::MovedTable { from_table_id, to_table_id, to_seat, game_key, left_game } => {
+                if let Some(departure) = left_game {
+                    self.departed(departure.clone());
+                }
                 // A house move of a session into another game was judged as a return to it
                 // (R-REBUY-1); one within the game is no return, and neither is the move of a
                 // seat taken without chips (no session: it meets no departure, whichever game it

@@ -140,12 +140,24 @@ pub fn decide_move(
         removed_cents: s.removed_cents,
         bought_in: s.has_bought_in,
         bound: crate::rebuy::bound_min_stack_cents(s, ctx.at_unix_ms).map(|min_stack_cents| (min_stack_cents, s.bound_until_unix_ms)),
+        needs_full_rebuy: s.needs_full_rebuy,
     };
+    // R-REBUY-1: moved into another game with chips, the patron has left the first game with
+    // them: a return to it is bound as after a cash-out (the stakes pass: moved from NLHE to
+    // PLO with $200, cashed out there, back at NLHE for $40).
+    let from_game = from_config.same_game();
+    let left_game = (from_game.key() != to_game.key() && amount > 0).then(|| crate::player::Departure {
+        game_key: from_game.key().to_owned(),
+        table_id: from_id.clone(),
+        amount_cents: amount,
+        at_unix_ms: ctx.at_unix_ms,
+    });
     let moved = PlayerEvent::MovedTable {
         from_table_id: from_id.clone(),
         to_table_id: to_table_id.clone(),
         to_seat,
         game_key: to_game.key().to_owned(),
+        left_game,
     };
     Ok(vec![
         (StreamId::Table(from_id.clone()), Event::Table(out)),

@@ -363,6 +363,10 @@ pub enum TableEvent {
         /// dealt in, and until when).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         bound: Option<(Cents, i64)>,
+        /// R-REBUY-3: the seat must re-buy to a full buy-in before adding chips; that travels
+        /// with it too (the stakes pass: a move to another open-stakes table dropped it).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        needs_full_rebuy: bool,
     },
     Tipped { seat: Seat, amount_cents: Cents, postings: Vec<Posting> },
     KittyExpensePaid { amount_cents: Cents, purpose: String, to_dealer: bool, postings: Vec<Posting> },
@@ -836,13 +840,14 @@ impl TableState {
                     self.last_button_seat = None;
                 }
             }
-            TableEvent::PlayerMovedIn { seat, player_id, amount_cents, removed_cents, bought_in, bound, .. } => {
+            TableEvent::PlayerMovedIn { seat, player_id, amount_cents, removed_cents, bought_in, bound, needs_full_rebuy, .. } => {
                 // R-STAKE-6: a house move is not a new player.
                 self.place(*seat, player_id, false);
                 if let Some(s) = self.seat_mut(*seat) {
                     s.stack_cents += amount_cents;
                     s.removed_cents = *removed_cents;
                     s.has_bought_in = *bought_in;
+                    s.needs_full_rebuy = *needs_full_rebuy;
                     if let Some((min_stack_cents, until_unix_ms)) = bound {
                         s.bound_min_stack_cents = *min_stack_cents;
                         s.bound_until_unix_ms = *until_unix_ms;

@@ -54,7 +54,17 @@ pub fn player_ops(player_id: &chipledger_rules::PlayerId, event: &PlayerEvent, e
         // The event carries no time: the seat time is its recorded_at in the log.
         PlayerEvent::JoinedTable { table_id, seat, game_key, .. } => ops.push(seated(player_id, table_id, *seat, game_key, event_id)),
         // R-STAKE-6: a house move keeps the session going at the new seat.
-        PlayerEvent::MovedTable { to_table_id, to_seat, game_key, .. } => {
+        // R-REBUY-1: into another game with chips, the departure from the first comes first.
+        PlayerEvent::MovedTable { to_table_id, to_seat, game_key, left_game, .. } => {
+            if let Some(left) = left_game {
+                ops.push(ProjectionOp::Departed {
+                    player_id: player_id.clone(),
+                    table_id: left.table_id.as_str().to_owned(),
+                    game_key: left.game_key.clone(),
+                    amount_left_cents: left.amount_cents,
+                    at_ms: left.at_unix_ms,
+                });
+            }
             ops.push(seated(player_id, to_table_id, *to_seat, game_key, event_id))
         }
         PlayerEvent::LeftTable { table_id, game_key, amount_cents, at_unix_ms, .. } => ops.push(ProjectionOp::Departed {

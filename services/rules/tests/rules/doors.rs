@@ -179,6 +179,57 @@ fn r_rebuy_1_a_house_move_is_no_way_back_into_a_game_below_the_amount_left() {
     at(&mut g, &other, back).unwrap();
 }
 
+/// R-REBUY-1 (the stakes pass): moved by the house from a $1/$2 no-limit game into another
+/// game with $200, cashed out there, the patron came back to the first game for $40 minutes
+/// later. A move into another game with chips is a departure from the first game.
+#[test]
+fn r_rebuy_1_a_move_into_another_game_is_a_departure_from_the_first() {
+    let mut g = Game::new(nl_1_2(), &[(1, d(200))]);
+    let plo = open_second_table(&mut g, "T3", {
+        let mut c = TableConfig::pot_limit_omaha(d(1), d(2));
+        c.fee = FeePolicy::NoFee;
+        c
+    });
+    g.table(TableOp::MovePlayer { seat: 1, player_id: pid("P1"), to_table_id: plo.clone(), to_seat: 1 }).unwrap();
+    at(&mut g, &plo, TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
+    let back = open_second_table(&mut g, "T2", nl_1_2());
+    let r = rejected(at(&mut g, &back, buy_in(1, "P1", d(40))), "REBUY_BELOW_AMOUNT_LEFT");
+    assert_eq!((r.reason.rule, r.number("amount_left_with_cents")), ("R-REBUY-1", Some(d(200))));
+    at(&mut g, &back, buy_in(1, "P1", d(200))).unwrap();
+}
+
+/// R-REBUY-3 (the stakes pass): a short all-in winner who must re-buy to a full buy-in was moved
+/// to another open-stakes table and topped up $5 there. The duty travels with the seat.
+#[test]
+fn r_rebuy_3_the_full_rebuy_owed_travels_with_a_moved_seat() {
+    let mut c = open_stakes();
+    c.blinds_cents = Vec::new();
+    c.buy_in.min_cents = d(100);
+    c.buy_in.max_cents = d(1000);
+    let mut g = Game::new(c.clone(), &[(1, d(100)), (2, d(300)), (3, d(300))]);
+    // Seat 1 loses most of the stack, then goes all in for $20 and wins $60 (below $100).
+    g.start(1, 3, &[1, 2, 3]);
+    g.ok(1, Action::Raise { to_cents: d(80) });
+    g.ok(2, Action::Call);
+    g.ok(3, Action::Fold);
+    g.check_down(&[1, 2]);
+    g.showdown(vec![vec![2], vec![1]]);
+    g.end();
+    g.start(2, 1, &[1, 2, 3]);
+    g.ok(2, Action::Raise { to_cents: d(20) });
+    g.ok(3, Action::Call);
+    g.ok(1, Action::AllIn);
+    g.check_down(&[2, 3]);
+    g.showdown(vec![vec![1], vec![2, 3]]);
+    g.end();
+    assert!(g.state().seat(1).unwrap().needs_full_rebuy);
+    let other = open_second_table(&mut g, "T2", c);
+    g.table(TableOp::MovePlayer { seat: 1, player_id: pid("P1"), to_table_id: other.clone(), to_seat: 4 }).unwrap();
+    let top_up = TableOp::TopUp { seat: 4, player_id: pid("P1"), amount_cents: d(5), source: FundsSource::Cash, supervisor_id: None };
+    let r = rejected(at(&mut g, &other, top_up), "FULL_REBUY_REQUIRED");
+    assert_eq!(r.reason.rule, "R-REBUY-3");
+}
+
 /// R-STAKE-3 / R-STAKE-6 (the second betting pass): a house move keeps a stack as it is within
 /// one game; into another game it brings what a buy-in there may ($40 to $200 at $1/$2).
 #[test]
