@@ -18,6 +18,10 @@ pub const fn invalid_config(rule: &'static str) -> Reason {
     Reason::new(INVALID_CONFIG.code, rule)
 }
 
+/// R-RAKE-3: the interval a time fee pays for, in minutes (default 30).
+pub const MIN_TIME_INTERVAL_MINUTES: u32 = 15;
+pub const MAX_TIME_INTERVAL_MINUTES: u32 = 240;
+
 /// R-REBUY-1: rooms use a wait window of 30 to 120 minutes. A table configuration outside it is
 /// refused, so the wait cannot be switched off (or stretched into a ban) table by table.
 pub const MIN_REBUY_WAIT_WINDOW_MS: i64 = 30 * 60 * 1000;
@@ -967,8 +971,21 @@ impl TableConfig {
             }
         if let FeePolicy::Rake { percent_bps, increment_cents, cap_cents, .. } = &self.fee
             && (!(0..=10_000).contains(percent_bps) || *increment_cents <= 0 || *cap_cents < 0) {
-                return bad("R-RAKE-1", "rake needs 0..=10000 bps, a positive increment and a non-negative cap");
+                return Err(Rejection::new(invalid_config("R-RAKE-1"), "rake needs 0..=10000 bps, a positive increment and a non-negative cap")
+                    .with("percent_bps", i64::from(*percent_bps))
+                    .with("increment_cents", *increment_cents)
+                    .with("cap_cents", *cap_cents));
             }
+        // R-RAKE-3: time is a fee per interval paid in advance; an interval of nothing let the
+        // same seat pay again and again (the rake pass). Rooms collect every 15 minutes to 2 hours.
+        if let FeePolicy::TimeCollection { interval_minutes, .. } = &self.fee
+            && !(MIN_TIME_INTERVAL_MINUTES..=MAX_TIME_INTERVAL_MINUTES).contains(interval_minutes)
+        {
+            return Err(Rejection::new(invalid_config("R-RAKE-3"), "time is collected every 15 to 240 minutes")
+                .with("interval_minutes", i64::from(*interval_minutes))
+                .with("min_interval_minutes", i64::from(MIN_TIME_INTERVAL_MINUTES))
+                .with("max_interval_minutes", i64::from(MAX_TIME_INTERVAL_MINUTES)));
+        }
         self.validate_whole_chips()?;
         self.validate_rebuy()?;
         self.validate_control_bounds()

@@ -108,6 +108,12 @@ pub fn decide_correction(
     if reverses_event_types.iter().any(|t| matches!(t.as_str(), "FillReceived" | "CreditSent" | "SlipVoided")) {
         return Err(Rejection::new(correction_invalid("R-CHIP-3"), "a fill or credit is not corrected: void its slip (VoidSlip)"));
     }
+    // R-KITTY-1: the game's end settled what was left in the kitty; taken back, the kitty came
+    // back to a table that stays closed, where one supervisor paid it all out as an expense (the
+    // rake pass).
+    if reverses_event_types.iter().any(|t| t == "GameClosed") {
+        return Err(Rejection::new(correction_invalid("R-KITTY-1"), "the end of a game is not corrected: what its kitty left was settled"));
+    }
     check_postings(original_postings)?;
     for p in original_postings {
         match &p.account {

@@ -20,8 +20,11 @@ pub const COUNT_INVALID: Reason = Reason::new("COUNT_INVALID", "R-CHIP-4");
 pub const SLIP_NOT_FOUND: Reason = Reason::new("SLIP_NOT_FOUND", "R-CHIP-3");
 pub const SLIP_ALREADY_VOIDED: Reason = Reason::new("SLIP_ALREADY_VOIDED", "R-CHIP-3");
 pub const VOID_REASON_REQUIRED: Reason = Reason::new("VOID_REASON_REQUIRED", "R-CHIP-3");
+/// A slip of a shift counted and closed is in that count: it is not voided after (R-CHIP-4).
+pub const SLIP_IN_COUNTED_SHIFT: Reason = Reason::new("SLIP_IN_COUNTED_SHIFT", "R-CHIP-4");
 
 pub const REASONS: &[Reason] = &[
+    SLIP_IN_COUNTED_SHIFT,
     TRAY_SHORT,
     COLOR_CHANGE_UNEQUAL,
     COLOR_CHANGE_EXCEEDS_STACK,
@@ -209,6 +212,20 @@ pub fn decide_void_slip(
     };
     if slip.voided {
         return Err(Rejection::new(SLIP_ALREADY_VOIDED, "the slip is already void").with("slip_no", slip_no as Cents));
+    }
+    // R-CHIP-4: a slip of a shift counted and closed is in that count (its fills or credits and
+    // its result were signed); a void would change the shift behind its signers, as a
+    // correction would (the fixes' pass voided a fill after the close: the next shift opened
+    // with a negative fill).
+    if table.shift.counted_through_version > 0 && !table.shift.slips.iter().any(|(c, k, n)| c == cage_id && *k == kind && *n == slip_no) {
+        return Err(Rejection::new(SLIP_IN_COUNTED_SHIFT, "the slip is in a shift already counted and closed: a difference goes into the next count")
+        .with("slip_no", slip_no as Cents)
+        .with("counted_through_stream_version", table.shift.counted_through_version as Cents));
+    }
+    // A game that ended takes no more chips: its credits stand (R-KITTY-1, R-STAKE-3).
+    if kind == crate::cage::SlipKind::Credit && table.game_closed {
+        return Err(Rejection::new(crate::table_stakes::GAME_CLOSED, "the game has ended: a credit's chips do not come back to its tray")
+            .with("slip_no", slip_no as Cents));
     }
     let chips = slip.chips.clone();
     let sign = match kind {

@@ -29,6 +29,12 @@ pub fn kitty_take(config: &TableConfig, pots: &mut [PotResult]) -> Cents {
     if !contested || main.amount_cents - main.returned_cents < k.min_pot_cents {
         return 0;
     }
+    // From what the pot's winners won, never from an uncalled bet handed back (R-POT-4; the
+    // rake pass: a $5 jackpot drop left nothing won, and the chip came off the $2 returned).
+    let won = main.amount_cents - main.returned_cents - main.rake_cents - main.jackpot_cents;
+    if won < chip {
+        return 0;
+    }
     match main.awards.first_mut() {
         Some((_, amount)) if *amount >= chip => {
             *amount -= chip;

@@ -414,6 +414,12 @@ fn start_hand(table: &TableState, ctx: &CommandContext, hand_no: u64, button_sea
                 .with("seat", *seat as Cents)
                 .with("stack_cents", s.stack_cents));
         }
+        // R-RAKE-3: time is paid in advance (the betting pass dealt in a seat that had not paid).
+        if matches!(config.fee, crate::config::FeePolicy::TimeCollection { .. }) && s.time_paid_until_unix_ms <= ctx.at_unix_ms {
+            return Err(Rejection::new(crate::rake::TIME_NOT_PAID, "time is paid in advance: collect this seat's time before dealing it in")
+                .with("seat", *seat as Cents)
+                .with("paid_until_unix_ms", s.time_paid_until_unix_ms));
+        }
         // R-STAKE-5: cash in play plays in the hand after it was put down; it is converted to
         // chips after that hand, before the next.
         if s.cash_in_play_cents > 0 && s.cash_in_play_played {

@@ -11,10 +11,13 @@ pub const TIME_COLLECTION_NOT_CONFIGURED: Reason = Reason::new("TIME_COLLECTION_
 pub const TIME_FEE_EXCEEDS_STACK: Reason = Reason::new("TIME_FEE_EXCEEDS_STACK", "R-RAKE-3");
 /// R-RAKE-3: time is paid once per interval, in advance.
 pub const TIME_ALREADY_COLLECTED: Reason = Reason::new("TIME_ALREADY_COLLECTED", "R-RAKE-3");
+/// R-RAKE-3: "paid in advance": a seat whose time is not paid is not dealt in.
+pub const TIME_NOT_PAID: Reason = Reason::new("TIME_NOT_PAID", "R-RAKE-3");
 pub const JACKPOT_FUND_INSUFFICIENT: Reason = Reason::new("JACKPOT_FUND_INSUFFICIENT", "R-RAKE-2");
 pub const JACKPOT_PROMOTION_REQUIRED: Reason = Reason::new("JACKPOT_PROMOTION_REQUIRED", "R-RAKE-2");
 
 pub const REASONS: &[Reason] = &[
+    TIME_NOT_PAID,
     TIME_COLLECTION_NOT_CONFIGURED,
     TIME_FEE_EXCEEDS_STACK,
     TIME_ALREADY_COLLECTED,

@@ -247,6 +247,10 @@ pub struct ShiftTotals {
     /// shift counted and signed, which no correction changes (R-CHIP-4).
     #[serde(default)]
     pub counted_through_version: u64,
+    /// The slips received in this shift (cage, fill or credit, number): only these are voided
+    /// (R-CHIP-4: a slip of a shift counted is in that count).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slips: Vec<(CageId, crate::cage::SlipKind, u64)>,
 }
 
 /// State of one table stream.
@@ -854,13 +858,15 @@ impl TableState {
                     }
                 }
             }
-            TableEvent::FillReceived { chips, postings, .. } => {
+            TableEvent::FillReceived { cage_id, slip_no, chips, postings, .. } => {
                 self.apply_postings(postings);
                 self.shift.fills_cents += crate::money::chips_value_cents(chips);
+                self.shift.slips.push((cage_id.clone(), crate::cage::SlipKind::Fill, *slip_no));
             }
-            TableEvent::CreditSent { chips, postings, .. } => {
+            TableEvent::CreditSent { cage_id, slip_no, chips, postings, .. } => {
                 self.apply_postings(postings);
                 self.shift.credits_cents += crate::money::chips_value_cents(chips);
+                self.shift.slips.push((cage_id.clone(), crate::cage::SlipKind::Credit, *slip_no));
             }
             TableEvent::SlipVoided { kind, chips, postings, .. } => {
                 self.apply_postings(postings);
@@ -878,6 +884,7 @@ impl TableState {
                     fills_cents: 0,
                     credits_cents: 0,
                     counted_through_version: self.version,
+                    slips: Vec::new(),
                 };
             }
             TableEvent::IouWritten { seat, amount_cents, lender, lender_seat, to_raise, postings, .. } => {

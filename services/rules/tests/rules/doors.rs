@@ -830,6 +830,18 @@ fn r_rake_3_time_is_collected_once_per_interval() {
     g.world.ctx.at_unix_ms += MINUTE;
     g.table(TableOp::CollectTime { seats: vec![1, 2] }).unwrap();
     assert_eq!((g.stack(1), g.stack(2)), (d(88), d(88)));
+    // "Paid in advance": a seat whose time ran out is not dealt in until it pays (the betting
+    // pass: a seat that could not pay played a whole hand).
+    g.world.ctx.at_unix_ms += 30 * MINUTE;
+    let r = rejected(g.table(TableOp::StartHand { hand_no: 1, button_seat: 1, dealt_seats: vec![1, 2] }), "TIME_NOT_PAID");
+    assert_eq!((r.reason.rule, r.number("seat")), ("R-RAKE-3", Some(1)));
+    g.table(TableOp::CollectTime { seats: vec![1, 2] }).unwrap();
+    g.table(TableOp::StartHand { hand_no: 1, button_seat: 1, dealt_seats: vec![1, 2] }).unwrap();
+    // An interval of nothing would let a seat pay again and again (the rake pass).
+    let mut every_instant = nl_1_2();
+    every_instant.fee = FeePolicy::TimeCollection { fee_cents: d(6), interval_minutes: 0 };
+    let r = every_instant.validate().unwrap_err();
+    assert_eq!((r.reason.code, r.reason.rule, r.number("interval_minutes")), ("INVALID_CONFIG", "R-RAKE-3", Some(0)));
 }
 
 #[test]
@@ -871,6 +883,29 @@ fn r_stake_3_only_a_seat_that_bought_in_is_dealt_in() {
     assert_eq!(g.stack(3), d(2), "the jackpot's dollar and the top-up's");
     let r = rejected(g.table(TableOp::StartHand { hand_no: 9, button_seat: 1, dealt_seats: vec![1, 2, 3] }), "NOT_BOUGHT_IN");
     assert_eq!(r.number("seat"), Some(3));
+}
+
+/// R-POT-4, R-KITTY-1 (the rake pass): a $5 jackpot drop took the whole $4 contested pot, and
+/// the kitty's chip came off the $2 uncalled bet handed back to its bettor. The kitty takes its
+/// chip from what was won, never from an uncalled bet.
+#[test]
+fn r_pot_4_the_kitty_never_takes_from_an_uncalled_bet() {
+    let mut c = nl_1_2();
+    c.fee = FeePolicy::NoFee;
+    c.jackpot_drop = Some(config::JackpotDrop { amount_cents: d(5), min_pot_cents: 0 });
+    c.kitty = Some(config::KittyPolicy { min_pot_cents: 0, leftover: config::KittyLeftover::SplitAmongSeated });
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(100))]);
+    g.start(1, 1, &[1, 2, 3]);
+    g.post(2, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(3, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(1, Action::Fold);
+    g.ok(2, Action::Call);
+    g.ok(3, Action::Check);
+    g.next_round();
+    g.ok(2, Action::Raise { to_cents: d(2) });
+    g.ok(3, Action::Fold);
+    assert_eq!((g.state().jackpot_cents, g.state().kitty_cents), (d(4), 0), "the drop took the $4 won; nothing was left for the kitty");
+    assert_eq!(g.stack(2), d(100) - d(2), "the $2 uncalled came back whole");
 }
 
 // ---------------------------------------------------------------- R-KITTY-1 at the game's end
@@ -917,6 +952,13 @@ fn r_kitty_1_what_is_left_at_the_end_of_the_game_is_shared_among_the_seated_play
     rejected(g.table(fill), "GAME_CLOSED");
     let credit = TableOp::Credit { cage_id: cid(CAGE), slip_no: 1, chips: vec![ChipCount { denomination_cents: d(5), count: 1 }], signers: signers("cage-1", "floor-1") };
     g.table(credit).unwrap();
+    // The game's end stands: its kitty was settled (R-KITTY-1).
+    let closed = g.world.log.iter().rposition(|(_, e)| e.event_type() == "GameClosed").expect("GameClosed");
+    let r = rejected(g.table(undo(&g, closed, "GameClosed", "closed too early")), "CORRECTION_INVALID");
+    assert_eq!(r.reason.rule, "R-KITTY-1");
+    // Nor do a credit's chips come back by its void.
+    let void = TableOp::VoidSlip { cage_id: cid(CAGE), kind: SlipKind::Credit, slip_no: 1, reason: "keyed twice".into(), signers: signers("cage-1", "floor-1") };
+    rejected(g.table(void), "GAME_CLOSED");
     g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
 }
 
@@ -1003,6 +1045,11 @@ fn r_chip_4_events_of_a_counted_shift_are_not_corrected() {
         assert_eq!(r.reason.rule, "R-CHIP-4", "{event_type}");
         assert_eq!(r.number("counted_through_stream_version"), Some(counted_through as Cents), "{event_type}");
     }
+    // Nor is a slip of the closed shift voided (the fixes' pass: the next shift opened with a
+    // negative fill).
+    let void = TableOp::VoidSlip { cage_id: cid(CAGE), kind: SlipKind::Fill, slip_no: 1, reason: "recount".into(), signers: signers("cage-1", "floor-1") };
+    let r = rejected(g.table(void), "SLIP_IN_COUNTED_SHIFT");
+    assert_eq!((r.reason.rule, r.number("slip_no")), ("R-CHIP-4", Some(1)));
     // The next shift's events are corrected as before.
     g.table(buy_in(2, "P2", d(60))).unwrap();
     let top = g.world.log.iter().rposition(|(_, e)| e.event_type() == "BoughtIn").expect("a buy-in");
