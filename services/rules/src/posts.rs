@@ -458,7 +458,37 @@ pub fn check_deal(table: &TableState, config: &TableConfig, button_seat: Seat, d
         return Err(Rejection::new(SEAT_SITTING_OUT, "an absent player is not dealt in").with("seat", *seat as Cents));
     }
     if config.button_policy == ButtonPolicy::Dead {
-        // The big blind moves on from the previous hand's by itself (`blind_positions`).
+        // The big blind moves on from the previous hand's by itself (`blind_positions`); the
+        // button goes to where the last small blind was (dead if that player left), heads-up to
+        // the small blind. The button decides who acts first after the first round and who
+        // gets odd chips: the dealer does not choose it (the second betting pass named seat 4
+        // where seat 2 was due).
+        let Some(previous_big) = table.last_big_blind_seat else { return Ok(()) };
+        if config.blinds_cents.iter().filter(|b| **b > 0).count() < 2 {
+            return Ok(());
+        }
+        let (seats, n) = sorted_seats(dealt_seats);
+        let dealt = &seats[..n];
+        let expected = if dealt.len() == 2 {
+            blind_positions(config, Some(previous_big), button_seat, dealt).small
+        } else {
+            table.last_small_blind_seat
+        };
+        // Where seats came and went around the blinds, a room may put the button on the next
+        // dealt player after the last button, or on the dealt player just before the small
+        // blind; with everybody in their seats all three are the same seat.
+        let next_after_last = table.last_button_seat.map(|last| dealt.iter().copied().find(|s| *s > last).unwrap_or(dealt[0]));
+        let small = blind_positions(config, Some(previous_big), button_seat, dealt).small_position;
+        let before_small = small.map(|small| dealt.iter().copied().rev().find(|s| *s < small).unwrap_or(dealt[dealt.len() - 1]));
+        if let Some(expected) = expected
+            && button_seat != expected
+            && Some(button_seat) != next_after_last
+            && Some(button_seat) != before_small
+        {
+            return Err(Rejection::new(BUTTON_OUT_OF_TURN, "a dead button goes to where the last small blind was (heads-up: to the small blind)")
+                .with("button_seat", button_seat as Cents)
+                .with("expected_button_seat", expected as Cents));
+        }
         return Ok(());
     }
     if !dealt_seats.contains(&button_seat) {
@@ -683,8 +713,12 @@ pub fn judge_post(table: &TableState, seat: Seat, kind: PostKind, amount_cents: 
         (Some(h), Some(c)) => (h, c),
         _ => return Err(Rejection::new(crate::betting::NO_HAND_IN_PROGRESS, "no hand is being played")),
     };
-    // Posts go in before the first voluntary action, even when the antes left nobody to act.
-    if hand.phase == HandPhase::Settled || hand.round.index != 0 || hand.round.opened {
+    // Posts go in before the first voluntary action, even when the antes left nobody to act;
+    // an entry or missed-blind post a seat owes, before that seat's own first action (R-POST-3:
+    // the betting pass found such a seat could only fold once anyone had acted).
+    let owed_kind = matches!(kind, PostKind::NewPlayer | PostKind::MissedBigBlind | PostKind::MissedSmallBlind | PostKind::MissedSmallBlindDead);
+    let before_own_action = hand.player(seat).is_some_and(|p| !p.acted);
+    if hand.phase == HandPhase::Settled || hand.round.index != 0 || (hand.round.opened && !(owed_kind && before_own_action)) {
         return Err(Rejection::new(POSTS_CLOSED, "posts are made before the first action of the hand"));
     }
     let Some(p) = hand.player(seat) else {

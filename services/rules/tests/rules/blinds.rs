@@ -20,6 +20,35 @@ fn blinds_and_folds(g: &mut Game, hand_no: u64, button: Seat, sb: Seat, bb: Seat
     g.end();
 }
 
+/// R-POST-3 (the second betting pass): a returning player dealt in owes the missed blinds
+/// "before its first action other than a fold"; once anyone had acted the posts were closed,
+/// and the seat could only fold. The owed posts go in before the seat's own first action.
+#[test]
+fn r_post_3_missed_blinds_are_posted_before_the_seats_own_first_action() {
+    let mut g = four();
+    blinds_and_folds(&mut g, 1, 4, 1, 2, &[1, 2, 3, 4]);
+    g.table(TableOp::SitOut { seat: 3 }).unwrap();
+    blinds_and_folds(&mut g, 2, 1, 2, 4, &[1, 2, 4]);
+    blinds_and_folds(&mut g, 3, 2, 4, 1, &[1, 2, 4]);
+    blinds_and_folds(&mut g, 4, 4, 1, 2, &[1, 2, 4]);
+    blinds_and_folds(&mut g, 5, 1, 2, 4, &[1, 2, 4]);
+    assert_eq!(missed(&g, 3), (true, true));
+    g.table(TableOp::SitIn { seat: 3 }).unwrap();
+    g.start(6, 3, &[1, 2, 3, 4]);
+    g.post(4, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(1, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(2, Action::Call);
+    rejected(g.act(3, Action::Call), "MISSED_BLINDS_REQUIRED");
+    g.post(3, PostKind::MissedBigBlind, d(2)).unwrap();
+    g.post(3, PostKind::MissedSmallBlindDead, d(1)).unwrap();
+    assert_eq!(missed(&g, 3), (false, false));
+    let l = g.legal();
+    assert_eq!((l.seat, l.can_check), (3, true), "the live big blind it posted covers the call");
+    g.ok(3, Action::Check);
+    // Once its own turn has passed, the posts are closed to it too.
+    rejected(g.post(2, PostKind::NewPlayer, d(2)), "POSTS_CLOSED");
+}
+
 fn missed(g: &Game, seat: Seat) -> (bool, bool) {
     let s = g.state().seat(seat).unwrap();
     (s.missed_big_blind, s.missed_small_blind)

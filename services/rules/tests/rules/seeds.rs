@@ -118,6 +118,11 @@ fn r_post_3_dead_button_big_blind_moves_one_seat_and_the_small_blind_may_be_dead
     blinds_and_folds(&mut g, 1, 4, Some(1), 2, &[1, 2, 3, 4]);
     g.table(TableOp::CashOut { seat: 2, player_id: pid("P2") }).unwrap();
     // The big blind moves from seat 2 to seat 3; the small blind would be seat 2's: dead.
+    // The button the dealer names is where the last small blind was (seat 1), not any seat: it
+    // decides who acts first after the flop and who gets odd chips (the second betting pass:
+    // with everybody in place, seat 4 was named where seat 2 was due).
+    let r = rejected(g.table(TableOp::StartHand { hand_no: 2, button_seat: 4, dealt_seats: vec![1, 3, 4] }), "BUTTON_OUT_OF_TURN");
+    assert_eq!((r.reason.rule, r.number("expected_button_seat")), ("R-POST-3", Some(1)));
     g.start(2, 1, &[1, 3, 4]);
     assert_eq!((g.hand().blinds.small, g.hand().blinds.big), (None, Some(3)));
     rejected(g.post(1, PostKind::SmallBlind, d(1)), "BLIND_OUT_OF_POSITION");
