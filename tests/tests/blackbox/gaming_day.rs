@@ -106,5 +106,20 @@ async fn r_chip_6_las_vegas_gaming_day_keeps_its_0600_local_cutoff_across_the_ds
     assert!(status.message().contains("cage-CT") && status.message().contains("R-AUDIT-4"), "{status:?}");
     let sold = all_events(&mut admin, pb::EventFilter { stream_id: "player-P11".into(), ..Default::default() }).await?;
     assert!(sold.is_empty(), "a refused import moved nothing: {sold:?}");
+    // A correction imported with a backdated time, the same (the fixes' pass: its streams are
+    // those of the event it reverses).
+    let header = Some(pb::CommandHeader { command_id: "sale-p12".into(), ..Default::default() });
+    let sale = admin.cage.sell_chips(pb::SellChips { header, cage_id: "CT".into(), player_id: "P12".into(), chips: vec![chips(100, 5)] }).await?.into_inner();
+    let mut cfo = server.client(principal::ADMIN_2).await?;
+    let correction = pb::Correction {
+        header: Some(pb::CommandHeader { command_id: "fix-p12".into(), import_occurred_at_unix_ms: Some(yesterday), ..Default::default() }),
+        reverses_event_id: sale.events[0].event_id.clone(),
+        approved_by: principal::ADMIN_2.0.into(),
+        reason: "sold to the wrong patron".into(),
+    };
+    let correction = chipledger_tests::approved(correction, &mut [&mut cfo]).await?;
+    let status = admin.ledger.correct(correction).await.expect_err("a correction dated before its stream's latest gaming day");
+    assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status:?}");
+    assert!(status.message().contains("cage-CT"), "{status:?}");
     server.stop().await
 }

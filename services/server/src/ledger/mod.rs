@@ -476,7 +476,12 @@ impl Ledger {
         let store = self.router.primary(property);
         let mut seen: Vec<String> = Vec::new();
         for entry in entries {
-            let Decidable::Command(command) = &entry.decidable else { continue };
+            // A correction's streams are those of the event it reverses (read from the log): the
+            // fixes' pass backdated an imported correction past its stream's latest day.
+            let command = match &entry.decidable {
+                Decidable::Command(command) => command.clone(),
+                Decidable::Correction(correction) => self.correction_command(property, correction).await?,
+            };
             for stream in command.streams().iter().map(StreamId::key) {
                 if seen.contains(&stream) {
                     continue;
