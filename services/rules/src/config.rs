@@ -250,6 +250,13 @@ pub struct RebuyPolicy {
     pub allow_second_seat: bool,
 }
 
+impl RebuyPolicy {
+    /// The wait a departure from a table of this policy records: (window ms, tolerance bps).
+    pub fn wait(&self) -> (i64, i64) {
+        (self.wait_window_ms, self.tolerance_bps)
+    }
+}
+
 /// R-RAKE-1 / R-RAKE-3: one fee type per table.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind")]

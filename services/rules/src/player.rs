@@ -43,6 +43,12 @@ pub struct Departure {
     pub table_id: TableId,
     pub amount_cents: Cents,
     pub at_unix_ms: i64,
+    /// The wait of the table left (window ms, tolerance bps): a return binds by the longer
+    /// window and the smaller tolerance of the two tables (the stakes pass: a 30-minute table
+    /// took back a patron 40 minutes after leaving a 120-minute one). Departures recorded
+    /// before it bind by the table returned to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait: Option<(i64, i64)>,
 }
 
 /// A seat the patron holds now, with its game (R-REBUY-1: one seat per game and limits).
@@ -192,7 +198,16 @@ pub enum PlayerEvent {
     /// Pocket chips brought to a table (buy-in or top-up).
     PocketChipsPlayed { table_id: TableId, seat: Seat, amount_cents: Cents },
     /// Chips taken from a table into the pocket on leaving.
-    LeftTable { table_id: TableId, seat: Seat, game_key: String, amount_cents: Cents, at_unix_ms: i64 },
+    LeftTable {
+        table_id: TableId,
+        seat: Seat,
+        game_key: String,
+        amount_cents: Cents,
+        at_unix_ms: i64,
+        /// The wait of the table left (window ms, tolerance bps), see [`Departure::wait`].
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        wait: Option<(i64, i64)>,
+    },
     /// Seated at a table with the first chips of a session (buy-in, cash in play or a marker
     /// to the seat): the patron now holds that seat (R-REBUY-1).
     JoinedTable { table_id: TableId, seat: Seat, game_key: String, amount_cents: Cents },
@@ -368,7 +383,7 @@ impl PlayerState {
         match event {
             PlayerEvent::CreditLineSet { line_cents, .. } => self.credit_line_cents = *line_cents,
             PlayerEvent::PocketChipsPlayed { amount_cents, .. } => self.pocket_cents -= amount_cents,
-            PlayerEvent::LeftTable { table_id, game_key, amount_cents, at_unix_ms, .. } => {
+            PlayerEvent::LeftTable { table_id, game_key, amount_cents, at_unix_ms, wait, .. } => {
                 self.pocket_cents += amount_cents;
                 self.seats.retain(|s| &s.table_id != table_id);
                 let departure = Departure {
@@ -376,6 +391,7 @@ impl PlayerState {
                     table_id: table_id.clone(),
                     amount_cents: *amount_cents,
                     at_unix_ms: *at_unix_ms,
+                    wait: *wait,
                 };
                 if self.departures.len() >= MAX_DEPARTURES {
                     self.departures.remove(0);

@@ -68,21 +68,34 @@ fn binding_departure<'p>(player: &'p PlayerState, game: &SameGame, now_ms: i64, 
     player
         .unmet_departures
         .iter()
-        .filter(|d| game.holds(&d.game_key) && within_window(d.at_unix_ms, now_ms, policy))
+        .filter(|d| game.holds(&d.game_key) && within_window(d.at_unix_ms, now_ms, &wait_of(d, policy)))
         .max_by_key(|d| d.amount_cents)
+}
+
+/// The wait a departure binds a return by: the longer window and the smaller tolerance of the
+/// table left and `policy`, the table returned to's (one rule for every table of the game,
+/// whichever the patron picks).
+fn wait_of(departure: &Departure, policy: &RebuyPolicy) -> RebuyPolicy {
+    let mut wait = policy.clone();
+    if let Some((window_ms, tolerance_bps)) = departure.wait {
+        wait.wait_window_ms = wait.wait_window_ms.max(window_ms);
+        wait.tolerance_bps = wait.tolerance_bps.min(tolerance_bps);
+    }
+    wait
 }
 
 /// The smallest buy-in allowed by the re-buy wait at `now_ms`, if one applies: the amount of
 /// the binding departure from `game`, less the tolerance.
 pub fn required_min_cents(player: &PlayerState, game: &SameGame, now_ms: i64, policy: &RebuyPolicy) -> Option<Cents> {
-    let required = less_tolerance(binding_departure(player, game, now_ms, policy)?.amount_cents, policy);
+    let departure = binding_departure(player, game, now_ms, policy)?;
+    let required = less_tolerance(departure.amount_cents, &wait_of(departure, policy));
     (required > 0).then_some(required)
 }
 
 /// Refuse a return buy-in below the amount left with.
 pub fn check(player: &PlayerState, game: &SameGame, now_ms: i64, policy: &RebuyPolicy, amount_cents: Cents) -> Result<(), Rejection> {
     if let Some(departure) = binding_departure(player, game, now_ms, policy) {
-        let required = less_tolerance(departure.amount_cents, policy);
+        let required = less_tolerance(departure.amount_cents, &wait_of(departure, policy));
         if amount_cents < required {
             return Err(Rejection::new(REBUY_BELOW_AMOUNT_LEFT, "returning within the wait window: buy in for at least the amount left with")
                 .with("amount_left_with_cents", departure.amount_cents)
@@ -120,9 +133,12 @@ pub fn binding_since<'p>(player: &'p PlayerState, game: &SameGame, now_ms: i64, 
     player
         .departures
         .iter()
-        .filter(|d| d.amount_cents > 0 && game.holds(&d.game_key) && within_window(d.at_unix_ms, now_ms, policy))
+        .filter(|d| d.amount_cents > 0 && game.holds(&d.game_key) && within_window(d.at_unix_ms, now_ms, &wait_of(d, policy)))
         .max_by_key(|d| d.amount_cents)
-        .map(|d| (d, less_tolerance(d.amount_cents, policy), d.at_unix_ms.saturating_add(policy.wait_window_ms)))
+        .map(|d| {
+            let wait = wait_of(d, policy);
+            (d, less_tolerance(d.amount_cents, &wait), d.at_unix_ms.saturating_add(wait.wait_window_ms))
+        })
         .filter(|(_, required, _)| *required > 0)
 }
 
@@ -148,6 +164,7 @@ mod tests {
             table_id: TableId::new("T2").unwrap(),
             amount_cents: 30_000,
             at_unix_ms: 1_000_000,
+            wait: None,
         });
         let hour = 3_600_000;
         let policy = RebuyPolicy { wait_window_ms: hour, tolerance_bps: 0, allow_second_seat: false };

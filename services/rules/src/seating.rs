@@ -151,6 +151,7 @@ pub fn decide_move(
         table_id: from_id.clone(),
         amount_cents: amount,
         at_unix_ms: ctx.at_unix_ms,
+        wait: Some(from_config.rebuy.wait()),
     });
     let moved = PlayerEvent::MovedTable {
         from_table_id: from_id.clone(),

@@ -347,6 +347,7 @@ pub fn decide_funds(
                     game_key: config.same_game().key().to_owned(),
                     amount_cents: amount,
                     at_unix_ms: ctx.at_unix_ms,
+                    wait: Some(config.rebuy.wait()),
                 }),
             ));
             out.extend(bound);

@@ -198,6 +198,28 @@ fn r_rebuy_1_a_move_into_another_game_is_a_departure_from_the_first() {
     at(&mut g, &back, buy_in(1, "P1", d(200))).unwrap();
 }
 
+/// R-REBUY-1 (the stakes pass): the same departure bound or not by which table of the game the
+/// patron picked: out of a 120-minute table with $200, back 40 minutes later at a 30-minute table
+/// of the game for $40; out of a table with no tolerance, back at one with 20% for $160. A return
+/// binds by the longer window and the smaller tolerance of the table left and the table returned
+/// to.
+#[test]
+fn r_rebuy_1_a_departure_binds_by_the_stricter_wait_of_the_two_tables() {
+    let table = |window_minutes: i64, tolerance_bps: i64| {
+        let mut c = nl_1_2();
+        c.rebuy.wait_window_ms = window_minutes * MINUTE;
+        c.rebuy.tolerance_bps = tolerance_bps;
+        c
+    };
+    let mut g = Game::new(table(120, 0), &[(1, d(200))]);
+    let short = open_second_table(&mut g, "T2", table(30, 2_000));
+    g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
+    g.world.ctx.at_unix_ms += 40 * MINUTE;
+    let r = rejected(at(&mut g, &short, buy_in(1, "P1", d(40))), "REBUY_BELOW_AMOUNT_LEFT");
+    assert_eq!((r.number("amount_left_with_cents"), r.number("required_min_cents")), (Some(d(200)), Some(d(200))), "no tolerance at the table left");
+    at(&mut g, &short, buy_in(1, "P1", d(200))).unwrap();
+}
+
 /// R-REBUY-3 (the stakes pass): a short all-in winner who must re-buy to a full buy-in was moved
 /// to another open-stakes table and topped up $5 there. The duty travels with the seat.
 #[test]

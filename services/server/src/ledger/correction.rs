@@ -161,6 +161,7 @@ mod tests {
             game_key: "nlhe-1-2".to_string(),
             amount_cents: 40_000,
             at_unix_ms: 1_790_000_000_123,
+            wait: None,
         };
         let command = correction_for("player-p1", 1, &player_payload(&event), &[], Vec::new(), &request()).expect("maps");
         let Command::Player(rules::PlayerCommand { op: rules::PlayerOp::Correct { reversal, .. }, .. }) = command else {

@@ -229,7 +229,7 @@ chipledger_proto::rpc_table!(service_impl!(LedgerService {
                     bought_in_cents: amount_cents,
                     left_with_cents: None,
                 }),
-                rules::PlayerEvent::LeftTable { table_id, seat, game_key, amount_cents, at_unix_ms } => {
+                rules::PlayerEvent::LeftTable { table_id, seat, game_key, amount_cents, at_unix_ms, .. } => {
                     let table_id = table_id.as_str().to_owned();
                     let open = sessions
                         .iter_mut()
