@@ -206,7 +206,7 @@ fn print_banner(config: &Config, addr: std::net::SocketAddr) {
             }
         );
         if property.game_keys.is_none() && !config.is_plain_dev() {
-            tracing::warn!(property = id, "no game_keys configured: any spelling of a game opens a table, and the re-buy wait (R-REBUY-1) binds per spelling");
+            tracing::warn!(property = id, "no game_keys configured: a table may be opened under any game key (the re-buy wait, R-REBUY-1, binds by what a table plays, not by its key)");
         }
     }
     if config.tls.is_some() {
