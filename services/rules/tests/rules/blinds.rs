@@ -20,19 +20,28 @@ fn blinds_and_folds(g: &mut Game, hand_no: u64, button: Seat, sb: Seat, bb: Seat
     g.end();
 }
 
+/// Four players, dead button; seat 3 sits out after hand 1 and misses both blinds over the next
+/// four hands (one set, flags not counts).
+fn seat_3_away_four_hands() -> Game {
+    let mut g = four();
+    blinds_and_folds(&mut g, 1, 4, 1, 2, &[1, 2, 3, 4]);
+    g.table(TableOp::SitOut { seat: 3 }).unwrap();
+    blinds_and_folds(&mut g, 2, 1, 2, 4, &[1, 2, 4]);
+    assert_eq!(missed(&g, 3), (true, false));
+    blinds_and_folds(&mut g, 3, 2, 4, 1, &[1, 2, 4]);
+    assert_eq!(missed(&g, 3), (true, true));
+    blinds_and_folds(&mut g, 4, 4, 1, 2, &[1, 2, 4]);
+    blinds_and_folds(&mut g, 5, 1, 2, 4, &[1, 2, 4]);
+    assert_eq!(missed(&g, 3), (true, true));
+    g
+}
+
 /// R-POST-3 (the second betting pass): a returning player dealt in owes the missed blinds
 /// "before its first action other than a fold"; once anyone had acted the posts were closed,
 /// and the seat could only fold. The owed posts go in before the seat's own first action.
 #[test]
 fn r_post_3_missed_blinds_are_posted_before_the_seats_own_first_action() {
-    let mut g = four();
-    blinds_and_folds(&mut g, 1, 4, 1, 2, &[1, 2, 3, 4]);
-    g.table(TableOp::SitOut { seat: 3 }).unwrap();
-    blinds_and_folds(&mut g, 2, 1, 2, 4, &[1, 2, 4]);
-    blinds_and_folds(&mut g, 3, 2, 4, 1, &[1, 2, 4]);
-    blinds_and_folds(&mut g, 4, 4, 1, 2, &[1, 2, 4]);
-    blinds_and_folds(&mut g, 5, 1, 2, 4, &[1, 2, 4]);
-    assert_eq!(missed(&g, 3), (true, true));
+    let mut g = seat_3_away_four_hands();
     g.table(TableOp::SitIn { seat: 3 }).unwrap();
     g.start(6, 3, &[1, 2, 3, 4]);
     g.post(4, PostKind::SmallBlind, d(1)).unwrap();
