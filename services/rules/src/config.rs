@@ -637,6 +637,9 @@ impl TableConfig {
     pub fn pot_limit_omaha(small_blind_cents: Cents, big_blind_cents: Cents) -> TableConfig {
         let key = format!("PLO {small_blind_cents}/{big_blind_cents}");
         let mut c = TableConfig::base(&key, BettingStructure::PotLimit, small_blind_cents, big_blind_cents);
+        // R-REBUY-1: Omaha, not hold'em: "the same game" is what a table plays (the night's pass
+        // found the preset playing hold'em under a PLO key, one game with pot-limit hold'em).
+        c.game = Game::Omaha;
         c.max_seats = 9;
         c
     }

@@ -108,6 +108,14 @@ pub fn decide_correction(
     if reverses_event_types.iter().any(|t| matches!(t.as_str(), "FillReceived" | "CreditSent" | "SlipVoided")) {
         return Err(Rejection::new(correction_invalid("R-CHIP-3"), "a fill or credit is not corrected: void its slip (VoidSlip)"));
     }
+    // R-STAKE-5: cash in play is converted to chips after its hand, never taken back by a
+    // correction: reversing its postings left the cash recorded in play with no chips behind it,
+    // the seat dealt in and a later conversion paying chips out of the tray for nothing (the
+    // fixes' pass).
+    if reverses_event_types.iter().any(|t| matches!(t.as_str(), "CashPutInPlay" | "CashInPlayConverted")) {
+        return Err(Rejection::new(correction_invalid("R-STAKE-5"), "cash in play is not corrected: it is converted to chips after its hand")
+            .with("corrected_stream_version", reverses_stream_version as Cents));
+    }
     // R-KITTY-1: the game's end settled what was left in the kitty; taken back, the kitty came
     // back to a table that stays closed, where one supervisor paid it all out as an expense (the
     // rake pass).

@@ -656,6 +656,11 @@ fn check_position(hand: &HandState, config: &TableConfig, seat: Seat, kind: Post
             out(ANTE_OUT_OF_POSITION, Some(hand.button_seat), "the button posts the button ante")
         }
         PostKind::Straddle => {
+            // R-POST-4: a sleeper "buys neither the option nor last action": a straddle after
+            // one, for the same amount, would buy last action for the price of a call.
+            if hand.players.iter().any(|p| p.posted_mask & PostKind::Sleeper.bit() != 0) {
+                return out(STRADDLE_OUT_OF_POSITION, None, "a straddle comes before any sleeper");
+            }
             let straddles = hand.players.iter().filter(|p| p.posted_mask & PostKind::Straddle.bit() != 0).count();
             if straddles > usize::from(config.max_restraddles) {
                 return Err(Rejection::new(RESTRADDLE_LIMIT, "no more re-straddles than the table allows")
@@ -753,10 +758,15 @@ pub fn judge_post(table: &TableState, seat: Seat, kind: PostKind, amount_cents: 
     // R-POST-3: an entry or missed-blind post comes only from a seat that owes it (any other
     // would be chips in the pot that no call counts).
     let owed = table.seat(seat).map_or((false, false, false), |s| (s.owes_entry_post, s.missed_big_blind, s.missed_small_blind));
+    // A seat in a blind this hand posts that blind live, and no second live post on top of it
+    // (the fixes' pass: a new player in the big blind posted the entry and the big blind, $4
+    // live against a $2 bet, and the $2 no one called went to the winner).
+    let in_a_blind = [hand.blinds.small, hand.blinds.big, hand.blinds.third].contains(&Some(seat));
     let not_owed = match kind {
-        PostKind::NewPlayer => !owed.0,
-        PostKind::MissedBigBlind => !owed.1,
-        PostKind::MissedSmallBlind | PostKind::MissedSmallBlindDead => !owed.2,
+        PostKind::NewPlayer => !owed.0 || in_a_blind,
+        PostKind::MissedBigBlind => !owed.1 || in_a_blind,
+        PostKind::MissedSmallBlind => !owed.2 || in_a_blind,
+        PostKind::MissedSmallBlindDead => !owed.2,
         _ => false,
     };
     if not_owed {
@@ -980,9 +990,6 @@ pub fn apply_post(
     }
 }
 
-/// R-POST-6 (kill trigger), on a settled hand (used by `evolve`): a player who won the hand's
-/// pots whole extends the streak; a pot of at least the trigger's amount, or the streak's
-/// length, makes that player owe the kill blind in the next hand. A split pot ends the streak.
 /// R-POST-4 option, the seeds' rock: "the winner of the next pot takes the rock"; a pot split
 /// gives it to the winner nearest clockwise (to the left) of the holder. The pot is the main
 /// pot (every player in the hand contested it).
@@ -1000,6 +1007,9 @@ pub fn pass_the_rock(table: &mut TableState, pots: &[crate::pots::PotResult]) {
     }
 }
 
+/// R-POST-6 (kill trigger), on a settled hand (used by `evolve`): a player who won the hand's
+/// pots whole extends the streak; a pot of at least the trigger's amount, or the streak's
+/// length, makes that player owe the kill blind in the next hand. A split pot ends the streak.
 pub fn track_kill_trigger(table: &mut TableState, pots: &[crate::pots::PotResult]) {
     let mut winners = pots.iter().flat_map(|p| p.awards.iter()).filter(|(_, won)| *won > 0).map(|(seat, _)| *seat);
     let sole = winners.next().filter(|first| winners.all(|other| other == *first));

@@ -141,6 +141,7 @@ pub fn decide_move(
         bought_in: s.has_bought_in,
         bound: crate::rebuy::bound_min_stack_cents(s, ctx.at_unix_ms).map(|min_stack_cents| (min_stack_cents, s.bound_until_unix_ms)),
         needs_full_rebuy: s.needs_full_rebuy,
+        time_paid_until_unix_ms: s.time_paid_until_unix_ms,
     };
     // R-REBUY-1: moved into another game with chips, the patron has left the first game with
     // them: a return to it is bound as after a cash-out (the stakes pass: moved from NLHE to

@@ -371,6 +371,9 @@ pub enum TableEvent {
         /// with it too (the stakes pass: a move to another open-stakes table dropped it).
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         needs_full_rebuy: bool,
+        /// R-RAKE-3: time paid at the table left counts at the new one until it runs out.
+        #[serde(default, skip_serializing_if = "crate::money::is_zero")]
+        time_paid_until_unix_ms: i64,
     },
     Tipped { seat: Seat, amount_cents: Cents, postings: Vec<Posting> },
     KittyExpensePaid { amount_cents: Cents, purpose: String, to_dealer: bool, postings: Vec<Posting> },
@@ -844,7 +847,7 @@ impl TableState {
                     self.last_button_seat = None;
                 }
             }
-            TableEvent::PlayerMovedIn { seat, player_id, amount_cents, removed_cents, bought_in, bound, needs_full_rebuy, .. } => {
+            TableEvent::PlayerMovedIn { seat, player_id, amount_cents, removed_cents, bought_in, bound, needs_full_rebuy, time_paid_until_unix_ms, .. } => {
                 // R-STAKE-6: a house move is not a new player.
                 self.place(*seat, player_id, false);
                 if let Some(s) = self.seat_mut(*seat) {
@@ -852,6 +855,7 @@ impl TableState {
                     s.removed_cents = *removed_cents;
                     s.has_bought_in = *bought_in;
                     s.needs_full_rebuy = *needs_full_rebuy;
+                    s.time_paid_until_unix_ms = *time_paid_until_unix_ms;
                     if let Some((min_stack_cents, until_unix_ms)) = bound {
                         s.bound_min_stack_cents = *min_stack_cents;
                         s.bound_until_unix_ms = *until_unix_ms;

@@ -220,6 +220,15 @@ fn r_rebuy_1_a_departure_binds_by_the_stricter_wait_of_the_two_tables() {
     at(&mut g, &short, buy_in(1, "P1", d(200))).unwrap();
 }
 
+/// R-REBUY-1 (the night's pass): the pot-limit Omaha preset played hold'em, so a PLO table and a
+/// pot-limit hold'em table were one game (a second seat refused, a departure binding the other).
+#[test]
+fn r_rebuy_1_pot_limit_omaha_and_pot_limit_holdem_are_different_games() {
+    let plo = TableConfig::pot_limit_omaha(d(2), d(5));
+    assert_eq!(plo.game, config::Game::Omaha);
+    assert_ne!(plo.same_game().key(), TableConfig::pot_limit_holdem(d(2), d(5)).same_game().key());
+}
+
 /// R-REBUY-3 (the stakes pass): a short all-in winner who must re-buy to a full buy-in was moved
 /// to another open-stakes table and topped up $5 there. The duty travels with the seat.
 #[test]

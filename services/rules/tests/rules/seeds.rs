@@ -303,20 +303,22 @@ fn r_post_4_seeds_mississippi_straddle_example() {
     assert_eq!(g.hand().phase, HandPhase::RoundComplete);
 }
 
-/// R-POST-4: "a sleeper blind ... only raises the amount to call": a straddle after it is
-/// still twice the big blind (the fixes' pass: it was asked at twice the sleeper).
+/// R-POST-4: "a sleeper blind ... only raises the amount to call ... it buys neither the option
+/// nor last action": a straddle is twice the big blind (the fixes' pass: it was asked at twice
+/// the sleeper), and comes before any sleeper (the second fixes' pass: after one, for the same
+/// amount, it bought last action for the price of a call).
 #[test]
-fn r_post_4_a_straddle_after_a_sleeper_is_twice_the_big_blind() {
+fn r_post_4_a_straddle_is_twice_the_big_blind_and_comes_before_any_sleeper() {
     let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
     c.sleeper_allowed = true;
     let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(100)), (4, d(100)), (5, d(100))]);
     g.start(1, 1, &[1, 2, 3, 4, 5]);
     g.post(2, PostKind::SmallBlind, d(1)).unwrap();
     g.post(3, PostKind::BigBlind, d(2)).unwrap();
-    g.post(5, PostKind::Sleeper, d(4)).unwrap();
-    let r = rejected(g.post(4, PostKind::Straddle, d(8)), "POST_WRONG_AMOUNT");
+    let r = rejected(g.post(4, PostKind::Straddle, d(6)), "POST_WRONG_AMOUNT");
     assert_eq!(r.number("required_cents"), Some(d(4)));
-    g.post(4, PostKind::Straddle, d(4)).unwrap();
+    g.post(5, PostKind::Sleeper, d(4)).unwrap();
+    rejected(g.post(4, PostKind::Straddle, d(4)), "STRADDLE_OUT_OF_POSITION");
 }
 
 /// R-POST-4 option, the seeds' mandatory straddle. Persian seed: «قوانین کازینو میتوانند گاهی
