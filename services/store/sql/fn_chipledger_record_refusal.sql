@@ -40,6 +40,17 @@ DECLARE
     v_micros   bigint;
     v_id       bigint;
 BEGIN
+    -- The figures are what every reader decodes: a list of [name, whole number] pairs. Anything
+    -- else is refused (CL005), so a holder of the application role cannot keep a refusal that
+    -- makes every later listing of the property's refusals fail (rows are never deleted).
+    IF jsonb_typeof(p_numbers) IS DISTINCT FROM 'array' OR EXISTS (
+        SELECT 1 FROM jsonb_array_elements(p_numbers) AS n(pair)
+         WHERE jsonb_typeof(n.pair) <> 'array' OR jsonb_array_length(n.pair) <> 2
+            OR jsonb_typeof(n.pair -> 0) <> 'string' OR jsonb_typeof(n.pair -> 1) <> 'number'
+            OR (n.pair ->> 1) !~ '^-?[0-9]{1,18}$') THEN
+        RAISE EXCEPTION 'chipledger: not a refusal''s figures' USING ERRCODE = 'CL005',
+            DETAIL = json_build_object('reason', 'a refusal''s numbers are a list of [name, whole number] pairs')::text;
+    END IF;
     SELECT * INTO v_known FROM commands c WHERE c.property = p_property AND c.command_id = p_command_id;
     IF FOUND THEN
         IF v_known.request_hash <> p_request_hash THEN

@@ -772,6 +772,9 @@ pub enum ChainProblem {
     CommandNotBound(String),
     /// A stored event cannot be decoded or re-encoded.
     Undecodable(String),
+    /// The archive anchor the check starts from is no archive: the live log still holds
+    /// events at or before it (an anchor written by hand would hide what precedes it).
+    NotArchived(String),
 }
 
 /// Result of [`crate::Store::verify_chain`].

@@ -192,6 +192,22 @@ pub(crate) async fn verify_log(pool: &PgPool, property: &str, kept: &[SignedChec
     // After an archive the live chain starts at the anchor (the last archived event), not at
     // genesis; the archive itself is checked by `chipledgerd partitions verify`.
     let anchor = archive_anchor(&mut *first, property).await?;
+    // An anchor stands for events archived and detached: while the live log still holds an
+    // event at or before it, it is no archive, and nothing before it is taken as proven (the
+    // evidence pass wrote one by hand over events it then edited and deleted).
+    let mut anchor_problem = None;
+    if let Some(anchor) = &anchor {
+        let earliest = crate::read::read_all(pool, property, 0, 1).await?;
+        if let Some(event) = earliest.first().filter(|event| event.position <= anchor.position) {
+            anchor_problem = Some((
+                event.position,
+                ChainProblem::NotArchived(format!(
+                    "the archive anchor at position {} is no archive: the log still holds position {}",
+                    anchor.position, event.position
+                )),
+            ));
+        }
+    }
     let start = anchor.as_ref().map_or(0, |anchor| anchor.position);
     let last_stored = last_stored.max(start);
     let pages = (last_stored - start + VERIFY_PAGE_POSITIONS - 1) / VERIFY_PAGE_POSITIONS;
@@ -250,6 +266,9 @@ pub(crate) async fn verify_log(pool: &PgPool, property: &str, kept: &[SignedChec
         }
     }
     drop(results);
+    if anchor_problem.is_some() {
+        problem = anchor_problem;
+    }
     if problem.is_none() {
         problem = if last_stored < head.position {
             Some((last_stored + 1, ChainProblem::TruncatedTail))

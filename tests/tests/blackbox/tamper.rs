@@ -378,6 +378,33 @@ async fn an_edited_event_index_stream_version_or_report_row_is_reported_by_verif
     recorded.server.stop().await
 }
 
+/// The evidence pass, round two: an archive anchor written by hand (no archive, its partition
+/// still attached) made `verify` start after it, so the events before it were edited and deleted
+/// unseen. An anchor over a live event is no archive: the chain does not verify, at that event.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_archive_anchor_over_live_events_is_no_archive() -> anyhow::Result<()> {
+    let mut recorded = recorded("tamper_anchor").await?;
+    let property = recorded.server.property_id.clone();
+    let mut connection = superuser(&recorded.server).await?;
+    sqlx::query("SET session_replication_role = replica").execute(&mut connection).await?;
+    sqlx::query("INSERT INTO archived_partitions VALUES ('-infinity', '2000-01-01', '/nonexistent', sha256('x'), '{}')")
+        .execute(&mut connection)
+        .await?;
+    let at = recorded.positions[1];
+    sqlx::query(
+        "INSERT INTO archive_anchors SELECT property, position, hash, chain_format, position, '-infinity' FROM events WHERE property = $1 AND position = $2",
+    )
+    .bind(&property)
+    .bind(at)
+    .execute(&mut connection)
+    .await?;
+    let reply = verify(&mut recorded, true, false).await?;
+    assert!(!reply.ok, "{reply:?}");
+    assert_eq!(reply.first_bad_position, Some(1), "{reply:?}");
+    assert!(reply.problem.contains("NotArchived"), "{reply:?}");
+    recorded.server.stop().await
+}
+
 /// The insiders' second pass: with the application role's credentials, one call kept the row
 /// `'not a document'` as a checkpoint; rows are never deleted, so every later listing (the
 /// auditors' `checkpoints fetch`, the console's chain page) failed for good. The function keeps
@@ -409,5 +436,17 @@ async fn the_application_role_cannot_keep_a_checkpoint_no_reader_can_read() -> a
     // The listing still reads every checkpoint kept.
     let listed = recorded.auditor.audit.list_checkpoints(pb::ListCheckpointsRequest::default()).await?.into_inner().checkpoints;
     assert_eq!(listed.len(), 3, "{listed:?}");
+    // The evidence pass, round two: a refusal whose figures no reader decodes made every later
+    // listing of the property's refusals answer INTERNAL. The function keeps only [name, number]
+    // pairs.
+    let refused = sqlx::query(
+        "SELECT * FROM chipledger_record_refusal($1, 'forged-1', sha256('x'), convert_to('x', 'UTF8'), 'X', 'R-AUDIT-3',          '{\"a\":1}'::jsonb, 'forged', 'nobody', 'admin', NULL, ARRAY[]::text[], '{}'::jsonb, NULL, NULL, convert_to('x', 'UTF8'))",
+    )
+    .bind(property.clone())
+    .fetch_all(&mut app)
+    .await
+    .expect_err("figures that are not [name, number] pairs");
+    assert!(refused.to_string().contains("not a refusal's figures"), "{refused}");
+    recorded.auditor.audit.list_rejections(pb::ListRejectionsRequest::default()).await?;
     recorded.server.stop().await
 }

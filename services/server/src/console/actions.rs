@@ -31,6 +31,10 @@ use crate::status;
 
 /// Requests kept for resubmission, at most (the oldest go first).
 const MAX_SENT: usize = 10_000;
+/// The fields of the cage forms a refusal keeps (chip counts besides, `chip_<cents>`).
+const FORM_FIELDS: &[&str] = &["command_id", "table_id", "cage_id", "slip_no", "player_id", "marker_no", "amount", "cash", "note"];
+/// Characters kept of each field of a refused form (the command's own checks bound them too).
+const MAX_KEPT_FIELD_CHARS: usize = 500;
 /// Command ids minted by the console start with this.
 const COMMAND_ID_PREFIX: &str = "console-";
 
@@ -285,11 +289,13 @@ async fn send<T: WireCommand>(
                 // Refused for its second person: kept among the refusals, as gRPC keeps a bad
                 // approval (R-AUDIT-3), so the form's command id is spent.
                 Err(Unnamed::Refused(refused)) => {
-                    // The form as filled, without the tokens it carried.
+                    // The form as filled: its own fields (which the command was built from and
+                    // checked as), without the tokens it carried or anything else posted with it
+                    // (the console pass kept 1.5 MB of an extra field in the refusal chain).
                     let filled: serde_json::Map<String, serde_json::Value> = form
                         .iter()
-                        .filter(|(name, _)| !matches!(name.as_str(), "csrf" | "second_token"))
-                        .map(|(name, value)| (name.clone(), serde_json::Value::String(value.clone())))
+                        .filter(|(name, _)| FORM_FIELDS.contains(&name.as_str()) || name.strip_prefix("chip_").is_some_and(|d| d.parse::<i64>().is_ok()))
+                        .map(|(name, value)| (name.clone(), serde_json::Value::String(value.chars().take(MAX_KEPT_FIELD_CHARS).collect())))
                         .collect();
                     return Err(console.services.ledger().refuse_second_person(who, &message, filled.into(), refused).await);
                 }

@@ -184,13 +184,24 @@ impl AuditService for Services {
                 continue;
             }
             listed.push(event.stream.clone());
-            let whole_day = EventFilter {
-                stream: Some(event.stream.clone()),
-                event_type: Some("CashTransaction".to_string()),
-                gaming_day: Some(request.gaming_day.clone()),
-                ..Default::default()
-            };
-            let (own, _, _) = scan(&self.ledger, &view.store, &property, whole_day, &[], None, MAX_SCAN_EVENTS).await?;
+            // Every one of the day's transactions, page after page (the console pass: a patron's
+            // 5,001st transaction of a day, and the CTR it required, went unreported).
+            let mut own: Vec<RecordedEvent> = Vec::new();
+            loop {
+                let whole_day = EventFilter {
+                    stream: Some(event.stream.clone()),
+                    event_type: Some("CashTransaction".to_string()),
+                    gaming_day: Some(request.gaming_day.clone()),
+                    after_position: own.last().map_or(0, |last| last.position),
+                    ..Default::default()
+                };
+                let (page, _, more) = scan(&self.ledger, &view.store, &property, whole_day, &[], None, MAX_SCAN_EVENTS).await?;
+                let empty = page.is_empty();
+                own.extend(page);
+                if !more || empty {
+                    break;
+                }
+            }
             if own.first().is_some_and(|first| first.position <= pager.after) {
                 continue; // listed on an earlier page
             }

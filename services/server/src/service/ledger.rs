@@ -214,7 +214,7 @@ chipledger_proto::rpc_table!(service_impl!(LedgerService {
         let wish = ReadWish::from_metadata(request.metadata())?;
         let request = request.into_inner();
         let player = PlayerPage { property_id: &request.property_id, player_id: &request.player_id, page: request.page.as_ref() };
-        let types = ["JoinedTable".to_string(), "LeftTable".to_string()];
+        let types = ["JoinedTable".to_string(), "LeftTable".to_string(), "MovedTable".to_string()];
         let (view, events, last, more) = self.player_page(&principal, wish, player, &types, request.time_range.as_ref()).await?;
         let mut sessions: Vec<pb::PlayerSession> = Vec::new();
         for event in &events {
@@ -249,6 +249,28 @@ chipledger_proto::rpc_table!(service_impl!(LedgerService {
                             ended_at_unix_ms: Some(at_unix_ms),
                             bought_in_cents: 0,
                             left_with_cents: Some(amount_cents),
+                        }),
+                    }
+                }
+                // R-STAKE-6: a house move carries the session on to the new seat (the night's
+                // pass: the old session never ended, and the new one had no start).
+                rules::PlayerEvent::MovedTable { from_table_id, to_table_id, to_seat, game_key, .. } => {
+                    let from = from_table_id.as_str();
+                    let open = sessions.iter_mut().rev().find(|session| session.table_id == from && session.ended_at_unix_ms.is_none());
+                    match open {
+                        Some(session) => {
+                            session.table_id = to_table_id.as_str().to_owned();
+                            session.seat = u32::from(to_seat);
+                            session.game = game_key;
+                        }
+                        None => sessions.push(pb::PlayerSession {
+                            table_id: to_table_id.as_str().to_owned(),
+                            seat: u32::from(to_seat),
+                            game: game_key,
+                            started_at_unix_ms: unix_ms(event.recorded_at),
+                            ended_at_unix_ms: None,
+                            bought_in_cents: 0,
+                            left_with_cents: None,
                         }),
                     }
                 }

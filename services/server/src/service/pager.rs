@@ -75,7 +75,10 @@ pub(super) async fn scan(
             .db_call("events_by_filter", "events", store.events_by_filter(property, &filter))
             .await
             .map_err(|error| store_status("list events", error))?;
-        let exhausted = (page.len() as i64) < page_size;
+        // The store answers at most a page of `MAX_PAGE` whatever the limit asked: a shorter
+        // page is the end, a full one is not (the console pass: a patron's day was cut at 5,000
+        // transactions, a page taken for the whole).
+        let exhausted = (page.len() as i64) < page_size.min(chipledger_store::MAX_PAGE);
         for event in page {
             scanned += 1;
             last_position = Some(event.position);
