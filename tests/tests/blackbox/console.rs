@@ -523,6 +523,12 @@ mod hostile {
         }
         let denied = kept.iter().find(|record| record.command_id.ends_with(&format!("~denied~{}", principal::DEALER.0))).context("the dealer's fill kept")?;
         ensure!((denied.reason_code.as_str(), denied.rule_id.as_str()) == ("ROLE_NOT_PERMITTED", "R-AUDIT-2"), "{denied:?}");
+        // Found by the table's filter too (the console's second pass: they were not).
+        let at_table = auditor.audit.list_rejections(pb::ListRejectionsRequest { table_id: "T1".into(), ..Default::default() }).await?.into_inner().rejections;
+        for (n, _, _) in attempts {
+            let command_id = format!("console-00000000-0000-4000-8000-{n:012}");
+            ensure!(at_table.iter().any(|record| record.command_id == command_id), "{command_id} under table T1: {at_table:?}");
+        }
         server.stop().await
     }
 

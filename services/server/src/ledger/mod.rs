@@ -283,7 +283,20 @@ impl Ledger {
         // the refusal keeps the form as it was filled.
         let (streams, request_json) = match request.to_domain(&mut errors) {
             Some(decidable) => (streams_of(&decidable), attempted(T::RPC, 0, Some(&decidable), None)),
-            None => (Vec::new(), serde_json::json!({ "index": 0, "rpc": T::RPC, "form": form })),
+            // The streams the form names (its table, cage and patron, when they are ids), so the
+            // refusal is found by those filters too (the console's second pass: a refused fill
+            // was missing from the table's refusals).
+            None => {
+                let named = |field: &str, make: fn(&str) -> Option<StreamId>| {
+                    form.get(field).and_then(serde_json::Value::as_str).and_then(make).map(|stream| stream.key())
+                };
+                let streams = [
+                    named("table_id", |id| rules::TableId::new(id).ok().map(StreamId::Table)),
+                    named("cage_id", |id| rules::CageId::new(id).ok().map(StreamId::Cage)),
+                    named("player_id", |id| rules::PlayerId::new(id).ok().map(StreamId::Player)),
+                ];
+                (streams.into_iter().flatten().collect(), serde_json::json!({ "index": 0, "rpc": T::RPC, "form": form }))
+            }
         };
         let property = match self.property_at(principal, &envelope.property_id, "header.property_id") {
             Ok(property) => property,
