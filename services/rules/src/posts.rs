@@ -102,11 +102,10 @@ pub fn check_forced_posts(hand: &HandState, config: &TableConfig) -> Result<(), 
     // Under the gun is the seat after the last blind, before anyone has acted (the fixes' pass:
     // compared with the moving anchor, the rule caught a holder on the button or in the big
     // blind after others acted, and the hand could not go on).
-    let under_the_gun = hand.blinds.third.or(hand.blinds.big).and_then(|last| hand.next_to_act_after(last));
     if let Some(holder) = hand.rock_holder
         && config.mandatory_straddle
         && !hand.round.opened
-        && under_the_gun == Some(holder)
+        && hand.blinds.third.or(hand.blinds.big).and_then(|last| hand.next_to_act_after(last)) == Some(holder)
         && owes(holder, PostKind::Straddle)
         && let Some(straddle_cents) = nominal_cents(PostKind::Straddle, config, hand)
     {
