@@ -727,6 +727,8 @@ pub async fn cash_activity(client: &mut Client, args: CashActivityArgs, output: 
                     "cash_out_cents": p.cash_out_cents,
                     "ctr_required_cash_in": p.ctr_required_cash_in,
                     "ctr_required_cash_out": p.ctr_required_cash_out,
+                    "cash_in_corrected_cents": p.cash_in_corrected_cents,
+                    "cash_out_corrected_cents": p.cash_out_corrected_cents,
                     "mtl_entries": p.mtl_entries.iter().map(|e| json!({"global_position": e.global_position, "amount_cents": e.amount_cents, "direction": e.direction, "event_type": e.event_type, "at_unix_ms": e.at_unix_ms})).collect::<Vec<_>>(),
                 })
             })
@@ -735,7 +737,7 @@ pub async fn cash_activity(client: &mut Client, args: CashActivityArgs, output: 
         return Ok(patrons);
     }
     println!("cash activity on gaming day {} (R-AUDIT-4: in and out summed separately)", args.day);
-    let mut table = output.table(&["patron", "cash in", "cash out", "MTL entries", "CTR"]);
+    let mut table = output.table(&["patron", "cash in", "cash out", "MTL entries", "CTR", "taken back"]);
     for p in &patrons {
         let ctr = match (p.ctr_required_cash_in, p.ctr_required_cash_out) {
             (true, true) => "in + out",
@@ -745,7 +747,13 @@ pub async fn cash_activity(client: &mut Client, args: CashActivityArgs, output: 
         };
         let mtl: Vec<String> =
             p.mtl_entries.iter().map(|e| format!("{} {} at {}", e.direction, money(e.amount_cents), clock.show(e.at_unix_ms))).collect();
-        table.add_row(vec![p.player_id.clone(), money(p.cash_in_cents), money(p.cash_out_cents), mtl.join("; "), ctr.to_string()]);
+        let taken_back: Vec<String> = [("in", p.cash_in_corrected_cents), ("out", p.cash_out_corrected_cents)]
+            .iter()
+            .filter(|(_, cents)| *cents != 0)
+            .map(|(way, cents)| format!("{way} {}", money(*cents)))
+            .collect();
+        let taken_back = if taken_back.is_empty() { "-".to_string() } else { taken_back.join(", ") };
+        table.add_row(vec![p.player_id.clone(), money(p.cash_in_cents), money(p.cash_out_cents), mtl.join("; "), ctr.to_string(), taken_back]);
     }
     println!("{table}");
     Ok(patrons)

@@ -76,6 +76,20 @@ impl CashDay {
             }
         }
     }
+
+    /// R-AUDIT-1: cash recorded on `gaming_day` taken back by a correction (another day's
+    /// totals are not held here); with `ctr_rearmed` the next crossing requires a CTR again.
+    pub(crate) fn take_back(&mut self, gaming_day: &str, direction: CashDirection, amount_cents: Cents, ctr_rearmed: bool) {
+        if self.gaming_day != gaming_day {
+            return;
+        }
+        let (total, required) = match direction {
+            CashDirection::In => (&mut self.cash_in_cents, &mut self.ctr_in_required),
+            CashDirection::Out => (&mut self.cash_out_cents, &mut self.ctr_out_required),
+        };
+        *total -= amount_cents;
+        *required &= !ctr_rearmed;
+    }
 }
 
 /// The AML record of one cash transaction: (mtl_entry, ctr_required, day_total_cents).

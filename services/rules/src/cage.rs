@@ -56,6 +56,9 @@ pub enum CageOp {
         reverses_stream_version: u64,
         #[serde(default)]
         reverses_event_types: Vec<String>,
+        /// The gaming day the reversed event was recorded on (R-AUDIT-4, as on a table).
+        #[serde(default)]
+        reverses_gaming_day: String,
         original_postings: Vec<crate::accounts::Posting>,
         approved_by: String,
         reason: String,
@@ -557,17 +560,23 @@ pub fn decide_cage(snapshot: &Snapshot, ctx: &CommandContext, c: &CageCommand) -
             out.push((csid, Event::Cage(e)));
             Ok(out)
         }
-        CageOp::Correct { reverses_event_id, reverses_stream_version, reverses_event_types, original_postings, approved_by, reason } => {
-            crate::corrections::decide_cage_correction(
-                snapshot,
-                ctx,
-                cage,
-                cage_id,
-                (reverses_event_id, *reverses_stream_version, reverses_event_types),
-                original_postings,
-                approved_by,
-                reason,
-            )
+        CageOp::Correct {
+            reverses_event_id,
+            reverses_stream_version,
+            reverses_event_types,
+            reverses_gaming_day,
+            original_postings,
+            approved_by,
+            reason,
+        } => {
+            let reversed = crate::corrections::Reversed {
+                event_id: reverses_event_id,
+                stream_version: *reverses_stream_version,
+                event_types: reverses_event_types,
+                gaming_day: reverses_gaming_day,
+                postings: original_postings,
+            };
+            crate::corrections::decide_cage_correction(snapshot, ctx, cage, cage_id, &reversed, approved_by, reason)
         }
         CageOp::CloseGamingDay => {
             check_day_open(cage, ctx)?;

@@ -93,13 +93,12 @@ pub fn decide_correction(
     snapshot: &Snapshot,
     table: &TableState,
     ctx: &CommandContext,
-    reverses_event_id: &str,
-    reverses_stream_version: u64,
-    reverses_event_types: &[String],
-    original_postings: &[Posting],
+    reversed_event: &Reversed,
     approved_by: &str,
     reason: &str,
 ) -> Result<Vec<(StreamId, Event)>, Rejection> {
+    let Reversed { event_id: reverses_event_id, stream_version: reverses_stream_version, event_types: reverses_event_types, postings: original_postings, .. } =
+        *reversed_event;
     let (table_id, _) = crate::ledger::open_table(table)?;
     crate::ledger::between_hands(table)?;
     check_request(ctx, reverses_event_id, approved_by, reason)?;
@@ -205,11 +204,85 @@ pub fn decide_correction(
     }
     let pockets = pocket_corrections(snapshot, reverses_event_id, &postings)?;
     let bound = rebind_corrected_returns(snapshot, table, ctx, reverses_event_id, reverses_event_types, original_postings)?;
-    let mut out = Vec::with_capacity(1 + pockets.len() + bound.len());
+    // The patron who paid (or was paid) the cash: the seat the postings credit (or debit).
+    let cash_patron = original_postings.iter().find_map(|p| match p.account {
+        Account::Seat { seat, .. } if p.amount_cents != 0 => table.seat(seat).map(|s| s.player_id.clone()),
+        _ => None,
+    });
+    let cash = cash_record_corrected(snapshot, reversed_event, cash_patron.as_ref(), approved_by, reason)?;
+    let mut out = Vec::with_capacity(2 + pockets.len() + bound.len());
     out.push((StreamId::Table(table_id.clone()), Event::Table(corrected)));
     out.extend(bound);
     out.extend(pockets);
+    out.extend(cash);
     Ok(out)
+}
+
+/// What the log says of the event a correction reverses (the caller reads it from the store):
+/// its id, its version on its stream (of its hand's `HandStarted` for a hand), its type (every
+/// type of a hand), the gaming day it was recorded on and its postings (a hand's, netted).
+#[derive(Debug, Clone, Copy)]
+pub struct Reversed<'a> {
+    pub event_id: &'a str,
+    pub stream_version: u64,
+    pub event_types: &'a [String],
+    pub gaming_day: &'a str,
+    pub postings: &'a [Posting],
+}
+
+/// R-AUDIT-4: the record of cash follows the money. A reversed event that moved cash with a
+/// patron (postings on the patrons' account: a cash buy-in or top-up, chips sold or redeemed at
+/// the cage) takes that cash off the patron's total of the day it was recorded on, on the
+/// patron's stream (`Corrected` with a cash reversal), so the day's total and the reports it
+/// requires count the cash that really changed hands (a $12,000 buy-in keyed for $1,200 and
+/// corrected had stayed in the day's total). A CTR the day's total had required stays on the
+/// record; when the corrected total is back at or under the threshold, the next crossing
+/// requires one again (`ctr_rearmed`).
+fn cash_record_corrected(
+    snapshot: &Snapshot,
+    reversed_event: &Reversed,
+    patron: Option<&PlayerId>,
+    approved_by: &str,
+    reason: &str,
+) -> Result<Option<(StreamId, Event)>, Rejection> {
+    let cash_net: Cents = reversed_event
+        .postings
+        .iter()
+        .filter(|p| matches!(p.account, Account::House(crate::accounts::HouseAccount::Patrons)))
+        .map(|p| p.amount_cents)
+        .sum();
+    if cash_net == 0 {
+        return Ok(None);
+    }
+    let Some(player_id) = patron else {
+        return Err(Rejection::new(correction_invalid("R-AUDIT-4"), "the patron who paid or was paid the cash is not at the seat or pocket the postings name")
+            .with("cash_cents", cash_net.abs()));
+    };
+    if reversed_event.gaming_day.trim().is_empty() {
+        return Err(Rejection::new(correction_invalid("R-AUDIT-4"), "the gaming day of the reversed cash is not known: it comes off that day's total")
+            .with("cash_cents", cash_net.abs()));
+    }
+    let player = snapshot
+        .player(player_id)
+        .ok_or_else(|| Rejection::new(crate::ledger::STREAM_NOT_LOADED, format!("stream player-{player_id} was not loaded")))?;
+    // Cash out of the patrons' account came in from the patron.
+    let (direction, amount_cents) = if cash_net < 0 { (CashDirection::In, -cash_net) } else { (CashDirection::Out, cash_net) };
+    let day = &player.cash_day;
+    let ctr_rearmed = day.gaming_day == reversed_event.gaming_day && {
+        let (total, required) = match direction {
+            CashDirection::In => (day.cash_in_cents, day.ctr_in_required),
+            CashDirection::Out => (day.cash_out_cents, day.ctr_out_required),
+        };
+        required && total - amount_cents <= snapshot.aml.ctr_over_cents
+    };
+    let reversal = PlayerReversal::CashTransaction { gaming_day: reversed_event.gaming_day.to_string(), direction, amount_cents, ctr_rearmed };
+    let e = PlayerEvent::Corrected {
+        reverses_event_id: reversed_event.event_id.to_string(),
+        approved_by: approved_by.to_string(),
+        reason: reason.to_string(),
+        reversal,
+    };
+    Ok(Some((StreamId::Player(player_id.clone()), Event::Player(e))))
 }
 
 /// R-REBUY-1: a way into the game (a buy-in, cash or a marker put in play, a house move) that
@@ -335,11 +408,12 @@ pub fn decide_cage_correction(
     ctx: &CommandContext,
     cage: &CageState,
     cage_id: &CageId,
-    (reverses_event_id, reverses_stream_version, reverses_event_types): (&str, u64, &[String]),
-    original_postings: &[Posting],
+    reversed_event: &Reversed,
     approved_by: &str,
     reason: &str,
 ) -> Result<Vec<(StreamId, Event)>, Rejection> {
+    let Reversed { event_id: reverses_event_id, stream_version: reverses_stream_version, event_types: reverses_event_types, postings: original_postings, .. } =
+        *reversed_event;
     check_request(ctx, reverses_event_id, approved_by, reason)?;
     check_not_corrected(&cage.corrected_event_ids, reverses_event_id)?;
     check_reversible(reverses_event_types, reverses_stream_version, cage.counted_through_version)?;
@@ -383,6 +457,9 @@ pub fn decide_cage_correction(
     }
     let mut out = vec![(StreamId::Cage(cage_id.clone()), Event::Cage(corrected))];
     out.extend(pocket_corrections(snapshot, reverses_event_id, &postings)?);
+    let owners = pocket_owners(original_postings);
+    let cash_patron = if owners.len() == 1 { owners.first() } else { None };
+    out.extend(cash_record_corrected(snapshot, reversed_event, cash_patron, approved_by, reason)?);
     Ok(out)
 }
 
@@ -391,7 +468,15 @@ pub fn decide_cage_correction(
 #[serde(tag = "kind")]
 pub enum PlayerReversal {
     /// R-AUDIT-4: a cash transaction record (refused: the record follows the money).
-    CashTransaction { gaming_day: String, direction: CashDirection, amount_cents: Cents },
+    CashTransaction {
+        gaming_day: String,
+        direction: CashDirection,
+        amount_cents: Cents,
+        /// The day's total in that direction is back at or under the CTR threshold after a CTR
+        /// was required: the next crossing requires one again.
+        #[serde(default)]
+        ctr_rearmed: bool,
+    },
     /// R-REBUY-1: a departure (refused: it follows the cash-out's money). Departures taken
     /// back before this was refused stay taken back (`PlayerEvent::Corrected`).
     Departure { table_id: TableId, at_unix_ms: i64 },

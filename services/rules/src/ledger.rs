@@ -133,9 +133,11 @@ pub fn streams_into(command: &Command, v: &mut Vec<StreamId>) {
 pub fn dependent_streams(command: &Command, snapshot: &Snapshot) -> Vec<StreamId> {
     let Command::Table(c) = command else { return Vec::new() };
     // R-REBUY-1: a way into the game corrected away: the patrons at the seats it credited.
+    // R-AUDIT-4: cash paid in at a seat corrected away: the patron, whose day total it leaves.
     if let TableOp::Correct { reverses_event_types, original_postings, .. } = &c.op {
         let Some(table) = snapshot.table(&c.table_id) else { return Vec::new() };
-        if !reverses_event_types.iter().any(|t| crate::rebuy::WAYS_IN.contains(&t.as_str())) {
+        let moved_cash = original_postings.iter().any(|p| matches!(p.account, Account::House(crate::accounts::HouseAccount::Patrons)));
+        if !moved_cash && !reverses_event_types.iter().any(|t| crate::rebuy::WAYS_IN.contains(&t.as_str())) {
             return Vec::new();
         }
         let mut players: Vec<StreamId> = Vec::new();
@@ -192,18 +194,23 @@ pub fn decide_into(snapshot: &Snapshot, ctx: &CommandContext, command: &Command,
                     })?;
                     crate::seating::decide_move(ctx, table, to, player, *seat, player_id, to_table_id, *to_seat)?
                 }
-                TableOp::Correct { reverses_event_id, reverses_stream_version, reverses_event_types, original_postings, approved_by, reason } => {
-                    crate::corrections::decide_correction(
-                        snapshot,
-                        table,
-                        ctx,
-                        reverses_event_id,
-                        *reverses_stream_version,
-                        reverses_event_types,
-                        original_postings,
-                        approved_by,
-                        reason,
-                    )?
+                TableOp::Correct {
+                    reverses_event_id,
+                    reverses_stream_version,
+                    reverses_event_types,
+                    reverses_gaming_day,
+                    original_postings,
+                    approved_by,
+                    reason,
+                } => {
+                    let reversed = crate::corrections::Reversed {
+                        event_id: reverses_event_id,
+                        stream_version: *reverses_stream_version,
+                        event_types: reverses_event_types,
+                        gaming_day: reverses_gaming_day,
+                        postings: original_postings,
+                    };
+                    crate::corrections::decide_correction(snapshot, table, ctx, &reversed, approved_by, reason)?
                 }
                 // Judged straight into the buffer, like the buy-ins.
                 TableOp::Fill { .. } | TableOp::Credit { .. } => return crate::inventory::decide_slip_into(snapshot, ctx, table, c, events),

@@ -449,13 +449,8 @@ impl PlayerState {
             PlayerEvent::Corrected { reverses_event_id, reversal, .. } => {
                 crate::corrections::remember_corrected(&mut self.corrected_event_ids, reverses_event_id);
                 match reversal {
-                crate::corrections::PlayerReversal::CashTransaction { gaming_day, direction, amount_cents } => {
-                    if &self.cash_day.gaming_day == gaming_day {
-                        match direction {
-                            CashDirection::In => self.cash_day.cash_in_cents -= amount_cents,
-                            CashDirection::Out => self.cash_day.cash_out_cents -= amount_cents,
-                        }
-                    }
+                crate::corrections::PlayerReversal::CashTransaction { gaming_day, direction, amount_cents, ctr_rearmed } => {
+                    self.cash_day.take_back(gaming_day, *direction, *amount_cents, *ctr_rearmed);
                 }
                 crate::corrections::PlayerReversal::Departure { table_id, at_unix_ms } => {
                     let recorded_in_error = |d: &Departure| &d.table_id == table_id && d.at_unix_ms == *at_unix_ms;

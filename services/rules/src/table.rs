@@ -136,6 +136,10 @@ pub enum TableOp {
         /// records are not corrected but settled.
         #[serde(default)]
         reverses_event_types: Vec<String>,
+        /// The gaming day the reversed event was recorded on, from the log: cash it moved with a
+        /// patron comes off that day's total (R-AUDIT-4).
+        #[serde(default)]
+        reverses_gaming_day: String,
         original_postings: Vec<Posting>,
         approved_by: String,
         reason: String,

@@ -86,7 +86,7 @@ pub fn player_ops(player_id: &chipledger_rules::PlayerId, event: &PlayerEvent, e
             ops.push(ProjectionOp::Marker { player_id, outstanding_delta_cents: -*amount_cents })
         }
         // R-AUDIT-1: a reversed cash transaction comes off that day's total.
-        PlayerEvent::Corrected { reversal: PlayerReversal::CashTransaction { gaming_day, direction, amount_cents }, .. } => {
+        PlayerEvent::Corrected { reversal: PlayerReversal::CashTransaction { gaming_day, direction, amount_cents, .. }, .. } => {
             let (cash_in_cents, cash_out_cents) = match direction {
                 CashDirection::In => (-*amount_cents, 0),
                 CashDirection::Out => (0, -*amount_cents),

@@ -693,3 +693,51 @@ async fn r_audit_4_cash_over_3000_is_logged_and_the_first_total_over_10000_needs
     assert_eq!(rows, vec![("P9".to_string(), 1_060_000, true), ("P8".to_string(), 10_000, false)]);
     room.server.stop().await
 }
+
+/// R-AUDIT-4 with R-AUDIT-1: the record of cash follows the money. A $12,000 sale keyed in error
+/// and a cash buy-in at a table, both corrected, come off the patron's day in the report and in
+/// the day's projection (they had stayed in the total and its CTR); the corrected amounts are
+/// shown apart, and the projections verify.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_audit_4_cash_corrected_away_comes_off_the_patrons_day() -> anyhow::Result<()> {
+    let mut room = Room::open("audit-4-corrected", |_| {}).await?;
+    let sale = pb::SellChips { header: header("sale-1"), cage_id: scenario::CAGE.into(), player_id: "P1".into(), chips: vec![chips(10_000, 100), chips(2_500, 80)] };
+    room.cage.cage.sell_chips(sale).await?;
+    room.buy_in(1, "P1", 10_000).await?;
+    let cash = all_events(&mut room.auditor, pb::EventFilter { event_types: vec!["CashTransaction".into()], ..Default::default() }).await?;
+    let gaming_day = cash[0].metadata.as_ref().expect("metadata").gaming_day.clone();
+    let activity = |room: &mut Room| {
+        let request = pb::PatronCashActivityRequest { property_id: String::new(), gaming_day: gaming_day.clone(), player_id: "P1".into(), page: None };
+        let mut audit = room.auditor.audit.clone();
+        async move { anyhow::Ok(audit.patron_cash_activity(request).await?.into_inner().patrons) }
+    };
+    let before = activity(&mut room).await?;
+    assert_eq!((before[0].cash_in_cents, before[0].ctr_required_cash_in), (1_210_000, true));
+    let mut admin = room.server.client(principal::ADMIN).await?;
+    let correct = |command_id: &str, event_id: &str| pb::Correction {
+        header: header(command_id),
+        reverses_event_id: event_id.into(),
+        approved_by: principal::ADMIN.0.into(),
+        reason: "keyed $12,000 for $1,200".into(),
+    };
+    let sold = all_events(&mut room.auditor, pb::EventFilter { event_types: vec!["ChipsSold".into()], ..Default::default() }).await?;
+    let fix = approved(correct("fix-sale", &sold[0].event_id), &mut [&mut admin]).await?;
+    room.floor.ledger.correct(fix).await?;
+    let bought = all_events(&mut room.auditor, pb::EventFilter { event_types: vec!["BoughtIn".into()], ..Default::default() }).await?;
+    let fix = approved(correct("fix-buy-in", &bought[0].event_id), &mut [&mut admin]).await?;
+    room.floor.ledger.correct(fix).await?;
+    let after = activity(&mut room).await?;
+    let row = |p: &pb::PatronCashActivity| (p.cash_in_cents, p.cash_in_corrected_cents, p.cash_out_cents, p.ctr_required_cash_in);
+    // The CTR the sale required stays on the record for compliance to amend.
+    assert_eq!(after.iter().map(row).collect::<Vec<_>>(), vec![(0, 1_210_000, 0, true)]);
+    let mut db = <sqlx::PgConnection as sqlx::Connection>::connect(&room.server.database_url).await?;
+    let day: (i64, i64) =
+        sqlx::query_as("SELECT cash_in_cents, cash_out_cents FROM patron_daily_cash WHERE player_id = 'P1' AND gaming_day = $1::date")
+            .bind(&gaming_day)
+            .fetch_one(&mut db)
+            .await?;
+    assert_eq!(day, (0, 0), "the day's projection");
+    let verified = room.auditor.audit.verify_chain(pb::VerifyChainRequest { projections: true, ..Default::default() }).await?.into_inner();
+    assert!(verified.ok, "{verified:?}");
+    room.server.stop().await
+}

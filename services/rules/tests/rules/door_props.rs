@@ -249,6 +249,7 @@ impl Run {
                         reverses_event_id: format!("event-{i}"),
                         reverses_stream_version: stream_version_at(&self.g.world.log, i),
                         reverses_event_types: vec![self.g.world.log[i].1.event_type().into()],
+                        reverses_gaming_day: self.g.world.ctx.gaming_day.clone(),
                         original_postings: postings,
                         approved_by: "floor-2".into(),
                         reason: "prop".into(),

@@ -303,6 +303,7 @@ fn r_audit_1_correction_reverses_with_an_approver() {
         reverses_event_id: "evt-42".into(),
         reverses_stream_version: version,
         reverses_event_types: vec!["Tipped".into()],
+        reverses_gaming_day: "2026-03-01".into(),
         original_postings: postings,
         approved_by: approved_by.into(),
         reason: "tip keyed twice".into(),

@@ -99,6 +99,7 @@ fn correct_cage(reverses: &str, postings: Vec<Posting>, approved_by: &str) -> Ca
         reverses_event_id: reverses.into(),
         reverses_stream_version: 0,
         reverses_event_types: vec!["ChipsSold".into()],
+        reverses_gaming_day: "2026-03-01".into(),
         original_postings: postings,
         approved_by: approved_by.into(),
         reason: "sold to the wrong patron".into(),
@@ -170,7 +171,7 @@ fn r_audit_1_player_corrections_of_a_cash_record_or_a_departure_are_refused() {
             op: PlayerOp::Correct { reverses_event_id: reverses_event_id.into(), approved_by: approved_by.into(), reason: "keyed twice".into(), reversal },
         })
     };
-    let cash = |amount_cents| PlayerReversal::CashTransaction { gaming_day: "2026-03-01".into(), direction: CashDirection::In, amount_cents };
+    let cash = |amount_cents| PlayerReversal::CashTransaction { gaming_day: "2026-03-01".into(), direction: CashDirection::In, amount_cents, ctr_rearmed: false };
     rejected(g.world.exec(correct(cash(d(50)), "dealer-1")), "CORRECTION_APPROVER_REQUIRED");
     // R-AUDIT-4: the record of cash follows the money; taken back alone it would lower the
     // day's total (and the reports it requires) while the $200 stays in the drop.
@@ -220,4 +221,80 @@ fn r_unit_1_amounts_are_positive_bounded_integer_cents() {
     let events = g.table(TableOp::Tip { seat: 1, amount_cents: d(1) }).unwrap();
     let json = serde_json::to_string(&events[0].1).unwrap();
     assert!(json.contains("\"amount_cents\":100") && !json.contains("100.0"), "{json}");
+}
+
+/// R-AUDIT-4 with R-AUDIT-1: the record of cash follows the money. A sale of $12,000 keyed in
+/// error and corrected at the cage comes off the patron's day (it had stayed there, and the CTR
+/// report with it); the CTR it required stays on the record, and the day's real crossing later
+/// requires one again.
+#[test]
+fn r_audit_4_a_corrected_cash_sale_comes_off_the_patrons_day_and_the_next_crossing_requires_a_ctr() {
+    let mut g = Game::new(nl(), &[]);
+    let day = |g: &Game| g.world.players[&pid("P1")].cash_day.clone();
+    let sold = cage(&mut g, CageOp::SellChips { player_id: pid("P1"), chips: chips(100, 120) }).unwrap();
+    assert!(sold.iter().any(|(_, e)| matches!(e, Event::Player(PlayerEvent::CashTransaction { ctr_required: true, .. }))));
+    assert_eq!((day(&g).cash_in_cents, day(&g).ctr_in_required), (d(12_000), true));
+    let events = cage(&mut g, correct_cage("evt-12", sold[0].1.postings(), "cage-mgr")).unwrap();
+    let cash = events.iter().find_map(|(stream, e)| match e {
+        Event::Player(PlayerEvent::Corrected { reverses_event_id, reversal: PlayerReversal::CashTransaction { gaming_day, direction, amount_cents, ctr_rearmed }, .. }) => {
+            Some((stream.clone(), reverses_event_id.clone(), gaming_day.clone(), *direction, *amount_cents, *ctr_rearmed))
+        }
+        _ => None,
+    });
+    assert_eq!(cash, Some((StreamId::Player(pid("P1")), "evt-12".to_string(), "2026-03-01".to_string(), CashDirection::In, d(12_000), true)));
+    assert_eq!((day(&g).cash_in_cents, day(&g).ctr_in_required), (0, false));
+    // The day's real cash: $10,500 crosses the threshold, and that crossing requires a CTR.
+    let sold = cage(&mut g, CageOp::SellChips { player_id: pid("P1"), chips: chips(100, 105) }).unwrap();
+    assert!(sold.iter().any(|(_, e)| matches!(e, Event::Player(PlayerEvent::CashTransaction { ctr_required: true, day_total_cents, .. }) if *day_total_cents == d(10_500))));
+    // A redemption corrected gives back cash out; an exchange of chips moved no cash and
+    // leaves the day alone.
+    let redeemed = cage(&mut g, CageOp::RedeemChips { player_id: pid("P1"), chips: chips(100, 5) }).unwrap();
+    assert_eq!(day(&g).cash_out_cents, d(500));
+    let events = cage(&mut g, correct_cage("evt-13", redeemed[0].1.postings(), "cage-mgr")).unwrap();
+    assert!(events.iter().any(|(_, e)| matches!(e, Event::Player(PlayerEvent::Corrected { reversal: PlayerReversal::CashTransaction { direction: CashDirection::Out, amount_cents, ctr_rearmed: false, .. }, .. }) if *amount_cents == d(500))));
+    assert_eq!((day(&g).cash_in_cents, day(&g).cash_out_cents), (d(10_500), 0));
+    let exchanged = cage(&mut g, CageOp::ColorChange { player_id: pid("P1"), give: chips(100, 1), receive: chips(25, 4) }).unwrap();
+    let events = cage(&mut g, correct_cage("evt-14", exchanged[0].1.postings(), "cage-mgr")).unwrap();
+    assert!(!events.iter().any(|(_, e)| matches!(e, Event::Player(PlayerEvent::Corrected { .. }))), "{events:?}");
+    // Without the day the cash was recorded on, the correction does not guess one.
+    let sold = cage(&mut g, CageOp::SellChips { player_id: pid("P1"), chips: chips(100, 1) }).unwrap();
+    let mut undated = correct_cage("evt-15", sold[0].1.postings(), "cage-mgr");
+    if let CageOp::Correct { reverses_gaming_day, .. } = &mut undated {
+        reverses_gaming_day.clear();
+    }
+    let r = rejected(cage(&mut g, undated), "CORRECTION_INVALID");
+    assert_eq!((r.reason.rule, r.number("cash_cents")), ("R-AUDIT-4", Some(d(100))));
+}
+
+/// R-AUDIT-4 with R-AUDIT-1 at a table: a cash buy-in corrected away comes off the patron's
+/// day on the day it was recorded; a buy-in from the pocket moved no cash and records none.
+#[test]
+fn r_audit_4_a_corrected_cash_buy_in_comes_off_the_patrons_day() {
+    let mut g = Game::new(nl(), &[]);
+    g.table(TableOp::SeatPlayer { seat: 1, player_id: pid("P1") }).unwrap();
+    g.table(TableOp::BuyIn { seat: 1, player_id: pid("P1"), amount_cents: d(150), source: FundsSource::Cash, supervisor_id: None, short_buy: false }).unwrap();
+    let index = g.world.log.iter().rposition(|(_, e)| e.event_type() == "BoughtIn").unwrap();
+    let op = |g: &Game, index: usize, event_type: &str, gaming_day: &str| TableOp::Correct {
+        reverses_event_id: format!("event-{index}"),
+        reverses_stream_version: stream_version_at(&g.world.log, index),
+        reverses_event_types: vec![event_type.into()],
+        reverses_gaming_day: gaming_day.into(),
+        original_postings: g.world.log[index].1.postings(),
+        approved_by: "floor-2".into(),
+        reason: "keyed $150 for $50".into(),
+    };
+    assert_eq!(g.world.players[&pid("P1")].cash_day.cash_in_cents, d(150));
+    // Corrected the next gaming day: the cash comes off the day it was paid in on.
+    g.world.ctx.gaming_day = "2026-03-02".into();
+    let events = g.table(op(&g, index, "BoughtIn", "2026-03-01")).unwrap();
+    assert!(events.iter().any(|(stream, e)| *stream == StreamId::Player(pid("P1"))
+        && matches!(e, Event::Player(PlayerEvent::Corrected { reversal: PlayerReversal::CashTransaction { gaming_day, direction: CashDirection::In, amount_cents, .. }, .. }) if gaming_day == "2026-03-01" && *amount_cents == d(150))));
+    assert_eq!(g.world.players[&pid("P1")].cash_day.cash_in_cents, 0);
+    // The seat buys in again, from chips in the pocket this time: no cash, no cash record.
+    g.world.exec(Command::Cage(CageCommand { cage_id: cid(CAGE), op: CageOp::SellChips { player_id: pid("P1"), chips: chips(25, 2) } })).unwrap();
+    g.table(TableOp::BuyIn { seat: 1, player_id: pid("P1"), amount_cents: d(50), source: FundsSource::PocketChips, supervisor_id: None, short_buy: false }).unwrap();
+    let index = g.world.log.iter().rposition(|(_, e)| e.event_type() == "BoughtIn").unwrap();
+    let events = g.table(op(&g, index, "BoughtIn", "2026-03-02")).unwrap();
+    assert!(!events.iter().any(|(_, e)| matches!(e, Event::Player(PlayerEvent::Corrected { .. }))), "{events:?}");
+    assert_eq!(g.world.players[&pid("P1")].cash_day.cash_in_cents, d(50), "the sale stays on the day");
 }

@@ -222,6 +222,10 @@ pub fn describe(units: &Units, event: &pb::RecordedEvent) -> String {
             PlayerEvent::MarkerIssued { marker_no, amount_cents, .. } => {
                 format!("marker {marker_no} of {}", units.money(amount_cents))
             }
+            PlayerEvent::Corrected { reversal: rules::PlayerReversal::CashTransaction { gaming_day, direction, amount_cents, .. }, approved_by, reason, .. } => {
+                let way = if direction == rules::CashDirection::In { "in" } else { "out" };
+                format!("cash {way} of {} on {gaming_day} taken back, approved by {approved_by}: {reason}", units.money(amount_cents))
+            }
             other => rules::words::spaced(other.event_type()),
         },
         Some(rules::Event::Cage(event)) => match event {
@@ -919,6 +923,14 @@ pub async fn player(State(console): State<Arc<Console>>, signed: Signed, Path(pl
                     num(patron.mtl_entries.len().to_string()),
                     text(if patron.ctr_required_cash_in { "CTR (cash in)" } else { "" }),
                     text(if patron.ctr_required_cash_out { "CTR (cash out)" } else { "" }),
+                    text(
+                        [("in", patron.cash_in_corrected_cents), ("out", patron.cash_out_corrected_cents)]
+                            .iter()
+                            .filter(|(_, cents)| *cents != 0)
+                            .map(|(way, cents)| format!("{way} {}", units.money(*cents)))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    ),
                 ]);
             }
         }
@@ -935,7 +947,7 @@ pub async fn player(State(console): State<Arc<Console>>, signed: Signed, Path(pl
                 .empty_text("No departures."),
             Listing::new("money", "Buy-ins, cash-outs, cage and markers", &["Time", "Kind", "What", "Stream", "Position"], money_rows),
             Listing::new("markers", "Markers and IOUs", &["Time", "Kind", "What", "Stream", "Position"], markers).empty_text("No markers or IOUs."),
-            Listing::new("cash", "Cash activity per gaming day", &["Gaming day", "Cash in", "Cash out", "MTL entries", "CTR in", "CTR out"], cash_rows)
+            Listing::new("cash", "Cash activity per gaming day", &["Gaming day", "Cash in", "Cash out", "MTL entries", "CTR in", "CTR out", "Taken back"], cash_rows)
                 .empty_text("No cash activity (or not visible to this role)."),
             Listing::new("refusals", "Refusals", REJECTION_HEADERS, refusal_rows).empty_text("No refusals."),
         ];

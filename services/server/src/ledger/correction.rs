@@ -13,6 +13,7 @@ use crate::status;
 pub(super) fn correction_for(
     stream: &str,
     version: i64,
+    gaming_day: &str,
     payload: &chipledger_store::StoredJson,
     postings: &[NewPosting],
     event_types: Vec<String>,
@@ -41,6 +42,7 @@ pub(super) fn correction_for(
                 reverses_event_id,
                 reverses_stream_version: u64::try_from(version).unwrap_or(0),
                 reverses_event_types: event_types,
+                reverses_gaming_day: gaming_day.to_string(),
                 original_postings: original_postings()?,
                 approved_by,
                 reason,
@@ -53,6 +55,7 @@ pub(super) fn correction_for(
                 reverses_event_id,
                 reverses_stream_version: u64::try_from(version).unwrap_or(0),
                 reverses_event_types: event_types,
+                reverses_gaming_day: gaming_day.to_string(),
                 original_postings: original_postings()?,
                 approved_by,
                 reason,
@@ -66,7 +69,7 @@ pub(super) fn correction_for(
             };
             let reversal = match event {
                 rules::PlayerEvent::CashTransaction { gaming_day, direction, amount_cents, .. } => {
-                    rules::PlayerReversal::CashTransaction { gaming_day, direction, amount_cents }
+                    rules::PlayerReversal::CashTransaction { gaming_day, direction, amount_cents, ctr_rearmed: false }
                 }
                 rules::PlayerEvent::LeftTable { table_id, at_unix_ms, .. } => {
                     rules::PlayerReversal::Departure { table_id, at_unix_ms }
@@ -112,7 +115,7 @@ mod tests {
             NewPosting { account: "cage/main/cash".to_string(), amount_cents: 5_000 },
             NewPosting { account: "player/p1/pocket".to_string(), amount_cents: -5_000 },
         ];
-        let command = correction_for("cage-main", 1, &chipledger_store::StoredJson::from_value(&serde_json::json!({})), &postings, Vec::new(), &request()).expect("maps");
+        let command = correction_for("cage-main", 1, "2026-11-28", &chipledger_store::StoredJson::from_value(&serde_json::json!({})), &postings, Vec::new(), &request()).expect("maps");
         let Command::Cage(rules::CageCommand { cage_id, op: rules::CageOp::Correct { original_postings, approved_by, .. } }) =
             command
         else {
@@ -134,7 +137,7 @@ mod tests {
             ctr_required: true,
             day_total_cents: 1_250_000,
         };
-        let command = correction_for("player-p1", 1, &player_payload(&event), &[], Vec::new(), &request()).expect("maps");
+        let command = correction_for("player-p1", 1, "2026-11-28", &player_payload(&event), &[], Vec::new(), &request()).expect("maps");
         let Command::Player(rules::PlayerCommand { player_id, op: rules::PlayerOp::Correct { reversal, reverses_event_id, .. } }) =
             command
         else {
@@ -148,6 +151,7 @@ mod tests {
                 gaming_day: "2026-11-28".to_string(),
                 direction: rules::CashDirection::Out,
                 amount_cents: 1_250_000,
+                ctr_rearmed: false,
             }
         );
     }
@@ -163,7 +167,7 @@ mod tests {
             at_unix_ms: 1_790_000_000_123,
             wait: None,
         };
-        let command = correction_for("player-p1", 1, &player_payload(&event), &[], Vec::new(), &request()).expect("maps");
+        let command = correction_for("player-p1", 1, "2026-11-28", &player_payload(&event), &[], Vec::new(), &request()).expect("maps");
         let Command::Player(rules::PlayerCommand { op: rules::PlayerOp::Correct { reversal, .. }, .. }) = command else {
             panic!("expected a player correction, got {command:?}");
         };
@@ -178,7 +182,7 @@ mod tests {
             game_key: "nlhe-1-2".to_string(),
             amount_cents: 40_000,
         };
-        let error = correction_for("player-p1", 1, &player_payload(&event), &[], Vec::new(), &request()).expect_err("refused");
+        let error = correction_for("player-p1", 1, "2026-11-28", &player_payload(&event), &[], Vec::new(), &request()).expect_err("refused");
         assert_eq!(error.code(), tonic::Code::InvalidArgument);
         let details = format!("{error:?}");
         assert!(details.contains("JoinedTable"), "{details}");

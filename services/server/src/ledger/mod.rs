@@ -913,7 +913,8 @@ impl Ledger {
         if stream.starts_with("table-") && HAND_EVENT_TYPES.contains(&event.event_type.as_str()) {
             return self.hand_correction(property, &stream, version, correction).await;
         }
-        correction_for(&stream, event.stream_version, &event.payload, &event.postings, vec![event.event_type.clone()], correction)
+        let gaming_day = event.typed_metadata().map(|metadata| metadata.gaming_day).map_err(|error| status::internal("read reversed event", &error))?;
+        correction_for(&stream, event.stream_version, &gaming_day, &event.payload, &event.postings, vec![event.event_type.clone()], correction)
     }
 
     /// R-AUDIT-1 with R-UNIT-4: an event of a hand is corrected with its whole hand (a pot is
@@ -954,7 +955,8 @@ impl Ledger {
         net.retain(|p| p.amount_cents != 0);
         let whole = CorrectionRequest { reverses_event_id: hand[0].event_id.to_string(), ..correction.clone() };
         let event_types = hand[..end].iter().map(|event| event.event_type.clone()).collect();
-        correction_for(stream, hand[0].stream_version, &hand[0].payload, &net, event_types, &whole)
+        let gaming_day = hand[0].typed_metadata().map(|metadata| metadata.gaming_day).map_err(|error| status::internal("read the corrected hand", &error))?;
+        correction_for(stream, hand[0].stream_version, &gaming_day, &hand[0].payload, &net, event_types, &whole)
     }
 
     /// The state of a stream as of the head: the cached aggregate plus the events after it.

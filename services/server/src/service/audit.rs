@@ -202,20 +202,33 @@ impl AuditService for Services {
                     break;
                 }
             }
-            if own.first().is_some_and(|first| first.position <= pager.after) {
+            let Some(first) = own.first() else { continue };
+            if first.position <= pager.after {
                 continue; // listed on an earlier page
+            }
+            // R-AUDIT-4 with R-AUDIT-1: the cash of the day that corrections took back, on that
+            // day or any later one (a corrected $12,000 buy-in had stayed in the day's total).
+            let mut after = first.position;
+            loop {
+                let corrections = EventFilter {
+                    stream: Some(event.stream.clone()),
+                    event_type: Some("Corrected".to_string()),
+                    after_position: after,
+                    ..Default::default()
+                };
+                let (page, _, more) = scan(&self.ledger, &view.store, &property, corrections, &[], None, MAX_SCAN_EVENTS).await?;
+                let Some(last) = page.last() else { break };
+                after = last.position;
+                day_events.extend(page);
+                if !more {
+                    break;
+                }
             }
             day_events.extend(own);
         }
         // R-AUDIT-4: cash in and cash out summed separately, never netted.
         let mut patrons: BTreeMap<String, pb::PatronCashActivity> = BTreeMap::new();
         for event in &day_events {
-            let rules::Event::Player(rules::PlayerEvent::CashTransaction {
-                direction, amount_cents, mtl_entry, ctr_required, ..
-            }) = decode_event(event)?
-            else {
-                continue;
-            };
             let Ok(StreamId::Player(player_id)) = event.stream.parse::<StreamId>() else { continue };
             let player_id = player_id.as_str().to_owned();
             let patron = patrons.entry(player_id.clone()).or_insert_with(|| pb::PatronCashActivity {
@@ -223,6 +236,24 @@ impl AuditService for Services {
                 gaming_day: request.gaming_day.clone(),
                 ..Default::default()
             });
+            let (direction, amount_cents, mtl_entry, ctr_required) = match decode_event(event)? {
+                rules::Event::Player(rules::PlayerEvent::CashTransaction { direction, amount_cents, mtl_entry, ctr_required, .. }) => {
+                    (direction, amount_cents, mtl_entry, ctr_required)
+                }
+                rules::Event::Player(rules::PlayerEvent::Corrected {
+                    reversal: rules::PlayerReversal::CashTransaction { gaming_day, direction, amount_cents, .. },
+                    ..
+                }) if gaming_day == request.gaming_day => {
+                    let (total, corrected) = match direction {
+                        rules::CashDirection::In => (&mut patron.cash_in_cents, &mut patron.cash_in_corrected_cents),
+                        rules::CashDirection::Out => (&mut patron.cash_out_cents, &mut patron.cash_out_corrected_cents),
+                    };
+                    *total -= amount_cents;
+                    *corrected += amount_cents;
+                    continue;
+                }
+                _ => continue,
+            };
             let inbound = matches!(direction, rules::CashDirection::In);
             if inbound {
                 patron.cash_in_cents += amount_cents;
