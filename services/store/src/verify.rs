@@ -934,24 +934,23 @@ async fn verify_projections(
     projection: &dyn InlineProjection,
 ) -> Result<Vec<ProjectionDifference>, StoreError> {
     let mut recomputed = Recomputed::default();
-    // The table/day report as stored, with its checkpoint, in one snapshot (its catch-up may run
-    // meanwhile): recomputed below from the events up to that checkpoint (the audit pass wrote
-    // a report row for a table that never existed, with the application role; unseen).
-    let (report_checkpoint, stored_report) = {
-        // Not read only: the checkpoint's row is made at 0 when the report has none yet.
-        let mut snapshot = store.pool().begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ").await?;
-        let checkpoint: i64 =
-            sqlx::query_scalar("SELECT chipledger_report_table_day_checkpoint($1, false)").bind(property).fetch_one(&mut *snapshot).await?;
-        let rows: Vec<crate::report::TableDayRow> =
-            sqlx::query_as("SELECT * FROM chipledger_report_table_day_rows($1)").bind(property).fetch_all(&mut *snapshot).await?;
-        snapshot.commit().await?;
-        (checkpoint, rows)
-    };
+    // One snapshot for the events and every stored projection: read at different moments while
+    // commands are written, they differed where nothing was wrong (an event seen and its
+    // projection row not yet, or the other way round). Not read only: the report's checkpoint
+    // row is made at 0 when the report has none yet.
+    let mut snapshot = store.pool().begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ").await?;
+    // The table/day report as stored, with its checkpoint (its catch-up may run meanwhile):
+    // recomputed below from the events up to that checkpoint (the audit pass wrote a report row
+    // for a table that never existed, with the application role; unseen).
+    let report_checkpoint: i64 =
+        sqlx::query_scalar("SELECT chipledger_report_table_day_checkpoint($1, false)").bind(property).fetch_one(&mut *snapshot).await?;
+    let stored_report: Vec<crate::report::TableDayRow> =
+        sqlx::query_as("SELECT * FROM chipledger_report_table_day_rows($1)").bind(property).fetch_all(&mut *snapshot).await?;
     let mut table_days = crate::report::TableDays::default();
     let mut ops = Vec::new();
     let mut after = 0;
     loop {
-        let page = store.read_all(property, after, crate::event::MAX_PAGE).await?;
+        let page = crate::read::read_all(&mut *snapshot, property, after, crate::event::MAX_PAGE).await?;
         let Some(last) = page.last().map(|event| event.position) else { break };
         for event in page {
             for posting in &event.postings {
@@ -977,7 +976,7 @@ async fn verify_projections(
         }
         after = last;
     }
-    let pool = store.pool();
+    let pool = &mut *snapshot;
     let mut differences = Vec::new();
     let mut compare = |projection: &'static str, stored: BTreeMap<String, String>, recomputed: BTreeMap<String, String>| {
         let keys: std::collections::BTreeSet<&String> = stored.keys().chain(recomputed.keys()).collect();
@@ -994,14 +993,14 @@ async fn verify_projections(
         }
     };
     let stored: Vec<(String, i64)> =
-        sqlx::query_as("SELECT * FROM chipledger_account_balances($1)").bind(property).fetch_all(pool).await?;
+        sqlx::query_as("SELECT * FROM chipledger_account_balances($1)").bind(property).fetch_all(&mut *pool).await?;
     // An account row at zero and no row are the same balance.
     let nonzero = |rows: Vec<(String, i64)>| rows.into_iter().filter(|row| row.1 != 0).map(|(k, v)| (k, v.to_string())).collect();
     compare("account_balances", nonzero(stored), nonzero(recomputed.balances.into_iter().collect()));
 
     type SessionRow = (String, Option<String>, Option<i32>, Option<String>, Option<i64>, Option<Uuid>);
     let stored: Vec<SessionRow> =
-        sqlx::query_as("SELECT * FROM chipledger_player_sessions($1)").bind(property).fetch_all(pool).await?;
+        sqlx::query_as("SELECT * FROM chipledger_player_sessions($1)").bind(property).fetch_all(&mut *pool).await?;
     let stored = stored
         .into_iter()
         .map(|(player, table_id, seat, game_key, seated_at_ms, seated_event_id)| {
@@ -1012,7 +1011,7 @@ async fn verify_projections(
     compare("player_sessions", stored, sessions);
 
     let stored: Vec<(String, i64, String, String, i64, i64)> =
-        sqlx::query_as("SELECT * FROM chipledger_departure_log($1)").bind(property).fetch_all(pool).await?;
+        sqlx::query_as("SELECT * FROM chipledger_departure_log($1)").bind(property).fetch_all(&mut *pool).await?;
     let stored = stored
         .into_iter()
         .map(|(player, seq, game_key, table_id, amount, at)| (format!("{player}#{seq}"), format!("{game_key} {table_id} {amount} {at}")))
@@ -1028,7 +1027,7 @@ async fn verify_projections(
     compare("player_departure_log", stored, departures);
 
     let stored: Vec<(String, String, i64, i64)> =
-        sqlx::query_as("SELECT * FROM chipledger_daily_cash_all($1)").bind(property).fetch_all(pool).await?;
+        sqlx::query_as("SELECT * FROM chipledger_daily_cash_all($1)").bind(property).fetch_all(&mut *pool).await?;
     let stored = stored.into_iter().map(|(player, day, cash_in, cash_out)| (format!("{player} {day}"), format!("in {cash_in} out {cash_out}"))).collect();
     let cash = recomputed
         .cash
@@ -1038,7 +1037,7 @@ async fn verify_projections(
     compare("patron_daily_cash", stored, cash);
 
     let stored: Vec<(String, i64, i64)> =
-        sqlx::query_as("SELECT * FROM chipledger_credit_lines($1)").bind(property).fetch_all(pool).await?;
+        sqlx::query_as("SELECT * FROM chipledger_credit_lines($1)").bind(property).fetch_all(&mut *pool).await?;
     let stored = stored.into_iter().map(|(player, limit, outstanding)| (player, format!("limit {limit} outstanding {outstanding}"))).collect();
     let credit = recomputed
         .credit
@@ -1058,10 +1057,11 @@ async fn verify_projections(
     // The index of event ids (a correction finds the event it reverses through it: the audit
     // pass pointed one id at another event) and the streams' versions, against the events.
     let index: Vec<(String, String, String, String)> =
-        sqlx::query_as("SELECT * FROM chipledger_index_differences($1)").bind(property).fetch_all(pool).await?;
+        sqlx::query_as("SELECT * FROM chipledger_index_differences($1)").bind(property).fetch_all(&mut *pool).await?;
     for (projection, key, stored, recomputed) in index {
         let projection = if projection == "event_ids" { "event_ids" } else { "streams" };
         differences.push(ProjectionDifference { projection, key, stored, recomputed });
     }
+    snapshot.commit().await?;
     Ok(differences)
 }

@@ -422,3 +422,44 @@ async fn r_audit_4_cash_taken_back_below_zero_is_refused_with_its_constraint() -
     assert_eq!(store.player_session(PROPERTY, "P1").await?, None);
     Ok(())
 }
+
+/// The recomputation and the stored projections are read in one snapshot: while commands are
+/// written, `verify_projections` reported differences where nothing was wrong (the events read
+/// first, the projections later, with the appends between them in one and not the other).
+#[tokio::test]
+async fn projections_verified_while_commands_are_written_show_no_false_differences() -> anyhow::Result<()> {
+    let db = fresh("projections_under_writes").await?;
+    let store = migrated_store(&db.admin_url).await?.with_projection(Arc::new(OpsAsEvents));
+    let written = Arc::new(std::sync::atomic::AtomicI64::new(0));
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (store, written, stop) = (store.clone(), written.clone(), stop.clone());
+        tokio::spawn(async move {
+            let mut version = 0;
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                let op = ProjectionOp::Cash { player_id: "P1".into(), gaming_day: "2026-03-14".into(), cash_in_cents: 100, cash_out_cents: 0 };
+                let expected = if version == 0 { ExpectedVersion::NoStream } else { ExpectedVersion::Exact(version) };
+                let mut tx = store.begin().await?;
+                tx.append(&one_stream("ops", expected, vec![op_event(&op)?])).await?;
+                tx.commit().await?;
+                version += 1;
+                written.store(version, std::sync::atomic::Ordering::SeqCst);
+            }
+            anyhow::Ok(version)
+        })
+    };
+    // Verified again and again while the writer goes on (at least ten times, and until it has
+    // written during several of them).
+    let mut verified = 0;
+    while verified < 10 || written.load(std::sync::atomic::Ordering::SeqCst) < 50 {
+        let before = written.load(std::sync::atomic::Ordering::SeqCst);
+        let differences = store.verify_projections(PROPERTY, &OpsAsEvents).await?;
+        assert!(differences.is_empty(), "verification {verified} (after {before} appends): {differences:#?}");
+        verified += 1;
+    }
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let appended = writer.await??;
+    assert!(appended >= 50, "{appended} appends");
+    assert!(store.verify_projections(PROPERTY, &OpsAsEvents).await?.is_empty());
+    Ok(())
+}
