@@ -596,12 +596,14 @@ pub fn shift_json(shift: &pb::TableShiftReconciliation) -> serde_json::Value {
         "credits_cents": shift.credits_cents,
         "drop_cents": shift.drop_cents,
         "result_cents": shift.result_cents,
+        "rake_cents": shift.rake_cents,
+        "toke_cents": shift.toke_cents,
         "shift_close_position": shift.shift_close_position,
     })
 }
 
 pub fn print_shift(shift: &pb::TableShiftReconciliation, output: Output) {
-    let mut table = output.table(&["table", "day", "opening", "fills", "credits", "drop", "closing", "result"]);
+    let mut table = output.table(&["table", "day", "opening", "fills", "credits", "drop", "closing", "result", "rake", "tokes"]);
     table.add_row(vec![
         shift.table_id.clone(),
         shift.gaming_day.clone(),
@@ -611,6 +613,8 @@ pub fn print_shift(shift: &pb::TableShiftReconciliation, output: Output) {
         money(shift.drop_cents),
         money(shift.closing_inventory_cents),
         money(shift.result_cents),
+        money(shift.rake_cents),
+        money(shift.toke_cents),
     ]);
     println!("{table}");
     println!("  {} (R-CHIP-4)", shift_formula(shift));
@@ -640,6 +644,8 @@ pub fn day_json(day: &pb::GamingDayReconciliation) -> serde_json::Value {
         "chip_liability_cents": day.chip_liability_cents,
         "closed_cage_streams": day.closed_cage_streams,
         "sum_of_balances_cents": day.sum_of_balances_cents,
+        "rake_cents": day.rake_cents,
+        "toke_cents": day.toke_cents,
         "tables": day.tables.iter().map(shift_json).collect::<Vec<_>>(),
     })
 }
@@ -654,6 +660,7 @@ pub fn print_day(day: &pb::GamingDayReconciliation, output: Output) {
         println!("  chip liability: {} (R-CHIP-5; closed by {})", money(day.chip_liability_cents), day.closed_cage_streams.join(", "));
     }
     println!("  sum of all balances: {} (R-UNIT-4: must be 0.00)", money(day.sum_of_balances_cents));
+    println!("  rake (or time) collected: {}; tokes to the pool: {} (the shifts closed this day)", money(day.rake_cents), money(day.toke_cents));
     for shift in &day.tables {
         print_shift(shift, output);
     }

@@ -35,6 +35,8 @@ pub enum HouseAccount {
     BadDebt,
     /// Count overages and shortages of tables and cages (R-CHIP-4): counted minus book.
     CountVariance,
+    /// The dealers' tips taken from the toke boxes at shift close (R-TIP-1), for the toke pool.
+    Tokes,
 }
 
 impl HouseAccount {
@@ -47,9 +49,10 @@ impl HouseAccount {
             HouseAccount::KittyExpenses => "kitty-expenses",
             HouseAccount::BadDebt => "bad-debt",
             HouseAccount::CountVariance => "count-variance",
+            HouseAccount::Tokes => "tokes",
         }
     }
-    const ALL: [HouseAccount; 7] = [
+    const ALL: [HouseAccount; 8] = [
         HouseAccount::Patrons,
         HouseAccount::ChipStock,
         HouseAccount::Bank,
@@ -57,6 +60,7 @@ impl HouseAccount {
         HouseAccount::KittyExpenses,
         HouseAccount::BadDebt,
         HouseAccount::CountVariance,
+        HouseAccount::Tokes,
     ];
 }
 

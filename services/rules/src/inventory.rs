@@ -341,8 +341,14 @@ pub fn decide_close_shift(
     let opening = crate::money::chips_value_cents(&table.shift.opening_tray);
     let closing = crate::money::chips_value_cents(&closing_tray);
     let result_cents = counted_drop_cents + table.shift.credits_cents + closing - opening - table.shift.fills_cents;
-    let mut postings = Vec::with_capacity(2);
+    // The rake box (house revenue, R-RAKE-1/R-RAKE-3) goes to the count room with the drop, the
+    // toke box to the dealers' pool: each shift reports what it collected, and the boxes start
+    // the next shift empty.
+    let (rake_cents, toke_cents) = (table.rake_cents, table.toke_cents);
+    let mut postings = Vec::with_capacity(6);
     crate::accounts::transfer(&mut postings, Account::Drop { table_id: table_id.clone() }, Account::House(HouseAccount::CountRoom), counted_drop_cents);
+    crate::accounts::transfer(&mut postings, Account::Rake { table_id: table_id.clone() }, Account::House(HouseAccount::CountRoom), rake_cents);
+    crate::accounts::transfer(&mut postings, Account::Toke { table_id: table_id.clone() }, Account::House(HouseAccount::Tokes), toke_cents);
     events.push(TableEvent::ShiftClosed {
         opening_tray: table.shift.opening_tray.clone(),
         closing_tray,
@@ -350,6 +356,8 @@ pub fn decide_close_shift(
         credits_cents: table.shift.credits_cents,
         drop_cents: counted_drop_cents,
         result_cents,
+        rake_cents,
+        toke_cents,
         postings,
         signers: Some(signers.clone()),
     });

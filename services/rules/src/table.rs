@@ -392,7 +392,8 @@ pub enum TableEvent {
     ColorChanged { seat: Seat, give: Vec<ChipCount>, receive: Vec<ChipCount>, postings: Vec<Posting> },
     FillReceived { cage_id: CageId, slip_no: u64, chips: Vec<ChipCount>, signers: Signers, postings: Vec<Posting> },
     CreditSent { cage_id: CageId, slip_no: u64, chips: Vec<ChipCount>, signers: Signers, postings: Vec<Posting> },
-    /// R-CHIP-4: result = drop + credits + closing - opening - fills. The drop goes to the count room.
+    /// R-CHIP-4: result = drop + credits + closing - opening - fills. The drop and the rake box
+    /// go to the count room, the toke box to the dealers' toke pool.
     ShiftClosed {
         opening_tray: Vec<ChipCount>,
         closing_tray: Vec<ChipCount>,
@@ -400,6 +401,12 @@ pub enum TableEvent {
         credits_cents: Cents,
         drop_cents: Cents,
         result_cents: Cents,
+        /// The rake (or time) the shift collected (R-RAKE-1, R-RAKE-3), and the dealers' tips
+        /// (R-TIP-1): the boxes emptied at the close. Zero on closes recorded before they were.
+        #[serde(default)]
+        rake_cents: Cents,
+        #[serde(default)]
+        toke_cents: Cents,
         postings: Vec<Posting>,
         /// Who counted (two distinct signers, R-CHIP-3/R-CHIP-4).
         #[serde(default)]

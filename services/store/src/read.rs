@@ -133,6 +133,17 @@ pub(crate) async fn read_range<'a>(
     limit: i64,
 ) -> Result<Vec<RecordedEvent>, StoreError> {
     let mut conn = conn.acquire().await?;
+    read_range_on(&mut conn, property, after_position, up_to_position, limit).await
+}
+
+/// [`read_range`] on a connection already held (a transaction's snapshot).
+pub(crate) async fn read_range_on(
+    conn: &mut PgConnection,
+    property: &str,
+    after_position: i64,
+    up_to_position: i64,
+    limit: i64,
+) -> Result<Vec<RecordedEvent>, StoreError> {
     let rows = sqlx::query("SELECT * FROM chipledger_events_range($1, $2, $3, $4)")
         .bind(property)
         .bind(after_position)
@@ -140,7 +151,7 @@ pub(crate) async fn read_range<'a>(
         .bind(clamp_page(limit))
         .fetch_all(&mut *conn)
         .await?;
-    with_postings(&mut conn, property, rows).await
+    with_postings(conn, property, rows).await
 }
 
 /// Events of a stream with version > `after_version`, in version order.

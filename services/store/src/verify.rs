@@ -950,7 +950,7 @@ async fn verify_projections(
     let mut ops = Vec::new();
     let mut after = 0;
     loop {
-        let page = crate::read::read_all(&mut *snapshot, property, after, crate::event::MAX_PAGE).await?;
+        let page = crate::read::read_range_on(&mut snapshot, property, after, i64::MAX, crate::event::MAX_PAGE).await?;
         let Some(last) = page.last().map(|event| event.position) else { break };
         for event in page {
             for posting in &event.postings {

@@ -294,22 +294,27 @@ async fn table_session_open_to_shift_close_accounts_for_every_cent() -> anyhow::
             reconciliation.credits_cents,
             reconciliation.drop_cents,
             reconciliation.result_cents,
+            reconciliation.rake_cents,
+            reconciliation.toke_cents,
         ),
-        (0, 135_000, scenario::OPENING_FILL_CENTS, 50_000, 35_000, 0),
+        (0, 135_000, scenario::OPENING_FILL_CENTS, 50_000, 35_000, 0, 500, 600),
         "{reconciliation:?}"
     );
 
     // ---- the ledger as an auditor reads it at the end.
     // Pockets: P1 5,000 + 9,400 (hand 1) - 500 (tip) + 300 (hand 2) = 14,200; P2 9,900; P3 9,800;
-    // P4 10,000 (marker chips, unplayed). Rake 500, toke 500 + 100 = 600, kitty 100 - 100 = 0,
-    // drop 35,000 moved to the count room at the close. Marker receivable 10,000.
+    // P4 10,000 (marker chips, unplayed). Rake 500, toke 500 + 100 = 600, kitty 100 - 100 = 0;
+    // at the close the drop (35,000) and the rake went to the count room, the tokes to the
+    // dealers' pool. Marker receivable 10,000.
     for (account, expected_cents) in [
         ("player/P1/pocket", 14_200),
         ("player/P2/pocket", 9_900),
         ("player/P3/pocket", 9_800),
         ("player/P4/pocket", 10_000),
-        ("table/T1/rake", 500),
-        ("table/T1/toke", 600),
+        ("table/T1/rake", 0),
+        ("table/T1/toke", 0),
+        ("house/count-room", 35_500),
+        ("house/tokes", 600),
         ("table/T1/kitty", 0),
         ("table/T1/drop", 0),
         ("table/T1/seat/1", 0),
@@ -328,6 +333,7 @@ async fn table_session_open_to_shift_close_accounts_for_every_cent() -> anyhow::
         .await?
         .into_inner();
     assert_eq!(day.sum_of_balances_cents, 0, "R-UNIT-4: the balances sum to zero");
+    assert_eq!((day.rake_cents, day.toke_cents), (500, 600), "the day's rake and tokes, of its shifts closed");
     let chain = auditor.audit.verify_chain(pb::VerifyChainRequest::default()).await?.into_inner();
     assert!(chain.ok, "{chain:?}");
     assert_eq!(chain.events_checked, chain.head.as_ref().map_or(-1, |head| head.global_position));

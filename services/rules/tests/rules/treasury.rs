@@ -126,6 +126,37 @@ fn r_chip_4_shift_close_table_result() {
     assert_eq!(g.state().shift.opening_tray, tray, "the next opening inventory is this closing");
 }
 
+/// R-CHIP-4 with R-RAKE-3 and R-TIP-1: the shift close empties the rake box (rake or time,
+/// house revenue) into the count room with the drop, and the toke box into the dealers' pool,
+/// and reports what each shift collected (the boxes had grown for ever, in no report).
+#[test]
+fn r_chip_4_shift_close_empties_the_rake_and_toke_boxes_and_reports_them() {
+    let mut c = nl();
+    c.fee = FeePolicy::TimeCollection { fee_cents: d(12), interval_minutes: 30 };
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100))]);
+    g.table(TableOp::CollectTime { seats: vec![1, 2] }).unwrap();
+    g.table(TableOp::Tip { seat: 1, amount_cents: d(5) }).unwrap();
+    let close = |g: &mut Game| {
+        let (tray, drop) = (g.state().tray.clone(), g.state().drop_cents);
+        let events = g.table(TableOp::CloseShift { counted_tray: tray, counted_drop_cents: drop, signers: signers() }).unwrap();
+        match &events.last().unwrap().1 {
+            Event::Table(TableEvent::ShiftClosed { rake_cents, toke_cents, result_cents, .. }) => (*rake_cents, *toke_cents, *result_cents),
+            e => panic!("{e:?}"),
+        }
+    };
+    let count_room = g.world.balance(&Account::House(HouseAccount::CountRoom));
+    let (rake, toke, result) = close(&mut g);
+    assert_eq!((rake, toke), (d(24), d(5)), "two seats' time and one tip");
+    assert_eq!(result, 0, "R-CHIP-4's result is the tray and drop's: the fees are reported beside it");
+    assert_eq!((g.state().rake_cents, g.state().toke_cents), (0, 0), "the boxes start the next shift empty");
+    assert_eq!(g.world.balance(&Account::House(HouseAccount::CountRoom)) - count_room, d(200) + d(24), "the drop and the time");
+    assert_eq!(g.world.balance(&Account::House(HouseAccount::Tokes)), d(5));
+    assert_eq!(g.world.balances.values().sum::<Cents>(), 0, "R-UNIT-4");
+    // The next shift reports its own collections only.
+    g.table(TableOp::Tip { seat: 2, amount_cents: d(3) }).unwrap();
+    assert_eq!(close(&mut g), (0, d(3), 0));
+}
+
 #[test]
 fn r_chip_5_cage_sells_redeems_and_reports_liability() {
     let mut g = Game::new(nl(), &[]);

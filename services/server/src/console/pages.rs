@@ -159,9 +159,13 @@ pub fn describe(units: &Units, event: &pb::RecordedEvent) -> String {
                 signers.first,
                 signers.second
             ),
-            TableEvent::ShiftClosed { result_cents, drop_cents, .. } => {
-                format!("shift closed: drop {}, result {}", units.money(drop_cents), units.money(result_cents))
-            }
+            TableEvent::ShiftClosed { result_cents, drop_cents, rake_cents, toke_cents, .. } => format!(
+                "shift closed: drop {}, result {}, rake {}, tokes {}",
+                units.money(drop_cents),
+                units.money(result_cents),
+                units.money(rake_cents),
+                units.money(toke_cents)
+            ),
             TableEvent::HandStarted { hand_no, button_seat, dealt_seats } => {
                 format!("hand {hand_no} dealt to {} seats, button at seat {button_seat}", dealt_seats.len())
             }
@@ -551,6 +555,8 @@ pub async fn table(State(console): State<Arc<Console>>, signed: Signed, Path(tab
                 credits => units.money(shift.credits_cents),
                 drop => units.money(shift.drop_cents),
                 result => units.money(shift.result_cents),
+                rake => units.money(shift.rake_cents),
+                toke => units.money(shift.toke_cents),
                 variance => units.money(shift.variance_cents),
                 drop_variance => units.money(shift.drop_variance_cents),
                 tray_variance => wire_chips_text(&units, &shift.tray_variance),
@@ -1103,6 +1109,8 @@ pub async fn cage(State(console): State<Arc<Console>>, signed: Signed, Query(que
                 balances => units.money(day.sum_of_balances_cents),
                 count_variance => units.money(day.count_variance_cents),
                 jackpot => units.money(day.jackpot_liability_cents),
+                rake => units.money(day.rake_cents),
+                toke => units.money(day.toke_cents),
             });
             let mut labels = Vec::new();
             let mut values = Vec::new();

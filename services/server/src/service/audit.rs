@@ -138,6 +138,8 @@ impl AuditService for Services {
             .db_call("balances_sum", "postings", store.balances_sum(&property, AsOf::Head))
             .await
             .map_err(|error| store_status("sum of balances", error))?;
+        let rake_cents = tables.iter().map(|shift| shift.rake_cents).sum();
+        let toke_cents = tables.iter().map(|shift| shift.toke_cents).sum();
         Ok(view.annotate(Response::new(pb::GamingDayReconciliation {
             gaming_day: request.gaming_day.clone(),
             chips_issued: to_list(&issued),
@@ -147,6 +149,8 @@ impl AuditService for Services {
             sum_of_balances_cents: i64::try_from(sum).map_err(|_| status::internal("sum of balances", &"overflow"))?,
             cage_count_variances,
             count_variance_cents,
+            rake_cents,
+            toke_cents,
             jackpot_funds,
             jackpot_liability_cents,
             closed_cage_streams,
@@ -422,7 +426,7 @@ pub(super) fn shift_reconciliation(
     variance: Option<&RecordedEvent>,
 ) -> Result<pb::TableShiftReconciliation, Status> {
     let rules::Event::Table(TableEvent::ShiftClosed {
-        opening_tray, closing_tray, fills_cents, credits_cents, drop_cents, result_cents, signers, ..
+        opening_tray, closing_tray, fills_cents, credits_cents, drop_cents, result_cents, rake_cents, toke_cents, signers, ..
     }) = decode_event(event)?
     else {
         return Err(status::internal("reconcile", &"not a ShiftClosed event"));
@@ -452,5 +456,7 @@ pub(super) fn shift_reconciliation(
         shift_close_position: event.position,
         opening_tray: chips_to_wire(&opening_tray),
         closing_tray: chips_to_wire(&closing_tray),
+        rake_cents,
+        toke_cents,
     })
 }
