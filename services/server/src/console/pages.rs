@@ -24,6 +24,8 @@ use super::{Console, Signed, rpc};
 
 /// Events read at most for one list (the lists page through them; CSV has them all).
 const MAX_LIST_EVENTS: usize = 5_000;
+/// What a list cut at [`MAX_LIST_EVENTS`] says.
+const LIST_CUT: &str = "Only the first 5,000 are listed here: there are more. Narrow the view (a gaming day, a table, a player) or read them with the CLI.";
 /// Gaming days the chip-liability chart goes back.
 const LIABILITY_DAYS: i64 = 14;
 /// Events of one cage stream folded at most.
@@ -37,20 +39,27 @@ fn answer(console: &Console, signed: &Signed, result: Result<Response, Status>) 
 }
 
 /// Every page of a paged read, in order, until the last page or `bound` items: `read` asks
-/// for one page and answers its items and the next page's token. The one place the console
-/// pages through an RPC.
-async fn all_pages<T, Fut>(bound: usize, mut read: impl FnMut(pb::PageRequest) -> Fut) -> Result<Vec<T>, Status>
+/// for one page and answers its items and the next page's token. Answers the items (at most
+/// `bound`) and whether more were left: a list cut short says so ([`Listing::cut_if`]), never
+/// silently (the console pass: past 5,000 refusals the newest were missing from the page). The
+/// one place the console pages through an RPC.
+async fn all_pages<T, Fut>(bound: usize, mut read: impl FnMut(pb::PageRequest) -> Fut) -> Result<(Vec<T>, bool), Status>
 where
     Fut: Future<Output = Result<(Vec<T>, Option<pb::PageResponse>), Status>>,
 {
     let mut all = Vec::new();
     let mut page_token = String::new();
     loop {
-        let (items, page) = read(pb::PageRequest { page_size: 1_000, page_token }).await?;
+        let page_size = u32::try_from((bound - all.len()).clamp(1, 1_000)).unwrap_or(1_000);
+        let (items, page) = read(pb::PageRequest { page_size, page_token }).await?;
         all.extend(items);
         page_token = page.map(|page| page.next_page_token).unwrap_or_default();
-        if page_token.is_empty() || all.len() >= bound {
-            return Ok(all);
+        if page_token.is_empty() {
+            return Ok((all, false));
+        }
+        if all.len() >= bound {
+            all.truncate(bound);
+            return Ok((all, true));
         }
     }
 }
@@ -81,10 +90,10 @@ async fn events_bounded(
         }
     })
     .await?;
-    if all.len() > bound {
+    if all.1 {
         return Err(Status::resource_exhausted(format!("more than {bound} events to show: narrow the view")));
     }
-    Ok((all, head.into_inner()))
+    Ok((all.0, head.into_inner()))
 }
 
 fn of_types(types: &[&str]) -> pb::EventFilter {
@@ -775,7 +784,7 @@ pub async fn player(State(console): State<Arc<Console>>, signed: Signed, Path(pl
         let units = Units::of(&property);
         let who = &signed.principal;
         let console: &Console = &console;
-        let sessions = all_pages(MAX_LIST_EVENTS, |page| {
+        let (sessions, more_sessions) = all_pages(MAX_LIST_EVENTS, |page| {
             let request = pb::ListPlayerSessionsRequest { player_id: player_id.clone(), page: Some(page), ..Default::default() };
             async move {
                 let page = console
@@ -785,7 +794,7 @@ pub async fn player(State(console): State<Arc<Console>>, signed: Signed, Path(pl
             }
         })
         .await?;
-        let history = all_pages(MAX_LIST_EVENTS, |page| {
+        let (history, more_history) = all_pages(MAX_LIST_EVENTS, |page| {
             let request = pb::ListPlayerHistoryRequest { player_id: player_id.clone(), page: Some(page), ..Default::default() };
             async move {
                 let page = console
@@ -941,21 +950,25 @@ pub async fn player(State(console): State<Arc<Console>>, signed: Signed, Path(pl
             }
         }
         let refusals = rejections(&console, &signed, pb::ListRejectionsRequest { player_id: player_id.clone(), ..Default::default() }).await;
-        let refusal_rows = match refusals {
-            Ok(records) => records.iter().map(|record| rejection_row(&units, record)).collect(),
-            Err(status) if status.code() == tonic::Code::PermissionDenied => Vec::new(),
+        let (refusal_rows, more_refusals) = match refusals {
+            Ok((records, more)) => (records.iter().map(|record| rejection_row(&units, record)).collect(), more),
+            Err(status) if status.code() == tonic::Code::PermissionDenied => (Vec::new(), false),
             Err(status) => return Err(status),
         };
         let listings = vec![
             Listing::new("sessions", "Sessions", &["Table", "Seat", "Game", "Sat down", "Left", "Bought in", "Left with"], session_rows)
-                .empty_text("No sessions."),
+                .empty_text("No sessions.")
+                .cut_if(more_sessions, LIST_CUT),
             Listing::new("departures", "Departures and the re-buy wait", &["Game", "Table", "Left", "Left with", "Re-buy window"], departure_rows)
                 .empty_text("No departures."),
-            Listing::new("money", "Buy-ins, cash-outs, cage and markers", &["Time", "Kind", "What", "Stream", "Position"], money_rows),
-            Listing::new("markers", "Markers and IOUs", &["Time", "Kind", "What", "Stream", "Position"], markers).empty_text("No markers or IOUs."),
+            Listing::new("money", "Buy-ins, cash-outs, cage and markers", &["Time", "Kind", "What", "Stream", "Position"], money_rows)
+                .cut_if(more_history, LIST_CUT),
+            Listing::new("markers", "Markers and IOUs", &["Time", "Kind", "What", "Stream", "Position"], markers)
+                .empty_text("No markers or IOUs.")
+                .cut_if(more_history, LIST_CUT),
             Listing::new("cash", "Cash activity per gaming day", &["Gaming day", "Cash in", "Cash out", "MTL entries", "CTR in", "CTR out", "Taken back"], cash_rows)
                 .empty_text("No cash activity (or not visible to this role)."),
-            Listing::new("refusals", "Refusals", REJECTION_HEADERS, refusal_rows).empty_text("No refusals."),
+            Listing::new("refusals", "Refusals", REJECTION_HEADERS, refusal_rows).empty_text("No refusals.").cut_if(more_refusals, LIST_CUT),
         ];
         let path = format!("/players/{}", view::percent(&player_id));
         let listings = match view::lists(listings, &path, &query) {
@@ -991,8 +1004,9 @@ fn rejection_row(units: &Units, record: &pb::RejectionRecord) -> Vec<Cell> {
     ]
 }
 
-async fn rejections(console: &Console, signed: &Signed, request: pb::ListRejectionsRequest) -> Result<Vec<pb::RejectionRecord>, Status> {
-    let mut all = all_pages(MAX_LIST_EVENTS, |page| {
+/// The refusals `request` asks for, newest first, and whether more were left past the bound.
+async fn rejections(console: &Console, signed: &Signed, request: pb::ListRejectionsRequest) -> Result<(Vec<pb::RejectionRecord>, bool), Status> {
+    let (mut all, more) = all_pages(MAX_LIST_EVENTS, |page| {
         let request = pb::ListRejectionsRequest { page: Some(page), ..request.clone() };
         async move {
             let page = console
@@ -1003,7 +1017,7 @@ async fn rejections(console: &Console, signed: &Signed, request: pb::ListRejecti
     })
     .await?;
     all.reverse();
-    Ok(all)
+    Ok((all, more))
 }
 
 // ------------------------------------------------------------------ cage
@@ -1192,7 +1206,7 @@ pub async fn compliance(State(console): State<Arc<Console>>, signed: Signed, Que
             .cloned()
             .unwrap_or_else(|| property.gaming_day.gaming_day(now_ms).unwrap_or_default());
         let (console, signed): (&Console, &Signed) = (&console, &signed);
-        let patrons = all_pages(MAX_LIST_EVENTS, |page| {
+        let (patrons, more_patrons) = all_pages(MAX_LIST_EVENTS, |page| {
             let request = pb::PatronCashActivityRequest { gaming_day: day.clone(), page: Some(page), ..Default::default() };
             async move {
                 let page = console
@@ -1239,7 +1253,7 @@ pub async fn compliance(State(console): State<Arc<Console>>, signed: Signed, Que
             gaming_day: filter("refusal_day"),
             ..Default::default()
         };
-        let records = rejections(&console, &signed, request).await?;
+        let (records, more_refusals) = rejections(&console, &signed, request).await?;
         let rule_filter = filter("rule");
         let records: Vec<&pb::RejectionRecord> = records.iter().filter(|record| rule_filter.is_empty() || record.rule_id == rule_filter).collect();
         let mut by_reason: BTreeMap<(String, String), usize> = BTreeMap::new();
@@ -1288,11 +1302,15 @@ pub async fn compliance(State(console): State<Arc<Console>>, signed: Signed, Que
             .collect();
         let listings = vec![
             Listing::new("mtl", format!("Multiple transaction log, gaming day {day}"), &["Time", "Player", "Direction", "Amount", "Kind", "Position"], mtl)
-                .empty_text("No entries above the MTL threshold."),
+                .empty_text("No entries above the MTL threshold.")
+                .cut_if(more_patrons, LIST_CUT),
             Listing::new("ctr", "Currency transaction reports due", &["Player", "Direction", "Total", "Gaming day", "Due by"], ctrs)
-                .empty_text("No CTR required."),
-            Listing::new("refusal_counts", "Refusals by reason and rule", &["Reason", "Rule", "Count"], reason_rows).empty_text("No refusals."),
-            Listing::new("refusals", "Refusals", REJECTION_HEADERS, refusal_rows).empty_text("No refusals."),
+                .empty_text("No CTR required.")
+                .cut_if(more_patrons, LIST_CUT),
+            Listing::new("refusal_counts", "Refusals by reason and rule", &["Reason", "Rule", "Count"], reason_rows)
+                .empty_text("No refusals.")
+                .cut_if(more_refusals, LIST_CUT),
+            Listing::new("refusals", "Refusals", REJECTION_HEADERS, refusal_rows).empty_text("No refusals.").cut_if(more_refusals, LIST_CUT),
             Listing::new("corrections", "Corrections", &["Time", "Stream", "Reverses", "Reason", "Entered by", "Approved by", "Position"], correction_rows)
                 .empty_text("No corrections."),
         ];
@@ -1349,7 +1367,7 @@ async fn latest_checkpoint(console: &Console, signed: &Signed) -> Result<Option<
         }
     })
     .await?;
-    Ok(checkpoints.last().map(|checkpoint| checkpoint.document.clone()))
+    Ok(checkpoints.0.last().map(|checkpoint| checkpoint.document.clone()))
 }
 
 pub async fn chain(State(console): State<Arc<Console>>, signed: Signed) -> Response {

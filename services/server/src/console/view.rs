@@ -130,6 +130,9 @@ pub struct Listing {
     pub csv: String,
     /// Said when the list is empty.
     pub empty: String,
+    /// Said when the read behind the list stopped at its bound with more left: the list is not
+    /// the whole (on the page and as the CSV's last line), never silently.
+    pub cut: Option<String>,
 }
 
 impl Listing {
@@ -145,11 +148,18 @@ impl Listing {
             next: None,
             csv: String::new(),
             empty: "None.".to_string(),
+            cut: None,
         }
     }
 
     pub fn empty_text(mut self, text: impl Into<String>) -> Listing {
         self.empty = text.into();
+        self
+    }
+
+    /// With `more`, the list says it is not the whole, in `text`.
+    pub fn cut_if(mut self, more: bool, text: &str) -> Listing {
+        self.cut = more.then(|| text.to_string());
         self
     }
 
@@ -184,6 +194,9 @@ impl Listing {
         line(self.headers.clone(), &mut out);
         for row in &self.rows {
             line(row.iter().map(|cell| cell.text.as_str()).collect(), &mut out);
+        }
+        if let Some(cut) = &self.cut {
+            line(vec![cut.as_str()], &mut out);
         }
         out
     }
