@@ -204,11 +204,12 @@ pub fn decide_correction(
     }
     let pockets = pocket_corrections(snapshot, reverses_event_id, &postings)?;
     let bound = rebind_corrected_returns(snapshot, table, ctx, reverses_event_id, reverses_event_types, original_postings)?;
-    // The patron who paid (or was paid) the cash: the seat the postings credit (or debit).
-    let cash_patron = original_postings.iter().find_map(|p| match p.account {
-        Account::Seat { seat, .. } if p.amount_cents != 0 => table.seat(seat).map(|s| s.player_id.clone()),
+    // The patron who paid the cash: the one seat the postings name (a cash buy-in or top-up).
+    // Postings of several seats name no one patron, and their cash is refused below.
+    let cash_patron = match crate::ledger::seats_named(original_postings).as_slice() {
+        [seat] => table.seat(*seat).map(|s| s.player_id.clone()),
         _ => None,
-    });
+    };
     let cash = cash_record_corrected(snapshot, reversed_event, cash_patron.as_ref(), approved_by, reason)?;
     let mut out = Vec::with_capacity(2 + pockets.len() + bound.len());
     out.push((StreamId::Table(table_id.clone()), Event::Table(corrected)));
@@ -268,6 +269,17 @@ fn cash_record_corrected(
     // Cash out of the patrons' account came in from the patron.
     let (direction, amount_cents) = if cash_net < 0 { (CashDirection::In, -cash_net) } else { (CashDirection::Out, cash_net) };
     let day = &player.cash_day;
+    // The cash was recorded on this patron's day (the seat's or pocket's patron paid it): a
+    // total that would go below zero says it was not, and nothing is taken off.
+    let recorded = match direction {
+        CashDirection::In => day.cash_in_cents,
+        CashDirection::Out => day.cash_out_cents,
+    };
+    if day.gaming_day == reversed_event.gaming_day && recorded < amount_cents {
+        return Err(Rejection::new(CORRECTION_WOULD_GO_NEGATIVE, format!("the cash day of {player_id} holds less than the cash to take back"))
+            .with("cash_cents", amount_cents)
+            .with("day_total_cents", recorded));
+    }
     let ctr_rearmed = day.gaming_day == reversed_event.gaming_day && {
         let (total, required) = match direction {
             CashDirection::In => (day.cash_in_cents, day.ctr_in_required),

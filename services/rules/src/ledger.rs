@@ -142,7 +142,7 @@ pub fn dependent_streams(command: &Command, snapshot: &Snapshot) -> Vec<StreamId
         }
         let mut players: Vec<StreamId> = Vec::new();
         for p in original_postings {
-            if let (Account::Seat { seat, .. }, true) = (&p.account, p.amount_cents > 0)
+            if let (Account::Seat { seat, .. }, true) = (&p.account, p.amount_cents > 0 || moved_cash)
                 && let Some(s) = table.seat(*seat)
                 && !players.contains(&StreamId::Player(s.player_id.clone()))
             {
@@ -157,6 +157,19 @@ pub fn dependent_streams(command: &Command, snapshot: &Snapshot) -> Vec<StreamId
     // Whichever table allowed the second seat (this one or the other), it is bound.
     let game = config.same_game();
     player.other_seats_in_game(&game, &c.table_id).map(|held| StreamId::Table(held.table_id.clone())).collect()
+}
+
+/// The seats `postings` name, each once, in the order first named.
+pub(crate) fn seats_named(postings: &[Posting]) -> Vec<Seat> {
+    let mut seats = Vec::new();
+    for p in postings {
+        if let Account::Seat { seat, .. } = p.account
+            && !seats.contains(&seat)
+        {
+            seats.push(seat);
+        }
+    }
+    seats
 }
 
 fn table_of<'a>(snapshot: &Snapshot<'a>, id: &TableId) -> Result<&'a TableState, Rejection> {

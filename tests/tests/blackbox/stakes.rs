@@ -481,6 +481,64 @@ async fn r_audit_1_a_hand_is_corrected_as_a_whole_and_only_once() -> anyhow::Res
     room.server.stop().await
 }
 
+/// R-AUDIT-1 with R-AUDIT-4: a hand is corrected by its own events. A seat not in the hand that
+/// topped up with cash meanwhile keeps its top-up, and the cash stays on its patron's day (the
+/// cash pass: the top-up was netted into the hand, and its cash taken off another patron's day,
+/// one whose real cash then passed $10,000 with no CTR); the top-up is corrected on its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_audit_1_a_hand_correction_leaves_a_top_up_made_meanwhile_and_its_cash() -> anyhow::Result<()> {
+    let mut room = Room::open("audit-1-top-up", |_| {}).await?;
+    for seat in 1..=3 {
+        room.buy_in(seat, &format!("P{seat}"), 10_000).await?;
+    }
+    let start = room.id("start");
+    room.dealer.table.start_hand(pb::StartHand { header: start, table_id: TABLE.into(), hand_no: 1, button_seat: 1, dealt_seats: vec![1, 2] }).await?;
+    let ids: Vec<String> = (0..4).map(|_| room.id("h").unwrap().command_id).collect();
+    room.dealer.table.post(post(&ids[0], 1, pb::PostKind::SmallBlind, 100)).await?;
+    room.dealer.table.post(post(&ids[1], 2, pb::PostKind::BigBlind, 200)).await?;
+    // Seat 3, not dealt in, tops up $50 in cash while the hand goes on.
+    let top_up = pb::TopUp { header: room.id("top-up"), table_id: TABLE.into(), seat: 3, amount_cents: 5_000, source: pb::FundsSource::Cash as i32, supervisor_id: None, player_id: "P3".into() };
+    room.dealer.table.top_up(top_up).await?;
+    room.dealer.table.act(act(&ids[2], 1, pb::ActionKind::AllIn, 0)).await?;
+    room.dealer.table.act(act(&ids[3], 2, pb::ActionKind::Call, 0)).await?;
+    let showdown = room.id("showdown");
+    room.dealer.table.showdown(pb::Showdown { header: showdown, table_id: TABLE.into(), high: vec![pb::SeatGroup { seats: vec![1] }], ..Default::default() }).await?;
+    let end = room.id("end");
+    room.dealer.table.end_hand(pb::EndHand { header: end, table_id: TABLE.into() }).await?;
+    let mut admin = room.server.client(principal::ADMIN).await?;
+    let correct = |command_id: &str, event_id: &str| pb::Correction {
+        header: header(command_id),
+        reverses_event_id: event_id.into(),
+        approved_by: principal::ADMIN.0.into(),
+        reason: "misdeal".into(),
+    };
+    let settled = all_events(&mut room.auditor, pb::EventFilter { event_types: vec!["HandSettled".into()], ..Default::default() }).await?;
+    let fix = approved(correct("fix-hand", &settled[0].event_id), &mut [&mut admin]).await?;
+    room.floor.ledger.correct(fix).await?;
+    assert_eq!((room.stack(1).await?, room.stack(2).await?, room.stack(3).await?), (10_000, 10_000, 15_000), "the hand undone, the top-up kept");
+    let cash = all_events(&mut room.auditor, pb::EventFilter { event_types: vec!["CashTransaction".into()], ..Default::default() }).await?;
+    let gaming_day = cash[0].metadata.as_ref().expect("metadata").gaming_day.clone();
+    let day = |room: &mut Room| {
+        let request = pb::PatronCashActivityRequest { property_id: String::new(), gaming_day: gaming_day.clone(), player_id: String::new(), page: None };
+        let mut audit = room.auditor.audit.clone();
+        async move {
+            let patrons = audit.patron_cash_activity(request).await?.into_inner().patrons;
+            anyhow::Ok(patrons.into_iter().map(|p| (p.player_id, p.cash_in_cents, p.cash_in_corrected_cents)).collect::<Vec<_>>())
+        }
+    };
+    let whole = |p: &str, cents: i64, back: i64| (p.to_string(), cents, back);
+    assert_eq!(day(&mut room).await?, vec![whole("P1", 10_000, 0), whole("P2", 10_000, 0), whole("P3", 15_000, 0)]);
+    // The top-up, corrected on its own, comes off its patron's day.
+    let topped = all_events(&mut room.auditor, pb::EventFilter { event_types: vec!["ToppedUp".into()], ..Default::default() }).await?;
+    let fix = approved(correct("fix-top-up", &topped[0].event_id), &mut [&mut admin]).await?;
+    room.floor.ledger.correct(fix).await?;
+    assert_eq!(room.stack(3).await?, 10_000);
+    assert_eq!(day(&mut room).await?, vec![whole("P1", 10_000, 0), whole("P2", 10_000, 0), whole("P3", 10_000, 5_000)]);
+    let verified = room.auditor.audit.verify_chain(pb::VerifyChainRequest { projections: true, ..Default::default() }).await?.into_inner();
+    assert!(verified.ok, "{verified:?}");
+    room.server.stop().await
+}
+
 /// R-MARK-3 with R-AUDIT-1: a hand in which a player borrowed from another is not corrected
 /// (reversing its chips would leave the loan owed on the seat and pay the lender twice).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -298,3 +298,29 @@ fn r_audit_4_a_corrected_cash_buy_in_comes_off_the_patrons_day() {
     assert!(!events.iter().any(|(_, e)| matches!(e, Event::Player(PlayerEvent::Corrected { .. }))), "{events:?}");
     assert_eq!(g.world.players[&pid("P1")].cash_day.cash_in_cents, d(50), "the sale stays on the day");
 }
+
+/// R-AUDIT-4: the cash of a correction is taken off the day of the one patron who paid it. Cash
+/// postings naming several seats name no one patron, and are refused with the amount (a hand
+/// netted with a top-up made meanwhile had taken one patron's cash off another's day).
+#[test]
+fn r_audit_4_cash_of_several_seats_is_not_taken_off_one_patrons_day() {
+    let mut g = Game::new(nl(), &[]);
+    for (seat, player) in [(1, "P1"), (2, "P2")] {
+        g.table(TableOp::SeatPlayer { seat, player_id: pid(player) }).unwrap();
+        g.table(TableOp::BuyIn { seat, player_id: pid(player), amount_cents: d(100), source: FundsSource::Cash, supervisor_id: None, short_buy: false }).unwrap();
+    }
+    let bought: Vec<usize> = g.world.log.iter().enumerate().filter(|(_, (_, e))| e.event_type() == "BoughtIn").map(|(i, _)| i).collect();
+    let postings: Vec<Posting> = bought.iter().flat_map(|i| g.world.log[*i].1.postings()).collect();
+    let op = TableOp::Correct {
+        reverses_event_id: format!("event-{}", bought[1]),
+        reverses_stream_version: stream_version_at(&g.world.log, bought[1]),
+        reverses_event_types: vec!["BoughtIn".into()],
+        reverses_gaming_day: "2026-03-01".into(),
+        original_postings: postings,
+        approved_by: "floor-2".into(),
+        reason: "two buy-ins as one".into(),
+    };
+    let r = rejected(g.table(op), "CORRECTION_INVALID");
+    assert_eq!((r.reason.rule, r.number("cash_cents")), ("R-AUDIT-4", Some(d(200))));
+    assert_eq!((g.world.players[&pid("P1")].cash_day.cash_in_cents, g.world.players[&pid("P2")].cash_day.cash_in_cents), (d(100), d(100)));
+}

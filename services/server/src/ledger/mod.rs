@@ -64,8 +64,22 @@ const IMPORT_CLOCK_SKEW_MS: i64 = 5_000;
 /// The longest actor id an import may name (a principal's or a former system's employee id).
 const MAX_IMPORT_ACTOR_LEN: usize = 64;
 /// The table events of a hand: a correction of one of them is a correction of the whole hand.
-const HAND_EVENT_TYPES: &[&str] =
-    &["HandStarted", "Posted", "Acted", "RoundStarted", "UpCardsDealt", "ShortBetBroughtUp", "SidePotPaid", "HandSettled", "HandEnded"];
+const HAND_EVENT_TYPES: &[&str] = &[
+    "HandStarted",
+    "Posted",
+    "Acted",
+    "RoundStarted",
+    "UpCardsDealt",
+    "ShortBetBroughtUp",
+    "ShortCallTakenBack",
+    "SidePotPaid",
+    "HandSettled",
+    "HandEnded",
+];
+/// Events that may come between a hand's start and end without being part of it, but tie its
+/// chips to a record a correction of the hand cannot undo (cash played in it, a loan, an IOU):
+/// named to the rules, which refuse such a hand's correction.
+const BINDING_A_HAND: &[&str] = &["CashPutInPlay", "CashInPlayConverted", "IouWritten", "IouSettled"];
 /// Most events one hand may span on its table stream (bound of the search for its start).
 const MAX_HAND_EVENTS: i64 = 2_000;
 
@@ -945,8 +959,16 @@ impl Ledger {
             .ok_or_else(|| status::invalid_field("reverses_event_id", "the hand of this event could not be found"))?;
         let hand = &events[start..];
         let end = hand.iter().position(|event| event.event_type == "HandEnded").map_or(hand.len(), |i| i + 1);
+        // The hand's own events: a top-up, a buy-in or a tip made meanwhile (a folded seat may
+        // top up) is no part of it and stays, correctable on its own (the cash pass: a folded
+        // seat's $5,000 cash top-up was netted into the hand and its cash taken off another
+        // patron's day). Chips into or out of a pot are the hand's whatever the event.
+        let in_the_hand = |event: &&chipledger_store::RecordedEvent| {
+            HAND_EVENT_TYPES.contains(&event.event_type.as_str())
+                || event.postings.iter().any(|p| p.account.parse::<rules::Account>().is_ok_and(|a| matches!(a, rules::Account::Pot { .. })))
+        };
         let mut net: Vec<NewPosting> = Vec::new();
-        for posting in hand[..end].iter().flat_map(|event| &event.postings) {
+        for posting in hand[..end].iter().filter(in_the_hand).flat_map(|event| &event.postings) {
             match net.iter_mut().find(|p| p.account == posting.account) {
                 Some(p) => p.amount_cents += posting.amount_cents,
                 None => net.push(posting.clone()),
@@ -954,7 +976,11 @@ impl Ledger {
         }
         net.retain(|p| p.amount_cents != 0);
         let whole = CorrectionRequest { reverses_event_id: hand[0].event_id.to_string(), ..correction.clone() };
-        let event_types = hand[..end].iter().map(|event| event.event_type.clone()).collect();
+        let event_types = hand[..end]
+            .iter()
+            .filter(|event| in_the_hand(event) || BINDING_A_HAND.contains(&event.event_type.as_str()))
+            .map(|event| event.event_type.clone())
+            .collect();
         let gaming_day = hand[0].typed_metadata().map(|metadata| metadata.gaming_day).map_err(|error| status::internal("read the corrected hand", &error))?;
         correction_for(stream, hand[0].stream_version, &gaming_day, &hand[0].payload, &net, event_types, &whole)
     }
