@@ -153,7 +153,7 @@ pub fn new_hand(hand_no: u64, button_seat: Seat, dealt_seats: &[Seat], config: &
         kill_owed_by: None,
         rock_holder: None,
     };
-    hand.round.started_heads_up = hand.live_count() == 2;
+    hand.round.started_heads_up = hand.active_count() == 2;
     // Stud: nobody acts before the bring-in; the up cards name the seat (R-POST-5).
     hand.round.to_act = if awaiting_bring_in { None } else { hand.next_to_act_after(button_seat) };
     hand
@@ -196,7 +196,7 @@ pub fn start_round(
         None => hand.button_seat,
     };
     hand.round = fresh_round(index, anchor, hand.pot_cents, config);
-    hand.round.started_heads_up = hand.live_count() == 2;
+    hand.round.started_heads_up = hand.active_count() == 2;
     for p in &mut hand.players {
         p.round_cents = 0;
         p.acted = false;
@@ -289,10 +289,12 @@ fn raise_blocked(hand: &HandState, config: &TableConfig, p: &HandPlayer, stack_c
     }
     if let Some((max_raises, heads_up_uncapped)) = config.betting.raise_cap() {
         let reached = hand.round.raises > max_raises;
-        // The heads-up exception: two players in the hand before the cap is reached, or with
-        // `heads_up_from_round_start` only when the round started with two.
+        // The heads-up exception: two players betting before the cap is reached (the seed:
+        // "only two players betting in the round ... since either player can call the last
+        // raise"; a player all in bets no more), or with `heads_up_from_round_start` only when
+        // the round started with two.
         let heads_up = heads_up_uncapped
-            && hand.live_count() == 2
+            && hand.active_count() == 2
             && !hand.round.capped
             && (!config.heads_up_from_round_start || hand.round.started_heads_up);
         if hand.round.capped || (reached && !heads_up) {
@@ -689,8 +691,7 @@ pub fn apply_action(hand: &mut HandState, config: &TableConfig, seat: Seat, kind
             r.full_raise_no += 1;
             r.raises = r.raises.saturating_add(1);
             if let Some((max_raises, _)) = config.betting.raise_cap() {
-                let live = hand.players.iter().filter(|p| p.status != InHand::Folded).count();
-                if hand.round.raises > max_raises && live > 2 {
+                if hand.round.raises > max_raises && hand.active_count() > 2 {
                     hand.round.capped = true;
                 }
             }

@@ -503,13 +503,15 @@ impl SameGame<'_> {
 impl TableConfig {
     /// The game and limits this table plays (R-REBUY-1), see [`SameGame`].
     pub fn same_game(&self) -> SameGame<'_> {
+        // Omaha or stud with the high-low flag is the high-low game (the flag had made "omaha
+        // ... hi-lo" another game than "omaha hi-lo": a way around the wait).
         let game = match self.game {
             Game::Holdem => "holdem",
             Game::ShortDeckHoldem => "short deck holdem",
-            Game::Omaha => "omaha",
-            Game::OmahaHiLo => "omaha hi-lo",
-            Game::SevenCardStud => "seven card stud",
-            Game::SevenCardStudHiLo => "seven card stud hi-lo",
+            Game::Omaha | Game::OmahaHiLo if self.splits_low() => "omaha hi-lo",
+            Game::Omaha | Game::OmahaHiLo => "omaha",
+            Game::SevenCardStud | Game::SevenCardStudHiLo if self.splits_low() => "seven card stud hi-lo",
+            Game::SevenCardStud | Game::SevenCardStudHiLo => "seven card stud",
             Game::Razz => "razz",
             Game::DeuceToSevenTripleDraw => "2-7 triple draw",
             Game::DeuceToSevenSingleDraw => "2-7 single draw",
@@ -537,13 +539,19 @@ impl TableConfig {
         if let Some(bring_in) = self.bring_in_cents {
             key.push_str(&format!(" bring-in {bring_in}"));
         }
-        if self.hi_lo && !matches!(self.game, Game::OmahaHiLo | Game::SevenCardStudHiLo) {
+        if self.hi_lo && self.game == Game::Holdem {
             key.push_str(" hi-lo");
         }
         if matches!(self.stakes, StakesMode::OpenStakes { .. }) {
             key.push_str(" open stakes");
         }
         SameGame { key, label: &self.game_key }
+    }
+
+    /// R-POT-5: each pot is halved between the best high and the best qualifying low: the
+    /// high-low games, or a game the table flags high-low. Elsewhere no low is ranked.
+    pub fn splits_low(&self) -> bool {
+        self.hi_lo || matches!(self.game, Game::OmahaHiLo | Game::SevenCardStudHiLo)
     }
 
     fn base(game_key: &str, betting: BettingStructure, small_blind_cents: Cents, big_blind_cents: Cents) -> TableConfig {
@@ -931,11 +939,22 @@ impl TableConfig {
             if sizes.iter().any(|size| size % unit != 0) {
                 return bad("R-UNIT-2", "the bet sizes (big blind and minimum bet, or the limits) are whole betting units");
             }
-            // A kill scales them: the kill hand's sizes are whole units too.
-            if let Some((num, den)) = self.kill.map(KillPolicy::factor)
-                && sizes.iter().any(|size| size * num % den != 0 || size * num / den % unit != 0)
-            {
-                return bad("R-POST-6", "the kill hand's bet sizes are whole betting units");
+        }
+        // A kill scales the sizes, and its blind is the big blind scaled: the kill hand's sizes
+        // and its blind are whole betting units (or minimum chips), so every bet can be made (a
+        // half kill of $7.50 with $1 chips left the next player no raise: the betting pass).
+        if let Some((num, den)) = self.kill.map(KillPolicy::factor) {
+            let unit = self.betting_unit_cents.unwrap_or(self.chip_set.min_playable_chip_cents).max(1);
+            let sizes = match &self.betting {
+                BettingStructure::FixedLimit { small_bet_cents, big_bet_cents, .. } => [*small_bet_cents, *big_bet_cents, self.big_blind_cents()],
+                BettingStructure::SpreadLimit { min_bet_cents, max_bet_cents, .. } => [*min_bet_cents, *max_bet_cents, self.big_blind_cents()],
+                _ => [self.big_blind_cents(), self.min_bet_cents, self.big_blind_cents()],
+            };
+            if let Some(size) = sizes.iter().find(|size| *size * num % den != 0 || *size * num / den % unit != 0) {
+                return Err(Rejection::new(invalid_config("R-POST-6"), "the kill hand's bet sizes and its blind are whole betting units or minimum chips")
+                    .with("size_cents", *size)
+                    .with("kill_size_cents", *size * num / den)
+                    .with("unit_cents", unit));
             }
         }
         // R-POST-6: the kill blind is a blind, posted beside the blinds (the seeds' kill games are
@@ -974,6 +993,15 @@ impl TableConfig {
         }
         if self.game.up_card_order().is_some() && self.bring_in_cents.is_none() {
             return bad("R-POST-5", "a stud game brings in: set bring_in_cents");
+        }
+        // A bring-in is a stud game's (R-POST-5), high-low a game with a high hand to halve
+        // (R-POT-5): set elsewhere they changed no play, only the game's name, and so made a
+        // table of the same game another game for the re-buy wait (the stakes pass).
+        if self.bring_in_cents.is_some() && self.game.up_card_order().is_none() {
+            return bad("R-POST-5", "a bring-in belongs to a stud game");
+        }
+        if self.hi_lo && !matches!(self.game, Game::Holdem | Game::Omaha | Game::OmahaHiLo | Game::SevenCardStud | Game::SevenCardStudHiLo) {
+            return bad("R-POT-5", "high-low is played in hold'em, Omaha and seven-card stud; this game is a low game or has no low");
         }
         if let FeePolicy::Reported { cap_cents } = &self.fee
             && *cap_cents < 0 {

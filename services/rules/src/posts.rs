@@ -1010,7 +1010,15 @@ pub fn pass_the_rock(table: &mut TableState, pots: &[crate::pots::PotResult]) {
 /// pots whole extends the streak; a pot of at least the trigger's amount, or the streak's
 /// length, makes that player owe the kill blind in the next hand. A split pot ends the streak.
 pub fn track_kill_trigger(table: &mut TableState, pots: &[crate::pots::PotResult]) {
-    let mut winners = pots.iter().flat_map(|p| p.awards.iter()).filter(|(_, won)| *won > 0).map(|(seat, _)| *seat);
+    // Winners of what was matched: chips of an uncalled bet going back to the bettor win
+    // nothing (R-POT-4; they had counted the bettor as a second winner, and the kill the real
+    // winner owed was not posted: the betting pass).
+    let mut winners = pots
+        .iter()
+        .filter(|p| p.amount_cents > p.returned_cents)
+        .flat_map(|p| p.awards.iter())
+        .filter(|(_, won)| *won > 0)
+        .map(|(seat, _)| *seat);
     let sole = winners.next().filter(|first| winners.all(|other| other == *first));
     table.winning_streak = sole.map(|seat| match table.winning_streak {
         Some((previous, n)) if previous == seat => (seat, n.saturating_add(1)),

@@ -19,6 +19,9 @@ use crate::table::{TableEvent, TableState};
 pub const SHOWDOWN_NOT_READY: Reason = Reason::new("SHOWDOWN_NOT_READY", "R-POT-5");
 pub const SHOWDOWN_NO_ELIGIBLE_WINNER: Reason = Reason::new("SHOWDOWN_NO_ELIGIBLE_WINNER", "R-POT-5");
 pub const SHOWDOWN_INVALID_RANKING: Reason = Reason::new("SHOWDOWN_INVALID_RANKING", "R-POT-5");
+/// A low ranking at a table that plays no high-low game: it would halve pots a high hand wins
+/// whole (the stakes pass: half a hold'em pot went to the hand that lost it).
+pub const LOW_NOT_PLAYED: Reason = Reason::new("LOW_NOT_PLAYED", "R-POT-5");
 pub const HAND_NOT_SETTLED: Reason = Reason::new("HAND_NOT_SETTLED", "R-POT-6");
 /// The hand's pots are awarded once: a second showdown, award or street is refused as such.
 pub const HAND_ALREADY_SETTLED: Reason = Reason::new("HAND_ALREADY_SETTLED", "R-POT-6");
@@ -34,6 +37,7 @@ pub const REASONS: &[Reason] = &[
     SHOWDOWN_NOT_READY,
     SHOWDOWN_NO_ELIGIBLE_WINNER,
     SHOWDOWN_INVALID_RANKING,
+    LOW_NOT_PLAYED,
     HAND_NOT_SETTLED,
     HAND_ALREADY_SETTLED,
     AWARD_NOT_ELIGIBLE,
@@ -372,6 +376,10 @@ pub(crate) fn settle_hand(
     if let Award::Ranking { high, low } = award {
         check_ranking(hand, high)?;
         if let Some(low) = low {
+            if !config.splits_low() && low.iter().any(|group| !group.is_empty()) {
+                return Err(Rejection::new(LOW_NOT_PLAYED, "this table plays no high-low game: each pot goes to the best high hand")
+                    .with("low_seats", low.iter().map(Vec::len).sum::<usize>() as Cents));
+            }
             check_ranking(hand, low)?;
         }
     }

@@ -372,6 +372,26 @@ fn r_bet_6_heads_up_exception_no_cap() {
     assert_eq!(g.hand().round.bet_to_cents, d(21), "heads-up: raising continues past the cap");
 }
 
+/// R-BET-6, the seed's reading: the cap is suspended with "only two players betting in the
+/// round (heads up), since either player can call the last raise". A third player all in bets
+/// no more: the two who can bet raise on past the cap (it had capped them: the betting pass).
+#[test]
+fn r_bet_6_seeds_heads_up_means_two_players_betting_an_all_in_player_aside() {
+    let mut g = Game::new(limit_3_6(), &[(1, d(100)), (2, d(100)), (3, d(3))]);
+    g.start(1, 3, &[1, 2, 3]);
+    post_blinds(&mut g, 1, 2);
+    g.ok(3, Action::AllIn);
+    g.ok(1, Action::Call);
+    g.ok(2, Action::Check);
+    g.next_round();
+    g.ok(1, bet(3));
+    g.ok(2, raise(6));
+    g.ok(1, raise(9));
+    g.ok(2, raise(12));
+    g.ok(1, raise(15));
+    assert_eq!(g.hand().round.bet_to_cents, d(15), "two betting: raising goes on past the cap");
+}
+
 #[test]
 fn r_bet_6_cap_reached_stays_after_a_fold_leaves_two() {
     let mut g = Game::new(limit_3_6(), &[(1, d(100)), (2, d(100)), (3, d(100))]);
@@ -597,6 +617,43 @@ fn r_post_6_seeds_a_pot_of_the_set_amount_causes_the_kill_and_a_split_does_not()
     let r = rejected(g.act(1, Action::Call), "KILL_NOT_POSTED");
     assert_eq!((r.number("seat"), r.number("kill_cents")), (Some(1), Some(d(6))));
     g.post(1, PostKind::Kill, d(6)).unwrap();
+}
+
+/// R-POST-6 (the Persian seed's trigger) with R-POT-4: the winner of the whole pot owes the kill
+/// even when another player's uncalled chips went back to that player (they had counted as a
+/// second winner, and the kill owed was never asked for: the betting pass).
+#[test]
+fn r_post_6_an_uncalled_bet_returned_is_no_win_for_the_kill_trigger() {
+    let mut c = example_config(TableConfig::fixed_limit_holdem_kill(d(2), d(4), KillPolicy::Full));
+    c.kill_trigger = Some(config::KillTrigger { pot_at_least_cents: d(6), pots_in_a_row: 0 });
+    let mut g = Game::new(c, &[(1, d(200)), (2, d(200)), (3, d(3))]);
+    g.start(1, 3, &[1, 2, 3]);
+    post_blinds(&mut g, 1, 2);
+    g.ok(3, Action::Call);
+    g.ok(1, Action::Fold);
+    g.ok(2, Action::Check);
+    g.next_round();
+    g.ok(2, bet(2));
+    g.ok(3, Action::AllIn);
+    let pots = g.showdown(vec![vec![3], vec![2]]);
+    assert_eq!(pots.iter().map(|p| (p.amount_cents, p.returned_cents)).collect::<Vec<_>>(), vec![(d(7), 0), (d(1), d(1))]);
+    g.end();
+    // Seat 3 won the $7 pot whole: it owes the $4 kill in the next hand.
+    g.start(2, 1, &[1, 2, 3]);
+    post_blinds(&mut g, 2, 3);
+    let r = rejected(g.act(1, Action::Call), "KILL_NOT_POSTED");
+    assert_eq!((r.number("seat"), r.number("kill_cents")), (Some(3), Some(d(4))));
+}
+
+/// R-POST-6 with R-UNIT-2: a half kill of a $5 big blind is $7.50, which $1 chips do not make:
+/// the table is refused (it opened, the $7.50 kill was posted, and the next player could not
+/// raise at all: the betting pass). A $4/$8 game's half kill, $6 and $12, is whole.
+#[test]
+fn r_post_6_a_kill_hand_is_played_in_whole_chips() {
+    let c = example_config(TableConfig::fixed_limit_holdem_kill(d(5), d(10), KillPolicy::Half));
+    let r = c.validate().expect_err("a $7.50 kill with $1 chips");
+    assert_eq!((r.reason.rule, r.number("kill_size_cents"), r.number("unit_cents")), ("R-POST-6", Some(750), Some(d(1))));
+    example_config(TableConfig::fixed_limit_holdem_kill(d(4), d(8), KillPolicy::Half)).validate().expect("whole chips");
 }
 
 #[test]

@@ -158,6 +158,39 @@ fn r_pot_5_no_qualifying_low_high_takes_all() {
     assert_eq!(settled_pots(&events)[0].awards, vec![(2, d(4))]);
 }
 
+/// R-POT-5: a low is ranked only where the table plays high-low. At a hold'em table a low
+/// ranking halved the pot, and half of it went to the hand that lost it (the stakes pass).
+#[test]
+fn r_pot_5_low_not_played_at_a_high_only_table() {
+    let mut g = Game::new(nl_no_blinds(d(1)), &[(1, d(100)), (2, d(100))]);
+    g.start(1, 2, &[1, 2]);
+    g.ok(1, bet(2));
+    g.ok(2, Action::Call);
+    g.check_down(&[1, 2]);
+    let r = rejected(g.table(TableOp::Showdown { high: vec![vec![1], vec![2]], low: Some(vec![vec![2]]), rake_cents: None }), "LOW_NOT_PLAYED");
+    assert_eq!((r.reason.rule, r.number("low_seats")), ("R-POT-5", Some(1)));
+    let events = g.table(TableOp::Showdown { high: vec![vec![1], vec![2]], low: Some(vec![]), rake_cents: None }).unwrap();
+    assert_eq!(settled_pots(&events)[0].awards, vec![(1, d(4))], "the best high hand takes the pot whole");
+}
+
+/// R-REBUY-1 with R-POT-5 and R-POST-5: settings that change no play do not make another game.
+/// Omaha flagged high-low is Omaha high-low; a bring-in outside stud, or high-low in a low game,
+/// is refused (each had given a table of the same game another name, and a way around the wait).
+#[test]
+fn r_rebuy_1_the_same_game_whatever_settings_that_change_no_play() {
+    let omaha_hi_lo = TableConfig::omaha_hi_lo(d(2), d(4));
+    let mut flagged = omaha_hi_lo.clone();
+    flagged.game = config::Game::Omaha;
+    assert_eq!(flagged.same_game().key(), omaha_hi_lo.same_game().key());
+    let mut c = nl_no_blinds(d(1));
+    c.bring_in_cents = Some(d(1));
+    let r = c.validate().expect_err("a bring-in at hold'em");
+    assert_eq!(r.reason.rule, "R-POST-5");
+    let mut c = TableConfig::razz(d(1), d(1), d(2), d(4));
+    c.hi_lo = true;
+    assert_eq!(c.validate().expect_err("razz is a low game").reason.rule, "R-POT-5");
+}
+
 fn raked(mut c: TableConfig) -> TableConfig {
     c.fee = FeePolicy::Rake { percent_bps: 1000, increment_cents: d(1), cap_cents: d(5), no_flop_no_drop: true, min_pot_cents: 0 };
     c
