@@ -10,6 +10,10 @@ use crate::streams::{CageId, PlayerId, Seat, TableId};
 
 /// Departures kept for the re-buy wait; older ones are dropped (bound).
 pub const MAX_DEPARTURES: usize = 32;
+/// Departures still unmet by a return kept for the re-buy wait (bound): past the longest wait
+/// they go; beyond the bound, the smallest goes. Reaching it takes departures from that many
+/// games within two hours.
+pub const MAX_UNMET_DEPARTURES: usize = 128;
 /// Open markers per patron (bound).
 pub const MAX_OPEN_MARKERS: usize = 64;
 /// Seats one patron may hold at once across the room (bound; R-REBUY-1 allows one per game by
@@ -49,6 +53,38 @@ pub struct Departure {
     /// before it bind by the table returned to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait: Option<(i64, i64)>,
+}
+
+impl Departure {
+    /// R-REBUY-1: this departure binds a return to the game at least as much, and for at
+    /// least as long, as `earlier` does: for as many chips or more, with a window no shorter
+    /// and a tolerance no larger (a departure recorded without its wait binds by the table
+    /// returned to, which every departure's wait includes).
+    fn covers(&self, earlier: &Departure) -> bool {
+        let wait_covers = match (self.wait, earlier.wait) {
+            (_, None) => true,
+            (None, Some(_)) => false,
+            (Some((window, tolerance)), Some((earlier_window, earlier_tolerance))) => {
+                window >= earlier_window && tolerance <= earlier_tolerance
+            }
+        };
+        self.amount_cents >= earlier.amount_cents && self.at_unix_ms >= earlier.at_unix_ms && wait_covers
+    }
+}
+
+/// Adds `departure` to a list kept within `bound`: departures past the longest wait any table
+/// may have bind no more and go first; a list still full loses its smallest departure (the
+/// oldest of equals), not the largest that binds (the oldest had gone: 32 departures from
+/// other games pushed out the one that bound the return: the stakes pass).
+fn keep_within_bound(list: &mut Vec<Departure>, departure: Departure, bound: usize) {
+    let expired_before = departure.at_unix_ms.saturating_sub(crate::config::MAX_REBUY_WAIT_WINDOW_MS);
+    list.retain(|d| d.at_unix_ms >= expired_before);
+    if list.len() >= bound
+        && let Some(smallest) = list.iter().enumerate().min_by_key(|(i, d)| (d.amount_cents, *i)).map(|(i, _)| i)
+    {
+        list.remove(smallest);
+    }
+    list.push(departure);
 }
 
 /// A seat the patron holds now, with its game (R-REBUY-1: one seat per game and limits).
@@ -336,11 +372,11 @@ impl PlayerState {
         if departure.amount_cents <= 0 {
             return;
         }
-        self.unmet_departures.retain(|d| d.game_key != departure.game_key || d.amount_cents > departure.amount_cents);
-        if self.unmet_departures.len() >= MAX_DEPARTURES {
-            self.unmet_departures.remove(0);
-        }
-        self.unmet_departures.push(departure);
+        // An earlier departure from the game goes only when this one binds at least as much
+        // for at least as long (a later one from a 30-minute table had erased one from a
+        // 120-minute table: the stakes pass).
+        self.unmet_departures.retain(|d| d.game_key != departure.game_key || !departure.covers(d));
+        keep_within_bound(&mut self.unmet_departures, departure, MAX_UNMET_DEPARTURES);
     }
 
     /// R-REBUY-1: back in `game_key` with chips (a buy-in, or a house move from another game):
@@ -393,10 +429,7 @@ impl PlayerState {
                     at_unix_ms: *at_unix_ms,
                     wait: *wait,
                 };
-                if self.departures.len() >= MAX_DEPARTURES {
-                    self.departures.remove(0);
-                }
-                self.departures.push(departure.clone());
+                keep_within_bound(&mut self.departures, departure.clone(), MAX_DEPARTURES);
                 self.departed(departure);
             }
             PlayerEvent::JoinedTable { table_id, seat, game_key, .. } => {

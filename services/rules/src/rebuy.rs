@@ -27,7 +27,11 @@ pub const SECOND_SEAT_SAME_GAME: Reason = Reason::new("SECOND_SEAT_SAME_GAME", "
 
 pub const FULL_REBUY_REQUIRED: Reason = Reason::new("FULL_REBUY_REQUIRED", "R-REBUY-3");
 
-pub const REASONS: &[Reason] = &[REBUY_BELOW_AMOUNT_LEFT, SECOND_SEAT_SAME_GAME, FULL_REBUY_REQUIRED];
+/// A patron holding `MAX_SEATS_HELD` seats takes no further one: the bound list of seats held
+/// is what one seat per game and the binding of the other seats are judged on (a ninth seat
+/// had pushed out the first, which then played on unbound: the stakes pass).
+pub const SEATS_HELD_AT_BOUND: Reason = Reason::new("SEATS_HELD_AT_BOUND", "R-REBUY-1");
+pub const REASONS: &[Reason] = &[REBUY_BELOW_AMOUNT_LEFT, SECOND_SEAT_SAME_GAME, FULL_REBUY_REQUIRED, SEATS_HELD_AT_BOUND];
 
 /// R-REBUY-3 (open stakes): after winning a short all-in pot, chips are added only by a
 /// re-buy to a full buy-in, and nothing is borrowed.
@@ -107,8 +111,15 @@ pub fn check(player: &PlayerState, game: &SameGame, now_ms: i64, policy: &RebuyP
 }
 
 /// Refuse a seat in `game` at `table_id` while the patron holds another seat of the same
-/// game and limits, unless the room allows a second seat.
+/// game and limits, unless the room allows a second seat; and any seat past the bound of seats
+/// one patron holds ([`SEATS_HELD_AT_BOUND`]).
 pub fn check_second_seat(player: &PlayerState, table_id: &TableId, game: &SameGame, policy: &RebuyPolicy) -> Result<(), Rejection> {
+    let held_here = player.seats.iter().any(|s| &s.table_id == table_id);
+    if !held_here && player.seats.len() >= crate::player::MAX_SEATS_HELD {
+        return Err(Rejection::new(SEATS_HELD_AT_BOUND, "the patron holds as many seats as one patron may: leave one first")
+            .with("seats_held", player.seats.len() as Cents)
+            .with("max_seats_held", crate::player::MAX_SEATS_HELD as Cents));
+    }
     if policy.allow_second_seat {
         return Ok(());
     }

@@ -407,3 +407,84 @@ fn r_rebuy_1_a_table_does_not_change_game_under_seated_players() {
     g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
     g.table(TableOp::ChangeConfig { config: other }).unwrap();
 }
+
+/// A table of another game ($1/$`big` no limit), opened and filled.
+fn other_game(g: &mut Game, n: usize, big: i64) -> TableId {
+    let t = tid(&format!("G{n}"));
+    let mut c = TableConfig::no_limit_holdem(d(1), d(big));
+    c.fee = FeePolicy::NoFee;
+    open_filled_table(g, &t, c);
+    t
+}
+
+fn at(t: &TableId, op: TableOp) -> Command {
+    Command::Table(TableCommand { table_id: t.clone(), op })
+}
+
+/// R-REBUY-1: departures from many other games do not push out the one that binds (the stakes
+/// pass: out of T1 with $200, out of 32 other games with $40 each, back in T1's game for $40).
+#[test]
+fn r_rebuy_1_departures_from_other_games_never_push_out_the_binding_one() {
+    let mut g = game();
+    buy_in(&mut g, 1, "P1", d(200)).unwrap();
+    cash_out(&mut g, 1, "P1").unwrap();
+    for n in 0..40 {
+        let t = other_game(&mut g, n, 3 + n as i64);
+        let min = g.world.tables[&t].config.as_ref().unwrap().buy_in.min_cents;
+        g.world.exec(at(&t, TableOp::BuyIn { seat: 1, player_id: pid("P1"), amount_cents: min, source: FundsSource::Cash, supervisor_id: None, short_buy: false })).unwrap();
+        g.world.exec(at(&t, TableOp::CashOut { seat: 1, player_id: pid("P1") })).unwrap();
+    }
+    let r = rejected(buy_in(&mut g, 2, "P1", d(40)), "REBUY_BELOW_AMOUNT_LEFT");
+    assert_eq!(r.number("amount_left_with_cents"), Some(d(200)));
+}
+
+/// R-REBUY-1: a patron holds at most `MAX_SEATS_HELD` seats; a further one is refused (a ninth
+/// had pushed out the first, which then played on unbound by a departure from its game).
+#[test]
+fn r_rebuy_1_a_seat_past_the_bound_of_seats_held_is_refused() {
+    let mut g = game();
+    buy_in(&mut g, 1, "P1", d(40)).unwrap();
+    for n in 0..player::MAX_SEATS_HELD - 1 {
+        let t = other_game(&mut g, n, 3 + n as i64);
+        let min = g.world.tables[&t].config.as_ref().unwrap().buy_in.min_cents;
+        g.world.exec(at(&t, TableOp::BuyIn { seat: 1, player_id: pid("P1"), amount_cents: min, source: FundsSource::Cash, supervisor_id: None, short_buy: false })).unwrap();
+    }
+    let t = other_game(&mut g, 99, 50);
+    let min = g.world.tables[&t].config.as_ref().unwrap().buy_in.min_cents;
+    let r = rejected(
+        g.world.exec(at(&t, TableOp::BuyIn { seat: 1, player_id: pid("P1"), amount_cents: min, source: FundsSource::Cash, supervisor_id: None, short_buy: false })),
+        "SEATS_HELD_AT_BOUND",
+    );
+    assert_eq!((r.reason.rule, r.number("seats_held"), r.number("max_seats_held")), ("R-REBUY-1", Some(8), Some(8)));
+    assert!(g.world.players[&pid("P1")].seats.iter().any(|s| s.table_id == tid(TABLE)), "the first seat is still held");
+}
+
+/// R-REBUY-1: a later departure from a table with a shorter wait does not erase an earlier one
+/// from a table with a longer wait (the stakes pass: out of a 120-minute table with $200, then of
+/// a 30-minute one with $200, back 44 minutes later for $40).
+#[test]
+fn r_rebuy_1_a_later_departure_with_a_shorter_wait_keeps_the_longer_one() {
+    let mut long = nl_1_2();
+    long.rebuy.wait_window_ms = 120 * 60 * 1000;
+    long.rebuy.allow_second_seat = true;
+    let mut short = nl_1_2();
+    short.rebuy.wait_window_ms = 30 * 60 * 1000;
+    short.rebuy.allow_second_seat = true;
+    let mut g = Game::new(long, &[]);
+    let t7 = tid("T7");
+    let t8 = tid("T8");
+    open_filled_table(&mut g, &t7, short.clone());
+    open_filled_table(&mut g, &t8, short);
+    buy_in(&mut g, 1, "P1", d(200)).unwrap();
+    g.world.exec(at(&t7, TableOp::BuyIn { seat: 1, player_id: pid("P1"), amount_cents: d(200), source: FundsSource::Cash, supervisor_id: None, short_buy: false })).unwrap();
+    g.world.ctx.at_unix_ms += 60 * 1000;
+    cash_out(&mut g, 1, "P1").unwrap();
+    g.world.ctx.at_unix_ms += 60 * 1000;
+    g.world.exec(at(&t7, TableOp::CashOut { seat: 1, player_id: pid("P1") })).unwrap();
+    g.world.ctx.at_unix_ms += 43 * 60 * 1000;
+    let r = rejected(
+        g.world.exec(at(&t8, TableOp::BuyIn { seat: 1, player_id: pid("P1"), amount_cents: d(40), source: FundsSource::PocketChips, supervisor_id: None, short_buy: false })),
+        "REBUY_BELOW_AMOUNT_LEFT",
+    );
+    assert_eq!(r.number("amount_left_with_cents"), Some(d(200)));
+}
