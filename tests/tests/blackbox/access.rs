@@ -114,10 +114,28 @@ async fn roles_dealer_cannot_issue_markers_or_approve_corrections_and_auditor_on
         ("auditor-marker", principal::AUDITOR.0),
     ] {
         // Kept under its own key: the id itself stays free for whoever may send the command.
-        let key = format!("{command_id}~denied~{caller}");
-        let record = kept.iter().find(|record| record.command_id == key).unwrap_or_else(|| panic!("{key} kept: {kept:?}"));
+        let key = format!("{command_id}~denied~{caller}~");
+        let record = kept.iter().find(|record| record.command_id.starts_with(&key)).unwrap_or_else(|| panic!("{key} kept: {kept:?}"));
         assert_eq!((record.reason_code.as_str(), record.rule_id.as_str(), record.actor_id.as_str()), ("ROLE_NOT_PERMITTED", "R-AUDIT-2", caller));
     }
+    // Every attempt is kept (the insider pass: they had gone unkept): another under the same id
+    // with other contents, one without a header, one naming a property the dealer may not act
+    // on. A command id with '~' is no caller's: it is the refusals' key.
+    let bigger = pb::IssueMarker { chips: vec![chipledger_tests::chips(2_500, 40)], ..marker.clone() };
+    assert_denied(dealer.cage.issue_marker(bigger).await, "dealer issues a bigger marker under the same id");
+    assert_denied(dealer.cage.issue_marker(pb::IssueMarker { header: None, ..marker.clone() }).await, "dealer issues a marker without a header");
+    let elsewhere = pb::CommandHeader { property_id: "elsewhere".into(), ..header("dealer-marker-elsewhere").expect("a header") };
+    assert_denied(dealer.cage.issue_marker(pb::IssueMarker { header: Some(elsewhere), ..marker.clone() }).await, "dealer issues a marker elsewhere");
+    let tilde = dealer.table.tip(pb::Tip { header: header("tip~denied~dealer"), table_id: TABLE.into(), seat: 1, amount_cents: 100 }).await.expect_err("'~' is reserved");
+    assert_eq!(tilde.code(), Code::InvalidArgument, "{tilde:?}");
+    let kept = auditor.audit.list_rejections(pb::ListRejectionsRequest::default()).await?.into_inner().rejections;
+    let dealers: Vec<&str> = kept
+        .iter()
+        .filter(|record| record.actor_id == principal::DEALER.0 && record.reason_code == "ROLE_NOT_PERMITTED")
+        .map(|record| record.command_id.as_str())
+        .collect();
+    assert_eq!(dealers.iter().filter(|key| key.starts_with("dealer-marker~denied~")).count(), 2, "{dealers:?}");
+    assert_eq!(dealers.iter().filter(|key| key.starts_with("~denied~")).count(), 2, "no header, and a foreign property: {dealers:?}");
     assert_eq!(head(&mut auditor).await?.global_position, before.global_position, "a refusal for the role writes no event");
 
     // The cage may do what the dealer may not (the refusals above were about the role), even

@@ -521,7 +521,7 @@ mod hostile {
                 "{command_id}: {record:?}"
             );
         }
-        let denied = kept.iter().find(|record| record.command_id.ends_with(&format!("~denied~{}", principal::DEALER.0))).context("the dealer's fill kept")?;
+        let denied = kept.iter().find(|record| record.command_id.contains(&format!("~denied~{}~", principal::DEALER.0))).context("the dealer's fill kept")?;
         ensure!((denied.reason_code.as_str(), denied.rule_id.as_str()) == ("ROLE_NOT_PERMITTED", "R-AUDIT-2"), "{denied:?}");
         // Found by the table's filter too (the console's second pass: they were not).
         let at_table = auditor.audit.list_rejections(pb::ListRejectionsRequest { table_id: "T1".into(), ..Default::default() }).await?.into_inner().rejections;

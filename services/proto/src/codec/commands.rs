@@ -39,12 +39,15 @@ pub fn envelope(errors: &mut FieldErrors, prefix: &str, header: Option<&pb::Comm
     let command_id = header.command_id.trim();
     if command_id.is_empty()
         || command_id.len() > MAX_COMMAND_ID_LEN
-        || command_id.contains('/')
+        || command_id.contains(['/', '~'])
         || !command_id.chars().all(|c| is_text_char(c) && c != '\t' && c != '\n')
     {
+        // '/' names a batch entry and '~' a refusal kept for the role: neither is the caller's
+        // (a dealer had taken the key a refusal of theirs was to be kept under, and the attempt
+        // went unkept: the insider pass).
         errors.add(
             format!("{prefix}.command_id"),
-            format!("required, 1 to {MAX_COMMAND_ID_LEN} bytes, no '/' or control characters"),
+            format!("required, 1 to {MAX_COMMAND_ID_LEN} bytes, no '/', '~' or control characters"),
         );
         return None;
     }

@@ -726,11 +726,12 @@ impl Ledger {
     }
 
     /// A command the caller's role may not send (ROLE_NOT_PERMITTED): kept among the refusals
-    /// when it names a command id on a property the caller may act on (an insider trying what
-    /// the role table forbids is what R-AUDIT-3 keeps for auditors), under
-    /// `<command id>~denied~<caller>` so that it never takes the id itself from whoever may send
-    /// that command (a dealer could otherwise block a supervisor's command by its id in
-    /// advance), and answered with `denied` (naming rule R-AUDIT-2) whatever the id holds.
+    /// (an insider trying what the role table forbids is what R-AUDIT-3 keeps for auditors),
+    /// under [`role_refusal_key`], never the command id itself (a dealer could otherwise block
+    /// a supervisor's command by its id in advance), and answered with `denied` (naming rule
+    /// R-AUDIT-2). Every attempt is kept: one without a usable header, or naming a property the
+    /// caller may not act on, on the caller's own property (they had gone unkept, answered
+    /// alike: the insider pass).
     async fn refuse_for_role(
         &self,
         principal: &Principal,
@@ -743,18 +744,27 @@ impl Ledger {
         if let Ok(value) = index.to_string().parse() {
             denied.metadata_mut().insert(COMMAND_INDEX_HEADER, value);
         }
-        let Some(envelope) = envelope else { return denied };
-        let Ok(property) = self.property_at(principal, &envelope.property_id, "header.property_id") else { return denied };
+        let named = envelope.and_then(|envelope| {
+            let property = self.property_at(principal, &envelope.property_id, "header.property_id").ok()?;
+            Some((property, envelope.command_id.as_str()))
+        });
+        let (property, command_id) = match named {
+            Some(named) => named,
+            None => match self.property_at(principal, "", "header.property_id") {
+                Ok(own) => (own, ""),
+                Err(_) => return denied,
+            },
+        };
         let record = RejectionRecord {
             property: property.id.clone(),
-            command_id: format!("{}~denied~{}", envelope.command_id, principal.id),
+            command_id: role_refusal_key(command_id, &principal.id, request_hash),
             reason_code: access::ROLE_NOT_PERMITTED.to_string(),
             rule_id: access::ROLE_RULE.to_string(),
             numbers: Vec::new(),
             detail: denied.message().to_string(),
             actor_id: principal.id.clone(),
             actor_role: access::role_name(&principal.role).to_string(),
-            device: envelope.device.clone(),
+            device: envelope.and_then(|envelope| envelope.device.clone()),
             streams: command.map(|command| command.streams().iter().map(StreamId::key).collect()).unwrap_or_default(),
             request: attempted(rpc, index, None, command),
             request_hash: *request_hash,
@@ -765,7 +775,7 @@ impl Ledger {
         if let Err(error) = self.keep_refusal(record, denied.clone()).await
             && error.code() != denied.code()
         {
-            tracing::warn!(principal = %principal.id, command_id = %envelope.command_id, %error, "a refusal for the role was not kept");
+            tracing::warn!(principal = %principal.id, %command_id, %error, "a refusal for the role was not kept");
         }
         denied
     }
@@ -1099,6 +1109,24 @@ fn check_room(property: &PropertyConfig, decidable: &Decidable, prefix: &str) ->
 
 /// SHA-256 over the RPC path and the request's protobuf bytes (deterministic for our
 /// messages: no maps, fields in number order).
+/// The key a refusal for the role is kept under: `<command id>~denied~<caller>~<request>`, the
+/// request's digest telling apart attempts under one id with other contents (a second attempt
+/// had been answered as the first and not kept); with no command id, `~denied~...`. A key past
+/// the store's 128 bytes keeps the id's start and a digest of the whole.
+pub(crate) fn role_refusal_key(command_id: &str, caller: &str, request_hash: &[u8; 32]) -> String {
+    const MAX_KEY: usize = 128;
+    let key = format!("{command_id}~denied~{caller}~{}", hex::encode(&request_hash[..8]));
+    if key.len() <= MAX_KEY {
+        return key;
+    }
+    let digest = hex::encode(&<sha2::Sha256 as sha2::Digest>::digest(key.as_bytes())[..16]);
+    let mut cut = MAX_KEY - "~denied~".len() - digest.len();
+    while !command_id.is_char_boundary(cut.min(command_id.len())) {
+        cut -= 1;
+    }
+    format!("{}~denied~{digest}", &command_id[..cut.min(command_id.len())])
+}
+
 pub fn request_hash(rpc: &str, request_bytes: &[u8]) -> [u8; 32] {
     let mut bytes = Vec::with_capacity(rpc.len() + 1 + request_bytes.len());
     bytes.extend_from_slice(rpc.as_bytes());
