@@ -120,6 +120,10 @@ pub enum RefusalProblem {
     /// command row points at a refusal that is not there: the id could be used again.
     CommandNotHeld(String),
     Undecodable(String),
+    /// A refusal without a place in the chain recorded after the chain began (every refusal
+    /// since is chained): written outside the ledger, listed like any refusal (the insider
+    /// pass framed a patron so, unseen), with its row id and command id.
+    UnchainedAfterChain(i64, String),
 }
 
 /// How a kept checkpoint compares with the log.
@@ -508,7 +512,12 @@ async fn check_refusals(
         }
     }
     let checked = expected - 1;
-    let problem = if last_stored < head.0 {
+    let unchained: Option<(i64, String)> =
+        sqlx::query_as("SELECT * FROM chipledger_unchained_refusals($1)").bind(property).fetch_optional(&mut **snapshot).await?;
+    let problem = if let Some((rejection_id, command_id)) = unchained {
+        // The chain itself holds: checkpoints of it still agree; the row is no part of it.
+        Some((last_stored + 1, RefusalProblem::UnchainedAfterChain(rejection_id, command_id)))
+    } else if last_stored < head.0 {
         Some((last_stored + 1, RefusalProblem::TruncatedTail))
     } else if last_stored > head.0 || previous != head.1 {
         Some((last_stored, RefusalProblem::HeadMismatch))

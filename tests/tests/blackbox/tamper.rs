@@ -251,6 +251,28 @@ async fn a_deleted_refusal_is_caught_even_with_the_refusal_head_fixed() -> anyho
     recorded.server.stop().await
 }
 
+/// R-AUDIT-3: a refusal written by a superuser without a place in the chain (as refusals were
+/// before they were chained) is no refusal of the ledger: `verify` names it (the insider pass
+/// framed a patron with a ratholing refusal so, listed like any other and unseen).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unchained_refusal_written_after_the_chain_began_is_caught() -> anyhow::Result<()> {
+    let mut recorded = recorded("tamper_unchained_refusal").await?;
+    let property = recorded.server.property_id.clone();
+    let mut connection = superuser(&recorded.server).await?;
+    sqlx::query(
+        "INSERT INTO rejections (property, command_id, reason_code, rule_id, numbers, detail, actor_id, actor_role, streams, request, player_id, gaming_day) \
+         VALUES ($1, 'framed-1', 'RATHOLING_FORBIDDEN', 'R-STAKE-2', '[[\"amount_cents\", 500000]]', 'taking chips off the table', 'floor-2', 'floor_supervisor', '{table-T1}', '{}', 'P1', current_date)",
+    )
+    .bind(&property)
+    .execute(&mut connection)
+    .await?;
+    let reply = verify(&mut recorded, true, false).await?;
+    assert!(!reply.ok, "{reply:?}");
+    assert!(reply.refusal_problem.contains("UnchainedAfterChain") && reply.refusal_problem.contains("framed-1"), "{reply:?}");
+    assert_eq!(agreeing(&reply), vec![true, true, true], "the chain itself holds: {reply:?}");
+    recorded.server.stop().await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_forged_reply_is_caught_at_its_command() -> anyhow::Result<()> {
     let mut recorded = recorded("tamper_reply").await?;
