@@ -887,9 +887,10 @@ pub async fn player(State(console): State<Arc<Console>>, signed: Signed, Path(pl
                 Some(rules::Event::Player(PlayerEvent::MarkerIssued { .. } | PlayerEvent::MarkerRedeemed { .. } | PlayerEvent::MarkerWrittenOff { .. })) => {
                     Some("marker")
                 }
-                Some(rules::Event::Player(PlayerEvent::ChipsBought { .. } | PlayerEvent::ChipsRedeemed { .. } | PlayerEvent::CashTransaction { .. })) => {
-                    Some("cage")
-                }
+                Some(rules::Event::Player(PlayerEvent::ChipsBought { .. } | PlayerEvent::ChipsRedeemed { .. })) => Some("cage"),
+                // Cash is recorded at a table as at the cage (a table's cash buy-in had read "cage").
+                Some(rules::Event::Player(PlayerEvent::CashTransaction { .. })) => Some("cash"),
+                Some(rules::Event::Player(PlayerEvent::Corrected { .. } | PlayerEvent::PocketCorrected { .. })) => Some("correction"),
                 _ => None,
             };
             if let Some(day) = event.metadata.as_ref().map(|metadata| metadata.gaming_day.clone())
