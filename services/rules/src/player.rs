@@ -429,7 +429,11 @@ impl PlayerState {
                     at_unix_ms: *at_unix_ms,
                     wait: *wait,
                 };
-                keep_within_bound(&mut self.departures, departure.clone(), MAX_DEPARTURES);
+                // The record of the last departures, as the store's departure log keeps them.
+                if self.departures.len() >= MAX_DEPARTURES {
+                    self.departures.remove(0);
+                }
+                self.departures.push(departure.clone());
                 self.departed(departure);
             }
             PlayerEvent::JoinedTable { table_id, seat, game_key, .. } => {

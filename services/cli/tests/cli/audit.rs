@@ -217,7 +217,7 @@ async fn auditor_commands_report_the_session_figures_exactly() {
         shift,
         serde_json::json!({
             "table_id": "T1", "gaming_day": day, "opening_inventory_cents": 0, "closing_inventory_cents": 180_000,
-            "fills_cents": 220_000, "credits_cents": 0, "drop_cents": 40_000, "result_cents": 0,
+            "fills_cents": 220_000, "credits_cents": 0, "drop_cents": 40_000, "result_cents": 0, "rake_cents": 100, "toke_cents": 0,
             "shift_close_position": shift_closed,
         })
     );
@@ -230,7 +230,7 @@ async fn auditor_commands_report_the_session_figures_exactly() {
     let report = json(&server, &["reconcile", "day", "--day", &day]).await;
     // Issued: the fill (100x200, 500x200, 2500x40) and P3's purchase (500x40); returned: P3's
     // redemption (2500x8). Liability 240,000 - 20,000 = 220,000 = tray 180,000 + pockets
-    // 19,900 + 19,400 + 600 + rake 100.
+    // 19,900 + 19,400 + 600 + the rake, 100, gone to the count room at the close.
     let chips = |list: &Value| -> Vec<(i64, i64)> {
         list.as_array().expect("chips").iter().map(|c| (c["denomination_cents"].as_i64().expect("d"), c["count"].as_i64().expect("n"))).collect()
     };
