@@ -325,8 +325,8 @@ pub fn replay_config(hand: &HandHistory) -> Result<TableConfig, String> {
     let chip = min_chip_cents(hand);
     config.chip_set = ChipSet { denominations_cents: vec![chip], min_playable_chip_cents: chip };
     config.fee = if hand.winnings_cents.is_some() || hand.rake_cents.is_some() {
-        // R-RAKE-1: the room's rake, as the file reports it.
-        FeePolicy::Reported { cap_cents: chipledger_rules::money::MAX_AMOUNT_CENTS }
+        // R-RAKE-1: the room's rake, as the file reports it, whether the hand saw a flop or not.
+        FeePolicy::Reported { cap_cents: chipledger_rules::money::MAX_AMOUNT_CENTS, no_flop_no_drop: false }
     } else {
         FeePolicy::NoFee
     };

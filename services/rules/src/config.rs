@@ -273,8 +273,21 @@ pub enum FeePolicy {
     TimeCollection { fee_cents: Cents, interval_minutes: u32 },
     /// R-RAKE-1 as the dealer reports it: at settlement the dealer states the rake the room
     /// took (at most `cap_cents`, never from uncalled chips), e.g. a hand history recorded
-    /// by a card room. No report means no rake.
-    Reported { cap_cents: Cents },
+    /// by a card room. No report means no rake. With `no_flop_no_drop` (the default, R-RAKE-1)
+    /// a hand that ended before the flop is not raked; a card room's history whose rake was
+    /// taken regardless sets it off.
+    Reported {
+        cap_cents: Cents,
+        #[serde(default = "FeePolicy::no_flop_no_drop_by_default")]
+        no_flop_no_drop: bool,
+    },
+}
+
+impl FeePolicy {
+    /// R-RAKE-1: "no flop, no drop (default on)".
+    pub fn no_flop_no_drop_by_default() -> bool {
+        true
+    }
 }
 
 /// R-RAKE-2.
@@ -882,7 +895,7 @@ impl TableConfig {
                 amount!("rake_min_pot_cents", *min_pot_cents, !CHIPS);
             }
             FeePolicy::TimeCollection { fee_cents, .. } => amount!("time_fee_cents", *fee_cents, CHIPS),
-            FeePolicy::Reported { cap_cents } => amount!("reported_rake_cap_cents", *cap_cents, !CHIPS),
+            FeePolicy::Reported { cap_cents, .. } => amount!("reported_rake_cap_cents", *cap_cents, !CHIPS),
             FeePolicy::NoFee => {}
         }
         if let Some(drop) = &self.jackpot_drop {
@@ -1003,7 +1016,7 @@ impl TableConfig {
         if self.hi_lo && !matches!(self.game, Game::Holdem | Game::Omaha | Game::OmahaHiLo | Game::SevenCardStud | Game::SevenCardStudHiLo) {
             return bad("R-POT-5", "high-low is played in hold'em, Omaha and seven-card stud; this game is a low game or has no low");
         }
-        if let FeePolicy::Reported { cap_cents } = &self.fee
+        if let FeePolicy::Reported { cap_cents, .. } = &self.fee
             && *cap_cents < 0 {
                 return bad("R-RAKE-1", "a reported rake needs a non-negative cap");
             }

@@ -329,7 +329,13 @@ fn rake_into(
     }
     let Some(reported) = reported else { return Ok(0) };
     let limit = match &config.fee {
-        FeePolicy::Reported { cap_cents } => *cap_cents,
+        // R-RAKE-1: no flop, no drop (the betting pass: a dealer raked $3 of the blinds of a
+        // hand that ended before the flop).
+        FeePolicy::Reported { no_flop_no_drop: true, .. } if !flop_seen && reported > 0 => {
+            return Err(Rejection::new(RAKE_NOT_REPORTABLE, "no flop, no drop: a hand that ended before the flop is not raked")
+                .with("rake_cents", reported));
+        }
+        FeePolicy::Reported { cap_cents, .. } => *cap_cents,
         FeePolicy::Rake { .. } => {
             let computed: Cents = out.iter().sum();
             if reported != computed {
@@ -385,7 +391,9 @@ pub(crate) fn settle_hand(
     }
     let chip = config.chip_set.min_playable_chip_cents;
     let layers = hand_pots(hand);
-    let flop_seen = hand.flop_seen || showdown;
+    // A showdown between players deals the board out (the flop is seen); a "showdown" with
+    // one player left is a hand won uncontested, before the flop if it ended there.
+    let flop_seen = hand.flop_seen || (showdown && hand.live_count() > 1);
     // One pot per contribution level at most.
     let bases: SeatList<Cents> = layers.iter().map(|l| l.amount_cents - l.returned_cents).collect();
     let mut rake_per_pot: SeatList<Cents> = bases.iter().map(|_| 0).collect();

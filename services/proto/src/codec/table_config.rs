@@ -164,7 +164,10 @@ pub fn table_config_from_wire(errors: &mut FieldErrors, wire: &pb::TableConfig) 
         Some(Fee::TimeCollection(time)) => {
             rules::FeePolicy::TimeCollection { fee_cents: time.fee_cents, interval_minutes: time.interval_minutes }
         }
-        Some(Fee::ReportedRake(reported)) => rules::FeePolicy::Reported { cap_cents: reported.cap_cents },
+        Some(Fee::ReportedRake(reported)) => rules::FeePolicy::Reported {
+            cap_cents: reported.cap_cents,
+            no_flop_no_drop: reported.no_flop_no_drop.unwrap_or_else(rules::FeePolicy::no_flop_no_drop_by_default),
+        },
         None => {
             errors.add("config.fee", "required");
             return None;
@@ -316,7 +319,9 @@ pub fn table_config_to_wire(config: &rules::TableConfig) -> pb::TableConfig {
         rules::FeePolicy::TimeCollection { fee_cents, interval_minutes } => {
             Fee::TimeCollection(pb::TimeCollection { fee_cents: *fee_cents, interval_minutes: *interval_minutes })
         }
-        rules::FeePolicy::Reported { cap_cents } => Fee::ReportedRake(pb::ReportedRake { cap_cents: *cap_cents }),
+        rules::FeePolicy::Reported { cap_cents, no_flop_no_drop } => {
+            Fee::ReportedRake(pb::ReportedRake { cap_cents: *cap_cents, no_flop_no_drop: Some(*no_flop_no_drop) })
+        }
     };
     pb::TableConfig {
         version: config.version,
@@ -453,7 +458,7 @@ mod tests {
                 c.straddle_any_position = true;
                 c.straddle_at_least = true;
                 c.mandatory_straddle = true;
-                c.fee = rules::FeePolicy::Reported { cap_cents: 500 };
+                c.fee = rules::FeePolicy::Reported { cap_cents: 500, no_flop_no_drop: false };
                 c
             },
             {

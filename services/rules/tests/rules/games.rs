@@ -483,7 +483,7 @@ fn r_post_2_straddles_sleepers_and_kills_come_after_the_blinds() {
 
 fn reported(cap_cents: Cents) -> TableConfig {
     let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
-    c.fee = FeePolicy::Reported { cap_cents };
+    c.fee = FeePolicy::Reported { cap_cents, no_flop_no_drop: true };
     c
 }
 
@@ -511,6 +511,33 @@ fn r_rake_1_the_rake_the_dealer_reports_is_recorded_within_the_cap() {
     assert_eq!(*rake_cents, d(3));
     assert_eq!(g.stack(2), d(90) + d(27));
     assert_eq!(g.state().rake_cents, d(3));
+}
+
+/// R-RAKE-1 "no flop, no drop (default on)" holds where the dealer reports the rake: a hand
+/// won before the flop is not raked (a dealer took $3 of the blinds so: the betting pass); a card
+/// room's history raked regardless says so in its configuration.
+#[test]
+fn r_rake_1_no_flop_no_drop_where_the_dealer_reports_the_rake() {
+    let preflop = |c: TableConfig| {
+        let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(100))]);
+        g.start(1, 3, &[1, 2, 3]);
+        g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+        g.post(2, PostKind::BigBlind, d(2)).unwrap();
+        g.ok(3, raise(6));
+        g.ok(1, Action::Fold);
+        g.ok(2, Action::Fold);
+        g
+    };
+    let showdown = |rake| TableOp::Showdown { high: vec![], low: None, rake_cents: Some(rake) };
+    let mut g = preflop(reported(d(5)));
+    let r = rejected(g.table(showdown(d(3))), "RAKE_NOT_REPORTABLE");
+    assert_eq!((r.reason.rule, r.number("rake_cents")), ("R-RAKE-1", Some(d(3))));
+    g.table(showdown(0)).unwrap();
+    let mut history = reported(d(5));
+    history.fee = FeePolicy::Reported { cap_cents: d(5), no_flop_no_drop: false };
+    let mut g = preflop(history);
+    g.table(showdown(d(1))).unwrap();
+    assert_eq!(g.state().rake_cents, d(1));
 }
 
 fn rake_10_percent(cap_cents: Cents) -> FeePolicy {
