@@ -736,7 +736,8 @@ pub async fn cash_activity(client: &mut Client, args: CashActivityArgs, output: 
                     "ctr_required_cash_out": p.ctr_required_cash_out,
                     "cash_in_corrected_cents": p.cash_in_corrected_cents,
                     "cash_out_corrected_cents": p.cash_out_corrected_cents,
-                    "mtl_entries": p.mtl_entries.iter().map(|e| json!({"global_position": e.global_position, "amount_cents": e.amount_cents, "direction": e.direction, "event_type": e.event_type, "at_unix_ms": e.at_unix_ms})).collect::<Vec<_>>(),
+                    "mtl_entries": p.mtl_entries.iter().map(transaction_json).collect::<Vec<_>>(),
+                    "ctr_entries": p.ctr_entries.iter().map(transaction_json).collect::<Vec<_>>(),
                 })
             })
             .collect();
@@ -746,12 +747,16 @@ pub async fn cash_activity(client: &mut Client, args: CashActivityArgs, output: 
     println!("cash activity on gaming day {} (R-AUDIT-4: in and out summed separately)", args.day);
     let mut table = output.table(&["patron", "cash in", "cash out", "MTL entries", "CTR", "taken back"]);
     for p in &patrons {
-        let ctr = match (p.ctr_required_cash_in, p.ctr_required_cash_out) {
-            (true, true) => "in + out",
-            (true, false) => "in",
-            (false, true) => "out",
-            (false, false) => "-",
-        };
+        // One CTR per crossing: "in" for one, "in x2" after a correction and a second crossing.
+        let ctr: Vec<String> = ["in", "out"]
+            .iter()
+            .filter_map(|way| match p.ctr_entries.iter().filter(|e| e.direction == *way).count() {
+                0 => None,
+                1 => Some(way.to_string()),
+                n => Some(format!("{way} x{n}")),
+            })
+            .collect();
+        let ctr = if ctr.is_empty() { "-".to_string() } else { ctr.join(" + ") };
         let mtl: Vec<String> =
             p.mtl_entries.iter().map(|e| format!("{} {} at {}", e.direction, money(e.amount_cents), clock.show(e.at_unix_ms))).collect();
         let taken_back: Vec<String> = [("in", p.cash_in_corrected_cents), ("out", p.cash_out_corrected_cents)]
@@ -760,10 +765,14 @@ pub async fn cash_activity(client: &mut Client, args: CashActivityArgs, output: 
             .map(|(way, cents)| format!("{way} {}", money(*cents)))
             .collect();
         let taken_back = if taken_back.is_empty() { "-".to_string() } else { taken_back.join(", ") };
-        table.add_row(vec![p.player_id.clone(), money(p.cash_in_cents), money(p.cash_out_cents), mtl.join("; "), ctr.to_string(), taken_back]);
+        table.add_row(vec![p.player_id.clone(), money(p.cash_in_cents), money(p.cash_out_cents), mtl.join("; "), ctr, taken_back]);
     }
     println!("{table}");
     Ok(patrons)
+}
+
+fn transaction_json(e: &pb::CashTransaction) -> serde_json::Value {
+    json!({"global_position": e.global_position, "amount_cents": e.amount_cents, "direction": e.direction, "event_type": e.event_type, "at_unix_ms": e.at_unix_ms})
 }
 
 pub async fn rejections(client: &mut Client, args: RejectionsArgs, output: Output) -> anyhow::Result<ExitCode> {

@@ -412,7 +412,7 @@ async fn r_rake_1_reported_rake_and_r_pot_5_award_by_amount() -> anyhow::Result<
     let stacks = [(1, 1_000), (2, 10_000), (3, 10_000)];
     let mut d = nlhe_with(
         &server,
-        |c| c.fee = Some(pb::FeePolicy { kind: Some(pb::fee_policy::Kind::ReportedRake(pb::ReportedRake { cap_cents: 500 })) }),
+        |c| c.fee = Some(pb::FeePolicy { kind: Some(pb::fee_policy::Kind::ReportedRake(pb::ReportedRake { cap_cents: 500, no_flop_no_drop: None })) }),
         &stacks,
         "rake",
     )

@@ -795,6 +795,12 @@ async fn r_audit_4_cash_corrected_away_comes_off_the_patrons_day() -> anyhow::Re
             .fetch_one(&mut db)
             .await?;
     assert_eq!(day, (0, 0), "the day's projection");
+    // The day's real cash crosses the threshold: a CTR of its own, beside the first.
+    let sale = pb::SellChips { header: header("sale-2"), cage_id: scenario::CAGE.into(), player_id: "P1".into(), chips: vec![chips(10_000, 100), chips(2_500, 20)] };
+    room.cage.cage.sell_chips(sale).await?;
+    let after = activity(&mut room).await?;
+    assert_eq!(after[0].cash_in_cents, 1_050_000);
+    assert_eq!(after[0].ctr_entries.iter().map(|e| (e.direction.as_str(), e.amount_cents)).collect::<Vec<_>>(), vec![("in", 1_200_000), ("in", 1_050_000)]);
     let verified = room.auditor.audit.verify_chain(pb::VerifyChainRequest { projections: true, ..Default::default() }).await?.into_inner();
     assert!(verified.ok, "{verified:?}");
     room.server.stop().await

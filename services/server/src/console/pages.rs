@@ -1237,13 +1237,20 @@ pub async fn compliance(State(console): State<Arc<Console>>, signed: Signed, Que
                     num(entry.global_position.to_string()),
                 ]);
             }
-            for (required, direction, amount) in [
-                (patron.ctr_required_cash_in, "cash in", patron.cash_in_cents),
-                (patron.ctr_required_cash_out, "cash out", patron.cash_out_cents),
-            ] {
-                if required {
-                    ctrs.push(vec![player.clone(), text(direction), num(units.money(amount)), text(day.clone()), text(due.clone())]);
-                }
+            // One report per crossing of the threshold (a second follows a correction that took
+            // the day back under it).
+            for entry in &patron.ctr_entries {
+                let (direction, total) =
+                    if entry.direction == "in" { ("cash in", patron.cash_in_cents) } else { ("cash out", patron.cash_out_cents) };
+                ctrs.push(vec![
+                    player.clone(),
+                    text(direction),
+                    num(units.money(total)),
+                    text(units.time(entry.at_unix_ms)),
+                    num(entry.global_position.to_string()),
+                    text(day.clone()),
+                    text(due.clone()),
+                ]);
             }
         }
         let filter = |name: &str| query.get(name).cloned().unwrap_or_default();
@@ -1305,7 +1312,7 @@ pub async fn compliance(State(console): State<Arc<Console>>, signed: Signed, Que
             Listing::new("mtl", format!("Multiple transaction log, gaming day {day}"), &["Time", "Player", "Direction", "Amount", "Kind", "Position"], mtl)
                 .empty_text("No entries above the MTL threshold.")
                 .cut_if(more_patrons, LIST_CUT),
-            Listing::new("ctr", "Currency transaction reports due", &["Player", "Direction", "Total", "Gaming day", "Due by"], ctrs)
+            Listing::new("ctr", "Currency transaction reports due", &["Player", "Direction", "Day's total", "Crossed at", "Position", "Gaming day", "Due by"], ctrs)
                 .empty_text("No CTR required.")
                 .cut_if(more_patrons, LIST_CUT),
             Listing::new("refusal_counts", "Refusals by reason and rule", &["Reason", "Rule", "Count"], reason_rows)

@@ -266,14 +266,20 @@ impl AuditService for Services {
                 patron.cash_out_cents += amount_cents;
                 patron.ctr_required_cash_out |= ctr_required;
             }
+            let entry = || pb::CashTransaction {
+                global_position: event.position,
+                amount_cents,
+                direction: if inbound { "in" } else { "out" }.to_string(),
+                event_type: event.event_type.clone(),
+                at_unix_ms: unix_ms(event.recorded_at),
+            };
             if mtl_entry {
-                patron.mtl_entries.push(pb::CashTransaction {
-                    global_position: event.position,
-                    amount_cents,
-                    direction: if inbound { "in" } else { "out" }.to_string(),
-                    event_type: event.event_type.clone(),
-                    at_unix_ms: unix_ms(event.recorded_at),
-                });
+                patron.mtl_entries.push(entry());
+            }
+            // Each crossing apart: after a correction took the day back under the threshold, the
+            // next crossing requires a CTR of its own (the cash pass: one flag told neither).
+            if ctr_required {
+                patron.ctr_entries.push(entry());
             }
         }
         Ok(view.annotate(Response::new(pb::PatronCashActivityResponse {
