@@ -538,14 +538,19 @@ impl TableConfig {
                 format!("{game} limit {small_bet_cents}/{big_bet_cents}")
             }
             BettingStructure::SpreadLimit { min_bet_cents, max_bet_cents, last_round_max_bet_cents, .. } => {
-                let last = last_round_max_bet_cents.map(|last| format!(" last round {last}")).unwrap_or_default();
+                // A last round's maximum equal to the others' changes no play.
+                let last = last_round_max_bet_cents
+                    .filter(|last| last != max_bet_cents)
+                    .map(|last| format!(" last round {last}"))
+                    .unwrap_or_default();
                 format!("{game} spread limit {min_bet_cents}-{max_bet_cents}{last}")
             }
             BettingStructure::CapLimit { pot_limit, cap_cents } => {
                 format!("{game} {} cap {cap_cents}", if *pot_limit { "pot limit" } else { "no limit" })
             }
         };
-        if !self.blinds_cents.is_empty() {
+        // Blinds of nothing are no blinds (a stud table with blinds of 0/0 had made another game).
+        if self.blinds_cents.iter().any(|blind| *blind > 0) {
             let blinds: Vec<String> = self.blinds_cents.iter().map(Cents::to_string).collect();
             key.push_str(&format!(" blinds {}", blinds.join("/")));
         }

@@ -66,14 +66,15 @@ fn less_tolerance(amount_cents: Cents, policy: &RebuyPolicy) -> Cents {
 
 /// The departure that binds a return to `game` at `now_ms`, if one does: of the patron's
 /// departures from the game still unmet by a return (`PlayerState::unmet_departures`) and within
-/// the window, the one with the most chips. Every one of them binds; the largest says how
-/// much.
+/// the window, the one that asks the most, its amount less its own tolerance. Every one of them
+/// binds; the strictest says how much (the largest amount had: $200 at a 20% tolerance asked
+/// $160 while $180 left at no tolerance asked $180: the fixes' pass).
 fn binding_departure<'p>(player: &'p PlayerState, game: &SameGame, now_ms: i64, policy: &RebuyPolicy) -> Option<&'p Departure> {
     player
         .unmet_departures
         .iter()
         .filter(|d| game.holds(&d.game_key) && within_window(d.at_unix_ms, now_ms, &wait_of(d, policy)))
-        .max_by_key(|d| d.amount_cents)
+        .max_by_key(|d| (less_tolerance(d.amount_cents, &wait_of(d, policy)), d.amount_cents))
 }
 
 /// The wait a departure binds a return by: the longer window and the smaller tolerance of the
@@ -145,7 +146,7 @@ pub fn binding_since<'p>(player: &'p PlayerState, game: &SameGame, now_ms: i64, 
         .departures
         .iter()
         .filter(|d| d.amount_cents > 0 && game.holds(&d.game_key) && within_window(d.at_unix_ms, now_ms, &wait_of(d, policy)))
-        .max_by_key(|d| d.amount_cents)
+        .max_by_key(|d| (less_tolerance(d.amount_cents, &wait_of(d, policy)), d.amount_cents))
         .map(|d| {
             let wait = wait_of(d, policy);
             (d, less_tolerance(d.amount_cents, &wait), d.at_unix_ms.saturating_add(wait.wait_window_ms))

@@ -429,6 +429,15 @@ impl Store {
         Ok(row.unwrap_or_default())
     }
 
+    /// A known patron id equal to `player_id` but for case, if there is one (R-REBUY-1).
+    pub async fn player_in_another_case(&self, property: &str, player_id: &str) -> Result<Option<String>, StoreError> {
+        Ok(sqlx::query_scalar("SELECT chipledger_player_in_another_case($1, $2)")
+            .bind(property)
+            .bind(player_id)
+            .fetch_one(&self.pool)
+            .await?)
+    }
+
     pub async fn credit_line(&self, property: &str, player_id: &str) -> Result<CreditLine, StoreError> {
         let row: Option<CreditLine> = sqlx::query_as("SELECT * FROM chipledger_credit_line($1, $2)")
         .bind(property)

@@ -147,6 +147,43 @@ async fn r_rebuy_1_a_return_within_the_window_brings_the_amount_left_even_above_
     room.server.stop().await
 }
 
+/// R-STAKE-3 with R-AUDIT-1: a buy-in taken back by a correction and made again is one session,
+/// bought in for what stands (the night's pass: two open sessions, $250 bought in for $150).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_stake_3_a_buy_in_corrected_and_made_again_is_one_session() -> anyhow::Result<()> {
+    let mut room = Room::open("stake-3-session", |_| {}).await?;
+    room.buy_in(1, "P1", 10_000).await?;
+    let mut admin = room.server.client(principal::ADMIN).await?;
+    let bought = all_events(&mut room.auditor, pb::EventFilter { event_types: vec!["BoughtIn".into()], ..Default::default() }).await?;
+    let fix = pb::Correction { header: header("fix-buy"), reverses_event_id: bought[0].event_id.clone(), approved_by: principal::ADMIN.0.into(), reason: "keyed $100 for $150".into() };
+    let fix = approved(fix, &mut [&mut admin]).await?;
+    room.floor.ledger.correct(fix).await?;
+    room.buy_in(1, "P1", 15_000).await?;
+    let sessions = room.auditor.ledger.list_player_sessions(pb::ListPlayerSessionsRequest { player_id: "P1".into(), ..Default::default() }).await?.into_inner().sessions;
+    assert_eq!(sessions.iter().map(|s| (s.table_id.as_str(), s.bought_in_cents, s.ended_at_unix_ms)).collect::<Vec<_>>(), vec![(TABLE, 15_000, None)]);
+    room.server.stop().await
+}
+
+/// R-REBUY-1: a patron's id is one patron in any case. A new id that differs from a known one
+/// only in case is refused, naming the known one, and kept among the refusals (the stakes pass:
+/// "Alice" left with $200 and "alice" bought in for $40 at once).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_rebuy_1_a_known_patron_in_another_case_is_no_new_patron() -> anyhow::Result<()> {
+    let mut room = Room::open("rebuy-1-case", |_| {}).await?;
+    room.buy_in(1, "Alice", 20_000).await?;
+    room.cash_out(1, "Alice").await?;
+    let refused = room.buy_in(2, "alice", 4_000).await.expect_err("Alice in another case");
+    assert_eq!((refused.code(), error_info(&refused).reason.as_str()), (Code::FailedPrecondition, "PLAYER_ID_IN_ANOTHER_CASE"), "{refused:?}");
+    assert_eq!(error_info(&refused).metadata.get("rule_id").map(String::as_str), Some("R-REBUY-1"));
+    assert!(refused.message().contains("Alice"), "{refused:?}");
+    let kept = room.auditor.audit.list_rejections(pb::ListRejectionsRequest::default()).await?.into_inner().rejections;
+    assert!(kept.iter().any(|record| record.reason_code == "PLAYER_ID_IN_ANOTHER_CASE"), "{kept:?}");
+    // Under the known id, the wait applies as ever.
+    let (reason, _) = refusal(room.buy_in(2, "Alice", 4_000).await);
+    assert_eq!(reason, "REBUY_BELOW_AMOUNT_LEFT");
+    room.server.stop().await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn r_stake_5_cash_in_play_plays_in_the_hand_and_is_converted_after_it() -> anyhow::Result<()> {
     let mut room = Room::open("stake-5", |config| config.cash_in_play_allowed = true).await?;

@@ -189,6 +189,19 @@ fn r_rebuy_1_the_same_game_whatever_settings_that_change_no_play() {
     let mut c = TableConfig::razz(d(1), d(1), d(2), d(4));
     c.hi_lo = true;
     assert_eq!(c.validate().expect_err("razz is a low game").reason.rule, "R-POT-5");
+    // Blinds of nothing at a stud table, a last round's maximum equal to the others': no play
+    // changes, and the game stays the same (the fixes' pass: each had made another game).
+    let stud = TableConfig::seven_card_stud(d(1), d(1), d(2), d(4));
+    let mut blinds_of_nothing = stud.clone();
+    blinds_of_nothing.blinds_cents = vec![0, 0];
+    assert_eq!(blinds_of_nothing.same_game().key(), stud.same_game().key());
+    let spread = |last| {
+        let mut c = nl_no_blinds(d(1));
+        c.betting = config::BettingStructure::SpreadLimit { min_bet_cents: d(1), max_bet_cents: d(5), last_round_max_bet_cents: last, max_raises: 3 };
+        c
+    };
+    assert_eq!(spread(Some(d(5))).same_game().key(), spread(None).same_game().key());
+    assert_ne!(spread(Some(d(10))).same_game().key(), spread(None).same_game().key());
 }
 
 fn raked(mut c: TableConfig) -> TableConfig {

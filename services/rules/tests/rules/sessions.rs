@@ -488,3 +488,28 @@ fn r_rebuy_1_a_later_departure_with_a_shorter_wait_keeps_the_longer_one() {
     );
     assert_eq!(r.number("amount_left_with_cents"), Some(d(200)));
 }
+
+/// R-REBUY-1: of the departures that bind, the strictest says how much, each with its own
+/// tolerance (the fixes' pass: out with $180 at no tolerance, then $200 at 20%, back for $170:
+/// the $200 asked only $160).
+#[test]
+fn r_rebuy_1_the_strictest_departure_binds_each_with_its_own_tolerance() {
+    let mut tolerant = nl_1_2();
+    tolerant.rebuy.tolerance_bps = 2_000;
+    tolerant.rebuy.allow_second_seat = true;
+    let mut strict = nl_1_2();
+    strict.rebuy.allow_second_seat = true;
+    let mut g = Game::new(tolerant.clone(), &[]);
+    let (t2, t3) = (tid("T2"), tid("T3"));
+    open_filled_table(&mut g, &t2, strict);
+    open_filled_table(&mut g, &t3, tolerant);
+    buy_in(&mut g, 1, "P1", d(200)).unwrap();
+    g.world.exec(at(&t2, TableOp::BuyIn { seat: 1, player_id: pid("P1"), amount_cents: d(180), source: FundsSource::Cash, supervisor_id: None, short_buy: false })).unwrap();
+    g.world.exec(at(&t2, TableOp::CashOut { seat: 1, player_id: pid("P1") })).unwrap();
+    cash_out(&mut g, 1, "P1").unwrap();
+    let r = rejected(
+        g.world.exec(at(&t3, TableOp::BuyIn { seat: 1, player_id: pid("P1"), amount_cents: d(170), source: FundsSource::PocketChips, supervisor_id: None, short_buy: false })),
+        "REBUY_BELOW_AMOUNT_LEFT",
+    );
+    assert_eq!((r.number("amount_left_with_cents"), r.number("required_min_cents")), (Some(d(180)), Some(d(180))));
+}

@@ -80,6 +80,9 @@ const HAND_EVENT_TYPES: &[&str] = &[
 /// chips to a record a correction of the hand cannot undo (cash played in it, a loan, an IOU):
 /// named to the rules, which refuse such a hand's correction.
 const BINDING_A_HAND: &[&str] = &["CashPutInPlay", "CashInPlayConverted", "IouWritten", "IouSettled"];
+/// R-REBUY-1: a new patron id that is a known one in another case (see
+/// [`Ledger::new_player_in_another_case`]).
+pub const PLAYER_ID_IN_ANOTHER_CASE: rules::Reason = rules::Reason::new("PLAYER_ID_IN_ANOTHER_CASE", "R-REBUY-1");
 /// Most events one hand may span on its table stream (bound of the search for its start).
 const MAX_HAND_EVENTS: i64 = 2_000;
 
@@ -870,10 +873,13 @@ impl Ledger {
                 self.load_into(&mut decision, property, &dependent, catch_up).await?;
                 streams.extend(dependent);
             }
-            let decided = {
-                let snapshot = snapshot_of(&decision.states, &streams, aml.clone());
-                let _span = tracing::info_span!("rules.decide", rpc = entry.rpc).entered();
-                rules::decide(&snapshot, context, command)
+            let decided = match self.new_player_in_another_case(property, &decision, &streams).await? {
+                Some(rejection) => Err(rejection),
+                None => {
+                    let snapshot = snapshot_of(&decision.states, &streams, aml.clone());
+                    let _span = tracing::info_span!("rules.decide", rpc = entry.rpc).entered();
+                    rules::decide(&snapshot, context, command)
+                }
             };
             let events = match decided {
                 Ok(events) => events,
@@ -887,6 +893,27 @@ impl Ledger {
             decision.record(index, entry, envelope, context, events)?;
         }
         Ok(Ok(decision))
+    }
+
+    /// R-REBUY-1: a patron id new to the property that differs from a known one only in case is
+    /// that patron under another spelling: refused, naming the known id (the stakes pass: "Alice"
+    /// left with $200 and "alice" bought in for $40). Asked only for streams not written yet.
+    async fn new_player_in_another_case(&self, property: &str, decision: &Decision, streams: &[StreamId]) -> Result<Option<rules::Rejection>, Status> {
+        for stream in streams {
+            let StreamId::Player(player_id) = stream else { continue };
+            if decision.base_versions.get(stream).copied().unwrap_or(0) != 0 || decision.events.contains_key(stream) {
+                continue;
+            }
+            let known = self
+                .db
+                .call("player_in_another_case", "streams", self.router.primary(property).player_in_another_case(property, player_id.as_str()))
+                .await
+                .map_err(|error| store_status("find the patron", error))?;
+            if let Some(known) = known {
+                return Ok(Some(rules::Rejection::new(PLAYER_ID_IN_ANOTHER_CASE, format!("patron {known} is known under that id in another case: use {known}"))));
+            }
+        }
+        Ok(None)
     }
 
     /// Loads into `decision` each of `streams` it does not hold yet, those not cached in one read.

@@ -220,15 +220,26 @@ chipledger_proto::rpc_table!(service_impl!(LedgerService {
         for event in &events {
             let rules::Event::Player(player_event) = decode_event(event)? else { continue };
             match player_event {
-                rules::PlayerEvent::JoinedTable { table_id, seat, game_key, amount_cents } => sessions.push(pb::PlayerSession {
-                    table_id: table_id.as_str().to_owned(),
-                    seat: u32::from(seat),
-                    game: game_key,
-                    started_at_unix_ms: unix_ms(event.recorded_at),
-                    ended_at_unix_ms: None,
-                    bought_in_cents: amount_cents,
-                    left_with_cents: None,
-                }),
+                rules::PlayerEvent::JoinedTable { table_id, seat, game_key, amount_cents } => {
+                    let table_id = table_id.as_str().to_owned();
+                    // A second buy-in at a table the patron never left follows a buy-in taken
+                    // back by a correction (R-STAKE-3: the seat buys in again): one session,
+                    // bought in for what stands (the night's pass: two open sessions, $250
+                    // bought in for $150).
+                    let open = sessions.iter_mut().rev().find(|session| session.table_id == table_id && session.ended_at_unix_ms.is_none());
+                    match open {
+                        Some(session) => session.bought_in_cents = amount_cents,
+                        None => sessions.push(pb::PlayerSession {
+                            table_id,
+                            seat: u32::from(seat),
+                            game: game_key,
+                            started_at_unix_ms: unix_ms(event.recorded_at),
+                            ended_at_unix_ms: None,
+                            bought_in_cents: amount_cents,
+                            left_with_cents: None,
+                        }),
+                    }
+                }
                 rules::PlayerEvent::LeftTable { table_id, seat, game_key, amount_cents, at_unix_ms, .. } => {
                     let table_id = table_id.as_str().to_owned();
                     let open = sessions
