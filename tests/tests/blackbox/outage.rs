@@ -189,3 +189,50 @@ async fn an_append_cut_off_inside_its_transaction_is_outcome_unknown_and_a_resen
     assert_eq!(chipledger_tests::reply_balance(&first, "table/T1/seat/1"), Some(10_000));
     server.stop().await
 }
+
+/// A dealer's stream stops at a command the database never decided: that command's reply says
+/// so, the stream ends, and the command sent after it is not decided on a table without it (the
+/// crash pass: the next commands were judged on the wrong table state, refused for good or
+/// recorded in the wrong round). Resent in order under the same ids, both are recorded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_ends_at_a_command_not_decided_and_decides_nothing_after_it() -> anyhow::Result<()> {
+    let server = linked_server("stream-outage").await?;
+    let link = server.link.as_ref().expect("a link");
+    let mut cage = server.client(principal::CAGE).await?;
+    let mut floor = server.client(principal::FLOOR).await?;
+    let mut dealer = server.client(principal::DEALER).await?;
+    let mut auditor = server.client(principal::AUDITOR).await?;
+    scenario::stocked_table(&mut cage, &mut floor, TABLE).await?;
+    scenario::seat(&mut dealer, TABLE, 1, "P1").await?;
+    scenario::seat(&mut dealer, TABLE, 2, "P2").await?;
+    let entry = |command| pb::Command { command: Some(command) };
+    let (send, commands) = tokio::sync::mpsc::channel(4);
+    let mut replies = dealer.ledger.record_stream(tokio_stream::wrappers::ReceiverStream::new(commands)).await?.into_inner();
+    link.cut();
+    send.send(entry(pb::command::Command::BuyIn(cash_buy_in("stream-cut-1", TABLE, 1, "P1", 10_000)))).await?;
+    let first = tokio::time::timeout(FAIL_FAST_BOUND, replies.message()).await??.context("a reply to the first command")?;
+    assert_eq!((first.command_id.as_str(), Code::from(first.code)), ("stream-cut-1", Code::Unavailable), "{first:?}");
+    // The database is back before the second command is sent: a stream that went on would
+    // record it.
+    link.restore();
+    wait_for_health(&server, ServingStatus::Serving).await?;
+    let _ = send.send(entry(pb::command::Command::BuyIn(cash_buy_in("stream-cut-2", TABLE, 2, "P2", 10_000)))).await;
+    let end = tokio::time::timeout(FAIL_FAST_BOUND, replies.message()).await?.expect_err("the stream ends");
+    assert_eq!(end.code(), Code::Unavailable, "{end:?}");
+    assert!(end.message().contains("stream-cut-1"), "{end:?}");
+    let recorded = |events: &[pb::RecordedEvent], id: &str| events.iter().any(|event| event.metadata.as_ref().is_some_and(|m| m.command_id == id));
+    let events = all_events(&mut auditor, pb::EventFilter::default()).await?;
+    assert!(!recorded(&events, "stream-cut-2"), "nothing decided after the command not decided");
+    // Resent in order, on a new stream: both recorded.
+    let resent = vec![
+        entry(pb::command::Command::BuyIn(cash_buy_in("stream-cut-1", TABLE, 1, "P1", 10_000))),
+        entry(pb::command::Command::BuyIn(cash_buy_in("stream-cut-2", TABLE, 2, "P2", 10_000))),
+    ];
+    let mut replies = dealer.ledger.record_stream(tokio_stream::iter(resent)).await?.into_inner();
+    while let Some(reply) = replies.message().await? {
+        assert!(reply.result.is_some(), "{reply:?}");
+    }
+    let events = all_events(&mut auditor, pb::EventFilter::default()).await?;
+    assert!(recorded(&events, "stream-cut-1") && recorded(&events, "stream-cut-2"));
+    server.stop().await
+}

@@ -45,12 +45,22 @@ pub(super) fn stream_reply(command_id: String, outcome: Result<pb::CommandResult
     }
 }
 
+/// A status that decides nothing: the command's outcome is unknown or it was not judged (the
+/// database away, the server stopping, a bound reached); a refusal, bad input or a replay is a
+/// decision.
+fn not_decided(code: tonic::Code) -> bool {
+    use tonic::Code::*;
+    matches!(code, Unavailable | Unknown | Internal | DeadlineExceeded | Aborted | Cancelled | DataLoss | ResourceExhausted)
+}
+
 chipledger_proto::rpc_table!(service_impl!(LedgerService {
     type RecordStreamStream = ReplyStream;
 
     /// Commands one after the other, each answered in order before the next is read; a refusal
-    /// is a reply, not the end of the stream. A message that does not decode ends it with
-    /// INVALID_ARGUMENT; a stopping server ends it between commands.
+    /// is a reply, not the end of the stream. A command not decided (outcome unknown, database
+    /// away) is answered, then the stream ends with UNAVAILABLE before the next is read. A
+    /// message that does not decode ends it with INVALID_ARGUMENT; a stopping server ends it
+    /// between commands.
     async fn record_stream(
         &self,
         request: Request<tonic::Streaming<pb::Command>>,
@@ -80,7 +90,24 @@ chipledger_proto::rpc_table!(service_impl!(LedgerService {
                                 Ok(()) => submit_entry(&ledger, &principal, entry).await,
                                 Err(malformed) => Err(malformed.into_status()),
                             };
-                            Ok(stream_reply(command_id, outcome))
+                            // A command not decided (its outcome unknown, the database away):
+                            // the commands after it were sent for the table as it would be with
+                            // it, so none is decided without it. Its reply goes out, then the
+                            // stream ends; the device resends from it, in order, under the same
+                            // ids (the crash pass: the next commands were judged on a table
+                            // without it, refused for good or recorded in the wrong round).
+                            let undecided = outcome.as_ref().err().is_some_and(|status| not_decided(status.code()));
+                            let reply = stream_reply(command_id.clone(), outcome);
+                            if undecided {
+                                let _ = replies.send(Ok(reply)).await;
+                                let _ = replies
+                                    .send(Err(Status::unavailable(format!(
+                                        "command {command_id} was not decided: the stream ends before the next; resend from it, in order, with the same command ids"
+                                    ))))
+                                    .await;
+                                return;
+                            }
+                            Ok(reply)
                         }
                         Ok(Some(pb::Command { command: None })) => {
                             Ok(stream_reply(String::new(), Err(status::invalid_field("command", "one command is required"))))
