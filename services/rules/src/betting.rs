@@ -690,10 +690,11 @@ pub fn apply_action(hand: &mut HandState, config: &TableConfig, seat: Seat, kind
             r.full_level_cents = to_cents;
             r.full_raise_no += 1;
             r.raises = r.raises.saturating_add(1);
-            if let Some((max_raises, _)) = config.betting.raise_cap() {
-                if hand.round.raises > max_raises && hand.active_count() > 2 {
-                    hand.round.capped = true;
-                }
+            if let Some((max_raises, _)) = config.betting.raise_cap()
+                && hand.round.raises > max_raises
+                && hand.active_count() > 2
+            {
+                hand.round.capped = true;
             }
         }
         hand.round.bet_to_cents = to_cents;
