@@ -77,6 +77,28 @@ async fn events_bounded(
     filter: pb::EventFilter,
     bound: usize,
 ) -> Result<(Vec<pb::RecordedEvent>, i64), Status> {
+    let (all, more, head) = events_read(console, signed, filter, bound).await?;
+    if more {
+        return Err(Status::resource_exhausted(format!("more than {bound} events to show: narrow the view")));
+    }
+    Ok((all, head))
+}
+
+/// Events matching `filter` for a list, oldest first, at most [`MAX_LIST_EVENTS`], and whether
+/// more were left (the list says so: [`Listing::cut_if`]).
+async fn events_listed(console: &Console, signed: &Signed, filter: pb::EventFilter) -> Result<(Vec<pb::RecordedEvent>, bool), Status> {
+    let (all, more, _) = events_read(console, signed, filter, MAX_LIST_EVENTS).await?;
+    Ok((all, more))
+}
+
+/// Events matching `filter`, oldest first, at most `bound`; whether more were left; the
+/// property's head position the read reflects.
+async fn events_read(
+    console: &Console,
+    signed: &Signed,
+    filter: pb::EventFilter,
+    bound: usize,
+) -> Result<(Vec<pb::RecordedEvent>, bool, i64), Status> {
     let head = std::sync::atomic::AtomicI64::new(0);
     let all = all_pages(bound, |page| {
         let request = pb::ListEventsRequest { property_id: String::new(), filter: Some(filter.clone()), page: Some(page) };
@@ -90,10 +112,7 @@ async fn events_bounded(
         }
     })
     .await?;
-    if all.1 {
-        return Err(Status::resource_exhausted(format!("more than {bound} events to show: narrow the view")));
-    }
-    Ok((all.0, head.into_inner()))
+    Ok((all.0, all.1, head.into_inner()))
 }
 
 fn of_types(types: &[&str]) -> pb::EventFilter {
@@ -234,6 +253,12 @@ pub fn describe(units: &Units, event: &pb::RecordedEvent) -> String {
             PlayerEvent::ChipsRedeemed { cage_id, amount_cents } => format!("redeemed {} of chips at {cage_id}", units.money(amount_cents)),
             PlayerEvent::MarkerIssued { marker_no, amount_cents, .. } => {
                 format!("marker {marker_no} of {}", units.money(amount_cents))
+            }
+            PlayerEvent::MarkerRedeemed { marker_no, amount_cents, .. } => {
+                format!("marker {marker_no}: {} redeemed", units.money(amount_cents))
+            }
+            PlayerEvent::MarkerWrittenOff { marker_no, amount_cents, approved_by, .. } => {
+                format!("marker {marker_no}: {} written off, approved by {approved_by}", units.money(amount_cents))
             }
             PlayerEvent::Corrected { reversal: rules::PlayerReversal::CashTransaction { gaming_day, direction, amount_cents, .. }, approved_by, reason, .. } => {
                 let way = if direction == rules::CashDirection::In { "in" } else { "out" };
@@ -463,8 +488,16 @@ pub async fn table(State(console): State<Arc<Console>>, signed: Signed, Path(tab
         let table = console
             .call(&signed.principal, rpc!(TableService / GetTable), request, |s, r| async move { s.get_table(r).await })
             .await?;
-        let filter = pb::EventFilter { table_id: table_id.clone(), ..pb::EventFilter::default() };
-        let (timeline, _) = events(&console, &signed, filter).await?;
+        // The events of one gaming day (the one asked for, else today's), and the table's slips
+        // whatever their day: a table's whole history had been read, and past 5,000 events its
+        // page answered nothing at all (the console pass).
+        let today = console.property(&signed.principal)?.gaming_day.gaming_day(jiff::Timestamp::now().as_millisecond()).unwrap_or_default();
+        let day = query.get("day").filter(|day| !day.is_empty()).cloned().unwrap_or(today);
+        let of_the_day = pb::EventFilter { table_id: table_id.clone(), gaming_day: day.clone(), ..pb::EventFilter::default() };
+        let (timeline, more_timeline) = events_listed(&console, &signed, of_the_day).await?;
+        let slip_types = ["FillReceived", "CreditSent", "SlipVoided"].iter().map(|name| name.to_string()).collect();
+        let of_slips = pb::EventFilter { table_id: table_id.clone(), event_types: slip_types, ..pb::EventFilter::default() };
+        let (slip_events, more_slips) = events_listed(&console, &signed, of_slips).await?;
         let reconciliation = {
             let request = pb::TableShiftReconciliationRequest { property_id: String::new(), table_id: table_id.clone(), shift_close_position: None };
             match console
@@ -482,7 +515,7 @@ pub async fn table(State(console): State<Arc<Console>>, signed: Signed, Path(tab
         let mut hands = Vec::new();
         let mut slips = Vec::new();
         // R-CHIP-3: a voided slip is shown as voided, with its reason and its two signers.
-        let voids: BTreeMap<(String, rules::SlipKind, u64), String> = timeline
+        let voids: BTreeMap<(String, rules::SlipKind, u64), String> = slip_events
             .iter()
             .filter_map(|event| match table_event(event) {
                 Some(TableEvent::SlipVoided { cage_id, kind, slip_no, reason, signers, .. }) => Some((
@@ -497,13 +530,17 @@ pub async fn table(State(console): State<Arc<Console>>, signed: Signed, Path(tab
             None => name.to_string(),
         };
         for event in &timeline {
-            match table_event(event) {
-                Some(TableEvent::HandStarted { hand_no, dealt_seats, .. }) => hands.push(vec![
+            if let Some(TableEvent::HandStarted { hand_no, dealt_seats, .. }) = table_event(event) {
+                hands.push(vec![
                     link(format!("Hand {hand_no}"), format!("{}/hands/{hand_no}", table_path(&table_id))),
                     text(units.time(event.recorded_at_unix_ms)),
                     num(dealt_seats.len().to_string()),
                     num(event.global_position.to_string()),
-                ]),
+                ]);
+            }
+        }
+        for event in &slip_events {
+            match table_event(event) {
                 Some(TableEvent::FillReceived { cage_id, slip_no, chips, signers, .. }) => {
                     let kind = slip_kind(&cage_id, rules::SlipKind::Fill, slip_no, "fill");
                     slips.push(slip_row(&units, event, &kind, &cage_id.to_string(), slip_no, &chips, &signers))
@@ -537,18 +574,20 @@ pub async fn table(State(console): State<Arc<Console>>, signed: Signed, Path(tab
                 ]
             })
             .collect();
-        // The chart's gaming day: the one asked for, else the table's latest.
-        let chart_day = query.get("day").filter(|day| !day.is_empty()).cloned().unwrap_or_else(|| {
-            timeline.iter().rev().find_map(|event| event.metadata.as_ref().map(|metadata| metadata.gaming_day.clone())).unwrap_or_default()
-        });
+        let chart_day = day.clone();
         let chart = hourly_chart(&units, &timeline, &chart_day);
         let listings = vec![
             Listing::new("seats", "Seats", &["Seat", "Player", "Stack", "Status"], seats).empty_text("Nobody is seated."),
             Listing::new("tray", "Tray by denomination", &["Chip", "Count", "Value"], tray_rows),
             Listing::new("slips", "Fills and credits", &["Slip", "Kind", "Cage", "Chips", "Value", "Signed by", "Time", "Position"], slips)
-                .empty_text("No fills or credits."),
-            Listing::new("hands", "Hands", &["Hand", "Dealt", "Players", "Position"], hands).empty_text("No hands yet."),
-            Listing::new("timeline", "Shift timeline", EVENT_HEADERS, event_rows(&units, &timeline)),
+                .empty_text("No fills or credits.")
+                .cut_if(more_slips, LIST_CUT),
+            Listing::new("hands", format!("Hands, gaming day {day}"), &["Hand", "Dealt", "Players", "Position"], hands)
+                .empty_text("No hands this gaming day.")
+                .cut_if(more_timeline, LIST_CUT),
+            Listing::new("timeline", format!("Timeline, gaming day {day}"), EVENT_HEADERS, event_rows(&units, &timeline))
+                .empty_text("No events this gaming day.")
+                .cut_if(more_timeline, LIST_CUT),
         ];
         let path = table_path(&table_id);
         let listings = match view::lists(listings, &path, &query) {
@@ -625,16 +664,23 @@ fn hourly_chart(units: &Units, timeline: &[pb::RecordedEvent], gaming_day: &str)
     for event in of_the_day {
         let Some(hour) = units.hour(event.recorded_at_unix_ms) else { continue };
         let entry = hours.entry(hour).or_default();
+        let closed = table_event(event);
+        if let Some(TableEvent::ShiftClosed { result_cents, .. }) = &closed {
+            entry.2 += result_cents;
+        }
+        // What came into the drop and the rake, net of corrections (a buy-in corrected away
+        // had stayed in the hour's drop); the close's emptying of the boxes and a count's
+        // variance are no takings.
+        if matches!(closed, Some(TableEvent::ShiftClosed { .. } | TableEvent::CountVarianceRecorded { .. })) {
+            continue;
+        }
         for posting in &event.postings {
-            if posting.account.ends_with("/drop") && posting.amount_cents > 0 {
+            if posting.account.ends_with("/drop") {
                 entry.0 += posting.amount_cents;
             }
-            if posting.account.ends_with("/rake") && posting.amount_cents > 0 {
+            if posting.account.ends_with("/rake") {
                 entry.1 += posting.amount_cents;
             }
-        }
-        if let Some(TableEvent::ShiftClosed { result_cents, .. }) = table_event(event) {
-            entry.2 += result_cents;
         }
     }
     if hours.is_empty() {
@@ -848,25 +894,34 @@ pub async fn player(State(console): State<Arc<Console>>, signed: Signed, Path(pl
         for (game, departures) in &unmet {
             let Some((_, _, table_id)) = departures.last() else { continue };
             let request = pb::GetTableRequest { property_id: String::new(), table_id: table_id.clone() };
-            let window_ms = match console.call(who, rpc!(TableService / GetTable), request, |s, r| async move { s.get_table(r).await }).await {
-                Ok(table) => table.config.and_then(|config| config.rebuy).map(|rebuy| rebuy.wait_window_ms).unwrap_or(0),
-                Err(status) if status.code() == tonic::Code::NotFound => 0,
-                Err(status) => return Err(status),
-            };
-            // The one that binds now: the largest still within its window, else the latest.
+            let (window_ms, tolerance_bps) =
+                match console.call(who, rpc!(TableService / GetTable), request, |s, r| async move { s.get_table(r).await }).await {
+                    Ok(table) => table.config.and_then(|config| config.rebuy).map(|rebuy| (rebuy.wait_window_ms, rebuy.tolerance_bps)).unwrap_or((0, 0)),
+                    Err(status) if status.code() == tonic::Code::NotFound => (0, 0),
+                    Err(status) => return Err(status),
+                };
+            // The one that binds now at the wait of the table left: the largest still within
+            // its window, else the latest. The rules bind a return by the longer window and the
+            // smaller tolerance of the table left and the table returned to, so the page says
+            // what the table left asks and that another table of the game may ask more (it had
+            // said "closed" while a table with a longer wait still bound: the console pass).
             let binding = departures.iter().filter(|(ended, _, _)| ended + window_ms > now_ms).max_by_key(|(_, left_with, _)| *left_with);
             let (ended, left_with, table_id) = binding.or(departures.last()).expect("not empty");
             let until = ended + window_ms;
-            let open = until > now_ms;
+            let at_least = left_with - left_with * tolerance_bps.clamp(0, 10_000) / 10_000;
             departure_rows.push(vec![
                 text(game.clone()),
                 link(table_id.clone(), table_path(table_id)),
                 text(units.time(*ended)),
                 num(units.money(*left_with)),
-                text(if open {
-                    format!("open until {}: a buy-in to this game must be at least {} (R-REBUY-1)", units.time(until), units.money(*left_with))
+                text(if until > now_ms {
+                    format!(
+                        "at {table_id}'s wait, open until {}: a buy-in to this game must be at least {} (R-REBUY-1; a table of the game with a longer wait or a smaller tolerance asks more, for longer)",
+                        units.time(until),
+                        units.money(at_least)
+                    )
                 } else {
-                    "closed".to_string()
+                    format!("past {table_id}'s wait (a table of the game with a longer wait may still bind a return)")
                 }),
             ]);
         }
@@ -969,7 +1024,9 @@ pub async fn player(State(console): State<Arc<Console>>, signed: Signed, Path(pl
                 .cut_if(more_history, LIST_CUT),
             Listing::new("cash", "Cash activity per gaming day", &["Gaming day", "Cash in", "Cash out", "MTL entries", "CTR in", "CTR out", "Taken back"], cash_rows)
                 .empty_text("No cash activity (or not visible to this role)."),
-            Listing::new("refusals", "Refusals", REJECTION_HEADERS, refusal_rows).empty_text("No refusals.").cut_if(more_refusals, LIST_CUT),
+            Listing::new("refusals", "Refusals", REJECTION_HEADERS, refusal_rows)
+                .empty_text("No refusals (or not visible to this role).")
+                .cut_if(more_refusals, LIST_CUT),
         ];
         let path = format!("/players/{}", view::percent(&player_id));
         let listings = match view::lists(listings, &path, &query) {
