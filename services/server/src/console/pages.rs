@@ -970,6 +970,8 @@ pub async fn player(State(console): State<Arc<Console>>, signed: Signed, Path(pl
         let mut cash_rows = Vec::new();
         gaming_days.sort();
         gaming_days.reverse();
+        // The latest 31 gaming days; more are said to be there (R-AUDIT-4: never cut silently).
+        let more_days = gaming_days.len() > 31;
         for day in gaming_days.iter().take(31) {
             let request = pb::PatronCashActivityRequest {
                 property_id: String::new(),
@@ -1023,7 +1025,8 @@ pub async fn player(State(console): State<Arc<Console>>, signed: Signed, Path(pl
                 .empty_text("No markers or IOUs.")
                 .cut_if(more_history, LIST_CUT),
             Listing::new("cash", "Cash activity per gaming day", &["Gaming day", "Cash in", "Cash out", "MTL entries", "CTR in", "CTR out", "Taken back"], cash_rows)
-                .empty_text("No cash activity (or not visible to this role)."),
+                .empty_text("No cash activity (or not visible to this role).")
+                .cut_if(more_days, "Only the latest 31 gaming days are listed here: read the others with `chipledger cash-activity --day ...`."),
             Listing::new("refusals", "Refusals", REJECTION_HEADERS, refusal_rows)
                 .empty_text("No refusals (or not visible to this role).")
                 .cut_if(more_refusals, LIST_CUT),
@@ -1173,10 +1176,11 @@ pub async fn cage(State(console): State<Arc<Console>>, signed: Signed, Query(que
             }
             summary = Some(context! {
                 gaming_day => day.gaming_day,
+                // Whose close it is (the figure stays as the closing cages left it).
                 liability => if day.closed_cage_streams.is_empty() {
                     "not closed yet (no cage has closed this gaming day)".to_string()
                 } else {
-                    units.money(day.chip_liability_cents)
+                    format!("{} (at the close of {})", units.money(day.chip_liability_cents), day.closed_cage_streams.join(", "))
                 },
                 balances => units.money(day.sum_of_balances_cents),
                 count_variance => units.money(day.count_variance_cents),
@@ -1203,7 +1207,7 @@ pub async fn cage(State(console): State<Arc<Console>>, signed: Signed, Query(que
         }
         let listings = vec![
             Listing::new("inventory", "Cage inventory", &["Cage", "Item", "Count", "Value"], inventory).empty_text("No cage is open."),
-            Listing::new("liability", "Chip liability by denomination (today)", &["Chip", "Outstanding", "Value"], liability_rows),
+            Listing::new("liability", format!("Chip liability by denomination, gaming day {today}, at its cages' close"), &["Chip", "Outstanding", "Value"], liability_rows),
             Listing::new("markers", "Markers outstanding", &["Cage", "Marker", "Player", "Outstanding", "Issued", "Age"], outstanding)
                 .empty_text("No markers outstanding."),
             Listing::new("closes", "Gaming-day closes", &["Gaming day", "Closed at", "Liability", "Chips out", "Position"], closes)
