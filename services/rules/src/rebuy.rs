@@ -60,7 +60,13 @@ pub fn required_amount_cents(amount_cents: Cents, policy: &RebuyPolicy) -> Cents
 
 /// `amount_cents` less the tolerance (basis points, bounded by the configuration).
 fn less_tolerance(amount_cents: Cents, policy: &RebuyPolicy) -> Cents {
-    let off = i128::from(amount_cents) * i128::from(policy.tolerance_bps.clamp(0, 10_000)) / 10_000;
+    less_tolerance_bps(amount_cents, policy.tolerance_bps)
+}
+
+/// `amount_cents` less a tolerance of `tolerance_bps` basis points (clamped to 0..=100%): what a
+/// return must bring at a table of that tolerance.
+pub fn less_tolerance_bps(amount_cents: Cents, tolerance_bps: i64) -> Cents {
+    let off = i128::from(amount_cents) * i128::from(tolerance_bps.clamp(0, 10_000)) / 10_000;
     amount_cents - off as Cents
 }
 

@@ -47,6 +47,18 @@ async fn linked_server(name: &str) -> anyhow::Result<TestServer> {
 }
 
 /// What the health-only listener (Kubernetes' probes) says of `service`.
+/// A linked server with a stocked table `TABLE`, P1 seated at seat 1; its dealer and auditor.
+async fn stocked_linked_server(name: &str) -> anyhow::Result<(TestServer, Client, Client)> {
+    let server = linked_server(name).await?;
+    let mut cage = server.client(principal::CAGE).await?;
+    let mut floor = server.client(principal::FLOOR).await?;
+    let mut dealer = server.client(principal::DEALER).await?;
+    let auditor = server.client(principal::AUDITOR).await?;
+    scenario::stocked_table(&mut cage, &mut floor, TABLE).await?;
+    scenario::seat(&mut dealer, TABLE, 1, "P1").await?;
+    Ok((server, dealer, auditor))
+}
+
 async fn probe(server: &TestServer, service: &str) -> anyhow::Result<i32> {
     let addr = server.health_addr.context("a health listener")?;
     let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))?.connect().await?;
@@ -150,14 +162,8 @@ async fn wait_for_blocked_append(database_url: &str) -> anyhow::Result<()> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_append_cut_off_inside_its_transaction_is_outcome_unknown_and_a_resend_with_the_same_id_is_recorded_once() -> anyhow::Result<()> {
-    let server = linked_server("outcome-unknown").await?;
+    let (server, mut dealer, mut auditor) = stocked_linked_server("outcome-unknown").await?;
     let link = server.link.as_ref().expect("a link");
-    let mut cage = server.client(principal::CAGE).await?;
-    let mut floor = server.client(principal::FLOOR).await?;
-    let mut dealer = server.client(principal::DEALER).await?;
-    let mut auditor = server.client(principal::AUDITOR).await?;
-    scenario::stocked_table(&mut cage, &mut floor, TABLE).await?;
-    scenario::seat(&mut dealer, TABLE, 1, "P1").await?;
 
     let lock = LockHolder::take(&server.database_url).await?;
     let mut blocked: Client = dealer.clone();
@@ -196,14 +202,8 @@ async fn an_append_cut_off_inside_its_transaction_is_outcome_unknown_and_a_resen
 /// recorded in the wrong round). Resent in order under the same ids, both are recorded.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stream_ends_at_a_command_not_decided_and_decides_nothing_after_it() -> anyhow::Result<()> {
-    let server = linked_server("stream-outage").await?;
+    let (server, mut dealer, mut auditor) = stocked_linked_server("stream-outage").await?;
     let link = server.link.as_ref().expect("a link");
-    let mut cage = server.client(principal::CAGE).await?;
-    let mut floor = server.client(principal::FLOOR).await?;
-    let mut dealer = server.client(principal::DEALER).await?;
-    let mut auditor = server.client(principal::AUDITOR).await?;
-    scenario::stocked_table(&mut cage, &mut floor, TABLE).await?;
-    scenario::seat(&mut dealer, TABLE, 1, "P1").await?;
     scenario::seat(&mut dealer, TABLE, 2, "P2").await?;
     let entry = |command| pb::Command { command: Some(command) };
     let (send, commands) = tokio::sync::mpsc::channel(4);

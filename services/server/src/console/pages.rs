@@ -908,7 +908,7 @@ pub async fn player(State(console): State<Arc<Console>>, signed: Signed, Path(pl
             let binding = departures.iter().filter(|(ended, _, _)| ended + window_ms > now_ms).max_by_key(|(_, left_with, _)| *left_with);
             let (ended, left_with, table_id) = binding.or(departures.last()).expect("not empty");
             let until = ended + window_ms;
-            let at_least = left_with - left_with * tolerance_bps.clamp(0, 10_000) / 10_000;
+            let at_least = rules::rebuy::less_tolerance_bps(*left_with, tolerance_bps);
             departure_rows.push(vec![
                 text(game.clone()),
                 link(table_id.clone(), table_path(table_id)),
