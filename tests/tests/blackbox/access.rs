@@ -118,6 +118,16 @@ async fn roles_dealer_cannot_issue_markers_or_approve_corrections_and_auditor_on
         let record = kept.iter().find(|record| record.command_id.starts_with(&key)).unwrap_or_else(|| panic!("{key} kept: {kept:?}"));
         assert_eq!((record.reason_code.as_str(), record.rule_id.as_str(), record.actor_id.as_str()), ("ROLE_NOT_PERMITTED", "R-AUDIT-2", caller));
     }
+    // R-AUDIT-3: the attempts about a patron are found by the patron (they named none).
+    let about_p1 = auditor
+        .audit
+        .list_rejections(pb::ListRejectionsRequest { player_id: "P1".into(), ..Default::default() })
+        .await?
+        .into_inner()
+        .rejections;
+    for command_id in ["dealer-marker", "dealer-sell", "auditor-marker"] {
+        assert!(about_p1.iter().any(|record| record.command_id.starts_with(&format!("{command_id}~denied~"))), "{command_id} found by its patron: {about_p1:?}");
+    }
     // Every attempt is kept (the insider pass: they had gone unkept): another under the same id
     // with other contents, one without a header, one naming a property the dealer may not act
     // on. A command id with '~' is no caller's: it is the refusals' key.

@@ -313,6 +313,9 @@ async fn r_chip_2_a_large_buy_in_needs_a_proven_supervisor() -> anyhow::Result<(
         ..cash_buy_in(command_id, TABLE, 1, "P1", 1_000_000)
     };
     assert_denied(dealer.table.buy_in(large("big-typed", Some("shift-boss"))).await, "APPROVAL_MISSING", "typed supervisor");
+    // R-AUDIT-3: the refusal is found by its patron.
+    let about_p1 = floor.audit.list_rejections(pb::ListRejectionsRequest { player_id: "P1".into(), ..Default::default() }).await?.into_inner().rejections;
+    assert!(about_p1.iter().any(|record| record.command_id == "big-typed"), "found by its patron: {about_p1:?}");
     let proven = approved(large("big-proven", Some(principal::FLOOR.0)), &mut [&mut floor]).await?;
     let result = dealer.table.buy_in(proven).await?.into_inner();
     assert_eq!(chipledger_tests::reply_balance(&result, "table/T1/seat/1"), Some(1_000_000), "{result:?}");

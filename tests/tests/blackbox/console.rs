@@ -508,6 +508,7 @@ mod hostile {
         let (dealer, dealer_csrf) = session_of(principal::DEALER.2).await?;
         let answer = send(&http, "POST", &format!("{base}/cage/fill"), &dealer, &format!("{}&csrf={dealer_csrf}", fill_form(5, principal::FLOOR.2))).await?;
         ensure!(answer.status == 403 && answer.body.contains("ROLE_NOT_PERMITTED"), "a dealer's fill: {} {}", answer.status, answer.body);
+        ensure!(answer.body.contains("may not do this"), "a refused action is a thing done, not a page seen: {}", answer.body);
 
         let after = chipledger_tests::head(&mut auditor).await?;
         ensure!(after.global_position == before.global_position, "nothing moved");

@@ -244,7 +244,12 @@ impl Console {
         let reason = tonic_types::StatusExt::get_error_details(status).error_info().map(|info| info.reason.clone());
         let headline = match status.code() {
             // A refused approval is PERMISSION_DENIED too, but the role may send the command.
-            Code::PermissionDenied if reason.as_deref().is_none_or(|reason| reason == access::ROLE_NOT_PERMITTED) => format!("Your role ({}) may not see this page", chipledger_rules::words::role(signed.principal.role)),
+            // A form's action (it has a way back) is a thing done, not a page seen.
+            Code::PermissionDenied if reason.as_deref().is_none_or(|reason| reason == access::ROLE_NOT_PERMITTED) => format!(
+                "Your role ({}) may not {}",
+                chipledger_rules::words::role(signed.principal.role),
+                if back.is_some() { "do this" } else { "see this page" }
+            ),
             Code::NotFound => "Not found".to_string(),
             Code::Unavailable => "The ledger is unavailable".to_string(),
             _ => "Refused".to_string(),

@@ -17,6 +17,7 @@
 //! stores and rebuilds answers and maps store failures to statuses; `correction` reverses a
 //! stored event (R-AUDIT-1).
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -298,8 +299,8 @@ impl Ledger {
         let Some(envelope) = convert::envelope(&mut errors, "header", request.header()) else { return errors.into_status() };
         // Without its second person the command may not decode (a fill names both signers):
         // the refusal keeps the form as it was filled.
-        let (streams, request_json) = match request.to_domain(&mut errors) {
-            Some(decidable) => (streams_of(&decidable), attempted(T::RPC, 0, Some(&decidable), None)),
+        let (streams, player_id, request_json) = match request.to_domain(&mut errors) {
+            Some(decidable) => (streams_of(&decidable), player_of(&decidable), attempted(T::RPC, 0, Some(&decidable), None)),
             // The streams the form names (its table, cage and patron, when they are ids), so the
             // refusal is found by those filters too (the console's second pass: a refused fill
             // was missing from the table's refusals).
@@ -312,7 +313,12 @@ impl Ledger {
                     named("cage_id", |id| rules::CageId::new(id).ok().map(StreamId::Cage)),
                     named("player_id", |id| rules::PlayerId::new(id).ok().map(StreamId::Player)),
                 ];
-                (streams.into_iter().flatten().collect(), serde_json::json!({ "index": 0, "rpc": T::RPC, "form": form }))
+                let player_id = form
+                    .get("player_id")
+                    .and_then(serde_json::Value::as_str)
+                    .and_then(|id| rules::PlayerId::new(id).ok())
+                    .map(|id| id.as_str().to_owned());
+                (streams.into_iter().flatten().collect(), player_id, serde_json::json!({ "index": 0, "rpc": T::RPC, "form": form }))
             }
         };
         let property = match self.property_at(principal, &envelope.property_id, "header.property_id") {
@@ -321,7 +327,7 @@ impl Ledger {
         };
         let refused = status::with_rule_id(refused, access::dual_control_rule(T::RPC).unwrap_or("R-AUDIT-3"));
         let request_hash = request_hash(T::RPC, &request.encode_to_vec());
-        let attempt = Attempt { rpc: T::RPC, index: 0, device: envelope.device.clone(), streams, request: request_json };
+        let attempt = Attempt { rpc: T::RPC, index: 0, device: envelope.device.clone(), streams, player_id, request: request_json };
         match self.keep_unapproved(principal, &property, &envelope, attempt, &request_hash, refused).await {
             Err(status) => status,
             // The id was accepted before with these very bytes: never a form's unsent request.
@@ -771,7 +777,7 @@ impl Ledger {
             streams: command.map(|command| command.streams().iter().map(StreamId::key).collect()).unwrap_or_default(),
             request: attempted(rpc, index, None, command),
             request_hash: *request_hash,
-            player_id: None,
+            player_id: command.and_then(|command| refused_player(command, &HashMap::new())),
             gaming_day: property.gaming_day.gaming_day(now_unix_ms()),
             reply: status_to_reply(&denied),
         };
@@ -799,7 +805,7 @@ impl Ledger {
     ) -> Result<pb::BatchResult, Status> {
         let request = attempted(entry.rpc, index, Some(&entry.decidable), None);
         let device = entry.device.clone().or_else(|| envelope.device.clone());
-        let attempt = Attempt { rpc: entry.rpc, index, device, streams: streams_of(&entry.decidable), request };
+        let attempt = Attempt { rpc: entry.rpc, index, device, streams: streams_of(&entry.decidable), player_id: player_of(&entry.decidable), request };
         self.keep_unapproved(principal, property, envelope, attempt, request_hash, refused).await
     }
 
@@ -809,7 +815,7 @@ impl Ledger {
         principal: &Principal,
         property: &PropertyConfig,
         envelope: &Envelope,
-        Attempt { rpc, index, device, streams, request }: Attempt<'_>,
+        Attempt { rpc, index, device, streams, player_id, request }: Attempt<'_>,
         request_hash: &[u8; 32],
         mut refused: Status,
     ) -> Result<pb::BatchResult, Status> {
@@ -833,7 +839,7 @@ impl Ledger {
             streams,
             request,
             request_hash: *request_hash,
-            player_id: None,
+            player_id,
             gaming_day: property.gaming_day.gaming_day(now_unix_ms()),
             reply: status_to_reply(&refused),
         };
@@ -1188,7 +1194,18 @@ struct Attempt<'a> {
     index: usize,
     device: Option<String>,
     streams: Vec<String>,
+    /// The patron it was about, as far as the command itself names one (no state is read).
+    player_id: Option<String>,
     request: serde_json::Value,
+}
+
+/// The patron a command names without reading any state: its player stream or its player id
+/// (a refusal before the decision keeps it, so a patron's refusals are found by the patron).
+fn player_of(decidable: &Decidable) -> Option<String> {
+    match decidable {
+        Decidable::Command(command) => refused_player(command, &HashMap::new()),
+        Decidable::Correction(_) => None,
+    }
 }
 
 /// The streams a command names (none for a correction: they are read from the log).
