@@ -87,11 +87,18 @@ fn binding_departure<'p>(player: &'p PlayerState, game: &SameGame, now_ms: i64, 
 /// table left and `policy`, the table returned to's (one rule for every table of the game,
 /// whichever the patron picks).
 fn wait_of(departure: &Departure, policy: &RebuyPolicy) -> RebuyPolicy {
-    let mut wait = policy.clone();
-    if let Some((window_ms, tolerance_bps)) = departure.wait {
-        wait.wait_window_ms = wait.wait_window_ms.max(window_ms);
-        wait.tolerance_bps = wait.tolerance_bps.min(tolerance_bps);
+    match departure.wait {
+        Some((window_ms, tolerance_bps)) => stricter(policy, window_ms, tolerance_bps),
+        None => policy.clone(),
     }
+}
+
+/// The wait of two tables of one game taken together: the longer window and the smaller
+/// tolerance of `policy` and the other table's (`window_ms`, `tolerance_bps`).
+pub fn stricter(policy: &RebuyPolicy, window_ms: i64, tolerance_bps: i64) -> RebuyPolicy {
+    let mut wait = policy.clone();
+    wait.wait_window_ms = wait.wait_window_ms.max(window_ms);
+    wait.tolerance_bps = wait.tolerance_bps.min(tolerance_bps);
     wait
 }
 

@@ -445,7 +445,9 @@ pub fn decide_funds(
 
 /// R-REBUY-1 with a second seat allowed: leaving this table binds the patron's other seats of
 /// the same game for the wait window (each is dealt in again only with at least `amount`),
-/// whichever table allowed the second seat (the one left may not allow one itself).
+/// whichever table allowed the second seat (the one left may not allow one itself), by the
+/// wait of both tables together, as a return is judged (`rebuy::stricter`: a 30-minute table
+/// left had freed a seat at a 120-minute table after 30 minutes).
 /// Those tables are the command's dependent streams (`Command::dependent_streams`).
 fn bind_other_seats(
     snapshot: &Snapshot,
@@ -468,14 +470,18 @@ fn bind_other_seats(
         if other.seat(held.seat).is_none_or(|s| &s.player_id != player_id) {
             continue;
         }
-        let until_unix_ms = ctx.at_unix_ms.saturating_add(config.rebuy.wait_window_ms);
+        let wait = match &other.config {
+            Some(held_at) => crate::rebuy::stricter(&config.rebuy, held_at.rebuy.wait_window_ms, held_at.rebuy.tolerance_bps),
+            None => config.rebuy.clone(),
+        };
+        let until_unix_ms = ctx.at_unix_ms.saturating_add(wait.wait_window_ms);
         out.push((
             StreamId::Table(held.table_id.clone()),
             Event::Table(TableEvent::SeatBound {
                 seat: held.seat,
                 player_id: player_id.clone(),
                 left_table_id: table_id.clone(),
-                amount_cents: crate::rebuy::required_amount_cents(amount, &config.rebuy),
+                amount_cents: crate::rebuy::required_amount_cents(amount, &wait),
                 until_unix_ms,
             }),
         ));

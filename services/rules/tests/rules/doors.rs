@@ -144,6 +144,32 @@ fn r_rebuy_1_a_second_seat_is_bound_whichever_table_allowed_it() {
     assert_eq!(r.number("required_min_cents"), Some(d(160)));
 }
 
+/// R-REBUY-1, one rule for every table of the game: the bound seat's table waits 120 minutes
+/// at no tolerance, the table left 30 minutes at 20%; the seat stays bound as a return to it
+/// would be (it had been freed after 30 minutes, for 80% of the amount left with).
+#[test]
+fn r_rebuy_1_a_bound_seat_waits_by_the_stricter_of_the_two_tables() {
+    let mut left = nl_1_2();
+    left.rebuy.allow_second_seat = true;
+    left.rebuy.wait_window_ms = 30 * MINUTE;
+    left.rebuy.tolerance_bps = 2_000;
+    let mut g = Game::new(left, &[(1, d(100)), (2, d(100))]);
+    p1_wins_60(&mut g);
+    let mut strict = nl_1_2();
+    strict.rebuy.allow_second_seat = true;
+    strict.rebuy.wait_window_ms = 120 * MINUTE;
+    let y = open_second_table(&mut g, "T2", strict);
+    at(&mut g, &y, buy_in(4, "P1", d(40))).unwrap();
+    at(&mut g, &y, buy_in(5, "P5", d(100))).unwrap();
+    g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
+    g.world.ctx.at_unix_ms += 31 * MINUTE;
+    let hand = TableOp::StartHand { hand_no: 1, button_seat: 5, dealt_seats: vec![4, 5] };
+    let r = rejected(at(&mut g, &y, hand.clone()), "REBUY_BELOW_AMOUNT_LEFT");
+    assert_eq!(r.number("required_min_cents"), Some(d(160)), "the whole amount, no tolerance");
+    g.world.ctx.at_unix_ms += 90 * MINUTE;
+    at(&mut g, &y, hand).unwrap();
+}
+
 #[test]
 fn r_rebuy_1_after_the_window_a_bound_seat_is_free_again() {
     let mut c = nl_1_2();
