@@ -315,11 +315,20 @@ impl CageState {
             CageEvent::Corrected { reverses_event_id, postings, .. } => {
                 crate::corrections::remember_corrected(&mut self.corrected_event_ids, reverses_event_id);
                 self.apply_postings(postings);
-                // Chips back into the cage are no longer issued (R-CHIP-5 liability).
-                for p in postings {
+                // R-CHIP-5: chips back into the cage were never issued (a sale, the chips a color
+                // change gave); chips out of it were never returned (a redemption, the chips a
+                // color change took in). A corrected redemption had been counted as chips issued
+                // (the cage pass: issued and returned both grew; the liability was right).
+                // Chips between the cage and the chip stock (an opening's) are neither.
+                let stock = postings.iter().any(|p| p.account == Account::House(crate::accounts::HouseAccount::ChipStock));
+                for p in postings.iter().filter(|_| !stock) {
                     if let Account::CageChips { denomination_cents, .. } = &p.account {
                         let count = p.amount_cents / denomination_cents;
-                        add_chips(&mut self.issued, &[ChipCount { denomination_cents: *denomination_cents, count }], -1);
+                        if count > 0 {
+                            add_chips(&mut self.issued, &[ChipCount { denomination_cents: *denomination_cents, count }], -1);
+                        } else {
+                            add_chips(&mut self.returned, &[ChipCount { denomination_cents: *denomination_cents, count: -count }], -1);
+                        }
                     }
                 }
             }

@@ -160,6 +160,7 @@ pub fn decide_correction(
         reason: reason.to_string(),
         postings: postings.clone(),
         buy_ins_taken_back: Vec::new(),
+        time_owed_again: time_owed_again(table, reverses_event_types, reverses_stream_version, original_postings),
     };
     let mut after = table.clone().evolve(&corrected);
     // R-STAKE-3: a buy-in taken back is no buy-in any more: the seat buys in again within the
@@ -217,6 +218,25 @@ pub fn decide_correction(
     out.extend(pockets);
     out.extend(cash);
     Ok(out)
+}
+
+/// R-RAKE-3: the seats a corrected time collection had paid the time now in effect for (the
+/// seats its fee came from, still in the session it paid for): with the fee back on the stack
+/// they owe the time again (the cage pass: a corrected collection left the seats paid, and the
+/// house could not collect the interval again). A seat paid since by a later collection keeps
+/// that one.
+fn time_owed_again(table: &TableState, reverses_event_types: &[String], reverses_stream_version: u64, original_postings: &[Posting]) -> Vec<Seat> {
+    if !reverses_event_types.iter().any(|t| t == "TimeCollected") {
+        return Vec::new();
+    }
+    original_postings
+        .iter()
+        .filter_map(|p| match p.account {
+            Account::Seat { seat, .. } if p.amount_cents < 0 => Some(seat),
+            _ => None,
+        })
+        .filter(|seat| table.seat(*seat).is_some_and(|s| s.time_paid_at_version == reverses_stream_version))
+        .collect()
 }
 
 /// What the log says of the event a correction reverses (the caller reads it from the store):

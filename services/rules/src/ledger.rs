@@ -311,7 +311,12 @@ pub fn decide_table_into(table: &TableState, ctx: &CommandContext, command: &Tab
         }
         TableOp::SeatPlayer { seat, player_id } => crate::seating::decide_seat(table, *seat, player_id),
         TableOp::ConvertCashInPlay { seat } => crate::table_stakes::decide_convert_cash(table, *seat),
-        TableOp::RemoveChips { seat, amount_cents, .. } => Err(crate::table_stakes::rathole(table, *seat, *amount_cents)),
+        TableOp::RemoveChips { seat, amount_cents, .. } => {
+            // Nothing or less than nothing is bad input, not ratholing (R-UNIT-1: the stakes pass
+            // found it kept as a ratholing attempt against the patron).
+            crate::money::check_positive("amount_cents", *amount_cents)?;
+            Err(crate::table_stakes::rathole(table, *seat, *amount_cents))
+        }
         TableOp::Tip { seat, amount_cents } => {
             not_live_in_hand(table, *seat)?;
             crate::tips::decide_tip(table, *seat, *amount_cents)

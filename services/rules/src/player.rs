@@ -325,6 +325,12 @@ pub struct PlayerState {
     /// binds (R-REBUY-1, `rebuy.rs`), most recent last, at most `MAX_DEPARTURES`.
     #[serde(default)]
     pub unmet_departures: Vec<Departure>,
+    /// Departures with chips a return met, kept like the unmet ones (expired first, then the
+    /// smallest; at most `MAX_UNMET_DEPARTURES`): what a corrected return leaves the seat bound
+    /// to again (`rebuy::binding_since`). The 32 last `departures` had been all it looked at,
+    /// and 32 seats taken and left empty pushed the met one out (the stakes pass).
+    #[serde(default)]
+    pub met_departures: Vec<Departure>,
     pub cash_day: CashDay,
     pub version: u64,
     /// Seats held now, at most `MAX_SEATS_HELD` (R-REBUY-1).
@@ -384,7 +390,15 @@ impl PlayerState {
     /// are met and bind no more. Only such a return meets them: a seat taken and left without
     /// chips, or a departure from a seat funded before, leaves them binding.
     fn returned_to(&mut self, game_key: &str) {
-        self.unmet_departures.retain(|d| d.game_key != game_key);
+        let mut i = 0;
+        while i < self.unmet_departures.len() {
+            if self.unmet_departures[i].game_key == game_key {
+                let met = self.unmet_departures.remove(i);
+                keep_within_bound(&mut self.met_departures, met, MAX_UNMET_DEPARTURES);
+            } else {
+                i += 1;
+            }
+        }
     }
 
     /// Rebuild the state one event further, by value (see [`PlayerState::apply`]).
@@ -493,6 +507,7 @@ impl PlayerState {
                     let recorded_in_error = |d: &Departure| &d.table_id == table_id && d.at_unix_ms == *at_unix_ms;
                     self.departures.retain(|d| !recorded_in_error(d));
                     self.unmet_departures.retain(|d| !recorded_in_error(d));
+                    self.met_departures.retain(|d| !recorded_in_error(d));
                 }
                 }
             }

@@ -897,16 +897,23 @@ pub fn apply_post(
     let level = nominal_cents(kind, config, hand).unwrap_or(amount_cents).max(amount_cents);
     // R-POST-1: a button or big-blind ante (or every ante, with `antes_to_main_pot`) goes whole
     // into the main pot instead of being layered.
-    let whole_to_main = matches!(kind, PostKind::ButtonAnte | PostKind::BigBlindAnte)
+    // A dead small blind (R-POST-3) is the pot's, not a contribution its poster could get back.
+    let whole_to_main = matches!(kind, PostKind::ButtonAnte | PostKind::BigBlindAnte | PostKind::MissedSmallBlindDead)
         || (kind == PostKind::Ante && config.antes_to_main_pot);
     if let Some(p) = hand.player_mut(seat) {
         p.hand_cents += amount_cents;
         p.posted_mask |= kind.bit();
-        if !kind.is_dead() {
-            p.round_cents += amount_cents;
-        }
         if whole_to_main {
             p.dead_main_cents += amount_cents;
+        } else if !kind.is_dead() {
+            // R-POST-2, R-POST-6: a seat's live posts do not add up: only the largest is live
+            // (a big blind who must kill posts both, the kill live; a blind who straddles). The
+            // smaller is dead money in the main pot. Added up, the seat had more in than the
+            // round's bet, the round closed unmatched and the excess went to the pot's winner
+            // (the betting pass).
+            let live = p.round_cents.max(amount_cents);
+            p.dead_main_cents += p.round_cents + amount_cents - live;
+            p.round_cents = live;
         }
         if stack_after_cents == 0 {
             p.status = InHand::AllIn;

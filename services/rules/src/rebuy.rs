@@ -158,6 +158,7 @@ pub fn binding_since<'p>(player: &'p PlayerState, game: &SameGame, now_ms: i64, 
     player
         .departures
         .iter()
+        .chain(&player.met_departures)
         .filter(|d| d.amount_cents > 0 && game.holds(&d.game_key) && within_window(d.at_unix_ms, now_ms, &wait_of(d, policy)))
         .max_by_key(|d| (less_tolerance(d.amount_cents, &wait_of(d, policy)), d.amount_cents))
         .map(|d| {

@@ -27,9 +27,18 @@ pub const UP_CARDS_INCOMPLETE: Reason = Reason::new("UP_CARDS_INCOMPLETE", "R-PO
 pub const DUPLICATE_CARD: Reason = Reason::new("DUPLICATE_CARD", "R-POST-5");
 pub const UP_CARDS_MISSING: Reason = Reason::new("UP_CARDS_MISSING", "R-POST-5");
 pub const FIRST_TO_ACT_MISMATCH: Reason = Reason::new("FIRST_TO_ACT_MISMATCH", "R-POST-5");
+/// A game without up cards: the street opens left of the button, whatever seat is named.
+pub const FIRST_TO_ACT_NOT_LEFT_OF_BUTTON: Reason = Reason::new("FIRST_TO_ACT_NOT_LEFT_OF_BUTTON", "R-BET-1");
 
-pub const REASONS: &[Reason] =
-    &[UP_CARDS_NOT_USED, UP_CARDS_OUT_OF_TURN, UP_CARDS_INCOMPLETE, DUPLICATE_CARD, UP_CARDS_MISSING, FIRST_TO_ACT_MISMATCH];
+pub const REASONS: &[Reason] = &[
+    UP_CARDS_NOT_USED,
+    UP_CARDS_OUT_OF_TURN,
+    UP_CARDS_INCOMPLETE,
+    DUPLICATE_CARD,
+    UP_CARDS_MISSING,
+    FIRST_TO_ACT_MISMATCH,
+    FIRST_TO_ACT_NOT_LEFT_OF_BUTTON,
+];
 
 /// Which hand showing acts first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,7 +184,24 @@ pub fn apply_up_cards(hand: &mut HandState, config: &TableConfig, cards: &[UpCar
 /// The first to act of the next street (R-POST-5), when the dealer reported its up cards:
 /// `named` must be that seat (or absent). Without a report the dealer's seat stands.
 pub fn judge_first_to_act(hand: &HandState, config: &TableConfig, next_round: u8, named: Option<Seat>) -> Result<Option<Seat>, Rejection> {
-    let Some(order) = config.game.up_card_order() else { return Ok(named) };
+    let Some(order) = config.game.up_card_order() else {
+        // R-BET-1: in a game without up cards the street opens with the first player able to
+        // act left of the button; a seat named is that one, or refused (the betting pass: a
+        // dealer named the button, which acted first on the flop).
+        let first = {
+            let start = hand.players.iter().position(|p| p.seat > hand.button_seat).unwrap_or(0);
+            let (before, after) = hand.players.split_at(start);
+            after.iter().chain(before).find(|p| p.status == InHand::Active).map(|p| p.seat)
+        };
+        return match (named, first) {
+            (Some(seat), Some(first)) if seat != first => {
+                Err(Rejection::new(FIRST_TO_ACT_NOT_LEFT_OF_BUTTON, format!("the first to act left of the button is seat {first}, not {seat}"))
+                    .with("seat", seat as Cents)
+                    .with("expected_seat", first as Cents))
+            }
+            _ => Ok(named),
+        };
+    };
     if hand.players.iter().all(|p| p.up_cards.is_empty()) {
         return Ok(named);
     }

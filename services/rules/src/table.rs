@@ -227,6 +227,10 @@ pub struct SeatState {
     /// R-RAKE-3: time is paid up to this moment (paid in advance, once per interval).
     #[serde(default)]
     pub time_paid_until_unix_ms: i64,
+    /// R-RAKE-3: the table stream version of the collection that paid the time now in effect
+    /// (0: none at this table): its correction leaves the seat owing the time again.
+    #[serde(default)]
+    pub time_paid_at_version: u64,
     /// The table stream version of the event that began this session at the seat (seated,
     /// bought in, or moved in by the house): a correction of an event before it is another
     /// session's and moves none of these chips (R-AUDIT-1).
@@ -470,6 +474,10 @@ pub enum TableEvent {
         /// the limits) before they are dealt in.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         buy_ins_taken_back: Vec<Seat>,
+        /// R-RAKE-3: seats whose time the corrected collection had paid (the time in effect):
+        /// their fee is back on the stack and they owe the time again.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        time_owed_again: Vec<Seat>,
     },
     /// R-POST-3.
     SatOut { seat: Seat },
@@ -750,6 +758,7 @@ impl TableState {
                 bound_min_stack_cents: 0,
                 bound_until_unix_ms: 0,
                 time_paid_until_unix_ms: 0,
+                time_paid_at_version: 0,
                 seated_at_version: self.version,
             });
         }
@@ -1072,9 +1081,11 @@ impl TableState {
             }
             TableEvent::TimeCollected { seats, postings, paid_until_unix_ms, .. } => {
                 self.apply_postings(postings);
+                let version = self.version;
                 for seat in seats {
                     if let Some(s) = self.seat_mut(*seat) {
                         s.time_paid_until_unix_ms = s.time_paid_until_unix_ms.max(*paid_until_unix_ms);
+                        s.time_paid_at_version = version;
                     }
                 }
             }
@@ -1089,12 +1100,18 @@ impl TableState {
                     }
                 }
             }
-            TableEvent::Corrected { reverses_event_id, postings, buy_ins_taken_back, .. } => {
+            TableEvent::Corrected { reverses_event_id, postings, buy_ins_taken_back, time_owed_again, .. } => {
                 self.apply_postings(postings);
                 crate::corrections::remember_corrected(&mut self.corrected_event_ids, reverses_event_id);
                 for seat in buy_ins_taken_back {
                     if let Some(s) = self.seat_mut(*seat) {
                         s.has_bought_in = false;
+                    }
+                }
+                for seat in time_owed_again {
+                    if let Some(s) = self.seat_mut(*seat) {
+                        s.time_paid_until_unix_ms = 0;
+                        s.time_paid_at_version = 0;
                     }
                 }
             }

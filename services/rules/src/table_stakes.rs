@@ -411,7 +411,9 @@ pub fn decide_funds(
             let s = seated_as(table, seat, player_id)?;
             // R-STAKE-2: within the refreshment allowance of the session, else ratholing.
             let allowance = config.refreshment_allowance_cents;
-            if amount <= 0 || s.removed_cents + amount > allowance {
+            // Nothing or less than nothing is bad input, not ratholing (R-UNIT-1).
+            crate::money::check_positive("amount_cents", amount)?;
+            if s.removed_cents + amount > allowance {
                 return Err(rathole(table, seat, amount)
                     .with("refreshment_allowance_cents", allowance)
                     .with("removed_cents", s.removed_cents));

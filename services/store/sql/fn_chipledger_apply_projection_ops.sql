@@ -7,6 +7,8 @@ CREATE OR REPLACE FUNCTION chipledger_apply_projection_ops(p_property text, p_op
 LANGUAGE plpgsql AS $$
 DECLARE
     op jsonb;
+    v_limit bigint;
+    v_outstanding bigint;
 BEGIN
     FOREACH op IN ARRAY p_ops LOOP
         CASE op->>'op'
@@ -46,13 +48,22 @@ BEGIN
             ON CONFLICT (property, player_id) DO UPDATE SET limit_cents = EXCLUDED.limit_cents;
         WHEN 'marker' THEN
             -- No upsert: its proposed row would be checked against the CHECKs before the
-            -- conflict is seen. Without a credit line the insert meets limit 0 and is refused.
+            -- conflict is seen.
             UPDATE credit_lines
                SET outstanding_cents = outstanding_cents + (op->>'outstanding_delta_cents')::bigint
-             WHERE property = p_property AND player_id = op->>'player_id';
+             WHERE property = p_property AND player_id = op->>'player_id'
+            RETURNING limit_cents, outstanding_cents INTO v_limit, v_outstanding;
             IF NOT FOUND THEN
                 INSERT INTO credit_lines (property, player_id, outstanding_cents)
-                VALUES (p_property, op->>'player_id', (op->>'outstanding_delta_cents')::bigint);
+                VALUES (p_property, op->>'player_id', (op->>'outstanding_delta_cents')::bigint)
+                RETURNING limit_cents, outstanding_cents INTO v_limit, v_outstanding;
+            END IF;
+            -- R-MARK-1: a marker issued is within the line (without a line, the limit is 0). A
+            -- line lowered below what is owed stands (migration 0014): a redemption or a
+            -- write-off then only brings the amount owed down.
+            IF (op->>'outstanding_delta_cents')::bigint > 0 AND v_outstanding > v_limit THEN
+                RAISE EXCEPTION 'new row for relation "credit_lines" violates check constraint "credit_lines_within_limit"'
+                    USING ERRCODE = '23514', CONSTRAINT = 'credit_lines_within_limit', TABLE = 'credit_lines';
             END IF;
         ELSE
             RAISE EXCEPTION 'chipledger: unknown projection op %', op->>'op' USING ERRCODE = 'CL005',

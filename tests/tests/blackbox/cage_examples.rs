@@ -66,6 +66,15 @@ async fn r_mark_1_markers_against_the_credit_line_numbered_redeemed_in_part_and_
     assert_eq!(own.code(), Code::PermissionDenied, "{own:?}");
     admin.cage.write_off_marker(approved(write_off("w-1", principal::ADMIN_2.0), &mut [&mut cfo]).await?).await?;
     assert_eq!(balance(&mut auditor, &format!("cage/{CAGE}/markers")).await?, 200_000, "marker 2 is still owed");
+    // The line cut to $1,000, then suspended, while $2,000 is owed (the insiders' pass: INTERNAL,
+    // kept nowhere): recorded; what is owed stays owed, and no marker is issued against it.
+    for (command_id, line_cents) in [("cut", 100_000), ("suspend", 0)] {
+        let cut = pb::SetCreditLine { header: header(command_id), player_id: "P9".into(), line_cents, approved_by: principal::ADMIN_2.0.into() };
+        admin.cage.set_credit_line(approved(cut, &mut [&mut cfo]).await?).await?;
+    }
+    let (reason, rule, available) = refused_at(issue(&mut cage, &mut floor, marker("m-3-after-cut", 3, 1)).await, "available_credit_cents");
+    assert_eq!((reason.as_str(), rule.as_str(), available), ("CREDIT_LINE_EXCEEDED", "R-MARK-1", Some(-200_000)));
+    assert_eq!(balance(&mut auditor, &format!("cage/{CAGE}/markers")).await?, 200_000, "marker 2 is owed still");
     server.stop().await
 }
 

@@ -178,6 +178,12 @@ async fn r_rebuy_1_a_known_patron_in_another_case_is_no_new_patron() -> anyhow::
     assert!(refused.message().contains("Alice"), "{refused:?}");
     let kept = room.auditor.audit.list_rejections(pb::ListRejectionsRequest::default()).await?.into_inner().rejections;
     assert!(kept.iter().any(|record| record.reason_code == "PLAYER_ID_IN_ANOTHER_CASE"), "{kept:?}");
+    // A seat taken without chips under that id is refused too: it had held the seat for good
+    // (every way to clear it refused under one id or the other: the stakes pass).
+    let header = room.id("seat");
+    let seat = room.dealer.table.seat_player(pb::SeatPlayer { header, table_id: TABLE.into(), seat: 3, player_id: "ALICE".into() }).await;
+    let refused = seat.expect_err("ALICE is Alice");
+    assert_eq!(error_info(&refused).reason.as_str(), "PLAYER_ID_IN_ANOTHER_CASE", "{refused:?}");
     // Under the known id, the wait applies as ever.
     let (reason, _) = refusal(room.buy_in(2, "Alice", 4_000).await);
     assert_eq!(reason, "REBUY_BELOW_AMOUNT_LEFT");

@@ -517,6 +517,42 @@ fn r_post_6_kill_blind_doubles_the_limits() {
     assert_eq!(g.legal().raise.unwrap().min_to_cents, d(16));
 }
 
+/// R-POST-2, R-POST-6, R-POT-4 (the betting pass): the big blind posts the kill too; its two
+/// live posts had added up to $12 against an $8 bet, the round closed with everyone at $8, and
+/// the $4 nobody matched went to the winner. Only the larger post is live: the blind is dead
+/// money in the pot, and the seat is at the bet like everyone else.
+#[test]
+fn r_post_6_a_big_blind_who_kills_has_only_the_kill_live() {
+    let c = example_config(TableConfig::fixed_limit_holdem_kill(d(4), d(8), KillPolicy::Full));
+    let mut g = Game::new(c, &[(1, d(200)), (2, d(200)), (3, d(200))]);
+    g.start(1, 3, &[1, 2, 3]);
+    post_blinds(&mut g, 1, 2);
+    g.post(2, PostKind::Kill, d(8)).unwrap();
+    let l = g.legal();
+    assert_eq!((l.seat, l.call_cents), (3, d(8)));
+    g.ok(3, Action::Call);
+    let l = g.legal();
+    assert_eq!((l.seat, l.call_cents), (1, d(6)), "the small blind's $2 is live");
+    g.ok(1, Action::Call);
+    g.ok(2, Action::Check);
+    g.next_round();
+    for s in [1, 2, 3] {
+        g.ok(s, Action::Check);
+    }
+    g.next_round();
+    for s in [1, 2, 3] {
+        g.ok(s, Action::Check);
+    }
+    g.next_round();
+    for s in [1, 2, 3] {
+        g.ok(s, Action::Check);
+    }
+    let pots = g.showdown(vec![vec![3]]);
+    assert_eq!(pots.len(), 1, "{pots:?}");
+    assert_eq!((pots[0].amount_cents, pots[0].returned_cents), (d(28), 0), "$8 x 3 and the dead $4 blind: {pots:?}");
+    assert_eq!((g.stack(1), g.stack(2), g.stack(3)), (d(192), d(188), d(220)));
+}
+
 #[test]
 fn r_post_6_half_kill_scales_by_one_and_a_half() {
     let c = example_config(TableConfig::fixed_limit_holdem_kill(d(4), d(8), KillPolicy::Half));

@@ -744,6 +744,27 @@ fn r_rebuy_1_a_return_corrected_away_leaves_the_seat_bound() {
     at(&mut g, &y, TableOp::StartHand { hand_no: 1, button_seat: 4, dealt_seats: vec![3, 4] }).unwrap();
 }
 
+/// The stakes pass: between the return and its correction, 32 seats taken and left empty at a
+/// table of another game pushed the met departure out of the last 32 the correction looked
+/// at, and a $40 buy-in followed inside the wait. A met departure is kept until it expires.
+#[test]
+fn r_rebuy_1_seats_left_empty_do_not_push_out_the_departure_a_corrected_return_met() {
+    let mut g = Game::new(nl_1_2(), &[(1, d(200)), (2, d(100))]);
+    g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
+    let y = open_second_table(&mut g, "T2", nl_1_2());
+    at(&mut g, &y, buy_in(3, "P1", d(200))).unwrap();
+    let index = g.world.log.iter().position(|(s, e)| s == &StreamId::Table(y.clone()) && e.event_type() == "BoughtIn").unwrap();
+    let other_game = open_second_table(&mut g, "T3", TableConfig::pot_limit_omaha(d(1), d(2)));
+    for _ in 0..40 {
+        at(&mut g, &other_game, TableOp::SeatPlayer { seat: 5, player_id: pid("P1") }).unwrap();
+        at(&mut g, &other_game, TableOp::CashOut { seat: 5, player_id: pid("P1") }).unwrap();
+    }
+    let correction = undo(&g, index, "BoughtIn", "keyed at the wrong seat");
+    at(&mut g, &y, correction).unwrap();
+    let r = rejected(at(&mut g, &y, buy_in(3, "P1", d(40))), "REBUY_BELOW_AMOUNT_LEFT");
+    assert_eq!(r.number("amount_left_with_cents"), Some(d(200)));
+}
+
 /// The third betting pass: the binding a corrected return leaves went away with the seat.
 /// Moved by the house to another table of the game, the seat keeps it; cashed out, the patron's
 /// next buy-in in the game is bound by the departure again.
@@ -902,6 +923,49 @@ fn r_rake_3_time_is_collected_once_per_interval() {
     every_instant.fee = FeePolicy::TimeCollection { fee_cents: d(6), interval_minutes: 0 };
     let r = every_instant.validate().unwrap_err();
     assert_eq!((r.reason.code, r.reason.rule, r.number("interval_minutes")), ("INVALID_CONFIG", "R-RAKE-3", Some(0)));
+}
+
+/// R-RAKE-3, R-AUDIT-1 (the cage pass): a corrected time collection gives the fee back and the
+/// seats owe the time again; it had left them paid, and the house could not collect the interval
+/// again. A seat paid since by a later collection keeps that one.
+fn correct_time(reverses: &str, version: u64, postings: Vec<Posting>) -> TableOp {
+    let mut op = correct(reverses, version, postings);
+    if let TableOp::Correct { reverses_event_types, .. } = &mut op {
+        *reverses_event_types = vec!["TimeCollected".into()];
+    }
+    op
+}
+
+#[test]
+fn r_rake_3_a_corrected_time_collection_leaves_the_seats_owing_the_time() {
+    let mut c = nl_1_2();
+    c.fee = FeePolicy::TimeCollection { fee_cents: d(6), interval_minutes: 30 };
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100))]);
+    g.table(TableOp::CollectTime { seats: vec![1, 2] }).unwrap();
+    let (id, version, postings) = last_event_id_and_postings(&g, "TimeCollected");
+    g.table(correct_time(&id, version, postings)).unwrap();
+    let rake = |g: &Game| g.world.balance(&Account::Rake { table_id: tid(TABLE) });
+    assert_eq!((g.stack(1), g.stack(2), rake(&g)), (d(100), d(100), 0));
+    let hand = TableOp::StartHand { hand_no: 1, button_seat: 1, dealt_seats: vec![1, 2] };
+    let r = rejected(g.table(hand.clone()), "TIME_NOT_PAID");
+    assert_eq!((r.reason.rule, r.number("seat")), ("R-RAKE-3", Some(1)));
+    g.table(TableOp::CollectTime { seats: vec![1, 2] }).unwrap();
+    g.table(hand).unwrap();
+    assert_eq!((g.stack(1) + g.stack(2), rake(&g)), (d(188), d(12)));
+
+    // Seat 2 paid the next interval too; the first collection corrected leaves it paid.
+    let mut c = nl_1_2();
+    c.fee = FeePolicy::TimeCollection { fee_cents: d(6), interval_minutes: 30 };
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100))]);
+    g.table(TableOp::CollectTime { seats: vec![1] }).unwrap();
+    let (first, version, postings) = last_event_id_and_postings(&g, "TimeCollected");
+    g.table(TableOp::CollectTime { seats: vec![2] }).unwrap();
+    g.world.ctx.at_unix_ms += 30 * MINUTE;
+    g.table(TableOp::CollectTime { seats: vec![1] }).unwrap();
+    g.table(correct_time(&first, version, postings)).unwrap();
+    g.world.ctx.at_unix_ms += MINUTE;
+    let r = rejected(g.table(TableOp::StartHand { hand_no: 1, button_seat: 1, dealt_seats: vec![1, 2] }), "TIME_NOT_PAID");
+    assert_eq!(r.number("seat"), Some(2), "seat 1's time stands, from the later collection");
 }
 
 #[test]

@@ -289,3 +289,34 @@ fn r_stake_5_cash_in_play_only_where_allowed() {
     let mut g = Game::new(nl(), &[(1, d(100))]);
     rejected(g.table(TableOp::PutCashInPlay { seat: 1, player_id: pid("P1"), amount_cents: d(20) }), "CASH_IN_PLAY_NOT_ALLOWED");
 }
+
+/// R-BET-1 (the betting pass): outside stud a dealer named the button first to act on the flop,
+/// and it acted first. The street opens with the first player able to act left of the button.
+#[test]
+fn r_bet_1_a_street_without_up_cards_opens_left_of_the_button() {
+    let mut g = three();
+    g.start(1, 3, &[1, 2, 3]);
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(3, Action::Call);
+    g.ok(1, Action::Call);
+    g.ok(2, Action::Check);
+    let r = rejected(g.table(TableOp::NextRound { first_to_act_seat: Some(3) }), "FIRST_TO_ACT_NOT_LEFT_OF_BUTTON");
+    assert_eq!((r.reason.rule, r.number("seat"), r.number("expected_seat")), ("R-BET-1", Some(3), Some(1)));
+    g.table(TableOp::NextRound { first_to_act_seat: Some(1) }).unwrap();
+    assert_eq!(g.legal().seat, 1);
+}
+
+/// R-UNIT-1 (the stakes pass): chips of nothing or less taken off a stack were refused as
+/// ratholing (R-STAKE-2) and kept against the patron; they are bad input.
+#[test]
+fn r_unit_1_nothing_taken_off_a_stack_is_bad_input_not_ratholing() {
+    let mut g = three();
+    for amount_cents in [0, -d(10)] {
+        for player_id in [None, Some(pid("P1"))] {
+            let r = rejected(g.table(TableOp::RemoveChips { seat: 1, amount_cents, player_id: player_id.clone() }), "AMOUNT_NOT_POSITIVE");
+            assert_eq!((r.reason.rule, r.number("amount_cents")), ("R-UNIT-1", Some(amount_cents)));
+        }
+    }
+    rejected(g.table(TableOp::RemoveChips { seat: 1, amount_cents: d(10), player_id: None }), "RATHOLING_FORBIDDEN");
+}

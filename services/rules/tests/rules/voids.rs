@@ -132,6 +132,31 @@ fn r_audit_1_cage_correction_reverses_a_sale_and_the_pocket_follows() {
     assert_eq!(r.number("balance_cents"), Some(-d(500)));
 }
 
+/// R-CHIP-5 with R-AUDIT-1 (the cage pass): a corrected redemption was counted as chips issued;
+/// issued and returned both grew, the liability right. Chips a correction takes back into the
+/// cage were never issued, chips it takes out were never returned.
+#[test]
+fn r_chip_5_a_corrected_sale_or_redemption_comes_off_what_was_issued_or_returned() {
+    let mut g = Game::new(nl(), &[]);
+    let issued_before = g.world.cages[&cid(CAGE)].issued.clone();
+    let sold = cage(&mut g, CageOp::SellChips { player_id: pid("P1"), chips: chips(100, 8) }).unwrap();
+    let redeemed = cage(&mut g, CageOp::RedeemChips { player_id: pid("P1"), chips: chips(100, 8) }).unwrap();
+    let mut undo_redemption = correct_cage("evt-redeem", redeemed[0].1.postings(), "cage-mgr");
+    if let CageOp::Correct { reverses_event_types, .. } = &mut undo_redemption {
+        *reverses_event_types = vec!["ChipsRedeemed".into()];
+    }
+    cage(&mut g, undo_redemption).unwrap();
+    let count = |list: &[ChipCount]| list.iter().find(|c| c.denomination_cents == d(100)).map_or(0, |c| c.count);
+    let state = &g.world.cages[&cid(CAGE)];
+    assert_eq!((count(&state.issued) - count(&issued_before), count(&state.returned)), (8, 0), "{state:?}");
+    // The sale corrected too: nothing issued by the two.
+    let redeemed_back = g.world.players[&pid("P1")].pocket_cents;
+    assert_eq!(redeemed_back, d(800));
+    cage(&mut g, correct_cage("evt-sale", sold[0].1.postings(), "cage-mgr")).unwrap();
+    let state = &g.world.cages[&cid(CAGE)];
+    assert_eq!((count(&state.issued) - count(&issued_before), count(&state.returned)), (0, 0), "{state:?}");
+}
+
 /// R-MARK-1 with R-AUDIT-1: a marker is redeemed or written off, never corrected at the cage:
 /// reversing its postings alone left it open, redeemable and using the credit line while the
 /// receivable went (and a redemption then took the receivable below zero).

@@ -879,7 +879,14 @@ impl Ledger {
                 self.load_into(&mut decision, property, &dependent, catch_up).await?;
                 streams.extend(dependent);
             }
-            let decided = match self.new_player_in_another_case(property, &decision, &streams).await? {
+            // A seat taken names its patron without touching the patron's stream: an id in
+            // another case would hold the seat for good (every way to clear it is refused under
+            // that id, and the known one is not the seat's: the stakes pass).
+            let mut named = std::borrow::Cow::Borrowed(&streams);
+            if let Command::Table(rules::TableCommand { op: rules::TableOp::SeatPlayer { player_id, .. }, .. }) = command {
+                named.to_mut().push(StreamId::Player(player_id.clone()));
+            }
+            let decided = match self.new_player_in_another_case(property, &decision, &named).await? {
                 Some(rejection) => Err(rejection),
                 None => {
                     let snapshot = snapshot_of(&decision.states, &streams, aml.clone());

@@ -91,6 +91,18 @@ async fn r_mark_1_markers_above_the_credit_line_are_refused_with_the_append() ->
     assert_eq!(store.credit_line(PROPERTY, "P7").await?, CreditLine { limit_cents: 100_000, outstanding_cents: 60_000 });
     assert_eq!(store.read_all(PROPERTY, 0, 10).await?.len(), 2, "the refused marker wrote no event");
     assert_eq!(store.projected_balance(PROPERTY, "player/P7/pocket").await?, 60_000);
+    // A line cut below what is owed stands (migration 0014); a marker above it is still refused,
+    // and what is owed only comes down.
+    let mut cut = one_stream("player-P7", ExpectedVersion::Exact(2), vec![domain_event("CreditApproved", "P7", 0, vec![])]);
+    cut.projection_ops.push(ProjectionOp::CreditLimit { player_id: "P7".into(), limit_cents: 10_000 });
+    store.append(&cut).await?;
+    assert_eq!(store.credit_line(PROPERTY, "P7").await?, CreditLine { limit_cents: 10_000, outstanding_cents: 60_000 });
+    let error = store.append(&issue(3, 1_000)).await.unwrap_err();
+    assert!(matches!(&error, StoreError::ProjectionRefused { constraint } if constraint == "credit_lines_within_limit"), "{error:?}");
+    let mut redeemed = one_stream("player-P7", ExpectedVersion::Exact(3), vec![domain_event("MarkerRedeemed", "P7", 0, vec![])]);
+    redeemed.projection_ops.push(ProjectionOp::Marker { player_id: "P7".into(), outstanding_delta_cents: -20_000 });
+    store.append(&redeemed).await?;
+    assert_eq!(store.credit_line(PROPERTY, "P7").await?, CreditLine { limit_cents: 10_000, outstanding_cents: 40_000 });
     Ok(())
 }
 
