@@ -16,7 +16,7 @@
 //! store.balance(property, account, AsOf) / balances_sum(property, AsOf)
 //! store.verify_chain(property) -> ChainReport (from the archive anchor, if any); chain_digest / verify_digest
 //! store.ensure_partitions(months_ahead)  partition::ArchiveAdmin: list / archive / verify / drop_archived
-//! store.verify_log(property, &[Checkpoint]) -> LogReport   (chains, commands, refusals, checkpoints)
+//! store.verify_log(property, &[Checkpoint], &[key]) -> LogReport   (chains, commands, refusals, checkpoints, archive anchor)
 //! store.verify_projections(property, &projection) -> Vec<ProjectionDifference>
 //! store.record_checkpoint / checkpoints         signed checkpoints (checkpoint.rs)
 //! store.subscribe(property, after_position) -> Subscription (Stream of RecordedEvent); lag()

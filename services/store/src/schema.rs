@@ -38,6 +38,7 @@ use crate::{APP_ROLE, MIGRATOR, OWNER_ROLE};
 pub const FUNCTIONS: &[(&str, &str)] = &[
     ("chipledger_append", include_str!("../sql/fn_chipledger_append.sql")),
     ("chipledger_archive_anchor", include_str!("../sql/fn_chipledger_archive_anchor.sql")),
+    ("chipledger_archive_document", include_str!("../sql/fn_chipledger_archive_document.sql")),
     ("chipledger_account_balances", include_str!("../sql/fn_chipledger_account_balances.sql")),
     ("chipledger_balance_at", include_str!("../sql/fn_chipledger_balance_at.sql")),
     ("chipledger_balances_sum_at", include_str!("../sql/fn_chipledger_balances_sum_at.sql")),

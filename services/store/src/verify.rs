@@ -73,6 +73,45 @@ pub(crate) async fn archive_anchor<'c>(executor: impl PgExecutor<'c>, property: 
     .transpose()
 }
 
+/// What is wrong with an archive anchor, if anything: it stands for archived events only with
+/// the signed document of its archive, whose digest of the property ends at the anchor's
+/// position and hash, signed by one of `trusted` (any key, if empty). An anchor is rows: a
+/// superuser without the key wrote one at a signed checkpoint's position, deleted the log up to
+/// it and rewrote the balances carried past it, and verify had started the chain there, proven
+/// (the insiders' pass).
+async fn anchor_unproven<'c>(
+    executor: impl PgExecutor<'c>,
+    property: &str,
+    anchor: &ArchiveAnchor,
+    trusted: &[[u8; 32]],
+) -> Result<Option<String>, StoreError> {
+    let document: Option<String> = sqlx::query_scalar("SELECT chipledger_archive_document($1, $2)")
+        .bind(property)
+        .bind(anchor.position)
+        .fetch_one(executor)
+        .await?;
+    let at = anchor.position;
+    let Some(document) = document else {
+        return Ok(Some(format!("the archive anchor at position {at} has no archive document")));
+    };
+    let signed = match crate::partition::SignedArchive::from_document(&document) {
+        Ok(signed) => signed,
+        Err(error) => return Ok(Some(format!("the archive document of the anchor at position {at} is no signed archive: {error}"))),
+    };
+    if let Err(error) = signed.verify_signature(trusted) {
+        return Ok(Some(format!("the archive document of the anchor at position {at} is not signed by a trusted key: {error}")));
+    }
+    let ends_at_anchor = signed
+        .archive
+        .properties
+        .iter()
+        .any(|digest| digest.property == property && digest.last_position == at && digest.last_hash == anchor.hash);
+    if !ends_at_anchor {
+        return Ok(Some(format!("the signed archive ({}) does not end at the anchor's position {at} and hash", signed.archive.label)));
+    }
+    Ok(None)
+}
+
 /// The head of the property's event chain.
 pub(crate) async fn chain_digest<'c>(executor: impl PgExecutor<'c>, property: &str) -> Result<ChainDigest, StoreError> {
     let heads = heads(executor, property).await?;
@@ -163,9 +202,11 @@ impl LogReport {
 }
 
 impl Store {
-    /// Verify the property's log: both chains, the command ids, and each kept checkpoint.
-    pub async fn verify_log(&self, property: &str, checkpoints: &[SignedCheckpoint]) -> Result<LogReport, StoreError> {
-        verify_log(self.pool(), property, checkpoints).await
+    /// Verify the property's log: both chains, the command ids, and each kept checkpoint. An
+    /// archive anchor the live chain starts from is taken only with its archive's document,
+    /// signed by one of `archive_keys` (any key, if none is given).
+    pub async fn verify_log(&self, property: &str, checkpoints: &[SignedCheckpoint], archive_keys: &[[u8; 32]]) -> Result<LogReport, StoreError> {
+        verify_log(self.pool(), property, checkpoints, archive_keys).await
     }
 
     /// Recompute the inline projections from the events with `projection` (the one the
@@ -182,10 +223,10 @@ impl Store {
 
 /// Recompute the whole event chain of a property and compare it with the stored hashes and head.
 pub(crate) async fn verify_chain(pool: &PgPool, property: &str) -> Result<ChainReport, StoreError> {
-    Ok(verify_log(pool, property, &[]).await?.chain)
+    Ok(verify_log(pool, property, &[], &[]).await?.chain)
 }
 
-pub(crate) async fn verify_log(pool: &PgPool, property: &str, kept: &[SignedCheckpoint]) -> Result<LogReport, StoreError> {
+pub(crate) async fn verify_log(pool: &PgPool, property: &str, kept: &[SignedCheckpoint], archive_keys: &[[u8; 32]]) -> Result<LogReport, StoreError> {
     let mut first = pool.begin_with(SNAPSHOT).await?;
     let heads = heads(&mut *first, property).await?;
     let head = ChainDigest { property: property.to_owned(), position: heads.events.0, hash: heads.events.1 };
@@ -210,6 +251,11 @@ pub(crate) async fn verify_log(pool: &PgPool, property: &str, kept: &[SignedChec
                     anchor.position, event.position
                 )),
             ));
+        }
+        if anchor_problem.is_none()
+            && let Some(unproven) = anchor_unproven(&mut *first, property, anchor, archive_keys).await?
+        {
+            anchor_problem = Some((anchor.position, ChainProblem::NotArchived(unproven)));
         }
     }
     let start = anchor.as_ref().map_or(0, |anchor| anchor.position);

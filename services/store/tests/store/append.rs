@@ -268,7 +268,7 @@ async fn r_audit_3_a_refusal_is_recorded_chained_and_answers_its_command_id_for_
     let late = refusal("cmd-10", "buy 100");
     let RefusalOutcome::Accepted(replayed) = db.store.record_refusal(&late).await? else { panic!("accepted") };
     assert_eq!(replayed.outcome_json, outcome.outcome_json);
-    let report = db.store.verify_log(PROPERTY, &[]).await?;
+    let report = db.store.verify_log(PROPERTY, &[], &[]).await?;
     assert!(report.ok(), "{report:?}");
     assert_eq!((report.refusals_checked, report.commands_checked), (1, 1));
     Ok(())

@@ -338,7 +338,7 @@ async fn format_1_events_keep_verifying_after_the_upgrade_and_format_2_continues
     .await?;
 
     let store = migrated_store(&admin_url).await?;
-    let report = store.verify_log(PROPERTY, &[]).await?;
+    let report = store.verify_log(PROPERTY, &[], &[]).await?;
     assert!(report.ok(), "{report:?}");
     assert_eq!((report.chain.events_checked, report.commands_checked, report.refusals_checked), (4, 2, 0));
     let mut request = one_stream("table-T1", ExpectedVersion::Exact(2), buy_ins(3, "new-1"));
@@ -346,7 +346,7 @@ async fn format_1_events_keep_verifying_after_the_upgrade_and_format_2_continues
     store.append(&request).await?;
     let formats: Vec<i16> = sqlx::query_scalar("SELECT chain_format FROM events ORDER BY position").fetch_all(&mut superuser).await?;
     assert_eq!(formats, vec![1, 1, 1, 1, 2, 2, 2]);
-    let report = store.verify_log(PROPERTY, &[]).await?;
+    let report = store.verify_log(PROPERTY, &[], &[]).await?;
     assert!(report.ok(), "{report:?}");
     assert_eq!((report.chain.events_checked, report.commands_checked), (7, 3));
     assert_eq!(store.rejections(PROPERTY, 0, 10).await?[0].refusal_seq, None, "recorded before refusals were chained");

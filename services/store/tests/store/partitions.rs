@@ -286,8 +286,29 @@ async fn an_archived_partition_s_digest_verifies_a_tampered_one_fails_and_nothin
     assert_eq!(left, 0, "the archived tables are gone");
     assert!(db.store.verify_chain(PROPERTY).await?.ok);
     assert!(db.store.verify_chain(other).await?.ok);
+    // The anchor is taken with its archive signed by a trusted key (the insiders' pass: a
+    // superuser without the key wrote an anchor and an empty document, deleted the log up to
+    // it, and verify passed). Signed by a stranger, or not signed at all: not proven.
+    let trusted = [key.public_key()];
+    assert!(db.store.verify_log(PROPERTY, &[], &trusted).await?.chain.ok);
+    let untrusted = db.store.verify_log(PROPERTY, &[], &[stranger.public_key()]).await?.chain;
+    assert_eq!(untrusted.first_bad_position, Some(3), "{untrusted:?}");
+    assert!(matches!(&untrusted.problem, Some(ChainProblem::NotArchived(why)) if why.contains("trusted key")), "{untrusted:?}");
+    let document: String = sqlx::query_scalar("SELECT document FROM archived_partitions").fetch_one(&mut superuser).await?;
+    sqlx::query("ALTER TABLE archived_partitions DISABLE TRIGGER USER").execute(&mut superuser).await?;
+    sqlx::query("UPDATE archived_partitions SET document = '{}'").execute(&mut superuser).await?;
+    let forged = db.store.verify_log(PROPERTY, &[], &trusted).await?.chain;
+    assert!(matches!(&forged.problem, Some(ChainProblem::NotArchived(why)) if why.contains("no signed archive")), "{forged:?}");
+    assert!(!db.store.verify_chain(PROPERTY).await?.ok, "an anchor without its signed archive proves nothing, whatever key");
+    sqlx::query(sqlx::AssertSqlSafe(format!("UPDATE archived_partitions SET document = {}", quote(&document)))).execute(&mut superuser).await?;
+    assert!(db.store.verify_log(PROPERTY, &[], &trusted).await?.chain.ok);
     std::fs::remove_dir_all(&dir).ok();
     Ok(())
+}
+
+/// `text` as an SQL string literal.
+fn quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
 }
 
 #[tokio::test]
