@@ -479,10 +479,12 @@ pub fn check_deal(table: &TableState, config: &TableConfig, button_seat: Seat, d
         let next_after_last = table.last_button_seat.map(|last| dealt.iter().copied().find(|s| *s > last).unwrap_or(dealt[0]));
         let small = blind_positions(config, Some(previous_big), button_seat, dealt).small_position;
         let before_small = small.map(|small| dealt.iter().copied().rev().find(|s| *s < small).unwrap_or(dealt[dealt.len() - 1]));
+        // Heads-up the button is the small blind and nothing else: the player before the small
+        // blind is then the big blind, who would act first after the flop (the betting pass).
+        let room_choice = dealt.len() > 2 && (Some(button_seat) == next_after_last || Some(button_seat) == before_small);
         if let Some(expected) = expected
             && button_seat != expected
-            && Some(button_seat) != next_after_last
-            && Some(button_seat) != before_small
+            && !room_choice
         {
             return Err(Rejection::new(BUTTON_OUT_OF_TURN, "a dead button goes to where the last small blind was (heads-up: to the small blind)")
                 .with("button_seat", button_seat as Cents)

@@ -129,7 +129,12 @@ fn run(play: &Play) -> (u32, u32, u32, u32) {
             break;
         }
         button = dealt.iter().copied().find(|s| *s > button).unwrap_or(dealt[0]);
-        g.start(hand_no, button, &dealt);
+        // Heads-up a dead button is the small blind: the dealer puts it where the core says.
+        if let Err(r) = g.table(TableOp::StartHand { hand_no, button_seat: button, dealt_seats: dealt.clone() }) {
+            assert_eq!(r.reason.code, "BUTTON_OUT_OF_TURN", "{r}");
+            button = r.number("expected_button_seat").expect("the button due") as Seat;
+            g.start(hand_no, button, &dealt);
+        }
         let mut hand_events: Vec<(StreamId, Event)> = Vec::new();
         // Posts: antes, then blinds left of the button (or the bring-in in stud).
         let after = |from: Seat, k: usize| {

@@ -1309,3 +1309,17 @@ fn r_mark_2_seeds_open_stakes_that_buy_chips_for_cash_but_never_take_ious() {
     let recorded: StakesMode = serde_json::from_str(r#"{"kind":"OpenStakes","iou_auto_accept_below_cents":1000}"#).unwrap();
     assert_eq!(recorded, StakesMode::OpenStakes { iou_auto_accept_below_cents: 1000, ious_allowed: true });
 }
+
+/// R-POST-2 with a dead button, heads-up (the betting pass): the button kept on seat 1 for a
+/// second hand put it on the big blind, and the small blind acted first after the flop. Heads-up
+/// the button is the small blind.
+#[test]
+fn r_post_2_heads_up_the_dead_button_is_the_small_blind() {
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.button_policy = ButtonPolicy::Dead;
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100))]);
+    blinds_and_folds(&mut g, 1, 1, Some(1), 2, &[1, 2]);
+    let r = rejected(g.table(TableOp::StartHand { hand_no: 2, button_seat: 1, dealt_seats: vec![1, 2] }), "BUTTON_OUT_OF_TURN");
+    assert_eq!((r.reason.rule, r.number("expected_button_seat")), ("R-POST-3", Some(2)));
+    blinds_and_folds(&mut g, 2, 2, Some(2), 1, &[1, 2]);
+}
