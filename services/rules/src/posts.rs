@@ -805,7 +805,12 @@ pub fn judge_post(table: &TableState, seat: Seat, kind: PostKind, amount_cents: 
         check_antes_in(hand, config, &format!("before the {kind:?}"))?;
     }
     let stack = table.playable_stack_cents(seat);
-    let short_all_in = amount_cents < nominal && amount_cents == stack && amount_cents > 0;
+    // R-POST-7 is for forced bets: a straddle or sleeper is a choice (the rock's straddle aside),
+    // and one short of its amount had set the round's bet at the full straddle, which nobody
+    // had put in (the betting pass). A stack short of it calls or raises all in instead.
+    let voluntary = matches!(kind, PostKind::Straddle | PostKind::Sleeper)
+        && !(kind == PostKind::Straddle && config.mandatory_straddle && hand.rock_holder == Some(seat));
+    let short_all_in = amount_cents < nominal && amount_cents == stack && amount_cents > 0 && !voluntary;
     // R-POST-4 option, the seeds' Mississippi straddle: in no limit "at least a minimum raise".
     let straddle_above = kind == PostKind::Straddle
         && config.straddle_at_least
@@ -814,7 +819,7 @@ pub fn judge_post(table: &TableState, seat: Seat, kind: PostKind, amount_cents: 
     if amount_cents != nominal && !short_all_in && !straddle_above {
         // A player short of the post breaks R-POST-7 (all in for what they have); one who has
         // it, the rule of the post's kind.
-        let rule = if stack < nominal { POST_WRONG_AMOUNT.rule } else { kind.rule() };
+        let rule = if stack < nominal && !voluntary { POST_WRONG_AMOUNT.rule } else { kind.rule() };
         return Err(Rejection::new(Reason::new(POST_WRONG_AMOUNT.code, rule), format!("{kind:?} must be the full amount, or the whole stack if short"))
             .with("amount_cents", amount_cents)
             .with("required_cents", nominal)

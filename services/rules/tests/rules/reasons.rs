@@ -320,3 +320,19 @@ fn r_unit_1_nothing_taken_off_a_stack_is_bad_input_not_ratholing() {
     }
     rejected(g.table(TableOp::RemoveChips { seat: 1, amount_cents: d(10), player_id: None }), "RATHOLING_FORBIDDEN");
 }
+
+/// R-POST-4 (the betting pass): a straddle all in for less than its amount set the round's bet at
+/// the full straddle nobody had put in. A straddle is a choice: a stack short of it is refused
+/// (it calls or raises all in when its turn comes).
+#[test]
+fn r_post_4_a_stack_short_of_the_straddle_does_not_straddle() {
+    let mut g = Game::new(nl(), &[(1, d(100)), (2, d(100)), (3, d(3))]);
+    g.start(1, 3, &[1, 2, 3]);
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    let r = rejected(g.post(3, PostKind::Straddle, d(3)), "POST_WRONG_AMOUNT");
+    assert_eq!((r.reason.rule, r.number("required_cents"), r.number("stack_cents")), ("R-POST-4", Some(d(4)), Some(d(3))));
+    g.ok(3, Action::AllIn);
+    let l = g.legal();
+    assert_eq!((l.seat, l.call_cents), (1, d(2)), "the bet is the $3 all in");
+}
