@@ -206,6 +206,14 @@ pub(crate) fn check_arrival(
             }
             crate::rebuy::check_full_rebuy(s, config.buy_in.min_cents, Some(amount))?;
             let open_stakes = matches!(config.stakes, StakesMode::OpenStakes { .. });
+            // R-STAKE-3: chips for a stack that went broke are a re-buy: at least the minimum
+            // buy-in (a $2 top-up from nothing had been dealt in at a $40 minimum: the stakes
+            // pass), and the session's one short buy-in is spent.
+            if s.stack_cents == 0 && amount < config.buy_in.min_cents && !open_stakes {
+                return Err(Rejection::new(BUY_IN_BELOW_MINIMUM, "a stack that went broke re-buys at least the table's minimum buy-in")
+                    .with("buy_in_cents", amount)
+                    .with("min_buy_in_cents", config.buy_in.min_cents));
+            }
             // A seat bound by leaving another seat of the game may be brought up to the amount
             // left with, even above the maximum (R-REBUY-1).
             let max = config.buy_in.max_cents.max(crate::rebuy::bound_min_stack_cents(s, ctx.at_unix_ms).unwrap_or(0));

@@ -1287,3 +1287,26 @@ fn r_unit_2_every_preset_at_usual_stakes_is_a_valid_configuration() {
     // $3/$6 limit: blinds $1/$3 in whole $1 chips.
     assert_eq!(TableConfig::fixed_limit_holdem(d(3), d(6), 3).blinds_cents, vec![d(1), d(3)]);
 }
+
+/// R-STAKE-3 (the stakes pass): a stack that went broke took a $2 top-up and was dealt in at a
+/// $40 minimum. Chips for a broke stack are a re-buy: at least the minimum buy-in.
+#[test]
+fn r_stake_3_a_stack_that_went_broke_rebuys_at_least_the_minimum() {
+    let mut g = Game::new(nl_1_2(), &[(1, d(40)), (2, d(200))]);
+    g.start(1, 1, &[1, 2]);
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(1, Action::AllIn);
+    g.ok(2, Action::Call);
+    while g.hand().round.index + 1 < 4 {
+        g.next_round();
+    }
+    g.showdown(vec![vec![2]]);
+    g.end();
+    assert_eq!(g.stack(1), 0);
+    let top_up = |amount_cents| TableOp::TopUp { seat: 1, player_id: pid("P1"), amount_cents, source: FundsSource::Cash, supervisor_id: None };
+    let r = rejected(g.table(top_up(d(2))), "BUY_IN_BELOW_MINIMUM");
+    assert_eq!((r.reason.rule, r.number("min_buy_in_cents")), ("R-STAKE-3", Some(d(40))));
+    g.table(top_up(d(40))).unwrap();
+    assert_eq!(g.stack(1), d(40));
+}
