@@ -243,6 +243,10 @@ pub enum PlayerEvent {
         /// The wait of the table left (window ms, tolerance bps), see [`Departure::wait`].
         #[serde(default, skip_serializing_if = "Option::is_none")]
         wait: Option<(i64, i64)>,
+        /// R-STAKE-2 with R-REBUY-1: chips taken off within the session's refreshment allowance.
+        /// The patron left the game with them too: the departure is `amount_cents` and these.
+        #[serde(default, skip_serializing_if = "crate::money::is_zero")]
+        taken_off_cents: Cents,
     },
     /// Seated at a table with the first chips of a session (buy-in, cash in play or a marker
     /// to the seat): the patron now holds that seat (R-REBUY-1).
@@ -433,13 +437,13 @@ impl PlayerState {
         match event {
             PlayerEvent::CreditLineSet { line_cents, .. } => self.credit_line_cents = *line_cents,
             PlayerEvent::PocketChipsPlayed { amount_cents, .. } => self.pocket_cents -= amount_cents,
-            PlayerEvent::LeftTable { table_id, game_key, amount_cents, at_unix_ms, wait, .. } => {
+            PlayerEvent::LeftTable { table_id, game_key, amount_cents, at_unix_ms, wait, taken_off_cents, .. } => {
                 self.pocket_cents += amount_cents;
                 self.seats.retain(|s| &s.table_id != table_id);
                 let departure = Departure {
                     game_key: game_key.clone(),
                     table_id: table_id.clone(),
-                    amount_cents: *amount_cents,
+                    amount_cents: amount_cents + taken_off_cents,
                     at_unix_ms: *at_unix_ms,
                     wait: *wait,
                 };

@@ -147,10 +147,11 @@ pub fn decide_move(
     // them: a return to it is bound as after a cash-out (the stakes pass: moved from NLHE to
     // PLO with $200, cashed out there, back at NLHE for $40).
     let from_game = from_config.same_game();
+    // What it left with counts the chips taken off within the refreshment allowance too.
     let left_game = (from_game.key() != to_game.key() && amount > 0).then(|| crate::player::Departure {
         game_key: from_game.key().to_owned(),
         table_id: from_id.clone(),
-        amount_cents: amount,
+        amount_cents: amount + s.removed_cents,
         at_unix_ms: ctx.at_unix_ms,
         wait: Some(from_config.rebuy.wait()),
     });

@@ -345,7 +345,12 @@ pub fn decide_funds(
             if amount > 0 {
                 postings.push(Posting::new(Account::Pocket { player_id: player_id.clone() }, amount));
             }
-            let bound = bind_other_seats(snapshot, config, table_id, player_id, player, amount, ctx)?;
+            // R-REBUY-1 with R-STAKE-2: the patron left the game with the stack and the chips
+            // taken off within the session's refreshment allowance; a return brings both back
+            // (cash-out and re-buy cycles had taken the allowance again and again: the stakes
+            // pass, $60 off a $10 allowance in six cycles).
+            let left_with = amount + s.removed_cents;
+            let bound = bind_other_seats(snapshot, config, table_id, player_id, player, left_with, ctx)?;
             out.push((tsid, Event::Table(TableEvent::CashedOut { seat, player_id: player_id.clone(), amount_cents: amount, postings, iou_settled_cents })));
             out.push((
                 StreamId::Player(player_id.clone()),
@@ -356,6 +361,7 @@ pub fn decide_funds(
                     amount_cents: amount,
                     at_unix_ms: ctx.at_unix_ms,
                     wait: Some(config.rebuy.wait()),
+                    taken_off_cents: s.removed_cents,
                 }),
             ));
             out.extend(bound);

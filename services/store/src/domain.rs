@@ -67,11 +67,12 @@ pub fn player_ops(player_id: &chipledger_rules::PlayerId, event: &PlayerEvent, e
             }
             ops.push(seated(player_id, to_table_id, *to_seat, game_key, event_id))
         }
-        PlayerEvent::LeftTable { table_id, game_key, amount_cents, at_unix_ms, .. } => ops.push(ProjectionOp::Departed {
+        // The departure: the stack and the chips taken off within the refreshment allowance.
+        PlayerEvent::LeftTable { table_id, game_key, amount_cents, at_unix_ms, taken_off_cents, .. } => ops.push(ProjectionOp::Departed {
             player_id,
             table_id: table_id.as_str().to_owned(),
             game_key: game_key.clone(),
-            amount_left_cents: *amount_cents,
+            amount_left_cents: amount_cents + taken_off_cents,
             at_ms: *at_unix_ms,
         }),
         PlayerEvent::CashTransaction { gaming_day, direction, amount_cents, .. } => {

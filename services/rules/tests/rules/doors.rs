@@ -1310,3 +1310,20 @@ fn r_stake_3_a_stack_that_went_broke_rebuys_at_least_the_minimum() {
     g.table(top_up(d(40))).unwrap();
     assert_eq!(g.stack(1), d(40));
 }
+
+/// R-STAKE-2 with R-REBUY-1 (the stakes pass): $10 taken off within the refreshment allowance,
+/// a cash-out and a re-buy for the stack left took the allowance again, six times in a second.
+/// The patron left the game with the chips taken off too: a return brings them back.
+#[test]
+fn r_stake_2_chips_taken_off_within_the_allowance_are_part_of_what_a_return_brings_back() {
+    let mut c = nl_1_2();
+    c.refreshment_allowance_cents = d(10);
+    let mut g = Game::new(c.clone(), &[(1, d(100)), (2, d(100))]);
+    g.table(TableOp::RemoveChips { seat: 1, amount_cents: d(10), player_id: Some(pid("P1")) }).unwrap();
+    g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
+    assert_eq!(g.world.players[&pid("P1")].pocket_cents, d(100));
+    let y = open_second_table(&mut g, "T2", c);
+    let r = rejected(at(&mut g, &y, buy_in(3, "P1", d(90))), "REBUY_BELOW_AMOUNT_LEFT");
+    assert_eq!(r.number("amount_left_with_cents"), Some(d(100)));
+    at(&mut g, &y, buy_in(3, "P1", d(100))).unwrap();
+}

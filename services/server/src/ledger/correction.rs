@@ -166,6 +166,7 @@ mod tests {
             amount_cents: 40_000,
             at_unix_ms: 1_790_000_000_123,
             wait: None,
+            taken_off_cents: 0,
         };
         let command = correction_for("player-p1", 1, "2026-11-28", &player_payload(&event), &[], Vec::new(), &request()).expect("maps");
         let Command::Player(rules::PlayerCommand { op: rules::PlayerOp::Correct { reversal, .. }, .. }) = command else {

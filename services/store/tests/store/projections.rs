@@ -120,7 +120,7 @@ async fn rules_player_events_feed_departures_cash_and_markers() -> anyhow::Resul
         PlayerEvent::CashTransaction { gaming_day: "2026-03-14".into(), direction: CashDirection::In, amount_cents: 20_000, mtl_entry: false, ctr_required: false, day_total_cents: 20_000 },
         PlayerEvent::MarkerIssued { cage_id: cage_id.clone(), marker_no: 1, amount_cents: 30_000, issued_by: "cage-2".into(), to_pocket: true },
         PlayerEvent::MarkerRedeemed { cage_id, marker_no: 1, amount_cents: 10_000 },
-        PlayerEvent::LeftTable { table_id, seat: 4, game_key: "NLHE-1-2".into(), amount_cents: 31_500, at_unix_ms: 1_773_500_000_000, wait: None },
+        PlayerEvent::LeftTable { table_id, seat: 4, game_key: "NLHE-1-2".into(), amount_cents: 31_500, at_unix_ms: 1_773_500_000_000, wait: None, taken_off_cents: 0 },
     ];
     let events = player_events
         .iter()
@@ -160,7 +160,7 @@ async fn r_rebuy_1_departures_projection_equals_the_rules_state_through_correcti
     let db = fresh("projections_departures").await?;
     let store = db.store.clone().with_projection(Arc::new(RulesProjection));
     let left = |table_id: &str, game_key: &str, amount_cents: i64, at_unix_ms: i64| -> anyhow::Result<PlayerEvent> {
-        Ok(PlayerEvent::LeftTable { table_id: table(table_id)?, seat: 2, game_key: game_key.into(), amount_cents, at_unix_ms, wait: None })
+        Ok(PlayerEvent::LeftTable { table_id: table(table_id)?, seat: 2, game_key: game_key.into(), amount_cents, at_unix_ms, wait: None, taken_off_cents: 0 })
     };
     let reversed = |table_id: &str, at_unix_ms: i64| -> anyhow::Result<PlayerEvent> {
         Ok(PlayerEvent::Corrected {
@@ -214,8 +214,8 @@ async fn r_audit_1_a_reversed_departure_gives_way_to_the_previous_one() -> anyho
     let db = fresh("projections_reversal").await?;
     let store = db.store.clone().with_projection(Arc::new(RulesProjection));
     let events = [
-        PlayerEvent::LeftTable { table_id: table("T1")?, seat: 1, game_key: "NLHE-1-2".into(), amount_cents: 30_000, at_unix_ms: 1_000, wait: None },
-        PlayerEvent::LeftTable { table_id: table("T2")?, seat: 5, game_key: "NLHE-1-2".into(), amount_cents: 45_000, at_unix_ms: 2_000, wait: None },
+        PlayerEvent::LeftTable { table_id: table("T1")?, seat: 1, game_key: "NLHE-1-2".into(), amount_cents: 30_000, at_unix_ms: 1_000, wait: None, taken_off_cents: 0 },
+        PlayerEvent::LeftTable { table_id: table("T2")?, seat: 5, game_key: "NLHE-1-2".into(), amount_cents: 45_000, at_unix_ms: 2_000, wait: None, taken_off_cents: 0 },
     ];
     store.append(&one_stream("player-P7", ExpectedVersion::NoStream, events.iter().map(rules_event).collect::<Result<_, _>>()?)).await?;
     assert_eq!(store.departure(PROPERTY, "P7", "NLHE-1-2").await?.map(|d| d.amount_left_cents), Some(45_000));
@@ -267,8 +267,8 @@ async fn migration_0003_rebuilds_departures_from_the_log() -> anyhow::Result<()>
         reversal: PlayerReversal::Departure { table_id: table("T2")?, at_unix_ms: 2_000 },
     };
     let player_events = [
-        PlayerEvent::LeftTable { table_id: table("T1")?, seat: 1, game_key: "NLHE-1-2".into(), amount_cents: 30_000, at_unix_ms: 1_000, wait: None },
-        PlayerEvent::LeftTable { table_id: table("T2")?, seat: 5, game_key: "NLHE-1-2".into(), amount_cents: 45_000, at_unix_ms: 2_000, wait: None },
+        PlayerEvent::LeftTable { table_id: table("T1")?, seat: 1, game_key: "NLHE-1-2".into(), amount_cents: 30_000, at_unix_ms: 1_000, wait: None, taken_off_cents: 0 },
+        PlayerEvent::LeftTable { table_id: table("T2")?, seat: 5, game_key: "NLHE-1-2".into(), amount_cents: 45_000, at_unix_ms: 2_000, wait: None, taken_off_cents: 0 },
         correction,
     ];
     let mut superuser = admin(&admin_url).await?;
