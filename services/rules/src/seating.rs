@@ -13,7 +13,10 @@ pub const SEAT_TAKEN: Reason = Reason::new("SEAT_TAKEN", "R-STAKE-4");
 pub const SEAT_EMPTY: Reason = Reason::new("SEAT_EMPTY", "R-STAKE-4");
 pub const PLAYER_ALREADY_SEATED: Reason = Reason::new("PLAYER_ALREADY_SEATED", "R-STAKE-4");
 
-pub const REASONS: &[Reason] = &[INVALID_SEAT, SEAT_TAKEN, SEAT_EMPTY, PLAYER_ALREADY_SEATED];
+/// A house move (R-STAKE-6) goes to another table: a seat change at one table is a cash-out and a
+/// buy-in (it had been answered as a table not open, under R-AUDIT-2: the stakes pass).
+pub const MOVE_TO_SAME_TABLE: Reason = Reason::new("MOVE_TO_SAME_TABLE", "R-STAKE-6");
+pub const REASONS: &[Reason] = &[INVALID_SEAT, SEAT_TAKEN, SEAT_EMPTY, PLAYER_ALREADY_SEATED, MOVE_TO_SAME_TABLE];
 
 /// Seat numbers run 1..=max_seats of the table's configuration.
 pub fn check_seat_number(table: &TableState, seat: Seat) -> Result<(), Rejection> {
@@ -72,7 +75,12 @@ pub fn decide_move(
     let (from_id, from_config) = crate::ledger::open_table(from)?;
     let s = crate::table_stakes::seated_as(from, seat, player_id)?;
     crate::ledger::not_live_in_hand(from, seat)?;
-    if to.table_id.as_ref() != Some(to_table_id) || from_id == to_table_id {
+    if from_id == to_table_id {
+        return Err(Rejection::new(MOVE_TO_SAME_TABLE, "a house move goes to another table: a seat change here is a cash-out and a buy-in")
+            .with("seat", Cents::from(seat))
+            .with("to_seat", Cents::from(to_seat)));
+    }
+    if to.table_id.as_ref() != Some(to_table_id) {
         return Err(Rejection::new(crate::ledger::TABLE_NOT_OPEN, "the destination is not another open table"));
     }
     let (_, to_config) = crate::ledger::open_table(to)?;

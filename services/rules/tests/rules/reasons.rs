@@ -336,3 +336,12 @@ fn r_post_4_a_stack_short_of_the_straddle_does_not_straddle() {
     let l = g.legal();
     assert_eq!((l.seat, l.call_cents), (1, d(2)), "the bet is the $3 all in");
 }
+
+/// R-STAKE-6 (the stakes pass): a move to another seat of the same table was answered as a table
+/// not open under R-AUDIT-2.
+#[test]
+fn r_stake_6_a_house_move_goes_to_another_table() {
+    let mut g = three();
+    let r = rejected(g.table(TableOp::MovePlayer { seat: 1, player_id: pid("P1"), to_table_id: tid(TABLE), to_seat: 5 }), "MOVE_TO_SAME_TABLE");
+    assert_eq!((r.reason.rule, r.number("to_seat")), ("R-STAKE-6", Some(5)));
+}
