@@ -378,6 +378,24 @@ async fn r_rake_2_the_jackpot_fund_is_paid_to_players_and_reconciled_every_gamin
         vec![pb::JackpotFund { table_id: TABLE.into(), opening_cents: 0, drops_cents: 100, paid_cents: 100, closing_cents: 0 }]
     );
     assert_eq!(report.jackpot_liability_cents, 0);
+    // The payout corrected: less paid, not one more drop (the cage pass: drops grew with no hand).
+    let mut admin = room.server.client(principal::ADMIN).await?;
+    let fix = pb::Correction { header: room.id("fix-jackpot"), reverses_event_id: paid[0].event_id.clone(), approved_by: principal::ADMIN.0.into(), reason: "paid to the wrong seat".into() };
+    let fix = approved(fix, &mut [&mut admin]).await?;
+    room.floor.ledger.correct(fix).await?;
+    let report = room
+        .auditor
+        .audit
+        .gaming_day_reconciliation(pb::GamingDayReconciliationRequest {
+            property_id: String::new(),
+            gaming_day: paid[0].metadata.as_ref().expect("metadata").gaming_day.clone(),
+        })
+        .await?
+        .into_inner();
+    assert_eq!(
+        report.jackpot_funds,
+        vec![pb::JackpotFund { table_id: TABLE.into(), opening_cents: 0, drops_cents: 100, paid_cents: 0, closing_cents: 100 }]
+    );
     room.server.stop().await
 }
 
