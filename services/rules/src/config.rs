@@ -938,6 +938,13 @@ impl TableConfig {
         if self.buy_in.min_cents <= 0 || self.buy_in.max_cents < self.buy_in.min_cents {
             return bad("R-STAKE-3", "buy-in limits must satisfy 0 < min <= max");
         }
+        // A short buy-in is below the minimum and something (a short buy-in of nothing, or above
+        // the minimum, is no short buy-in: the stakes pass).
+        if self.buy_in.short_buy_min_cents.is_some_and(|short| short <= 0 || short >= self.buy_in.min_cents) {
+            return Err(Rejection::new(invalid_config("R-STAKE-3"), "a short buy-in must satisfy 0 < short < min")
+                .with("short_buy_min_cents", self.buy_in.short_buy_min_cents.unwrap_or(0))
+                .with("min_buy_in_cents", self.buy_in.min_cents));
+        }
         if self.blinds_cents.len() > 3 {
             return bad("R-POST-2", "at most three blinds");
         }

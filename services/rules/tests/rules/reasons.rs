@@ -345,3 +345,19 @@ fn r_stake_6_a_house_move_goes_to_another_table() {
     let r = rejected(g.table(TableOp::MovePlayer { seat: 1, player_id: pid("P1"), to_table_id: tid(TABLE), to_seat: 5 }), "MOVE_TO_SAME_TABLE");
     assert_eq!((r.reason.rule, r.number("to_seat")), ("R-STAKE-6", Some(5)));
 }
+
+/// R-STAKE-3 (the stakes pass): a short buy-in of nothing, or above the minimum, was accepted.
+#[test]
+fn r_stake_3_a_short_buy_in_is_above_nothing_and_below_the_minimum() {
+    for short in [0, d(40), d(50)] {
+        let mut c = nl();
+        c.buy_in.min_cents = d(40);
+        c.buy_in.short_buy_min_cents = Some(short);
+        let r = c.validate().unwrap_err();
+        assert_eq!((r.reason.code, r.reason.rule, r.number("short_buy_min_cents")), ("INVALID_CONFIG", "R-STAKE-3", Some(short)));
+    }
+    let mut c = nl();
+    c.buy_in.min_cents = d(40);
+    c.buy_in.short_buy_min_cents = Some(d(20));
+    c.validate().unwrap();
+}
