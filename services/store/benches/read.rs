@@ -64,7 +64,7 @@ fn table_event(table: usize, hand: usize, index: usize, command_id: &str) -> New
             trace_id: Some("4bf92f3577b34da6a3ce929d0e0e4736".into()),
             gaming_day: if hand.is_multiple_of(2) { "2026-03-14".into() } else { "2026-03-15".into() },
             config_version: 3,
-            reason_code: None,
+            ..Default::default()
         },
         postings,
     }

@@ -43,6 +43,11 @@ pub struct EventMetadata {
     /// the time are the ones the import names; absent for everything recorded as it happens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub imported_by: Option<String>,
+    /// An import's own time (R-AUDIT-2: when it happened, ms since the epoch), which the gaming
+    /// day was computed from; absent for everything recorded as it happens (its time is the
+    /// recording time). An import of the past had kept its day and lost its time (the cage pass).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub occurred_at_unix_ms: Option<i64>,
 }
 
 /// One leg of a double-entry movement (R-UNIT-3). Account keys follow

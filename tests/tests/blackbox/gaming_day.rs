@@ -54,6 +54,8 @@ async fn r_chip_6_las_vegas_gaming_day_keeps_its_0600_local_cutoff_across_the_ds
         assert_eq!(recorded, day, "{instant} belongs to gaming day {day}");
         // R-AUDIT-2: an import names who sent it beside the actor and time it names.
         assert_eq!(event.metadata.as_ref().and_then(|metadata| metadata.imported_by.as_deref()), Some(principal::ADMIN.0), "{stream}");
+        // And keeps its own time (the cage pass: only the day was kept).
+        assert_eq!(event.metadata.as_ref().and_then(|metadata| metadata.occurred_at_unix_ms), Some(unix_ms(instant)), "{stream}");
     }
 
     // An import naming another actor records both: the cashier it names, and the admin who
@@ -121,5 +123,27 @@ async fn r_chip_6_las_vegas_gaming_day_keeps_its_0600_local_cutoff_across_the_ds
     let status = admin.ledger.correct(correction).await.expect_err("a correction dated before its stream's latest gaming day");
     assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status:?}");
     assert!(status.message().contains("cage-CT"), "{status:?}");
+    // In time too, within a day: imports in order go through; one dated before the last event of
+    // its stream happened does not (the stakes pass: a cash-out dated two hours before the buy-in
+    // recorded a second earlier ended the re-buy wait at once).
+    let now = jiff::Timestamp::now().as_millisecond();
+    let import = |command_id: &str, at: i64| Some(pb::CommandHeader { command_id: command_id.into(), import_occurred_at_unix_ms: Some(at), ..Default::default() });
+    admin.cage.open_cage(pb::OpenCage { header: import("open-co", now - 600_000), cage_id: "CO".into(), denominations_cents: vec![100], chips: vec![chips(100, 50)], cash_cents: 0 }).await?;
+    admin.cage.sell_chips(pb::SellChips { header: import("sale-co-1", now - 300_000), cage_id: "CO".into(), player_id: "P13".into(), chips: vec![chips(100, 5)] }).await?;
+    let status = admin
+        .cage
+        .sell_chips(pb::SellChips { header: import("sale-co-2", now - 480_000), cage_id: "CO".into(), player_id: "P14".into(), chips: vec![chips(100, 5)] })
+        .await
+        .expect_err("an import dated before its stream's last event");
+    assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status:?}");
+    assert!(status.message().contains("cage-CO"), "{status:?}");
+    let live = Some(pb::CommandHeader { command_id: "sale-co-live".into(), ..Default::default() });
+    admin.cage.sell_chips(pb::SellChips { header: live, cage_id: "CO".into(), player_id: "P15".into(), chips: vec![chips(100, 5)] }).await?;
+    let status = admin
+        .cage
+        .sell_chips(pb::SellChips { header: import("sale-co-3", now - 60_000), cage_id: "CO".into(), player_id: "P16".into(), chips: vec![chips(100, 5)] })
+        .await
+        .expect_err("an import dated before a live event of its stream");
+    assert!(status.message().contains("cage-CO"), "{status:?}");
     server.stop().await
 }

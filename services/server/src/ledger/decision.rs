@@ -139,6 +139,7 @@ impl Decision {
                     config_version,
                     reason_code: Some(envelope.reason_note.clone()).filter(|note| !note.is_empty()),
                     imported_by: self.imported_by.clone(),
+                    occurred_at_unix_ms: self.imported_by.as_ref().and(envelope.import_occurred_at_unix_ms),
                 },
                 postings,
             };

@@ -530,7 +530,9 @@ impl Ledger {
                 }
                 let last = self.db.call("read_stream", "events", store.read_stream(property, &stream, version - 1, 1)).await;
                 let last = last.map_err(|error| store_status("read stream", error))?;
-                let latest_day = last.first().and_then(|event| event.typed_metadata().ok()).map(|metadata| metadata.gaming_day).unwrap_or_default();
+                let Some(last) = last.first() else { continue };
+                let metadata = last.typed_metadata().ok();
+                let latest_day = metadata.as_ref().map(|metadata| metadata.gaming_day.clone()).unwrap_or_default();
                 // "YYYY-MM-DD" orders as the days do.
                 if latest_day.as_str() > context.gaming_day.as_str() {
                     return Err(status::invalid_field(
@@ -538,6 +540,20 @@ impl Ledger {
                         format!(
                             "an import records the past in order: {stream} already holds gaming day {latest_day}, later than the import's {} (R-AUDIT-4)",
                             context.gaming_day
+                        ),
+                    ));
+                }
+                // And in time: never before the last event of the stream happened (its own time
+                // if imported, else when it was recorded). An admin's import dated a cash-out two
+                // hours before the buy-in recorded a second earlier, and the re-buy wait was over
+                // at once (R-REBUY-1, R-AUDIT-2: the stakes pass).
+                let latest_at = crate::service::happened_unix_ms(last);
+                if context.at_unix_ms < latest_at {
+                    return Err(status::invalid_field(
+                        "header.import_occurred_at_unix_ms",
+                        format!(
+                            "an import records the past in order: {stream}'s last event happened at {latest_at}, after the import's {} (R-AUDIT-2)",
+                            context.at_unix_ms
                         ),
                     ));
                 }

@@ -271,7 +271,7 @@ impl AuditService for Services {
                 amount_cents,
                 direction: if inbound { "in" } else { "out" }.to_string(),
                 event_type: event.event_type.clone(),
-                at_unix_ms: unix_ms(event.recorded_at),
+                at_unix_ms: super::happened_unix_ms(event),
             };
             if mtl_entry {
                 patron.mtl_entries.push(entry());

@@ -101,7 +101,12 @@ fn principal<T>(request: &Request<T>) -> Result<Principal, Status> {
         .ok_or_else(|| Status::unauthenticated("no authenticated principal"))
 }
 
-fn unix_ms(at: time::OffsetDateTime) -> i64 {
+/// When `event` happened: an import's own time, else when it was recorded (R-AUDIT-2).
+pub(crate) fn happened_unix_ms(event: &RecordedEvent) -> i64 {
+    event.typed_metadata().ok().and_then(|metadata| metadata.occurred_at_unix_ms).unwrap_or_else(|| unix_ms(event.recorded_at))
+}
+
+pub(crate) fn unix_ms(at: time::OffsetDateTime) -> i64 {
     i64::try_from(at.unix_timestamp_nanos() / 1_000_000).unwrap_or(i64::MAX)
 }
 
@@ -119,6 +124,7 @@ pub fn recorded_event_to_wire(event: RecordedEvent) -> pb::RecordedEvent {
         reason_note: metadata.reason_code.unwrap_or_default(),
         correlation_id: metadata.correlation_id.unwrap_or_default(),
         imported_by: metadata.imported_by,
+        occurred_at_unix_ms: metadata.occurred_at_unix_ms,
     });
     pb::RecordedEvent {
         global_position: event.position,

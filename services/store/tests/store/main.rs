@@ -59,6 +59,7 @@ pub fn metadata(command_id: &str) -> EventMetadata {
         config_version: 3,
         reason_code: None,
         imported_by: None,
+        occurred_at_unix_ms: None,
     }
 }
 
