@@ -364,15 +364,9 @@ async fn r_rake_2_the_jackpot_fund_is_paid_to_players_and_reconciled_every_gamin
         .unwrap_err();
     assert_eq!(error_info(&empty).reason, "JACKPOT_FUND_INSUFFICIENT");
     let paid = all_events(&mut room.auditor, pb::EventFilter { event_types: vec!["JackpotPaid".into()], ..Default::default() }).await?;
-    let report = room
-        .auditor
-        .audit
-        .gaming_day_reconciliation(pb::GamingDayReconciliationRequest {
-            property_id: String::new(),
-            gaming_day: paid[0].metadata.as_ref().expect("metadata").gaming_day.clone(),
-        })
-        .await?
-        .into_inner();
+    let gaming_day = paid[0].metadata.as_ref().expect("metadata").gaming_day.clone();
+    let day = pb::GamingDayReconciliationRequest { property_id: String::new(), gaming_day };
+    let report = room.auditor.audit.gaming_day_reconciliation(day.clone()).await?.into_inner();
     assert_eq!(
         report.jackpot_funds,
         vec![pb::JackpotFund { table_id: TABLE.into(), opening_cents: 0, drops_cents: 100, paid_cents: 100, closing_cents: 0 }]
@@ -383,15 +377,7 @@ async fn r_rake_2_the_jackpot_fund_is_paid_to_players_and_reconciled_every_gamin
     let fix = pb::Correction { header: room.id("fix-jackpot"), reverses_event_id: paid[0].event_id.clone(), approved_by: principal::ADMIN.0.into(), reason: "paid to the wrong seat".into() };
     let fix = approved(fix, &mut [&mut admin]).await?;
     room.floor.ledger.correct(fix).await?;
-    let report = room
-        .auditor
-        .audit
-        .gaming_day_reconciliation(pb::GamingDayReconciliationRequest {
-            property_id: String::new(),
-            gaming_day: paid[0].metadata.as_ref().expect("metadata").gaming_day.clone(),
-        })
-        .await?
-        .into_inner();
+    let report = room.auditor.audit.gaming_day_reconciliation(day).await?.into_inner();
     assert_eq!(
         report.jackpot_funds,
         vec![pb::JackpotFund { table_id: TABLE.into(), opening_cents: 0, drops_cents: 100, paid_cents: 0, closing_cents: 100 }]
