@@ -425,7 +425,8 @@ pub fn clear_missed_blinds(table: &mut TableState, seat: Seat, kind: PostKind) {
     let moving = table.config.as_ref().is_some_and(|c| c.button_policy == ButtonPolicy::Moving);
     let Some(s) = table.seat_mut(seat) else { return };
     match kind {
-        PostKind::BigBlind => {
+        // A third blind is a big blind and more: it pays what the big blind in position pays.
+        PostKind::BigBlind | PostKind::ThirdBlind => {
             s.missed_big_blind = false;
             if !moving {
                 s.missed_small_blind = false;
@@ -759,10 +760,12 @@ pub fn judge_post(table: &TableState, seat: Seat, kind: PostKind, amount_cents: 
     // R-POST-3: an entry or missed-blind post comes only from a seat that owes it (any other
     // would be chips in the pot that no call counts).
     let owed = table.seat(seat).map_or((false, false, false), |s| (s.owes_entry_post, s.missed_big_blind, s.missed_small_blind));
-    // A seat in a blind this hand posts that blind live, and no second live post on top of it
-    // (the fixes' pass: a new player in the big blind posted the entry and the big blind, $4
-    // live against a $2 bet, and the $2 no one called went to the winner).
-    let in_a_blind = [hand.blinds.small, hand.blinds.big, hand.blinds.third].contains(&Some(seat));
+    // A seat in the big (or third) blind this hand pays what it owes with that blind, and posts
+    // no second one on top (the fixes' pass: a new player in the big blind posted the entry and
+    // the big blind). One in the small blind posts what it owes too, live, and its small blind is
+    // then dead (a seat's live posts do not add up, `apply_post`): refused, it had been left able
+    // only to fold, the blind it posted lost (the second betting pass).
+    let in_a_blind = [hand.blinds.big, hand.blinds.third].contains(&Some(seat));
     let not_owed = match kind {
         PostKind::NewPlayer => !owed.0 || in_a_blind,
         PostKind::MissedBigBlind => !owed.1 || in_a_blind,

@@ -963,7 +963,7 @@ impl TableState {
             }
             TableEvent::Posted { seat, kind, amount_cents, postings, .. } => {
                 self.apply_postings(postings);
-                if matches!(kind, PostKind::BigBlind | PostKind::NewPlayer | PostKind::MissedBigBlind | PostKind::Kill)
+                if matches!(kind, PostKind::BigBlind | PostKind::ThirdBlind | PostKind::NewPlayer | PostKind::MissedBigBlind | PostKind::Kill)
                     && let Some(s) = self.seat_mut(*seat) {
                         s.owes_entry_post = false;
                     }

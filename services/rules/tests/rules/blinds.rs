@@ -305,3 +305,33 @@ fn r_post_2_third_blind_is_live_and_action_starts_after_it() {
     g.ok(3, Action::Check);
     assert_eq!(g.hand().pot_cents, d(16));
 }
+
+/// R-POST-3 (the second betting pass): a new player dealt in the third blind posts it (a big
+/// blind and more) and owes no entry post: it had been left able only to fold.
+#[test]
+fn r_post_3_a_new_player_in_the_third_blind_has_paid_its_entry() {
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.blinds_cents = vec![d(1), d(2), d(4)];
+    c.button_policy = config::ButtonPolicy::Simplified;
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(100)), (5, d(100))]);
+    g.start(1, 5, &[1, 2, 3, 5]);
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    g.post(3, PostKind::ThirdBlind, d(4)).unwrap();
+    while let Some(l) = legal_actions(g.state()) {
+        g.ok(l.seat, Action::Fold);
+    }
+    g.end();
+    g.sit(4, "P4", d(100)).unwrap();
+    g.start(2, 1, &[1, 2, 3, 4, 5]);
+    g.post(2, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(3, PostKind::BigBlind, d(2)).unwrap();
+    g.post(4, PostKind::ThirdBlind, d(4)).unwrap();
+    rejected(g.post(4, PostKind::NewPlayer, d(2)), "POST_NOT_OWED");
+    for seat in [5, 1, 2, 3] {
+        g.ok(seat, Action::Call);
+    }
+    let l = g.legal();
+    assert_eq!((l.seat, l.call_cents), (4, 0), "the third blind's option");
+    g.ok(4, Action::Check);
+}

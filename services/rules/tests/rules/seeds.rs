@@ -1323,3 +1323,28 @@ fn r_post_2_heads_up_the_dead_button_is_the_small_blind() {
     assert_eq!((r.reason.rule, r.number("expected_button_seat")), ("R-POST-3", Some(2)));
     blinds_and_folds(&mut g, 2, 2, Some(2), 1, &[1, 2]);
 }
+
+/// R-POST-3 (the second betting pass): a new player dealt in the small blind posted it and was
+/// then refused every action but a fold (its entry post refused as not owed, the debt kept). It
+/// posts the live big blind it owes; its small blind is dead money, its live chips the bet.
+#[test]
+fn r_post_3_a_new_player_in_the_small_blind_posts_the_big_blind_and_plays() {
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.button_policy = ButtonPolicy::Simplified;
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (4, d(100))]);
+    blinds_and_folds(&mut g, 1, 1, Some(2), 4, &[1, 2, 4]);
+    g.sit(3, "P3", d(100)).unwrap();
+    g.start(2, 2, &[1, 2, 3, 4]);
+    g.post(3, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(4, PostKind::BigBlind, d(2)).unwrap();
+    g.post(3, PostKind::NewPlayer, d(2)).unwrap();
+    g.ok(1, Action::Call);
+    g.ok(2, Action::Call);
+    let l = g.legal();
+    assert_eq!((l.seat, l.call_cents), (3, 0), "its live $2 is the bet");
+    g.ok(3, Action::Check);
+    g.ok(4, Action::Check);
+    assert_eq!(g.hand().pot_cents, d(9), "four live $2 and the dead $1 small blind");
+    // The entry post is paid.
+    assert!(!g.state().seat(3).unwrap().owes_entry_post);
+}
