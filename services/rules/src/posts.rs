@@ -152,10 +152,10 @@ fn check_antes_in(hand: &HandState, config: &TableConfig, when: &str) -> Result<
         return antes_missing(p.seat, ante_cents, "the ante");
     }
     if let Some(ante_cents) = nominal_cents(PostKind::ButtonAnte, config, hand)
-        && !hand.players.iter().any(|p| p.posted_mask & PostKind::ButtonAnte.bit() != 0)
-        && (hand.player(hand.button_seat).is_none() || owes(hand.button_seat, PostKind::ButtonAnte))
+        && let Some(due) = button_ante_seat(hand)
+        && owes(due, PostKind::ButtonAnte)
     {
-        return antes_missing(hand.button_seat, ante_cents, "the button ante");
+        return antes_missing(due, ante_cents, "the button ante");
     }
     if let (Some(ante_cents), Some(big)) = (nominal_cents(PostKind::BigBlindAnte, config, hand), hand.blinds.big)
         && owes(big, PostKind::BigBlindAnte)
@@ -417,6 +417,19 @@ pub fn owe_missed_blinds(table: &mut TableState, hand: &mut HandState, skipped: 
     }
 }
 
+/// R-POST-1: who posts the button ante, once a hand: the button, or, with the button on an empty
+/// seat (a dead button), the dealt player before the first blind, where the button would sit
+/// (every seat had been let post it then: three of them paid the table's ante, the betting pass).
+fn button_ante_seat(hand: &HandState) -> Option<Seat> {
+    if hand.player(hand.button_seat).is_some() {
+        return Some(hand.button_seat);
+    }
+    let first_blind = hand.blinds.small.or(hand.blinds.big)?;
+    let i = hand.index_of(first_blind)?;
+    let n = hand.players.len();
+    Some(hand.players[(i + n - 1) % n].seat)
+}
+
 /// R-POST-3, applied by `evolve` on a post: the big blind in position clears the seat's
 /// missed blinds (the big blind "returns to the seat"); the returning posts clear what they pay.
 pub fn clear_missed_blinds(table: &mut TableState, seat: Seat, kind: PostKind) {
@@ -654,8 +667,8 @@ fn check_position(hand: &HandState, config: &TableConfig, seat: Seat, kind: Post
             out(BLIND_OUT_OF_POSITION, b.big, "the big blind is posted by the next player after the small blind")
         }
         PostKind::ThirdBlind if b.third != Some(seat) => out(BLIND_OUT_OF_POSITION, b.third, "the third blind follows the big blind"),
-        PostKind::ButtonAnte if hand.player(hand.button_seat).is_some() && seat != hand.button_seat => {
-            out(ANTE_OUT_OF_POSITION, Some(hand.button_seat), "the button posts the button ante")
+        PostKind::ButtonAnte if button_ante_seat(hand) != Some(seat) => {
+            out(ANTE_OUT_OF_POSITION, button_ante_seat(hand), "the button posts the button ante (a dead button: the player before the first blind)")
         }
         PostKind::Straddle => {
             // R-POST-4: a sleeper "buys neither the option nor last action": a straddle after

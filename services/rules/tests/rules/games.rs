@@ -738,3 +738,23 @@ fn r_pot_1_a_button_ante_payer_all_in_on_the_ante_wins_only_the_ante() {
     assert_eq!(shape, [(d(2), vec![1, 2, 3]), (d(4), vec![1, 2])]);
     assert_eq!((g.stack(1), g.stack(2), g.stack(3)), (d(98), d(102), d(2)));
 }
+
+/// R-POST-1 (the second betting pass): with a dead button on an empty seat every seat could post
+/// the button ante, and three paid the table's ante. It is posted once, by the player before the
+/// first blind, where the button would sit.
+#[test]
+fn r_post_1_a_dead_button_s_ante_is_posted_once_by_the_player_before_the_blinds() {
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.ante_cents = d(1);
+    c.button_ante = true;
+    c.button_policy = config::ButtonPolicy::Dead;
+    let mut g = Game::new(c, &[(1, d(100)), (3, d(100)), (4, d(100)), (5, d(100))]);
+    g.start(1, 2, &[1, 3, 4, 5]);
+    let r = rejected(g.post(5, PostKind::ButtonAnte, d(4)), "ANTE_OUT_OF_POSITION");
+    assert_eq!(r.number("expected_seat"), Some(1));
+    g.post(1, PostKind::ButtonAnte, d(4)).unwrap();
+    rejected(g.post(4, PostKind::ButtonAnte, d(4)), "ANTE_OUT_OF_POSITION");
+    g.post(3, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(4, PostKind::BigBlind, d(2)).unwrap();
+    assert_eq!(g.hand().pot_cents, d(7), "one button ante and the blinds");
+}
