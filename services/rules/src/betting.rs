@@ -127,6 +127,7 @@ pub fn new_hand(hand_no: u64, button_seat: Seat, dealt_seats: &[Seat], config: &
             acted_at_raise_no: 0,
             posted_mask: 0,
             borrowed_to_raise: false,
+            borrowed: false,
             short_cents: 0,
             short_round_index: 0,
             dead_main_cents: 0,

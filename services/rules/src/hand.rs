@@ -51,6 +51,10 @@ pub struct HandPlayer {
     pub posted_mask: u16,
     /// R-MARK-3: borrowed to raise, so may not go all in this hand.
     pub borrowed_to_raise: bool,
+    /// R-MARK-3: borrowed in this hand (an IOU or a loan): a bet or raise after it is made with
+    /// borrowed chips, and forfeits the all-in as borrowing to raise does.
+    #[serde(default)]
+    pub borrowed: bool,
     /// R-BET-13: chips the player's recorded action owes but did not put in (a short bet or
     /// call); not in `hand_cents` until brought up.
     #[serde(default)]

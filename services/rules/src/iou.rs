@@ -212,6 +212,14 @@ pub fn decide_iou(
         // Paper: the borrower's IOU account records the debt; the chips go to the stack.
         None => crate::accounts::transfer(&mut postings, Account::Iou { player_id: borrower }, to, amount_cents),
     }
+    // R-MARK-3: what the chips are for is what the stack says, not what the caller declares: a
+    // stack that covers the call borrows to raise (declared "to call", such an IOU had kept the
+    // all-in for a raise only the borrowed chips allowed: the second betting pass).
+    let covers_the_call = table.hand.as_ref().and_then(|hand| {
+        let p = hand.player(seat)?;
+        Some(s.stack_cents >= hand.round.bet_to_cents - p.round_cents)
+    });
+    let to_raise = to_raise || covers_the_call == Some(true);
     Ok(TableEvent::IouWritten {
         seat,
         amount_cents,

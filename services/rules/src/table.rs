@@ -923,10 +923,10 @@ impl TableState {
                         _ => s.iou_cents += amount_cents,
                     }
                 }
-                if *to_raise
-                    && let Some(p) = self.hand.as_mut().and_then(|h| h.player_mut(*seat)) {
-                        p.borrowed_to_raise = true;
-                    }
+                if let Some(p) = self.hand.as_mut().and_then(|h| h.player_mut(*seat)) {
+                    p.borrowed = true;
+                    p.borrowed_to_raise |= *to_raise;
+                }
             }
             TableEvent::HandStarted { hand_no, button_seat, dealt_seats } => {
                 self.last_hand_no = *hand_no;
@@ -1146,6 +1146,13 @@ pub(crate) fn apply_acted(
     let short_cents = amount_cents - put_in;
     let before = hand.player(seat).map(|p| (p.round_cents, p.acted, p.acted_at_raise_no));
     crate::betting::apply_action(hand, config, seat, kind, to_cents, stack_after_cents);
+    // R-MARK-3: a bet or raise after borrowing in this hand is made with the borrowed chips.
+    if matches!(kind, ActionKind::Bet | ActionKind::Raise | ActionKind::Complete)
+        && let Some(p) = hand.player_mut(seat)
+        && p.borrowed
+    {
+        p.borrowed_to_raise = true;
+    }
     hand.take_back = None;
     if short_cents > 0 {
         crate::betting::apply_short(hand, seat, short_cents);

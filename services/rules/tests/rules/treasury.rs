@@ -445,3 +445,35 @@ fn r_rebuy_3_open_stakes_short_all_in_winner_must_rebuy_in_full() {
     g.table(top_up(d(40))).unwrap();
     assert!(!g.state().seat(1).unwrap().needs_full_rebuy);
 }
+
+/// R-MARK-3 (the second betting pass): "borrowed to call" was what the caller declared. A stack
+/// that covers the call borrows to raise; and a bet or raise after borrowing in the hand is made
+/// with the borrowed chips: either way the all-in is forfeit for the hand.
+#[test]
+fn r_mark_3_borrowing_to_raise_is_judged_by_the_stack_and_what_follows() {
+    let iou = |seat, amount_cents| TableOp::WriteIou { seat, amount_cents, lender: None, accepted_by: vec![1, 2, 3], to_raise: false };
+    // Declared to call while the stack covered the $50 call.
+    let mut g = Game::new(open_stakes(), &[(1, d(50)), (2, d(100)), (3, d(100))]);
+    g.start(1, 3, &[1, 2, 3]);
+    g.ok(1, bet(50));
+    g.table(iou(2, d(100))).unwrap();
+    rejected(g.act(2, Action::AllIn), "ALL_IN_AFTER_BORROW_TO_RAISE");
+    // Borrowed to call, truly short of it; then raised with the borrowed chips.
+    let mut g = Game::new(open_stakes(), &[(1, d(100)), (2, d(30)), (3, d(500))]);
+    g.start(1, 3, &[1, 2, 3]);
+    g.ok(1, bet(50));
+    g.table(iou(2, d(100))).unwrap();
+    g.ok(2, raise(100));
+    g.ok(3, raise(400));
+    g.ok(1, Action::Fold);
+    rejected(g.act(2, Action::AllIn), "ALL_IN_AFTER_BORROW_TO_RAISE");
+    // Borrowed to call and only called: the all-in stays (the seeds: "may later go all in").
+    let mut g = Game::new(open_stakes(), &[(1, d(100)), (2, d(30)), (3, d(500))]);
+    g.start(1, 3, &[1, 2, 3]);
+    g.ok(1, bet(50));
+    g.table(iou(2, d(100))).unwrap();
+    g.ok(2, Action::Call);
+    g.ok(3, raise(400));
+    g.ok(1, Action::Fold);
+    g.ok(2, Action::AllIn);
+}
