@@ -437,7 +437,13 @@ fn turn(table: &TableState, seat: Seat) -> Result<Turn<'_>, Rejection> {
     }
     let stack = table.playable_stack_cents(seat);
     let owe = (hand.round.bet_to_cents - p.round_cents).max(0);
-    Ok(Turn { table, hand, config, p, stack, owe, all_in_to: p.round_cents + stack })
+    // R-BET-10: in a cap game a player is all in at the cap: all in means to the cap (offered
+    // beyond it, it was then refused as above the cap: the second betting pass).
+    let reach = match &config.betting {
+        BettingStructure::CapLimit { cap_cents, .. } => stack.min((cap_cents - p.hand_cents).max(0)),
+        _ => stack,
+    };
+    Ok(Turn { table, hand, config, p, stack, owe, all_in_to: p.round_cents + reach })
 }
 
 impl Turn<'_> {
@@ -524,8 +530,8 @@ impl Turn<'_> {
         let s = sizing(self.hand, self.config, self.p);
         let chip = self.config.betting_unit();
         let mut max_to = s.max_to_cents.min(self.all_in_to);
-        if max_to == self.all_in_to && self.p.borrowed_to_raise {
-            max_to -= chip; // R-MARK-3: anything but all in
+        if max_to == self.p.round_cents + self.stack && self.p.borrowed_to_raise {
+            max_to -= chip; // R-MARK-3: anything but all in (the cap is no all in of the stack)
         }
         if max_to != self.all_in_to {
             max_to = self.config.floor_to_unit(max_to);

@@ -203,7 +203,11 @@ fn r_bet_10_cap_limit_winner_receives_180() {
     g.ok(2, raise(10)); // B raises to $10
     assert_eq!(g.legal().raise.unwrap().max_to_cents, d(60));
     rejected(g.act(3, raise(61)), "ABOVE_HAND_CAP");
-    g.ok(3, raise(60)); // C goes to $60
+    // All in at a cap game is all in to the cap (the second betting pass: offered to $100,
+    // then refused as above the cap).
+    let l = g.legal();
+    assert_eq!((l.all_in_to_cents, l.all_in_allowed), (d(60), true));
+    g.ok(3, Action::AllIn); // C goes to $60
     let a = g.act(1, Action::Call).unwrap();
     let b = g.act(2, Action::Call).unwrap();
     let added = |e: &[(StreamId, Event)]| match &e[0].1 {
