@@ -549,9 +549,15 @@ impl TableConfig {
                 format!("{game} {} cap {cap_cents}", if *pot_limit { "pot limit" } else { "no limit" })
             }
         };
-        // Blinds of nothing are no blinds (a stud table with blinds of 0/0 had made another game).
+        // Blinds of nothing are no blinds (a stud table with blinds of 0/0 had made another game),
+        // and a single blind is one blind however it is written (0/200, 200 and 0/0/200 had been
+        // three games: the second stakes pass).
         if self.blinds_cents.iter().any(|blind| *blind > 0) {
-            let blinds: Vec<String> = self.blinds_cents.iter().map(Cents::to_string).collect();
+            let blinds: Vec<String> = if self.single_blind() {
+                vec![self.big_blind_cents().to_string()]
+            } else {
+                self.blinds_cents.iter().map(Cents::to_string).collect()
+            };
             key.push_str(&format!(" blinds {}", blinds.join("/")));
         }
         if let Some(bring_in) = self.bring_in_cents {
@@ -822,6 +828,12 @@ impl TableConfig {
     /// `amount_cents` rounded down to whole betting units.
     pub fn floor_to_unit(&self, amount_cents: Cents) -> Cents {
         amount_cents - amount_cents.rem_euclid(self.betting_unit())
+    }
+
+    /// R-POST-2: one blind only, the last amount listed, left of the button (no small blind:
+    /// fewer than two blinds, or a first blind of nothing).
+    pub fn single_blind(&self) -> bool {
+        self.blinds_cents.len() < 2 || self.blinds_cents[0] <= 0
     }
 
     pub fn big_blind_cents(&self) -> Cents {

@@ -255,8 +255,7 @@ pub fn blind_positions(config: &TableConfig, previous_big: Option<Seat>, button_
         let i = dealt.iter().position(|s| *s > from).unwrap_or(0);
         dealt[(i + k) % dealt.len()]
     };
-    let single = config.blinds_cents.len() < 2 || config.blinds_cents[0] <= 0;
-    if single {
+    if config.single_blind() {
         let big = if config.button_blind && dealt.contains(&button_seat) { button_seat } else { after(button_seat, 0) };
         return BlindPositions { small: None, small_position: None, big: Some(big), third: None };
     }

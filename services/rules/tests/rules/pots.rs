@@ -202,6 +202,15 @@ fn r_rebuy_1_the_same_game_whatever_settings_that_change_no_play() {
     };
     assert_eq!(spread(Some(d(5))).same_game().key(), spread(None).same_game().key());
     assert_ne!(spread(Some(d(10))).same_game().key(), spread(None).same_game().key());
+    // One blind is one blind however written (the second stakes pass: three games).
+    let single = |blinds: Vec<Cents>| {
+        let mut c = TableConfig::no_limit_holdem(d(1), d(2));
+        c.blinds_cents = blinds;
+        c.same_game().key().to_owned()
+    };
+    assert_eq!(single(vec![0, d(2)]), single(vec![d(2)]));
+    assert_eq!(single(vec![0, 0, d(2)]), single(vec![d(2)]));
+    assert_ne!(single(vec![d(1), d(2)]), single(vec![d(2)]));
 }
 
 fn raked(mut c: TableConfig) -> TableConfig {
