@@ -209,7 +209,10 @@ pub(crate) fn check_arrival(
             // R-STAKE-3: chips for a stack that went broke are a re-buy: at least the minimum
             // buy-in (a $2 top-up from nothing had been dealt in at a $40 minimum: the stakes
             // pass), and the session's one short buy-in is spent.
-            if s.stack_cents == 0 && amount < config.buy_in.min_cents && !open_stakes {
+            // Broke: no playable chip left (a $5 tip chip under a $25 minimum chip is no stack:
+            // the second stakes pass re-bought $25 on it and was dealt in with $30).
+            let broke = s.stack_cents < config.chip_set.min_playable_chip_cents;
+            if broke && amount < config.buy_in.min_cents && !open_stakes {
                 return Err(Rejection::new(BUY_IN_BELOW_MINIMUM, "a stack that went broke re-buys at least the table's minimum buy-in")
                     .with("buy_in_cents", amount)
                     .with("min_buy_in_cents", config.buy_in.min_cents));

@@ -1311,6 +1311,24 @@ fn r_stake_3_a_stack_that_went_broke_rebuys_at_least_the_minimum() {
     assert_eq!(g.stack(1), d(40));
 }
 
+/// R-STAKE-3 (the second stakes pass): a stack of a tip chip under the minimum playable chip is
+/// broke too: a $25 top-up on a $5 chip had been dealt in at a $1,000 minimum.
+#[test]
+fn r_stake_3_a_stack_of_no_playable_chip_is_broke() {
+    let mut c = TableConfig::no_limit_holdem(d(5), d(10));
+    c.fee = FeePolicy::NoFee;
+    c.chip_set.min_playable_chip_cents = d(5);
+    c.buy_in.min_cents = d(100);
+    c.tip_cap_cents = d(100);
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(200))]);
+    g.table(TableOp::Tip { seat: 1, amount_cents: d(97) }).unwrap();
+    assert_eq!(g.stack(1), d(3), "three $1 chips: no playable $5 chip");
+    let top_up = |amount_cents| TableOp::TopUp { seat: 1, player_id: pid("P1"), amount_cents, source: FundsSource::Cash, supervisor_id: None };
+    let r = rejected(g.table(top_up(d(25))), "BUY_IN_BELOW_MINIMUM");
+    assert_eq!(r.number("min_buy_in_cents"), Some(d(100)));
+    g.table(top_up(d(100))).unwrap();
+}
+
 /// R-STAKE-2 with R-REBUY-1 (the stakes pass): $10 taken off within the refreshment allowance,
 /// a cash-out and a re-buy for the stack left took the allowance again, six times in a second.
 /// The patron left the game with the chips taken off too: a return brings them back.
