@@ -39,6 +39,7 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ("chipledger_append", include_str!("../sql/fn_chipledger_append.sql")),
     ("chipledger_archive_anchor", include_str!("../sql/fn_chipledger_archive_anchor.sql")),
     ("chipledger_archive_document", include_str!("../sql/fn_chipledger_archive_document.sql")),
+    ("chipledger_unanchored_archive_balances", include_str!("../sql/fn_chipledger_unanchored_archive_balances.sql")),
     ("chipledger_account_balances", include_str!("../sql/fn_chipledger_account_balances.sql")),
     ("chipledger_balance_at", include_str!("../sql/fn_chipledger_balance_at.sql")),
     ("chipledger_balances_sum_at", include_str!("../sql/fn_chipledger_balances_sum_at.sql")),

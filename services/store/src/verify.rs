@@ -241,7 +241,20 @@ pub(crate) async fn verify_log(pool: &PgPool, property: &str, kept: &[SignedChec
     // event at or before it, it is no archive, and nothing before it is taken as proven (the
     // evidence pass wrote one by hand over events it then edited and deleted).
     let mut anchor_problem = None;
-    if let Some(anchor) = &anchor {
+    // Balances carried past an archive count only with its anchor: rows without one are no
+    // archive's (the night's pass: a pair a superuser added moved a pocket by $5,000, and verify
+    // passed).
+    let unanchored: i64 =
+        sqlx::query_scalar("SELECT chipledger_unanchored_archive_balances($1)").bind(property).fetch_one(&mut *first).await?;
+    if unanchored > 0 {
+        anchor_problem = Some((
+            anchor.as_ref().map_or(1, |anchor| anchor.position),
+            ChainProblem::NotArchived(format!("{unanchored} archive balance row(s) belong to no archive anchor of the property")),
+        ));
+    }
+    if let Some(anchor) = &anchor
+        && anchor_problem.is_none()
+    {
         let earliest = crate::read::read_all(pool, property, 0, 1).await?;
         if let Some(event) = earliest.first().filter(|event| event.position <= anchor.position) {
             anchor_problem = Some((

@@ -184,6 +184,15 @@ async fn r_rebuy_1_a_known_patron_in_another_case_is_no_new_patron() -> anyhow::
     let seat = room.dealer.table.seat_player(pb::SeatPlayer { header, table_id: TABLE.into(), seat: 3, player_id: "ALICE".into() }).await;
     let refused = seat.expect_err("ALICE is Alice");
     assert_eq!(error_info(&refused).reason.as_str(), "PLAYER_ID_IN_ANOTHER_CASE", "{refused:?}");
+    // Nor may one batch write a new patron under two spellings (the fixes' pass: $6,000 sold to
+    // each of "ct7" and "CT7", two patrons under the CTR threshold).
+    let sale = |player_id: &str| pb::Command {
+        command: Some(pb::command::Command::SellChips(pb::SellChips { header: None, cage_id: scenario::CAGE.into(), player_id: player_id.into(), chips: vec![chips(10_000, 1)] })),
+    };
+    let header = room.id("twins");
+    let twins = room.cage.ledger.record_batch(pb::RecordBatch { header, commands: vec![sale("ct7"), sale("CT7")] }).await;
+    let refused = twins.expect_err("one patron under two spellings");
+    assert_eq!(error_info(&refused).reason.as_str(), "PLAYER_ID_IN_ANOTHER_CASE", "{refused:?}");
     // Under the known id, the wait applies as ever.
     let (reason, _) = refusal(room.buy_in(2, "Alice", 4_000).await);
     assert_eq!(reason, "REBUY_BELOW_AMOUNT_LEFT");

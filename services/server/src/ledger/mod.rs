@@ -933,6 +933,16 @@ impl Ledger {
             if decision.base_versions.get(stream).copied().unwrap_or(0) != 0 || decision.events.contains_key(stream) {
                 continue;
             }
+            // One submission writing the patron under two spellings: the first is known to
+            // it, not yet to the store (the fixes' pass: one batch sold $6,000 to "ct7" and
+            // $6,000 to "CT7", two patrons under the CTR threshold).
+            let twin = decision.events.keys().find_map(|written| match written {
+                StreamId::Player(other) if other != player_id && other.as_str().to_lowercase() == player_id.as_str().to_lowercase() => Some(other.clone()),
+                _ => None,
+            });
+            if let Some(known) = twin {
+                return Ok(Some(rules::Rejection::new(PLAYER_ID_IN_ANOTHER_CASE, format!("patron {known} is written under that id in another case in this submission: use {known}"))));
+            }
             let known = self
                 .db
                 .call("player_in_another_case", "streams", self.router.primary(property).player_in_another_case(property, player_id.as_str()))

@@ -302,6 +302,29 @@ async fn an_archived_partition_s_digest_verifies_a_tampered_one_fails_and_nothin
     assert!(!db.store.verify_chain(PROPERTY).await?.ok, "an anchor without its signed archive proves nothing, whatever key");
     sqlx::query(sqlx::AssertSqlSafe(format!("UPDATE archived_partitions SET document = {}", quote(&document)))).execute(&mut superuser).await?;
     assert!(db.store.verify_log(PROPERTY, &[], &trusted).await?.chain.ok);
+    // Balances carried by no archive of the property (the night's pass: a pair added to a
+    // partition never archived moved a pocket by $5,000, and verify passed): left out of every
+    // balance, and named.
+    let before = db.store.balance(PROPERTY, "table/T1/seat/1", AsOf::Head).await?;
+    sqlx::query(
+        "INSERT INTO archived_partitions (from_at, until_at, file_path, file_sha256, document) \
+         SELECT from_at, from_at + interval '1 month', '/nowhere', sha256('x'), '{}' FROM log_partitions \
+          WHERE from_at NOT IN (SELECT from_at FROM archived_partitions) ORDER BY from_at DESC LIMIT 1",
+    )
+    .execute(&mut superuser)
+    .await?;
+    sqlx::query(
+        "INSERT INTO archive_balances (property, account, from_at, balance_cents) \
+         SELECT $1, account, (SELECT max(from_at) FROM archived_partitions), amount FROM \
+         (VALUES ('table/T1/seat/1', 500000::bigint), ('house/patrons', -500000::bigint)) v(account, amount)",
+    )
+    .bind(PROPERTY)
+    .execute(&mut superuser)
+    .await?;
+    assert_eq!(db.store.balance(PROPERTY, "table/T1/seat/1", AsOf::Head).await?, before, "a forged carried balance is left out");
+    assert_eq!(db.store.balances_sum(PROPERTY, AsOf::Head).await?, 0);
+    let forged = db.store.verify_log(PROPERTY, &[], &trusted).await?.chain;
+    assert!(matches!(&forged.problem, Some(ChainProblem::NotArchived(why)) if why.contains("no archive anchor")), "{forged:?}");
     std::fs::remove_dir_all(&dir).ok();
     Ok(())
 }
