@@ -76,15 +76,34 @@ impl Departure {
 /// may have bind no more and go first; a list still full loses its smallest departure (the
 /// oldest of equals), not the largest that binds (the oldest had gone: 32 departures from
 /// other games pushed out the one that bound the return: the stakes pass).
-fn keep_within_bound(list: &mut Vec<Departure>, departure: Departure, bound: usize) {
-    let expired_before = departure.at_unix_ms.saturating_sub(crate::config::MAX_REBUY_WAIT_WINDOW_MS);
-    list.retain(|d| d.at_unix_ms >= expired_before);
+fn keep_within_bound<T: AsRef<Departure>>(list: &mut Vec<T>, item: T, bound: usize) {
+    let expired_before = item.as_ref().at_unix_ms.saturating_sub(crate::config::MAX_REBUY_WAIT_WINDOW_MS);
+    list.retain(|d| d.as_ref().at_unix_ms >= expired_before);
     if list.len() >= bound
-        && let Some(smallest) = list.iter().enumerate().min_by_key(|(i, d)| (d.amount_cents, *i)).map(|(i, _)| i)
+        && let Some(smallest) = list.iter().enumerate().min_by_key(|(i, d)| (d.as_ref().amount_cents, *i)).map(|(i, _)| i)
     {
         list.remove(smallest);
     }
-    list.push(departure);
+    list.push(item);
+}
+
+impl AsRef<Departure> for Departure {
+    fn as_ref(&self) -> &Departure {
+        self
+    }
+}
+
+impl AsRef<Departure> for MetDeparture {
+    fn as_ref(&self) -> &Departure {
+        &self.departure
+    }
+}
+
+/// A departure a return met (R-REBUY-1), with the return that met it (`PlayerState::returns_meeting`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MetDeparture {
+    pub by_return: u64,
+    pub departure: Departure,
 }
 
 /// A seat the patron holds now, with its game (R-REBUY-1: one seat per game and limits).
@@ -329,12 +348,17 @@ pub struct PlayerState {
     /// binds (R-REBUY-1, `rebuy.rs`), most recent last, at most `MAX_DEPARTURES`.
     #[serde(default)]
     pub unmet_departures: Vec<Departure>,
-    /// Departures with chips a return met, kept like the unmet ones (expired first, then the
-    /// smallest; at most `MAX_UNMET_DEPARTURES`): what a corrected return leaves the seat bound
-    /// to again (`rebuy::binding_since`). The 32 last `departures` had been all it looked at,
-    /// and 32 seats taken and left empty pushed the met one out (the stakes pass).
+    /// Departures with chips a return met, each with the return that met it, kept like the
+    /// unmet ones (expired first, then the smallest; at most `MAX_UNMET_DEPARTURES`): what a
+    /// corrected return leaves the seat bound to again (`rebuy::binding_since`). The 32 last
+    /// `departures` had been all it looked at, and 32 seats taken and left empty pushed the met
+    /// one out (the stakes pass); and any of them bound, also one a return still standing had
+    /// met (the fixes' pass: $200 asked where $40 was left with).
     #[serde(default)]
-    pub met_departures: Vec<Departure>,
+    pub met_departures: Vec<MetDeparture>,
+    /// Returns to a game that met departures, counted: the tag of `met_departures`.
+    #[serde(default)]
+    pub returns_meeting: u64,
     pub cash_day: CashDay,
     pub version: u64,
     /// Seats held now, at most `MAX_SEATS_HELD` (R-REBUY-1).
@@ -394,11 +418,16 @@ impl PlayerState {
     /// are met and bind no more. Only such a return meets them: a seat taken and left without
     /// chips, or a departure from a seat funded before, leaves them binding.
     fn returned_to(&mut self, game_key: &str) {
+        if !self.unmet_departures.iter().any(|d| d.game_key == game_key) {
+            return;
+        }
+        self.returns_meeting += 1;
+        let by_return = self.returns_meeting;
         let mut i = 0;
         while i < self.unmet_departures.len() {
             if self.unmet_departures[i].game_key == game_key {
-                let met = self.unmet_departures.remove(i);
-                keep_within_bound(&mut self.met_departures, met, MAX_UNMET_DEPARTURES);
+                let departure = self.unmet_departures.remove(i);
+                keep_within_bound(&mut self.met_departures, MetDeparture { by_return, departure }, MAX_UNMET_DEPARTURES);
             } else {
                 i += 1;
             }
@@ -511,7 +540,7 @@ impl PlayerState {
                     let recorded_in_error = |d: &Departure| &d.table_id == table_id && d.at_unix_ms == *at_unix_ms;
                     self.departures.retain(|d| !recorded_in_error(d));
                     self.unmet_departures.retain(|d| !recorded_in_error(d));
-                    self.met_departures.retain(|d| !recorded_in_error(d));
+                    self.met_departures.retain(|m| !recorded_in_error(&m.departure));
                 }
                 }
             }

@@ -151,14 +151,19 @@ pub fn check_second_seat(player: &PlayerState, table_id: &TableId, game: &SameGa
 /// re-buy wait): a correction of one of them leaves the seat bound again ([`binding_since`]).
 pub const WAYS_IN: &[&str] = &["BoughtIn", "CashPutInPlay", "MarkerChipsSeated", "PlayerMovedIn"];
 
-/// The largest departure from `game` on the patron's record within the wait at `now_ms`, met or
-/// not (amount less the tolerance, and when the wait ends): what a return that met it, once
-/// corrected away, leaves the seat bound to.
+/// The largest departure from `game` the latest return to it met, within the wait at `now_ms`
+/// (amount less the tolerance, and when the wait ends): what that return, once corrected away,
+/// leaves the seat bound to.
 pub fn binding_since<'p>(player: &'p PlayerState, game: &SameGame, now_ms: i64, policy: &RebuyPolicy) -> Option<(&'p Departure, Cents, i64)> {
+    // The departures the latest return to the game met: the corrected return is the seat's way
+    // in of its session, which is the latest return to the game (one seat a game; a second seat
+    // allowed is bound by `SeatBound`).
+    let latest = player.met_departures.iter().filter(|m| game.holds(&m.departure.game_key)).map(|m| m.by_return).max()?;
     player
-        .departures
+        .met_departures
         .iter()
-        .chain(&player.met_departures)
+        .filter(|m| m.by_return == latest)
+        .map(|m| &m.departure)
         .filter(|d| d.amount_cents > 0 && game.holds(&d.game_key) && within_window(d.at_unix_ms, now_ms, &wait_of(d, policy)))
         .max_by_key(|d| (less_tolerance(d.amount_cents, &wait_of(d, policy)), d.amount_cents))
         .map(|d| {

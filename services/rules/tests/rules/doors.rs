@@ -765,6 +765,33 @@ fn r_rebuy_1_seats_left_empty_do_not_push_out_the_departure_a_corrected_return_m
     assert_eq!(r.number("amount_left_with_cents"), Some(d(200)));
 }
 
+/// The fixes' pass: out of T1 with $200, back at T2 for $200 (that return meets it, and stands),
+/// out of T2 with $40, back at T3 for $40; the T3 buy-in corrected bound the seat to the $200
+/// the standing return had met. It binds what the corrected return met: $40.
+#[test]
+fn r_rebuy_1_a_corrected_return_binds_what_it_met_not_what_another_return_met() {
+    let mut g = Game::new(nl_1_2(), &[(1, d(200)), (2, d(100))]);
+    g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
+    let mut generous = nl_1_2();
+    generous.tip_cap_cents = d(100);
+    let b = open_second_table(&mut g, "T2", generous);
+    at(&mut g, &b, buy_in(3, "P1", d(200))).unwrap();
+    for _ in 0..2 {
+        at(&mut g, &b, TableOp::Tip { seat: 3, amount_cents: d(80) }).unwrap();
+    }
+    at(&mut g, &b, TableOp::CashOut { seat: 3, player_id: pid("P1") }).unwrap();
+    let third = open_second_table(&mut g, "T3", nl_1_2());
+    at(&mut g, &third, buy_in(4, "P1", d(40))).unwrap();
+    let index = g.world.log.iter().rposition(|(s, e)| s == &StreamId::Table(third.clone()) && e.event_type() == "BoughtIn").unwrap();
+    let correction = undo(&g, index, "BoughtIn", "keyed at the wrong seat");
+    let events = at(&mut g, &third, correction).unwrap();
+    let bound = events.iter().find_map(|(_, e)| match e {
+        Event::Table(TableEvent::SeatBound { amount_cents, left_table_id, .. }) => Some((*amount_cents, left_table_id.clone())),
+        _ => None,
+    });
+    assert_eq!(bound, Some((d(40), b.clone())), "the T2 departure the T3 return met, not T1's: {events:?}");
+}
+
 /// The third betting pass: the binding a corrected return leaves went away with the seat.
 /// Moved by the house to another table of the game, the seat keeps it; cashed out, the patron's
 /// next buy-in in the game is bound by the departure again.
