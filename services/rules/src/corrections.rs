@@ -161,6 +161,7 @@ pub fn decide_correction(
         postings: postings.clone(),
         buy_ins_taken_back: Vec::new(),
         time_owed_again: time_owed_again(table, reverses_event_types, reverses_stream_version, original_postings),
+        allowance_back: allowance_back(reverses_event_types, original_postings),
     };
     let mut after = table.clone().evolve(&corrected);
     // R-STAKE-3: a buy-in taken back is no buy-in any more: the seat buys in again within the
@@ -236,6 +237,22 @@ fn time_owed_again(table: &TableState, reverses_event_types: &[String], reverses
             _ => None,
         })
         .filter(|seat| table.seat(*seat).is_some_and(|s| s.time_paid_at_version == reverses_stream_version))
+        .collect()
+}
+
+/// R-STAKE-2: a corrected refreshment (`ChipsRemoved`) puts its chips back on the stack and in the
+/// session's allowance; they had stayed spent and counted in the departure (the fixes' pass: a
+/// patron who left with all $40 was asked $50).
+fn allowance_back(reverses_event_types: &[String], original_postings: &[Posting]) -> Vec<(Seat, Cents)> {
+    if !reverses_event_types.iter().any(|t| t == "ChipsRemoved") {
+        return Vec::new();
+    }
+    original_postings
+        .iter()
+        .filter_map(|p| match p.account {
+            Account::Seat { seat, .. } if p.amount_cents < 0 => Some((seat, -p.amount_cents)),
+            _ => None,
+        })
         .collect()
 }
 

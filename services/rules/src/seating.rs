@@ -140,14 +140,20 @@ pub fn decide_move(
         amount_cents: amount,
         postings,
     };
+    // Into another game the seat leaves the first with what it took off (counted in that
+    // departure, `left_game`) and with its binding to the first game's amount: the new game
+    // starts neither (the second stakes pass: both were counted again at the new game).
+    let same_game = from_config.same_game().key() == to_game.key();
     let arrive = TableEvent::PlayerMovedIn {
         seat: to_seat,
         player_id: s.player_id.clone(),
         from_table_id: from_id.clone(),
         amount_cents: amount,
-        removed_cents: s.removed_cents,
+        removed_cents: if same_game { s.removed_cents } else { 0 },
         bought_in: s.has_bought_in,
-        bound: crate::rebuy::bound_min_stack_cents(s, ctx.at_unix_ms).map(|min_stack_cents| (min_stack_cents, s.bound_until_unix_ms)),
+        bound: crate::rebuy::bound_min_stack_cents(s, ctx.at_unix_ms)
+            .filter(|_| same_game)
+            .map(|min_stack_cents| (min_stack_cents, s.bound_until_unix_ms)),
         needs_full_rebuy: s.needs_full_rebuy,
         time_paid_until_unix_ms: s.time_paid_until_unix_ms,
     };

@@ -478,6 +478,10 @@ pub enum TableEvent {
         /// their fee is back on the stack and they owe the time again.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         time_owed_again: Vec<Seat>,
+        /// R-STAKE-2: chips a corrected refreshment took off, back on the stack and back in the
+        /// session's allowance (and out of what the departure counts), by seat.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        allowance_back: Vec<(Seat, Cents)>,
     },
     /// R-POST-3.
     SatOut { seat: Seat },
@@ -1100,7 +1104,7 @@ impl TableState {
                     }
                 }
             }
-            TableEvent::Corrected { reverses_event_id, postings, buy_ins_taken_back, time_owed_again, .. } => {
+            TableEvent::Corrected { reverses_event_id, postings, buy_ins_taken_back, time_owed_again, allowance_back, .. } => {
                 self.apply_postings(postings);
                 crate::corrections::remember_corrected(&mut self.corrected_event_ids, reverses_event_id);
                 for seat in buy_ins_taken_back {
@@ -1112,6 +1116,11 @@ impl TableState {
                     if let Some(s) = self.seat_mut(*seat) {
                         s.time_paid_until_unix_ms = 0;
                         s.time_paid_at_version = 0;
+                    }
+                }
+                for (seat, amount_cents) in allowance_back {
+                    if let Some(s) = self.seat_mut(*seat) {
+                        s.removed_cents = (s.removed_cents - amount_cents).max(0);
                     }
                 }
             }

@@ -1372,3 +1372,31 @@ fn r_stake_2_chips_taken_off_within_the_allowance_are_part_of_what_a_return_brin
     assert_eq!(r.number("amount_left_with_cents"), Some(d(100)));
     at(&mut g, &y, buy_in(3, "P1", d(100))).unwrap();
 }
+
+/// R-STAKE-2 with R-REBUY-1 (the fixes' pass): the chips taken off counted twice, once corrected
+/// back on the stack (still in the departure, the allowance still spent), and once moved with the
+/// seat into another game (in both games' departures).
+#[test]
+fn r_stake_2_chips_taken_off_count_once() {
+    let mut c = nl_1_2();
+    c.refreshment_allowance_cents = d(10);
+    // Corrected back on the stack.
+    let mut g = Game::new(c.clone(), &[(1, d(100)), (2, d(100))]);
+    g.table(TableOp::RemoveChips { seat: 1, amount_cents: d(10), player_id: Some(pid("P1")) }).unwrap();
+    let index = g.world.log.iter().rposition(|(_, e)| e.event_type() == "ChipsRemoved").unwrap();
+    let correction = undo(&g, index, "ChipsRemoved", "taken off by mistake");
+    g.table(correction).unwrap();
+    assert_eq!(g.stack(1), d(100));
+    g.table(TableOp::RemoveChips { seat: 1, amount_cents: d(10), player_id: Some(pid("P1")) }).unwrap();
+    g.table(TableOp::RemoveChips { seat: 1, amount_cents: d(10), player_id: Some(pid("P1")) }).map(|_| ()).expect_err("the allowance is spent again");
+    // Moved into another game: counted in the first game's departure only.
+    let mut g = Game::new(c.clone(), &[(1, d(100)), (2, d(100))]);
+    g.table(TableOp::RemoveChips { seat: 1, amount_cents: d(10), player_id: Some(pid("P1")) }).unwrap();
+    let mut plo = TableConfig::pot_limit_omaha(d(1), d(2));
+    plo.refreshment_allowance_cents = d(10);
+    let other = open_second_table(&mut g, "T2", plo);
+    g.table(TableOp::MovePlayer { seat: 1, player_id: pid("P1"), to_table_id: other.clone(), to_seat: 3 }).unwrap();
+    at(&mut g, &other, TableOp::CashOut { seat: 3, player_id: pid("P1") }).unwrap();
+    let departures: Vec<Cents> = g.world.players[&pid("P1")].unmet_departures.iter().map(|d| d.amount_cents).collect();
+    assert_eq!(departures, vec![d(100), d(90)], "NLHE: $90 moved and $10 taken off; PLO: the $90 it left with");
+}
