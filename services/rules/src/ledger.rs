@@ -305,6 +305,15 @@ pub fn decide_table_into(table: &TableState, ctx: &CommandContext, command: &Tab
                 return Err(Rejection::new(GAME_CHANGE_WHILE_SEATED, "the table plays another game after this change: seat nobody first (move or cash out the players)")
                     .with("seated", seated as Cents));
             }
+            // R-STAKE-4: no seat held falls outside the table (a patron at seat 9 of a table
+            // cut to 6 seats could no longer cash out, top up or move: the second stakes pass).
+            if let Some(held) = (1..=table.seats.len() as Seat).rev().find(|seat| table.seat(*seat).is_some())
+                && held > config.max_seats
+            {
+                return Err(Rejection::new(crate::config::invalid_config("R-STAKE-4"), "a seat held lies beyond the table's seats after this change: move or cash out that player first")
+                    .with("seat", Cents::from(held))
+                    .with("max_seats", Cents::from(config.max_seats)));
+            }
             let mut config = config.clone();
             config.version = current.version + 1;
             Ok(TableEvent::ConfigChanged { config: Box::new(config) })

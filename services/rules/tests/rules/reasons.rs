@@ -361,3 +361,16 @@ fn r_stake_3_a_short_buy_in_is_above_nothing_and_below_the_minimum() {
     c.buy_in.short_buy_min_cents = Some(d(20));
     c.validate().unwrap();
 }
+
+/// R-STAKE-4 (the second stakes pass): a table cut to 6 seats under a patron at seat 9 left the
+/// seat unreachable (cash-out, top-up and move refused as no seat), its $200 still on the table.
+#[test]
+fn r_stake_4_a_table_is_not_cut_below_a_seat_held() {
+    let mut g = Game::new(nl(), &[(1, d(100)), (9, d(200))]);
+    let mut smaller = g.state().config.clone().unwrap();
+    smaller.max_seats = 6;
+    let r = rejected(g.table(TableOp::ChangeConfig { config: smaller.clone() }), "INVALID_CONFIG");
+    assert_eq!((r.reason.rule, r.number("seat"), r.number("max_seats")), ("R-STAKE-4", Some(9), Some(6)));
+    g.table(TableOp::CashOut { seat: 9, player_id: pid("P9") }).unwrap();
+    g.table(TableOp::ChangeConfig { config: smaller }).unwrap();
+}
