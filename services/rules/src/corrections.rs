@@ -204,6 +204,20 @@ pub fn decide_correction(
             .with("seated_at_stream_version", now.seated_at_version as Cents));
         }
     }
+    // R-STAKE-2: chips that came to a stack (a buy-in, a top-up, a marker to the seat) and have
+    // been played since are not taken off it by a correction: that moved a played stack's chips
+    // back to the pocket or the cash drop, ratholing by two signatures (the second stakes pass).
+    if reverses_event_types.iter().any(|t| crate::rebuy::WAYS_IN.contains(&t.as_str()) || t == "ToppedUp") {
+        for p in original_postings.iter().filter(|p| p.amount_cents > 0) {
+            let Account::Seat { seat, .. } = p.account else { continue };
+            if let Some(now) = table.seat(seat).filter(|s| s.dealt_at_version > reverses_stream_version) {
+                return Err(Rejection::new(correction_invalid("R-STAKE-2"), format!("seat {seat}'s chips have been played since: they leave the stack only by play or a cash-out"))
+                    .with("seat", Cents::from(seat))
+                    .with("corrected_stream_version", reverses_stream_version as Cents)
+                    .with("dealt_at_stream_version", now.dealt_at_version as Cents));
+            }
+        }
+    }
     let pockets = pocket_corrections(snapshot, reverses_event_id, &postings)?;
     let bound = rebind_corrected_returns(snapshot, table, ctx, reverses_event_id, reverses_event_types, original_postings)?;
     // The patron who paid the cash: the one seat the postings name (a cash buy-in or top-up).

@@ -231,6 +231,10 @@ pub struct SeatState {
     /// (0: none at this table): its correction leaves the seat owing the time again.
     #[serde(default)]
     pub time_paid_at_version: u64,
+    /// The table stream version of the last hand the seat was dealt (0: none in this session):
+    /// chips that reached the stack before it have been played (R-STAKE-2, corrections).
+    #[serde(default)]
+    pub dealt_at_version: u64,
     /// The table stream version of the event that began this session at the seat (seated,
     /// bought in, or moved in by the house): a correction of an event before it is another
     /// session's and moves none of these chips (R-AUDIT-1).
@@ -763,6 +767,7 @@ impl TableState {
                 bound_until_unix_ms: 0,
                 time_paid_until_unix_ms: 0,
                 time_paid_at_version: 0,
+                dealt_at_version: 0,
                 seated_at_version: self.version,
             });
         }
@@ -934,12 +939,14 @@ impl TableState {
             }
             TableEvent::HandStarted { hand_no, button_seat, dealt_seats } => {
                 self.last_hand_no = *hand_no;
+                let version = self.version;
                 // R-STAKE-5: cash in front of a dealt player plays in this hand.
                 for seat in dealt_seats {
-                    if let Some(s) = self.seat_mut(*seat)
-                        && s.cash_in_play_cents > 0
-                    {
-                        s.cash_in_play_played = true;
+                    if let Some(s) = self.seat_mut(*seat) {
+                        s.dealt_at_version = version;
+                        if s.cash_in_play_cents > 0 {
+                            s.cash_in_play_played = true;
+                        }
                     }
                 }
                 if let Some(config) = self.config.as_ref() {

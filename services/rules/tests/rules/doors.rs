@@ -1400,3 +1400,27 @@ fn r_stake_2_chips_taken_off_count_once() {
     let departures: Vec<Cents> = g.world.players[&pid("P1")].unmet_departures.iter().map(|d| d.amount_cents).collect();
     assert_eq!(departures, vec![d(100), d(90)], "NLHE: $90 moved and $10 taken off; PLO: the $90 it left with");
 }
+
+/// R-STAKE-2 (the second stakes pass): a top-up corrected after the seat had played moved $100 of
+/// a played stack back to the pocket, ratholing by two signatures. Chips played stay on the stack.
+#[test]
+fn r_stake_2_chips_played_since_are_not_corrected_off_the_stack() {
+    let mut g = Game::new(nl_1_2(), &[(1, d(100)), (2, d(100))]);
+    g.table(TableOp::TopUp { seat: 1, player_id: pid("P1"), amount_cents: d(100), source: FundsSource::Cash, supervisor_id: None }).unwrap();
+    let index = g.world.log.iter().rposition(|(_, e)| e.event_type() == "ToppedUp").unwrap();
+    let correction = undo(&g, index, "ToppedUp", "keyed twice");
+    g.start(1, 1, &[1, 2]);
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(1, Action::Fold);
+    g.end();
+    let r = rejected(g.table(correction), "CORRECTION_INVALID");
+    assert_eq!((r.reason.rule, r.number("seat")), ("R-STAKE-2", Some(1)));
+    // Before any hand, the top-up is corrected as ever.
+    let mut g = Game::new(nl_1_2(), &[(1, d(100)), (2, d(100))]);
+    g.table(TableOp::TopUp { seat: 1, player_id: pid("P1"), amount_cents: d(100), source: FundsSource::Cash, supervisor_id: None }).unwrap();
+    let index = g.world.log.iter().rposition(|(_, e)| e.event_type() == "ToppedUp").unwrap();
+    let correction = undo(&g, index, "ToppedUp", "keyed twice");
+    g.table(correction).unwrap();
+    assert_eq!(g.stack(1), d(100));
+}
