@@ -151,12 +151,21 @@ pub fn dependent_streams(command: &Command, snapshot: &Snapshot) -> Vec<StreamId
         }
         return players;
     }
-    let TableOp::CashOut { player_id, .. } = &c.op else { return Vec::new() };
+    // A cash-out, or a house move into another game, binds the patron's other seats of the game.
+    let (player_id, to_table_id) = match &c.op {
+        TableOp::CashOut { player_id, .. } => (player_id, None),
+        TableOp::MovePlayer { player_id, to_table_id, .. } => (player_id, Some(to_table_id)),
+        _ => return Vec::new(),
+    };
     let (Some(table), Some(player)) = (snapshot.table(&c.table_id), snapshot.player(player_id)) else { return Vec::new() };
     let Some(config) = table.config.as_ref() else { return Vec::new() };
     // Whichever table allowed the second seat (this one or the other), it is bound.
     let game = config.same_game();
-    player.other_seats_in_game(&game, &c.table_id).map(|held| StreamId::Table(held.table_id.clone())).collect()
+    player
+        .other_seats_in_game(&game, &c.table_id)
+        .filter(|held| Some(&held.table_id) != to_table_id)
+        .map(|held| StreamId::Table(held.table_id.clone()))
+        .collect()
 }
 
 /// The seats `postings` name, each once, in the order first named.
@@ -205,7 +214,17 @@ pub fn decide_into(snapshot: &Snapshot, ctx: &CommandContext, command: &Command,
                     let player = snapshot.player(player_id).ok_or_else(|| {
                         Rejection::new(STREAM_NOT_LOADED, format!("stream player-{player_id} was not loaded"))
                     })?;
-                    crate::seating::decide_move(ctx, table, to, player, *seat, player_id, to_table_id, *to_seat)?
+                    let mut moved = crate::seating::decide_move(ctx, table, to, player, *seat, player_id, to_table_id, *to_seat)?;
+                    // R-REBUY-1: moved into another game, the patron has left the first: its
+                    // other seats of the first game are bound as after a cash-out (the second
+                    // stakes pass: dealt in at $40 there after leaving with $200).
+                    if let (Some(from_config), Some(to_config)) = (table.config.as_ref(), to.config.as_ref())
+                        && from_config.same_game().key() != to_config.same_game().key()
+                    {
+                        let left_with = table.seat(*seat).map_or(0, |s| s.stack_cents + s.removed_cents);
+                        moved.extend(crate::table_stakes::bind_other_seats(snapshot, from_config, &c.table_id, player_id, player, left_with, ctx)?);
+                    }
+                    moved
                 }
                 TableOp::Correct {
                     reverses_event_id,

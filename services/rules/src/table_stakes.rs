@@ -468,7 +468,7 @@ pub fn decide_funds(
 /// wait of both tables together, as a return is judged (`rebuy::stricter`: a 30-minute table
 /// left had freed a seat at a 120-minute table after 30 minutes).
 /// Those tables are the command's dependent streams (`Command::dependent_streams`).
-fn bind_other_seats(
+pub(crate) fn bind_other_seats(
     snapshot: &Snapshot,
     config: &TableConfig,
     table_id: &TableId,

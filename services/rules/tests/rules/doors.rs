@@ -1424,3 +1424,21 @@ fn r_stake_2_chips_played_since_are_not_corrected_off_the_stack() {
     g.table(correction).unwrap();
     assert_eq!(g.stack(1), d(100));
 }
+
+/// R-REBUY-1 with a second seat allowed (the second stakes pass): moved by the house from one
+/// seat of the game into another game with $200, the patron was dealt in at the other seat of the
+/// first game with $40. The move binds it as a cash-out does.
+#[test]
+fn r_rebuy_1_a_move_into_another_game_binds_the_other_seat_of_the_first() {
+    let mut c = nl_1_2();
+    c.rebuy.allow_second_seat = true;
+    let mut g = Game::new(c.clone(), &[(1, d(200)), (2, d(100))]);
+    let y = open_second_table(&mut g, "T2", c);
+    at(&mut g, &y, buy_in(4, "P1", d(40))).unwrap();
+    at(&mut g, &y, buy_in(5, "P5", d(100))).unwrap();
+    let plo = open_second_table(&mut g, "T3", TableConfig::pot_limit_omaha(d(1), d(2)));
+    let moved = g.table(TableOp::MovePlayer { seat: 1, player_id: pid("P1"), to_table_id: plo, to_seat: 2 }).unwrap();
+    assert!(moved.iter().any(|(s, e)| s == &StreamId::Table(y.clone()) && e.event_type() == "SeatBound"), "{moved:?}");
+    let r = rejected(at(&mut g, &y, TableOp::StartHand { hand_no: 1, button_seat: 5, dealt_seats: vec![4, 5] }), "REBUY_BELOW_AMOUNT_LEFT");
+    assert_eq!(r.number("required_min_cents"), Some(d(200)));
+}
