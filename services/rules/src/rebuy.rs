@@ -31,7 +31,28 @@ pub const FULL_REBUY_REQUIRED: Reason = Reason::new("FULL_REBUY_REQUIRED", "R-RE
 /// is what one seat per game and the binding of the other seats are judged on (a ninth seat
 /// had pushed out the first, which then played on unbound: the stakes pass).
 pub const SEATS_HELD_AT_BOUND: Reason = Reason::new("SEATS_HELD_AT_BOUND", "R-REBUY-1");
-pub const REASONS: &[Reason] = &[REBUY_BELOW_AMOUNT_LEFT, SECOND_SEAT_SAME_GAME, FULL_REBUY_REQUIRED, SEATS_HELD_AT_BOUND];
+/// A patron who left as many games as the record keeps, each still within its wait, joins one of
+/// them (meeting its departure) before any other: a further game's departure would push one out
+/// (the second stakes pass: 128 games joined and left with the same $200 pushed out the one that
+/// bound, and $40 bought back in at once).
+pub const DEPARTURES_AT_BOUND: Reason = Reason::new("DEPARTURES_AT_BOUND", "R-REBUY-1");
+pub const REASONS: &[Reason] = &[REBUY_BELOW_AMOUNT_LEFT, SECOND_SEAT_SAME_GAME, FULL_REBUY_REQUIRED, SEATS_HELD_AT_BOUND, DEPARTURES_AT_BOUND];
+
+/// Refuse a buy-in to a game none of the patron's unmet departures is from while they fill the
+/// record (each within the longest wait a table may have at `now_ms`): see [`DEPARTURES_AT_BOUND`].
+pub fn check_departures_bound(player: &PlayerState, game: &SameGame, now_ms: i64) -> Result<(), Rejection> {
+    let live: Vec<&Departure> = player
+        .unmet_departures
+        .iter()
+        .filter(|d| now_ms.saturating_sub(d.at_unix_ms) < crate::config::MAX_REBUY_WAIT_WINDOW_MS)
+        .collect();
+    if live.len() >= crate::player::MAX_UNMET_DEPARTURES && !live.iter().any(|d| game.holds(&d.game_key)) {
+        return Err(Rejection::new(DEPARTURES_AT_BOUND, "the patron left as many games as the record keeps within their waits: return to one of them first, or wait")
+            .with("unmet_departures", live.len() as Cents)
+            .with("max_unmet_departures", crate::player::MAX_UNMET_DEPARTURES as Cents));
+    }
+    Ok(())
+}
 
 /// R-REBUY-3 (open stakes): after winning a short all-in pot, chips are added only by a
 /// re-buy to a full buy-in, and nothing is borrowed.

@@ -98,6 +98,7 @@ pub fn decide_move(
     staying.seats.retain(|held| &held.table_id != from_id);
     let to_game = to_config.same_game();
     crate::rebuy::check_second_seat(&staying, to_table_id, &to_game, &to_config.rebuy)?;
+    crate::rebuy::check_departures_bound(&staying, &to_game, ctx.at_unix_ms)?;
     if from_config.same_game().key() != to_game.key() {
         // Into another game a move is a way in like a buy-in (R-STAKE-6 keeps a stack as it is
         // within one game only): the re-buy wait, and the destination's buy-in limits (R-STAKE-3)

@@ -171,6 +171,7 @@ pub(crate) fn check_arrival(
             }
             let game = config.same_game();
             crate::rebuy::check_second_seat(player, table_id, &game, &config.rebuy)?;
+            crate::rebuy::check_departures_bound(player, &game, ctx.at_unix_ms)?;
             let rebuy_min = crate::rebuy::required_min_cents(player, &game, ctx.at_unix_ms, &config.rebuy);
             crate::rebuy::check(player, &game, ctx.at_unix_ms, &config.rebuy, amount)?;
             let min = if short_buy {

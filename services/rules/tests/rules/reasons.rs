@@ -374,3 +374,33 @@ fn r_stake_4_a_table_is_not_cut_below_a_seat_held() {
     g.table(TableOp::CashOut { seat: 9, player_id: pid("P9") }).unwrap();
     g.table(TableOp::ChangeConfig { config: smaller }).unwrap();
 }
+
+/// R-REBUY-1 (the second stakes pass): 128 games joined and left with the same $200 pushed out
+/// the departure that bound, and $40 bought back in at once. A patron whose unmet departures fill
+/// the record returns to one of their games first.
+#[test]
+fn r_rebuy_1_departures_at_the_bound_keep_the_patron_to_their_games() {
+    let mut g = Game::new(nl(), &[(1, d(200)), (2, d(100))]);
+    g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
+    let mut last = None;
+    for n in 0..player::MAX_UNMET_DEPARTURES {
+        let mut c = nl();
+        c.blinds_cents = vec![d(1), d(3 + n as Cents)];
+        c.min_bet_cents = d(3 + n as Cents);
+        let t = TableId::new(&format!("G{n}")).unwrap();
+        g.world.exec(Command::Table(TableCommand { table_id: t.clone(), op: TableOp::OpenTable { config: c } })).unwrap();
+        let buy = TableOp::BuyIn { seat: 1, player_id: pid("P1"), amount_cents: d(200), source: FundsSource::PocketChips, supervisor_id: None, short_buy: false };
+        let result = g.world.exec(Command::Table(TableCommand { table_id: t.clone(), op: buy }));
+        if let Err(r) = result {
+            assert_eq!(r.reason.code, "DEPARTURES_AT_BOUND", "{r}");
+            assert_eq!((r.reason.rule, r.number("max_unmet_departures")), ("R-REBUY-1", Some(player::MAX_UNMET_DEPARTURES as Cents)));
+            last = Some(n);
+            break;
+        }
+        g.world.exec(Command::Table(TableCommand { table_id: t, op: TableOp::CashOut { seat: 1, player_id: pid("P1") } })).unwrap();
+    }
+    assert_eq!(last, Some(player::MAX_UNMET_DEPARTURES - 1), "the record full, no further game");
+    let back = TableOp::BuyIn { seat: 1, player_id: pid("P1"), amount_cents: d(40), source: FundsSource::PocketChips, supervisor_id: None, short_buy: false };
+    let r = rejected(g.table(back), "REBUY_BELOW_AMOUNT_LEFT");
+    assert_eq!(r.number("amount_left_with_cents"), Some(d(200)));
+}
