@@ -601,6 +601,8 @@ mod hostile {
         for line in [format!("sat at {} seat 2 with $100.00", crate::scenario::TABLE), format!("left {} seat 2 with $100.00", crate::scenario::TABLE)] {
             ensure!(player_page.body.contains(&line), "the player page lists {line:?}: {}", player_page.body);
         }
+        // The re-buy wait on the page is the ledger's (R-REBUY-1): the $100 left with binds.
+        ensure!(player_page.body.contains("must be at least $100.00"), "the page's re-buy wait: {}", player_page.body);
         server.stop().await
     }
 

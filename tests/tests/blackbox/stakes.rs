@@ -612,12 +612,17 @@ async fn r_mark_3_a_hand_with_a_loan_in_it_is_not_corrected() -> anyhow::Result<
     room.dealer.table.post(post(&ids[0], 2, pb::PostKind::SmallBlind, 100)).await?;
     room.dealer.table.post(post(&ids[1], 3, pb::PostKind::BigBlind, 200)).await?;
     room.dealer.table.act(act(&ids[2], 1, pb::ActionKind::Fold, 0)).await?;
-    // P2 borrows $50 from P1, who folded, and goes all in; P3 calls and wins.
+    // P2 borrows $50 from P1, who folded, and raises to $120 with it (its stack covered the call:
+    // borrowed to raise, R-MARK-3); P3 calls all in and wins.
     let loan_id = room.id("loan");
     let loan = pb::WriteIou { header: loan_id, table_id: TABLE.into(), seat: 2, amount_cents: 5_000, lender_player_id: Some("P1".into()), ..Default::default() };
     room.dealer.table.write_iou(loan).await?;
-    room.dealer.table.act(act(&ids[3], 2, pb::ActionKind::AllIn, 0)).await?;
+    let all_in = room.dealer.table.act(act(&ids[3], 2, pb::ActionKind::AllIn, 0)).await.expect_err("borrowed to raise");
+    assert_eq!(error_info(&all_in).reason, "ALL_IN_AFTER_BORROW_TO_RAISE");
+    let raise_id = room.id("raise").unwrap().command_id;
+    room.dealer.table.act(act(&raise_id, 2, pb::ActionKind::Raise, 12_000)).await?;
     room.dealer.table.act(act(&ids[4], 3, pb::ActionKind::Call, 0)).await?;
+
     let showdown = room.id("showdown");
     room.dealer.table.showdown(pb::Showdown { header: showdown, table_id: TABLE.into(), high: vec![pb::SeatGroup { seats: vec![3] }], ..Default::default() }).await?;
     let end = room.id("end");

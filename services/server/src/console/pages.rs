@@ -866,47 +866,50 @@ pub async fn player(State(console): State<Arc<Console>>, signed: Signed, Path(pl
                 num(session.left_with_cents.map(|cents| units.money(cents)).unwrap_or_default()),
             ]);
         }
-        // The re-buy wait (R-REBUY-1) per game, as the rules judge it: every departure with chips
-        // binds until a buy-in to the game meets it (a return clears the game's list).
-        let mut moments: Vec<(i64, bool, &pb::PlayerSession)> = Vec::new();
-        for session in &sessions {
-            if session.bought_in_cents > 0 {
-                moments.push((session.started_at_unix_ms, false, session));
-            }
-            if let (Some(ended), Some(left_with)) = (session.ended_at_unix_ms, session.left_with_cents)
-                && left_with > 0
-            {
-                moments.push((ended, true, session));
+        // The re-buy wait (R-REBUY-1) per game, as the rules judge it: the patron's stream folded
+        // by the rules (its unmet departures), not rebuilt from sessions (the console had missed
+        // a move into another game, a corrected return and the chips taken off: the stakes
+        // passes). A history cut short cannot say it.
+        let mut patron = rules::PlayerState::new();
+        for event in &history {
+            if let Some(rules::Event::Player(player_event)) = decode(event) {
+                patron.apply(&player_event);
             }
         }
-        moments.sort_by_key(|(at, departs, _)| (*at, *departs));
-        let mut unmet: BTreeMap<String, Vec<(i64, i64, String)>> = BTreeMap::new();
-        for (at, departs, session) in moments {
-            let game = unmet.entry(session.game.clone()).or_default();
-            if departs {
-                game.push((at, session.left_with_cents.unwrap_or(0), session.table_id.clone()));
-            } else {
-                game.clear();
+        let mut unmet: BTreeMap<String, Vec<(i64, i64, String, Option<(i64, i64)>)>> = BTreeMap::new();
+        if !more_history {
+            for departure in &patron.unmet_departures {
+                unmet.entry(departure.game_key.clone()).or_default().push((
+                    departure.at_unix_ms,
+                    departure.amount_cents,
+                    departure.table_id.as_str().to_owned(),
+                    departure.wait,
+                ));
             }
         }
         session_rows.reverse();
         let mut departure_rows = Vec::new();
         for (game, departures) in &unmet {
-            let Some((_, _, table_id)) = departures.last() else { continue };
-            let request = pb::GetTableRequest { property_id: String::new(), table_id: table_id.clone() };
-            let (window_ms, tolerance_bps) =
-                match console.call(who, rpc!(TableService / GetTable), request, |s, r| async move { s.get_table(r).await }).await {
-                    Ok(table) => table.config.and_then(|config| config.rebuy).map(|rebuy| (rebuy.wait_window_ms, rebuy.tolerance_bps)).unwrap_or((0, 0)),
-                    Err(status) if status.code() == tonic::Code::NotFound => (0, 0),
-                    Err(status) => return Err(status),
-                };
+            let Some((_, _, table_id, wait)) = departures.last() else { continue };
+            // The wait the departure recorded (the table left's), else the table's now.
+            let (window_ms, tolerance_bps) = match wait {
+                Some(wait) => *wait,
+                None => {
+                    let request = pb::GetTableRequest { property_id: String::new(), table_id: table_id.clone() };
+                    match console.call(who, rpc!(TableService / GetTable), request, |s, r| async move { s.get_table(r).await }).await {
+                        Ok(table) => table.config.and_then(|config| config.rebuy).map(|rebuy| (rebuy.wait_window_ms, rebuy.tolerance_bps)).unwrap_or((0, 0)),
+                        Err(status) if status.code() == tonic::Code::NotFound => (0, 0),
+                        Err(status) => return Err(status),
+                    }
+                }
+            };
             // The one that binds now at the wait of the table left: the largest still within
             // its window, else the latest. The rules bind a return by the longer window and the
             // smaller tolerance of the table left and the table returned to, so the page says
             // what the table left asks and that another table of the game may ask more (it had
             // said "closed" while a table with a longer wait still bound: the console pass).
-            let binding = departures.iter().filter(|(ended, _, _)| ended + window_ms > now_ms).max_by_key(|(_, left_with, _)| *left_with);
-            let (ended, left_with, table_id) = binding.or(departures.last()).expect("not empty");
+            let binding = departures.iter().filter(|(ended, _, _, _)| ended + window_ms > now_ms).max_by_key(|(_, left_with, _, _)| *left_with);
+            let (ended, left_with, table_id, _) = binding.or(departures.last()).expect("not empty");
             let until = ended + window_ms;
             let at_least = rules::rebuy::less_tolerance_bps(*left_with, tolerance_bps);
             departure_rows.push(vec![
@@ -1018,7 +1021,8 @@ pub async fn player(State(console): State<Arc<Console>>, signed: Signed, Path(pl
                 .empty_text("No sessions.")
                 .cut_if(more_sessions, LIST_CUT),
             Listing::new("departures", "Departures and the re-buy wait", &["Game", "Table", "Left", "Left with", "Re-buy window"], departure_rows)
-                .empty_text("No departures."),
+                .empty_text("No departure binds a return.")
+                .cut_if(more_history, "The patron's history is longer than this page reads: the re-buy wait is the ledger's to say (a buy-in is judged by it)."),
             Listing::new("money", "Buy-ins, cash-outs, cage and markers", &["Time", "Kind", "What", "Stream", "Position"], money_rows)
                 .cut_if(more_history, LIST_CUT),
             Listing::new("markers", "Markers and IOUs", &["Time", "Kind", "What", "Stream", "Position"], markers)
