@@ -109,6 +109,21 @@ async fn a_nul_in_any_string_field_of_any_rpc_is_invalid_argument_and_moves_noth
     };
     let status = admin.ledger.record_batch(batch).await.expect_err("NUL in a batch entry");
     assert_eq!((status.code(), violated_field(&status)), (Code::InvalidArgument, "commands[0].seat_player.player_id".to_string()));
+    // An import's time in a command's own header (R-AUDIT-2: it had been dropped without a word,
+    // the command recorded as the caller's, now).
+    let batch = pb::RecordBatch {
+        header: header("batch-import-inside"),
+        commands: vec![pb::Command {
+            command: Some(pb::command::Command::SeatPlayer(pb::SeatPlayer {
+                header: Some(pb::CommandHeader { import_occurred_at_unix_ms: Some(1_700_000_000_000), ..Default::default() }),
+                table_id: "T1".into(),
+                seat: 1,
+                player_id: "P1".into(),
+            })),
+        }],
+    };
+    let status = admin.ledger.record_batch(batch).await.expect_err("an import's time in an entry's header");
+    assert_eq!((status.code(), violated_field(&status)), (Code::InvalidArgument, "commands[0].header.import_occurred_at_unix_ms".to_string()));
     assert_eq!(head(&mut auditor).await?, before, "nothing was written");
     server.stop().await
 }

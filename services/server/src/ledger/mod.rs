@@ -368,6 +368,17 @@ impl Ledger {
                 role_denied = Some((rpc, index, command, denied));
                 break;
             }
+            // R-AUDIT-2: who and when an import names is the batch's, in its header; named in a
+            // command's own header it had been dropped without a word, the command recorded as
+            // the caller's, now (the fixes' pass).
+            if let Some(header) = header {
+                if header.import_actor_id.is_some() {
+                    errors.add(format!("commands[{index}].header.import_actor_id"), "an import names its actor in the batch header (header.import_actor_id)");
+                }
+                if header.import_occurred_at_unix_ms.is_some() {
+                    errors.add(format!("commands[{index}].header.import_occurred_at_unix_ms"), "an import names its time in the batch header (header.import_occurred_at_unix_ms)");
+                }
+            }
             if header.is_some_and(|header| !header.approvals.is_empty()) || rpc_has_approvals(rpc) {
                 approved.push((index, command));
             }
