@@ -356,6 +356,13 @@ pub fn decide_funds(
             let left_with = amount + s.removed_cents;
             let bound = bind_other_seats(snapshot, config, table_id, player_id, player, left_with, ctx)?;
             out.push((tsid, Event::Table(TableEvent::CashedOut { seat, player_id: player_id.clone(), amount_cents: amount, postings, iou_settled_cents })));
+            // A seat taken and left without ever buying in (the patron holds no seat here) is no
+            // departure: the patron's record is not written (such a seat under a known patron's
+            // id in another case could not be freed: the fixes' pass).
+            if !s.has_bought_in && left_with == 0 && !player.seats.iter().any(|held| &held.table_id == table_id) {
+                out.extend(bound);
+                return Ok(());
+            }
             out.push((
                 StreamId::Player(player_id.clone()),
                 Event::Player(PlayerEvent::LeftTable {

@@ -184,6 +184,17 @@ async fn r_rebuy_1_a_known_patron_in_another_case_is_no_new_patron() -> anyhow::
     let seat = room.dealer.table.seat_player(pb::SeatPlayer { header, table_id: TABLE.into(), seat: 3, player_id: "ALICE".into() }).await;
     let refused = seat.expect_err("ALICE is Alice");
     assert_eq!(error_info(&refused).reason.as_str(), "PLAYER_ID_IN_ANOTHER_CASE", "{refused:?}");
+    // Two spellings of an id no stream has yet, seated without chips, then one buys in: the
+    // other seat is freed by its cash-out, which writes no patron record (the fixes' pass: it
+    // could never be cleared).
+    for (seat, id) in [(5, "zed"), (6, "ZED")] {
+        let header = room.id("seat");
+        room.dealer.table.seat_player(pb::SeatPlayer { header, table_id: TABLE.into(), seat, player_id: id.into() }).await?;
+    }
+    room.buy_in(5, "zed", 4_000).await?;
+    room.cash_out(6, "ZED").await?;
+    let seats = table_view(&mut room.auditor, TABLE).await?.seats;
+    assert!(seats.iter().find(|seat| seat.seat == 6).is_none_or(|seat| seat.player_id.is_empty()), "seat 6 is free: {seats:?}");
     // Nor may one batch write a new patron under two spellings (the fixes' pass: $6,000 sold to
     // each of "ct7" and "CT7", two patrons under the CTR threshold).
     let sale = |player_id: &str| pb::Command {

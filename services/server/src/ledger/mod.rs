@@ -906,20 +906,31 @@ impl Ledger {
                 self.load_into(&mut decision, property, &dependent, catch_up).await?;
                 streams.extend(dependent);
             }
-            // A seat taken names its patron without touching the patron's stream: an id in
-            // another case would hold the seat for good (every way to clear it is refused under
-            // that id, and the known one is not the seat's: the stakes pass).
-            let mut named = std::borrow::Cow::Borrowed(&streams);
-            if let Command::Table(rules::TableCommand { op: rules::TableOp::SeatPlayer { player_id, .. }, .. }) = command {
-                named.to_mut().push(StreamId::Player(player_id.clone()));
-            }
-            let decided = match self.new_player_in_another_case(property, &decision, &named).await? {
-                Some(rejection) => Err(rejection),
-                None => {
-                    let snapshot = snapshot_of(&decision.states, &streams, aml.clone());
-                    let _span = tracing::info_span!("rules.decide", rpc = entry.rpc).entered();
-                    rules::decide(&snapshot, context, command)
+            let decided = {
+                let snapshot = snapshot_of(&decision.states, &streams, aml.clone());
+                let _span = tracing::info_span!("rules.decide", rpc = entry.rpc).entered();
+                rules::decide(&snapshot, context, command)
+            };
+            // The patron streams the command writes, and the patron a seat taken names without
+            // writing to (an id in another case would hold the seat for good: the stakes pass).
+            // A chipless seat that never bought in leaves writing none, so such a seat is freed.
+            let decided = match decided {
+                Ok(events) => {
+                    let mut written: Vec<StreamId> = Vec::new();
+                    for (stream, _) in &events {
+                        if matches!(stream, StreamId::Player(_)) && !written.contains(stream) {
+                            written.push(stream.clone());
+                        }
+                    }
+                    if let Command::Table(rules::TableCommand { op: rules::TableOp::SeatPlayer { player_id, .. }, .. }) = command {
+                        written.push(StreamId::Player(player_id.clone()));
+                    }
+                    match self.new_player_in_another_case(property, &decision, &written).await? {
+                        Some(rejection) => Err(rejection),
+                        None => Ok(events),
+                    }
                 }
+                Err(rejection) => Err(rejection),
             };
             let events = match decided {
                 Ok(events) => events,
