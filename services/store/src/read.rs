@@ -255,7 +255,16 @@ pub enum AsOf {
 /// The last position included by `as_of`, in SQL, with the property as $1 and the bound as $2/$3.
 pub(crate) async fn resolve_position<'c>(executor: impl PgExecutor<'c>, property: &str, as_of: AsOf) -> Result<i64, StoreError> {
     let position = match as_of {
-        AsOf::Position(position) => position,
+        // A position the log has not reached answers as of the head, and says so: "as of N" for
+        // a future N had been labelled N, and the same question later answered otherwise (the
+        // night's pass).
+        AsOf::Position(position) => {
+            sqlx::query_scalar("SELECT least($2, coalesce((SELECT last_position FROM chipledger_head($1)), 0))")
+                .bind(property)
+                .bind(position)
+                .fetch_one(executor)
+                .await?
+        }
         AsOf::Head => {
             sqlx::query_scalar("SELECT coalesce((SELECT last_position FROM chipledger_head($1)), 0)")
                 .bind(property)

@@ -178,6 +178,10 @@ async fn balances_as_of_position_and_time_and_the_sum_is_zero_everywhere() -> an
     let b = db.store.append(&one_stream("table-T1", ExpectedVersion::Exact(2), vec![movement("Bet", "table/T1/seat/1", "table/T1/pot/0", 150, "c2")])).await?;
     assert_eq!(db.store.balance(PROPERTY, "table/T1/seat/1", AsOf::Position(1)).await?, 100);
     assert_eq!(db.store.balance(PROPERTY, "table/T1/seat/1", AsOf::Position(a.last_position)).await?, 201);
+    // A position the log has not reached answers as of the head, labelled with the head.
+    let beyond = db.store.balance_with_position(PROPERTY, "table/T1/seat/1", AsOf::Position(a.last_position + 100)).await?;
+    let head = db.store.balance_with_position(PROPERTY, "table/T1/seat/1", AsOf::Head).await?;
+    assert_eq!(beyond, head, "as of a future position: the head, and its position");
     assert_eq!(db.store.balance(PROPERTY, "table/T1/seat/1", AsOf::Head).await?, 51);
     assert_eq!(db.store.balance(PROPERTY, "table/T1/seat/1", AsOf::Time(events[1].recorded_at)).await?, 201);
     assert_eq!(db.store.projected_balance(PROPERTY, "table/T1/seat/1").await?, 51);
