@@ -168,14 +168,8 @@ pub fn decide_correction(
     // limits before it is dealt in, whatever top-ups it kept (a $1 top-up had been dealt in at
     // a $40 minimum, then a $1 top-up made before the correction).
     if reverses_event_types.iter().any(|t| t == "BoughtIn") {
-        let credited: Vec<Seat> = original_postings
-            .iter()
-            .filter_map(|p| match p.account {
-                Account::Seat { seat, .. } if p.amount_cents > 0 => Some(seat),
-                _ => None,
-            })
-            .filter(|seat| after.seat(*seat).is_some())
-            .collect();
+        let credited: Vec<Seat> =
+            seat_amounts(original_postings).filter(|(seat, amount)| *amount > 0 && after.seat(*seat).is_some()).map(|(seat, _)| seat).collect();
         if !credited.is_empty() {
             if let TableEvent::Corrected { buy_ins_taken_back, .. } = &mut corrected {
                 *buy_ins_taken_back = credited;
@@ -208,8 +202,7 @@ pub fn decide_correction(
     // been played since are not taken off it by a correction: that moved a played stack's chips
     // back to the pocket or the cash drop, ratholing by two signatures (the second stakes pass).
     if reverses_event_types.iter().any(|t| crate::rebuy::WAYS_IN.contains(&t.as_str()) || t == "ToppedUp") {
-        for p in original_postings.iter().filter(|p| p.amount_cents > 0) {
-            let Account::Seat { seat, .. } = p.account else { continue };
+        for (seat, _) in seat_amounts(original_postings).filter(|(_, amount)| *amount > 0) {
             if let Some(now) = table.seat(seat).filter(|s| s.dealt_at_version > reverses_stream_version) {
                 return Err(Rejection::new(correction_invalid("R-STAKE-2"), format!("seat {seat}'s chips have been played since: they leave the stack only by play or a cash-out"))
                     .with("seat", Cents::from(seat))
@@ -244,13 +237,9 @@ fn time_owed_again(table: &TableState, reverses_event_types: &[String], reverses
     if !reverses_event_types.iter().any(|t| t == "TimeCollected") {
         return Vec::new();
     }
-    original_postings
-        .iter()
-        .filter_map(|p| match p.account {
-            Account::Seat { seat, .. } if p.amount_cents < 0 => Some(seat),
-            _ => None,
-        })
-        .filter(|seat| table.seat(*seat).is_some_and(|s| s.time_paid_at_version == reverses_stream_version))
+    seat_amounts(original_postings)
+        .filter(|(seat, amount)| *amount < 0 && table.seat(*seat).is_some_and(|s| s.time_paid_at_version == reverses_stream_version))
+        .map(|(seat, _)| seat)
         .collect()
 }
 
@@ -261,13 +250,16 @@ fn allowance_back(reverses_event_types: &[String], original_postings: &[Posting]
     if !reverses_event_types.iter().any(|t| t == "ChipsRemoved") {
         return Vec::new();
     }
-    original_postings
-        .iter()
-        .filter_map(|p| match p.account {
-            Account::Seat { seat, .. } if p.amount_cents < 0 => Some((seat, -p.amount_cents)),
-            _ => None,
-        })
-        .collect()
+    seat_amounts(original_postings).filter(|(_, amount)| *amount < 0).map(|(seat, amount)| (seat, -amount)).collect()
+}
+
+/// The seats the reversed event's postings name, each with its posting's amount (positive:
+/// chips the event brought to the seat; negative: chips it took off).
+fn seat_amounts(postings: &[Posting]) -> impl Iterator<Item = (Seat, Cents)> + '_ {
+    postings.iter().filter_map(|p| match p.account {
+        Account::Seat { seat, .. } => Some((seat, p.amount_cents)),
+        _ => None,
+    })
 }
 
 /// What the log says of the event a correction reverses (the caller reads it from the store):
