@@ -189,3 +189,38 @@ async fn two_dealers_acting_on_the_same_turn_apply_exactly_one_action_r_bet_1() 
     }
     server.stop().await
 }
+
+/// Tips sent at once to one table in the turn test.
+const TIPS_AT_ONCE: usize = 24;
+
+/// One replica answers every writer of a stream without a conflict to resend: a busy table (or
+/// a cage with several windows) sending many commands at once through one server gets each
+/// applied on its first send, in some order, none lost or doubled (R-AUDIT-3: nothing to retry).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn writers_of_one_stream_through_one_replica_take_turns_and_none_is_aborted() -> anyhow::Result<()> {
+    let server = TestServer::start("race_turns").await?;
+    setup(&server).await?;
+    let mut tasks = Vec::new();
+    for i in 0..TIPS_AT_ONCE {
+        // Each on its own connection, all in flight together.
+        let mut client = server.client(if i % 2 == 0 { principal::DEALER } else { principal::DEALER_2 }).await?;
+        let seat = 1 + (i % 4) as u32;
+        let tip = pb::Tip { header: header(&format!("turn-tip-{i}")), table_id: TABLE.into(), seat, amount_cents: TIP_CENTS };
+        tasks.push(tokio::spawn(async move { client.table.tip(tip).await }));
+    }
+    let mut positions = Vec::new();
+    for task in tasks {
+        let result = task.await?.map_err(|status| anyhow::anyhow!("a tip was not applied on its first send: {status:?}"))?.into_inner();
+        assert!(!result.replayed);
+        positions.extend(result.events.iter().map(|event| event.global_position));
+    }
+    positions.sort_unstable();
+    positions.dedup();
+    assert_eq!(positions.len(), TIPS_AT_ONCE, "each tip is its own event");
+    let mut auditor = server.client(principal::AUDITOR).await?;
+    let view = table_view(&mut auditor, TABLE).await?;
+    assert_eq!(view.toke_cents, TIPS_AT_ONCE as i64 * TIP_CENTS);
+    let per_seat = (TIPS_AT_ONCE / 4) as i64 * TIP_CENTS;
+    assert_eq!([1, 2, 3, 4].map(|seat| stack(&view, seat)), [20_000 - per_seat; 4]);
+    server.stop().await
+}

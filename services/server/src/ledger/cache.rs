@@ -105,9 +105,68 @@ impl StateCache {
     }
 }
 
+/// Writers of one stream inside this replica take turns: a busy cage's windows, or a dealer and
+/// the floor on one table, each decide on the state the one before left (the cache), so none is
+/// answered a version conflict that only another submission of the same replica caused (a cage
+/// with several windows selling at once had refusals to resend after three tries: the night's
+/// pass). Keyed by property and stream, taken in key order (two submissions naming the same
+/// streams never wait for each other crosswise), an entry dropped when nobody holds or awaits it.
+/// Replicas still meet at the append's expected versions (a conflict, decided again).
+#[derive(Default)]
+pub(super) struct StreamTurns {
+    turns: std::sync::Mutex<HashMap<String, std::sync::Arc<tokio::sync::Mutex<()>>>>,
+}
+
+/// The turns one submission holds; given back when dropped.
+pub(super) struct Turns<'a> {
+    owner: &'a StreamTurns,
+    held: Vec<(String, Option<tokio::sync::OwnedMutexGuard<()>>)>,
+}
+
+impl StreamTurns {
+    /// Waits for the turn of every stream named (duplicates once). Cancel-safe: a submission
+    /// dropped while waiting gives back what it took.
+    pub(super) async fn take<'a>(&'a self, property: &str, streams: &[StreamId]) -> Turns<'a> {
+        let mut keys: Vec<String> = streams.iter().map(|stream| format!("{property}\u{1f}{}", stream.key())).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let mut turns = Turns { owner: self, held: Vec::with_capacity(keys.len()) };
+        for key in keys {
+            let turn = {
+                let mut map = self.turns.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                map.entry(key.clone()).or_default().clone()
+            };
+            turns.held.push((key, None));
+            let guard = turn.lock_owned().await;
+            if let Some(last) = turns.held.last_mut() {
+                last.1 = Some(guard);
+            }
+        }
+        turns
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.turns.lock().unwrap_or_else(std::sync::PoisonError::into_inner).len()
+    }
+}
+
+impl Drop for Turns<'_> {
+    fn drop(&mut self) {
+        let mut turns = self.owner.turns.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        for (key, guard) in self.held.drain(..) {
+            drop(guard);
+            // The map's own reference alone: nobody holds the turn or waits for it.
+            if turns.get(&key).is_some_and(|turn| std::sync::Arc::strong_count(turn) == 1) {
+                turns.remove(&key);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{EVICTED_AT_ONCE, MAX_CACHED_STREAMS, StateCache, StreamState};
+    use super::{EVICTED_AT_ONCE, MAX_CACHED_STREAMS, StateCache, StreamId, StreamState, StreamTurns};
     use chipledger_rules::PlayerState;
 
     fn key(index: usize) -> (String, String) {
@@ -133,5 +192,28 @@ mod tests {
             cache.put(key(MAX_CACHED_STREAMS + 1 + index), StreamState::Player(PlayerState::default()), 1);
         }
         assert!(cache.entries.len() <= MAX_CACHED_STREAMS);
+    }
+
+    fn table(id: &str) -> StreamId {
+        StreamId::Table(chipledger_rules::TableId::new(id).expect("a table id"))
+    }
+
+    #[tokio::test]
+    async fn a_second_writer_of_a_stream_waits_for_the_first_and_the_turn_is_forgotten_after() {
+        let turns = StreamTurns::default();
+        let first = turns.take("p", &[table("T1"), StreamId::Player(chipledger_rules::PlayerId::new("A").expect("a player id")), table("T1")]).await;
+        assert_eq!(turns.len(), 2, "duplicates take one turn");
+        // Another stream, or the same stream of another property, is not held up.
+        drop(turns.take("p", &[table("T2")]).await);
+        drop(turns.take("q", &[table("T1")]).await);
+        let t1 = [table("T1")];
+        let second = turns.take("p", &t1);
+        tokio::pin!(second);
+        assert!(futures::poll!(second.as_mut()).is_pending(), "T1 is the first writer's turn");
+        drop(first);
+        let second = second.await;
+        assert_eq!(turns.len(), 1);
+        drop(second);
+        assert_eq!(turns.len(), 0, "no turn is kept once given back");
     }
 }

@@ -51,7 +51,7 @@ mod reply;
 
 pub use cache::StreamState;
 pub use reply::store_status;
-use cache::StateCache;
+use cache::{StateCache, StreamTurns};
 use correction::correction_for;
 use decision::{Decision, Entry, Refused, refused_player, snapshot_of};
 use reply::{COMMAND_INDEX_HEADER, append_status, rebuild_reply, status_from_reply, status_to_reply};
@@ -97,6 +97,8 @@ pub struct Ledger {
     authenticator: Arc<Authenticator>,
     approval_key: Arc<ApprovalKey>,
     cache: Mutex<StateCache>,
+    /// Submissions writing the same stream take turns (`cache.rs`).
+    turns: StreamTurns,
     drain: Drain,
     db: telemetry::DbTracing,
     checkpointer: Option<std::sync::Arc<crate::checkpoints::Checkpointer>>,
@@ -147,6 +149,7 @@ impl Ledger {
             authenticator: Arc::new(Authenticator::from_config(config)),
             approval_key: Arc::new(key),
             cache: Mutex::new(StateCache::default()),
+            turns: StreamTurns::default(),
             drain,
             checkpointer: None,
         }
@@ -632,6 +635,15 @@ impl Ledger {
         if self.drain.enter().is_none() {
             return Err(status::shutting_down());
         }
+        // The streams the commands name, in turn with this replica's other writers of them (a
+        // correction's streams are known once its event is read: those meet at the append).
+        let mut named = Vec::new();
+        for entry in &entries {
+            if let Decidable::Command(command) = &entry.decidable {
+                command.streams_into(&mut named);
+            }
+        }
+        let _turns = self.turns.take(&property, &named).await;
         let mut attempt = 0;
         loop {
             attempt += 1;
