@@ -148,6 +148,8 @@ DECLARE
     v_accounts_written bigint;
     v_detail        text;
     v_constraint    text;
+    v_twin          int;        -- the first member creating a patron stream in another case
+    v_twin_version  bigint;
 BEGIN
     IF v_members = 0 OR v_event_count = 0 THEN
         RAISE EXCEPTION 'chipledger: empty append' USING ERRCODE = 'CL005', HINT = 'chipledger member ' || v_member,
@@ -346,6 +348,35 @@ BEGIN
             SELECT h.last_position, h.last_hash, h.last_recorded_at, (SELECT max(l.until_at) FROM log_partitions l)
               INTO v_last, v_hash, v_last_at, v_until
               FROM property_heads h WHERE h.property = p_property FOR UPDATE;
+        END IF;
+        -- A patron stream the group creates whose name differs only in case from one the
+        --    property holds, or from one a member before it creates, is in conflict (CL001):
+        --    the server decides that member again and its case check refuses it (R-REBUY-1: two
+        --    spellings of a new patron written at once, by two replicas or in one group, were
+        --    two patrons). Under the head lock: a creator committed before it is seen.
+        IF v_creator IS NOT NULL THEN
+            WITH created AS (
+                SELECT s.stream, s.m, s.ord
+                  FROM unnest(p_streams, p_stream_member) WITH ORDINALITY AS s(stream, m, ord)
+                 WHERE NOT v_replayed[s.m] AND s.stream LIKE 'player-%'
+                   AND NOT (s.stream = ANY (coalesce(v_locked, '{}')))
+                   AND s.ord IN (SELECT e.stream_index FROM unnest(p_event_stream) AS e(stream_index))
+            )
+            SELECT c.m, c.ord, t.version INTO v_twin, k, v_twin_version
+              FROM created c
+             CROSS JOIN LATERAL (
+                    SELECT st.version FROM streams st
+                     WHERE st.property = p_property AND lower(st.stream) = lower(c.stream) AND st.stream <> c.stream
+                    UNION ALL
+                    SELECT 0 FROM created o WHERE o.m < c.m AND lower(o.stream) = lower(c.stream) AND o.stream <> c.stream
+                    LIMIT 1) t
+             ORDER BY c.m, c.ord LIMIT 1;
+            IF v_twin IS NOT NULL THEN
+                v_failed := v_twin;
+                v_state := 'CL001';
+                v_message := format('chipledger: version conflict on %s (a patron stream in another case)', p_streams[k]);
+                v_detail := json_build_object('stream', p_streams[k], 'expected', p_expected[k], 'actual', v_twin_version)::text;
+            END IF;
         END IF;
         v_recorded := 'epoch'::timestamptz + p_recorded_micros * interval '1 microsecond';
         IF p_head_position IS DISTINCT FROM v_last OR p_head_hash IS DISTINCT FROM v_hash

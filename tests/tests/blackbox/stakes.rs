@@ -204,6 +204,32 @@ async fn r_rebuy_1_a_known_patron_in_another_case_is_no_new_patron() -> anyhow::
     let twins = room.cage.ledger.record_batch(pb::RecordBatch { header, commands: vec![sale("ct7"), sale("CT7")] }).await;
     let refused = twins.expect_err("one patron under two spellings");
     assert_eq!(error_info(&refused).reason.as_str(), "PLAYER_ID_IN_ANOTHER_CASE", "{refused:?}");
+    // Nor two submissions at the same moment, on two connections (the stakes pass: "mallory" and
+    // "MALLORY" bought in at two tables of the game at once were two patrons, ten tries in ten):
+    // one spelling buys in, the other is refused, naming it.
+    scenario::open_nlhe_table(&mut room.floor, "T2").await?;
+    scenario::opening_fill(&mut room.cage, &mut room.floor, "T2", 2).await?;
+    for round in 0..4u32 {
+        let spellings = [(TABLE, format!("race{round}")), ("T2", format!("RACE{round}"))];
+        let mut buys = Vec::new();
+        for (table, spelling) in &spellings {
+            let mut dealer = room.server.client(principal::DEALER).await?;
+            let mut buy = cash_buy_in("", table, 7 + round % 2, spelling, 10_000);
+            buy.header = room.id("race");
+            buys.push(tokio::spawn(async move { dealer.table.buy_in(buy).await }));
+        }
+        let mut bought = Vec::new();
+        for ((table, spelling), buy) in spellings.iter().zip(buys) {
+            match buy.await? {
+                Ok(_) => bought.push((*table, spelling.clone())),
+                Err(refused) => assert_eq!(error_info(&refused).reason.as_str(), "PLAYER_ID_IN_ANOTHER_CASE", "{refused:?}"),
+            }
+        }
+        assert_eq!(bought.len(), 1, "round {round}: one patron, one spelling: {bought:?}");
+        let (table, spelling) = bought.remove(0);
+        let header = room.id("out");
+        room.dealer.table.cash_out(pb::CashOut { header, table_id: table.into(), seat: 7 + round % 2, player_id: spelling }).await?;
+    }
     // Under the known id, the wait applies as ever.
     let (reason, _) = refusal(room.buy_in(2, "Alice", 4_000).await);
     assert_eq!(reason, "REBUY_BELOW_AMOUNT_LEFT");

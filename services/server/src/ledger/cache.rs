@@ -109,7 +109,7 @@ impl StateCache {
 /// the floor on one table, each decide on the state the one before left (the cache), so none is
 /// answered a version conflict that only another submission of the same replica caused (a cage
 /// with several windows selling at once had refusals to resend after three tries: the night's
-/// pass). Keyed by property and stream, taken in key order (two submissions naming the same
+/// pass). Keyed by property and stream (in any case), taken in key order (two submissions naming the same
 /// streams never wait for each other crosswise), an entry dropped when nobody holds or awaits it.
 /// Replicas still meet at the append's expected versions (a conflict, decided again).
 #[derive(Default)]
@@ -127,7 +127,10 @@ impl StreamTurns {
     /// Waits for the turn of every stream named (duplicates once). Cancel-safe: a submission
     /// dropped while waiting gives back what it took.
     pub(super) async fn take<'a>(&'a self, property: &str, streams: &[StreamId]) -> Turns<'a> {
-        let mut keys: Vec<String> = streams.iter().map(|stream| format!("{property}\u{1f}{}", stream.key())).collect();
+        // In any case: a patron's two spellings are one patron, whose first writer the other
+        // waits for (and then meets its case check, R-REBUY-1); tables differing in case only
+        // wait for each other, rarely and harmlessly.
+        let mut keys: Vec<String> = streams.iter().map(|stream| format!("{property}\u{1f}{}", stream.key().to_lowercase())).collect();
         keys.sort_unstable();
         keys.dedup();
         let mut turns = Turns { owner: self, held: Vec::with_capacity(keys.len()) };

@@ -291,3 +291,50 @@ async fn racing_creators_of_one_stream_and_one_account_lose_nothing() -> anyhow:
     assert!(db.store.verify_chain(PROPERTY).await?.ok);
     Ok(())
 }
+
+/// R-REBUY-1: a patron's id is one patron in any case. Appends creating the same new patron
+/// under several spellings at once, through two store handles (two replicas) and within one
+/// group commit: one spelling is written, the others are answered a version conflict on their
+/// own stream (the server decides them again, and its case check refuses them), and a spelling
+/// sent after that meets the same conflict. An append to the known spelling goes through.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_new_patron_written_under_two_spellings_at_once_is_one_patron_r_rebuy_1() -> anyhow::Result<()> {
+    let db = fresh("race_case").await?;
+    let stores = [db.store.clone(), migrated_store(&db.admin_url).await?];
+    for round in 0..10 {
+        let spellings = [format!("mallory{round}"), format!("MALLORY{round}"), format!("Mallory{round}"), format!("mAllory{round}")];
+        let barrier = Arc::new(Barrier::new(spellings.len()));
+        let mut tasks = Vec::new();
+        for (index, spelling) in spellings.iter().enumerate() {
+            let stream = format!("player-{spelling}");
+            let command_id = format!("sell-{spelling}");
+            let sale = movement("ChipsIssued", "cage/MAIN/chips/100", &format!("player/{spelling}/pocket"), 100, &command_id);
+            let request = one_stream(&stream, ExpectedVersion::NoStream, vec![sale]);
+            let (store, barrier) = (stores[index % 2].clone(), barrier.clone());
+            tasks.push(tokio::spawn(async move {
+                barrier.wait().await;
+                anyhow::Ok((stream, store.append(&request).await))
+            }));
+        }
+        let mut written = Vec::new();
+        for task in tasks {
+            match task.await?? {
+                (stream, Ok(_)) => written.push(stream),
+                (stream, Err(StoreError::VersionConflict { stream: in_conflict, expected: 0, .. })) => assert_eq!(in_conflict, stream),
+                (_, Err(other)) => return Err(other.into()),
+            }
+        }
+        assert_eq!(written.len(), 1, "round {round}: one spelling is the patron: {written:?}");
+        let late = format!("player-MaLLoRy{round}");
+        let sale = movement("ChipsIssued", "cage/MAIN/chips/100", &format!("player/MaLLoRy{round}/pocket"), 100, "late");
+        match db.store.append(&one_stream(&late, ExpectedVersion::NoStream, vec![sale])).await {
+            Err(StoreError::VersionConflict { stream, expected: 0, actual: 1 }) => assert_eq!(stream, late),
+            other => anyhow::bail!("round {round}: a later spelling: {other:?}"),
+        }
+        let known = written.remove(0);
+        let more = movement("ChipsIssued", "cage/MAIN/chips/100", &format!("player/{}/pocket", &known["player-".len()..]), 100, "more");
+        db.store.append(&one_stream(&known, ExpectedVersion::Exact(1), vec![more])).await?;
+    }
+    assert!(db.store.verify_chain(PROPERTY).await?.ok);
+    Ok(())
+}
