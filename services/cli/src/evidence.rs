@@ -193,6 +193,9 @@ pub async fn verify(client: &mut Client, args: VerifyArgs, output: Output) -> an
     if let Some(seq) = reply.first_bad_refusal {
         problems.push(format!("refusal chain: first bad refusal {seq}: {}", reply.refusal_problem));
     }
+    if !reply.functions_changed.is_empty() {
+        problems.push(format!("store functions not this build's (the reads go through them): {}", reply.functions_changed.join(", ")));
+    }
     if let Some(path) = &args.digest_file
         && let Some(problem) = saved_digest_problem(client, path, &head).await?
     {

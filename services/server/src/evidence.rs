@@ -82,6 +82,7 @@ pub async fn verify(ledger: &Ledger, store: &Store, property: String, request: p
         first_bad_refusal,
         refusal_problem: refusal_problem.map(|problem| format!("{problem:?}")).unwrap_or_default(),
         checkpoints: verdicts,
+        functions_changed: report.functions_changed.clone(),
         projections_checked: request.projections,
         projection_differences: differences
             .into_iter()

@@ -108,6 +108,11 @@ const ADMIN_LOCK_KEY: i64 = 0x6368_6970_6c65_6467;
 /// (catalog rows are cluster-wide; the advisory lock is per database).
 const ROLE_ATTEMPTS: usize = 5;
 
+/// The body of a function file (between `AS $$` and `$$;`): what PostgreSQL keeps as its source.
+pub fn function_body(text: &str) -> Option<&str> {
+    text.split_once("AS $$\n").and_then(|(_, rest)| rest.rsplit_once("\n$$;")).map(|(body, _)| body)
+}
+
 /// SHA-256 of the function files, as `schema_state` keeps it.
 pub fn functions_sha256() -> String {
     let mut hasher = Sha256::new();

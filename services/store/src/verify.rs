@@ -159,6 +159,12 @@ pub enum RefusalProblem {
     /// command row points at a refusal that is not there: the id could be used again.
     CommandNotHeld(String),
     Undecodable(String),
+    /// The refusal's row id (what the auditors' listing, `ListRejections` and the console,
+    /// pages by) is not after the one before it in the chain, or not positive: the listing
+    /// would not show it in its place, or at all (the insider pass: a superuser renumbered a
+    /// refused ratholing attempt to -12, and it left every listing while the chain held). With
+    /// the row id found and the one before it.
+    NotListed { rejection_id: i64, after: i64 },
     /// A refusal without a place in the chain recorded after the chain began (every refusal
     /// since is chained): written outside the ledger, listed like any refusal (the insider
     /// pass framed a patron so, unseen), with its row id and command id.
@@ -188,11 +194,19 @@ pub struct LogReport {
     pub refusal_problem: Option<(i64, RefusalProblem)>,
     /// One verdict per checkpoint given, in chain order (position, then refusal sequence).
     pub checkpoints: Vec<CheckpointVerdict>,
+    /// The store's functions whose definition in the database is not this build's file (or
+    /// that have another definition beside it, or none): the reads auditors see go through
+    /// them, so one replaced could hide rows from every listing while the chains hold (the
+    /// insider pass).
+    pub functions_changed: Vec<String>,
 }
 
 impl LogReport {
     pub fn ok(&self) -> bool {
-        self.chain.ok && self.refusal_problem.is_none() && self.checkpoints.iter().all(|verdict| verdict.agrees)
+        self.chain.ok
+            && self.refusal_problem.is_none()
+            && self.checkpoints.iter().all(|verdict| verdict.agrees)
+            && self.functions_changed.is_empty()
     }
 
     /// The last checkpoint (in chain order) the log agrees with.
@@ -372,6 +386,7 @@ pub(crate) async fn verify_log(pool: &PgPool, property: &str, kept: &[SignedChec
     };
     let (refusals_checked, refusal_problem) = check_refusals(&mut first, property, heads.refusals).await?;
     let checkpoints = checkpoint_verdicts(&mut first, property, kept, anchor.as_ref(), &problem, &refusal_problem).await?;
+    let functions_changed = functions_changed(&mut first).await?;
     first.commit().await?;
     Ok(LogReport {
         chain,
@@ -380,6 +395,7 @@ pub(crate) async fn verify_log(pool: &PgPool, property: &str, kept: &[SignedChec
         refusal_head: heads.refusals,
         refusal_problem,
         checkpoints,
+        functions_changed,
     })
 }
 
@@ -490,6 +506,29 @@ async fn checkpoint_verdicts(
         .collect())
 }
 
+/// The store's functions (`schema::FUNCTIONS`, `schema::INTERNAL_FUNCTIONS`) whose body in the
+/// database differs from this build's file, or that are there more than once or not at all.
+async fn functions_changed(snapshot: &mut Transaction<'static, Postgres>) -> Result<Vec<String>, StoreError> {
+    let installed: Vec<(String, String)> = sqlx::query_as(
+        "SELECT p.proname::text, p.prosrc FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace \
+          WHERE n.nspname = 'public' AND p.proname LIKE 'chipledger\\_%'",
+    )
+    .fetch_all(&mut **snapshot)
+    .await?;
+    let mut changed = Vec::new();
+    for (name, text) in crate::schema::FUNCTIONS.iter().chain(crate::schema::INTERNAL_FUNCTIONS) {
+        let bodies: Vec<&str> = installed.iter().filter(|(installed, _)| installed == name).map(|(_, body)| body.as_str()).collect();
+        let same = match (bodies.as_slice(), crate::schema::function_body(text)) {
+            ([body], Some(file)) => body.trim_matches('\n') == file.trim_matches('\n'),
+            _ => false,
+        };
+        if !same {
+            changed.push((*name).to_owned());
+        }
+    }
+    Ok(changed)
+}
+
 /// Recompute the refusal chain; (refusals checked, first problem).
 async fn check_refusals(
     snapshot: &mut Transaction<'static, Postgres>,
@@ -500,6 +539,8 @@ async fn check_refusals(
         sqlx::query_scalar("SELECT chipledger_max_refusal_seq($1)").bind(property).fetch_one(&mut **snapshot).await?;
     let mut previous = GENESIS_HASH;
     let mut expected = 1;
+    // The row id of the refusal before (the listing starts after 0).
+    let mut listed_after = 0;
     let mut entry = Vec::with_capacity(1024);
     let mut canonicalizer = JsonbCanonicalizer::new(Canonical::Jcs);
     while expected <= last_stored {
@@ -551,6 +592,11 @@ async fn check_refusals(
             if Some(hash) != refusal.hash {
                 return Ok((expected - 1, Some((expected, RefusalProblem::HashMismatch))));
             }
+            if refusal.rejection_id <= listed_after {
+                let problem = RefusalProblem::NotListed { rejection_id: refusal.rejection_id, after: listed_after };
+                return Ok((expected - 1, Some((expected, problem))));
+            }
+            listed_after = refusal.rejection_id;
             match held.get(&seq) {
                 Some((command_id, request_hash))
                     if *command_id == refusal.record.command_id && request_hash.as_slice() == refusal.record.request_hash => {}

@@ -273,6 +273,59 @@ async fn an_unchained_refusal_written_after_the_chain_began_is_caught() -> anyho
     recorded.server.stop().await
 }
 
+/// A superuser gives a refusal's row another id (an identity column: deleted and written
+/// again with the id chosen, the append-only triggers off), nothing chained changed.
+async fn renumber_refusal(connection: &mut PgConnection, property: &str, command_id: &str, to: i64) -> anyhow::Result<()> {
+    let mut tx = sqlx::Connection::begin(connection).await?;
+    sqlx::query("SET LOCAL session_replication_role = replica").execute(&mut *tx).await?;
+    sqlx::query("CREATE TEMP TABLE moved ON COMMIT DROP AS SELECT * FROM rejections WHERE property = $1 AND command_id = $2")
+        .bind(property)
+        .bind(command_id)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("DELETE FROM rejections WHERE property = $1 AND command_id = $2").bind(property).bind(command_id).execute(&mut *tx).await?;
+    sqlx::query("UPDATE moved SET rejection_id = $1").bind(to).execute(&mut *tx).await?;
+    sqlx::query("INSERT INTO rejections OVERRIDING SYSTEM VALUE SELECT * FROM moved").execute(&mut *tx).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// R-AUDIT-3: what auditors list is what the chain holds. A refusal renumbered out of the
+/// listing (its row id, by which ListRejections pages, set to -12 with nothing chained changed:
+/// the insider pass hid a ratholing attempt so from every listing and verify passed), and a
+/// listing function replaced to leave rows out, are both named by `verify`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refusal_renumbered_out_of_the_listing_or_a_listing_replaced_is_caught() -> anyhow::Result<()> {
+    let mut recorded = recorded("tamper_listing").await?;
+    let property = recorded.server.property_id.clone();
+    let mut connection = superuser(&recorded.server).await?;
+    let row_id: i64 = sqlx::query_scalar("SELECT rejection_id FROM rejections WHERE property = $1 AND command_id = 'rathole-1'")
+        .bind(&property)
+        .fetch_one(&mut connection)
+        .await?;
+    renumber_refusal(&mut connection, &property, "rathole-1", -12).await?;
+    let listed = recorded.auditor.audit.list_rejections(pb::ListRejectionsRequest::default()).await?.into_inner().rejections;
+    assert!(listed.iter().all(|record| record.command_id != "rathole-1"), "gone from the listing: {listed:?}");
+    let reply = verify(&mut recorded, true, false).await?;
+    assert!(!reply.ok, "{reply:?}");
+    assert_eq!(reply.first_bad_refusal, Some(1), "{reply:?}");
+    assert!(reply.refusal_problem.contains("NotListed") && reply.refusal_problem.contains("-12"), "{reply:?}");
+    // Put back, then the listing itself replaced: the chains hold, the function is named.
+    renumber_refusal(&mut connection, &property, "rathole-1", row_id).await?;
+    assert!(verify(&mut recorded, true, false).await?.ok);
+    let original = chipledger_store::schema::FUNCTIONS.iter().find(|(name, _)| *name == "chipledger_rejections").expect("the listing's file").1;
+    let hiding = original.replace("WHERE r.property = p_property", "WHERE r.property = p_property AND r.command_id <> 'rathole-1'");
+    assert_ne!(hiding, original);
+    sqlx::raw_sql(sqlx::AssertSqlSafe(hiding)).execute(&mut connection).await?;
+    let listed = recorded.auditor.audit.list_rejections(pb::ListRejectionsRequest::default()).await?.into_inner().rejections;
+    assert!(listed.iter().all(|record| record.command_id != "rathole-1"), "{listed:?}");
+    let reply = verify(&mut recorded, true, false).await?;
+    assert!(!reply.ok, "{reply:?}");
+    assert_eq!(reply.functions_changed, vec!["chipledger_rejections".to_owned()], "{reply:?}");
+    assert_eq!(agreeing(&reply), vec![true, true, true], "the chains themselves hold: {reply:?}");
+    recorded.server.stop().await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_forged_reply_is_caught_at_its_command() -> anyhow::Result<()> {
     let mut recorded = recorded("tamper_reply").await?;

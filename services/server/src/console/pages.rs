@@ -1481,7 +1481,12 @@ pub async fn verify_chain(State(console): State<Arc<Console>>, signed: Signed, F
         let verdict = console
             .call(&signed.principal, rpc!(AuditService / VerifyChain), request, |s, r| async move { s.verify_chain(r).await })
             .await?;
-        let problem = [verdict.problem.clone(), verdict.refusal_problem.clone()].into_iter().filter(|text| !text.is_empty()).collect::<Vec<_>>().join("; ");
+        let functions = if verdict.functions_changed.is_empty() {
+            String::new()
+        } else {
+            format!("store functions not this build's: {}", verdict.functions_changed.join(", "))
+        };
+        let problem = [verdict.problem.clone(), verdict.refusal_problem.clone(), functions].into_iter().filter(|text| !text.is_empty()).collect::<Vec<_>>().join("; ");
         let verification = Verification {
             at: units.time(jiff::Timestamp::now().as_millisecond()),
             by: signed.principal.id.clone(),

@@ -167,8 +167,7 @@ async fn every_function_in_the_database_is_the_one_in_its_file() -> anyhow::Resu
     let db = fresh("privileges_files").await?;
     let mut superuser = admin(&db.admin_url).await?;
     for (name, text) in chipledger_store::schema::FUNCTIONS.iter().chain(chipledger_store::schema::INTERNAL_FUNCTIONS) {
-        let body = text.split_once("AS $$\n").and_then(|(_, rest)| rest.rsplit_once("\n$$;")).map(|(body, _)| body);
-        let body = body.unwrap_or_else(|| panic!("{name}: no `AS $$ ... $$;` body in its file"));
+        let body = chipledger_store::schema::function_body(text).unwrap_or_else(|| panic!("{name}: no `AS $$ ... $$;` body in its file"));
         let installed: Vec<(String, String)> = sqlx::query_as(
             "SELECT p.prosrc, l.lanname::text FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang WHERE p.proname = $1",
         )
