@@ -1018,13 +1018,17 @@ fn resolve_principals(files: &[PrincipalFile], properties: &Properties) -> Resul
     let mut principals = Vec::with_capacity(files.len());
     let mut seen_names = std::collections::HashSet::new();
     let mut seen_tokens = std::collections::HashSet::new();
-    let mut seen_ids = std::collections::HashSet::new();
+    // Ids in any case: one person, one id. Two ids differing only in case (or blanks) read as one
+    // name in the record, where a second signer must be another person (R-AUDIT-1, R-CHIP-3,
+    // R-MARK-1: the insider pass had "fred corrected, approved by Fred").
+    let mut seen_ids = std::collections::HashMap::new();
     for file in files {
-        if file.id.is_empty() || file.id.len() > 64 || file.id.chars().any(char::is_control) {
-            return Err(invalid("auth.principals.id", "must be 1 to 64 characters, no control characters"));
+        if file.id.is_empty() || file.id.len() > 64 || file.id.chars().any(char::is_control) || file.id.trim() != file.id {
+            return Err(invalid("auth.principals.id", "must be 1 to 64 characters, no control characters or surrounding blanks"));
         }
-        if !seen_ids.insert(file.id.as_str()) {
-            return Err(invalid("auth.principals.id", format!("{:?} given twice", file.id)));
+        if let Some(first) = seen_ids.insert(file.id.to_lowercase(), file.id.as_str()) {
+            let twice = if first == file.id { format!("{:?} given twice", file.id) } else { format!("{:?} is {first:?} in another case: one person, one id", file.id) };
+            return Err(invalid("auth.principals.id", twice));
         }
         for name in &file.cert_names {
             if !seen_names.insert(name.clone()) {
@@ -1194,6 +1198,19 @@ retention_months = 120
         assert_eq!(config.principals[0].role, Role::Dealer);
         assert_eq!(config.principals[1].role, Role::FloorSupervisor);
         assert!(config.tls.as_ref().unwrap().client_ca.is_some());
+    }
+
+    #[test]
+    fn a_principal_id_is_one_person_in_any_case_r_audit_1() {
+        for (second, said) in [("Fred", "in another case"), ("fred", "given twice"), ("fred ", "surrounding blanks")] {
+            let file = parse(&format!(
+                "[[auth.principals]]\nid = \"fred\"\nrole = \"floor\"\n[[auth.principals]]\nid = \"{second}\"\nrole = \"floor\"\n"
+            ));
+            match Config::resolve(Flags::default(), file) {
+                Err(ConfigError::Invalid { field: "auth.principals.id", message }) => assert!(message.contains(said), "{second:?}: {message}"),
+                other => panic!("{second:?} beside fred: {other:?}"),
+            }
+        }
     }
 
     #[test]

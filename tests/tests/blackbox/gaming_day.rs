@@ -67,6 +67,18 @@ async fn r_chip_6_las_vegas_gaming_day_keeps_its_0600_local_cutoff_across_the_ds
         ..Default::default()
     });
     admin.cage.open_cage(pb::OpenCage { header, cage_id: "CX".into(), denominations_cents: vec![100], chips: vec![chips(100, 1)], cash_cents: 0 }).await?;
+    // Refused, it is kept naming both too (the insider pass: an admin's refused import was kept
+    // as the floor supervisor's it named, the admin nowhere).
+    let header = Some(pb::CommandHeader { command_id: "import-as-cage-again".into(), import_actor_id: Some(principal::CAGE.0.into()), ..Default::default() });
+    let status = admin
+        .cage
+        .open_cage(pb::OpenCage { header, cage_id: "CX".into(), denominations_cents: vec![100], chips: vec![chips(100, 1)], cash_cents: 0 })
+        .await
+        .expect_err("the cage is open");
+    assert_eq!(status.code(), tonic::Code::FailedPrecondition, "{status:?}");
+    let kept = admin.audit.list_rejections(pb::ListRejectionsRequest::default()).await?.into_inner().rejections;
+    let record = kept.iter().find(|record| record.command_id == "import-as-cage-again").expect("the refused import is kept");
+    assert_eq!((record.actor_id.as_str(), record.imported_by.as_str()), (principal::CAGE.0, principal::ADMIN.0), "{record:?}");
     // An import dated after the server's time is refused and records nothing (R-CHIP-6: it would
     // count on a gaming day not begun, or close one before it began).
     let tomorrow = jiff::Timestamp::now().as_millisecond() + 86_400_000;

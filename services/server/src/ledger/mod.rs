@@ -656,7 +656,7 @@ impl Ledger {
             }
             let mut decision = match decision {
                 Ok(decision) => decision,
-                Err(refused) => return self.refuse(&property, &context, &envelope, &request_hash, refused).await,
+                Err(refused) => return self.refuse(&property, (&context, imported_by.as_deref()), &envelope, &request_hash, refused).await,
             };
             let started = Instant::now();
             // The append runs in its own task holding a drain guard: it reaches its COMMIT (or
@@ -718,15 +718,21 @@ impl Ledger {
     /// answered. If the command id is already known with this very request, what it is answers
     /// instead: the first refusal, byte for byte, or the result of a command that went through
     /// (a retry of it, which the changed state now refuses).
+    /// An import's refusal names the principal who sent it beside the actor it names, as its
+    /// events would (`imported_by` in the kept request, chained: the insider pass had an admin's
+    /// refused import kept as a floor supervisor's, the admin nowhere).
     async fn refuse(
         &self,
         property: &str,
-        context: &CommandContext,
+        (context, imported_by): (&CommandContext, Option<&str>),
         envelope: &Envelope,
         request_hash: &[u8; 32],
         refused: Refused,
     ) -> Result<pb::BatchResult, Status> {
-        let Refused { index, rejection, streams, request, player_id } = refused;
+        let Refused { index, rejection, streams, mut request, player_id } = refused;
+        if let Some(imported_by) = imported_by {
+            request[IMPORTED_BY] = serde_json::json!(imported_by);
+        }
         let mut status = status::rejection(&rejection);
         if let Ok(value) = index.to_string().parse() {
             status.metadata_mut().insert(COMMAND_INDEX_HEADER, value);
@@ -1287,6 +1293,9 @@ fn streams_of(decidable: &Decidable) -> Vec<String> {
 /// RPC and the command's place in the submission, the command as sent (`decidable`: a rules
 /// command, or a correction as named by the caller) and the rules command it was judged as
 /// (`judged`: for a correction, the reversal read from the log).
+/// The key of a kept request naming the principal who sent an import (R-AUDIT-2).
+pub const IMPORTED_BY: &str = "imported_by";
+
 pub(super) fn attempted(rpc: &str, index: usize, decidable: Option<&Decidable>, judged: Option<&Command>) -> serde_json::Value {
     let mut request = serde_json::json!({ "index": index, "rpc": rpc });
     match decidable {

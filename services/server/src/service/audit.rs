@@ -349,6 +349,7 @@ impl AuditService for Services {
                         request_json: record.request.to_string(),
                         player_id: record.player_id.clone().unwrap_or_default(),
                         refusal_seq: rejection.refusal_seq.unwrap_or_default(),
+                        imported_by: record.request.get(crate::ledger::IMPORTED_BY).and_then(|v| v.as_str()).unwrap_or_default().to_owned(),
                     });
                     if matched.len() as i64 >= page_size {
                         more = true;
