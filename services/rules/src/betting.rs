@@ -170,6 +170,7 @@ fn fresh_round(index: u8, anchor_seat: Seat, start_pot_cents: Cents, config: &Ta
         capped: false,
         full_raise_no: 0,
         anchor_seat,
+        acts_last: None,
         opened: false,
         to_act: None,
         start_pot_cents,

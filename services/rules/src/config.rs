@@ -475,6 +475,12 @@ pub struct TableConfig {
     /// last. By default under the gun, or the button with `UnderTheGunOrButton`.
     #[serde(default)]
     pub straddle_any_position: bool,
+    /// R-POST-4 option, the seeds' common Mississippi variant ("play starts to the left of the
+    /// big blind and skips over the straddler, who acts last"): preflop the action starts left
+    /// of the big blind whatever seat the first straddle came from, and the straddler acts
+    /// after every other player's first action. By default it starts left of the straddle.
+    #[serde(default)]
+    pub straddle_action_from_big_blind: bool,
     /// R-POST-4 option, the seeds' Mississippi straddle ("must be at least a minimum raise"): in
     /// no limit a straddle may be more than twice the bet. By default exactly twice.
     #[serde(default)]
@@ -631,6 +637,7 @@ impl TableConfig {
             big_blind_covers_small_blind: false,
             straddle_outside_raise_cap: false,
             straddle_any_position: false,
+            straddle_action_from_big_blind: false,
             straddle_at_least: false,
             mandatory_straddle: false,
             max_restraddles: TableConfig::seeds_max_restraddles(),

@@ -93,6 +93,12 @@ pub struct BettingRound {
     pub full_raise_no: u32,
     /// Seat after which action starts (the big blind or straddle preflop, the button later).
     pub anchor_seat: Seat,
+    /// R-POST-6, R-POST-4: a seat that acts last in this round whatever its place (a kill
+    /// blind's poster, "after the other blinds, regardless of relative position"; a straddler
+    /// under `straddle_action_from_big_blind`): passed over while any other seat that has to act
+    /// has not acted yet in the round; the others keep their order.
+    #[serde(default)]
+    pub acts_last: Option<Seat>,
     /// A voluntary action happened in this round (no more posts).
     pub opened: bool,
     /// Whose turn it is, if anybody's.
@@ -256,11 +262,15 @@ impl HandState {
         }
     }
 
-    /// First player clockwise strictly after `seat` who has to act.
+    /// First player clockwise strictly after `seat` who has to act; the round's
+    /// [`BettingRound::acts_last`] seat only once every other seat that has to act has acted.
     pub fn next_to_act_after(&self, seat: Seat) -> Option<Seat> {
         let start = self.players.iter().position(|p| p.seat > seat).unwrap_or(0);
         let (before, after) = self.players.split_at(start);
-        after.iter().chain(before).find(|p| self.needs_action(p)).map(|p| p.seat)
+        let passed_over = self.round.acts_last.filter(|last| {
+            self.players.iter().any(|p| p.seat != *last && !p.acted && self.needs_action(p))
+        });
+        after.iter().chain(before).find(|p| Some(p.seat) != passed_over && self.needs_action(p)).map(|p| p.seat)
     }
 
     /// Recompute whose turn it is after `seat` acted (or from the anchor) and close the round.

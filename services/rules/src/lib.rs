@@ -205,9 +205,12 @@
 //!   raise for the whole stack; `Fold` is accepted from the seat in turn even when it could
 //!   check. A bet or raise short of the minimum is accepted only as an all-in (or, in cap
 //!   limit, as the amount that reaches the cap).
-//! - First to act: preflop the seat after the last big blind / third blind / straddle / kill
-//!   / bring-in poster (heads-up this is the button), later rounds the first live seat after
+//! - First to act: preflop the seat after the last big blind / third blind / straddle /
+//!   bring-in poster (heads-up this is the button), later rounds the first live seat after
 //!   the button, or `NextRound{first_to_act_seat}` (stud: held to the up cards when reported).
+//!   A kill's poster (and, with `straddle_action_from_big_blind`, a first straddler) acts last
+//!   in the opening round wherever it sits: passed over until every other seat has acted once
+//!   (`BettingRound::acts_last`).
 //! - The last fold returns two events: `Acted` and `HandSettled` (uncontested, no ranking).
 //!   `Showdown` is accepted once the round is complete and either it was the last round or at
 //!   most one player can still bet (all-in showdowns before the board is dealt out).

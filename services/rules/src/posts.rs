@@ -682,7 +682,10 @@ fn check_position(hand: &HandState, config: &TableConfig, seat: Seat, kind: Post
                     .with("straddles", straddles as Cents)
                     .with("max_restraddles", Cents::from(config.max_restraddles)));
             }
-            let utg = hand.next_to_act_after(hand.round.anchor_seat);
+            // Left of the last straddle (a straddler acting last, with the action from the big
+            // blind, still has its re-straddle at its left), else under the gun.
+            let straddler = hand.round.acts_last.filter(|last| hand.player(*last).is_some_and(|p| p.posted_mask & PostKind::Straddle.bit() != 0));
+            let utg = hand.next_to_act_after(straddler.unwrap_or(hand.round.anchor_seat));
             let button_ok = config.straddle == StraddlePolicy::UnderTheGunOrButton && seat == hand.button_seat;
             // R-POST-4 option, the seeds' Mississippi straddle: the first straddle from any
             // seat but a blind (it then acts last; a re-straddle still comes from its left).
@@ -965,7 +968,15 @@ pub fn apply_post(
                 r.raises = r.raises.saturating_add(1);
             }
             if kind == PostKind::Straddle {
-                r.anchor_seat = seat;
+                // The seeds' common Mississippi variant: the first straddle acts last, the action
+                // still starting left of the big blind; a re-straddle (from its left) after it.
+                let first = r.acts_last.is_none() && hand.players.iter().filter(|p| p.posted_mask & PostKind::Straddle.bit() != 0).count() == 1;
+                if config.straddle_action_from_big_blind && first {
+                    hand.round.acts_last = Some(seat);
+                } else {
+                    hand.round.anchor_seat = seat;
+                    hand.round.acts_last = None;
+                }
             } else {
                 r.full_raise_no += 1;
                 let raise_no = r.full_raise_no;
@@ -981,7 +992,11 @@ pub fn apply_post(
             r.full_level_cents = level;
             r.min_raise_cents = r.min_raise_cents.max(level);
             r.raises = r.raises.max(1);
-            r.anchor_seat = seat;
+            // "The player who posts it normally acts last in the opening round (after the other
+            // blinds, regardless of relative position at the table)": the others keep their
+            // order from left of the big blind (the seeds' pass: a kill from the small blind
+            // had the big blind act first).
+            r.acts_last = Some(seat);
         }
         PostKind::BringIn => {
             // R-POST-5: the bring-in is the player's first action; the others act after it.

@@ -263,6 +263,7 @@ pub fn table_config_from_wire(errors: &mut FieldErrors, wire: &pb::TableConfig) 
         big_blind_covers_small_blind: wire.big_blind_covers_small_blind,
         straddle_outside_raise_cap: wire.straddle_outside_raise_cap,
         straddle_any_position: wire.straddle_any_position,
+        straddle_action_from_big_blind: wire.straddle_action_from_big_blind,
         straddle_at_least: wire.straddle_at_least,
         mandatory_straddle: wire.mandatory_straddle,
         max_restraddles: match wire.max_restraddles {
@@ -398,6 +399,7 @@ pub fn table_config_to_wire(config: &rules::TableConfig) -> pb::TableConfig {
         big_blind_covers_small_blind: config.big_blind_covers_small_blind,
         straddle_outside_raise_cap: config.straddle_outside_raise_cap,
         straddle_any_position: config.straddle_any_position,
+        straddle_action_from_big_blind: config.straddle_action_from_big_blind,
         straddle_at_least: config.straddle_at_least,
         mandatory_straddle: config.mandatory_straddle,
         max_restraddles: Some(u32::from(config.max_restraddles)),
@@ -456,6 +458,7 @@ mod tests {
                 c.big_blind_covers_small_blind = true;
                 c.straddle_outside_raise_cap = true;
                 c.straddle_any_position = true;
+                c.straddle_action_from_big_blind = true;
                 c.straddle_at_least = true;
                 c.mandatory_straddle = true;
                 c.fee = rules::FeePolicy::Reported { cap_cents: 500, no_flop_no_drop: false };

@@ -1348,3 +1348,84 @@ fn r_post_3_a_new_player_in_the_small_blind_posts_the_big_blind_and_plays() {
     // The entry post is paid.
     assert!(!g.state().seat(3).unwrap().owes_entry_post);
 }
+
+/// R-POST-6, the seeds' kill blind: "this blind is live; the player who posts it normally acts
+/// last in the opening round (after the other blinds, regardless of relative position at the
+/// table)": the others keep their order from left of the big blind (the seeds' pass: a kill
+/// from after under the gun pushed under the gun behind both blinds; one from the small blind
+/// had the big blind act first). $2/$4 kill game, five seats, button 1, blinds 2 and 3.
+#[test]
+fn r_post_6_seeds_the_kill_acts_last_and_the_others_keep_their_order() {
+    for (killer, order) in [(5, [4, 1, 2, 3, 5]), (2, [4, 5, 1, 3, 2]), (1, [4, 5, 2, 3, 1]), (4, [5, 1, 2, 3, 4])] {
+        let c = example_config(TableConfig::fixed_limit_holdem_kill(d(2), d(4), config::KillPolicy::Full));
+        let mut g = Game::new(c, &five());
+        g.start(1, 1, &[1, 2, 3, 4, 5]);
+        g.post(2, PostKind::SmallBlind, d(1)).unwrap();
+        g.post(3, PostKind::BigBlind, d(2)).unwrap();
+        g.post(killer, PostKind::Kill, d(4)).unwrap();
+        for seat in order {
+            let l = g.legal();
+            assert_eq!(l.seat, seat, "kill from seat {killer}: order {order:?}");
+            if seat == killer {
+                assert!(l.can_check, "the kill is live: its poster has the option");
+                g.ok(seat, Action::Check);
+            } else {
+                g.ok(seat, Action::Call);
+            }
+        }
+        assert_eq!(g.hand().phase, HandPhase::RoundComplete, "kill from seat {killer}");
+    }
+    // A raise before the killer's turn: the others answer it in their order, then the killer.
+    let c = example_config(TableConfig::fixed_limit_holdem_kill(d(2), d(4), config::KillPolicy::Full));
+    let mut g = Game::new(c, &five());
+    g.start(1, 1, &[1, 2, 3, 4, 5]);
+    g.post(2, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(3, PostKind::BigBlind, d(2)).unwrap();
+    g.post(5, PostKind::Kill, d(4)).unwrap();
+    g.ok(4, Action::Call);
+    g.ok(1, raise(8));
+    for seat in [2, 3, 4, 5] {
+        assert_eq!(g.legal().seat, seat);
+        g.ok(seat, Action::Call);
+    }
+    assert_eq!(g.hand().phase, HandPhase::RoundComplete);
+}
+
+/// R-POST-4 option, the seeds' Mississippi straddle, its common variant: «әдеттегі нұсқада, ойын
+/// үлкен соқырдың сол жағынан басталады, соңғы болып отырған штраддлдан өтеді» ("in the common
+/// variant, play starts to the left of the big blind and skips over the straddler, who acts
+/// last"). Six seats, button 6, blinds 1 and 2, a straddle from seat 5. By default the action
+/// starts left of the straddle (seat 6).
+#[test]
+fn r_post_4_seeds_mississippi_common_variant_starts_left_of_the_big_blind() {
+    let table = |variant: bool| {
+        let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+        c.straddle = StraddlePolicy::UnderTheGunOrButton;
+        c.straddle_any_position = true;
+        c.straddle_action_from_big_blind = variant;
+        let mut g = Game::new(c, &(1..=6).map(|s| (s, d(200))).collect::<Vec<_>>());
+        g.start(1, 6, &[1, 2, 3, 4, 5, 6]);
+        g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+        g.post(2, PostKind::BigBlind, d(2)).unwrap();
+        g.post(5, PostKind::Straddle, d(4)).unwrap();
+        g
+    };
+    assert_eq!(table(false).legal().seat, 6, "by default left of the straddle");
+    let mut g2 = table(true);
+    let r = rejected(g2.act(6, Action::Call), "NOT_YOUR_TURN");
+    assert_eq!(r.number("seat_to_act"), Some(3));
+    for seat in [3, 4, 6, 1, 2] {
+        assert_eq!(g2.legal().seat, seat);
+        g2.ok(seat, Action::Call);
+    }
+    let l = g2.legal();
+    assert_eq!((l.seat, l.can_check), (5, true), "the straddler last, with the option");
+    g2.ok(5, Action::Check);
+    assert_eq!(g2.hand().phase, HandPhase::RoundComplete);
+    assert_eq!(g2.hand().pot_cents, d(24));
+    // A re-straddle still comes from the straddler's left.
+    let mut g3 = table(true);
+    let r = rejected(g3.post(3, PostKind::Straddle, d(8)), "STRADDLE_OUT_OF_POSITION");
+    assert_eq!(r.number("expected_seat"), Some(6));
+    g3.post(6, PostKind::Straddle, d(8)).unwrap();
+}
