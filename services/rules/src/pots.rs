@@ -418,7 +418,7 @@ pub(crate) fn settle_hand(
     }
     match award {
         Award::Ranking { high, low } => award_by_ranking(hand, config, &mut results, high, low, chip)?,
-        Award::Amounts(awards) => award_by_amounts(hand, &mut results, awards, unplaced_rake)?,
+        Award::Amounts(awards) => award_by_amounts(hand, &mut results, awards, unplaced_rake, chip)?,
     }
     let kitty_cents = crate::kitty::kitty_take(config, &mut results);
     let rake_cents: Cents = results.iter().map(|r| r.rake_cents).sum();
@@ -498,7 +498,7 @@ fn award_by_ranking(
 /// not from which pot its rake came). The eligible sets are nested (each side pot's players
 /// are in every pot below it), so filling the pots from the top down, players first, finds a
 /// split whenever one exists.
-fn award_by_amounts(hand: &HandState, results: &mut [PotResult], awards: &[SeatAward], rake_cents: Cents) -> Result<(), Rejection> {
+fn award_by_amounts(hand: &HandState, results: &mut [PotResult], awards: &[SeatAward], rake_cents: Cents, chip: Cents) -> Result<(), Rejection> {
     let mut left: SeatList<(Seat, Cents)> = SeatList::new();
     for (i, a) in awards.iter().enumerate() {
         let live = hand.player(a.seat).is_some_and(|p| p.status != InHand::Folded);
@@ -517,6 +517,23 @@ fn award_by_amounts(hand: &HandState, results: &mut [PotResult], awards: &[SeatA
         return Err(Rejection::new(AWARDS_DO_NOT_SUM, "the awards must sum to the pots less rake and drops")
             .with("awards_cents", awarded)
             .with("pots_net_cents", net_total));
+    }
+    // R-UNIT-2, R-POT-5 ("equal shares in minimum playable chips"): each award is whole chips;
+    // only what the pots themselves hold beyond whole chips may go, to one seat, with its award
+    // (the games pass: $12.01 and $182.99 awarded at a table whose smallest chip is $1).
+    let remainder = net_total.rem_euclid(chip);
+    let mut broken = left.iter().filter(|(_, amount)| amount.rem_euclid(chip) != 0);
+    let first_broken = broken.next();
+    let whole = match first_broken {
+        None => remainder == 0,
+        Some((_, amount)) => remainder != 0 && amount.rem_euclid(chip) == remainder && broken.next().is_none(),
+    };
+    if !whole {
+        let (seat, amount) = first_broken.or_else(|| left.first()).copied().unwrap_or((0, 0));
+        return Err(Rejection::new(crate::money::NOT_MULTIPLE_OF_MIN_CHIP, "each award is whole minimum playable chips")
+            .with("seat", seat as Cents)
+            .with("amount_cents", amount)
+            .with("min_playable_chip_cents", chip));
     }
     let mut rake_left = rake_cents;
     for pot in results.iter_mut().rev() {

@@ -448,11 +448,20 @@ decode!(Showdown, |m, e| {
             .collect()
     };
     let high = groups(e, "high", &m.high);
+    // Low groups without `has_low` contradict each other: which one the dealer meant is not
+    // for the ledger to guess (the games pass: the low half went to the high hand, R-POT-5).
+    let contradictory = !m.has_low && !m.low.is_empty();
+    if contradictory {
+        e.add("has_low", "low groups are given: set has_low (R-POT-5)");
+    }
     let low = if m.has_low { Some(groups(e, "low", &m.low)) } else { None };
     let low = match low {
         Some(low) => Some(low?),
         None => None,
     };
+    if contradictory {
+        return None;
+    }
     table(id?, TableOp::Showdown { high: high?, low, rake_cents: m.rake_cents })
 });
 
@@ -958,6 +967,29 @@ mod tests {
                 },
             })))
         );
+    }
+
+    /// R-POT-5: low groups with `has_low` unset contradict each other and are refused (the games
+    /// pass: the low half went to the high hand without a word).
+    #[test]
+    fn a_showdown_with_low_groups_but_no_low_is_refused() {
+        let group = |seats: &[u32]| pb::SeatGroup { seats: seats.to_vec() };
+        let showdown = |has_low: bool, low: Vec<pb::SeatGroup>| pb::Showdown {
+            header: header("sd"),
+            table_id: "T1".into(),
+            high: vec![group(&[1])],
+            low,
+            has_low,
+            rake_cents: None,
+        };
+        let mut errors = FieldErrors::new();
+        assert_eq!(showdown(false, vec![group(&[2])]).to_domain(&mut errors), None);
+        assert!(!errors.is_empty());
+        for (has_low, low) in [(true, vec![group(&[2])]), (true, vec![]), (false, vec![])] {
+            let mut errors = FieldErrors::new();
+            assert!(showdown(has_low, low).to_domain(&mut errors).is_some());
+            assert!(errors.is_empty());
+        }
     }
 
     #[test]

@@ -706,6 +706,9 @@ fn r_pot_5_dealer_awards_by_amount_within_each_pots_eligible_players() {
     assert_eq!(r.number("unawarded_cents"), Some(d(40)), "the side pot is not seat 1's");
     rejected(g.table(award(&[(1, d(30)), (2, d(30))], None)), "AWARDS_DO_NOT_SUM");
     rejected(g.table(award(&[(1, d(30)), (1, d(40))], None)), "AWARD_NOT_ELIGIBLE");
+    // Whole chips only (R-UNIT-2; the games pass: $12.01 and $182.99 at a $1 table).
+    let r = rejected(g.table(award(&[(1, d(30)), (3, d(38) - 1), (2, 1)], Some(d(2)))), "NOT_MULTIPLE_OF_MIN_CHIP");
+    assert_eq!((r.reason.rule, r.number("seat"), r.number("min_playable_chip_cents")), ("R-UNIT-2", Some(3), Some(d(1))));
     // The room's record: seat 1 took the main pot, seat 3 the side pot less $2 rake (a room's
     // record does not say which pot the rake came from: it comes from what the awards leave).
     let events = g.table(award(&[(1, d(30)), (3, d(38))], Some(d(2)))).unwrap();

@@ -293,6 +293,14 @@ fn short_hash(hash_hex: &str) -> String {
     hash_hex.chars().take(16).collect()
 }
 
+/// Who acted: the actor, and for an import the principal who sent it (R-AUDIT-2).
+fn by(actor_id: &str, imported_by: Option<&str>) -> String {
+    match imported_by.filter(|principal| !principal.is_empty()) {
+        Some(principal) => format!("{actor_id} (imported by {principal})"),
+        None => actor_id.to_owned(),
+    }
+}
+
 /// The events of a list as rows: position, time, stream, what happened, hash.
 fn event_rows(units: &Units, events: &[pb::RecordedEvent]) -> Vec<Vec<Cell>> {
     events
@@ -304,7 +312,7 @@ fn event_rows(units: &Units, events: &[pb::RecordedEvent]) -> Vec<Vec<Cell>> {
                 text(units.time(event.recorded_at_unix_ms)),
                 stream_link(&event.stream_id),
                 text(describe(units, event)),
-                text(event.metadata.as_ref().map(|metadata| metadata.actor_id.clone()).unwrap_or_default()),
+                text(event.metadata.as_ref().map(|metadata| by(&metadata.actor_id, metadata.imported_by.as_deref())).unwrap_or_default()),
                 text(short_hash(&event.hash_hex)),
             ]
         })
@@ -1064,7 +1072,7 @@ fn rejection_row(units: &Units, record: &pb::RejectionRecord) -> Vec<Cell> {
         text(record.rule_id.clone()),
         text(numbers.join(" ")),
         if record.player_id.is_empty() { text("") } else { link(record.player_id.clone(), format!("/players/{}", view::percent(&record.player_id))) },
-        text(record.actor_id.clone()),
+        text(by(&record.actor_id, Some(record.imported_by.as_str()))),
         text(record.detail.clone()),
     ]
 }
@@ -1367,7 +1375,7 @@ pub async fn compliance(State(console): State<Arc<Console>>, signed: Signed, Que
                     stream_link(&event.stream_id),
                     text(reverses),
                     text(reason),
-                    text(event.metadata.as_ref().map(|metadata| metadata.actor_id.clone()).unwrap_or_default()),
+                    text(event.metadata.as_ref().map(|metadata| by(&metadata.actor_id, metadata.imported_by.as_deref())).unwrap_or_default()),
                     text(approved_by),
                     num(event.global_position.to_string()),
                 ]
