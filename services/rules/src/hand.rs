@@ -93,12 +93,12 @@ pub struct BettingRound {
     pub full_raise_no: u32,
     /// Seat after which action starts (the big blind or straddle preflop, the button later).
     pub anchor_seat: Seat,
-    /// R-POST-6, R-POST-4: a seat that acts last in this round whatever its place (a kill
-    /// blind's poster, "after the other blinds, regardless of relative position"; a straddler
-    /// under `straddle_action_from_big_blind`): passed over while any other seat that has to act
-    /// has not acted yet in the round; the others keep their order.
+    /// R-POST-6, R-POST-4: a seat that acts in this round as if it sat right after another (a
+    /// kill blind's poster "after the other blinds, regardless of relative position"; a
+    /// straddler under `straddle_action_from_big_blind`, after the big blind): the others keep
+    /// their order, the action starting after it (it is the anchor).
     #[serde(default)]
-    pub acts_last: Option<Seat>,
+    pub acts_last: Option<ActsLast>,
     /// A voluntary action happened in this round (no more posts).
     pub opened: bool,
     /// Whose turn it is, if anybody's.
@@ -113,6 +113,15 @@ pub struct BettingRound {
     /// under `TableConfig::heads_up_from_round_start`).
     #[serde(default)]
     pub started_heads_up: bool,
+}
+
+/// A seat placed, for a round's order of action, right after another (see
+/// [`BettingRound::acts_last`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActsLast {
+    pub seat: Seat,
+    /// The seat it acts right after: the last blind (or straddle) before it.
+    pub after: Seat,
 }
 
 /// The hand in play.
@@ -262,15 +271,30 @@ impl HandState {
         }
     }
 
-    /// First player clockwise strictly after `seat` who has to act; the round's
-    /// [`BettingRound::acts_last`] seat only once every other seat that has to act has acted.
+    /// First player after `seat` in the round's order of action who has to act: clockwise, with
+    /// the round's [`BettingRound::acts_last`] seat moved to right after the seat it follows.
     pub fn next_to_act_after(&self, seat: Seat) -> Option<Seat> {
+        if let Some(last) = self.round.acts_last
+            && let Some(moved) = self.player(last.seat)
+        {
+            let mut order: Vec<&HandPlayer> = self.players.iter().filter(|p| p.seat != last.seat).collect();
+            if let Some(at) = order.iter().position(|p| p.seat == last.after) {
+                order.insert(at + 1, moved);
+                if let Some(at) = order.iter().position(|p| p.seat == seat) {
+                    let (through, after) = order.split_at(at + 1);
+                    return after.iter().chain(through).find(|p| self.needs_action(p)).map(|p| p.seat);
+                }
+            }
+        }
+        self.next_clockwise_to_act_after(seat)
+    }
+
+    /// First player clockwise (by seat) strictly after `seat` who has to act: positions at the
+    /// table (under the gun, left of a straddler), whatever the round's order.
+    pub fn next_clockwise_to_act_after(&self, seat: Seat) -> Option<Seat> {
         let start = self.players.iter().position(|p| p.seat > seat).unwrap_or(0);
         let (before, after) = self.players.split_at(start);
-        let passed_over = self.round.acts_last.filter(|last| {
-            self.players.iter().any(|p| p.seat != *last && !p.acted && self.needs_action(p))
-        });
-        after.iter().chain(before).find(|p| Some(p.seat) != passed_over && self.needs_action(p)).map(|p| p.seat)
+        after.iter().chain(before).find(|p| self.needs_action(p)).map(|p| p.seat)
     }
 
     /// Recompute whose turn it is after `seat` acted (or from the anchor) and close the round.

@@ -278,7 +278,7 @@ pub use betting::{LegalActions, RaiseRange, legal_actions};
 pub use cage::{CageCommand, CageEvent, CageOp, CageState, MarkerDelivery, SlipKind};
 pub use corrections::PlayerReversal;
 pub use config::{BettingStructure, FeePolicy, IncompleteRaiseRule, KillPolicy, SameGame, StakesMode, TableConfig};
-pub use hand::{Action, ActionKind, HandPhase, HandState, InHand, PostKind};
+pub use hand::{Action, ActionKind, ActsLast, HandPhase, HandState, InHand, PostKind};
 pub use ledger::{decide, decide_into, decide_table, decide_table_into};
 pub use money::{Cents, ChipCount, ChipSet};
 pub use player::{PlayerCommand, PlayerEvent, PlayerOp, PlayerState};

@@ -2,7 +2,7 @@
 //! missed-blind posts, short-stacked posts.
 
 use crate::config::{ButtonPolicy, StraddlePolicy, StraddleRaise, TableConfig};
-use crate::hand::{BlindPositions, HandPhase, HandState, InHand, MissedBlindDue, PostKind};
+use crate::hand::{ActsLast, BlindPositions, HandPhase, HandState, InHand, MissedBlindDue, PostKind};
 use crate::money::Cents;
 use crate::rejection::{Reason, Rejection};
 use crate::streams::Seat;
@@ -105,7 +105,7 @@ pub fn check_forced_posts(hand: &HandState, config: &TableConfig) -> Result<(), 
     if let Some(holder) = hand.rock_holder
         && config.mandatory_straddle
         && !hand.round.opened
-        && hand.blinds.third.or(hand.blinds.big).and_then(|last| hand.next_to_act_after(last)) == Some(holder)
+        && hand.blinds.third.or(hand.blinds.big).and_then(|last| hand.next_clockwise_to_act_after(last)) == Some(holder)
         && owes(holder, PostKind::Straddle)
         && let Some(straddle_cents) = nominal_cents(PostKind::Straddle, config, hand)
     {
@@ -682,10 +682,14 @@ fn check_position(hand: &HandState, config: &TableConfig, seat: Seat, kind: Post
                     .with("straddles", straddles as Cents)
                     .with("max_restraddles", Cents::from(config.max_restraddles)));
             }
-            // Left of the last straddle (a straddler acting last, with the action from the big
-            // blind, still has its re-straddle at its left), else under the gun.
-            let straddler = hand.round.acts_last.filter(|last| hand.player(*last).is_some_and(|p| p.posted_mask & PostKind::Straddle.bit() != 0));
-            let utg = hand.next_to_act_after(straddler.unwrap_or(hand.round.anchor_seat));
+            // Posted before the kill: the order of action and the bet never depend on the order
+            // the dealer keys them in (the fixes' pass: a straddle keyed after a kill cost twice
+            // as much and put the killer second).
+            if hand.kill.is_some() {
+                return out(STRADDLE_OUT_OF_POSITION, None, "a straddle comes before the kill");
+            }
+            // At the table: left of the last straddle (a re-straddle), else under the gun.
+            let utg = hand.next_clockwise_to_act_after(hand.round.anchor_seat);
             let button_ok = config.straddle == StraddlePolicy::UnderTheGunOrButton && seat == hand.button_seat;
             // R-POST-4 option, the seeds' Mississippi straddle: the first straddle from any
             // seat but a blind (it then acts last; a re-straddle still comes from its left).
@@ -698,7 +702,7 @@ fn check_position(hand: &HandState, config: &TableConfig, seat: Seat, kind: Post
         }
         PostKind::Sleeper => {
             // From any other seat than under the gun (that is a straddle) or a blind.
-            let utg = hand.next_to_act_after(hand.round.anchor_seat);
+            let utg = hand.next_clockwise_to_act_after(hand.round.anchor_seat);
             let blind_bits = PostKind::SmallBlind.bit() | PostKind::BigBlind.bit() | PostKind::ThirdBlind.bit() | PostKind::Straddle.bit();
             let posted_blind = hand.player(seat).is_some_and(|p| p.posted_mask & blind_bits != 0);
             if utg == Some(seat) || posted_blind {
@@ -970,13 +974,10 @@ pub fn apply_post(
             if kind == PostKind::Straddle {
                 // The seeds' common Mississippi variant: the first straddle acts last, the action
                 // still starting left of the big blind; a re-straddle (from its left) after it.
-                let first = r.acts_last.is_none() && hand.players.iter().filter(|p| p.posted_mask & PostKind::Straddle.bit() != 0).count() == 1;
-                if config.straddle_action_from_big_blind && first {
-                    hand.round.acts_last = Some(seat);
-                } else {
-                    hand.round.anchor_seat = seat;
-                    hand.round.acts_last = None;
-                }
+                let first = hand.players.iter().filter(|p| p.posted_mask & PostKind::Straddle.bit() != 0).count() == 1;
+                let blind = hand.round.anchor_seat;
+                hand.round.acts_last = (config.straddle_action_from_big_blind && first).then_some(ActsLast { seat, after: blind });
+                hand.round.anchor_seat = seat;
             } else {
                 r.full_raise_no += 1;
                 let raise_no = r.full_raise_no;
@@ -994,9 +995,11 @@ pub fn apply_post(
             r.raises = r.raises.max(1);
             // "The player who posts it normally acts last in the opening round (after the other
             // blinds, regardless of relative position at the table)": the others keep their
-            // order from left of the big blind (the seeds' pass: a kill from the small blind
-            // had the big blind act first).
-            r.acts_last = Some(seat);
+            // order from left of the big blind, and it acts as if it sat right after the last
+            // blind, the whole round (the seeds' pass: a kill from the small blind had the big
+            // blind act first; the fixes' pass: after a raise it answered after the others).
+            r.acts_last = Some(ActsLast { seat, after: r.anchor_seat });
+            r.anchor_seat = seat;
         }
         PostKind::BringIn => {
             // R-POST-5: the bring-in is the player's first action; the others act after it.

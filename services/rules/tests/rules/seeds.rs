@@ -1375,20 +1375,37 @@ fn r_post_6_seeds_the_kill_acts_last_and_the_others_keep_their_order() {
         }
         assert_eq!(g.hand().phase, HandPhase::RoundComplete, "kill from seat {killer}");
     }
-    // A raise before the killer's turn: the others answer it in their order, then the killer.
+    // The whole round: the killer acts as if it sat right after the big blind (the fixes' pass:
+    // after a raise it answered after the players before it). Six seats, button 6, blinds 1
+    // and 2, the kill from seat 5: 3, 4, 6 raises, 1, 2, then the killer, then 3 and 4.
     let c = example_config(TableConfig::fixed_limit_holdem_kill(d(2), d(4), config::KillPolicy::Full));
-    let mut g = Game::new(c, &five());
-    g.start(1, 1, &[1, 2, 3, 4, 5]);
-    g.post(2, PostKind::SmallBlind, d(1)).unwrap();
-    g.post(3, PostKind::BigBlind, d(2)).unwrap();
+    let mut g = Game::new(c, &(1..=6).map(|s| (s, d(200))).collect::<Vec<_>>());
+    g.start(1, 6, &[1, 2, 3, 4, 5, 6]);
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
     g.post(5, PostKind::Kill, d(4)).unwrap();
+    g.ok(3, Action::Call);
     g.ok(4, Action::Call);
-    g.ok(1, raise(8));
-    for seat in [2, 3, 4, 5] {
+    g.ok(6, raise(8));
+    g.ok(1, Action::Call);
+    g.ok(2, Action::Call);
+    assert_eq!(g.legal().seat, 5);
+    g.ok(5, raise(12));
+    for seat in [3, 4, 6, 1, 2] {
         assert_eq!(g.legal().seat, seat);
         g.ok(seat, Action::Call);
     }
     assert_eq!(g.hand().phase, HandPhase::RoundComplete);
+    // A straddle keyed after the kill is refused: the posts' order never changes the bet or the
+    // order of action (the fixes' pass: it cost twice as much and put the killer second).
+    let mut c = example_config(TableConfig::fixed_limit_holdem_kill(d(2), d(4), config::KillPolicy::Full));
+    c.straddle = StraddlePolicy::UnderTheGun;
+    let mut g = Game::new(c, &(1..=6).map(|s| (s, d(200))).collect::<Vec<_>>());
+    g.start(1, 6, &[1, 2, 3, 4, 5, 6]);
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    g.post(5, PostKind::Kill, d(4)).unwrap();
+    rejected(g.post(3, PostKind::Straddle, d(8)), "STRADDLE_OUT_OF_POSITION");
 }
 
 /// R-POST-4 option, the seeds' Mississippi straddle, its common variant: «әдеттегі нұсқада, ойын
