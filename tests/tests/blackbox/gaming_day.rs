@@ -157,5 +157,30 @@ async fn r_chip_6_las_vegas_gaming_day_keeps_its_0600_local_cutoff_across_the_ds
         .await
         .expect_err("an import dated before a live event of its stream");
     assert!(status.message().contains("cage-CO"), "{status:?}");
+    // Two imports of one stream at the same moment: the one dated earlier, sent while the later
+    // one is in flight, is refused or recorded before it, never after it (the fixes' pass: it
+    // was checked before the later one was recorded, then recorded after it).
+    admin.cage.open_cage(pb::OpenCage { header: import("open-cr", now - 7_200_000), cage_id: "CR".into(), denominations_cents: vec![100], chips: vec![chips(100, 5_000)], cash_cents: 0 }).await?;
+    for round in 0..3 {
+        let later_at = now - 3_600_000 + round * 60_000;
+        let sale = |_| pb::Command {
+            command: Some(pb::command::Command::SellChips(pb::SellChips { header: None, cage_id: "CR".into(), player_id: format!("R{round}"), chips: vec![chips(100, 1)] })),
+        };
+        let batch = pb::RecordBatch { header: import(&format!("later-{round}"), later_at), commands: (0..500).map(sale).collect() };
+        let mut first = server.client(principal::ADMIN).await?;
+        let later = tokio::spawn(async move { first.ledger.record_batch(batch).await });
+        // Earlier-dated imports, one after the other, for as long as the later one is in flight.
+        let mut second = server.client(principal::ADMIN).await?;
+        let mut sent = 0;
+        while !later.is_finished() && sent < 200 {
+            let earlier = pb::SellChips { header: import(&format!("earlier-{round}-{sent}"), later_at - 1_800_000), cage_id: "CR".into(), player_id: format!("E{round}"), chips: vec![chips(100, 1)] };
+            let _ = second.cage.sell_chips(earlier).await;
+            sent += 1;
+        }
+        later.await??;
+        let events = all_events(&mut admin, pb::EventFilter { stream_id: "cage-CR".into(), ..Default::default() }).await?;
+        let at = |event: &pb::RecordedEvent| event.metadata.as_ref().and_then(|metadata| metadata.occurred_at_unix_ms).unwrap_or_default();
+        assert!(events.windows(2).all(|pair| at(&pair[0]) <= at(&pair[1])), "round {round}: the cage's imports in time order ({sent} sent)");
+    }
     server.stop().await
 }

@@ -628,9 +628,6 @@ impl Ledger {
         let property = property_config.id.clone();
         let aml = &property_config.aml;
         let (context, imported_by) = self.context(principal, property_config, &envelope)?;
-        if imported_by.is_some() {
-            self.check_import_order(&property, &context, &entries).await?;
-        }
         // Refused once shutdown has begun; appends already started are waited for.
         if self.drain.enter().is_none() {
             return Err(status::shutting_down());
@@ -644,6 +641,12 @@ impl Ledger {
             }
         }
         let _turns = self.turns.take(&property, &named).await;
+        // An import's order is checked in its turn: against what the writers before it recorded
+        // (the fixes' pass: an import dated earlier, sent while a later one was in flight, was
+        // checked before it and recorded after it).
+        if imported_by.is_some() {
+            self.check_import_order(&property, &context, &entries).await?;
+        }
         let mut attempt = 0;
         loop {
             attempt += 1;
