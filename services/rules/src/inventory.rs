@@ -77,10 +77,13 @@ pub fn decide_color_change(table: &TableState, seat: Seat, give: &[ChipCount], r
             .with("give_cents", give_cents)
             .with("receive_cents", receive_cents));
     }
-    if give_cents > s.stack_cents {
-        return Err(Rejection::new(COLOR_CHANGE_EXCEEDS_STACK, "a player colors up or down chips of the stack only")
+    // Chips only: cash in play is cash until converted (R-STAKE-5; the cage pass coloured $1,000
+    // of cash in play into $25 chips, then converted the cash into chips again).
+    if give_cents > s.chips_cents() {
+        return Err(Rejection::new(COLOR_CHANGE_EXCEEDS_STACK, "a player colors up or down chips of the stack only, not cash in play")
             .with("give_cents", give_cents)
-            .with("stack_cents", s.stack_cents));
+            .with("stack_cents", s.stack_cents)
+            .with("cash_in_play_cents", s.cash_in_play_cents));
     }
     // The tray must hold what it gives after taking what it receives.
     let incoming = |d: Cents| give.iter().filter(|g| g.denomination_cents == d).map(|g| g.count).sum::<i64>();

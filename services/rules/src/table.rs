@@ -242,6 +242,14 @@ pub struct SeatState {
     pub seated_at_version: u64,
 }
 
+impl SeatState {
+    /// The chips in front of the player: the stack less its cash in play (R-STAKE-5), which is
+    /// cash until converted after the hand, not chips to colour, tip or take off.
+    pub fn chips_cents(&self) -> Cents {
+        self.stack_cents - self.cash_in_play_cents
+    }
+}
+
 /// R-MARK-3: chips a player lent from their stack to the seat, not yet paid back.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Loan {

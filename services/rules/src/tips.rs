@@ -23,10 +23,12 @@ pub fn decide_tip(table: &TableState, seat: Seat, amount_cents: Cents) -> Result
             .with("amount_cents", amount_cents)
             .with("tip_cap_cents", config.tip_cap_cents));
     }
-    if amount_cents > s.stack_cents {
-        return Err(Rejection::new(TIP_EXCEEDS_STACK, "the stack does not cover the tip")
+    // From chips: cash in play is cash until converted (R-STAKE-5).
+    if amount_cents > s.chips_cents() {
+        return Err(Rejection::new(TIP_EXCEEDS_STACK, "the stack's chips do not cover the tip (cash in play is converted first)")
             .with("amount_cents", amount_cents)
-            .with("stack_cents", s.stack_cents));
+            .with("stack_cents", s.stack_cents)
+            .with("cash_in_play_cents", s.cash_in_play_cents));
     }
     crate::iou::check_stays_on_table(table, amount_cents, 0)?;
     let postings = vec![

@@ -365,6 +365,27 @@ fn r_stake_5_cash_in_play_plays_in_the_hand_and_is_converted_after_it() {
     g.table(TableOp::StartHand { hand_no: 2, button_seat: 2, dealt_seats: vec![1, 2] }).unwrap();
 }
 
+/// R-STAKE-5 with R-CHIP-1 and R-TIP-1: cash in play is cash until converted: not chips to
+/// colour up or to tip (the cage pass: $100 of cash in play coloured into $25 chips, then
+/// converted into chips again: the patron had chips twice for one payment).
+#[test]
+fn r_stake_5_cash_in_play_is_not_chips_to_colour_or_tip() {
+    let mut g = Game::new(nl_1_2(), &[(1, d(100)), (2, d(100))]);
+    g.table(TableOp::PutCashInPlay { seat: 1, player_id: pid("P1"), amount_cents: d(50) }).unwrap();
+    let five = |count| ChipCount { denomination_cents: d(5), count };
+    let one = |count| ChipCount { denomination_cents: d(1), count };
+    let r = rejected(g.table(TableOp::ColorChange { seat: 1, give: vec![one(105)], receive: vec![five(21)] }), "COLOR_CHANGE_EXCEEDS_STACK");
+    assert_eq!((r.number("stack_cents"), r.number("cash_in_play_cents")), (Some(d(150)), Some(d(50))));
+    g.table(TableOp::ColorChange { seat: 1, give: vec![one(100)], receive: vec![five(20)] }).unwrap();
+    // A stack that is all cash in play has no chip to tip or colour until converted.
+    g.table(TableOp::SeatPlayer { seat: 3, player_id: pid("P3") }).unwrap();
+    g.table(TableOp::PutCashInPlay { seat: 3, player_id: pid("P3"), amount_cents: d(60) }).unwrap();
+    rejected(g.table(TableOp::Tip { seat: 3, amount_cents: d(1) }), "TIP_EXCEEDS_STACK");
+    rejected(g.table(TableOp::ColorChange { seat: 3, give: vec![one(5)], receive: vec![five(1)] }), "COLOR_CHANGE_EXCEEDS_STACK");
+    g.table(TableOp::ConvertCashInPlay { seat: 3 }).unwrap();
+    g.table(TableOp::Tip { seat: 3, amount_cents: d(1) }).unwrap();
+}
+
 #[test]
 fn r_stake_5_cash_in_play_is_judged_as_a_buy_in_or_a_top_up() {
     let mut c = nl_1_2();
