@@ -101,6 +101,45 @@ pub const INTERNAL_FUNCTIONS: &[(&str, &str)] = &[
     ("chipledger_project_departure_reversed", include_str!("../sql/fn_chipledger_project_departure_reversed.sql")),
 ];
 
+/// Functions the schema itself uses (a CHECK, the append-only triggers, other functions),
+/// first made by migrations 0001 and 0008, each from its own file too, applied after the
+/// migrations like the others, so that `verify` can compare what the database runs with them.
+pub const SCHEMA_FUNCTIONS: &[(&str, &str)] = &[
+    ("chipledger_account_non_negative", include_str!("../sql/fn_chipledger_account_non_negative.sql")),
+    ("chipledger_refuse_change", include_str!("../sql/fn_chipledger_refuse_change.sql")),
+    ("chipledger_refuse_archived_position", include_str!("../sql/fn_chipledger_refuse_archived_position.sql")),
+];
+
+/// Every function file: the application role's, the internal ones, the schema's.
+pub fn all_functions() -> impl Iterator<Item = &'static (&'static str, &'static str)> {
+    FUNCTIONS.iter().chain(INTERNAL_FUNCTIONS).chain(SCHEMA_FUNCTIONS)
+}
+
+/// The settings a function file gives its function (`SET name = value` lines before its body),
+/// as [`setting_key`] puts them, sorted.
+pub fn function_settings(text: &str) -> Vec<String> {
+    let header = text.split_once("AS $$\n").map_or(text, |(header, _)| header);
+    let mut settings: Vec<String> = header
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("SET "))
+        .filter_map(|setting| setting.split_once(" = ").map(|(name, value)| setting_key(name, value)))
+        .collect();
+    settings.sort();
+    settings
+}
+
+/// One setting as `name=value`, the name in lower case and the value unquoted: how a file's
+/// `SET TimeZone = 'UTC'` and PostgreSQL's `proconfig` entry `TimeZone=UTC` compare.
+pub fn setting_key(name: &str, value: &str) -> String {
+    format!("{}={}", name.trim().to_lowercase(), value.trim().trim_matches('\''))
+}
+
+/// Whether a function file makes a SECURITY DEFINER function.
+pub fn function_is_definer(text: &str) -> bool {
+    let header = text.split_once("AS $$\n").map_or(text, |(header, _)| header);
+    header.lines().any(|line| line.trim() == "SECURITY DEFINER")
+}
+
 const ROLES_SQL: &str = include_str!("../sql/roles.sql");
 /// Key of the session advisory lock held for the whole admin step ("chipledg" in ASCII).
 const ADMIN_LOCK_KEY: i64 = 0x6368_6970_6c65_6467;
@@ -116,7 +155,7 @@ pub fn function_body(text: &str) -> Option<&str> {
 /// SHA-256 of the function files, as `schema_state` keeps it.
 pub fn functions_sha256() -> String {
     let mut hasher = Sha256::new();
-    for (name, text) in FUNCTIONS.iter().chain(INTERNAL_FUNCTIONS) {
+    for (name, text) in all_functions() {
         hasher.update(name.as_bytes());
         hasher.update([0]);
         hasher.update(text.as_bytes());
@@ -160,7 +199,7 @@ async fn admin_step(conn: &mut PgConnection, up_to: Option<i64>, months_ahead: i
 
 async fn install_functions(conn: &mut PgConnection) -> Result<(), StoreError> {
     let mut tx = conn.begin().await?;
-    for (_, text) in INTERNAL_FUNCTIONS.iter().chain(FUNCTIONS) {
+    for (_, text) in SCHEMA_FUNCTIONS.iter().chain(INTERNAL_FUNCTIONS).chain(FUNCTIONS) {
         sqlx::raw_sql(sqlx::AssertSqlSafe(*text)).execute(&mut *tx).await?;
     }
     let names = FUNCTIONS.iter().map(|(name, _)| *name).collect::<Vec<_>>().join(", ");

@@ -506,24 +506,46 @@ async fn checkpoint_verdicts(
         .collect())
 }
 
-/// The store's functions (`schema::FUNCTIONS`, `schema::INTERNAL_FUNCTIONS`) whose body in the
-/// database differs from this build's file, or that are there more than once or not at all.
+/// The store's functions ([`crate::schema::all_functions`]) that are not what this build's
+/// files make: another body, other settings (a `search_path` pointing at a view that filters),
+/// not SECURITY DEFINER where the file says so or the other way, another owner, more than one
+/// of the name or none, or outside `public`; and any function named like the store's in another
+/// schema (one on the application role's search path would answer in its place: the fixes'
+/// pass hid every refused ratholing attempt so, and verify passed).
 async fn functions_changed(snapshot: &mut Transaction<'static, Postgres>) -> Result<Vec<String>, StoreError> {
-    let installed: Vec<(String, String)> = sqlx::query_as(
-        "SELECT p.proname::text, p.prosrc FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace \
-          WHERE n.nspname = 'public' AND p.proname LIKE 'chipledger\\_%'",
+    type Installed = (String, String, String, bool, Vec<String>, String);
+    let installed: Vec<Installed> = sqlx::query_as(
+        "SELECT n.nspname::text, p.proname::text, p.prosrc, p.prosecdef, coalesce(p.proconfig, '{}'), pg_get_userbyid(p.proowner)::text \
+           FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace \
+          WHERE p.proname LIKE 'chipledger\\_%'",
     )
     .fetch_all(&mut **snapshot)
     .await?;
     let mut changed = Vec::new();
-    for (name, text) in crate::schema::FUNCTIONS.iter().chain(crate::schema::INTERNAL_FUNCTIONS) {
-        let bodies: Vec<&str> = installed.iter().filter(|(installed, _)| installed == name).map(|(_, body)| body.as_str()).collect();
-        let same = match (bodies.as_slice(), crate::schema::function_body(text)) {
-            ([body], Some(file)) => body.trim_matches('\n') == file.trim_matches('\n'),
+    for (name, text) in crate::schema::all_functions() {
+        let found: Vec<&Installed> = installed.iter().filter(|row| row.1 == *name).collect();
+        let same = match (found.as_slice(), crate::schema::function_body(text)) {
+            ([(schema, _, body, definer, settings, owner)], Some(file)) => {
+                let mut settings: Vec<String> = settings
+                    .iter()
+                    .map(|setting| setting.split_once('=').map_or_else(|| setting.clone(), |(name, value)| crate::schema::setting_key(name, value)))
+                    .collect();
+                settings.sort();
+                schema == "public"
+                    && body.trim_matches('\n') == file.trim_matches('\n')
+                    && *definer == crate::schema::function_is_definer(text)
+                    && settings == crate::schema::function_settings(text)
+                    && owner == crate::OWNER_ROLE
+            }
             _ => false,
         };
         if !same {
             changed.push((*name).to_owned());
+        }
+    }
+    for (schema, name, ..) in &installed {
+        if schema != "public" {
+            changed.push(format!("{schema}.{name}"));
         }
     }
     Ok(changed)

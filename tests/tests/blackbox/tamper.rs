@@ -323,6 +323,26 @@ async fn a_refusal_renumbered_out_of_the_listing_or_a_listing_replaced_is_caught
     assert!(!reply.ok, "{reply:?}");
     assert_eq!(reply.functions_changed, vec!["chipledger_rejections".to_owned()], "{reply:?}");
     assert_eq!(agreeing(&reply), vec![true, true, true], "the chains themselves hold: {reply:?}");
+    // The file again: verified. Then the same listing through a filtering view its search path
+    // names, its text untouched (the fixes' pass), and a function of the same name in another
+    // schema, and the schema's own account check weakened: each is named.
+    sqlx::raw_sql(sqlx::AssertSqlSafe(original)).execute(&mut connection).await?;
+    assert!(verify(&mut recorded, true, false).await?.ok);
+    sqlx::raw_sql(
+        "CREATE SCHEMA hide; \
+         CREATE VIEW hide.rejections AS SELECT * FROM public.rejections WHERE reason_code <> 'RATHOLING_FORBIDDEN'; \
+         ALTER FUNCTION chipledger_rejections(text, bigint, bigint, text, date) SET search_path = hide, public, pg_temp; \
+         CREATE FUNCTION hide.chipledger_head(p_property text) RETURNS bigint LANGUAGE sql AS $$ SELECT 0::bigint $$; \
+         CREATE OR REPLACE FUNCTION chipledger_account_non_negative(account text) RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE \
+           AS $$ SELECT account ~ '^table/[^/]+/(tray/[^/]+|kitty|pot/[^/]+)$' $$;",
+    )
+    .execute(&mut connection)
+    .await?;
+    let reply = verify(&mut recorded, true, false).await?;
+    assert!(!reply.ok, "{reply:?}");
+    let mut named = reply.functions_changed.clone();
+    named.sort();
+    assert_eq!(named, ["chipledger_account_non_negative", "chipledger_head", "chipledger_rejections", "hide.chipledger_head"], "{reply:?}");
     recorded.server.stop().await
 }
 
