@@ -1023,8 +1023,10 @@ fn resolve_principals(files: &[PrincipalFile], properties: &Properties) -> Resul
     // R-MARK-1: the insider pass had "fred corrected, approved by Fred").
     let mut seen_ids = std::collections::HashMap::new();
     for file in files {
-        if file.id.is_empty() || file.id.len() > 64 || file.id.chars().any(char::is_control) || file.id.trim() != file.id {
-            return Err(invalid("auth.principals.id", "must be 1 to 64 characters, no control characters or surrounding blanks"));
+        // Printable ASCII only: a full-width "ｆｒｅｄ" or "fred" with a zero-width space read as
+        // fred in the record (the fixes' pass approved fred's correction so).
+        if file.id.is_empty() || file.id.len() > 64 || !file.id.bytes().all(|byte| byte.is_ascii_graphic()) {
+            return Err(invalid("auth.principals.id", "must be 1 to 64 printable ASCII characters, no blanks"));
         }
         if let Some(first) = seen_ids.insert(file.id.to_lowercase(), file.id.as_str()) {
             let twice = if first == file.id { format!("{:?} given twice", file.id) } else { format!("{:?} is {first:?} in another case: one person, one id", file.id) };
@@ -1202,7 +1204,7 @@ retention_months = 120
 
     #[test]
     fn a_principal_id_is_one_person_in_any_case_r_audit_1() {
-        for (second, said) in [("Fred", "in another case"), ("fred", "given twice"), ("fred ", "surrounding blanks")] {
+        for (second, said) in [("Fred", "in another case"), ("fred", "given twice"), ("fred ", "no blanks"), ("ｆｒｅｄ", "printable ASCII"), ("fred\u{200b}", "printable ASCII")] {
             let file = parse(&format!(
                 "[[auth.principals]]\nid = \"fred\"\nrole = \"floor\"\n[[auth.principals]]\nid = \"{second}\"\nrole = \"floor\"\n"
             ));
