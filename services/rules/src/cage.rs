@@ -528,7 +528,7 @@ pub fn decide_cage(snapshot: &Snapshot, ctx: &CommandContext, c: &CageCommand) -
         }
         CageOp::CountShift { counted_chips, counted_cash_cents, signers } => {
             crate::inventory::check_count_signers(signers)?;
-            let counted = crate::inventory::check_count(&cage.denominations_cents, counted_chips)?;
+            let counted = crate::inventory::check_count(&cage.denominations_cents, counted_chips, |d| cage.chip_count(d))?;
             crate::money::check_non_negative("counted_cash_cents", *counted_cash_cents)?;
             let mut chips_variance = Vec::new();
             let mut postings = Vec::new();

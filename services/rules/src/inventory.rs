@@ -264,10 +264,12 @@ pub fn decide_void_slip(
 pub const MAX_COUNTED_CHIPS: i64 = 100_000_000;
 
 /// R-CHIP-4: a count by denomination: every entry a denomination of `denominations_cents`,
-/// named once, with a count in `0..=MAX_COUNTED_CHIPS` whose value is within the amount bound.
-/// Returns the count of each denomination, in the order of `denominations_cents` (unnamed ones
-/// count zero).
-pub fn check_count(denominations_cents: &[Cents], counted: &[ChipCount]) -> Result<Vec<i64>, Rejection> {
+/// named once, with a count in `0..=MAX_COUNTED_CHIPS` whose value is within the amount bound,
+/// and every denomination the book holds (`book`) named: a line left out of a count sheet is
+/// no count, not a zero (the cage pass: a count naming only the $1 chips recorded a -$19,600
+/// variance and emptied the book of the others). Returns the count of each denomination, in
+/// the order of `denominations_cents` (unnamed ones, of which the book holds none, count zero).
+pub fn check_count(denominations_cents: &[Cents], counted: &[ChipCount], book: impl Fn(Cents) -> i64) -> Result<Vec<i64>, Rejection> {
     if counted.len() > crate::money::MAX_DENOMINATIONS {
         return Err(Rejection::new(COUNT_INVALID, "a count lists at most 16 denominations").with("entries", counted.len() as Cents));
     }
@@ -291,6 +293,11 @@ pub fn check_count(denominations_cents: &[Cents], counted: &[ChipCount]) -> Resu
         named[i] = true;
         counts[i] = c.count;
     }
+    if let Some((d, _)) = denominations_cents.iter().zip(&named).find(|(d, named)| !**named && book(**d) != 0) {
+        return Err(Rejection::new(COUNT_INVALID, "every denomination the book holds is counted: a line left out is no zero")
+            .with("denomination_cents", *d)
+            .with("book_count", book(*d)));
+    }
     Ok(counts)
 }
 
@@ -308,7 +315,7 @@ pub fn decide_close_shift(
     crate::ledger::between_hands(table)?;
     check_count_signers(signers)?;
     let denominations: Vec<Cents> = table.tray.iter().map(|c| c.denomination_cents).collect();
-    let counted = check_count(&denominations, counted_tray)?;
+    let counted = check_count(&denominations, counted_tray, |d| table.tray_count(d))?;
     crate::money::check_non_negative("counted_drop_cents", counted_drop_cents)?;
     let mut tray_variance = Vec::new();
     let mut postings = Vec::new();

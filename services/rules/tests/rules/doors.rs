@@ -1197,6 +1197,31 @@ fn r_chip_4_a_cage_count_that_differs_is_recorded_as_a_variance() {
     assert_eq!(g.world.cages[&cid(CAGE)].cash_cents, c.cash_cents + d(7));
 }
 
+/// R-CHIP-4: a line left out of a count sheet is no count, not a zero (the cage pass: a count
+/// naming only the $1 chips recorded a -$19,600 variance and emptied the book of the others; a
+/// table's close listing one empty denomination zeroed a $300 tray). A denomination the book
+/// holds none of may be left out.
+#[test]
+fn r_chip_4_a_count_names_every_denomination_the_book_holds() {
+    let mut g = Game::new(nl_1_2(), &[(1, d(100))]);
+    let tray = g.state().tray.clone();
+    let held: Vec<ChipCount> = tray.iter().filter(|c| c.count > 0).copied().collect();
+    assert!(held.len() >= 2, "{tray:?}");
+    let drop = g.state().drop_cents;
+    let r = rejected(
+        g.table(TableOp::CloseShift { counted_tray: held[1..].to_vec(), counted_drop_cents: drop, signers: signers("floor-1", "cage-1") }),
+        "COUNT_INVALID",
+    );
+    assert_eq!((r.reason.rule, r.number("denomination_cents"), r.number("book_count")), ("R-CHIP-4", Some(held[0].denomination_cents), Some(held[0].count)));
+    g.table(TableOp::CloseShift { counted_tray: held.clone(), counted_drop_cents: drop, signers: signers("floor-1", "cage-1") }).unwrap();
+    let c = g.world.cages[&cid(CAGE)].clone();
+    let listed: Vec<ChipCount> = c.chips.iter().filter(|chip| chip.count > 0).copied().collect();
+    let op = |chips: Vec<ChipCount>| CageOp::CountShift { counted_chips: chips, counted_cash_cents: c.cash_cents, signers: signers("cage-1", "cage-2") };
+    let r = rejected(g.world.exec(Command::Cage(CageCommand { cage_id: cid(CAGE), op: op(listed[1..].to_vec()) })), "COUNT_INVALID");
+    assert_eq!(r.number("denomination_cents"), Some(listed[0].denomination_cents));
+    g.world.exec(Command::Cage(CageCommand { cage_id: cid(CAGE), op: op(listed) })).unwrap();
+}
+
 /// R-CHIP-4: a shift counted and closed is not changed behind its signers. The audit pass
 /// corrected a shift close's variance and its drop: a signed $10 shortage vanished and the
 /// same $340 drop counted again at the next close. An event of the closed shift (a buy-in, the
