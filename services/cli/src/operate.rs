@@ -398,6 +398,9 @@ pub enum TableOperation {
         player: String,
         #[command(flatten)]
         amount: AmountFlags,
+        /// The supervisor of a large amount (default: the approver of an --approval token).
+        #[arg(long)]
+        supervisor: Option<String>,
     },
     /// Convert the seat's cash in play to chips (R-STAKE-5).
     ConvertCash {
@@ -806,9 +809,14 @@ impl TableOperation {
                 supervisor_id: supervisor,
                 player_id: player,
             }),
-            TableOperation::CashInPlay { table, seat, player, amount } => {
-                Wire::CashInPlay(pb::CashInPlay { header: None, table_id: table, seat, amount_cents: amount.cents_or_zero(), player_id: player })
-            }
+            TableOperation::CashInPlay { table, seat, player, amount, supervisor } => Wire::CashInPlay(pb::CashInPlay {
+                header: None,
+                table_id: table,
+                seat,
+                amount_cents: amount.cents_or_zero(),
+                player_id: player,
+                supervisor_id: supervisor,
+            }),
             TableOperation::ConvertCash { table, seat } => {
                 Wire::ConvertCashInPlay(pb::ConvertCashInPlay { header: None, table_id: table, seat })
             }

@@ -315,7 +315,7 @@ macro_rules! rpc_table {
                 move_player: MovePlayer(MovePlayer) => FLOOR,
                 buy_in: BuyIn(BuyIn; supervisor_id: SUPERVISORS; "R-CHIP-2") => TABLE_PLAY,
                 top_up: TopUp(TopUp; supervisor_id: SUPERVISORS; "R-CHIP-2") => TABLE_PLAY,
-                cash_in_play: CashInPlay(CashInPlay) => TABLE_PLAY,
+                cash_in_play: CashInPlay(CashInPlay; supervisor_id: SUPERVISORS; "R-CHIP-2") => TABLE_PLAY,
                 convert_cash_in_play: ConvertCashInPlay(ConvertCashInPlay) => TABLE_PLAY,
                 cash_out: CashOut(CashOut) => TABLE_PLAY,
                 remove_chips: RemoveChips(RemoveChips) => TABLE_PLAY,

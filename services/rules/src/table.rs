@@ -63,7 +63,14 @@ pub enum TableOp {
     TopUp { seat: Seat, player_id: PlayerId, amount_cents: Cents, source: FundsSource, supervisor_id: Option<String> },
     /// R-STAKE-5: cash on the table deemed in play: it plays as part of the stack and must be
     /// converted to chips after the hand. Touches the player stream (AML).
-    PutCashInPlay { seat: Seat, player_id: PlayerId, amount_cents: Cents },
+    PutCashInPlay {
+        seat: Seat,
+        player_id: PlayerId,
+        amount_cents: Cents,
+        /// R-CHIP-2: as for a buy-in or top-up at or above the supervisor threshold.
+        #[serde(default)]
+        supervisor_id: Option<String>,
+    },
     /// R-STAKE-5: the cash in play is converted to chips after the hand.
     ConvertCashInPlay { seat: Seat },
     /// The player leaves with the whole stack (R-STAKE-2). Touches the player stream (departure).

@@ -293,7 +293,7 @@ pub fn decide_funds(
             ));
             out.push((StreamId::Player(player_id.clone()), Event::Player(player_event)));
         }
-        TableOp::PutCashInPlay { seat, player_id, amount_cents } => {
+        TableOp::PutCashInPlay { seat, player_id, amount_cents, supervisor_id } => {
             let (seat, amount) = (*seat, *amount_cents);
             if !config.cash_in_play_allowed {
                 return Err(Rejection::new(CASH_IN_PLAY_NOT_ALLOWED, "this table does not play cash"));
@@ -308,7 +308,7 @@ pub fn decide_funds(
             let player = player_of(player_id)?;
             // R-STAKE-5: cash in play is chips arriving like any other: a buy-in or a top-up.
             let arrival = Arrival::for_seat(table, seat);
-            check_arrival(table, config, table_id, ctx, seat, player_id, player, amount, arrival, None, false)?;
+            check_arrival(table, config, table_id, ctx, seat, player_id, player, amount, arrival, supervisor_id.as_ref(), false)?;
             let mut postings = Vec::with_capacity(2);
             crate::accounts::transfer(&mut postings, Account::House(HouseAccount::Patrons), Account::Seat { table_id: table_id.clone(), seat }, amount);
             let buy_in = matches!(arrival, Arrival::BuyIn { .. });

@@ -245,7 +245,7 @@ async fn r_stake_5_cash_in_play_plays_in_the_hand_and_is_converted_after_it() ->
     let header = room.id("cash");
     room.dealer
         .table
-        .cash_in_play(pb::CashInPlay { header, table_id: TABLE.into(), seat: 1, amount_cents: 5_000, player_id: "P1".into() })
+        .cash_in_play(pb::CashInPlay { header, table_id: TABLE.into(), seat: 1, amount_cents: 5_000, player_id: "P1".into(), supervisor_id: None })
         .await?;
     assert_eq!(room.stack(1).await?, 15_000);
     // The button goes all in for $150, cash included, and wins $150 from P2 ($5 raked).
@@ -273,7 +273,7 @@ async fn r_stake_5_cash_in_play_cannot_walk_around_the_maximum_or_the_rebuy_wait
     let over = room
         .dealer
         .table
-        .cash_in_play(pb::CashInPlay { header, table_id: TABLE.into(), seat: 1, amount_cents: 100, player_id: "P1".into() })
+        .cash_in_play(pb::CashInPlay { header, table_id: TABLE.into(), seat: 1, amount_cents: 100, player_id: "P1".into(), supervisor_id: None })
         .await
         .unwrap_err();
     assert_eq!(error_info(&over).reason, "TOP_UP_ABOVE_MAXIMUM");
@@ -283,7 +283,7 @@ async fn r_stake_5_cash_in_play_cannot_walk_around_the_maximum_or_the_rebuy_wait
     let short = room
         .dealer
         .table
-        .cash_in_play(pb::CashInPlay { header, table_id: TABLE.into(), seat: 1, amount_cents: 4_000, player_id: "P1".into() })
+        .cash_in_play(pb::CashInPlay { header, table_id: TABLE.into(), seat: 1, amount_cents: 4_000, player_id: "P1".into(), supervisor_id: None })
         .await
         .unwrap_err();
     assert_eq!(error_info(&short).reason, "REBUY_BELOW_AMOUNT_LEFT");

@@ -248,7 +248,8 @@ decode!(CashInPlay, |m, e| {
     let id = table_id(e, "table_id", &m.table_id);
     let seat = seat(e, "seat", m.seat);
     let player = player_id(e, "player_id", &m.player_id);
-    table(id?, TableOp::PutCashInPlay { seat: seat?, player_id: player?, amount_cents: m.amount_cents })
+    let supervisor_id = optional_text(e, "supervisor_id", m.supervisor_id.as_ref());
+    table(id?, TableOp::PutCashInPlay { seat: seat?, player_id: player?, amount_cents: m.amount_cents, supervisor_id: supervisor_id? })
 });
 
 decode!(ConvertCashInPlay, |m, e| {
@@ -711,12 +712,13 @@ fn table_op_to_wire(table_id: &str, op: &TableOp) -> Result<Wire, NoWireMessage>
             supervisor_id: supervisor_id.clone(),
             player_id: player_id.to_string(),
         }),
-        TableOp::PutCashInPlay { seat, player_id, amount_cents } => Wire::CashInPlay(pb::CashInPlay {
+        TableOp::PutCashInPlay { seat, player_id, amount_cents, supervisor_id } => Wire::CashInPlay(pb::CashInPlay {
             header: None,
             table_id,
             seat: u32::from(*seat),
             amount_cents: *amount_cents,
             player_id: player_id.to_string(),
+            supervisor_id: supervisor_id.clone(),
         }),
         TableOp::ConvertCashInPlay { seat } => {
             Wire::ConvertCashInPlay(pb::ConvertCashInPlay { header: None, table_id, seat: u32::from(*seat) })
@@ -1203,7 +1205,7 @@ mod tests {
                 short_buy: true,
             },
             TableOp::TopUp { seat: 3, player_id: player.clone(), amount_cents: 500, source: FundsSource::Cash, supervisor_id: None },
-            TableOp::PutCashInPlay { seat: 3, player_id: player.clone(), amount_cents: 10_000 },
+            TableOp::PutCashInPlay { seat: 3, player_id: player.clone(), amount_cents: 10_000, supervisor_id: None },
             TableOp::ConvertCashInPlay { seat: 3 },
             TableOp::CashOut { seat: 3, player_id: player.clone() },
             TableOp::RemoveChips { seat: 3, amount_cents: 100, player_id: None },

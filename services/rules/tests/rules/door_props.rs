@@ -182,7 +182,7 @@ impl Run {
                 TableOp::TopUp { seat, player_id: occupant(self, table, seat), amount_cents: amount(a), source: FundsSource::Cash, supervisor_id: None },
             ),
             Door::CashInPlay { table, seat, amount: a } => {
-                table_cmd(table, TableOp::PutCashInPlay { seat, player_id: occupant(self, table, seat), amount_cents: amount(a) })
+                table_cmd(table, TableOp::PutCashInPlay { seat, player_id: occupant(self, table, seat), amount_cents: amount(a), supervisor_id: None })
             }
             Door::Convert { table, seat } => table_cmd(table, TableOp::ConvertCashInPlay { seat }),
             Door::Marker { table, seat, amount: a } => {

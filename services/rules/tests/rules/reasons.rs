@@ -287,7 +287,7 @@ fn r_bet_2_raise_needs_chips_and_an_opponent() {
 #[test]
 fn r_stake_5_cash_in_play_only_where_allowed() {
     let mut g = Game::new(nl(), &[(1, d(100))]);
-    rejected(g.table(TableOp::PutCashInPlay { seat: 1, player_id: pid("P1"), amount_cents: d(20) }), "CASH_IN_PLAY_NOT_ALLOWED");
+    rejected(g.table(TableOp::PutCashInPlay { seat: 1, player_id: pid("P1"), amount_cents: d(20), supervisor_id: None }), "CASH_IN_PLAY_NOT_ALLOWED");
 }
 
 /// R-BET-1 (the betting pass): outside stud a dealer named the button first to act on the flop,

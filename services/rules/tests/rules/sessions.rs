@@ -296,7 +296,7 @@ fn r_stake_5_cash_in_play_converted_after_the_hand() {
     let mut g = Game::new(c, &[]);
     buy_in(&mut g, 1, "P1", d(100)).unwrap();
     buy_in(&mut g, 2, "P2", d(100)).unwrap();
-    g.table(TableOp::PutCashInPlay { seat: 1, player_id: pid("P1"), amount_cents: d(50) }).unwrap();
+    g.table(TableOp::PutCashInPlay { seat: 1, player_id: pid("P1"), amount_cents: d(50), supervisor_id: None }).unwrap();
     assert_eq!(g.stack(1), d(150));
     // Converted while the chips are at hand, before any hand is dealt (it could also play
     // first: doors.rs, r_stake_5_cash_in_play_plays_in_the_hand_and_is_converted_after_it).
