@@ -48,6 +48,11 @@ pub fn check_free_for(table: &TableState, seat: Seat, player_id: &PlayerId) -> R
 }
 
 pub fn decide_seat(table: &TableState, seat: Seat, player_id: &PlayerId) -> Result<TableEvent, Rejection> {
+    // A game that has ended takes no one (the cage pass: a patron seated after CloseGame could
+    // never buy in, an open "seated" session for good).
+    if table.game_closed {
+        return Err(Rejection::new(crate::table_stakes::GAME_CLOSED, "the game has ended: no one is seated").with("seat", seat as Cents));
+    }
     check_free_for(table, seat, player_id)?;
     if table.seat(seat).is_some() {
         return Err(Rejection::new(SEAT_TAKEN, format!("seat {seat} is taken")).with("seat", seat as Cents));

@@ -1121,6 +1121,8 @@ fn r_kitty_1_what_is_left_at_the_end_of_the_game_is_shared_among_the_seated_play
     rejected(g.table(TableOp::StartHand { hand_no: 4, button_seat: 1, dealt_seats: vec![1, 2] }), "GAME_CLOSED");
     rejected(g.table(TableOp::TopUp { seat: 1, player_id: pid("P1"), amount_cents: d(10), source: FundsSource::Cash, supervisor_id: None }), "GAME_CLOSED");
     rejected(g.table(TableOp::CloseGame), "GAME_CLOSED");
+    // Nor a seat taken (the cage pass: seated after the close, never able to buy in).
+    rejected(g.table(TableOp::SeatPlayer { seat: 9, player_id: pid("P9") }), "GAME_CLOSED");
     // No chips from the cage either (the cage pass filled a closed game); a credit still takes
     // the tray's chips back.
     let slip_no = g.next_fill_slip;
