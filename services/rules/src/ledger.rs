@@ -269,8 +269,13 @@ fn decide_player(snapshot: &Snapshot, ctx: &CommandContext, c: &PlayerCommand) -
         .ok_or_else(|| Rejection::new(STREAM_NOT_LOADED, format!("stream player-{} was not loaded", c.player_id)))?;
     match &c.op {
         PlayerOp::SetCreditLine { line_cents, approved_by } => {
-            if *line_cents < 0 || *line_cents > crate::money::MAX_AMOUNT_CENTS {
-                return Err(Rejection::new(crate::money::AMOUNT_NOT_POSITIVE, "credit line out of range").with("line_cents", *line_cents));
+            if *line_cents < 0 {
+                return Err(Rejection::new(crate::money::AMOUNT_NOT_POSITIVE, "a credit line is zero or more").with("line_cents", *line_cents));
+            }
+            if *line_cents > crate::money::MAX_AMOUNT_CENTS {
+                return Err(Rejection::new(crate::money::AMOUNT_TOO_LARGE, "a credit line is within the amount bound")
+                    .with("line_cents", *line_cents)
+                    .with("max_amount_cents", crate::money::MAX_AMOUNT_CENTS));
             }
             if approved_by.is_empty() || *approved_by == ctx.actor.id {
                 return Err(Rejection::new(crate::markers::APPROVER_SAME_AS_ISSUER, "a credit line is approved by someone else"));

@@ -204,8 +204,13 @@ fn r_chip_5_cage_open_once_and_cash_limits() {
     let other = Command::Cage(CageCommand { cage_id: cid("EAST"), op: CageOp::SellChips { player_id: pid("P1"), chips: chips(1, 1) } });
     rejected(g.world.exec(other), "CAGE_NOT_OPEN");
     rejected(cage(&mut g, CageOp::SellChips { player_id: pid("P1"), chips: chips(5000, 200_000) }), "CAGE_CHIPS_SHORT");
+    // A credit line beyond the amount bound is too large, not "not positive" (the cage pass).
+    let line = |line_cents| Command::Player(PlayerCommand { player_id: pid("P1"), op: PlayerOp::SetCreditLine { line_cents, approved_by: "credit-mgr".into() } });
+    let r = rejected(g.world.exec(line(10_000_000_000_000)), "AMOUNT_TOO_LARGE");
+    assert_eq!(r.number("max_amount_cents"), Some(1_000_000_000_000));
+    rejected(g.world.exec(line(-1)), "AMOUNT_NOT_POSITIVE");
     // Patron holds more chips than the cage has cash.
-    g.world.exec(Command::Player(PlayerCommand { player_id: pid("P1"), op: PlayerOp::SetCreditLine { line_cents: d(10_000_000), approved_by: "credit-mgr".into() } })).unwrap();
+    g.world.exec(line(d(10_000_000))).unwrap();
     cage(&mut g, CageOp::IssueMarker { player_id: pid("P1"), marker_no: 1, chips: chips(5000, 30), approved_by: "shift-mgr".into(), delivery: MarkerDelivery::Pocket })
         .unwrap();
     let r = rejected(cage(&mut g, CageOp::RedeemChips { player_id: pid("P1"), chips: chips(5000, 30) }), "CAGE_CASH_SHORT");
