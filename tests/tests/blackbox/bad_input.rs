@@ -252,3 +252,34 @@ async fn times_outside_what_the_log_can_answer_are_invalid_argument() -> anyhow:
     assert_eq!((status.code(), violated_field(&status)), (Code::InvalidArgument, "header.import_occurred_at_unix_ms".to_string()));
     server.stop().await
 }
+
+/// A batch writes at most 64 streams (one append): one naming more is refused on `commands`,
+/// with the count, before anything is decided, and nothing moves (the operations pass: 64
+/// patrons' sales were decided for seconds and then refused without a reason).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_naming_more_streams_than_one_append_writes_is_invalid_argument() -> anyhow::Result<()> {
+    let server = TestServer::start("bad_input_streams").await?;
+    let mut cage = server.client(principal::CAGE).await?;
+    crate::scenario::open_cage(&mut cage).await?;
+    let sale = |index: usize| pb::Command {
+        command: Some(pb::command::Command::SellChips(pb::SellChips {
+            header: None,
+            cage_id: crate::scenario::CAGE.into(),
+            player_id: format!("W{index}"),
+            chips: vec![chipledger_tests::chips(100, 1)],
+        })),
+    };
+    // The cage and 63 patrons: 64 streams, recorded.
+    cage.ledger.record_batch(pb::RecordBatch { header: header("sales-63"), commands: (0..63).map(sale).collect() }).await?;
+    let refused = cage
+        .ledger
+        .record_batch(pb::RecordBatch { header: header("sales-64"), commands: (100..164).map(sale).collect() })
+        .await
+        .expect_err("65 streams");
+    assert_eq!((refused.code(), violated_field(&refused).as_str()), (Code::InvalidArgument, "commands"), "{refused:?}");
+    assert!(refused.message().contains("65"), "{refused:?}");
+    let mut auditor = server.client(principal::AUDITOR).await?;
+    let sold = chipledger_tests::all_events(&mut auditor, pb::EventFilter { stream_id: "player-W100".into(), ..Default::default() }).await?;
+    assert!(sold.is_empty(), "nothing moved: {sold:?}");
+    server.stop().await
+}

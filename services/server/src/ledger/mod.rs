@@ -640,6 +640,22 @@ impl Ledger {
                 command.streams_into(&mut named);
             }
         }
+        // One append writes at most so many streams: a submission naming more is refused before
+        // anything is decided (the operations pass: 64 patrons' sales were decided for seconds,
+        // then refused without a reason).
+        let mut distinct: Vec<&StreamId> = named.iter().collect();
+        distinct.sort_unstable_by_key(|stream| stream.key());
+        distinct.dedup();
+        if distinct.len() > chipledger_store::MAX_STREAMS_PER_APPEND {
+            return Err(status::invalid_field(
+                "commands",
+                format!(
+                    "one submission writes at most {} streams (tables, cages, patrons); these commands name {}: send them in smaller batches",
+                    chipledger_store::MAX_STREAMS_PER_APPEND,
+                    distinct.len()
+                ),
+            ));
+        }
         let _turns = self.turns.take(&property, &named).await;
         // An import's order is checked in its turn: against what the writers before it recorded
         // (the fixes' pass: an import dated earlier, sent while a later one was in flight, was

@@ -79,7 +79,7 @@ pub fn store_status(context: &str, error: StoreError) -> Status {
             "request",
             "a string holds a character PostgreSQL cannot store (NUL or an invalid escape)",
         ),
-        StoreError::Database(error) if is_connection_failure(&error) => status::unavailable(context, &error),
+        StoreError::Database(error) if is_connection_failure(&error) || is_resource_failure(&error) => status::unavailable(context, &error),
         // Unbalanced postings or a negative balance refused by PostgreSQL: the rules core let
         // through what the database's own invariants (R-UNIT-3, R-UNIT-4) refuse. Nothing was
         // written; it is a bug to investigate, not a user error.
@@ -125,6 +125,14 @@ pub(super) fn is_connection_failure(error: &sqlx::Error) -> bool {
             .is_some_and(|code| code.starts_with("08") || matches!(code.as_ref(), "57P01" | "57P02" | "57P03")),
         _ => false,
     }
+}
+
+/// The database could not do it for want of resources: SQLSTATE class 53 (disk full, out of
+/// memory, too many connections) or 58 (I/O error). The statement failed and its transaction
+/// with it: nothing was written, the command may be sent again (the operations pass: a full
+/// disk answered INTERNAL to every append, which a client cannot tell is safe to resend).
+pub(super) fn is_resource_failure(error: &sqlx::Error) -> bool {
+    matches!(error, sqlx::Error::Database(database) if database.code().is_some_and(|code| code.starts_with("53") || code.starts_with("58")))
 }
 
 /// Where the index of the refused command of a batch goes in a refusal's metadata.
