@@ -213,7 +213,9 @@ pub async fn verify(client: &mut Client, args: VerifyArgs, output: Output) -> an
             .unwrap_or_default()
     };
     let agreeing = reply.checkpoints.iter().filter(|verdict| verdict.agrees).count();
-    let last_agreeing = reply.checkpoints.iter().rev().find(|verdict| verdict.agrees);
+    // Before the first that disagrees: a later agreeing one (a history signed again after a
+    // restore to an older backup) proves nothing before it (the operations pass).
+    let last_agreeing = reply.checkpoints.iter().take_while(|verdict| verdict.agrees).last();
     let first_disagreeing = reply.checkpoints.iter().find(|verdict| !verdict.agrees);
     if let Some(verdict) = first_disagreeing {
         problems.push(format!(

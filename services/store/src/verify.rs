@@ -209,9 +209,12 @@ impl LogReport {
             && self.functions_changed.is_empty()
     }
 
-    /// The last checkpoint (in chain order) the log agrees with.
+    /// The last checkpoint (in chain order) the log agrees with before the first it does not:
+    /// what it proves. One agreeing after a disagreeing one proves nothing before it (a log
+    /// restored from an older backup and signed again: the operations pass was told the log was
+    /// proven through a checkpoint after the events it had lost).
     pub fn last_agreeing(&self) -> Option<&CheckpointVerdict> {
-        self.checkpoints.iter().rev().find(|verdict| verdict.agrees)
+        self.checkpoints.iter().take_while(|verdict| verdict.agrees).last()
     }
 }
 
