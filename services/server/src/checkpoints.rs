@@ -143,7 +143,10 @@ impl Checkpointer {
             match self.round().await {
                 Ok(0) => {}
                 Ok(made) => tracing::info!(made, "signed checkpoints"),
-                Err(error) => tracing::error!(%error, "could not sign a checkpoint"),
+                Err(error) => {
+                    crate::telemetry::metrics().checkpoint_failures.add(1, &[]);
+                    tracing::error!(%error, "could not sign a checkpoint: the entries since the last kept checkpoint are not protected outside the database");
+                }
             }
         })
         .await

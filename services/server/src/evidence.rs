@@ -116,7 +116,7 @@ fn checkpointing_status(error: CheckpointingError) -> Status {
     match error {
         CheckpointingError::NoKey => Status::failed_precondition(error.to_string()),
         CheckpointingError::Store(error) => store_status("sign checkpoint", error),
-        CheckpointingError::Sink { .. } => status::unavailable("checkpoint sink", &error),
+        CheckpointingError::Sink { .. } => status::checkpoint_sink_failed(&error),
     }
 }
 

@@ -68,6 +68,19 @@ pub fn version_conflict(stream_id: &str, expected_version: i64, attempts: u32) -
     )
 }
 
+/// The checkpoint sink (the write-once directory) refused the signed checkpoint: nothing was
+/// kept. The database is not the cause (the operations pass was told it was); the operator
+/// must make the directory writable. The detail (a path, an OS error) is the operator's.
+pub fn checkpoint_sink_failed(error: &dyn std::fmt::Display) -> Status {
+    tracing::error!(%error, "checkpoint sink failed");
+    with_info(
+        Code::Unavailable,
+        "CHECKPOINT_SINK_FAILED",
+        format!("the checkpoint could not be kept in the server's checkpoint directory ({error}); nothing was signed into it: the operator must make it writable"),
+        HashMap::new(),
+    )
+}
+
 /// Something the server could not do through no fault of the request. The detail is logged,
 /// not returned: it may carry SQL or connection strings.
 pub fn internal(context: &str, error: &dyn std::fmt::Display) -> Status {

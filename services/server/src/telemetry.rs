@@ -328,6 +328,10 @@ pub struct Metrics {
     pub version_conflicts: Counter<u64>,
     /// How far a subscriber is behind the head of the log when an event is delivered (events).
     pub subscription_lag: Histogram<u64>,
+    /// Periodic checkpoint rounds that failed (an unwritable sink, the database): while they
+    /// fail, the entries after the last kept checkpoint are protected by nothing outside the
+    /// database (an alert, not only a log line: the operations pass).
+    pub checkpoint_failures: Counter<u64>,
 }
 
 impl Metrics {
@@ -369,6 +373,10 @@ impl Metrics {
                 .u64_histogram("chipledger.subscription.lag")
                 .with_unit("{event}")
                 .with_description("Events between a delivered event and the head of the log")
+                .build(),
+            checkpoint_failures: meter
+                .u64_counter("chipledger.checkpoints.failed")
+                .with_description("Periodic checkpoint rounds that failed (sink or database): alert on any")
                 .build(),
         }
     }
