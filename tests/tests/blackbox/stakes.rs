@@ -164,6 +164,34 @@ async fn r_stake_3_a_buy_in_corrected_and_made_again_is_one_session() -> anyhow:
     room.server.stop().await
 }
 
+/// R-AUDIT-1: a hand whose settlement a correction took back (a misdeal) says so where it is
+/// read: GetHand lists the correction beside the hand as recorded (the cage pass: a voided hand
+/// still read as settled, the correction nowhere).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_audit_1_a_hand_shows_the_corrections_that_reversed_it() -> anyhow::Result<()> {
+    let mut room = Room::open("audit-1-hand", |_| {}).await?;
+    room.buy_in(1, "P1", 10_000).await?;
+    room.buy_in(2, "P2", 10_000).await?;
+    room.all_in_hand(1, 1, 2, 1).await?;
+    let hand = |room: &mut Room| {
+        let mut dealer = room.dealer.clone();
+        async move { dealer.table.get_hand(pb::GetHandRequest { property_id: String::new(), table_id: TABLE.into(), hand_no: Some(1) }).await.map(tonic::Response::into_inner) }
+    };
+    let recorded = hand(&mut room).await?;
+    assert!(recorded.corrections.is_empty(), "{recorded:?}");
+    let settled = recorded.events.iter().find(|event| event.event_type == "HandSettled").expect("settled").event_id.clone();
+    let mut admin = room.server.client(principal::ADMIN).await?;
+    let fix = pb::Correction { header: header("misdeal-1"), reverses_event_id: settled.clone(), approved_by: principal::ADMIN.0.into(), reason: "misdeal: the deck was short".into() };
+    let fix = approved(fix, &mut [&mut admin]).await?;
+    room.floor.ledger.correct(fix).await?;
+    let corrected = hand(&mut room).await?;
+    assert_eq!(corrected.corrections.len(), 1, "{corrected:?}");
+    // A settlement is taken back with its hand: the correction names an event of the hand.
+    assert!(recorded.events.iter().any(|event| corrected.corrections[0].payload_json.contains(&event.event_id)), "{corrected:?}");
+    assert_eq!(corrected.events, recorded.events, "the hand as recorded");
+    room.server.stop().await
+}
+
 /// R-REBUY-1: a patron's id is one patron in any case. A new id that differs from a known one
 /// only in case is refused, naming the known one, and kept among the refusals (the stakes pass:
 /// "Alice" left with $200 and "alice" bought in for $40 at once).

@@ -806,6 +806,8 @@ pub async fn hand(
             pots => pot_rows,
             awards => awards,
             starting => starting,
+            corrections => event_rows(&units, &hand.corrections),
+            event_headers => EVENT_HEADERS,
         };
         Ok(console.page(&signed, "hand.html", &format!("Hand {hand_no} at {table_id}"), body))
     }
