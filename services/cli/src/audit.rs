@@ -642,6 +642,7 @@ pub fn day_json(day: &pb::GamingDayReconciliation) -> serde_json::Value {
         "chips_issued": chips(&day.chips_issued),
         "chips_returned": chips(&day.chips_returned),
         "chip_liability_cents": day.chip_liability_cents,
+        "liability_below_zero": chips(&day.liability_below_zero),
         "closed_cage_streams": day.closed_cage_streams,
         "sum_of_balances_cents": day.sum_of_balances_cents,
         "rake_cents": day.rake_cents,
@@ -658,6 +659,9 @@ pub fn print_day(day: &pb::GamingDayReconciliation, output: Output) {
         println!("  chip liability: not closed yet: no cage has closed this gaming day (R-CHIP-5)");
     } else {
         println!("  chip liability: {} (R-CHIP-5; closed by {})", money(day.chip_liability_cents), day.closed_cage_streams.join(", "));
+    }
+    if !day.liability_below_zero.is_empty() {
+        println!("  WARNING: more came back than was issued of {} (R-CHIP-5: chips not the property's own, or substituted)", chips_text(&day.liability_below_zero));
     }
     println!("  sum of all balances: {} (R-UNIT-4: must be 0.00)", money(day.sum_of_balances_cents));
     println!("  rake (or time) collected: {}; tokes to the pool: {} (the shifts closed this day)", money(day.rake_cents), money(day.toke_cents));

@@ -1194,7 +1194,17 @@ pub async fn cage(State(console): State<Arc<Console>>, signed: Signed, Query(que
                 liability => if day.closed_cage_streams.is_empty() {
                     "not closed yet (no cage has closed this gaming day)".to_string()
                 } else {
-                    format!("{} (at the close of {})", units.money(day.chip_liability_cents), day.closed_cage_streams.join(", "))
+                    let below: Vec<String> = day
+                        .liability_below_zero
+                        .iter()
+                        .map(|chip| format!("{} x {}", chip.count, units.money(chip.denomination_cents)))
+                        .collect();
+                    let warning = if below.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; more came back than was issued: {} (R-CHIP-5: chips not the property's own, or substituted)", below.join(", "))
+                    };
+                    format!("{} (at the close of {}){warning}", units.money(day.chip_liability_cents), day.closed_cage_streams.join(", "))
                 },
                 balances => units.money(day.sum_of_balances_cents),
                 count_variance => units.money(day.count_variance_cents),

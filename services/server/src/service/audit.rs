@@ -145,6 +145,7 @@ impl AuditService for Services {
             chips_issued: to_list(&issued),
             chips_returned: to_list(&returned),
             chip_liability_cents: value(&issued) - value(&returned),
+            liability_below_zero: liability_below_zero(&issued, &returned),
             tables,
             sum_of_balances_cents: i64::try_from(sum).map_err(|_| status::internal("sum of balances", &"overflow"))?,
             cage_count_variances,
@@ -466,4 +467,31 @@ pub(super) fn shift_reconciliation(
         rake_cents,
         toke_cents,
     })
+}
+
+/// R-CHIP-5: the denominations of which more came back than was issued, with the count below
+/// zero (the cage pass: $25 chips at -113 outstanding, reported without a word).
+fn liability_below_zero(issued: &BTreeMap<i64, i64>, returned: &BTreeMap<i64, i64>) -> Vec<pb::ChipCount> {
+    returned
+        .iter()
+        .filter_map(|(denomination, back)| {
+            let outstanding = issued.get(denomination).copied().unwrap_or(0) - back;
+            (outstanding < 0).then_some(pb::ChipCount { denomination_cents: *denomination, count: outstanding })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn r_chip_5_a_denomination_back_more_than_issued_is_flagged_with_its_count() {
+        let issued = BTreeMap::from([(500, 40), (2_500, 107)]);
+        let returned = BTreeMap::from([(500, 40), (2_500, 220), (10_000, 3)]);
+        let flagged = liability_below_zero(&issued, &returned);
+        let flagged: Vec<(i64, i64)> = flagged.iter().map(|chip| (chip.denomination_cents, chip.count)).collect();
+        assert_eq!(flagged, vec![(2_500, -113), (10_000, -3)]);
+        assert!(liability_below_zero(&returned, &issued).is_empty());
+    }
 }
