@@ -782,7 +782,20 @@ pub fn judge_chips(table: &TableState, seat: Seat, chips: &[crate::money::ChipCo
         None => Action::Raise { to_cents: round_cents + chips_cents },
     };
     let action = if chips_cents == stack && declared.is_none() && !single_chip && chips_cents > owe { Action::AllIn } else { action };
-    let judged = judge_action(table, seat, action)?;
+    let judged = match judge_action(table, seat, action) {
+        // Undeclared chips more than the call but short of a raise are a call, the rest change
+        // (the seeds: chips "of sufficient value to raise" make a raise; "the player must at
+        // least match that amount": the second betting pass had them refused, the chips out).
+        Err(refused)
+            if declared.is_none()
+                && owe > 0
+                && matches!(action, Action::Raise { .. })
+                && [RAISE_BELOW_MINIMUM.code, FIXED_LIMIT_AMOUNT.code].contains(&refused.reason.code) =>
+        {
+            judge_action(table, seat, Action::Call)?
+        }
+        judged => judged?,
+    };
     let short_cents = if chips_cents < judged.amount_cents && chips_cents < stack { judged.amount_cents - chips_cents } else { 0 };
     let change_cents = (chips_cents - judged.amount_cents).max(0);
     Ok(ChipsJudged { judged, chips_cents, change_cents, short_cents })

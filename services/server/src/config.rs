@@ -884,7 +884,13 @@ fn resolve_checkpoints(file: &CheckpointsFile, data_dir: &Path, embedded: bool) 
         })
         .collect::<Result<_, ConfigError>>()?;
     Ok(CheckpointSettings {
-        key_file: file.key_file.clone().or_else(|| embedded.then(|| data_dir.join(EMBEDDED_CHECKPOINT_KEY))),
+        // The data dir's key also when the database is given by URL (`chipledgerd partitions
+        // archive --data-dir data --database-url ...` against the embedded cluster did not find
+        // it: the operations pass); made only in the embedded mode.
+        key_file: file
+            .key_file
+            .clone()
+            .or_else(|| (embedded || data_dir.join(EMBEDDED_CHECKPOINT_KEY).is_file()).then(|| data_dir.join(EMBEDDED_CHECKPOINT_KEY))),
         generate_key: embedded && file.key_file.is_none(),
         dir: file.dir.clone().or_else(|| embedded.then(|| data_dir.join(EMBEDDED_CHECKPOINT_DIR))),
         interval: Duration::from_secs(interval_seconds),

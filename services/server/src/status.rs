@@ -68,6 +68,19 @@ pub fn version_conflict(stream_id: &str, expected_version: i64, attempts: u32) -
     )
 }
 
+/// The property's archive anchor is not proven by a signed archive document: balances carried
+/// past it are not served (R-AUDIT-1; `chipledger verify` says why). Not the caller's fault,
+/// and not a retry's either: the operator must look.
+pub fn archive_not_proven(problem: &str) -> Status {
+    tracing::error!(problem, "balance read refused: the archive anchor is not proven");
+    with_info(
+        Code::FailedPrecondition,
+        "ARCHIVE_NOT_PROVEN",
+        format!("balances are not served across an archive anchor that is not proven ({problem}); run chipledger verify"),
+        HashMap::new(),
+    )
+}
+
 /// The checkpoint sink (the write-once directory) refused the signed checkpoint: nothing was
 /// kept. The database is not the cause (the operations pass was told it was); the operator
 /// must make the directory writable. The detail (a path, an OS error) is the operator's.

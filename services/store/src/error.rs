@@ -47,6 +47,10 @@ pub enum StoreError {
     /// only from `archived_through` on; the archive file holds the rest.
     #[error("position {position} is archived: the live log answers from position {archived_through} on")]
     Archived { position: i64, archived_through: i64 },
+    /// The property's archive anchor is not proven by its signed archive document (by a trusted
+    /// key): the balances carried past it are not served (`chipledger verify` names why).
+    #[error("the archive anchor is not proven: {0}")]
+    ArchiveUnproven(String),
     /// Stored data could not be decoded (a sign of tampering or a bug).
     #[error("corrupt stored data: {0}")]
     Corrupt(String),

@@ -128,7 +128,7 @@ pub use projection::{CreditLine, DailyCash, Departure, InlineProjection, PlayerS
 pub use read::{AsOf, EventFilter};
 pub use rejection::{RecordedCommand, RecordedRejection, RefusalOutcome, RejectionRecord};
 pub use subscription::{Lag, Subscription};
-pub use verify::{CheckpointVerdict, LogReport, ProjectionDifference, RefusalProblem};
+pub use verify::{CheckpointVerdict, LogReport, ProjectionDifference, RefusalProblem, trust_archives_signed_by};
 
 /// The application role: EXECUTE on the functions of `sql/` ([`schema::FUNCTIONS`]), nothing else.
 pub const APP_ROLE: &str = "chipledger_app";
@@ -304,6 +304,7 @@ impl Store {
     /// before a time, resolved once so that the two agree).
     pub async fn balance_with_position(&self, property: &str, account: &str, as_of: AsOf) -> Result<(i64, i64), StoreError> {
         let mut conn = self.pool.acquire().await?;
+        verify::check_archive_for_reads(&mut conn, property).await?;
         let position = read::resolve_position(&mut *conn, property, as_of).await?;
         Ok((read::balance_at(&mut *conn, property, account, position).await?, position))
     }
@@ -311,6 +312,7 @@ impl Store {
     /// Sum over all accounts as of a point of the log; zero whenever the ledger is sound.
     pub async fn balances_sum(&self, property: &str, as_of: AsOf) -> Result<i128, StoreError> {
         let mut conn = self.pool.acquire().await?;
+        verify::check_archive_for_reads(&mut conn, property).await?;
         let position = read::resolve_position(&mut *conn, property, as_of).await?;
         read::balances_sum_at(&mut *conn, property, position).await
     }

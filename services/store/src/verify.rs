@@ -73,6 +73,41 @@ pub(crate) async fn archive_anchor<'c>(executor: impl PgExecutor<'c>, property: 
     .transpose()
 }
 
+/// The keys an archive anchor must be signed by before balance reads count what it carries
+/// (`None`: not checked, as in tools and tests that read no archive); set once by the server.
+static ARCHIVE_KEYS: std::sync::RwLock<Option<Vec<[u8; 32]>>> = std::sync::RwLock::new(None);
+/// Anchors proven since (property, position, hash): each is checked once.
+static PROVEN_ANCHORS: std::sync::Mutex<Vec<(String, i64, [u8; 32])>> = std::sync::Mutex::new(Vec::new());
+
+/// Balance reads count the balances an archive carried only when its anchor is proven by its
+/// document signed with one of `keys` (none: no anchor is). The operations pass wrote an anchor
+/// and a bogus document as a superuser, and the balances served moved by $1,000,000 while only
+/// `verify` said so.
+pub fn trust_archives_signed_by(keys: Vec<[u8; 32]>) {
+    *ARCHIVE_KEYS.write().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(keys);
+}
+
+/// Refuses a balance read over an archive anchor that is not proven (see
+/// [`trust_archives_signed_by`]); nothing when there is no anchor or no keys were set.
+pub(crate) async fn check_archive_for_reads(conn: &mut sqlx::PgConnection, property: &str) -> Result<(), StoreError> {
+    let Some(keys) = ARCHIVE_KEYS.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone() else {
+        return Ok(());
+    };
+    let Some(anchor) = archive_anchor(&mut *conn, property).await? else { return Ok(()) };
+    let key = (property.to_owned(), anchor.position, anchor.hash);
+    if PROVEN_ANCHORS.lock().unwrap_or_else(std::sync::PoisonError::into_inner).contains(&key) {
+        return Ok(());
+    }
+    if keys.is_empty() {
+        return Err(StoreError::ArchiveUnproven(format!("no key is trusted for the archive anchor at position {}", anchor.position)));
+    }
+    if let Some(problem) = anchor_unproven(&mut *conn, property, &anchor, &keys).await? {
+        return Err(StoreError::ArchiveUnproven(problem));
+    }
+    PROVEN_ANCHORS.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(key);
+    Ok(())
+}
+
 /// What is wrong with an archive anchor, if anything: it stands for archived events only with
 /// the signed document of its archive, whose digest of the property ends at the anchor's
 /// position and hash, signed by one of `trusted` (any key, if empty). An anchor is rows: a

@@ -9,7 +9,7 @@
 
 use chipledger_proto::v1 as pb;
 use chipledger_store::chain::{self, AppendLink, StoredFields};
-use chipledger_tests::{Client, TestServer, header, principal};
+use chipledger_tests::{Client, TestServer, error_info, header, principal};
 use sqlx::{Connection, PgConnection, Row};
 
 use crate::scenario::{self, TABLE, cash_buy_in};
@@ -497,6 +497,16 @@ async fn an_archive_anchor_over_live_events_is_no_archive() -> anyhow::Result<()
     assert!(!reply.ok, "{reply:?}");
     assert_eq!(reply.first_bad_position, Some(1), "{reply:?}");
     assert!(reply.problem.contains("NotArchived"), "{reply:?}");
+    // With a balance it "carries", the balances served would move: they are refused instead,
+    // as long as the anchor is not proven by an archive this server signed (the operations
+    // pass: $1,000,000 more in the cage's cash, served by GetBalance while only verify said so).
+    sqlx::query("INSERT INTO archive_balances VALUES ($1, 'cage/MAIN/cash', '-infinity', 100000000)")
+        .bind(&property)
+        .execute(&mut connection)
+        .await?;
+    let request = pb::GetBalanceRequest { property_id: String::new(), account: "cage/MAIN/cash".into(), as_of: None };
+    let refused = recorded.auditor.ledger.get_balance(request).await.expect_err("no balance across an unproven anchor");
+    assert_eq!((refused.code(), error_info(&refused).reason.as_str()), (tonic::Code::FailedPrecondition, "ARCHIVE_NOT_PROVEN"), "{refused:?}");
     recorded.server.stop().await
 }
 

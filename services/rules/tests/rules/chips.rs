@@ -40,6 +40,33 @@ fn r_bet_14_single_oversized_chip_without_declaration_is_a_call_with_change() {
     assert_eq!(g.hand().round.bet_to_cents, d(25));
 }
 
+/// R-BET-14, R-BET-3, R-BET-6: chips put out without a word, more than the call but short of a
+/// raise, are a call, the rest change (the seeds: chips "of sufficient value to raise" make a
+/// raise, and "the player must at least match that amount"; the betting pass had them refused,
+/// the chips out on the table). Enough for a raise, they raise.
+#[test]
+fn r_bet_14_undeclared_chips_short_of_a_raise_are_a_call_with_change() {
+    let dollars = |count| vec![ChipCount { denomination_cents: d(1), count }];
+    let mut g = three();
+    let events = put_out(&mut g, 3, dollars(3), None).unwrap();
+    let Event::Table(TableEvent::Acted { kind, to_cents, amount_cents, .. }) = &events[0].1 else { panic!("{events:?}") };
+    assert_eq!((*kind, *to_cents, *amount_cents), (ActionKind::Call, d(2), d(2)));
+    assert_eq!(g.stack(3), d(98), "$1 back as change");
+    let events = put_out(&mut g, 1, dollars(3), None).unwrap();
+    let Event::Table(TableEvent::Acted { kind, to_cents, .. }) = &events[0].1 else { panic!("{events:?}") };
+    assert_eq!((*kind, *to_cents), (ActionKind::Raise, d(4)), "the small blind's $1 and $3 more: a raise to $4");
+    // Fixed limit $2/$4: $3 facing the $2 big blind is a call, $4 a raise.
+    let mut g = Game::new(example_config(TableConfig::fixed_limit_holdem(d(2), d(4), 3)), &[(1, d(100)), (2, d(100)), (3, d(100))]);
+    g.start(1, 3, &[1, 2, 3]);
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    let events = put_out(&mut g, 3, dollars(3), None).unwrap();
+    let Event::Table(TableEvent::Acted { kind, .. }) = &events[0].1 else { panic!("{events:?}") };
+    assert_eq!(*kind, ActionKind::Call);
+    // Declared as a raise, the same chips are still refused: the words bind.
+    rejected(put_out(&mut g, 1, dollars(2), Some(raise(3))), "FIXED_LIMIT_AMOUNT");
+}
+
 #[test]
 fn r_bet_14_single_chip_with_no_bet_is_a_bet_of_its_value() {
     let mut g = three();

@@ -75,6 +75,7 @@ pub fn store_status(context: &str, error: StoreError) -> Status {
             status::partition_missing(recorded_at_micros, partitions_until_micros)
         }
         StoreError::Archived { position, archived_through } => status::position_archived(position, archived_through),
+        StoreError::ArchiveUnproven(problem) => status::archive_not_proven(&problem),
         StoreError::Database(error) if is_unstorable_text(&error) => status::invalid_field(
             "request",
             "a string holds a character PostgreSQL cannot store (NUL or an invalid escape)",
