@@ -90,11 +90,14 @@ pub fn decide_collect_time(table: &TableState, ctx: &crate::CommandContext, seat
                 .with("paid_until_unix_ms", s.time_paid_until_unix_ms)
                 .with("at_unix_ms", ctx.at_unix_ms));
         }
-        if s.stack_cents < *fee_cents {
-            return Err(Rejection::new(TIME_FEE_EXCEEDS_STACK, "the stack does not cover the time fee")
+        // From chips: cash in play is cash until converted (R-STAKE-5; the fixes' pass took $5
+        // of time from $100 of cash, and the conversion then paid $100 of chips for a $95 stack).
+        if s.chips_cents() < *fee_cents {
+            return Err(Rejection::new(TIME_FEE_EXCEEDS_STACK, "the stack's chips do not cover the time fee (cash in play is converted first)")
                 .with("seat", *seat as Cents)
                 .with("fee_cents", *fee_cents)
-                .with("stack_cents", s.stack_cents));
+                .with("stack_cents", s.stack_cents)
+                .with("cash_in_play_cents", s.cash_in_play_cents));
         }
         postings.push(Posting::new(Account::Seat { table_id: table_id.clone(), seat: *seat }, -fee_cents));
     }

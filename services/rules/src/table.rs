@@ -363,6 +363,10 @@ pub enum TableEvent {
         postings: Vec<Posting>,
         #[serde(default)]
         buy_in: bool,
+        /// R-CHIP-2, R-AUDIT-2: the supervisor of an amount at the threshold, recorded as for a
+        /// buy-in (the fixes' pass: proven, then recorded nowhere).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        supervisor_id: Option<String>,
     },
     CashInPlayConverted { seat: Seat, amount_cents: Cents, chips: Vec<ChipCount>, postings: Vec<Posting> },
     /// `amount_cents` goes to the pocket; `iou_settled_cents` of the stack first paid back the
@@ -1060,7 +1064,7 @@ impl TableState {
                     s.sitting_out = out;
                 }
             }
-            TableEvent::CashPutInPlay { seat, amount_cents, postings, buy_in } => {
+            TableEvent::CashPutInPlay { seat, amount_cents, postings, buy_in, .. } => {
                 self.apply_postings(postings);
                 let min_cents = self.config.as_ref().map_or(0, |c| c.buy_in.min_cents);
                 if let Some(s) = self.seat_mut(*seat) {

@@ -312,7 +312,8 @@ pub fn decide_funds(
             let mut postings = Vec::with_capacity(2);
             crate::accounts::transfer(&mut postings, Account::House(HouseAccount::Patrons), Account::Seat { table_id: table_id.clone(), seat }, amount);
             let buy_in = matches!(arrival, Arrival::BuyIn { .. });
-            out.push((tsid, Event::Table(TableEvent::CashPutInPlay { seat, amount_cents: amount, postings, buy_in })));
+            let supervisor_id = supervisor_id.clone();
+            out.push((tsid, Event::Table(TableEvent::CashPutInPlay { seat, amount_cents: amount, postings, buy_in, supervisor_id })));
             let psid = StreamId::Player(player_id.clone());
             if buy_in {
                 out.push((psid.clone(), Event::Player(joined(table_id, seat, config, amount))));

@@ -402,7 +402,11 @@ fn r_stake_5_cash_in_play_is_judged_as_a_buy_in_or_a_top_up() {
     // Named, as for a buy-in (the cage pass: cash in play had no field for one, so an amount at
     // the threshold could never be recorded).
     g.table(TableOp::SeatPlayer { seat: 4, player_id: pid("P4") }).unwrap();
-    g.table(TableOp::PutCashInPlay { seat: 4, player_id: pid("P4"), amount_cents: d(150), supervisor_id: Some("floor-1".into()) }).unwrap();
+    let events = g.table(TableOp::PutCashInPlay { seat: 4, player_id: pid("P4"), amount_cents: d(150), supervisor_id: Some("floor-1".into()) }).unwrap();
+    assert!(
+        events.iter().any(|(_, e)| matches!(e, Event::Table(TableEvent::CashPutInPlay { supervisor_id: Some(s), .. }) if s == "floor-1")),
+        "the supervisor is recorded: {events:?}"
+    );
     let events = g.table(TableOp::PutCashInPlay { seat: 3, player_id: pid("P3"), amount_cents: d(60), supervisor_id: None }).unwrap();
     assert!(events.iter().any(|(_, e)| e.event_type() == "JoinedTable"), "the first chips seat the patron");
     assert!(g.state().seat(3).unwrap().has_bought_in);
@@ -970,6 +974,17 @@ fn r_rake_3_time_is_collected_once_per_interval() {
     assert_eq!((r.reason.rule, r.number("seat")), ("R-RAKE-3", Some(1)));
     g.table(TableOp::CollectTime { seats: vec![1, 2] }).unwrap();
     g.table(TableOp::StartHand { hand_no: 1, button_seat: 1, dealt_seats: vec![1, 2] }).unwrap();
+    // R-STAKE-5: time comes from chips, not from cash in play (the fixes' pass: $5 of time from
+    // $100 of cash, then the conversion paid $100 of chips for a $95 stack).
+    let mut c = nl_1_2();
+    c.fee = FeePolicy::TimeCollection { fee_cents: d(6), interval_minutes: 30 };
+    let mut cash = Game::new(c, &[(1, d(100))]);
+    cash.table(TableOp::SeatPlayer { seat: 3, player_id: pid("P3") }).unwrap();
+    cash.table(TableOp::PutCashInPlay { seat: 3, player_id: pid("P3"), amount_cents: d(60), supervisor_id: None }).unwrap();
+    let r = rejected(cash.table(TableOp::CollectTime { seats: vec![3] }), "TIME_FEE_EXCEEDS_STACK");
+    assert_eq!((r.number("stack_cents"), r.number("cash_in_play_cents")), (Some(d(60)), Some(d(60))));
+    cash.table(TableOp::ConvertCashInPlay { seat: 3 }).unwrap();
+    cash.table(TableOp::CollectTime { seats: vec![3] }).unwrap();
     // An interval of nothing would let a seat pay again and again (the rake pass).
     let mut every_instant = nl_1_2();
     every_instant.fee = FeePolicy::TimeCollection { fee_cents: d(6), interval_minutes: 0 };
