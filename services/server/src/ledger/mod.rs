@@ -660,15 +660,17 @@ impl Ledger {
             ));
         }
         let _turns = self.turns.take(&property, &named).await;
-        // An import's order is checked in its turn: against what the writers before it recorded
-        // (the fixes' pass: an import dated earlier, sent while a later one was in flight, was
-        // checked before it and recorded after it).
-        if imported_by.is_some() {
-            self.check_import_order(&property, &context, &entries).await?;
-        }
         let mut attempt = 0;
         loop {
             attempt += 1;
+            // An import's order is checked in its turn, and again at every attempt: against
+            // what the writers before it recorded, on this replica or on another one whose
+            // append made this one decide again (the fixes' passes: an import dated earlier,
+            // sent while a later one was in flight, was checked before it and recorded after it;
+            // then the same across two replicas).
+            if imported_by.is_some() {
+                self.check_import_order(&property, &context, &entries).await?;
+            }
             // First on the cached states as they are (a stale one ends in a version conflict
             // at the append, which forgets it and decides again); a refusal is only given on
             // states read up to the head, so a cache behind another replica never refuses.
