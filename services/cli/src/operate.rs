@@ -772,7 +772,7 @@ impl TableOperation {
                     header: None,
                     table_id: table,
                     counted_tray: counted_tray.0,
-                    counted_drop_cents: counted_drop.cents_or_zero(),
+                    counted_drop_cents: counted_drop.cents(),
                     signer_1: signer1.unwrap_or_default(),
                     signer_2: signer2.unwrap_or_default(),
                 })
@@ -946,7 +946,7 @@ impl CageOperation {
                     header: None,
                     cage_id: cage,
                     counted_chips: counted_chips.0,
-                    counted_cash_cents: counted_cash.cents_or_zero(),
+                    counted_cash_cents: counted_cash.cents(),
                     signer_1: signer1.unwrap_or_default(),
                     signer_2: signer2.unwrap_or_default(),
                 })

@@ -84,7 +84,7 @@ async fn overflowing_counts_and_amounts_are_refused_by_rule_and_move_nothing() -
         header: header("close-huge"),
         table_id: TABLE.into(),
         counted_tray: vec![chips(100, count), chips(10_000, count)],
-        counted_drop_cents: 10_000,
+        counted_drop_cents: Some(10_000),
         signer_1: principal::FLOOR.0.into(),
         signer_2: principal::CAGE.0.into(),
     };
@@ -121,7 +121,7 @@ async fn overflowing_counts_and_amounts_are_refused_by_rule_and_move_nothing() -
         header: header("close-wrap"),
         table_id: TABLE.into(),
         counted_tray: vec![chips(100, i64::MAX), chips(100, i64::MAX), chips(100, true_ones + 2)],
-        counted_drop_cents: 10_000,
+        counted_drop_cents: Some(10_000),
         signer_1: principal::FLOOR.0.into(),
         signer_2: principal::CAGE.0.into(),
     };

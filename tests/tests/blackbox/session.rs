@@ -269,7 +269,7 @@ async fn table_session_open_to_shift_close_accounts_for_every_cent() -> anyhow::
         header: header("close-shift-1"),
         table_id: TABLE.into(),
         counted_tray,
-        counted_drop_cents: 35_000,
+        counted_drop_cents: Some(35_000),
         signer_1: principal::FLOOR.0.into(),
         signer_2: principal::CAGE.0.into(),
     };

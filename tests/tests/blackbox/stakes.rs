@@ -334,7 +334,7 @@ async fn r_chip_4_a_count_that_differs_is_recorded_and_reconciled_not_refused() 
         header,
         table_id: TABLE.into(),
         counted_tray: counted_tray.clone(),
-        counted_drop_cents: 8_000,
+        counted_drop_cents: Some(8_000),
         signer_1: principal::FLOOR.0.into(),
         signer_2: principal::CAGE.0.into(),
     };
@@ -369,7 +369,7 @@ async fn r_chip_4_a_count_that_differs_is_recorded_and_reconciled_not_refused() 
             header,
             table_id: TABLE.into(),
             counted_tray,
-            counted_drop_cents: 0,
+            counted_drop_cents: Some(0),
             signer_1: "fred-floor".into(),
             signer_2: "fred-floor".into(),
         })
@@ -388,7 +388,7 @@ async fn r_chip_4_a_cage_count_that_differs_shows_in_the_gaming_day_reconciliati
         header,
         cage_id: scenario::CAGE.into(),
         counted_chips: vec![chips(100, 1_800), chips(500, 1_800), chips(2_500, 360), chips(10_000, 101)],
-        counted_cash_cents: 995_000,
+        counted_cash_cents: Some(995_000),
         signer_1: principal::CAGE.0.into(),
         signer_2: principal::FLOOR.0.into(),
     };

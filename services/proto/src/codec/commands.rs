@@ -184,11 +184,21 @@ decode!(ChangeTableConfig, |m, e| {
     table(id?, TableOp::ChangeConfig { config: config? })
 });
 
+/// R-CHIP-4: a count's cash or drop line, which a count names (0 when empty): one left out is
+/// no count, not a zero (the fixes' pass emptied a $112,000 cash book so).
+fn counted_line(errors: &mut FieldErrors, field: &str, value: Option<i64>) -> Option<i64> {
+    if value.is_none() {
+        errors.add(field, "a count names this line, 0 when there is none: a line left out is no count (R-CHIP-4)");
+    }
+    value
+}
+
 decode!(CloseShift, |m, e| {
     let id = table_id(e, "table_id", &m.table_id);
     let counted_tray = chips(e, "counted_tray", &m.counted_tray);
     let signers = signers(e, &m.signer_1, &m.signer_2);
-    table(id?, TableOp::CloseShift { counted_tray: counted_tray?, counted_drop_cents: m.counted_drop_cents, signers: signers? })
+    let drop = counted_line(e, "counted_drop_cents", m.counted_drop_cents);
+    table(id?, TableOp::CloseShift { counted_tray: counted_tray?, counted_drop_cents: drop?, signers: signers? })
 });
 
 decode!(SeatPlayer, |m, e| {
@@ -399,7 +409,8 @@ decode!(CountCageShift, |m, e| {
     let id = cage_id(e, "cage_id", &m.cage_id);
     let counted = chips(e, "counted_chips", &m.counted_chips);
     let signers = signers(e, &m.signer_1, &m.signer_2);
-    cage(id?, CageOp::CountShift { counted_chips: counted?, counted_cash_cents: m.counted_cash_cents, signers: signers? })
+    let cash = counted_line(e, "counted_cash_cents", m.counted_cash_cents);
+    cage(id?, CageOp::CountShift { counted_chips: counted?, counted_cash_cents: cash?, signers: signers? })
 });
 
 decode!(SettleIou, |m, e| {
@@ -783,7 +794,7 @@ fn table_op_to_wire(table_id: &str, op: &TableOp) -> Result<Wire, NoWireMessage>
             header: None,
             table_id,
             counted_tray: chips_to_wire(counted_tray),
-            counted_drop_cents: *counted_drop_cents,
+            counted_drop_cents: Some(*counted_drop_cents),
             signer_1: signers.first.clone(),
             signer_2: signers.second.clone(),
         }),
@@ -992,6 +1003,28 @@ mod tests {
             assert!(showdown(has_low, low).to_domain(&mut errors).is_some());
             assert!(errors.is_empty());
         }
+    }
+
+    /// R-CHIP-4: a count names its cash or drop line, 0 when there is none: a line left out is
+    /// no count (the fixes' pass emptied a $112,000 cash book by leaving it out).
+    #[test]
+    fn a_count_without_its_cash_or_drop_line_is_refused() {
+        let count = |cash: Option<i64>| pb::CountCageShift {
+            header: header("count"),
+            cage_id: "MAIN".into(),
+            counted_chips: vec![pb::ChipCount { denomination_cents: 100, count: 0 }],
+            counted_cash_cents: cash,
+            signer_1: "a".into(),
+            signer_2: "b".into(),
+        };
+        let mut errors = FieldErrors::new();
+        assert_eq!(count(None).to_domain(&mut errors), None);
+        assert!(!errors.is_empty());
+        let mut errors = FieldErrors::new();
+        assert!(count(Some(0)).to_domain(&mut errors).is_some(), "0 is a count");
+        let close = pb::CloseShift { header: header("close"), table_id: "T1".into(), signer_1: "a".into(), signer_2: "b".into(), ..Default::default() };
+        let mut errors = FieldErrors::new();
+        assert_eq!(close.to_domain(&mut errors), None);
     }
 
     #[test]

@@ -166,8 +166,8 @@ pub async fn cage_action(
             Ok(pb::CountCageShift {
                 header: None,
                 cage_id: required(form, "cage_id")?,
-                counted_chips: chips(form)?,
-                counted_cash_cents: amount(form, "cash")?,
+                counted_chips: counted_chips(form)?,
+                counted_cash_cents: Some(amount(form, "cash")?),
                 ..Default::default()
             })
         })
@@ -219,13 +219,24 @@ fn amount(form: &Fields, name: &'static str) -> Result<i64, Status> {
     money::parse_money(&required(form, name)?).map_err(|problem| status::invalid_field(name, &problem))
 }
 
-/// The chip counts of the form: `chip_<denomination in cents>` = count.
+/// The chip counts of the form: `chip_<denomination in cents>` = count; blank or 0 fields are
+/// no chips.
 fn chips(form: &Fields) -> Result<Vec<pb::ChipCount>, Status> {
+    chips_of(form, false)
+}
+
+/// The chips a count names: an explicit 0 is counted (none of them found), a blank field is no
+/// count of that denomination (R-CHIP-4: refused where the book holds some, not taken as 0).
+fn counted_chips(form: &Fields) -> Result<Vec<pb::ChipCount>, Status> {
+    chips_of(form, true)
+}
+
+fn chips_of(form: &Fields, zero_counts: bool) -> Result<Vec<pb::ChipCount>, Status> {
     let mut chips = Vec::new();
     for (name, value) in form {
         let Some(denomination) = name.strip_prefix("chip_") else { continue };
         let value = value.trim();
-        if value.is_empty() || value == "0" {
+        if value.is_empty() || (value == "0" && !zero_counts) {
             continue;
         }
         // The form's own field names only: `chip_0100` or `chip_+100` is no second $1 field.
