@@ -586,8 +586,43 @@ async fn functions_changed(snapshot: &mut Transaction<'static, Postgres>) -> Res
             changed.push(format!("{schema}.{name}"));
         }
     }
+    // The tables the functions read, as the migrations made them: each a table (not a view
+    // in its place), with no row-level security or policy, no rule, and no trigger but the
+    // append-only ones, enabled (the fixes' second pass hid refusals and a CTR with a policy
+    // that filtered only the listing's queries, and with a view named like the table).
+    let objects: Vec<(String,)> = sqlx::query_as(
+        "SELECT 'table ' || t.name || ': not a table' FROM unnest($1::text[]) AS t(name) \
+          WHERE NOT EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+                             WHERE n.nspname = 'public' AND c.relname = t.name AND c.relkind IN ('r', 'p')) \
+         UNION ALL \
+         SELECT 'table ' || c.relname || ': row-level security' FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+          WHERE n.nspname = 'public' AND (c.relrowsecurity OR c.relforcerowsecurity) \
+         UNION ALL \
+         SELECT 'table ' || c.relname || ': policy ' || p.polname FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid \
+           JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' \
+         UNION ALL \
+         SELECT 'table ' || c.relname || ': rule ' || r.rulename FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class \
+           JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND r.rulename <> '_RETURN' \
+         UNION ALL \
+         SELECT 'table ' || c.relname || ': trigger ' || t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid \
+           JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_proc f ON f.oid = t.tgfoid \
+          WHERE n.nspname = 'public' AND NOT t.tgisinternal AND (f.proname <> 'chipledger_refuse_change' OR t.tgenabled = 'D') \
+         ORDER BY 1",
+    )
+    .bind(STORE_TABLES)
+    .fetch_all(&mut **snapshot)
+    .await?;
+    changed.extend(objects.into_iter().map(|(object,)| object));
     Ok(changed)
 }
+
+/// The tables of the store the functions read and write (migrations/).
+const STORE_TABLES: &[&str] = &[
+    "account_balances", "archive_anchors", "archive_balances", "archived_partitions", "checkpoints", "commands",
+    "credit_lines", "dropped_partitions", "event_ids", "events", "log_partitions", "patron_daily_cash",
+    "player_departure_log", "player_sessions", "postings", "projection_checkpoints", "property_heads", "rejections",
+    "report_table_day", "schema_state", "streams",
+];
 
 /// Recompute the refusal chain; (refusals checked, first problem).
 async fn check_refusals(
