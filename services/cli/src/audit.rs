@@ -467,6 +467,7 @@ pub fn print_hand(view: &pb::HandView, output: Output) {
                 "jackpot_drop_cents": view.jackpot_drop_cents,
                 "board": view.board,
                 "events": view.events.iter().map(event_json).collect::<Vec<_>>(),
+                "corrections": view.corrections.iter().map(event_json).collect::<Vec<_>>(),
             })
         );
         return;
@@ -478,6 +479,16 @@ pub fn print_hand(view: &pb::HandView, output: Output) {
         view.button_seat,
         if view.ended { "ended" } else { "in progress" }
     );
+    // R-AUDIT-1: what undid the hand comes first (the fixes' second pass read a voided hand here
+    // as settled).
+    if !view.corrections.is_empty() {
+        println!("CORRECTED AFTERWARDS: the hand below is as recorded, before these corrections (R-AUDIT-1)");
+        let mut corrections = output.table(&["position", "event", "postings"]);
+        for event in &view.corrections {
+            corrections.add_row(vec![event.global_position.to_string(), event.event_type.clone(), postings_text(&event.postings)]);
+        }
+        println!("{corrections}");
+    }
     let mut seats = output.table(&["seat", "player", "starting stack", "put in", "received", "net"]);
     for seat in &view.starting_seats {
         let (put_in, received) = per_seat.get(&seat.seat).copied().unwrap_or_default();
