@@ -525,55 +525,46 @@ impl Ledger {
     /// yesterday at a cage opened today, after the patron's live $9,000 of today was due: two
     /// days under the CTR threshold, and a cage stream out of order. (Imports are an admin's;
     /// the extra reads are theirs alone.)
-    async fn check_import_order(&self, property: &str, context: &CommandContext, entries: &[Entry]) -> Result<(), Status> {
+    /// `written`: every stream the decision writes, those its commands name, a correction's
+    /// (of the event it reverses: the fixes' pass backdated an imported correction past its
+    /// stream's latest day) and those a loaded state made it write (a `SeatBound`, a cash
+    /// reversal: the fixes' second pass).
+    async fn check_import_order(&self, property: &str, context: &CommandContext, written: &[String]) -> Result<(), Status> {
         let store = self.router.primary(property);
-        let mut seen: Vec<String> = Vec::new();
-        for entry in entries {
-            // A correction's streams are those of the event it reverses (read from the log): the
-            // fixes' pass backdated an imported correction past its stream's latest day.
-            let command = match &entry.decidable {
-                Decidable::Command(command) => command.clone(),
-                Decidable::Correction(correction) => self.correction_command(property, correction).await?,
-            };
-            for stream in command.streams().iter().map(StreamId::key) {
-                if seen.contains(&stream) {
-                    continue;
-                }
-                seen.push(stream.clone());
-                let version = self.db.call("stream_version", "streams", store.stream_version(property, &stream)).await;
-                let version = version.map_err(|error| store_status("read stream version", error))?;
-                if version == 0 {
-                    continue;
-                }
-                let last = self.db.call("read_stream", "events", store.read_stream(property, &stream, version - 1, 1)).await;
-                let last = last.map_err(|error| store_status("read stream", error))?;
-                let Some(last) = last.first() else { continue };
-                let metadata = last.typed_metadata().ok();
-                let latest_day = metadata.as_ref().map(|metadata| metadata.gaming_day.clone()).unwrap_or_default();
-                // "YYYY-MM-DD" orders as the days do.
-                if latest_day.as_str() > context.gaming_day.as_str() {
-                    return Err(status::invalid_field(
-                        "header.import_occurred_at_unix_ms",
-                        format!(
-                            "an import records the past in order: {stream} already holds gaming day {latest_day}, later than the import's {} (R-AUDIT-4)",
-                            context.gaming_day
-                        ),
-                    ));
-                }
-                // And in time: never before the last event of the stream happened (its own time
-                // if imported, else when it was recorded). An admin's import dated a cash-out two
-                // hours before the buy-in recorded a second earlier, and the re-buy wait was over
-                // at once (R-REBUY-1, R-AUDIT-2: the stakes pass).
-                let latest_at = crate::service::happened_unix_ms(last);
-                if context.at_unix_ms < latest_at {
-                    return Err(status::invalid_field(
-                        "header.import_occurred_at_unix_ms",
-                        format!(
-                            "an import records the past in order: {stream}'s last event happened at {latest_at}, after the import's {} (R-AUDIT-2)",
-                            context.at_unix_ms
-                        ),
-                    ));
-                }
+        for stream in written.iter().cloned() {
+            let version = self.db.call("stream_version", "streams", store.stream_version(property, &stream)).await;
+            let version = version.map_err(|error| store_status("read stream version", error))?;
+            if version == 0 {
+                continue;
+            }
+            let last = self.db.call("read_stream", "events", store.read_stream(property, &stream, version - 1, 1)).await;
+            let last = last.map_err(|error| store_status("read stream", error))?;
+            let Some(last) = last.first() else { continue };
+            let metadata = last.typed_metadata().ok();
+            let latest_day = metadata.as_ref().map(|metadata| metadata.gaming_day.clone()).unwrap_or_default();
+            // "YYYY-MM-DD" orders as the days do.
+            if latest_day.as_str() > context.gaming_day.as_str() {
+                return Err(status::invalid_field(
+                    "header.import_occurred_at_unix_ms",
+                    format!(
+                        "an import records the past in order: {stream} already holds gaming day {latest_day}, later than the import's {} (R-AUDIT-4)",
+                        context.gaming_day
+                    ),
+                ));
+            }
+            // And in time: never before the last event of the stream happened (its own time
+            // if imported, else when it was recorded). An admin's import dated a cash-out two
+            // hours before the buy-in recorded a second earlier, and the re-buy wait was over
+            // at once (R-REBUY-1, R-AUDIT-2: the stakes pass).
+            let latest_at = crate::service::happened_unix_ms(last);
+            if context.at_unix_ms < latest_at {
+                return Err(status::invalid_field(
+                    "header.import_occurred_at_unix_ms",
+                    format!(
+                        "an import records the past in order: {stream}'s last event happened at {latest_at}, after the import's {} (R-AUDIT-2)",
+                        context.at_unix_ms
+                    ),
+                ));
             }
         }
         Ok(())
@@ -663,14 +654,7 @@ impl Ledger {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            // An import's order is checked in its turn, and again at every attempt: against
-            // what the writers before it recorded, on this replica or on another one whose
-            // append made this one decide again (the fixes' passes: an import dated earlier,
-            // sent while a later one was in flight, was checked before it and recorded after it;
-            // then the same across two replicas).
-            if imported_by.is_some() {
-                self.check_import_order(&property, &context, &entries).await?;
-            }
+
             // First on the cached states as they are (a stale one ends in a version conflict
             // at the append, which forgets it and decides again); a refusal is only given on
             // states read up to the head, so a cache behind another replica never refuses.
@@ -682,6 +666,17 @@ impl Ledger {
                 Ok(decision) => decision,
                 Err(refused) => return self.refuse(&property, (&context, imported_by.as_deref()), &envelope, &request_hash, refused).await,
             };
+            // An import's order is checked in its turn, at every attempt, on every stream the
+            // decision writes: against what the writers before it recorded, on this replica or
+            // on another whose append made this one decide again (the fixes' passes: an import
+            // dated earlier, sent while a later one was in flight, was checked before it and
+            // recorded after it; then across two replicas; then on a stream written as a
+            // consequence).
+            if imported_by.is_some() {
+                let mut written: Vec<String> = decision.events.keys().map(StreamId::key).collect();
+                written.sort_unstable();
+                self.check_import_order(&property, &context, &written).await?;
+            }
             let started = Instant::now();
             // The append runs in its own task holding a drain guard: it reaches its COMMIT (or
             // rollback) even if the caller goes away, and shutdown waits for it.
