@@ -211,6 +211,21 @@ pub fn decide_correction(
             }
         }
     }
+    // R-STAKE-1: a hand's events are not corrected once a later hand was dealt to a seat they
+    // move: that hand was played with the stake as it stood (the cage pass took a hand back
+    // after the next one, dealt with its chips, had put a player all in for less than the stake
+    // the ledger then gave him).
+    const HAND_EVENTS: &[&str] = &["HandStarted", "Posted", "Acted", "HandSettled", "SidePotPaid", "ShortBetBroughtUp", "ShortCallTakenBack"];
+    if reverses_event_types.iter().any(|t| HAND_EVENTS.contains(&t.as_str())) {
+        for (seat, _) in seat_amounts(original_postings) {
+            if let Some(now) = table.seat(seat).filter(|s| s.dealt_at_version > reverses_stream_version) {
+                return Err(Rejection::new(correction_invalid("R-STAKE-1"), format!("seat {seat} has been dealt a hand since: that hand was played with the stake as it stood"))
+                    .with("seat", Cents::from(seat))
+                    .with("corrected_stream_version", reverses_stream_version as Cents)
+                    .with("dealt_at_stream_version", now.dealt_at_version as Cents));
+            }
+        }
+    }
     let pockets = pocket_corrections(snapshot, reverses_event_id, &postings)?;
     let bound = rebind_corrected_returns(snapshot, table, ctx, reverses_event_id, reverses_event_types, original_postings)?;
     // The patron who paid the cash: the one seat the postings name (a cash buy-in or top-up).

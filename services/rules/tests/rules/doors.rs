@@ -748,6 +748,42 @@ fn correct(reverses: &str, version: u64, postings: Vec<Posting>) -> TableOp {
     }
 }
 
+/// R-STAKE-1 with R-AUDIT-1: a hand's settlement is not corrected once a later hand was dealt
+/// to a seat it moves (the cage pass: hand 8 taken back after hand 9, dealt with its chips,
+/// had put a player all in for less than the stake the ledger then gave him).
+#[test]
+fn r_stake_1_a_hand_is_not_corrected_after_a_later_hand_was_dealt_to_its_seats() {
+    let mut g = Game::new(nl_1_2(), &[(1, d(100)), (2, d(100))]);
+    g.start(1, 1, &[1, 2]);
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(1, Action::Fold);
+    g.end();
+    let started = g.world.log.iter().rposition(|(_, e)| e.event_type() == "HandStarted").expect("started");
+    // The hand taken back as a whole (a misdeal): its net effect on the seats.
+    let misdeal = |g: &Game| TableOp::Correct {
+        reverses_event_id: format!("event-{started}"),
+        reverses_stream_version: stream_version_at(&g.world.log, started),
+        reverses_event_types: ["HandStarted", "Posted", "Acted", "HandSettled"].map(String::from).to_vec(),
+        reverses_gaming_day: g.world.ctx.gaming_day.clone(),
+        original_postings: vec![
+            Posting::new(Account::Seat { table_id: tid(TABLE), seat: 1 }, -d(1)),
+            Posting::new(Account::Seat { table_id: tid(TABLE), seat: 2 }, d(1)),
+        ],
+        approved_by: "floor-2".into(),
+        reason: "misdeal".into(),
+    };
+    // Hand 2 is dealt with those stacks, and played out.
+    g.start(2, 2, &[1, 2]);
+    g.post(2, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(1, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(2, Action::Fold);
+    g.end();
+    let r = rejected(g.table(misdeal(&g)), "CORRECTION_INVALID");
+    assert_eq!(r.reason.rule, "R-STAKE-1");
+    assert!(r.number("dealt_at_stream_version").is_some());
+}
+
 /// R-REBUY-1, R-AUDIT-1 (the second betting pass): P1 left with $200 and came back to the
 /// game for $200; that buy-in, corrected away with a floor's approval, left a seat from which a
 /// $40 top-up was dealt in inside the wait. The correction binds the seat again: dealt in only
