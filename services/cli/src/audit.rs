@@ -610,6 +610,10 @@ pub fn shift_json(shift: &pb::TableShiftReconciliation) -> serde_json::Value {
         "rake_cents": shift.rake_cents,
         "toke_cents": shift.toke_cents,
         "shift_close_position": shift.shift_close_position,
+        "tray_variance": shift.tray_variance.iter().map(|c| json!({"denomination_cents": c.denomination_cents, "count": c.count})).collect::<Vec<_>>(),
+        "drop_variance_cents": shift.drop_variance_cents,
+        "variance_cents": shift.variance_cents,
+        "signers": [shift.signer_1.clone(), shift.signer_2.clone()],
     })
 }
 
@@ -629,6 +633,15 @@ pub fn print_shift(shift: &pb::TableShiftReconciliation, output: Output) {
     ]);
     println!("{table}");
     println!("  {} (R-CHIP-4)", shift_formula(shift));
+    println!("  counted by {} and {}", shift.signer_1, shift.signer_2);
+    if shift.variance_cents != 0 || !shift.tray_variance.is_empty() || shift.drop_variance_cents != 0 {
+        println!(
+            "  count variance {} (tray {}, drop {}; counted minus book, R-CHIP-4)",
+            money(shift.variance_cents),
+            chips_text(&shift.tray_variance),
+            money(shift.drop_variance_cents)
+        );
+    }
 }
 
 /// `drop D + credits C + closing X - opening O - fills F = result R` (R-CHIP-4).
@@ -658,6 +671,15 @@ pub fn day_json(day: &pb::GamingDayReconciliation) -> serde_json::Value {
         "sum_of_balances_cents": day.sum_of_balances_cents,
         "rake_cents": day.rake_cents,
         "toke_cents": day.toke_cents,
+        "count_variance_cents": day.count_variance_cents,
+        "cage_count_variances": day.cage_count_variances.iter().map(|v| json!({
+            "stream_id": v.stream_id, "global_position": v.global_position, "chips_variance": chips(&v.chips_variance),
+            "cash_variance_cents": v.cash_variance_cents, "variance_cents": v.variance_cents, "signers": [v.signer_1.clone(), v.signer_2.clone()],
+        })).collect::<Vec<_>>(),
+        "jackpot_funds": day.jackpot_funds.iter().map(|f| json!({
+            "table_id": f.table_id, "opening_cents": f.opening_cents, "drops_cents": f.drops_cents, "paid_cents": f.paid_cents, "closing_cents": f.closing_cents,
+        })).collect::<Vec<_>>(),
+        "jackpot_liability_cents": day.jackpot_liability_cents,
         "tables": day.tables.iter().map(shift_json).collect::<Vec<_>>(),
     })
 }
@@ -676,6 +698,30 @@ pub fn print_day(day: &pb::GamingDayReconciliation, output: Output) {
     }
     println!("  sum of all balances: {} (R-UNIT-4: must be 0.00)", money(day.sum_of_balances_cents));
     println!("  rake (or time) collected: {}; tokes to the pool: {} (the shifts closed this day)", money(day.rake_cents), money(day.toke_cents));
+    println!("  count variances of the day: {} (tables and cages, overage positive, R-CHIP-4)", money(day.count_variance_cents));
+    for variance in &day.cage_count_variances {
+        println!(
+            "    {} at position {}: {} (chips {}, cash {}), counted by {} and {}",
+            variance.stream_id,
+            variance.global_position,
+            money(variance.variance_cents),
+            chips_text(&variance.chips_variance),
+            money(variance.cash_variance_cents),
+            variance.signer_1,
+            variance.signer_2
+        );
+    }
+    for fund in &day.jackpot_funds {
+        println!(
+            "  jackpot fund {}: opening {} + drops {} - paid {} = closing {} (R-RAKE-2)",
+            fund.table_id,
+            money(fund.opening_cents),
+            money(fund.drops_cents),
+            money(fund.paid_cents),
+            money(fund.closing_cents)
+        );
+    }
+    println!("  jackpot liability: {}", money(day.jackpot_liability_cents));
     for shift in &day.tables {
         print_shift(shift, output);
     }
