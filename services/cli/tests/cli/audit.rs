@@ -218,7 +218,8 @@ async fn auditor_commands_report_the_session_figures_exactly() {
         serde_json::json!({
             "table_id": "T1", "gaming_day": day, "opening_inventory_cents": 0, "closing_inventory_cents": 180_000,
             "fills_cents": 220_000, "credits_cents": 0, "drop_cents": 40_000, "result_cents": 0, "rake_cents": 100, "toke_cents": 0,
-            "shift_close_position": shift_closed,
+            "shift_close_position": shift_closed, "tray_variance": [], "drop_variance_cents": 0, "variance_cents": 0,
+            "signers": ["floor-fay", "cage-cal"],
         })
     );
     let text = ok(&server, &["reconcile", "shift", "--table", "T1"]).await;
