@@ -48,6 +48,7 @@ pub fn table_view(table_id: &rules::TableId, table: &rules::TableState, version:
     pb::TableView {
         table_id: table_id.to_string(),
         open: table.config.is_some(),
+        game_closed: table.game_closed,
         config: table.config.as_ref().map(table_config_to_wire),
         config_version: table.config.as_ref().map_or(0, |config| i64::from(config.version)),
         stream_version: version,

@@ -394,7 +394,9 @@ async fn floor_tables_view(console: &Console, signed: &Signed, units: &Units) ->
         let table = console
             .call(&signed.principal, rpc!(TableService / GetTable), request, |s, r| async move { s.get_table(r).await })
             .await?;
-        if !table.open {
+        // A game that has ended stays on the floor only while players sit there to cash out
+        // (the cage pass read closed games among the open tables).
+        if !table.open || (table.game_closed && table.seats.iter().all(|seat| seat.player_id.is_empty())) {
             continue;
         }
         let hand = match table.hand_no {
@@ -416,7 +418,11 @@ async fn floor_tables_view(console: &Console, signed: &Signed, units: &Units) ->
         tables.push(FloorTable {
             id: table.table_id.clone(),
             href: format!("/tables/{}", view::percent(&table.table_id)),
-            game: table.config.as_ref().map(|config| config.game_key.clone()).unwrap_or_default(),
+            game: table
+                .config
+                .as_ref()
+                .map(|config| if table.game_closed { format!("{} (game ended)", config.game_key) } else { config.game_key.clone() })
+                .unwrap_or_default(),
             limits: limits_text(units, table.config.as_ref()),
             seats: table
                 .seats
