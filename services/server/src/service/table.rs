@@ -190,31 +190,17 @@ pub(super) async fn rebuild_hand(
     // R-AUDIT-1: the corrections recorded since that reverse an event of the hand (the cage
     // pass: a hand voided by a correction still read as settled, the correction nowhere).
     let hand_events: Vec<&str> = view.events.iter().map(|event| event.event_id.as_str()).collect();
-    let mut corrections = EventFilter {
+    let corrections = EventFilter {
         stream: Some(stream_key.to_string()),
-        event_type: Some("Corrected".to_string()),
         after_position: view.events.last().map_or(start.position, |event| event.global_position),
         ..Default::default()
     };
-    let mut scanned = 0;
-    loop {
-        corrections.limit = 1_000;
-        let page = ledger
-            .db_call("events_by_filter", "events", store.events_by_filter(property, &corrections))
-            .await
-            .map_err(|error| store_status("corrections of the hand", error))?;
-        let exhausted = page.len() < 1_000;
-        for event in page {
-            corrections.after_position = event.position;
-            scanned += 1;
-            if let rules::Event::Table(TableEvent::Corrected { reverses_event_id, .. }) = decode_event(&event)?
-                && hand_events.contains(&reverses_event_id.as_str())
-            {
-                view.corrections.push(recorded_event_to_wire(event));
-            }
-        }
-        if exhausted || scanned >= MAX_SCAN_EVENTS {
-            break;
+    let (corrections, _, _) = super::pager::scan(ledger, store, property, corrections, &["Corrected".to_string()], None, MAX_SCAN_EVENTS).await?;
+    for event in corrections {
+        if let rules::Event::Table(TableEvent::Corrected { reverses_event_id, .. }) = decode_event(&event)?
+            && hand_events.contains(&reverses_event_id.as_str())
+        {
+            view.corrections.push(recorded_event_to_wire(event));
         }
     }
     Ok(view)
