@@ -164,7 +164,10 @@ impl CheckpointKey {
         let mut seed = [0u8; 32];
         std::io::Read::read_exact(&mut std::fs::File::open("/dev/urandom").map_err(io)?, &mut seed).map_err(io)?;
         let signing = SigningKey::from_bytes(&seed);
-        let pem = signing
+        // PKCS#8 v1 (the seed alone), as `openssl genpkey` writes it: OpenSSL 3.0 reads it for the
+        // documented `openssl pkey -pubout`, not the v2 form with the public key (the operations
+        // pass could not pin the embedded key so).
+        let pem = ed25519_dalek::pkcs8::KeypairBytes { secret_key: seed, public_key: None }
             .to_pkcs8_pem(Default::default())
             .map_err(|error| KeyError::Format { path: path.to_owned(), message: error.to_string() })?;
         if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
@@ -306,6 +309,23 @@ mod tests {
 
     fn key() -> CheckpointKey {
         CheckpointKey { signing: SigningKey::from_bytes(&[7; 32]) }
+    }
+
+    /// The key made at the embedded mode's first start is PKCS#8 v1 (the seed alone, as
+    /// `openssl genpkey` writes it), which `openssl pkey -pubout` reads for the pinned public key
+    /// (the operations pass: OpenSSL 3.0 could not read the v2 form), and loads back the same.
+    #[test]
+    fn a_generated_key_is_pkcs8_v1_and_loads_back() {
+        let dir = std::env::temp_dir().join(format!("chipledger-key-{}-{:?}", std::process::id(), std::time::SystemTime::now()));
+        let path = dir.join("checkpoint.key");
+        let made = CheckpointKey::load_or_generate(&path).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let (label, document) = ed25519_dalek::pkcs8::SecretDocument::from_pem(&text).unwrap();
+        assert_eq!(label, "PRIVATE KEY");
+        let info = ed25519_dalek::pkcs8::PrivateKeyInfo::try_from(document.as_bytes()).unwrap();
+        assert!(info.public_key.is_none(), "v1: no public key in the file");
+        assert_eq!(CheckpointKey::load(&path).unwrap().public_key(), made.public_key());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
