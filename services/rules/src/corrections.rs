@@ -89,6 +89,21 @@ pub const MAX_CORRECTION_POSTINGS: usize = 64;
 /// never drift from the postings. Cage accounts are not corrected here: a fill or credit is
 /// voided (`VoidSlip`), a marker redeemed or written off.
 #[allow(clippy::too_many_arguments)]
+
+/// The table events of a hand: a correction of one of them is a correction of the whole hand
+/// (the server gathers them; the rules refuse it once a later hand was dealt, R-STAKE-1).
+pub const HAND_EVENT_TYPES: &[&str] = &[
+    "HandStarted",
+    "Posted",
+    "Acted",
+    "RoundStarted",
+    "UpCardsDealt",
+    "ShortBetBroughtUp",
+    "ShortCallTakenBack",
+    "SidePotPaid",
+    "HandSettled",
+    "HandEnded",
+];
 pub fn decide_correction(
     snapshot: &Snapshot,
     table: &TableState,
@@ -215,8 +230,7 @@ pub fn decide_correction(
     // move: that hand was played with the stake as it stood (the cage pass took a hand back
     // after the next one, dealt with its chips, had put a player all in for less than the stake
     // the ledger then gave him).
-    const HAND_EVENTS: &[&str] = &["HandStarted", "Posted", "Acted", "HandSettled", "SidePotPaid", "ShortBetBroughtUp", "ShortCallTakenBack"];
-    if reverses_event_types.iter().any(|t| HAND_EVENTS.contains(&t.as_str())) {
+    if reverses_event_types.iter().any(|t| HAND_EVENT_TYPES.contains(&t.as_str())) {
         for (seat, _) in seat_amounts(original_postings) {
             if let Some(now) = table.seat(seat).filter(|s| s.dealt_at_version > reverses_stream_version) {
                 return Err(Rejection::new(correction_invalid("R-STAKE-1"), format!("seat {seat} has been dealt a hand since: that hand was played with the stake as it stood"))

@@ -255,19 +255,14 @@ pub enum AsOf {
 /// The last position included by `as_of`, in SQL, with the property as $1 and the bound as $2/$3.
 pub(crate) async fn resolve_position<'c>(executor: impl PgExecutor<'c>, property: &str, as_of: AsOf) -> Result<i64, StoreError> {
     let position = match as_of {
-        // A position the log has not reached answers as of the head, and says so: "as of N" for
-        // a future N had been labelled N, and the same question later answered otherwise (the
-        // night's pass).
-        AsOf::Position(position) => {
+        // The head, or a position at most the head: a position the log has not reached answers
+        // as of the head, and says so ("as of N" for a future N had been labelled N, and the same
+        // question later answered otherwise: the night's pass).
+        AsOf::Position(_) | AsOf::Head => {
+            let bound = if let AsOf::Position(position) = as_of { position } else { i64::MAX };
             sqlx::query_scalar("SELECT least($2, coalesce((SELECT last_position FROM chipledger_head($1)), 0))")
                 .bind(property)
-                .bind(position)
-                .fetch_one(executor)
-                .await?
-        }
-        AsOf::Head => {
-            sqlx::query_scalar("SELECT coalesce((SELECT last_position FROM chipledger_head($1)), 0)")
-                .bind(property)
+                .bind(bound)
                 .fetch_one(executor)
                 .await?
         }

@@ -64,19 +64,6 @@ const READ_PAGE: i64 = 1_000;
 const IMPORT_CLOCK_SKEW_MS: i64 = 5_000;
 /// The longest actor id an import may name (a principal's or a former system's employee id).
 const MAX_IMPORT_ACTOR_LEN: usize = 64;
-/// The table events of a hand: a correction of one of them is a correction of the whole hand.
-const HAND_EVENT_TYPES: &[&str] = &[
-    "HandStarted",
-    "Posted",
-    "Acted",
-    "RoundStarted",
-    "UpCardsDealt",
-    "ShortBetBroughtUp",
-    "ShortCallTakenBack",
-    "SidePotPaid",
-    "HandSettled",
-    "HandEnded",
-];
 /// Events that may come between a hand's start and end without being part of it, but tie its
 /// chips to a record a correction of the hand cannot undo (cash played in it, a loan, an IOU):
 /// named to the rules, which refuse such a hand's correction.
@@ -531,7 +518,7 @@ impl Ledger {
     /// reversal: the fixes' second pass).
     async fn check_import_order(&self, property: &str, context: &CommandContext, written: &[String]) -> Result<(), Status> {
         let store = self.router.primary(property);
-        for stream in written.iter().cloned() {
+        for stream in written {
             let version = self.db.call("stream_version", "streams", store.stream_version(property, &stream)).await;
             let version = version.map_err(|error| store_status("read stream version", error))?;
             if version == 0 {
@@ -638,7 +625,7 @@ impl Ledger {
         // anything is decided (the operations pass: 64 patrons' sales were decided for seconds,
         // then refused without a reason).
         let mut distinct: Vec<&StreamId> = named.iter().collect();
-        distinct.sort_unstable_by_key(|stream| stream.key());
+        distinct.sort_unstable();
         distinct.dedup();
         if distinct.len() > chipledger_store::MAX_STREAMS_PER_APPEND {
             return Err(status::invalid_field(
@@ -1059,7 +1046,7 @@ impl Ledger {
                 correction.reverses_event_id, event.event_id
             )));
         }
-        if stream.starts_with("table-") && HAND_EVENT_TYPES.contains(&event.event_type.as_str()) {
+        if stream.starts_with("table-") && rules::corrections::HAND_EVENT_TYPES.contains(&event.event_type.as_str()) {
             return self.hand_correction(property, &stream, version, correction).await;
         }
         let gaming_day = event.typed_metadata().map(|metadata| metadata.gaming_day).map_err(|error| status::internal("read reversed event", &error))?;
@@ -1099,7 +1086,7 @@ impl Ledger {
         // seat's $5,000 cash top-up was netted into the hand and its cash taken off another
         // patron's day). Chips into or out of a pot are the hand's whatever the event.
         let in_the_hand = |event: &&chipledger_store::RecordedEvent| {
-            HAND_EVENT_TYPES.contains(&event.event_type.as_str())
+            rules::corrections::HAND_EVENT_TYPES.contains(&event.event_type.as_str())
                 || event.postings.iter().any(|p| p.account.parse::<rules::Account>().is_ok_and(|a| matches!(a, rules::Account::Pot { .. })))
         };
         let mut net: Vec<NewPosting> = Vec::new();
