@@ -142,11 +142,17 @@ pub fn decide_correction(
             account if account.table_id().is_some_and(|t| t != table_id) => {
                 return Err(Rejection::new(CORRECTION_INVALID, "the postings belong to another table"));
             }
-            Account::CageChips { .. } | Account::CageCash { .. } | Account::CageMarkers { .. } => {
+            // R-MARK-1: marker chips brought to a seat are taken back by redeeming or writing off
+            // the marker, whatever else the event moved (the cage pass: the refusal had named the
+            // fill slip's rule).
+            _ if original_postings.iter().any(|p| matches!(p.account, Account::CageMarkers { .. })) => {
                 return Err(Rejection::new(
-                    correction_invalid("R-CHIP-3"),
-                    "cage postings are not corrected at the table: void the slip, or redeem or write off the marker",
+                    correction_invalid("R-MARK-1"),
+                    "a marker is not corrected at the table: redeem it, or write it off with an independent approver",
                 ));
+            }
+            Account::CageChips { .. } | Account::CageCash { .. } | Account::CageMarkers { .. } => {
+                return Err(Rejection::new(correction_invalid("R-CHIP-3"), "cage postings are not corrected at the table: void the slip"));
             }
             // R-MARK-3: an IOU lives on its seat until it is paid; reversing its postings alone
             // would leave it owed (or paid) with the chips gone (or back).

@@ -283,8 +283,13 @@ pub fn check_count(denominations_cents: &[Cents], counted: &[ChipCount], book: i
         if named[i] {
             return Err(Rejection::new(COUNT_INVALID, "a denomination is counted once").with("denomination_cents", c.denomination_cents));
         }
+        if c.count < 0 {
+            return Err(Rejection::new(crate::money::AMOUNT_NOT_POSITIVE, "a counted number of chips is never negative")
+                .with("denomination_cents", c.denomination_cents)
+                .with("count", c.count));
+        }
         let value = c.count.checked_mul(c.denomination_cents);
-        if !(0..=MAX_COUNTED_CHIPS).contains(&c.count) || value.is_none_or(|v| v > crate::money::MAX_AMOUNT_CENTS) {
+        if c.count > MAX_COUNTED_CHIPS || value.is_none_or(|v| v > crate::money::MAX_AMOUNT_CENTS) {
             return Err(Rejection::new(crate::money::AMOUNT_TOO_LARGE, "a counted number of chips is between zero and the bound")
                 .with("denomination_cents", c.denomination_cents)
                 .with("count", c.count)

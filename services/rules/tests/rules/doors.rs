@@ -1367,6 +1367,11 @@ fn r_unit_1_counts_that_would_overflow_are_refused_not_wrapped() {
     rejected(g.table(TableOp::CloseShift { counted_tray: twice, counted_drop_cents: drop, signers: signers("a", "b") }), "COUNT_INVALID");
     let huge = vec![ChipCount { denomination_cents: tray[0].denomination_cents, count: i64::MAX }];
     rejected(g.table(TableOp::CloseShift { counted_tray: huge, counted_drop_cents: drop, signers: signers("a", "b") }), "AMOUNT_TOO_LARGE");
+    // A negative line is no amount beyond the bound: it is never negative (R-UNIT-1).
+    let mut negative = tray.clone();
+    negative[0].count = -1;
+    let r = rejected(g.table(TableOp::CloseShift { counted_tray: negative, counted_drop_cents: drop, signers: signers("a", "b") }), "AMOUNT_NOT_POSITIVE");
+    assert_eq!((r.reason.rule, r.number("count")), ("R-UNIT-1", Some(-1)));
     rejected(g.table(TableOp::CloseShift { counted_tray: tray, counted_drop_cents: -1, signers: signers("a", "b") }), "AMOUNT_NOT_POSITIVE");
 }
 
@@ -1544,4 +1549,20 @@ fn r_rebuy_1_a_move_into_another_game_binds_the_other_seat_of_the_first() {
     assert!(moved.iter().any(|(s, e)| s == &StreamId::Table(y.clone()) && e.event_type() == "SeatBound"), "{moved:?}");
     let r = rejected(at(&mut g, &y, TableOp::StartHand { hand_no: 1, button_seat: 5, dealt_seats: vec![4, 5] }), "REBUY_BELOW_AMOUNT_LEFT");
     assert_eq!(r.number("required_min_cents"), Some(d(200)));
+}
+
+/// R-MARK-1 with R-AUDIT-1: marker chips brought to a seat are not corrected at the table (the
+/// marker stays owed while the chips go); the refusal names the marker's rule, not the fill
+/// slip's (R-CHIP-3), and says how the marker is taken back.
+#[test]
+fn r_mark_1_marker_chips_at_a_seat_are_not_corrected_at_the_table() {
+    let mut g = Game::new(nl_1_2(), &[(1, d(100)), (2, d(100))]);
+    credit_line(&mut g, "P1", 5_000);
+    marker_to_seat(&mut g, 1, "P1", 1, 100).unwrap();
+    let i = g.world.log.iter().rposition(|(s, e)| matches!(s, StreamId::Table(_)) && e.event_type() == "MarkerChipsSeated").unwrap();
+    let (id, version, postings) = (format!("event-{i}"), stream_version_at(&g.world.log, i), g.world.log[i].1.postings());
+    let r = rejected(g.table(correct(&id, version, postings)), "CORRECTION_INVALID");
+    assert_eq!(r.reason.rule, "R-MARK-1");
+    assert!(r.detail.contains("redeem"), "{}", r.detail);
+    assert_eq!(g.stack(1), d(200));
 }
