@@ -671,14 +671,40 @@ fn slip_row(
 
 /// Drop, rake and result per hour of the property's clock, from the postings of the table's
 /// events: what reached the drop box and the rake, and the house's win (rake, time and the
-/// shift's result as recorded at its close).
+/// shift's result as recorded at its close). A correction of an event of the same day counts in
+/// that event's hour (a buy-in keyed at 21h and taken back at 23h had left 23h with a negative
+/// drop, and 21h with money that never came); one of an earlier day's event is that day's
+/// adjustment, in the hour it was recorded.
 fn hourly_chart(units: &Units, timeline: &[pb::RecordedEvent], gaming_day: &str) -> String {
+    let hours = hourly_totals(units, timeline, gaming_day);
+    if hours.is_empty() {
+        return String::new();
+    }
+    let labels: Vec<String> = hours.keys().map(|hour| format!("{hour:02}h")).collect();
+    let series = [
+        ("drop", "drop", hours.values().map(|values| values.0).collect()),
+        ("rake", "rake", hours.values().map(|values| values.1).collect()),
+        ("result", "result", hours.values().map(|values| values.2).collect()),
+    ];
+    view::bar_chart(units, &format!("Drop, rake and result per hour, gaming day {gaming_day}"), &labels, &series)
+}
+
+/// The chart's figures: (drop, rake, result) by hour of the gaming day.
+fn hourly_totals(units: &Units, timeline: &[pb::RecordedEvent], gaming_day: &str) -> BTreeMap<i8, (i64, i64, i64)> {
     let mut hours: BTreeMap<i8, (i64, i64, i64)> = BTreeMap::new();
-    let of_the_day = timeline.iter().filter(|event| event.metadata.as_ref().is_some_and(|metadata| metadata.gaming_day == gaming_day));
+    let of_the_day: Vec<&pb::RecordedEvent> =
+        timeline.iter().filter(|event| event.metadata.as_ref().is_some_and(|metadata| metadata.gaming_day == gaming_day)).collect();
+    let hour_of: BTreeMap<&str, i64> = of_the_day.iter().map(|event| (event.event_id.as_str(), event.recorded_at_unix_ms)).collect();
     for event in of_the_day {
-        let Some(hour) = units.hour(event.recorded_at_unix_ms) else { continue };
-        let entry = hours.entry(hour).or_default();
         let closed = table_event(event);
+        let booked_at = match &closed {
+            Some(TableEvent::Corrected { reverses_event_id, .. }) => {
+                hour_of.get(reverses_event_id.as_str()).copied().unwrap_or(event.recorded_at_unix_ms)
+            }
+            _ => event.recorded_at_unix_ms,
+        };
+        let Some(hour) = units.hour(booked_at) else { continue };
+        let entry = hours.entry(hour).or_default();
         if let Some(TableEvent::ShiftClosed { result_cents, .. }) = &closed {
             entry.2 += result_cents;
         }
@@ -697,16 +723,7 @@ fn hourly_chart(units: &Units, timeline: &[pb::RecordedEvent], gaming_day: &str)
             }
         }
     }
-    if hours.is_empty() {
-        return String::new();
-    }
-    let labels: Vec<String> = hours.keys().map(|hour| format!("{hour:02}h")).collect();
-    let series = [
-        ("drop", "drop", hours.values().map(|values| values.0).collect()),
-        ("rake", "rake", hours.values().map(|values| values.1).collect()),
-        ("result", "result", hours.values().map(|values| values.2).collect()),
-    ];
-    view::bar_chart(units, &format!("Drop, rake and result per hour, gaming day {gaming_day}"), &labels, &series)
+    hours
 }
 
 // ------------------------------------------------------------------ hand
@@ -1559,4 +1576,46 @@ pub async fn digest_download(State(console): State<Arc<Console>>, signed: Signed
     }
     .await;
     answer(&console, &signed, result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(event_id: &str, at_unix_ms: i64, payload_json: String, drop_cents: i64) -> pb::RecordedEvent {
+        pb::RecordedEvent {
+            stream_id: "table-T1".into(),
+            event_id: event_id.into(),
+            payload_json,
+            recorded_at_unix_ms: at_unix_ms,
+            metadata: Some(pb::EventMetadata { gaming_day: "2026-12-01".into(), ..Default::default() }),
+            postings: vec![pb::Posting { account: "table/T1/drop".into(), amount_cents: drop_cents }],
+            ..Default::default()
+        }
+    }
+
+    /// R-AUDIT-1: a buy-in keyed at 09h and taken back at 11h counts in neither hour (the chart
+    /// had shown 09h with $500 that never came and 11h with a drop of -$500); a correction of an
+    /// event the day does not hold stays in the hour it was recorded.
+    #[test]
+    fn a_correction_counts_in_the_hour_of_the_event_it_takes_back() {
+        let mut property = crate::config::PropertyConfig::with_defaults("p");
+        property.gaming_day = crate::config::GamingDayClock::in_zone(6 * 60, "UTC").unwrap();
+        let units = Units::of(&property);
+        let hour = 3_600_000;
+        let nine = 1_764_579_600_000; // 2025-12-01 09:00 UTC
+        let corrected = |reverses: &str| {
+            serde_json::json!({ "type": "Corrected", "reverses_event_id": reverses, "approved_by": "floor-2", "reason": "wrong seat", "postings": [] })
+                .to_string()
+        };
+        let timeline = vec![
+            event("buy-in", nine, "{}".into(), 50_000),
+            event("other", nine + hour, "{}".into(), 20_000),
+            event("fix", nine + 2 * hour, corrected("buy-in"), -50_000),
+            event("fix-of-yesterday", nine + 2 * hour, corrected("not-today"), -7_000),
+        ];
+        let totals = hourly_totals(&units, &timeline, "2026-12-01");
+        let drops: Vec<(i8, i64)> = totals.iter().map(|(hour, values)| (*hour, values.0)).collect();
+        assert_eq!(drops, vec![(9, 0), (10, 20_000), (11, -7_000)]);
+    }
 }
