@@ -136,6 +136,15 @@ pub fn decide_correction(
     if reverses_event_types.iter().any(|t| t == "GameClosed") {
         return Err(Rejection::new(correction_invalid("R-KITTY-1"), "the end of a game is not corrected: what its kitty left was settled"));
     }
+    if reverses_event_types.iter().any(|t| t.starts_with("Marker")) {
+        return Err(marker_not_corrected());
+    }
+    // R-STAKE-6: a house move carries the stack between two tables in one decision; taken back
+    // at one table it would leave the other's half standing. A move keyed wrong is undone by
+    // moving the player again (the auditor's pass: the refusal had named no rule).
+    if reverses_event_types.iter().any(|t| matches!(t.as_str(), "PlayerMovedIn" | "PlayerMovedOut")) {
+        return Err(Rejection::new(correction_invalid("R-STAKE-6"), "a house move is not corrected: move the player again"));
+    }
     check_postings(original_postings)?;
     for p in original_postings {
         match &p.account {
@@ -145,12 +154,7 @@ pub fn decide_correction(
             // R-MARK-1: marker chips brought to a seat are taken back by redeeming or writing off
             // the marker, whatever else the event moved (the cage pass: the refusal had named the
             // fill slip's rule).
-            _ if original_postings.iter().any(|p| matches!(p.account, Account::CageMarkers { .. })) => {
-                return Err(Rejection::new(
-                    correction_invalid("R-MARK-1"),
-                    "a marker is not corrected at the table: redeem it, or write it off with an independent approver",
-                ));
-            }
+            _ if original_postings.iter().any(|p| matches!(p.account, Account::CageMarkers { .. })) => return Err(marker_not_corrected()),
             Account::CageChips { .. } | Account::CageCash { .. } | Account::CageMarkers { .. } => {
                 return Err(Rejection::new(correction_invalid("R-CHIP-3"), "cage postings are not corrected at the table: void the slip"));
             }
@@ -198,11 +202,6 @@ pub fn decide_correction(
             after = table.clone().evolve(&corrected);
         }
     }
-    crate::iou::check_still_covered(table, &after)?;
-    if let Some(neg) = after.balances().into_iter().find(|b| b.amount_cents < 0 && b.account.must_stay_non_negative()) {
-        return Err(Rejection::new(CORRECTION_WOULD_GO_NEGATIVE, format!("{} would go negative", neg.account))
-            .with("balance_cents", neg.amount_cents as Cents));
-    }
     for p in &postings {
         let crate::accounts::Account::Seat { seat, .. } = p.account else { continue };
         let Some(now) = table.seat(seat) else {
@@ -245,6 +244,14 @@ pub fn decide_correction(
                     .with("dealt_at_stream_version", now.dealt_at_version as Cents));
             }
         }
+    }
+    // The balances last: a played or another session's stack is refused for its rule whether
+    // the patron is up or down (the auditor's pass: a played buy-in of a losing patron had been
+    // refused as going negative, of a winning one as played).
+    crate::iou::check_still_covered(table, &after)?;
+    if let Some(neg) = after.balances().into_iter().find(|b| b.amount_cents < 0 && b.account.must_stay_non_negative()) {
+        return Err(Rejection::new(CORRECTION_WOULD_GO_NEGATIVE, format!("{} would go negative", neg.account))
+            .with("balance_cents", neg.amount_cents as Cents));
     }
     let pockets = pocket_corrections(snapshot, reverses_event_id, &postings)?;
     let bound = rebind_corrected_returns(snapshot, table, ctx, reverses_event_id, reverses_event_types, original_postings)?;
@@ -375,8 +382,8 @@ fn cash_record_corrected(
     Ok(Some((StreamId::Player(player_id.clone()), Event::Player(e))))
 }
 
-/// R-REBUY-1: a way into the game (a buy-in, cash or a marker put in play, a house move) that
-/// a correction takes back may have met a departure from the game within the wait; the seat
+/// R-REBUY-1: a way into the game (a buy-in; cash or a marker put in play and a house move are
+/// refused before this) that a correction takes back may have met a departure from the game within the wait; the seat
 /// it credited is then bound again (`SeatBound`): dealt in only with at least the amount left
 /// with until the wait ends, as if the patron had just come back (the second betting pass:
 /// a $500 return corrected away, then a $40 top-up was dealt in). The patrons' streams are the
@@ -473,6 +480,13 @@ fn check_postings(original_postings: &[Posting]) -> Result<(), Rejection> {
     crate::accounts::check_balanced(original_postings)
 }
 
+/// R-MARK-1: a marker lives on the patron's stream until it is redeemed or written off;
+/// reversing its postings alone would leave it open, redeemable and counted against the credit
+/// line while the receivable (or the chips it brought to a seat) is gone.
+fn marker_not_corrected() -> Rejection {
+    Rejection::new(correction_invalid("R-MARK-1"), "a marker is not corrected: redeem it, or write it off with an independent approver")
+}
+
 fn reversed(postings: &[Posting]) -> Vec<Posting> {
     postings.iter().map(|p| Posting::new(p.account.clone(), -p.amount_cents)).collect()
 }
@@ -510,6 +524,12 @@ pub fn decide_cage_correction(
     if reverses_event_types.iter().any(|t| matches!(t.as_str(), "FillIssued" | "CreditReceived" | "SlipVoided")) {
         return Err(Rejection::new(correction_invalid("R-CHIP-3"), "a fill or credit is not corrected: void its slip (VoidSlip)"));
     }
+    // R-MARK-1: a marker's own events are not taken back, those with postings or without (a
+    // marker to a seat posts at the table; its cage record had been refused for having no
+    // postings, naming R-AUDIT-1).
+    if reverses_event_types.iter().any(|t| t.starts_with("Marker")) {
+        return Err(marker_not_corrected());
+    }
     check_postings(original_postings)?;
     let foreign = original_postings.iter().any(|p| match &p.account {
         Account::CageChips { cage_id: c, .. } | Account::CageCash { cage_id: c } | Account::CageMarkers { cage_id: c } => c != cage_id,
@@ -519,14 +539,8 @@ pub fn decide_cage_correction(
     if foreign {
         return Err(Rejection::new(CORRECTION_INVALID, "a cage correction touches this cage, pockets and house accounts only"));
     }
-    // R-MARK-1: a marker lives on the patron's stream until it is redeemed or written off;
-    // reversing its postings alone would leave it open, redeemable and counted against the
-    // credit line while the receivable is gone.
     if original_postings.iter().any(|p| matches!(p.account, Account::CageMarkers { .. })) {
-        return Err(Rejection::new(
-            correction_invalid("R-MARK-1"),
-            "a marker is not corrected: redeem it, or write it off with an independent approver (R-MARK-1)",
-        ));
+        return Err(marker_not_corrected());
     }
     let postings = reversed(original_postings);
     let corrected = CageEvent::Corrected {

@@ -1524,6 +1524,18 @@ fn r_stake_2_chips_played_since_are_not_corrected_off_the_stack() {
     g.end();
     let r = rejected(g.table(correction), "CORRECTION_INVALID");
     assert_eq!((r.reason.rule, r.number("seat")), ("R-STAKE-2", Some(1)));
+    // The same whether the patron is up or down: P1's $100 buy-in, with $1 lost since, is refused
+    // as played, not as a stack going negative (the auditor's pass).
+    let mut down = Game::new(nl_1_2(), &[(1, d(100)), (2, d(100))]);
+    down.start(1, 1, &[1, 2]);
+    down.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    down.post(2, PostKind::BigBlind, d(2)).unwrap();
+    down.ok(1, Action::Fold);
+    down.end();
+    assert_eq!(down.stack(1), d(99));
+    let bought = down.world.log.iter().position(|(_, e)| e.event_type() == "BoughtIn").unwrap();
+    let r = rejected(down.table(undo(&down, bought, "BoughtIn", "keyed twice")), "CORRECTION_INVALID");
+    assert_eq!((r.reason.rule, r.number("seat")), ("R-STAKE-2", Some(1)));
     // Before any hand, the top-up is corrected as ever.
     let mut g = Game::new(nl_1_2(), &[(1, d(100)), (2, d(100))]);
     g.table(TableOp::TopUp { seat: 1, player_id: pid("P1"), amount_cents: d(100), source: FundsSource::Cash, supervisor_id: None }).unwrap();
@@ -1565,4 +1577,38 @@ fn r_mark_1_marker_chips_at_a_seat_are_not_corrected_at_the_table() {
     assert_eq!(r.reason.rule, "R-MARK-1");
     assert!(r.detail.contains("redeem"), "{}", r.detail);
     assert_eq!(g.stack(1), d(200));
+    // Its record at the cage carries no postings: refused for the marker's rule too (it had been
+    // refused as "1..=64 postings", R-AUDIT-1).
+    let at_cage = g.world.log.iter().rposition(|(s, e)| matches!(s, StreamId::Cage(_)) && e.event_type() == "MarkerIssued").unwrap();
+    assert!(g.world.log[at_cage].1.postings().is_empty());
+    let record = Command::Cage(CageCommand {
+        cage_id: cid(CAGE),
+        op: CageOp::Correct {
+            reverses_event_id: format!("event-{at_cage}"),
+            reverses_stream_version: stream_version_at(&g.world.log, at_cage),
+            reverses_event_types: vec!["MarkerIssued".into()],
+            reverses_gaming_day: g.world.ctx.gaming_day.clone(),
+            original_postings: Vec::new(),
+            approved_by: "floor-2".into(),
+            reason: "keyed twice".into(),
+        },
+    });
+    let r = rejected(g.world.exec(record), "CORRECTION_INVALID");
+    assert_eq!(r.reason.rule, "R-MARK-1");
+}
+
+/// R-STAKE-6 with R-AUDIT-1: a house move is not corrected at either table (its stack moved
+/// between them in one decision); the refusal names the move's rule and the remedy.
+#[test]
+fn r_stake_6_a_house_move_is_not_corrected() {
+    let mut g = Game::new(nl_1_2(), &[(1, d(100)), (2, d(100))]);
+    let y = open_second_table(&mut g, "T2", nl_1_2());
+    g.table(TableOp::MovePlayer { seat: 1, player_id: pid("P1"), to_table_id: y.clone(), to_seat: 3 }).unwrap();
+    for event_type in ["PlayerMovedOut", "PlayerMovedIn"] {
+        let i = g.world.log.iter().rposition(|(_, e)| e.event_type() == event_type).unwrap();
+        let StreamId::Table(on) = g.world.log[i].0.clone() else { panic!("{event_type} on a table") };
+        let correction = undo(&g, i, event_type, "moved to the wrong seat");
+        let r = rejected(at(&mut g, &on, correction), "CORRECTION_INVALID");
+        assert_eq!(r.reason.rule, "R-STAKE-6", "{event_type}: {}", r.detail);
+    }
 }
