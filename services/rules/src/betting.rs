@@ -284,6 +284,13 @@ fn raise_blocked(hand: &HandState, config: &TableConfig, p: &HandPlayer, stack_c
         );
     }
     if !hand.players.iter().any(|o| o.seat != p.seat && o.status == InHand::Active) {
+        // R-BET-10: at a cap table an opponent whose total reached the cap is all in by the cap;
+        // the refusal names the cap's rule when that is why no one is left to raise.
+        if let BettingStructure::CapLimit { cap_cents, .. } = &config.betting
+            && hand.players.iter().any(|o| o.seat != p.seat && o.status == InHand::AllIn && o.hand_cents >= *cap_cents)
+        {
+            return Some(Rejection::new(ABOVE_HAND_CAP, "every opponent is all in or folded, at least one by the cap").with("cap_cents", *cap_cents));
+        }
         return Some(Rejection::new(NO_OPPONENT_TO_RAISE, "every opponent is all in or folded"));
     }
     if stack_cents <= owe {

@@ -209,6 +209,9 @@ fn r_bet_10_cap_limit_winner_receives_180() {
     assert_eq!((l.all_in_to_cents, l.all_in_allowed), (d(60), true));
     g.ok(3, Action::AllIn); // C goes to $60
     let a = g.act(1, Action::Call).unwrap();
+    // B faces two opponents all in by the cap: no raise, for the cap's rule (it named R-BET-2).
+    let r = rejected(g.act(2, raise(70)), "ABOVE_HAND_CAP");
+    assert_eq!((r.reason.rule, r.number("cap_cents")), ("R-BET-10", Some(d(60))));
     let b = g.act(2, Action::Call).unwrap();
     let added = |e: &[(StreamId, Event)]| match &e[0].1 {
         Event::Table(TableEvent::Acted { amount_cents, .. }) => *amount_cents,
