@@ -337,7 +337,7 @@ macro_rules! rpc_table {
                 take_back_short_call: TakeBackShortCall(TakeBackShortCall) => TABLE_PLAY,
                 settle_iou: SettleIou(SettleIou) => TABLE_PLAY,
                 close_game: CloseGame(CloseGame) => FLOOR,
-                pay_jackpot: PayJackpot(PayJackpot) => FLOOR,
+                pay_jackpot: PayJackpot(PayJackpot; approved_by: SUPERVISORS; "R-RAKE-2") => FLOOR,
                 deal_up_cards: DealUpCards(DealUpCards) => TABLE_PLAY,
                 award_pots: AwardPots(AwardPots) => TABLE_PLAY,
                 get_table: GetTable => TABLE_READ,

@@ -365,7 +365,9 @@ pub fn decide_table_into(table: &TableState, ctx: &CommandContext, command: &Tab
             return Ok(());
         }
         TableOp::CloseGame => crate::kitty::decide_close_game(table),
-        TableOp::PayJackpot { seat, amount_cents, promotion } => crate::rake::decide_pay_jackpot(table, *seat, *amount_cents, promotion),
+        TableOp::PayJackpot { seat, amount_cents, promotion, approved_by } => {
+            crate::rake::decide_pay_jackpot(table, ctx, *seat, *amount_cents, promotion, approved_by)
+        }
         TableOp::StartHand { hand_no, button_seat, dealt_seats } => start_hand(table, ctx, *hand_no, *button_seat, dealt_seats),
         TableOp::Post { seat, kind, amount_cents } => {
             let all_in = crate::posts::judge_post(table, *seat, *kind, *amount_cents)?;

@@ -15,6 +15,12 @@ pub const TIME_ALREADY_COLLECTED: Reason = Reason::new("TIME_ALREADY_COLLECTED",
 pub const TIME_NOT_PAID: Reason = Reason::new("TIME_NOT_PAID", "R-RAKE-3");
 pub const JACKPOT_FUND_INSUFFICIENT: Reason = Reason::new("JACKPOT_FUND_INSUFFICIENT", "R-RAKE-2");
 pub const JACKPOT_PROMOTION_REQUIRED: Reason = Reason::new("JACKPOT_PROMOTION_REQUIRED", "R-RAKE-2");
+/// R-RAKE-2: the jackpot fund is the players' money: a payout is approved by a second
+/// supervisor (the cage pass: one floor supervisor paid the whole fund to an accomplice).
+pub const JACKPOT_APPROVER_REQUIRED: Reason = Reason::new("JACKPOT_APPROVER_REQUIRED", "R-RAKE-2");
+/// R-RAKE-2: "returned in full to players": the fund is paid to a player in the game, a seat
+/// dealt a hand in this session (a seat taken without chips a moment before had been paid).
+pub const JACKPOT_SEAT_NOT_DEALT: Reason = Reason::new("JACKPOT_SEAT_NOT_DEALT", "R-RAKE-2");
 
 pub const REASONS: &[Reason] = &[
     TIME_NOT_PAID,
@@ -23,6 +29,8 @@ pub const REASONS: &[Reason] = &[
     TIME_ALREADY_COLLECTED,
     JACKPOT_FUND_INSUFFICIENT,
     JACKPOT_PROMOTION_REQUIRED,
+    JACKPOT_APPROVER_REQUIRED,
+    JACKPOT_SEAT_NOT_DEALT,
 ];
 
 /// Longest promotion name kept on a jackpot payout.
@@ -109,13 +117,29 @@ pub fn decide_collect_time(table: &TableState, ctx: &crate::CommandContext, seat
 
 /// R-RAKE-2: the jackpot fund is the players' money: it is paid to a seated player (between
 /// hands), for a named promotion, never beyond what the fund holds.
-pub fn decide_pay_jackpot(table: &TableState, seat: Seat, amount_cents: Cents, promotion: &str) -> Result<TableEvent, Rejection> {
+pub fn decide_pay_jackpot(
+    table: &TableState,
+    ctx: &crate::CommandContext,
+    seat: Seat,
+    amount_cents: Cents,
+    promotion: &str,
+    approved_by: &str,
+) -> Result<TableEvent, Rejection> {
     let (table_id, config) = crate::ledger::open_table(table)?;
     let s = crate::ledger::occupied(table, seat)?;
     crate::ledger::not_live_in_hand(table, seat)?;
     crate::money::check_positive("amount_cents", amount_cents)?;
     if promotion.trim().is_empty() || promotion.len() > MAX_PROMOTION_LEN {
         return Err(Rejection::new(JACKPOT_PROMOTION_REQUIRED, "a jackpot payout names its promotion (at most 200 bytes)"));
+    }
+    if approved_by.trim().is_empty() || approved_by == ctx.actor.id {
+        return Err(Rejection::new(JACKPOT_APPROVER_REQUIRED, "a jackpot payout is approved by a second supervisor, not the caller"));
+    }
+    if s.dealt_at_version <= s.seated_at_version {
+        return Err(Rejection::new(JACKPOT_SEAT_NOT_DEALT, "the jackpot is paid to a player dealt a hand at this seat, in this session")
+            .with("seat", Cents::from(seat))
+            .with("seated_at_stream_version", s.seated_at_version as Cents)
+            .with("dealt_at_stream_version", s.dealt_at_version as Cents));
     }
     config.chip_set.check_playable("a jackpot payout", amount_cents)?;
     if amount_cents > table.jackpot_cents {
@@ -125,7 +149,14 @@ pub fn decide_pay_jackpot(table: &TableState, seat: Seat, amount_cents: Cents, p
     }
     let mut postings = Vec::with_capacity(2);
     crate::accounts::transfer(&mut postings, Account::Jackpot { table_id: table_id.clone() }, Account::Seat { table_id: table_id.clone(), seat }, amount_cents);
-    Ok(TableEvent::JackpotPaid { seat, player_id: s.player_id.clone(), amount_cents, promotion: promotion.to_string(), postings })
+    Ok(TableEvent::JackpotPaid {
+        seat,
+        player_id: s.player_id.clone(),
+        amount_cents,
+        promotion: promotion.to_string(),
+        approved_by: approved_by.to_string(),
+        postings,
+    })
 }
 
 #[cfg(test)]

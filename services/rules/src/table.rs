@@ -172,9 +172,10 @@ pub enum TableOp {
     /// R-KITTY-1: the game ends: no more hands or buy-ins; what is left in the kitty is settled
     /// as the configuration says (`KittyPolicy::leftover`).
     CloseGame,
-    /// R-RAKE-2: pay the table's jackpot fund (a liability to players) to a seated player
-    /// between hands, for the named promotion.
-    PayJackpot { seat: Seat, amount_cents: Cents, promotion: String },
+    /// R-RAKE-2: pay the table's jackpot fund (a liability to players) to a seated player who
+    /// has been dealt in this session, between hands, for the named promotion, approved by a
+    /// second supervisor (`approved_by`, not the caller).
+    PayJackpot { seat: Seat, amount_cents: Cents, promotion: String, #[serde(default)] approved_by: String },
     /// R-CHIP-3: void a fill or credit slip of this table: a reason and two distinct signers;
     /// its postings are reversed and the slip number stays used. Touches the cage stream.
     VoidSlip { cage_id: CageId, kind: crate::cage::SlipKind, slip_no: u64, reason: String, signers: Signers },
@@ -536,8 +537,17 @@ pub enum TableEvent {
     },
     /// R-KITTY-1: the game ended; the kitty left (`kitty_cents`) went where `leftover` says.
     GameClosed { kitty_cents: Cents, leftover: crate::config::KittyLeftover, postings: Vec<Posting> },
-    /// R-RAKE-2: the jackpot fund paid to a player.
-    JackpotPaid { seat: Seat, player_id: PlayerId, amount_cents: Cents, promotion: String, postings: Vec<Posting> },
+    /// R-RAKE-2: the jackpot fund paid to a player; `approved_by` the second supervisor (empty
+    /// on payouts recorded before a second one was required).
+    JackpotPaid {
+        seat: Seat,
+        player_id: PlayerId,
+        amount_cents: Cents,
+        promotion: String,
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        approved_by: String,
+        postings: Vec<Posting>,
+    },
     /// R-CHIP-4: the count differed from the book: per denomination the counted minus the
     /// ledger count (signed), and the drop's difference; the postings bring the tray and the
     /// drop to what was counted against `house/count-variance`. Overage positive.

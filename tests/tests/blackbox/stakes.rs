@@ -424,18 +424,32 @@ async fn r_rake_2_the_jackpot_fund_is_paid_to_players_and_reconciled_every_gamin
     // All in preflop and called: a showdown pot of $200, raked $5, then the $1 drop.
     room.all_in_hand(1, 1, 2, 1).await?;
     assert_eq!(room.stack(1).await?, 20_000 - 500 - 100);
-    let header = room.id("jackpot");
-    room.floor
-        .table
-        .pay_jackpot(pb::PayJackpot { header, table_id: TABLE.into(), seat: 1, amount_cents: 100, promotion: "high hand".into() })
-        .await?;
-    let header = room.id("jackpot");
-    let empty = room
-        .floor
-        .table
-        .pay_jackpot(pb::PayJackpot { header, table_id: TABLE.into(), seat: 1, amount_cents: 100, promotion: "high hand".into() })
-        .await
-        .unwrap_err();
+    // A payout is approved by a second supervisor (the cage pass: one floor supervisor paid the
+    // fund to an accomplice who had just sat down): without one it is refused, moving nothing.
+    let mut admin = room.server.client(principal::ADMIN).await?;
+    let pay = |header, seat| pb::PayJackpot {
+        header,
+        table_id: TABLE.into(),
+        seat,
+        amount_cents: 100,
+        promotion: "high hand".into(),
+        approved_by: principal::ADMIN.0.into(),
+    };
+    let unapproved = pay(room.id("jackpot"), 1);
+    let alone = room.floor.table.pay_jackpot(unapproved).await.unwrap_err();
+    assert_eq!((alone.code(), error_info(&alone).reason.as_str()), (tonic::Code::PermissionDenied, "APPROVAL_MISSING"), "{alone:?}");
+    // To a seat taken a moment before, never dealt in: refused (R-RAKE-2).
+    let header = room.id("seat");
+    room.dealer.table.seat_player(pb::SeatPlayer { header, table_id: TABLE.into(), seat: 3, player_id: "P3".into() }).await?;
+    let to_fresh_seat = approved(pay(room.id("jackpot"), 3), &mut [&mut admin]).await?;
+    let fresh = room.floor.table.pay_jackpot(to_fresh_seat).await.unwrap_err();
+    let info = error_info(&fresh);
+    assert_eq!((info.reason.as_str(), info.metadata["rule_id"].as_str(), info.metadata["seat"].as_str()), ("JACKPOT_SEAT_NOT_DEALT", "R-RAKE-2", "3"));
+    assert_eq!(room.stack(3).await?, 0);
+    let payout = approved(pay(room.id("jackpot"), 1), &mut [&mut admin]).await?;
+    room.floor.table.pay_jackpot(payout).await?;
+    let again = approved(pay(room.id("jackpot"), 1), &mut [&mut admin]).await?;
+    let empty = room.floor.table.pay_jackpot(again).await.unwrap_err();
     assert_eq!(error_info(&empty).reason, "JACKPOT_FUND_INSUFFICIENT");
     let paid = all_events(&mut room.auditor, pb::EventFilter { event_types: vec!["JackpotPaid".into()], ..Default::default() }).await?;
     let gaming_day = paid[0].metadata.as_ref().expect("metadata").gaming_day.clone();
@@ -447,7 +461,6 @@ async fn r_rake_2_the_jackpot_fund_is_paid_to_players_and_reconciled_every_gamin
     );
     assert_eq!(report.jackpot_liability_cents, 0);
     // The payout corrected: less paid, not one more drop (the cage pass: drops grew with no hand).
-    let mut admin = room.server.client(principal::ADMIN).await?;
     let fix = pb::Correction { header: room.id("fix-jackpot"), reverses_event_id: paid[0].event_id.clone(), approved_by: principal::ADMIN.0.into(), reason: "paid to the wrong seat".into() };
     let fix = approved(fix, &mut [&mut admin]).await?;
     room.floor.ledger.correct(fix).await?;

@@ -434,7 +434,8 @@ decode!(PayJackpot, |m, e| {
     let id = table_id(e, "table_id", &m.table_id);
     let seat = seat(e, "seat", m.seat);
     let promotion = text(e, "promotion", &m.promotion, true);
-    table(id?, TableOp::PayJackpot { seat: seat?, amount_cents: m.amount_cents, promotion: promotion? })
+    let approved_by = text(e, "approved_by", &m.approved_by, true);
+    table(id?, TableOp::PayJackpot { seat: seat?, amount_cents: m.amount_cents, promotion: promotion?, approved_by: approved_by? })
 });
 
 decode!(NextRound, |m, e| {
@@ -808,12 +809,13 @@ fn table_op_to_wire(table_id: &str, op: &TableOp) -> Result<Wire, NoWireMessage>
             lender_player_id: lender.as_ref().map(ToString::to_string),
         }),
         TableOp::CloseGame => Wire::CloseGame(pb::CloseGame { header: None, table_id }),
-        TableOp::PayJackpot { seat, amount_cents, promotion } => Wire::PayJackpot(pb::PayJackpot {
+        TableOp::PayJackpot { seat, amount_cents, promotion, approved_by } => Wire::PayJackpot(pb::PayJackpot {
             header: None,
             table_id,
             seat: u32::from(*seat),
             amount_cents: *amount_cents,
             promotion: promotion.clone(),
+            approved_by: approved_by.clone(),
         }),
         TableOp::StartHand { hand_no, button_seat, dealt_seats } => Wire::StartHand(pb::StartHand {
             header: None,
@@ -1258,7 +1260,7 @@ mod tests {
             TableOp::SettleIou { seat: 3, player_id: player.clone(), amount_cents: 500, from_pocket: true, lender: None },
             TableOp::SettleIou { seat: 3, player_id: player.clone(), amount_cents: 500, from_pocket: false, lender: Some(player.clone()) },
             TableOp::CloseGame,
-            TableOp::PayJackpot { seat: 3, amount_cents: 10_000, promotion: "bad beat".into() },
+            TableOp::PayJackpot { seat: 3, amount_cents: 10_000, promotion: "bad beat".into(), approved_by: "floor-2".into() },
             TableOp::StartHand { hand_no: 4, button_seat: 2, dealt_seats: vec![1, 2, 3] },
             TableOp::Post { seat: 1, kind: PostKind::MissedSmallBlindDead, amount_cents: 100 },
             TableOp::Act { seat: 1, action: Action::Raise { to_cents: 1_500 } },

@@ -1078,17 +1078,24 @@ fn r_rake_2_the_jackpot_fund_is_paid_back_to_players() {
     let mut g = Game::new(c, &[(1, d(100)), (2, d(100))]);
     p1_wins_60(&mut g);
     assert_eq!(g.state().jackpot_cents, d(1));
-    rejected(g.table(TableOp::PayJackpot { seat: 2, amount_cents: d(1), promotion: " ".into() }), "JACKPOT_PROMOTION_REQUIRED");
-    let r = rejected(g.table(TableOp::PayJackpot { seat: 2, amount_cents: d(2), promotion: "bad beat".into() }), "JACKPOT_FUND_INSUFFICIENT");
+    rejected(g.table(TableOp::PayJackpot { seat: 2, amount_cents: d(1), promotion: " ".into(), approved_by: "floor-2".into() }), "JACKPOT_PROMOTION_REQUIRED");
+    let r = rejected(g.table(TableOp::PayJackpot { seat: 2, amount_cents: d(2), promotion: "bad beat".into(), approved_by: "floor-2".into() }), "JACKPOT_FUND_INSUFFICIENT");
     assert_eq!(r.number("jackpot_cents"), Some(d(1)));
-    g.table(TableOp::PayJackpot { seat: 2, amount_cents: d(1), promotion: "bad beat".into() }).unwrap();
+    // A second supervisor approves it: no one, or the caller, is refused (the cage pass: one
+    // floor supervisor paid the whole fund alone).
+    let actor = g.world.ctx.actor.id.clone();
+    for approver in ["", " ", actor.as_str()] {
+        let pay = TableOp::PayJackpot { seat: 2, amount_cents: d(1), promotion: "bad beat".into(), approved_by: approver.into() };
+        assert_eq!(rejected(g.table(pay), "JACKPOT_APPROVER_REQUIRED").reason.rule, "R-RAKE-2");
+    }
+    g.table(TableOp::PayJackpot { seat: 2, amount_cents: d(1), promotion: "bad beat".into(), approved_by: "floor-2".into() }).unwrap();
     assert_eq!((g.state().jackpot_cents, g.stack(2)), (0, d(41)));
 }
 
 /// R-STAKE-3, R-REBUY-1 (the stakes pass): a jackpot paid to a seat taken without chips was
-/// dealt in with $1, inside the patron's re-buy wait; (the fixes' pass) a $1 top-up kept after
-/// the buy-in was corrected away was dealt in at a $40 minimum. A seat is dealt in once it has
-/// bought in, and what it holds counts toward the buy-in's maximum.
+/// dealt in with $1, inside the patron's re-buy wait (now refused: R-RAKE-2); (the fixes' pass)
+/// a $1 top-up kept after the buy-in was corrected away was dealt in at a $40 minimum. A seat is
+/// dealt in once it has bought in.
 #[test]
 fn r_stake_3_only_a_seat_that_bought_in_is_dealt_in() {
     let mut c = nl_1_2();
@@ -1096,20 +1103,25 @@ fn r_stake_3_only_a_seat_that_bought_in_is_dealt_in() {
     let mut g = Game::new(c, &[(1, d(100)), (2, d(100))]);
     p1_wins_60(&mut g);
     g.table(TableOp::SeatPlayer { seat: 3, player_id: pid("P3") }).unwrap();
-    g.table(TableOp::PayJackpot { seat: 3, amount_cents: d(1), promotion: "high hand".into() }).unwrap();
-    let r = rejected(g.table(TableOp::StartHand { hand_no: 9, button_seat: 1, dealt_seats: vec![1, 2, 3] }), "NOT_BOUGHT_IN");
-    assert_eq!((r.reason.rule, r.number("seat"), r.number("stack_cents")), ("R-STAKE-3", Some(3), Some(d(1))));
-    // The buy-in counts the dollar the seat holds toward the $200 maximum.
-    let r = rejected(g.table(buy_in(3, "P3", d(200))), "BUY_IN_ABOVE_MAXIMUM");
-    assert_eq!(r.number("stack_cents"), Some(d(1)));
+    // (The cage pass) a jackpot is paid to a player dealt in, not to a seat taken a moment
+    // before (R-RAKE-2): that way in is closed.
+    let r = rejected(
+        g.table(TableOp::PayJackpot { seat: 3, amount_cents: d(1), promotion: "high hand".into(), approved_by: "floor-2".into() }),
+        "JACKPOT_SEAT_NOT_DEALT",
+    );
+    assert_eq!((r.reason.rule, r.number("seat")), ("R-RAKE-2", Some(3)));
     g.table(buy_in(3, "P3", d(150))).unwrap();
     // A buy-in corrected away after a top-up: the top-up alone is no buy-in.
     g.table(TableOp::TopUp { seat: 3, player_id: pid("P3"), amount_cents: d(1), source: FundsSource::Cash, supervisor_id: None }).unwrap();
     let bought = g.world.log.iter().rposition(|(_, e)| e.event_type() == "BoughtIn").expect("P3's buy-in");
     g.table(undo(&g, bought, "BoughtIn", "keyed at the wrong seat")).unwrap();
-    assert_eq!(g.stack(3), d(2), "the jackpot's dollar and the top-up's");
+    assert_eq!(g.stack(3), d(1), "the top-up's dollar");
     let r = rejected(g.table(TableOp::StartHand { hand_no: 9, button_seat: 1, dealt_seats: vec![1, 2, 3] }), "NOT_BOUGHT_IN");
-    assert_eq!(r.number("seat"), Some(3));
+    assert_eq!((r.reason.rule, r.number("seat"), r.number("stack_cents")), ("R-STAKE-3", Some(3), Some(d(1))));
+    // The buy-in again counts the dollar the seat holds toward the $200 maximum.
+    let r = rejected(g.table(buy_in(3, "P3", d(200))), "BUY_IN_ABOVE_MAXIMUM");
+    assert_eq!(r.number("stack_cents"), Some(d(1)));
+    g.table(buy_in(3, "P3", d(150))).unwrap();
 }
 
 /// R-POT-4, R-KITTY-1 (the rake pass): a $5 jackpot drop took the whole $4 contested pot, and
