@@ -508,11 +508,7 @@ pub fn decide_cage(snapshot: &Snapshot, ctx: &CommandContext, c: &CageCommand) -
             let player = loaded_player(snapshot, player_id)?;
             let give_cents = check_cage_chips(cage, give)?;
             let receive_cents = check_cage_chips(cage, receive)?;
-            if give_cents != receive_cents {
-                return Err(Rejection::new(crate::inventory::COLOR_CHANGE_UNEQUAL, "a color change is of equal value")
-                    .with("give_cents", give_cents)
-                    .with("receive_cents", receive_cents));
-            }
+            crate::inventory::check_exchange(give, give_cents, receive, receive_cents)?;
             if player.pocket_cents < give_cents {
                 return Err(Rejection::new(crate::table_stakes::POCKET_INSUFFICIENT, "the patron's pocket does not hold that much")
                     .with("give_cents", give_cents)

@@ -12,6 +12,10 @@ use crate::{CommandContext, Event, Snapshot};
 pub const TRAY_SHORT: Reason = Reason::new("TRAY_SHORT", "R-CHIP-1");
 pub const COLOR_CHANGE_UNEQUAL: Reason = Reason::new("COLOR_CHANGE_UNEQUAL", "R-CHIP-1");
 pub const COLOR_CHANGE_EXCEEDS_STACK: Reason = Reason::new("COLOR_CHANGE_EXCEEDS_STACK", "R-CHIP-1");
+/// R-CHIP-1: a colour change gives chips of some denominations for chips of others; a
+/// denomination on both sides exchanges nothing (the cage pass: $100 for $100 was recorded, and
+/// counted in the day's chips issued and returned).
+pub const COLOR_CHANGE_SAME_DENOMINATION: Reason = Reason::new("COLOR_CHANGE_SAME_DENOMINATION", "R-CHIP-1");
 pub const SLIP_OUT_OF_SEQUENCE: Reason = Reason::new("SLIP_OUT_OF_SEQUENCE", "R-CHIP-3");
 pub const SIGNERS_NOT_DISTINCT: Reason = Reason::new("SIGNERS_NOT_DISTINCT", "R-CHIP-3");
 /// A count names a denomination the table or cage does not use, or one twice.
@@ -28,6 +32,7 @@ pub const REASONS: &[Reason] = &[
     TRAY_SHORT,
     COLOR_CHANGE_UNEQUAL,
     COLOR_CHANGE_EXCEEDS_STACK,
+    COLOR_CHANGE_SAME_DENOMINATION,
     SLIP_OUT_OF_SEQUENCE,
     SIGNERS_NOT_DISTINCT,
     COUNT_INVALID,
@@ -65,6 +70,21 @@ fn tray_has(table: &TableState, chips: &[ChipCount]) -> Result<(), Rejection> {
     crate::money::check_holds(chips, |d| table.tray_count(d), TRAY_SHORT, "tray_count")
 }
 
+/// R-CHIP-1: a colour change (at a table or the cage) is of equal value both ways, and gives
+/// chips of some denominations for chips of others.
+pub fn check_exchange(give: &[ChipCount], give_cents: Cents, receive: &[ChipCount], receive_cents: Cents) -> Result<(), Rejection> {
+    if give_cents != receive_cents {
+        return Err(Rejection::new(COLOR_CHANGE_UNEQUAL, "a color change is of equal value")
+            .with("give_cents", give_cents)
+            .with("receive_cents", receive_cents));
+    }
+    if let Some(both) = give.iter().find(|g| receive.iter().any(|r| r.denomination_cents == g.denomination_cents)) {
+        return Err(Rejection::new(COLOR_CHANGE_SAME_DENOMINATION, "a color change gives chips of some denominations for chips of others")
+            .with("denomination_cents", both.denomination_cents));
+    }
+    Ok(())
+}
+
 /// R-CHIP-1: color up/down between a seated player and the tray, equal value both ways.
 pub fn decide_color_change(table: &TableState, seat: Seat, give: &[ChipCount], receive: &[ChipCount]) -> Result<TableEvent, Rejection> {
     let (table_id, config) = crate::ledger::open_table(table)?;
@@ -72,11 +92,7 @@ pub fn decide_color_change(table: &TableState, seat: Seat, give: &[ChipCount], r
     crate::ledger::not_live_in_hand(table, seat)?;
     let give_cents = crate::money::check_chips(&config.chip_set, give)?;
     let receive_cents = crate::money::check_chips(&config.chip_set, receive)?;
-    if give_cents != receive_cents {
-        return Err(Rejection::new(COLOR_CHANGE_UNEQUAL, "a color change is of equal value")
-            .with("give_cents", give_cents)
-            .with("receive_cents", receive_cents));
-    }
+    check_exchange(give, give_cents, receive, receive_cents)?;
     // Chips only: cash in play is cash until converted (R-STAKE-5; the cage pass coloured $1,000
     // of cash in play into $25 chips, then converted the cash into chips again).
     if give_cents > s.chips_cents() {

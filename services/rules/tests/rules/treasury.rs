@@ -34,6 +34,11 @@ fn r_chip_1_color_up_keeps_value_and_tray_counts() {
     assert_eq!((r.reason.rule, r.number("give_cents"), r.number("stack_cents")), ("R-CHIP-1", Some(d(5000)), Some(d(100))));
     let r = rejected(g.table(TableOp::ColorChange { seat: 1, give: chips(3, 1), receive: chips(1, 3) }), "UNKNOWN_DENOMINATION");
     assert_eq!(r.number("denomination_cents"), Some(d(3)));
+    // A denomination on both sides exchanges nothing: refused, nothing recorded.
+    let version = g.state().version;
+    let r = rejected(g.table(TableOp::ColorChange { seat: 1, give: chips(25, 2), receive: [chips(25, 1), chips(5, 5)].concat() }), "COLOR_CHANGE_SAME_DENOMINATION");
+    assert_eq!((r.reason.rule, r.number("denomination_cents")), ("R-CHIP-1", Some(d(25))));
+    assert_eq!(g.state().version, version);
 }
 
 /// R-UNIT-4 (the cage and console passes): a chip list naming a denomination twice had every

@@ -69,6 +69,10 @@ fn r_chip_1_color_change_at_the_cage_keeps_the_pocket_value() {
     let r = rejected(cage(&mut g, CageOp::ColorChange { player_id: pid("P1"), give: give.clone(), receive: chips(25, 3) }), "COLOR_CHANGE_UNEQUAL");
     assert_eq!(r.number("receive_cents"), Some(d(75)));
     rejected(cage(&mut g, CageOp::ColorChange { player_id: pid("P2"), give: give.clone(), receive: receive.clone() }), "POCKET_INSUFFICIENT");
+    // $100 for $100 exchanges nothing (the cage pass: it was recorded, and counted in the day's
+    // chips issued and returned).
+    let r = rejected(cage(&mut g, CageOp::ColorChange { player_id: pid("P1"), give: give.clone(), receive: give.clone() }), "COLOR_CHANGE_SAME_DENOMINATION");
+    assert_eq!((r.reason.rule, r.number("denomination_cents")), ("R-CHIP-1", Some(d(100))));
     let c = &g.world.cages[&cid(CAGE)];
     let (hundreds, quarters) = (c.chip_count(d(100)), c.chip_count(d(25)));
     let events = cage(&mut g, CageOp::ColorChange { player_id: pid("P1"), give, receive }).unwrap();
