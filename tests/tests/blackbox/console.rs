@@ -18,6 +18,7 @@ use chipledger_proto::v1 as pb;
 use chipledger_tests::{ServerOptions, TestServer, all_events, principal};
 use fantoccini::{Client as Browser, ClientBuilder, Locator};
 use serde_json::json;
+use sqlx::Connection;
 
 use crate::scenario::cash_buy_in;
 
@@ -246,6 +247,26 @@ async fn the_console_shows_the_ledger_to_the_floor_the_cage_and_the_auditor() ->
     let head = admin.audit.get_chain_digest(pb::GetChainDigestRequest::default()).await?.into_inner();
     ensure!(auditor.text("#head-position").await? == head.global_position.to_string(), "the chain page shows the head");
     auditor.screenshot("chain").await?;
+    // A projection row edited behind the service: the chains still verify; the page says the
+    // projections differ and names the row (the console pass: it said BROKEN and named nothing).
+    let mut superuser = sqlx::PgConnection::connect(&server.database_url).await?;
+    let edited: String = sqlx::query_scalar(
+        "UPDATE account_balances SET balance_cents = balance_cents + 1000000 WHERE property = $1 AND account = \
+         (SELECT min(account) FROM account_balances WHERE property = $1 AND account LIKE 'table/%/seat/%') RETURNING account",
+    )
+    .bind(&server.property_id)
+    .fetch_one(&mut superuser)
+    .await?;
+    auditor.browser.find(Locator::Id("verify")).await?.click().await?;
+    let verdict = auditor.browser.wait().at_most(PAGE_BOUND).for_element(Locator::Css("dd#verdict.problem")).await?.text().await?;
+    ensure!(verdict.starts_with("chain verified; PROJECTIONS DIFFER"), "a projection row is not a broken chain: {verdict}");
+    let rows = auditor.text("#differences").await?;
+    ensure!(rows.contains("account_balances") && rows.contains(&edited), "the page names the row {edited}: {rows}");
+    sqlx::query("UPDATE account_balances SET balance_cents = balance_cents - 1000000 WHERE property = $1 AND account = $2")
+        .bind(&server.property_id)
+        .bind(&edited)
+        .execute(&mut superuser)
+        .await?;
 
     // A dealer may not see compliance: refused, and the navigation does not offer it.
     let dealer = Person::sign_in(&driver, &base, principal::DEALER.2, &shots).await?;

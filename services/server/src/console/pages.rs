@@ -1459,10 +1459,18 @@ pub struct Verification {
     pub commands_checked: i64,
     pub refusals_checked: i64,
     pub projections_checked: bool,
+    /// The chains (events, commands, refusals) and the store's functions verify, whatever the
+    /// projections say: a derived row edited behind the service is not a broken chain.
+    pub chain_ok: bool,
     pub projection_differences: usize,
+    /// The first [`DIFFERENCES_SHOWN`] rows that differ: projection, key, stored, recomputed.
+    pub differences: Vec<[String; 4]>,
     pub problem: String,
     pub head_position: i64,
 }
+
+/// Projection rows a verification lists on the chain page (all of them are counted).
+const DIFFERENCES_SHOWN: usize = 50;
 
 async fn chain_digest(console: &Console, signed: &Signed) -> Result<pb::ChainDigest, Status> {
     console
@@ -1530,6 +1538,18 @@ pub async fn verify_chain(State(console): State<Arc<Console>>, signed: Signed, F
             format!("store functions not this build's: {}", verdict.functions_changed.join(", "))
         };
         let problem = [verdict.problem.clone(), verdict.refusal_problem.clone(), functions].into_iter().filter(|text| !text.is_empty()).collect::<Vec<_>>().join("; ");
+        // The chain page had said BROKEN for one projection row edited behind the service, and
+        // named no row (the console pass); the CLI keeps the two apart and lists the rows.
+        let chain_ok = problem.is_empty()
+            && verdict.first_bad_position.is_none()
+            && verdict.first_bad_refusal.is_none()
+            && verdict.checkpoints.iter().all(|checkpoint| checkpoint.agrees);
+        let differences = verdict
+            .projection_differences
+            .iter()
+            .take(DIFFERENCES_SHOWN)
+            .map(|row| [row.projection.clone(), row.key.clone(), row.stored.clone(), row.recomputed.clone()])
+            .collect();
         let verification = Verification {
             at: units.time(jiff::Timestamp::now().as_millisecond()),
             by: signed.principal.id.clone(),
@@ -1538,7 +1558,9 @@ pub async fn verify_chain(State(console): State<Arc<Console>>, signed: Signed, F
             commands_checked: verdict.commands_checked,
             refusals_checked: verdict.refusals_checked,
             projections_checked: verdict.projections_checked,
+            chain_ok,
             projection_differences: verdict.projection_differences.len(),
+            differences,
             problem,
             head_position: verdict.head.map(|head| head.global_position).unwrap_or(0),
         };
