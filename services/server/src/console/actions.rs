@@ -358,7 +358,16 @@ async fn name_people<T: WireCommand>(
     message: &mut T,
 ) -> Result<(), Unnamed> {
     let fields: Vec<&'static str> = message.approval_fields().iter().map(|(field, _)| *field).collect();
-    let Some(first_field) = fields.first().copied() else { return Ok(()) };
+    if fields.is_empty() {
+        return Ok(());
+    }
+    // The caller takes the first field its role may sign; the second person the other (a
+    // refusal names the second person's field: it had named the caller's, `signer_1` of a
+    // cage caller's fill).
+    let caller_field = fields.iter().copied().find(|field| {
+        access::approval_rule(T::RPC, field).is_some_and(|rule| rule.caller_may_sign && rule.roles.contains(&who.role))
+    });
+    let second_field = fields.iter().copied().find(|field| Some(*field) != caller_field).unwrap_or(fields[0]);
     let source = format!("second tokens entered by {}", who.id);
     if let Some(wait) = console.failures.wait(&source) {
         return Err(Unnamed::Unsent(Status::resource_exhausted(format!(
@@ -366,7 +375,7 @@ async fn name_people<T: WireCommand>(
             wait.as_secs() + 1
         ))));
     }
-    let refused = |reason: &str, why: &str| Unnamed::Refused(approval::denied(reason, "second_token", why.to_string(), &[("field", first_field)]));
+    let refused = |reason: &str, why: &str| Unnamed::Refused(approval::denied(reason, "second_token", why.to_string(), &[("field", second_field)]));
     let second = match form.get("second_token").map(|token| token.trim()).filter(|token| !token.is_empty()) {
         Some(token) => match console.authenticator.authenticate(None, Some(&format!("Bearer {token}"))) {
             Ok(second) => second,
@@ -380,11 +389,7 @@ async fn name_people<T: WireCommand>(
     if second.id == who.id {
         return Err(refused("APPROVER_IS_CALLER", "the second token is the caller's own: the second person must be someone else"));
     }
-    // The caller takes the first field its role may sign; the second person the other.
     let mut named: Vec<(&'static str, String)> = Vec::new();
-    let caller_field = fields.iter().copied().find(|field| {
-        access::approval_rule(T::RPC, field).is_some_and(|rule| rule.caller_may_sign && rule.roles.contains(&who.role))
-    });
     for field in &fields {
         if Some(*field) == caller_field {
             named.push((field, who.id.clone()));
