@@ -373,7 +373,41 @@ fn router(console: Arc<Console>) -> Router {
         .route("/chain", get(pages::chain).post(pages::verify_chain))
         .route("/chain/digest.json", get(pages::digest_download))
         .layer(axum::middleware::map_response(security_headers))
+        .layer(axum::middleware::from_fn_with_state(console.clone(), development_loopback_only))
         .with_state(console)
+}
+
+/// In development mode anyone who reaches the console is an anonymous admin, which is safe
+/// only on loopback: a request addressed to any other host name is not answered, so a page
+/// elsewhere whose name a DNS rebinding points at 127.0.0.1 gets nothing (the console pass
+/// signed in as admin and read compliance with `Host: attacker.example`).
+async fn development_loopback_only(
+    State(console): State<Arc<Console>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    if console.authenticator.authenticate(None, None).is_ok() {
+        let host = request
+            .headers()
+            .get(header::HOST)
+            .and_then(|value| value.to_str().ok())
+            .or_else(|| request.uri().authority().map(|authority| authority.as_str()))
+            .unwrap_or_default();
+        if !is_loopback_host(host) {
+            return (StatusCode::MISDIRECTED_REQUEST, "development mode answers requests to loopback names only (localhost, 127.0.0.1, [::1])")
+                .into_response();
+        }
+    }
+    next.run(request).await
+}
+
+/// `localhost`, a loopback address, with or without a port.
+fn is_loopback_host(host: &str) -> bool {
+    let name = match host.strip_prefix('[') {
+        Some(bracketed) => bracketed.split(']').next().unwrap_or_default(),
+        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+    };
+    name.eq_ignore_ascii_case("localhost") || name.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 fn asset(content_type: &'static str, body: &'static str) -> Response {
@@ -508,6 +542,16 @@ mod tests {
     fn every_page_names_an_rpc_of_the_role_table() {
         for (path, _, rpc) in PAGES {
             assert!(access::allowed_roles(rpc).is_some(), "{path}: {rpc} is not in the role table");
+        }
+    }
+
+    #[test]
+    fn development_mode_answers_loopback_names_only() {
+        for host in ["localhost", "LOCALHOST:50080", "127.0.0.1", "127.0.0.1:50080", "127.3.2.1:80", "[::1]", "[::1]:50080"] {
+            assert!(is_loopback_host(host), "{host}");
+        }
+        for host in ["", "attacker.example", "attacker.example:50080", "localhost.attacker.example", "10.0.0.1:50080", "[::2]:1", "127.0.0.1.nip.io"] {
+            assert!(!is_loopback_host(host), "{host}");
         }
     }
 
