@@ -485,6 +485,53 @@ mod hostile {
         send(http, "POST", &format!("{base}/signin"), &signin_cookie, &format!("signin_csrf={signin_csrf}&token={token}")).await
     }
 
+    /// The live feed ends with the session (the console pass: after the sign-out it still
+    /// delivered the positions of new events on the dead cookie).
+    #[tokio::test(flavor = "multi_thread")]
+    async fn the_live_feed_ends_with_the_session() -> anyhow::Result<()> {
+        let server = TestServer::start_with("console-live", ServerOptions { console: true, ..ServerOptions::default() }, None).await?;
+        let base = format!("http://{}", server.console_addr.context("the console listens")?);
+        let http: Http = HttpClient::builder(TokioExecutor::new()).build_http();
+        let (mut cage, mut floor) = (server.client(principal::CAGE).await?, server.client(principal::FLOOR).await?);
+        let signed = sign_in(&http, &base, principal::FLOOR.2).await?;
+        let session = session_cookie(&signed, "chipledger_session").context("a session")?;
+        let page = send(&http, "GET", &format!("{base}/"), &session, "").await?;
+        let csrf = value_of(&page.body, "csrf").context("the session's CSRF token")?.to_string();
+        let request = http::Request::builder().method("GET").uri(format!("{base}/live?after=0")).header(http::header::COOKIE, &session);
+        let mut feed = http.request(request.body(Full::new(bytes::Bytes::new()))?).await?.into_body();
+        // Signed in: the cage's opening is delivered.
+        crate::scenario::open_cage(&mut cage).await?;
+        let mut seen = String::new();
+        while !seen.contains("event: recorded") {
+            let frame = tokio::time::timeout(Duration::from_secs(60), feed.frame()).await?.context("the feed ended while signed in")??;
+            if let Ok(data) = frame.into_data() {
+                seen.push_str(&String::from_utf8_lossy(&data));
+            }
+        }
+        let signed_out = send(&http, "POST", &format!("{base}/signout"), &session, &format!("csrf={csrf}")).await?;
+        ensure!(signed_out.status == 303, "signed out: {}", signed_out.status);
+        let opened = crate::scenario::open_nlhe_table(&mut floor, "T-LIVE").await?;
+        let position = opened.events.last().context("the table's event")?.global_position;
+        // Signed out: the feed ends without the table's event (bounded: a feed that neither
+        // ends nor delivers it fails the test).
+        let delivered = format!("data: {position}");
+        let mut after = String::new();
+        let read = async {
+            while let Some(frame) = feed.frame().await {
+                if let Ok(data) = frame?.into_data() {
+                    after.push_str(&String::from_utf8_lossy(&data));
+                }
+                if after.contains(&delivered) {
+                    break;
+                }
+            }
+            anyhow::Ok(())
+        };
+        tokio::time::timeout(Duration::from_secs(120), read).await.context("the feed neither ended nor delivered the event")??;
+        ensure!(!after.contains(&delivered), "the feed delivered position {position} after the sign-out: {after}");
+        server.stop().await
+    }
+
     /// A fill form's fields (no CSRF token), its command id numbered `n`.
     fn fill_form(n: u32, second_token: &str) -> String {
         format!("command_id=console-00000000-0000-4000-8000-{n:012}&table_id=T1&cage_id=MAIN&slip_no=1&chip_2500=4&second_token={second_token}")

@@ -288,6 +288,12 @@ impl Console {
         id
     }
 
+    /// The session is still open: not signed out, not idle past the timeout (a page's own
+    /// requests keep it alive; a stream it holds open does not).
+    fn session_open(&self, key: &[u8; 32]) -> bool {
+        self.sessions.lock().expect("console sessions").get(key).is_some_and(|session| session.last_seen.elapsed() <= self.idle)
+    }
+
     fn close_session(&self, headers: &HeaderMap) {
         if let Some(id) = cookie(headers, SESSION_COOKIE) {
             self.sessions.lock().expect("console sessions").remove(&session_key(&id));
@@ -331,6 +337,8 @@ fn same_secret(a: &str, b: &str) -> bool {
 pub struct Signed {
     principal: Principal,
     csrf: String,
+    /// The session's key (a stream a page holds open ends with the session).
+    session: [u8; 32],
 }
 
 impl Signed {
@@ -348,7 +356,10 @@ impl FromRequestParts<Arc<Console>> for Signed {
 
     async fn from_request_parts(parts: &mut Parts, console: &Arc<Console>) -> Result<Signed, Response> {
         match console.session_of(&parts.headers) {
-            Some(session) => Ok(Signed { principal: session.principal, csrf: session.csrf }),
+            Some(session) => {
+                let key = cookie(&parts.headers, SESSION_COOKIE).map(|id| session_key(&id)).unwrap_or_default();
+                Ok(Signed { principal: session.principal, csrf: session.csrf, session: key })
+            }
             None => Err(Redirect::to("/signin").into_response()),
         }
     }

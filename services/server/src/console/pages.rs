@@ -479,7 +479,10 @@ pub async fn live(State(console): State<Arc<Console>>, signed: Signed, Query(que
         Ok(stream) => stream,
         Err(status) => return console.refusal(&signed, &status),
     };
-    let events = stream.map(|item| {
+    // The feed ends with the session: signed out (or idle past the timeout), it delivers no
+    // more (the console pass: positions kept coming after the sign-out).
+    let session = signed.session;
+    let events = stream.take_while(move |_| std::future::ready(console.session_open(&session))).map(|item| {
         let event = match item {
             Ok(event) => SseEvent::default().event("recorded").data(event.global_position.to_string()),
             Err(status) => SseEvent::default().event("failed").data(status.message().to_string()),
