@@ -346,8 +346,11 @@ async fn session(demo: &mut Demo) -> anyhow::Result<()> {
 
     println!("== the cage opens ==");
     let stock = chips(&[(100, 5_000), (500, 4_000), (2_500, 2_000), (10_000, 1_000)]);
-    let op = CageOp::OpenCage { denominations_cents: vec![100, 500, 2_500, 10_000], chips: stock, cash_cents: 5_000_000 };
-    demo.record(&format!("cage {cage_id} opens with $1,565,000.00 in chips and a $50,000.00 float"), demo.cage_command(op)).await?;
+    // The narration's figures are the command's (it had said $1,565,000.00 of a $175,000.00 stock).
+    let (stock_text, float_cents) = (crate::amount::money(stock.iter().map(|chip| chip.value_cents()).sum()), 5_000_000);
+    let op = CageOp::OpenCage { denominations_cents: vec![100, 500, 2_500, 10_000], chips: stock, cash_cents: float_cents };
+    let float_text = crate::amount::money(float_cents);
+    demo.record(&format!("cage {cage_id} opens with ${stock_text} in chips and a ${float_text} float"), demo.cage_command(op)).await?;
     let op = CageOp::SellChips { player_id: alice.clone(), chips: chips(&[(2_500, 20)]) };
     demo.record(&format!("{alice} cashes in $500.00 at the cage (chips to her pocket)"), demo.cage_command(op)).await?;
     let op = CageOp::SellChips { player_id: dave.clone(), chips: chips(&[(10_000, 120)]) };
