@@ -685,11 +685,13 @@ fn hourly_chart(units: &Units, timeline: &[pb::RecordedEvent], gaming_day: &str)
     }
     let labels: Vec<String> = hours.keys().map(|hour| format!("{hour:02}h")).collect();
     let series = [
-        ("drop", "drop", hours.values().map(|values| values.0).collect()),
+        ("drop", "drop as booked", hours.values().map(|values| values.0).collect()),
         ("rake", "rake", hours.values().map(|values| values.1).collect()),
         ("result", "result", hours.values().map(|values| values.2).collect()),
     ];
-    view::bar_chart(units, &format!("Drop, rake and result per hour, gaming day {gaming_day}"), &labels, &series)
+    // The drop as booked, before the count: the shift close above gives the counted drop and
+    // its variance (the console pass read two figures both called "drop").
+    view::bar_chart(units, &format!("Drop as booked (before the count), rake and result per hour, gaming day {gaming_day}"), &labels, &series)
 }
 
 /// The chart's figures: (drop, rake, result) by hour of the gaming day.
