@@ -161,6 +161,36 @@ async fn r_stake_3_a_buy_in_corrected_and_made_again_is_one_session() -> anyhow:
     room.buy_in(1, "P1", 15_000).await?;
     let sessions = room.auditor.ledger.list_player_sessions(pb::ListPlayerSessionsRequest { player_id: "P1".into(), ..Default::default() }).await?.into_inner().sessions;
     assert_eq!(sessions.iter().map(|s| (s.table_id.as_str(), s.bought_in_cents, s.ended_at_unix_ms)).collect::<Vec<_>>(), vec![(TABLE, 15_000, None)]);
+    // Two sessions more (the last one open): paged one at a time, the same three sessions as
+    // in one page (the auditor's pass: at page size 1 a session was cut in two, listed twice,
+    // and a departure without its start made up).
+    room.cash_out(1, "P1").await?;
+    room.buy_in(1, "P1", 15_000).await?;
+    room.cash_out(1, "P1").await?;
+    room.buy_in(1, "P1", 16_000).await?;
+    let page = |size: u32, token: String| pb::ListPlayerSessionsRequest {
+        player_id: "P1".into(),
+        page: Some(pb::PageRequest { page_size: size, page_token: token }),
+        ..Default::default()
+    };
+    let whole = room.auditor.ledger.list_player_sessions(page(100, String::new())).await?.into_inner();
+    let listed = |sessions: &[pb::PlayerSession]| {
+        sessions.iter().map(|s| (s.bought_in_cents, s.left_with_cents, s.ended_at_unix_ms.is_some(), s.started_at_unix_ms > 0)).collect::<Vec<_>>()
+    };
+    assert_eq!(listed(&whole.sessions), vec![(15_000, Some(15_000), true, true), (15_000, Some(15_000), true, true), (16_000, None, false, true)]);
+    assert_eq!(whole.page.map(|page| page.next_page_token).unwrap_or_default(), "");
+    let (mut one_by_one, mut token) = (Vec::new(), String::new());
+    loop {
+        let answer = room.auditor.ledger.list_player_sessions(page(1, token)).await?.into_inner();
+        assert!(answer.sessions.len() <= 1, "{answer:?}");
+        one_by_one.extend(answer.sessions);
+        token = answer.page.map(|page| page.next_page_token).unwrap_or_default();
+        if token.is_empty() {
+            break;
+        }
+        assert!(one_by_one.len() < 10, "the pages end");
+    }
+    assert_eq!(one_by_one, whole.sessions);
     room.server.stop().await
 }
 

@@ -240,82 +240,40 @@ chipledger_proto::rpc_table!(service_impl!(LedgerService {
         let principal = principal(&request)?;
         let wish = ReadWish::from_metadata(request.metadata())?;
         let request = request.into_inner();
-        let player = PlayerPage { property_id: &request.property_id, player_id: &request.player_id, page: request.page.as_ref() };
+        let property = self.ledger.property(&principal, &request.property_id)?;
+        let pager = Pager::of(request.page.as_ref(), self.ledger.limits())?;
+        let stream = player_stream_key(&request.player_id)?;
+        let view = self.ledger.reader(&property, wish).await?;
+        // Sessions are built from the patron's seat events from the start of the range, whatever
+        // the page: a page of events cut sessions in two, listed one twice and made departures
+        // without a start (the auditor's pass: three rows at page size 1 for two sessions). The
+        // token is the position of the last listed session's first event; a page ends once its
+        // sessions are complete (ended, or the history read to its end).
         let types = ["JoinedTable".to_string(), "LeftTable".to_string(), "MovedTable".to_string()];
-        let (view, events, last, more) = self.player_page(&principal, wish, player, &types, request.time_range.as_ref()).await?;
-        let mut sessions: Vec<pb::PlayerSession> = Vec::new();
-        for event in &events {
-            let rules::Event::Player(player_event) = decode_event(event)? else { continue };
-            match player_event {
-                rules::PlayerEvent::JoinedTable { table_id, seat, game_key, amount_cents } => {
-                    let table_id = table_id.as_str().to_owned();
-                    // A second buy-in at a table the patron never left follows a buy-in taken
-                    // back by a correction (R-STAKE-3: the seat buys in again): one session,
-                    // bought in for what stands (the night's pass: two open sessions, $250
-                    // bought in for $150).
-                    let open = sessions.iter_mut().rev().find(|session| session.table_id == table_id && session.ended_at_unix_ms.is_none());
-                    match open {
-                        Some(session) => session.bought_in_cents = amount_cents,
-                        None => sessions.push(pb::PlayerSession {
-                            table_id,
-                            seat: u32::from(seat),
-                            game: game_key,
-                            started_at_unix_ms: super::happened_unix_ms(event),
-                            ended_at_unix_ms: None,
-                            bought_in_cents: amount_cents,
-                            left_with_cents: None,
-                        }),
-                    }
-                }
-                rules::PlayerEvent::LeftTable { table_id, seat, game_key, amount_cents, at_unix_ms, .. } => {
-                    let table_id = table_id.as_str().to_owned();
-                    let open = sessions
-                        .iter_mut()
-                        .rev()
-                        .find(|session| session.table_id == table_id && session.ended_at_unix_ms.is_none());
-                    match open {
-                        Some(session) => {
-                            session.ended_at_unix_ms = Some(at_unix_ms);
-                            session.left_with_cents = Some(amount_cents);
-                        }
-                        // The session started before this page: report the departure alone.
-                        None => sessions.push(pb::PlayerSession {
-                            table_id,
-                            seat: u32::from(seat),
-                            game: game_key,
-                            started_at_unix_ms: 0,
-                            ended_at_unix_ms: Some(at_unix_ms),
-                            bought_in_cents: 0,
-                            left_with_cents: Some(amount_cents),
-                        }),
-                    }
-                }
-                // R-STAKE-6: a house move carries the session on to the new seat (the night's
-                // pass: the old session never ended, and the new one had no start).
-                rules::PlayerEvent::MovedTable { from_table_id, to_table_id, to_seat, game_key, .. } => {
-                    let from = from_table_id.as_str();
-                    let open = sessions.iter_mut().rev().find(|session| session.table_id == from && session.ended_at_unix_ms.is_none());
-                    match open {
-                        Some(session) => {
-                            session.table_id = to_table_id.as_str().to_owned();
-                            session.seat = u32::from(to_seat);
-                            session.game = game_key;
-                        }
-                        None => sessions.push(pb::PlayerSession {
-                            table_id: to_table_id.as_str().to_owned(),
-                            seat: u32::from(to_seat),
-                            game: game_key,
-                            started_at_unix_ms: super::happened_unix_ms(event),
-                            ended_at_unix_ms: None,
-                            bought_in_cents: 0,
-                            left_with_cents: None,
-                        }),
-                    }
-                }
-                _ => {}
+        let mut sessions = Sessions::default();
+        let mut after = 0;
+        loop {
+            let filter = EventFilter { stream: Some(stream.clone()), after_position: after, ..Default::default() };
+            let (events, last, more) =
+                scan(&self.ledger, &view.store, &property, filter, &types, request.time_range.as_ref(), chipledger_store::MAX_PAGE).await?;
+            for event in &events {
+                sessions.apply(event)?;
             }
+            if !more || sessions.page_complete(pager.after, pager.size) {
+                break;
+            }
+            if sessions.read > MAX_SESSION_EVENTS {
+                return Err(Status::failed_precondition(format!(
+                    "the patron has more than {MAX_SESSION_EVENTS} seat events in the range: narrow time_range"
+                )));
+            }
+            after = last.unwrap_or(after);
         }
-        Ok(view.annotate(Response::new(pb::ListPlayerSessionsResponse { sessions, page: Pager::next(last, more) })))
+        let (sessions, next) = sessions.page(pager.after, pager.size);
+        Ok(view.annotate(Response::new(pb::ListPlayerSessionsResponse {
+            sessions,
+            page: Some(pb::PageResponse { next_page_token: next.map(|position| position.to_string()).unwrap_or_default() }),
+        })))
     }
 
     type SubscribeStream = EventStream;
@@ -424,5 +382,113 @@ impl Services {
         let view = self.ledger.reader(&property, wish).await?;
         let (events, last, more) = scan(&self.ledger, &view.store, &property, filter, event_types, time_range, pager.size).await?;
         Ok((view, events, last, more))
+    }
+}
+
+/// Seat events a session listing reads at most for one page (a patron's joins, departures and
+/// moves over years are thousands).
+const MAX_SESSION_EVENTS: usize = 200_000;
+
+/// A patron's sessions, built from their seat events in log order, each keyed by the position of
+/// its first event.
+#[derive(Default)]
+struct Sessions {
+    sessions: Vec<(i64, pb::PlayerSession)>,
+    read: usize,
+}
+
+impl Sessions {
+    fn apply(&mut self, event: &RecordedEvent) -> Result<(), Status> {
+        self.read += 1;
+        let rules::Event::Player(player_event) = decode_event(event)? else { return Ok(()) };
+        match player_event {
+            rules::PlayerEvent::JoinedTable { table_id, seat, game_key, amount_cents } => {
+                let table_id = table_id.as_str().to_owned();
+                // A second buy-in at a table the patron never left follows a buy-in taken back by
+                // a correction (R-STAKE-3: the seat buys in again): one session, bought in for
+                // what stands (the night's pass: two open sessions, $250 bought in for $150).
+                match self.open_at(&table_id) {
+                    Some(session) => session.bought_in_cents = amount_cents,
+                    None => self.sessions.push((
+                        event.position,
+                        pb::PlayerSession {
+                            table_id,
+                            seat: u32::from(seat),
+                            game: game_key,
+                            started_at_unix_ms: super::happened_unix_ms(event),
+                            ended_at_unix_ms: None,
+                            bought_in_cents: amount_cents,
+                            left_with_cents: None,
+                        },
+                    )),
+                }
+            }
+            rules::PlayerEvent::LeftTable { table_id, seat, game_key, amount_cents, at_unix_ms, .. } => {
+                let table_id = table_id.as_str().to_owned();
+                match self.open_at(&table_id) {
+                    Some(session) => {
+                        session.ended_at_unix_ms = Some(at_unix_ms);
+                        session.left_with_cents = Some(amount_cents);
+                    }
+                    // The session started before the time range: the departure alone.
+                    None => self.sessions.push((
+                        event.position,
+                        pb::PlayerSession {
+                            table_id,
+                            seat: u32::from(seat),
+                            game: game_key,
+                            started_at_unix_ms: 0,
+                            ended_at_unix_ms: Some(at_unix_ms),
+                            bought_in_cents: 0,
+                            left_with_cents: Some(amount_cents),
+                        },
+                    )),
+                }
+            }
+            // R-STAKE-6: a house move carries the session on to the new seat (the night's pass:
+            // the old session never ended, and the new one had no start).
+            rules::PlayerEvent::MovedTable { from_table_id, to_table_id, to_seat, game_key, .. } => match self.open_at(from_table_id.as_str()) {
+                Some(session) => {
+                    session.table_id = to_table_id.as_str().to_owned();
+                    session.seat = u32::from(to_seat);
+                    session.game = game_key;
+                }
+                None => self.sessions.push((
+                    event.position,
+                    pb::PlayerSession {
+                        table_id: to_table_id.as_str().to_owned(),
+                        seat: u32::from(to_seat),
+                        game: game_key,
+                        started_at_unix_ms: super::happened_unix_ms(event),
+                        ended_at_unix_ms: None,
+                        bought_in_cents: 0,
+                        left_with_cents: None,
+                    },
+                )),
+            },
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The patron's open session at `table_id`, if any.
+    fn open_at(&mut self, table_id: &str) -> Option<&mut pb::PlayerSession> {
+        self.sessions.iter_mut().rev().map(|(_, session)| session).find(|session| session.table_id == table_id && session.ended_at_unix_ms.is_none())
+    }
+
+    /// The page after `after` is known: more than `size` sessions begin after it and the first
+    /// `size` of them have ended (an open one may end further on).
+    fn page_complete(&self, after: i64, size: i64) -> bool {
+        let mut listed = self.sessions.iter().filter(|(first, _)| *first > after);
+        let page: Vec<_> = listed.by_ref().take(size.max(0) as usize).collect();
+        page.len() as i64 == size && page.iter().all(|(_, session)| session.ended_at_unix_ms.is_some()) && listed.next().is_some()
+    }
+
+    /// The sessions beginning after `after`, at most `size`, and the token of the next page.
+    fn page(self, after: i64, size: i64) -> (Vec<pb::PlayerSession>, Option<i64>) {
+        let mut listed = self.sessions.into_iter().filter(|(first, _)| *first > after);
+        let page: Vec<(i64, pb::PlayerSession)> = listed.by_ref().take(size.max(0) as usize).collect();
+        let next = if listed.next().is_some() { page.last().map(|(first, _)| *first) } else { None };
+        (page.into_iter().map(|(_, session)| session).collect(), next)
     }
 }
