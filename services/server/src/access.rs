@@ -27,6 +27,9 @@ pub struct Principal {
     pub via: Credential,
     /// Properties this principal may act on (commands, queries, subscriptions, approvals).
     pub properties: PropertyScope,
+    /// The property a request naming none acts on: a console session's choice among
+    /// `properties`; `None` (every gRPC caller) is the configured default.
+    pub acting_in: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,7 +66,7 @@ pub struct Authenticator {
 }
 
 fn principal_of(entry: &PrincipalConfig, via: Credential) -> Principal {
-    Principal { id: entry.id.clone(), role: entry.role, via, properties: entry.properties.clone() }
+    Principal { id: entry.id.clone(), role: entry.role, via, properties: entry.properties.clone(), acting_in: None }
 }
 
 fn token_hash(token: &str) -> [u8; 32] {
@@ -138,6 +141,7 @@ impl Authenticator {
                 role,
                 via: Credential::DevAnonymous,
                 properties: PropertyScope::All,
+                acting_in: None,
             }),
             None => Err(unauthenticated(
                 "NO_CREDENTIALS",
@@ -253,7 +257,7 @@ mod tests {
     use super::*;
 
     fn principal(role: Role) -> Principal {
-        Principal { id: "p".into(), role, via: Credential::BearerToken, properties: PropertyScope::All }
+        Principal { id: "p".into(), role, via: Credential::BearerToken, properties: PropertyScope::All, acting_in: None }
     }
 
     fn allowed(role: Role, path: &str) -> bool {

@@ -58,6 +58,7 @@ fn floor_principal() -> chipledger_server::access::Principal {
         role: chipledger_rules::Role::FloorSupervisor,
         via: chipledger_server::access::Credential::BearerToken,
         properties: chipledger_server::config::PropertyScope::All,
+        acting_in: None,
     }
 }
 

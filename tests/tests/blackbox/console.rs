@@ -485,6 +485,66 @@ mod hostile {
         send(http, "POST", &format!("{base}/signin"), &signin_cookie, &format!("signin_csrf={signin_csrf}&token={token}")).await
     }
 
+    const CASINO_B: &str = "casino-b";
+    const BOB: (&str, &str, &str) = ("bob-floor", "floor_supervisor", "bob-token-0123456789");
+
+    /// Property B beside the default one: the floor supervisor serves both, Bob serves B only.
+    fn two_properties(file: &mut chipledger_server::config::FileConfig) {
+        file.properties.push(chipledger_server::config::PropertyFile { id: CASINO_B.into(), ..Default::default() });
+        for entry in &mut file.auth.principals {
+            if entry.id == principal::FLOOR.0 {
+                entry.properties = vec!["*".into()];
+            }
+        }
+        file.auth.principals.push(chipledger_server::config::PrincipalFile {
+            id: BOB.0.into(),
+            role: BOB.1.into(),
+            cert_names: Vec::new(),
+            tokens: vec![BOB.2.into()],
+            properties: vec![CASINO_B.into()],
+        });
+    }
+
+    /// A principal of another property than the default sees that property's pages, and one of
+    /// several chooses among them (the console pass: every page asked the default property, so
+    /// Bob was refused everything and the floor could never see property B).
+    #[tokio::test(flavor = "multi_thread")]
+    async fn each_principal_sees_its_own_property_and_one_of_several_chooses() -> anyhow::Result<()> {
+        let options = ServerOptions { console: true, customize: Some(two_properties), ..ServerOptions::default() };
+        let server = TestServer::start_with("console-properties", options, None).await?;
+        let base = format!("http://{}", server.console_addr.context("the console listens")?);
+        let http: Http = HttpClient::builder(TokioExecutor::new()).build_http();
+        let mut floor = server.client(principal::FLOOR).await?;
+        let preset = Some(pb::open_table::Configuration::Preset(pb::TablePreset {
+            game: pb::GamePreset::NoLimitHoldem as i32,
+            small_cents: 100,
+            big_cents: 200,
+            ..Default::default()
+        }));
+        let header = Some(pb::CommandHeader { command_id: "open-TB".into(), property_id: CASINO_B.into(), ..Default::default() });
+        floor.table.open_table(pb::OpenTable { header, table_id: "TB".into(), configuration: preset }).await?;
+        // Bob: his one property's pages.
+        let bob = session_cookie(&sign_in(&http, &base, BOB.2).await?, "chipledger_session").context("Bob's session")?;
+        let page = send(&http, "GET", &format!("{base}/tables/TB"), &bob, "").await?;
+        ensure!(page.status == 200 && page.body.contains("TB"), "Bob reads B's table: {} {}", page.status, page.body);
+        let csrf = value_of(&page.body, "csrf").context("Bob's CSRF token")?.to_string();
+        let other = send(&http, "POST", &format!("{base}/property"), &bob, &format!("csrf={csrf}&property=default")).await?;
+        ensure!(other.status == 403 && other.body.contains("PROPERTY_NOT_PERMITTED"), "Bob may not act in the default property: {} {}", other.status, other.body);
+        // The floor of both: the default first, then B once chosen; a property unknown is refused.
+        let flo = session_cookie(&sign_in(&http, &base, principal::FLOOR.2).await?, "chipledger_session").context("the floor's session")?;
+        let page = send(&http, "GET", &format!("{base}/tables/TB"), &flo, "").await?;
+        ensure!(page.status == 404, "TB is not a table of the default property: {}", page.status);
+        ensure!(page.body.contains(&format!("<option value=\"{CASINO_B}\"")), "the header offers B: {}", page.body);
+        let csrf = value_of(&page.body, "csrf").context("the floor's CSRF token")?.to_string();
+        let unknown = send(&http, "POST", &format!("{base}/property"), &flo, &format!("csrf={csrf}&property=nowhere")).await?;
+        ensure!(unknown.status == 404, "an unknown property: {} {}", unknown.status, unknown.body);
+        let chosen = send(&http, "POST", &format!("{base}/property"), &flo, &format!("csrf={csrf}&property={CASINO_B}")).await?;
+        ensure!(chosen.status == 303, "B chosen: {} {}", chosen.status, chosen.body);
+        let page = send(&http, "GET", &format!("{base}/tables/TB"), &flo, "").await?;
+        ensure!(page.status == 200 && page.body.contains("TB"), "the floor reads B's table once B is chosen: {} {}", page.status, page.body);
+        server.stop().await
+    }
+
     /// The live feed ends with the session (the console pass: after the sign-out it still
     /// delivered the positions of new events on the dead cookie).
     #[tokio::test(flavor = "multi_thread")]

@@ -283,8 +283,12 @@ async fn send<T: WireCommand>(
         .request
         .get_or_try_init(|| async {
             let mut message = build(form)?;
+            // The session's property, named: a second person's approval is bound to it (the
+            // approver's own default may be another).
+            let property_id = console.property(who)?.id.clone();
             *message.header_mut() = Some(pb::CommandHeader {
                 command_id: command_id.clone(),
+                property_id,
                 device: Some("console".to_string()),
                 reason_note: form.get("note").map(|note| note.trim().to_string()).unwrap_or_default(),
                 ..pb::CommandHeader::default()

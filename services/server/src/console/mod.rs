@@ -101,6 +101,7 @@ impl Failures {
 
 #[derive(Clone)]
 struct Session {
+    /// Who acts, and in which property (`acting_in`: chosen with `/property`).
     principal: Principal,
     csrf: String,
     last_seen: Instant,
@@ -208,9 +209,13 @@ impl Console {
             .filter(|(_, _, rpc)| access::authorize(&signed.principal, rpc).is_ok())
             .map(|(path, title, _)| minijinja::context! { path => path, title => title })
             .collect();
+        let property = self.property(&signed.principal).map(|property| property.id.clone()).unwrap_or_default();
+        let properties = self.properties_of(&signed.principal);
         let context = minijinja::context! {
             title => title,
             nav => nav,
+            property => property,
+            properties => if properties.len() > 1 { properties } else { Vec::new() },
             who => signed.principal.id,
             role => chipledger_rules::words::role(signed.principal.role),
             csrf => signed.csrf,
@@ -284,8 +289,31 @@ impl Console {
             sessions.remove(&oldest);
         }
         tracing::info!(principal = principal.id, "console sign-in");
+        // The session acts in the default property when the principal may, else in the first
+        // of its own (a floor supervisor of another property had been refused every page).
+        let acting_in = self.properties_of(&principal).into_iter().next();
+        let principal = Principal { acting_in, ..principal };
         sessions.insert(session_key(&id), Session { principal, csrf: random_hex(), last_seen: Instant::now() });
         id
+    }
+
+    /// The properties the signed-in principal may act on, the default first.
+    fn properties_of(&self, principal: &Principal) -> Vec<String> {
+        let properties = self.services.ledger().router().properties();
+        let mut ids: Vec<String> = properties.ids().filter(|id| principal.properties.allows(id)).map(str::to_string).collect();
+        ids.sort_by_key(|id| (id != properties.default_id(), id.clone()));
+        ids
+    }
+
+    /// The session acts in `property_id` from now on: a principal of several properties chooses
+    /// one (the console pass: every page answered the default property only, so another
+    /// property's tables, refusals and compliance could not be read).
+    fn choose_property(&self, signed: &Signed, property_id: &str) -> Result<(), Status> {
+        self.services.ledger().property_config(&signed.principal, property_id)?;
+        let mut sessions = self.sessions.lock().expect("console sessions");
+        let session = sessions.get_mut(&signed.session).ok_or_else(|| Status::unauthenticated("the session has ended: sign in again"))?;
+        session.principal.acting_in = Some(property_id.to_string());
+        Ok(())
     }
 
     /// The session is still open: not signed out, not idle past the timeout (a page's own
@@ -369,6 +397,7 @@ fn router(console: Arc<Console>) -> Router {
     Router::new()
         .route("/signin", get(signin_page).post(signin))
         .route("/signout", post(signout))
+        .route("/property", post(choose_property))
         .route("/assets/console.css", get(|| async { asset("text/css", view::CSS) }))
         .route("/assets/console.js", get(|| async { asset("text/javascript", view::JS) }))
         .route("/", get(pages::floor))
@@ -522,6 +551,18 @@ async fn signin(
         response.headers_mut().append(header::SET_COOKIE, value);
     }
     response
+}
+
+/// The property the session acts on (a form in the header, for a principal of several).
+async fn choose_property(State(console): State<Arc<Console>>, signed: Signed, Form(form): Form<HashMap<String, String>>) -> Response {
+    if let Err(refused) = signed.check_csrf(&form) {
+        return refused;
+    }
+    let property_id = form.get("property").map(String::as_str).unwrap_or_default();
+    match console.choose_property(&signed, property_id) {
+        Ok(()) => Redirect::to("/").into_response(),
+        Err(status) => console.refusal(&signed, &status),
+    }
 }
 
 async fn signout(State(console): State<Arc<Console>>, signed: Signed, headers: HeaderMap, Form(form): Form<HashMap<String, String>>) -> Response {

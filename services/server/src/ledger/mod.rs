@@ -226,7 +226,8 @@ impl Ledger {
 
     fn property_at(&self, principal: &Principal, requested: &str, field: &str) -> Result<Arc<PropertyConfig>, Status> {
         let properties = self.router.properties();
-        let id = if requested.is_empty() { properties.default_id() } else { requested };
+        // Left empty: the property a console session acts in, else the configured default.
+        let id = if requested.is_empty() { principal.acting_in.as_deref().unwrap_or(properties.default_id()) } else { requested };
         if !is_valid_property_id(id) {
             return Err(status::invalid_field(field, "1 to 64 characters of A-Z a-z 0-9 _ . -"));
         }
