@@ -37,6 +37,10 @@ pub enum HouseAccount {
     CountVariance,
     /// The dealers' tips taken from the toke boxes at shift close (R-TIP-1), for the toke pool.
     Tokes,
+    /// A stack moved by the house between tables (R-STAKE-6): the table left posts it here and
+    /// the table joined takes it, in the same decision (back at zero after every move), so each
+    /// table's own events carry its own side of the move.
+    Moves,
 }
 
 impl HouseAccount {
@@ -50,9 +54,10 @@ impl HouseAccount {
             HouseAccount::BadDebt => "bad-debt",
             HouseAccount::CountVariance => "count-variance",
             HouseAccount::Tokes => "tokes",
+            HouseAccount::Moves => "moves",
         }
     }
-    const ALL: [HouseAccount; 8] = [
+    const ALL: [HouseAccount; 9] = [
         HouseAccount::Patrons,
         HouseAccount::ChipStock,
         HouseAccount::Bank,
@@ -61,6 +66,7 @@ impl HouseAccount {
         HouseAccount::BadDebt,
         HouseAccount::CountVariance,
         HouseAccount::Tokes,
+        HouseAccount::Moves,
     ];
 }
 

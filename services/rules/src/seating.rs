@@ -131,13 +131,14 @@ pub fn decide_move(
             .with("cash_in_play_cents", s.cash_in_play_cents));
     }
     let amount = s.stack_cents;
+    // Each table's event carries its own side of the move, through the house's moves account
+    // (the auditor's pass: the table joined had no posting of the stack it received, so its own
+    // events did not add up to its balances).
+    let in_transit = Account::House(crate::accounts::HouseAccount::Moves);
     let mut postings: Vec<Posting> = Vec::with_capacity(2);
-    crate::accounts::transfer(
-        &mut postings,
-        Account::Seat { table_id: from_id.clone(), seat },
-        Account::Seat { table_id: to_table_id.clone(), seat: to_seat },
-        amount,
-    );
+    crate::accounts::transfer(&mut postings, Account::Seat { table_id: from_id.clone(), seat }, in_transit.clone(), amount);
+    let mut arriving: Vec<Posting> = Vec::with_capacity(2);
+    crate::accounts::transfer(&mut arriving, in_transit, Account::Seat { table_id: to_table_id.clone(), seat: to_seat }, amount);
     let out = TableEvent::PlayerMovedOut {
         seat,
         player_id: s.player_id.clone(),
@@ -162,6 +163,7 @@ pub fn decide_move(
             .map(|min_stack_cents| (min_stack_cents, s.bound_until_unix_ms)),
         needs_full_rebuy: s.needs_full_rebuy,
         time_paid_until_unix_ms: s.time_paid_until_unix_ms,
+        postings: arriving,
     };
     // R-REBUY-1: moved into another game with chips, the patron has left the first game with
     // them: a return to it is bound as after a cash-out (the stakes pass: moved from NLHE to

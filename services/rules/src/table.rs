@@ -381,7 +381,8 @@ pub enum TableEvent {
         iou_settled_cents: Cents,
     },
     PlayerMovedOut { seat: Seat, player_id: PlayerId, to_table_id: TableId, to_seat: Seat, amount_cents: Cents, postings: Vec<Posting> },
-    /// The arriving side of a move; the chips were posted on `PlayerMovedOut`.
+    /// The arriving side of a move: its `postings` take the stack from the house's moves account
+    /// to the seat (moves recorded before had both sides on `PlayerMovedOut`, none here).
     PlayerMovedIn {
         seat: Seat,
         player_id: PlayerId,
@@ -406,6 +407,9 @@ pub enum TableEvent {
         /// R-RAKE-3: time paid at the table left counts at the new one until it runs out.
         #[serde(default, skip_serializing_if = "crate::money::is_zero")]
         time_paid_until_unix_ms: i64,
+        /// The seat's side of the move (the stack is placed from `amount_cents`).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        postings: Vec<Posting>,
     },
     Tipped { seat: Seat, amount_cents: Cents, postings: Vec<Posting> },
     KittyExpensePaid { amount_cents: Cents, purpose: String, to_dealer: bool, postings: Vec<Posting> },
@@ -608,6 +612,7 @@ impl TableEvent {
             | TableEvent::CashInPlayConverted { postings, .. }
             | TableEvent::CashedOut { postings, .. }
             | TableEvent::PlayerMovedOut { postings, .. }
+            | TableEvent::PlayerMovedIn { postings, .. }
             | TableEvent::Tipped { postings, .. }
             | TableEvent::KittyExpensePaid { postings, .. }
             | TableEvent::TimeCollected { postings, .. }
@@ -633,7 +638,6 @@ impl TableEvent {
             TableEvent::TableOpened { .. }
             | TableEvent::ConfigChanged { .. }
             | TableEvent::PlayerSeated { .. }
-            | TableEvent::PlayerMovedIn { .. }
             | TableEvent::HandStarted { .. }
             | TableEvent::RoundStarted { .. }
             | TableEvent::HandEnded { .. }

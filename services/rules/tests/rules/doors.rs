@@ -1609,13 +1609,25 @@ fn r_mark_1_marker_chips_at_a_seat_are_not_corrected_at_the_table() {
     assert_eq!(r.reason.rule, "R-MARK-1");
 }
 
-/// R-STAKE-6 with R-AUDIT-1: a house move is not corrected at either table (its stack moved
-/// between them in one decision); the refusal names the move's rule and the remedy.
+/// R-STAKE-6 with R-AUDIT-1: each table's event of a house move carries its own side of it, and
+/// the move is not corrected at either table (its stack moved between them in one decision); the
+/// refusal names the move's rule and the remedy.
 #[test]
 fn r_stake_6_a_house_move_is_not_corrected() {
     let mut g = Game::new(nl_1_2(), &[(1, d(100)), (2, d(100))]);
     let y = open_second_table(&mut g, "T2", nl_1_2());
-    g.table(TableOp::MovePlayer { seat: 1, player_id: pid("P1"), to_table_id: y.clone(), to_seat: 3 }).unwrap();
+    let moved = g.table(TableOp::MovePlayer { seat: 1, player_id: pid("P1"), to_table_id: y.clone(), to_seat: 3 }).unwrap();
+    // Each table's event carries its own side, through the house's moves account (the
+    // auditor's pass: the table joined had no posting of the $100 it received, so its own events
+    // did not add up to its balances).
+    for (stream, event) in moved.iter().filter(|(_, e)| e.moves_chips()) {
+        let StreamId::Table(own) = stream else { panic!("a move posts on its tables: {event:?}") };
+        for p in event.postings() {
+            assert!(p.account.table_id().is_none_or(|t| t == own) && p.account.table_id().is_some() != (p.account == Account::House(HouseAccount::Moves)), "{p:?} on {own}");
+        }
+    }
+    let arrived: Vec<(Account, Cents)> = moved.iter().filter(|(_, e)| e.event_type() == "PlayerMovedIn").flat_map(|(_, e)| e.postings()).map(|p| (p.account.clone(), p.amount_cents)).collect();
+    assert_eq!(arrived, vec![(Account::House(HouseAccount::Moves), -d(100)), (Account::Seat { table_id: y.clone(), seat: 3 }, d(100))]);
     for event_type in ["PlayerMovedOut", "PlayerMovedIn"] {
         let i = g.world.log.iter().rposition(|(_, e)| e.event_type() == event_type).unwrap();
         let StreamId::Table(on) = g.world.log[i].0.clone() else { panic!("{event_type} on a table") };

@@ -84,10 +84,20 @@ impl World {
             check_last_fold_settlement(&self.tables[&c.table_id], &events);
         }
         // The postings of a command are on one stream (a shift close with a count variance
-        // carries two table events with postings: the variance, then the close).
+        // carries two table events with postings: the variance, then the close), but for a
+        // house move, each of whose tables posts its own side through the moves account, which
+        // the move leaves at zero (R-STAKE-6).
         let mut posting_streams: Vec<&StreamId> = events.iter().filter(|(_, e)| e.moves_chips()).map(|(s, _)| s).collect();
         posting_streams.dedup();
-        assert!(posting_streams.len() <= 1, "postings on more than one stream of a command: {events:?}");
+        let moved = events.iter().any(|(_, e)| e.event_type() == "PlayerMovedIn");
+        assert!(posting_streams.len() <= 1 || (moved && posting_streams.len() == 2), "postings on more than one stream of a command: {events:?}");
+        let in_transit: Cents = events
+            .iter()
+            .flat_map(|(_, e)| e.postings())
+            .filter(|p| p.account == Account::House(HouseAccount::Moves))
+            .map(|p| p.amount_cents)
+            .sum();
+        assert_eq!(in_transit, 0, "a move leaves nothing in transit: {events:?}");
         for (sid, e) in &events {
             self.apply(sid, e);
         }
