@@ -237,6 +237,8 @@ async fn the_console_shows_the_ledger_to_the_floor_the_cage_and_the_auditor() ->
     );
     let counts = auditor.list("refusal_counts").await?;
     ensure!(counts.contains("RATHOLING_FORBIDDEN") && counts.contains("R-REBUY-1"), "refusals counted by reason: {counts}");
+    let totals = auditor.list("patron_totals").await?;
+    ensure!(totals.contains("Taken back in") && totals.contains("MTL entries"), "the patrons' day totals with what corrections took back: {totals}");
     let ctr = auditor.list("ctr").await?;
     ensure!(ctr.contains("cash in") && ctr.contains("cash out"), "the demo's CTR patron: {ctr}");
     auditor.screenshot("compliance").await?;

@@ -1338,8 +1338,19 @@ pub async fn compliance(State(console): State<Arc<Console>>, signed: Signed, Que
             .unwrap_or_default();
         let mut mtl = Vec::new();
         let mut ctrs = Vec::new();
+        // Each patron's day net of corrections, with what corrections took back (the console pass:
+        // a $3,500 cash-in taken back stood in the MTL with nothing to say so).
+        let mut totals = Vec::new();
         for patron in &patrons {
             let player = link(patron.player_id.clone(), format!("/players/{}", view::percent(&patron.player_id)));
+            totals.push(vec![
+                player.clone(),
+                num(units.money(patron.cash_in_cents)),
+                num(units.money(patron.cash_out_cents)),
+                num(units.money(patron.cash_in_corrected_cents)),
+                num(units.money(patron.cash_out_corrected_cents)),
+                num(patron.mtl_entries.len().to_string()),
+            ]);
             for entry in &patron.mtl_entries {
                 mtl.push(vec![
                     text(units.time(entry.at_unix_ms)),
@@ -1422,9 +1433,17 @@ pub async fn compliance(State(console): State<Arc<Console>>, signed: Signed, Que
             })
             .collect();
         let listings = vec![
-            Listing::new("mtl", format!("Multiple transaction log, gaming day {day}"), &["Time", "Player", "Direction", "Amount", "Kind", "Position"], mtl)
+            Listing::new("mtl", format!("Multiple transaction log, gaming day {day}, as recorded"), &["Time", "Player", "Direction", "Amount", "Kind", "Position"], mtl)
                 .empty_text("No entries above the MTL threshold.")
                 .cut_if(more_patrons, LIST_CUT),
+            Listing::new(
+                "patron_totals",
+                format!("Cash per patron, gaming day {day}, net of corrections"),
+                &["Player", "Cash in", "Cash out", "Taken back in", "Taken back out", "MTL entries"],
+                totals,
+            )
+            .empty_text("No cash transactions.")
+            .cut_if(more_patrons, LIST_CUT),
             Listing::new("ctr", "Currency transaction reports due", &["Player", "Direction", "Day's total", "Crossed at", "Position", "Gaming day", "Due by"], ctrs)
                 .empty_text("No CTR required.")
                 .cut_if(more_patrons, LIST_CUT),
