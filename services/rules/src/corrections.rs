@@ -218,10 +218,12 @@ pub fn decide_correction(
             .with("seated_at_stream_version", now.seated_at_version as Cents));
         }
     }
-    // R-STAKE-2: chips that came to a stack (a buy-in, a top-up, a marker to the seat) and have
-    // been played since are not taken off it by a correction: that moved a played stack's chips
-    // back to the pocket or the cash drop, ratholing by two signatures (the second stakes pass).
-    if reverses_event_types.iter().any(|t| crate::rebuy::WAYS_IN.contains(&t.as_str()) || t == "ToppedUp") {
+    // R-STAKE-2: chips that came to a stack by any event but a hand's (a buy-in, a top-up, a
+    // jackpot payout, ...) and have been played since are not taken off it by a correction: that
+    // moved a played stack's chips back to the pocket, the cash drop or the jackpot fund,
+    // ratholing by two signatures (the second stakes pass; the fixes' pass: a jackpot payout).
+    // A hand's own events are R-STAKE-1's, below.
+    if !reverses_event_types.iter().any(|t| HAND_EVENT_TYPES.contains(&t.as_str())) {
         for (seat, _) in seat_amounts(original_postings).filter(|(_, amount)| *amount > 0) {
             if let Some(now) = table.seat(seat).filter(|s| s.dealt_at_version > reverses_stream_version) {
                 return Err(Rejection::new(correction_invalid("R-STAKE-2"), format!("seat {seat}'s chips have been played since: they leave the stack only by play or a cash-out"))

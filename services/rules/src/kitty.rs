@@ -93,11 +93,21 @@ pub fn decide_close_game(table: &TableState) -> Result<TableEvent, Rejection> {
                 crate::accounts::transfer(&mut postings, from, Account::House(crate::accounts::HouseAccount::KittyExpenses), kitty)
             }
             crate::config::KittyLeftover::SplitAmongSeated => {
-                let seats: Vec<crate::streams::Seat> =
-                    table.seats.iter().enumerate().filter(|(_, s)| s.is_some()).map(|(i, _)| (i + 1) as crate::streams::Seat).collect();
+                // Among the players in the game: seats dealt a hand this session (the stakes pass:
+                // four seats taken without chips a moment before the close took half the kitty).
+                let seats: Vec<crate::streams::Seat> = table
+                    .seats
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| s.as_ref().is_some_and(|s| s.dealt_this_session()))
+                    .map(|(i, _)| (i + 1) as crate::streams::Seat)
+                    .collect();
                 if seats.is_empty() {
-                    return Err(Rejection::new(KITTY_NOBODY_SEATED, "the kitty is shared among the seated players: close the game before they leave")
-                        .with("kitty_cents", kitty));
+                    return Err(Rejection::new(
+                        KITTY_NOBODY_SEATED,
+                        "the kitty is shared among the seated players dealt in this session: close the game before they leave",
+                    )
+                    .with("kitty_cents", kitty));
                 }
                 let chip = config.chip_set.min_playable_chip_cents;
                 let (units, dust) = (kitty / chip, kitty % chip);

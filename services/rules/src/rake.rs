@@ -135,7 +135,7 @@ pub fn decide_pay_jackpot(
     if approved_by.trim().is_empty() || approved_by == ctx.actor.id {
         return Err(Rejection::new(JACKPOT_APPROVER_REQUIRED, "a jackpot payout is approved by a second supervisor, not the caller"));
     }
-    if s.dealt_at_version <= s.seated_at_version {
+    if !s.dealt_this_session() {
         return Err(Rejection::new(JACKPOT_SEAT_NOT_DEALT, "the jackpot is paid to a player dealt a hand at this seat, in this session")
             .with("seat", Cents::from(seat))
             .with("seated_at_stream_version", s.seated_at_version as Cents)

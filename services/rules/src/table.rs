@@ -251,6 +251,12 @@ pub struct SeatState {
 }
 
 impl SeatState {
+    /// The seat has been dealt a hand since it was taken (this session): a player in the game,
+    /// not a seat taken a moment before (R-RAKE-2 jackpots, R-KITTY-1 the kitty's leftover).
+    pub fn dealt_this_session(&self) -> bool {
+        self.dealt_at_version > self.seated_at_version
+    }
+
     /// The chips in front of the player: the stack less its cash in play (R-STAKE-5), which is
     /// cash until converted after the hand, not chips to colour, tip or take off.
     pub fn chips_cents(&self) -> Cents {

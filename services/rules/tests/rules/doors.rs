@@ -1090,6 +1090,17 @@ fn r_rake_2_the_jackpot_fund_is_paid_back_to_players() {
     }
     g.table(TableOp::PayJackpot { seat: 2, amount_cents: d(1), promotion: "bad beat".into(), approved_by: "floor-2".into() }).unwrap();
     assert_eq!((g.state().jackpot_cents, g.stack(2)), (0, d(41)));
+    // Played since, the payout is not corrected off the stack back into the fund (R-STAKE-2;
+    // the fixes' pass: two signatures took a played dollar back for the next payout).
+    let paid = g.world.log.iter().rposition(|(_, e)| e.event_type() == "JackpotPaid").unwrap();
+    let correction = undo(&g, paid, "JackpotPaid", "paid to the wrong seat");
+    g.start(2, 2, &[1, 2]);
+    g.post(2, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(1, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(2, Action::Fold);
+    g.end();
+    let r = rejected(g.table(correction), "CORRECTION_INVALID");
+    assert_eq!((r.reason.rule, r.number("seat")), ("R-STAKE-2", Some(2)));
 }
 
 /// R-STAKE-3, R-REBUY-1 (the stakes pass): a jackpot paid to a seat taken without chips was
@@ -1175,11 +1186,16 @@ fn kitty_game(leftover: config::KittyLeftover) -> Game {
 #[test]
 fn r_kitty_1_what_is_left_at_the_end_of_the_game_is_shared_among_the_seated_players() {
     let mut g = kitty_game(config::KittyLeftover::SplitAmongSeated);
-    let before: Vec<Cents> = (1..=3).map(|s| g.stack(s)).collect();
+    // Among the players dealt in this session: seats taken a moment before the close share
+    // nothing (the stakes pass: four friends seated without chips took half the kitty).
+    for seat in 4..=6 {
+        g.table(TableOp::SeatPlayer { seat, player_id: pid(&format!("FR{seat}")) }).unwrap();
+    }
+    let before: Vec<Cents> = (1..=6).map(|s| g.stack(s)).collect();
     g.table(TableOp::CloseGame).unwrap();
     assert_eq!(g.state().kitty_cents, 0);
-    let after: Vec<Cents> = (1..=3).map(|s| g.stack(s)).collect();
-    assert_eq!(after.iter().zip(&before).map(|(a, b)| a - b).collect::<Vec<_>>(), vec![d(1), d(1), d(1)]);
+    let after: Vec<Cents> = (1..=6).map(|s| g.stack(s)).collect();
+    assert_eq!(after.iter().zip(&before).map(|(a, b)| a - b).collect::<Vec<_>>(), vec![d(1), d(1), d(1), 0, 0, 0]);
     // The game is over: no hands, no chips in, but the players leave with their stacks.
     rejected(g.table(TableOp::StartHand { hand_no: 4, button_seat: 1, dealt_seats: vec![1, 2] }), "GAME_CLOSED");
     rejected(g.table(TableOp::TopUp { seat: 1, player_id: pid("P1"), amount_cents: d(10), source: FundsSource::Cash, supervisor_id: None }), "GAME_CLOSED");
