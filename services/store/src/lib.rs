@@ -148,6 +148,15 @@ pub struct Store {
     group: Arc<group::GroupCommit>,
 }
 
+/// Every connection of the store resolves names in `pg_catalog`, then `public`, whatever search
+/// path a role or database setting gives (the evidence pass: `ALTER ROLE chipledger_app SET
+/// search_path = evil, pg_catalog, public` put a schema of look-alike functions and a filtering
+/// `pg_proc` view in front of the store's, and verify saw nothing). Settings a client sends
+/// when it connects take precedence over the role's and the database's.
+pub fn pinned(options: PgConnectOptions) -> PgConnectOptions {
+    options.options([("search_path", "pg_catalog,public")])
+}
+
 impl Store {
     /// Connect with a URL (production: the chipledger_app role).
     pub async fn connect(url: &str) -> Result<Store, StoreError> {
@@ -164,14 +173,14 @@ impl Store {
         let pool = PgPoolOptions::new()
             .max_connections(max_connections)
             .acquire_timeout(acquire_timeout)
-            .connect_with(options)
+            .connect_with(pinned(options))
             .await?;
         Ok(Store { group: group::GroupCommit::new(pool.clone()), pool, projection: None })
     }
 
     /// Connect with options and a bounded pool size.
     pub async fn connect_with(options: PgConnectOptions, max_connections: u32) -> Result<Store, StoreError> {
-        let pool = PgPoolOptions::new().max_connections(max_connections).connect_with(options).await?;
+        let pool = PgPoolOptions::new().max_connections(max_connections).connect_with(pinned(options)).await?;
         Ok(Store { group: group::GroupCommit::new(pool.clone()), pool, projection: None })
     }
 
@@ -185,7 +194,7 @@ impl Store {
         let pool = PgPoolOptions::new()
             .max_connections(max_connections)
             .acquire_timeout(acquire_timeout)
-            .connect_lazy_with(options);
+            .connect_lazy_with(pinned(options));
         Store { group: group::GroupCommit::new(pool.clone()), pool, projection: None }
     }
 

@@ -147,6 +147,28 @@ const ADMIN_LOCK_KEY: i64 = 0x6368_6970_6c65_6467;
 /// (catalog rows are cluster-wide; the advisory lock is per database).
 const ROLE_ATTEMPTS: usize = 5;
 
+/// What a function file's `LANGUAGE ...` line declares, as `pg_proc` keeps it: the language,
+/// the volatility (`i`, `s` or `v`), STRICT, and the parallel mode (`s`, `r` or `u`).
+pub fn function_attributes(text: &str) -> (String, char, bool, char) {
+    let header = text.split_once("AS $$\n").map_or(text, |(header, _)| header);
+    let words: Vec<String> = header
+        .lines()
+        .map(str::trim)
+        .filter(|line| line.starts_with("LANGUAGE ") || line.starts_with("STRICT") || line.starts_with("RETURNS NULL ON NULL INPUT"))
+        .flat_map(|line| line.split_whitespace().map(str::to_uppercase).collect::<Vec<_>>())
+        .collect();
+    let has = |word: &str| words.iter().any(|w| w == word);
+    let language = words.iter().position(|w| w == "LANGUAGE").and_then(|i| words.get(i + 1)).map(|l| l.to_lowercase()).unwrap_or_default();
+    let volatility = if has("IMMUTABLE") { 'i' } else if has("STABLE") { 's' } else { 'v' };
+    let strict = has("STRICT") || words.windows(2).any(|pair| pair[0] == "NULL" && pair[1] == "ON");
+    let parallel = match words.iter().position(|w| w == "PARALLEL").and_then(|i| words.get(i + 1)).map(String::as_str) {
+        Some("SAFE") => 's',
+        Some("RESTRICTED") => 'r',
+        _ => 'u',
+    };
+    (language, volatility, strict, parallel)
+}
+
 /// The body of a function file (between `AS $$` and `$$;`): what PostgreSQL keeps as its source.
 pub fn function_body(text: &str) -> Option<&str> {
     text.split_once("AS $$\n").and_then(|(_, rest)| rest.rsplit_once("\n$$;")).map(|(body, _)| body)

@@ -374,6 +374,69 @@ async fn a_refusal_renumbered_out_of_the_listing_or_a_listing_replaced_is_caught
     recorded.server.stop().await
 }
 
+/// The evidence pass, as the cluster's superuser: a search path set on the application role in
+/// front of `pg_catalog` (a schema of look-alike functions and a `pg_proc` view hiding them), a
+/// listing made STRICT, an append-only trigger set to fire only on replicas and another dropped,
+/// a table privilege granted to the application role. The service's connections pin their
+/// search path, so the listings answer as ever, and verify names every one of the others.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shadowing_search_path_a_strict_listing_a_sleeping_trigger_and_a_grant_are_each_caught() -> anyhow::Result<()> {
+    let mut recorded = recorded("tamper_catalog").await?;
+    let mut connection = superuser(&recorded.server).await?;
+    sqlx::raw_sql(
+        "CREATE SCHEMA evil; \
+         CREATE FUNCTION evil.chipledger_rejections(p_property text, p_after bigint, p_limit bigint, p_stream text, p_day date) \
+           RETURNS SETOF rejections LANGUAGE sql AS $$ SELECT * FROM public.rejections WHERE false $$; \
+         CREATE VIEW evil.pg_proc AS SELECT * FROM pg_catalog.pg_proc \
+           WHERE pronamespace <> (SELECT oid FROM pg_catalog.pg_namespace WHERE nspname = 'evil'); \
+         GRANT USAGE ON SCHEMA evil TO chipledger_app; GRANT SELECT ON evil.pg_proc TO chipledger_app;",
+    )
+    .execute(&mut connection)
+    .await?;
+    let database: String = sqlx::query_scalar("SELECT current_database()::text").fetch_one(&mut connection).await?;
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("ALTER ROLE chipledger_app IN DATABASE \"{database}\" SET search_path = evil, pg_catalog, public")))
+        .execute(&mut connection)
+        .await?;
+    // The service's connections are made again (as the attacker ends them).
+    sqlx::query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND usename = 'chipledger_app'")
+        .execute(&mut connection)
+        .await?;
+    let mut listed = None;
+    for _ in 0..5 {
+        if let Ok(reply) = recorded.auditor.audit.list_rejections(pb::ListRejectionsRequest::default()).await {
+            listed = Some(reply.into_inner().rejections);
+            break;
+        }
+    }
+    let listed = listed.expect("the listing answers once its connections are made again");
+    assert!(listed.iter().any(|record| record.command_id == "rathole-1"), "the look-alike listing is not the one read: {listed:?}");
+    sqlx::raw_sql(
+        "ALTER FUNCTION chipledger_events_by_filter STRICT; \
+         ALTER TABLE rejections ENABLE REPLICA TRIGGER rejections_append_only; \
+         DROP TRIGGER commands_no_truncate ON commands; \
+         GRANT UPDATE ON events TO chipledger_app;",
+    )
+    .execute(&mut connection)
+    .await?;
+    let reply = verify(&mut recorded, true, false).await?;
+    assert!(!reply.ok, "{reply:?}");
+    let named = reply.functions_changed.join("; ");
+    for object in [
+        "evil.chipledger_rejections",
+        "chipledger_events_by_filter",
+        "table rejections: trigger rejections_append_only",
+        "table commands: trigger commands_no_truncate missing",
+        "role chipledger_app: may UPDATE on events",
+    ] {
+        assert!(named.contains(object), "{object}: {reply:?}");
+    }
+    assert_eq!(agreeing(&reply), vec![true, true, true], "the chains themselves hold: {reply:?}");
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("ALTER ROLE chipledger_app IN DATABASE \"{database}\" RESET search_path; REVOKE UPDATE ON events FROM chipledger_app")))
+        .execute(&mut connection)
+        .await?;
+    recorded.server.stop().await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_forged_reply_is_caught_at_its_command() -> anyhow::Result<()> {
     let mut recorded = recorded("tamper_reply").await?;
