@@ -1,5 +1,6 @@
--- chipledger_command_count: how many command ids the property has taken: accepted (bound to a live position, after
--- the archive anchor if a partition was archived) and refused.
+-- chipledger_command_count: how many command ids the property has taken: accepted (all but those bound to an archived
+-- position, at or before the archive anchor: a row bound to no position of the log counts, so verify names it) and
+-- refused.
 CREATE OR REPLACE FUNCTION chipledger_command_count(p_property text)
 RETURNS TABLE (accepted bigint, refused bigint)
 LANGUAGE plpgsql STABLE
@@ -10,8 +11,9 @@ AS $$
 BEGIN
     RETURN QUERY
     SELECT count(*) FILTER (WHERE c.refusal_seq IS NULL
-                              AND c.last_position > coalesce((SELECT max(a.position) FROM archive_anchors a
-                                                               WHERE a.property = p_property), 0)),
+                              AND NOT coalesce(c.last_position BETWEEN 1 AND coalesce((SELECT max(a.position) FROM archive_anchors a
+                                                                                        WHERE a.property = p_property), 0),
+                                               false)),
            count(*) FILTER (WHERE c.refusal_seq IS NOT NULL)
       FROM commands c WHERE c.property = p_property;
 END

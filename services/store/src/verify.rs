@@ -688,15 +688,21 @@ async fn check_refusals(
             .bind(last)
             .fetch_all(&mut **snapshot)
             .await?;
-        let held: HashMap<i64, (String, Vec<u8>)> = sqlx::query_as("SELECT * FROM chipledger_refused_commands($1, $2, $3)")
+        let rows_held: Vec<(String, Vec<u8>, i64)> = sqlx::query_as("SELECT * FROM chipledger_refused_commands($1, $2, $3)")
             .bind(property)
             .bind(expected)
             .bind(last)
             .fetch_all(&mut **snapshot)
-            .await?
-            .into_iter()
-            .map(|(command_id, request_hash, seq): (String, Vec<u8>, i64)| (seq, (command_id, request_hash)))
-            .collect();
+            .await?;
+        let mut held: HashMap<i64, (String, Vec<u8>)> = HashMap::with_capacity(rows_held.len());
+        for (command_id, request_hash, seq) in rows_held {
+            // One command row per refusal: a second one, put physically after the real one, had
+            // been the one kept here and passed (the evidence pass).
+            if let Some((first, _)) = held.insert(seq, (command_id.clone(), request_hash)) {
+                let what = format!("two command rows point at refusal {seq}: {first} and {command_id}");
+                return Ok((seq.min(expected).max(1) - 1, Some((seq, RefusalProblem::CommandNotHeld(what)))));
+            }
+        }
         for row in &rows {
             let undecodable = |error: String| Ok((expected - 1, Some((expected, RefusalProblem::Undecodable(error)))));
             let refusal = match decode_rejection(property, row) {
@@ -754,6 +760,15 @@ async fn check_refusals(
         }
     }
     let checked = expected - 1;
+    // Every refused command row is one of the chain's refusals (the evidence pass: a row for a
+    // command id not yet sent, pointing at refusal -1, answered that command's first sending
+    // with an old refusal, and nothing was recorded).
+    let (_, refused_rows): (i64, i64) =
+        sqlx::query_as("SELECT * FROM chipledger_command_count($1)").bind(property).fetch_one(&mut **snapshot).await?;
+    if refused_rows != checked {
+        let what = format!("{refused_rows} refused command rows for {checked} refusals of the chain");
+        return Ok((checked, Some((checked + 1, RefusalProblem::CommandNotHeld(what)))));
+    }
     let unchained: Option<(i64, String)> =
         sqlx::query_as("SELECT * FROM chipledger_unchained_refusals($1)").bind(property).fetch_optional(&mut **snapshot).await?;
     let problem = if let Some((rejection_id, command_id)) = unchained {

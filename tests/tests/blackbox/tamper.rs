@@ -374,6 +374,40 @@ async fn a_refusal_renumbered_out_of_the_listing_or_a_listing_replaced_is_caught
     recorded.server.stop().await
 }
 
+/// The evidence pass: command rows planted for command ids not yet sent answer their first
+/// sending as a replay of something else, recording nothing. The constraints refuse them; with
+/// the constraints dropped, verify names a row bound to no position of the log and a second row
+/// pointing at a refusal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_row_planted_for_a_command_not_yet_sent_is_caught() -> anyhow::Result<()> {
+    let mut recorded = recorded("tamper_planted").await?;
+    let property = recorded.server.property_id.clone();
+    let mut connection = superuser(&recorded.server).await?;
+    let plant_accepted = "INSERT INTO commands (property, command_id, request_hash, append_id, outcome, reply, recorded_at, last_position) \
+         SELECT property, 'not-yet-sent', request_hash, append_id, outcome, reply, recorded_at, -1 FROM commands \
+          WHERE property = $1 AND refusal_seq IS NULL ORDER BY last_position DESC LIMIT 1";
+    let refused = sqlx::query(plant_accepted).bind(&property).execute(&mut connection).await;
+    assert!(refused.is_err(), "the constraint refuses a row bound to no position: {refused:?}");
+    sqlx::raw_sql("ALTER TABLE commands DROP CONSTRAINT commands_bound_to_the_log").execute(&mut connection).await?;
+    sqlx::query(plant_accepted).bind(&property).execute(&mut connection).await?;
+    let reply = verify(&mut recorded, false, false).await?;
+    assert!(!reply.ok && reply.problem.contains("bound to no position"), "{reply:?}");
+    sqlx::query("DELETE FROM commands WHERE property = $1 AND command_id = 'not-yet-sent'").bind(&property).execute(&mut connection).await?;
+    assert!(verify(&mut recorded, false, false).await?.ok);
+    // A second row pointing at the ratholing attempt's refusal.
+    sqlx::raw_sql("DROP INDEX commands_one_per_refusal").execute(&mut connection).await?;
+    sqlx::query(
+        "INSERT INTO commands (property, command_id, request_hash, recorded_at, refusal_seq) \
+         SELECT property, 'not-yet-sent', request_hash, recorded_at, refusal_seq FROM commands WHERE property = $1 AND command_id = 'rathole-1'",
+    )
+    .bind(&property)
+    .execute(&mut connection)
+    .await?;
+    let reply = verify(&mut recorded, false, false).await?;
+    assert!(!reply.ok && reply.refusal_problem.contains("CommandNotHeld"), "{reply:?}");
+    recorded.server.stop().await
+}
+
 /// The evidence pass, as the cluster's superuser: a search path set on the application role in
 /// front of `pg_catalog` (a schema of look-alike functions and a `pg_proc` view hiding them), a
 /// listing made STRICT, an append-only trigger set to fire only on replicas and another dropped,
