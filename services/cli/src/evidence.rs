@@ -202,6 +202,13 @@ pub async fn verify(client: &mut Client, args: VerifyArgs, output: Output) -> an
         problems.push(problem);
     }
     problems.extend(untrusted.iter().map(|reason| format!("checkpoint not trusted: {reason}")));
+    // A checkpoints directory that holds none proves nothing: a scheduled check passing on it
+    // would hide that every kept checkpoint is gone (the evidence pass: exit 0 on an empty one).
+    if let Some(dir) = &args.checkpoints
+        && kept.is_empty()
+    {
+        problems.push(format!("no checkpoint kept in {}: nothing to verify the log against", dir.display()));
+    }
     let file_of = |verdict: &pb::CheckpointVerdict| {
         kept.iter()
             .find(|(_, signed)| {

@@ -792,6 +792,21 @@ impl Config {
                 ),
             ));
         }
+        // The development mode's anonymous caller is an admin on the console too: only on
+        // loopback, whatever else is allowed (the fixes' pass served it on a network address
+        // with --allow-plaintext-tokens and signed in from there as admin).
+        if let Some(console) = console_listen
+            && dev_anonymous_role.is_some()
+            && !console.ip().is_loopback()
+        {
+            return Err(invalid(
+                "console.listen",
+                format!(
+                    "{console} is not a loopback address and the development mode makes anyone reaching the console an \
+                     anonymous admin: serve it on 127.0.0.1, or configure principals ([auth]) to leave the development mode"
+                ),
+            ));
+        }
         let console_idle_minutes = file.console.session_idle_minutes.unwrap_or(DEFAULT_CONSOLE_IDLE_MINUTES);
         if console_idle_minutes == 0 || console_idle_minutes > 24 * 60 {
             return Err(invalid("console.session_idle_minutes", "1 to 1440 minutes"));
@@ -1399,5 +1414,16 @@ retention_months = 120
         assert!(Config::resolve(Flags::default(), parse(&loopback)).is_ok());
         let with_tls = "listen = \"0.0.0.0:50051\"\n[tls]\ncert = \"c\"\nkey = \"k\"\n[[auth.principals]]\nid = \"x\"\nrole = \"dealer\"\ntokens = [\"0123456789abcdef\"]\n";
         assert!(Config::resolve(Flags::default(), parse(with_tls)).is_ok());
+    }
+
+    /// The development mode (no principals: anyone is an anonymous admin) serves its console on
+    /// loopback only, whatever is allowed besides (the fixes' pass signed in from the network).
+    #[test]
+    fn the_development_console_stays_on_loopback() {
+        let network = Flags { console_listen: Some("192.0.2.2:50080".parse().unwrap()), allow_plaintext_tokens: true, ..Flags::default() };
+        let refused = Config::resolve(network, FileConfig::default()).unwrap_err();
+        assert!(refused.to_string().contains("anonymous admin"), "{refused}");
+        let loopback = Flags { console_listen: Some("127.0.0.1:50080".parse().unwrap()), ..Flags::default() };
+        assert!(Config::resolve(loopback, FileConfig::default()).is_ok());
     }
 }

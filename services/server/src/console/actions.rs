@@ -417,7 +417,7 @@ async fn name_people<T: WireCommand>(
                 "APPROVER_ROLE_NOT_PERMITTED",
                 "second_token",
                 format!("the second person {} may not approve this command: {}", second.id, status.message()),
-                &[("approver", second.id.as_str())],
+                &[("field", second_field), ("approver", second.id.as_str())],
             )),
             _ => Unnamed::Unsent(status),
         })?;
