@@ -502,6 +502,8 @@ pub struct TableConfig {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SameGame<'c> {
     key: String,
+    /// The key as recorded before a cap stopped making another game.
+    legacy: Option<String>,
     label: &'c str,
 }
 
@@ -513,9 +515,13 @@ impl SameGame<'_> {
     }
 
     /// Whether a game recorded on a patron's stream is this one: its key, or the table's label,
-    /// which streams recorded before the key existed.
+    /// which streams recorded before the key existed, unless the label reads as a key (the
+    /// stakes pass: a PLO table labelled "holdem no limit blinds 100/200" was bound by the no
+    /// limit game's departures).
     pub fn holds(&self, recorded: &str) -> bool {
-        recorded == self.key || recorded == self.label
+        recorded == self.key
+            || self.legacy.as_deref() == Some(recorded)
+            || (recorded == self.label && ![" no limit", " pot limit", " limit "].iter().any(|structure| recorded.contains(structure)))
     }
 }
 
@@ -551,9 +557,15 @@ impl TableConfig {
                     .unwrap_or_default();
                 format!("{game} spread limit {min_bet_cents}-{max_bet_cents}{last}")
             }
-            BettingStructure::CapLimit { pot_limit, cap_cents } => {
-                format!("{game} {} cap {cap_cents}", if *pot_limit { "pot limit" } else { "no limit" })
-            }
+            // A cap game is its big-bet game for the wait, whatever the cap (the stakes pass: a
+            // $1 billion cap no stack reaches made "another game" of no limit $1/$2, and a
+            // patron who left with $200 came back for $40).
+            BettingStructure::CapLimit { pot_limit, .. } => format!("{game} {}", if *pot_limit { "pot limit" } else { "no limit" }),
+        };
+        // Departures and seats recorded before, with the cap in the key, still count.
+        let legacy_cap = match &self.betting {
+            BettingStructure::CapLimit { cap_cents, .. } => Some(format!(" cap {cap_cents}")),
+            _ => None,
         };
         // Blinds of nothing are no blinds (a stud table with blinds of 0/0 had made another game),
         // and a single blind is one blind however it is written (0/200, 200 and 0/0/200 had been
@@ -575,7 +587,11 @@ impl TableConfig {
         if matches!(self.stakes, StakesMode::OpenStakes { .. }) {
             key.push_str(" open stakes");
         }
-        SameGame { key, label: &self.game_key }
+        let legacy = legacy_cap.map(|cap| {
+            let structure_end = key.find(" blinds").or_else(|| key.find(" bring-in")).or_else(|| key.find(" hi-lo")).or_else(|| key.find(" open stakes")).unwrap_or(key.len());
+            format!("{}{cap}{}", &key[..structure_end], &key[structure_end..])
+        });
+        SameGame { key, legacy, label: &self.game_key }
     }
 
     /// R-POT-5: each pot is halved between the best high and the best qualifying low: the
@@ -969,6 +985,12 @@ impl TableConfig {
         }
         if self.blinds_cents.windows(2).any(|pair| pair[1] < pair[0]) {
             return bad("R-POST-2", "blinds in order: small <= big <= third");
+        }
+        // A blind of nothing first makes a single-blind game: blinds after it but the last
+        // would never be posted (the stakes pass: 0/100/200 opened as a 1/2 game and played a
+        // single $2 blind).
+        if self.blinds_cents.first().is_some_and(|first| *first == 0) && self.blinds_cents.iter().filter(|b| **b > 0).count() > 1 {
+            return bad("R-POST-2", "a blind of 0 first makes a single-blind game: 0/200, or the blinds without the 0");
         }
         if let Some(unit) = self.betting_unit_cents {
             if unit <= 0 || !self.chip_set.is_playable(unit) {

@@ -268,17 +268,24 @@ mod tests {
                 private.stakes = crate::config::StakesMode::OpenStakes { iou_auto_accept_below_cents: 5_000, ious_allowed: true };
                 private
             },
-            {
-                let mut capped = base.clone();
-                capped.betting = BettingStructure::CapLimit { pot_limit: false, cap_cents: 10_000 };
-                capped
-            },
         ];
         for other in &others {
             assert_ne!(key(other), key(&base), "{}", other.game_key);
         }
+        // A cap game is its big-bet game for the wait, whatever its cap (the stakes pass: a cap
+        // no stack reaches made another game of no limit), and holds what was recorded with the
+        // cap in the key before.
+        let mut capped = base.clone();
+        capped.betting = BettingStructure::CapLimit { pot_limit: false, cap_cents: 100_000_000_000 };
+        assert_eq!(key(&capped), key(&base));
+        assert!(capped.same_game().holds("holdem no limit cap 100000000000 blinds 100/200"));
         // Streams recorded before the key hold the label: it still matches its own table.
         assert!(base.same_game().holds(&base.game_key));
         assert!(!base.same_game().holds("NLHE 1/2"));
+        // A label that reads as another game's key is no label (the stakes pass: a PLO table
+        // labelled as no limit hold'em was bound by that game's departures).
+        let mut posing = TableConfig::pot_limit_omaha(100, 200);
+        posing.game_key = key(&base);
+        assert!(!posing.same_game().holds(&key(&base)));
     }
 }

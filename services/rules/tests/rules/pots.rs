@@ -211,6 +211,12 @@ fn r_rebuy_1_the_same_game_whatever_settings_that_change_no_play() {
     assert_eq!(single(vec![0, d(2)]), single(vec![d(2)]));
     assert_eq!(single(vec![0, 0, d(2)]), single(vec![d(2)]));
     assert_ne!(single(vec![d(1), d(2)]), single(vec![d(2)]));
+    // A blind of nothing before two blinds: one of them would never be posted (the stakes pass:
+    // 0/1/2 opened as a $1/$2 game and played a single $2 blind). Refused.
+    let mut zero_first = TableConfig::no_limit_holdem(d(1), d(2));
+    zero_first.blinds_cents = vec![0, d(1), d(2)];
+    let r = zero_first.validate().expect_err("0/1/2");
+    assert_eq!((r.reason.code, r.reason.rule), ("INVALID_CONFIG", "R-POST-2"));
 }
 
 fn raked(mut c: TableConfig) -> TableConfig {
