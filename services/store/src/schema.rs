@@ -221,6 +221,17 @@ async fn admin_step(conn: &mut PgConnection, up_to: Option<i64>, months_ahead: i
 
 async fn install_functions(conn: &mut PgConnection) -> Result<(), StoreError> {
     let mut tx = conn.begin().await?;
+    // What this build installed before and differs now was changed behind it: said before it is
+    // replaced, so the start leaves a trace of it (the evidence pass: a restart put STRICT
+    // listings right again and no line said they had been wrong).
+    let installed: Option<String> =
+        sqlx::query_scalar("SELECT functions_sha256 FROM schema_state").fetch_optional(&mut *tx).await?.flatten();
+    if installed.as_deref() == Some(functions_sha256().as_str()) {
+        let changed = crate::verify::functions_changed(&mut tx).await?;
+        if !changed.is_empty() {
+            tracing::warn!(changed = %changed.join("; "), "the store's functions, tables or application role differ from what this build installed; the functions are installed again, the rest stays for an operator");
+        }
+    }
     for (_, text) in SCHEMA_FUNCTIONS.iter().chain(INTERNAL_FUNCTIONS).chain(FUNCTIONS) {
         sqlx::raw_sql(sqlx::AssertSqlSafe(*text)).execute(&mut *tx).await?;
     }

@@ -424,7 +424,7 @@ pub(crate) async fn verify_log(pool: &PgPool, property: &str, kept: &[SignedChec
     };
     let (refusals_checked, refusal_problem) = check_refusals(&mut first, property, heads.refusals).await?;
     let checkpoints = checkpoint_verdicts(&mut first, property, kept, anchor.as_ref(), &problem, &refusal_problem).await?;
-    let functions_changed = functions_changed(&mut first).await?;
+    let functions_changed = functions_changed(&mut *first).await?;
     first.commit().await?;
     Ok(LogReport {
         chain,
@@ -550,7 +550,7 @@ async fn checkpoint_verdicts(
 /// of the name or none, or outside `public`; and any function named like the store's in another
 /// schema (one on the application role's search path would answer in its place: the fixes'
 /// pass hid every refused ratholing attempt so, and verify passed).
-async fn functions_changed(snapshot: &mut Transaction<'static, Postgres>) -> Result<Vec<String>, StoreError> {
+pub(crate) async fn functions_changed(conn: &mut sqlx::PgConnection) -> Result<Vec<String>, StoreError> {
     type Installed = (String, String, String, bool, Vec<String>, String, String, String, bool, String);
     let installed: Vec<Installed> = sqlx::query_as(
         "SELECT n.nspname::text, p.proname::text, p.prosrc, p.prosecdef, coalesce(p.proconfig, '{}'), pg_catalog.pg_get_userbyid(p.proowner)::text, \
@@ -559,7 +559,7 @@ async fn functions_changed(snapshot: &mut Transaction<'static, Postgres>) -> Res
            JOIN pg_catalog.pg_language l ON l.oid = p.prolang \
           WHERE p.proname LIKE 'chipledger\\_%'",
     )
-    .fetch_all(&mut **snapshot)
+    .fetch_all(&mut *conn)
     .await?;
     let mut changed = Vec::new();
     for (name, text) in crate::schema::all_functions() {
@@ -644,7 +644,7 @@ async fn functions_changed(snapshot: &mut Transaction<'static, Postgres>) -> Res
     .bind(STORE_TABLES)
     .bind(APPEND_ONLY_TABLES)
     .bind(crate::APP_ROLE)
-    .fetch_all(&mut **snapshot)
+    .fetch_all(&mut *conn)
     .await?;
     changed.extend(objects.into_iter().map(|(object,)| object));
     Ok(changed)

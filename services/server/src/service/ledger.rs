@@ -409,18 +409,7 @@ impl Sessions {
                 // what stands (the night's pass: two open sessions, $250 bought in for $150).
                 match self.open_at(&table_id) {
                     Some(session) => session.bought_in_cents = amount_cents,
-                    None => self.sessions.push((
-                        event.position,
-                        pb::PlayerSession {
-                            table_id,
-                            seat: u32::from(seat),
-                            game: game_key,
-                            started_at_unix_ms: super::happened_unix_ms(event),
-                            ended_at_unix_ms: None,
-                            bought_in_cents: amount_cents,
-                            left_with_cents: None,
-                        },
-                    )),
+                    None => self.begin(event, pb::PlayerSession { table_id, seat: u32::from(seat), game: game_key, bought_in_cents: amount_cents, ..Default::default() }),
                 }
             }
             rules::PlayerEvent::LeftTable { table_id, seat, game_key, amount_cents, at_unix_ms, .. } => {
@@ -437,10 +426,9 @@ impl Sessions {
                             table_id,
                             seat: u32::from(seat),
                             game: game_key,
-                            started_at_unix_ms: 0,
                             ended_at_unix_ms: Some(at_unix_ms),
-                            bought_in_cents: 0,
                             left_with_cents: Some(amount_cents),
+                            ..Default::default()
                         },
                     )),
                 }
@@ -453,22 +441,16 @@ impl Sessions {
                     session.seat = u32::from(to_seat);
                     session.game = game_key;
                 }
-                None => self.sessions.push((
-                    event.position,
-                    pb::PlayerSession {
-                        table_id: to_table_id.as_str().to_owned(),
-                        seat: u32::from(to_seat),
-                        game: game_key,
-                        started_at_unix_ms: super::happened_unix_ms(event),
-                        ended_at_unix_ms: None,
-                        bought_in_cents: 0,
-                        left_with_cents: None,
-                    },
-                )),
+                None => self.begin(event, pb::PlayerSession { table_id: to_table_id.as_str().to_owned(), seat: u32::from(to_seat), game: game_key, ..Default::default() }),
             },
             _ => {}
         }
         Ok(())
+    }
+
+    /// A session begun by `event` (its time the event's).
+    fn begin(&mut self, event: &RecordedEvent, session: pb::PlayerSession) {
+        self.sessions.push((event.position, pb::PlayerSession { started_at_unix_ms: super::happened_unix_ms(event), ..session }));
     }
 
     /// The patron's open session at `table_id`, if any.
