@@ -542,7 +542,7 @@ impl TableConfig {
             Game::DeuceToSevenSingleDraw => "2-7 single draw",
             Game::Badugi => "badugi",
         };
-        let mut key = match &self.betting {
+        let structure = match &self.betting {
             BettingStructure::NoLimit => format!("{game} no limit"),
             BettingStructure::PotLimit => format!("{game} pot limit"),
             BettingStructure::HalfPotLimit => format!("{game} half pot limit"),
@@ -562,11 +562,8 @@ impl TableConfig {
             // patron who left with $200 came back for $40).
             BettingStructure::CapLimit { pot_limit, .. } => format!("{game} {}", if *pot_limit { "pot limit" } else { "no limit" }),
         };
-        // Departures and seats recorded before, with the cap in the key, still count.
-        let legacy_cap = match &self.betting {
-            BettingStructure::CapLimit { cap_cents, .. } => Some(format!(" cap {cap_cents}")),
-            _ => None,
-        };
+        // What follows the structure in the key.
+        let mut rest = String::new();
         // Blinds of nothing are no blinds (a stud table with blinds of 0/0 had made another game),
         // and a single blind is one blind however it is written (0/200, 200 and 0/0/200 had been
         // three games: the second stakes pass).
@@ -576,22 +573,23 @@ impl TableConfig {
             } else {
                 self.blinds_cents.iter().map(Cents::to_string).collect()
             };
-            key.push_str(&format!(" blinds {}", blinds.join("/")));
+            rest.push_str(&format!(" blinds {}", blinds.join("/")));
         }
         if let Some(bring_in) = self.bring_in_cents {
-            key.push_str(&format!(" bring-in {bring_in}"));
+            rest.push_str(&format!(" bring-in {bring_in}"));
         }
         if self.hi_lo && self.game == Game::Holdem {
-            key.push_str(" hi-lo");
+            rest.push_str(" hi-lo");
         }
         if matches!(self.stakes, StakesMode::OpenStakes { .. }) {
-            key.push_str(" open stakes");
+            rest.push_str(" open stakes");
         }
-        let legacy = legacy_cap.map(|cap| {
-            let structure_end = key.find(" blinds").or_else(|| key.find(" bring-in")).or_else(|| key.find(" hi-lo")).or_else(|| key.find(" open stakes")).unwrap_or(key.len());
-            format!("{}{cap}{}", &key[..structure_end], &key[structure_end..])
-        });
-        SameGame { key, legacy, label: &self.game_key }
+        // Departures and seats recorded before, with the cap in the key, still count.
+        let legacy = match &self.betting {
+            BettingStructure::CapLimit { cap_cents, .. } => Some(format!("{structure} cap {cap_cents}{rest}")),
+            _ => None,
+        };
+        SameGame { key: structure + &rest, legacy, label: &self.game_key }
     }
 
     /// R-POT-5: each pot is halved between the best high and the best qualifying low: the

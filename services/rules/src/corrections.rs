@@ -136,7 +136,7 @@ pub fn decide_correction(
     if reverses_event_types.iter().any(|t| t == "GameClosed") {
         return Err(Rejection::new(correction_invalid("R-KITTY-1"), "the end of a game is not corrected: what its kitty left was settled"));
     }
-    if reverses_event_types.iter().any(|t| t.starts_with("Marker")) {
+    if is_marker(reverses_event_types, original_postings) {
         return Err(marker_not_corrected());
     }
     // R-STAKE-6: a house move carries the stack between two tables in one decision; taken back
@@ -151,10 +151,6 @@ pub fn decide_correction(
             account if account.table_id().is_some_and(|t| t != table_id) => {
                 return Err(Rejection::new(CORRECTION_INVALID, "the postings belong to another table"));
             }
-            // R-MARK-1: marker chips brought to a seat are taken back by redeeming or writing off
-            // the marker, whatever else the event moved (the cage pass: the refusal had named the
-            // fill slip's rule).
-            _ if original_postings.iter().any(|p| matches!(p.account, Account::CageMarkers { .. })) => return Err(marker_not_corrected()),
             Account::CageChips { .. } | Account::CageCash { .. } | Account::CageMarkers { .. } => {
                 return Err(Rejection::new(correction_invalid("R-CHIP-3"), "cage postings are not corrected at the table: void the slip"));
             }
@@ -482,6 +478,12 @@ fn check_postings(original_postings: &[Posting]) -> Result<(), Rejection> {
     crate::accounts::check_balanced(original_postings)
 }
 
+/// A marker's own event (at the cage, or its chips at a seat, with postings or without) or
+/// one moving its receivable.
+fn is_marker(reverses_event_types: &[String], original_postings: &[Posting]) -> bool {
+    reverses_event_types.iter().any(|t| t.starts_with("Marker")) || original_postings.iter().any(|p| matches!(p.account, Account::CageMarkers { .. }))
+}
+
 /// R-MARK-1: a marker lives on the patron's stream until it is redeemed or written off;
 /// reversing its postings alone would leave it open, redeemable and counted against the credit
 /// line while the receivable (or the chips it brought to a seat) is gone.
@@ -529,7 +531,7 @@ pub fn decide_cage_correction(
     // R-MARK-1: a marker's own events are not taken back, those with postings or without (a
     // marker to a seat posts at the table; its cage record had been refused for having no
     // postings, naming R-AUDIT-1).
-    if reverses_event_types.iter().any(|t| t.starts_with("Marker")) {
+    if is_marker(reverses_event_types, original_postings) {
         return Err(marker_not_corrected());
     }
     check_postings(original_postings)?;
@@ -540,9 +542,6 @@ pub fn decide_cage_correction(
     });
     if foreign {
         return Err(Rejection::new(CORRECTION_INVALID, "a cage correction touches this cage, pockets and house accounts only"));
-    }
-    if original_postings.iter().any(|p| matches!(p.account, Account::CageMarkers { .. })) {
-        return Err(marker_not_corrected());
     }
     let postings = reversed(original_postings);
     let corrected = CageEvent::Corrected {
