@@ -544,6 +544,12 @@ mod hostile {
         ensure!(chosen.status == 303, "B chosen: {} {}", chosen.status, chosen.body);
         let page = send(&http, "GET", &format!("{base}/tables/TB"), &flo, "").await?;
         ensure!(page.status == 200 && page.body.contains("TB"), "the floor reads B's table once B is chosen: {} {}", page.status, page.body);
+        // An empty choice is the default property, by its id: the pages answer again (an empty
+        // id had been kept, and every page refused it).
+        let empty = send(&http, "POST", &format!("{base}/property"), &flo, &format!("csrf={csrf}&property=")).await?;
+        ensure!(empty.status == 303, "the default chosen: {} {}", empty.status, empty.body);
+        let page = send(&http, "GET", &format!("{base}/floor/tables"), &flo, "").await?;
+        ensure!(page.status == 200, "the floor's tables of the default property: {} {}", page.status, page.body);
         server.stop().await
     }
 

@@ -309,10 +309,11 @@ impl Console {
     /// one (the console pass: every page answered the default property only, so another
     /// property's tables, refusals and compliance could not be read).
     fn choose_property(&self, signed: &Signed, property_id: &str) -> Result<(), Status> {
-        self.services.ledger().property_config(&signed.principal, property_id)?;
+        // The property as the server resolves it (an empty choice is the default, by its id).
+        let property = self.services.ledger().property_config(&signed.principal, property_id)?;
         let mut sessions = self.sessions.lock().expect("console sessions");
         let session = sessions.get_mut(&signed.session).ok_or_else(|| Status::unauthenticated("the session has ended: sign in again"))?;
-        session.principal.acting_in = Some(property_id.to_string());
+        session.principal.acting_in = Some(property.id.clone());
         Ok(())
     }
 
