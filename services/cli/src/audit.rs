@@ -460,7 +460,7 @@ pub fn print_hand(view: &pb::HandView, output: Output) {
                 "button_seat": view.button_seat,
                 "starting_seats": view.starting_seats.iter().map(|s| json!({"seat": s.seat, "player_id": s.player_id, "stack_cents": s.stack_cents})).collect::<Vec<_>>(),
                 "contributions": per_seat.iter().map(|(seat, (put_in, received))| json!({"seat": seat, "put_in_cents": put_in, "received_cents": received})).collect::<Vec<_>>(),
-                "pots": view.pots.iter().map(|p| json!({"amount_cents": p.amount_cents, "eligible_seats": p.eligible_seats})).collect::<Vec<_>>(),
+                "pots": view.pots.iter().map(|p| json!({"amount_cents": p.amount_cents, "returned_cents": p.returned_cents, "eligible_seats": p.eligible_seats})).collect::<Vec<_>>(),
                 "awards": view.awards.iter().map(|a| json!({"pot_index": a.pot_index, "seat": a.seat, "player_id": a.player_id, "amount_cents": a.amount_cents})).collect::<Vec<_>>(),
                 "rake_cents": view.rake_cents,
                 "kitty_cents": kitty,
@@ -512,15 +512,23 @@ pub fn print_hand(view: &pb::HandView, output: Output) {
         ]);
     }
     println!("{events}");
-    let mut pots = output.table(&["pot", "amount", "eligible seats"]);
+    // R-POT-4: the chips of a layer only its bettor reached are returned, not won.
+    let mut pots = output.table(&["pot", "amount", "uncalled, returned", "eligible seats"]);
     for (index, pot) in view.pots.iter().enumerate() {
         let eligible: Vec<String> = pot.eligible_seats.iter().map(u32::to_string).collect();
-        pots.add_row(vec![index.to_string(), money(pot.amount_cents), eligible.join(",")]);
+        pots.add_row(vec![index.to_string(), money(pot.amount_cents), money(pot.returned_cents), eligible.join(",")]);
     }
     println!("{pots}");
-    let mut awards = output.table(&["pot", "seat", "player", "award"]);
+    let mut awards = output.table(&["pot", "seat", "player", "award", "of which returned"]);
     for award in &view.awards {
-        awards.add_row(vec![award.pot_index.to_string(), award.seat.to_string(), award.player_id.clone(), money(award.amount_cents)]);
+        let returned = view.pots.get(award.pot_index as usize).map_or(0, |pot| pot.returned_cents.min(award.amount_cents));
+        awards.add_row(vec![
+            award.pot_index.to_string(),
+            award.seat.to_string(),
+            award.player_id.clone(),
+            money(award.amount_cents),
+            money(returned),
+        ]);
     }
     println!("{awards}");
     println!("rake {}, kitty {}, jackpot drop {}", money(view.rake_cents), money(kitty), money(view.jackpot_drop_cents));
@@ -819,7 +827,13 @@ pub async fn cash_activity(client: &mut Client, args: CashActivityArgs, output: 
             .collect();
         let ctr = if ctr.is_empty() { "-".to_string() } else { ctr.join(" + ") };
         let mtl: Vec<String> =
-            p.mtl_entries.iter().map(|e| format!("{} {} at {}", e.direction, money(e.amount_cents), clock.show(e.at_unix_ms))).collect();
+            p.mtl_entries
+                .iter()
+                .map(|e| match e.taken_back_at_position {
+                    0 => format!("{} {} at {}", e.direction, money(e.amount_cents), clock.show(e.at_unix_ms)),
+                    by => format!("{} {} at {} (taken back at position {by})", e.direction, money(e.amount_cents), clock.show(e.at_unix_ms)),
+                })
+                .collect();
         let taken_back: Vec<String> = [("in", p.cash_in_corrected_cents), ("out", p.cash_out_corrected_cents)]
             .iter()
             .filter(|(_, cents)| *cents != 0)
@@ -833,7 +847,7 @@ pub async fn cash_activity(client: &mut Client, args: CashActivityArgs, output: 
 }
 
 fn transaction_json(e: &pb::CashTransaction) -> serde_json::Value {
-    json!({"global_position": e.global_position, "amount_cents": e.amount_cents, "direction": e.direction, "event_type": e.event_type, "at_unix_ms": e.at_unix_ms})
+    json!({"global_position": e.global_position, "amount_cents": e.amount_cents, "direction": e.direction, "event_type": e.event_type, "at_unix_ms": e.at_unix_ms, "taken_back_at_position": e.taken_back_at_position})
 }
 
 pub async fn rejections(client: &mut Client, args: RejectionsArgs, output: Output) -> anyhow::Result<ExitCode> {

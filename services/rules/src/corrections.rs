@@ -585,6 +585,9 @@ pub enum PlayerReversal {
     /// R-REBUY-1: a departure (refused: it follows the cash-out's money). Departures taken
     /// back before this was refused stay taken back (`PlayerEvent::Corrected`).
     Departure { table_id: TableId, at_unix_ms: i64 },
+    /// Any other record of a patron's stream (refused: it records chips a table or cage event
+    /// moved, a marker, a credit line or a correction). Never recorded.
+    Record { event_type: String },
 }
 
 /// R-AUDIT-1 on a player stream: the records a patron's stream holds are not taken back
@@ -617,6 +620,18 @@ pub fn decide_player_correction(
         PlayerReversal::Departure { table_id, .. } => Rejection::new(
             correction_invalid("R-REBUY-1"),
             format!("a departure is not taken back alone: the patron left table {table_id} with the chips the cash-out moved"),
+        ),
+        // R-MARK-1: a marker is redeemed or written off, never taken back (at the cage, at the
+        // table, or here on the patron's stream, where it had been refused naming no rule).
+        PlayerReversal::Record { event_type } if event_type.starts_with("Marker") => marker_not_corrected(),
+        // R-AUDIT-1: the other records follow a table or cage event (corrected there), or a
+        // decision made again (a credit line is set again; a correction is not corrected).
+        PlayerReversal::Record { event_type } => Rejection::new(
+            correction_invalid("R-AUDIT-1"),
+            format!(
+                "a {event_type} on a patron's stream is not taken back alone: correct the table or cage event that moved the chips, \
+                 or set a credit line again"
+            ),
         ),
     })
 }

@@ -542,6 +542,7 @@ impl PlayerState {
                     self.unmet_departures.retain(|d| !recorded_in_error(d));
                     self.met_departures.retain(|m| !recorded_in_error(&m.departure));
                 }
+                crate::corrections::PlayerReversal::Record { .. } => {}
                 }
             }
         }

@@ -98,7 +98,9 @@ pub fn player_ops(player_id: &chipledger_rules::PlayerId, event: &PlayerEvent, e
         PlayerEvent::Corrected { reversal: PlayerReversal::Departure { table_id, at_unix_ms }, .. } => {
             ops.push(ProjectionOp::DepartureReversed { player_id, table_id: table_id.as_str().to_owned(), at_ms: *at_unix_ms })
         }
-        PlayerEvent::PocketChipsPlayed { .. }
+        // Refused in the rules: never recorded.
+        PlayerEvent::Corrected { reversal: PlayerReversal::Record { .. }, .. }
+        | PlayerEvent::PocketChipsPlayed { .. }
         | PlayerEvent::IouPaidFromPocket { .. }
         | PlayerEvent::ChipsTakenOffTable { .. }
         | PlayerEvent::ChipsBought { .. }

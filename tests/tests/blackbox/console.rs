@@ -201,7 +201,7 @@ async fn the_console_shows_the_ledger_to_the_floor_the_cage_and_the_auditor() ->
         .table_shift_reconciliation(pb::TableShiftReconciliationRequest { table_id: t1.clone(), ..Default::default() })
         .await?
         .into_inner();
-    let mut side_pot_hand = None;
+    let (mut side_pot_hand, mut uncalled_hand) = (None, None);
     let started = all_events(&mut admin, pb::EventFilter { table_id: t1.clone(), event_types: vec!["HandStarted".into()], ..Default::default() }).await?;
     for event in &started {
         let chipledger_rules::TableEvent::HandStarted { hand_no, .. } = serde_json::from_str(&event.payload_json)? else {
@@ -212,12 +212,19 @@ async fn the_console_shows_the_ledger_to_the_floor_the_cage_and_the_auditor() ->
             .get_hand(pb::GetHandRequest { table_id: t1.clone(), hand_no: Some(hand_no), ..Default::default() })
             .await?
             .into_inner();
-        if hand.pots.len() >= 2 {
+        // R-POT-4: a bet nobody called goes back to its bettor (a layer only its bettor reached).
+        if uncalled_hand.is_none() && hand.pots.iter().any(|pot| pot.returned_cents > 0) {
+            uncalled_hand = Some(hand.clone());
+        }
+        if side_pot_hand.is_none() && hand.pots.iter().filter(|pot| pot.returned_cents < pot.amount_cents).count() >= 2 {
             side_pot_hand = Some(hand);
+        }
+        if side_pot_hand.is_some() && uncalled_hand.is_some() {
             break;
         }
     }
     let hand = side_pot_hand.context("the demo plays a three-way all-in with a side pot (R-POT-1)")?;
+    let uncalled = uncalled_hand.context("the demo plays a hand whose last bet is not called (R-POT-4)")?;
     let rathole = admin
         .audit
         .list_rejections(pb::ListRejectionsRequest { reason_code: "RATHOLING_FORBIDDEN".into(), ..Default::default() })
@@ -299,9 +306,30 @@ async fn the_console_shows_the_ledger_to_the_floor_the_cage_and_the_auditor() ->
     }
     ensure!(page.contains("Side pot 1") || page.contains("side pot 1"), "a side pot is drawn");
     for award in &hand.awards {
-        ensure!(page.contains(&money(award.amount_cents)), "the award of {}", money(award.amount_cents));
+        let won = award.amount_cents - hand.pots[award.pot_index as usize].returned_cents.min(award.amount_cents);
+        ensure!(page.contains(&money(won)), "the award of {}", money(won));
     }
     floor.screenshot("hand").await?;
+    // R-POT-4: an uncalled bet is listed as returned, not as a pot won (it had read as a side pot
+    // awarded to its bettor).
+    floor.open(&format!("/tables/{t1}/hands/{}", uncalled.hand_no)).await?;
+    let page = floor.page_text().await?;
+    if uncalled.pots.iter().any(|pot| pot.returned_cents == pot.amount_cents) {
+        ensure!(page.contains("uncalled bet, returned"), "the hand page names the uncalled bet: {page}");
+    }
+    let awards = floor.text("#awards").await?;
+    for award in &uncalled.awards {
+        let returned = uncalled.pots[award.pot_index as usize].returned_cents.min(award.amount_cents);
+        let row = format!("{} {}", money(award.amount_cents - returned), money(returned));
+        ensure!(
+            awards.lines().any(|line| line.trim_end().ends_with(&row)),
+            "seat {} won {} and had {} returned (award {}): {awards}",
+            award.seat,
+            money(award.amount_cents - returned),
+            money(returned),
+            money(award.amount_cents)
+        );
+    }
     floor.open(&format!("/players/{}", rathole.player_id)).await?;
     ensure!(floor.list("sessions").await?.contains(&t1), "the player's sessions");
     floor.screenshot("player").await?;

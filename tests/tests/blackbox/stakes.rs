@@ -970,6 +970,14 @@ async fn r_audit_4_cash_corrected_away_comes_off_the_patrons_day() -> anyhow::Re
     let after = activity(&mut room).await?;
     assert_eq!(after[0].cash_in_cents, 1_050_000);
     assert_eq!(after[0].ctr_entries.iter().map(|e| (e.direction.as_str(), e.amount_cents)).collect::<Vec<_>>(), vec![("in", 1_200_000), ("in", 1_050_000)]);
+    // R-AUDIT-1: the MTL lists both sales as recorded, the first marked with the correction that
+    // took it back (its position), the second standing.
+    let fixed = all_events(&mut room.auditor, pb::EventFilter { event_types: vec!["Corrected".into()], ..Default::default() }).await?;
+    let fix_sale = fixed.iter().find(|event| event.stream_id.starts_with("player-") && event.payload_json.contains(&sold[0].event_id)).expect("the sale's cash taken back");
+    assert_eq!(
+        after[0].mtl_entries.iter().map(|e| (e.amount_cents, e.taken_back_at_position)).collect::<Vec<_>>(),
+        vec![(1_200_000, fix_sale.global_position), (1_050_000, 0)]
+    );
     let verified = room.auditor.audit.verify_chain(pb::VerifyChainRequest { projections: true, ..Default::default() }).await?.into_inner();
     assert!(verified.ok, "{verified:?}");
     room.server.stop().await

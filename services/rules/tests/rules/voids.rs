@@ -185,7 +185,7 @@ fn r_mark_1_a_marker_is_not_corrected_away() {
 /// departure (R-REBUY-1) follow the money the cage or table event moved. The audit pass took a
 /// departure back alone: out of T1 with $80 in the pocket, back in the game for $40.
 #[test]
-fn r_audit_1_player_corrections_of_a_cash_record_or_a_departure_are_refused() {
+fn r_audit_1_player_corrections_of_a_cash_record_a_departure_or_any_record_are_refused() {
     let mut g = Game::new(nl(), &[(1, d(200))]);
     let player = |g: &Game| g.world.players[&pid("P1")].clone();
     assert_eq!(player(&g).cash_day.cash_in_cents, d(200));
@@ -194,6 +194,7 @@ fn r_audit_1_player_corrections_of_a_cash_record_or_a_departure_are_refused() {
         let reverses_event_id = match reversal {
             PlayerReversal::CashTransaction { .. } => "evt-3",
             PlayerReversal::Departure { .. } => "evt-9",
+            PlayerReversal::Record { .. } => "evt-4",
         };
         Command::Player(PlayerCommand {
             player_id: pid("P1"),
@@ -214,6 +215,18 @@ fn r_audit_1_player_corrections_of_a_cash_record_or_a_departure_are_refused() {
     let r = rejected(g.world.exec(correct(departure, "floor-2")), "CORRECTION_INVALID");
     assert_eq!(r.reason.rule, "R-REBUY-1");
     assert_eq!(player(&g).departures.len(), 1, "the departure still binds");
+    // Every other record names its rule too (a marker's had been refused naming none): R-MARK-1
+    // for a marker's records, R-AUDIT-1 for a record of chips a table or cage event moved.
+    let record = |event_type: &str| PlayerReversal::Record { event_type: event_type.into() };
+    for marker in ["MarkerIssued", "MarkerRedeemed", "MarkerWrittenOff"] {
+        let r = rejected(g.world.exec(correct(record(marker), "floor-2")), "CORRECTION_INVALID");
+        assert_eq!(r.reason.rule, "R-MARK-1", "{marker}");
+    }
+    for other in ["JoinedTable", "PocketChipsPlayed", "ChipsBought", "CreditLineSet", "PocketCorrected"] {
+        let r = rejected(g.world.exec(correct(record(other), "floor-2")), "CORRECTION_INVALID");
+        assert_eq!(r.reason.rule, "R-AUDIT-1", "{other}");
+        assert!(r.detail.contains(other), "{}", r.detail);
+    }
     g.table(TableOp::SeatPlayer { seat: 2, player_id: pid("P1") }).unwrap();
     let r = rejected(
         g.table(TableOp::BuyIn { seat: 2, player_id: pid("P1"), amount_cents: d(40), source: FundsSource::Cash, supervisor_id: None, short_buy: false }),

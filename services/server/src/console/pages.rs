@@ -205,9 +205,10 @@ pub fn describe(units: &Units, event: &pb::RecordedEvent) -> String {
             }
             TableEvent::RoundStarted { round_index, .. } => format!("betting round {} begins", round_index + 1),
             TableEvent::HandSettled { pots, rake_cents, kitty_cents, jackpot_cents, .. } => format!(
-                "settled: {} pot(s) of {}, rake {}, jackpot drop {}, kitty {}",
+                "settled: {} pot(s) of {} ({} of it uncalled, returned), rake {}, jackpot drop {}, kitty {}",
                 pots.len(),
                 units.money(pots.iter().map(|pot| pot.amount_cents).sum()),
+                units.money(pots.iter().map(|pot| pot.returned_cents).sum()),
                 units.money(rake_cents),
                 units.money(jackpot_cents),
                 units.money(kitty_cents)
@@ -780,6 +781,13 @@ pub async fn hand(
             }
         }
         let pots: Vec<(i64, Vec<u32>)> = hand.pots.iter().map(|pot| (pot.amount_cents, pot.eligible_seats.clone())).collect();
+        // R-POT-4: the chips of a layer nobody else reached go back to their bettor; such a
+        // layer is no pot won (the hands pass: an uncalled bet had read as a side pot awarded).
+        let pot_name = |index: usize| match hand.pots.get(index) {
+            Some(pot) if pot.returned_cents > 0 && pot.returned_cents == pot.amount_cents => "uncalled bet, returned".to_string(),
+            _ if index == 0 => "main pot".to_string(),
+            _ => format!("side pot {index}"),
+        };
         let pot_rows: Vec<Vec<Cell>> = hand
             .pots
             .iter()
@@ -787,8 +795,9 @@ pub async fn hand(
             .map(|(index, pot)| {
                 let seats: Vec<String> = pot.eligible_seats.iter().map(u32::to_string).collect();
                 vec![
-                    text(if index == 0 { "main pot".to_string() } else { format!("side pot {index}") }),
+                    text(pot_name(index)),
                     num(units.money(pot.amount_cents)),
+                    num(units.money(pot.returned_cents)),
                     text(seats.join(", ")),
                 ]
             })
@@ -797,11 +806,13 @@ pub async fn hand(
             .awards
             .iter()
             .map(|award| {
+                let returned = hand.pots.get(award.pot_index as usize).map_or(0, |pot| pot.returned_cents);
                 vec![
-                    text(if award.pot_index == 0 { "main pot".to_string() } else { format!("side pot {}", award.pot_index) }),
+                    text(pot_name(award.pot_index as usize)),
                     num(award.seat.to_string()),
                     link(award.player_id.clone(), format!("/players/{}", view::percent(&award.player_id))),
-                    num(units.money(award.amount_cents)),
+                    num(units.money(award.amount_cents - returned.min(award.amount_cents))),
+                    num(units.money(returned.min(award.amount_cents))),
                 ]
             })
             .collect();
@@ -1341,6 +1352,11 @@ pub async fn compliance(State(console): State<Arc<Console>>, signed: Signed, Que
         // Each patron's day net of corrections, with what corrections took back (the console pass:
         // a $3,500 cash-in taken back stood in the MTL with nothing to say so).
         let mut totals = Vec::new();
+        // R-AUDIT-1: an entry a correction took back stays listed, with the correction.
+        let taken_back = |entry: &pb::CashTransaction| match entry.taken_back_at_position {
+            0 => text(String::new()),
+            position => text(format!("by the correction at position {position}")),
+        };
         for patron in &patrons {
             let player = link(patron.player_id.clone(), format!("/players/{}", view::percent(&patron.player_id)));
             totals.push(vec![
@@ -1359,6 +1375,7 @@ pub async fn compliance(State(console): State<Arc<Console>>, signed: Signed, Que
                     num(units.money(entry.amount_cents)),
                     text(rules::words::spaced(&entry.event_type)),
                     num(entry.global_position.to_string()),
+                    taken_back(entry),
                 ]);
             }
             // One report per crossing of the threshold (a second follows a correction that took
@@ -1433,7 +1450,7 @@ pub async fn compliance(State(console): State<Arc<Console>>, signed: Signed, Que
             })
             .collect();
         let listings = vec![
-            Listing::new("mtl", format!("Multiple transaction log, gaming day {day}, as recorded"), &["Time", "Player", "Direction", "Amount", "Kind", "Position"], mtl)
+            Listing::new("mtl", format!("Multiple transaction log, gaming day {day}, as recorded"), &["Time", "Player", "Direction", "Amount", "Kind", "Position", "Taken back"], mtl)
                 .empty_text("No entries above the MTL threshold.")
                 .cut_if(more_patrons, LIST_CUT),
             Listing::new(

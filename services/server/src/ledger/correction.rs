@@ -74,16 +74,8 @@ pub(super) fn correction_for(
                 rules::PlayerEvent::LeftTable { table_id, at_unix_ms, .. } => {
                     rules::PlayerReversal::Departure { table_id, at_unix_ms }
                 }
-                other => {
-                    return Err(status::invalid_field(
-                        "reverses_event_id",
-                        format!(
-                            "a {} on a player stream cannot be corrected: only CashTransaction and LeftTable can \
-                             (chip movements are corrected on their table or cage event)",
-                            other.event_type()
-                        ),
-                    ));
-                }
+                // The rules refuse every other record, each naming its rule (R-MARK-1, R-AUDIT-1).
+                other => rules::PlayerReversal::Record { event_type: other.event_type().to_string() },
             };
             Command::Player(rules::PlayerCommand {
                 player_id,
@@ -176,16 +168,17 @@ mod tests {
     }
 
     #[test]
-    fn other_player_events_are_invalid_arguments() {
+    fn other_player_events_go_to_the_rules_as_records_they_refuse() {
         let event = rules::PlayerEvent::JoinedTable {
             table_id: rules::TableId::new("t7").expect("table id"),
             seat: 3,
             game_key: "nlhe-1-2".to_string(),
             amount_cents: 40_000,
         };
-        let error = correction_for("player-p1", 1, "2026-11-28", &player_payload(&event), &[], Vec::new(), &request()).expect_err("refused");
-        assert_eq!(error.code(), tonic::Code::InvalidArgument);
-        let details = format!("{error:?}");
-        assert!(details.contains("JoinedTable"), "{details}");
+        let command = correction_for("player-p1", 1, "2026-11-28", &player_payload(&event), &[], Vec::new(), &request()).expect("maps");
+        let Command::Player(rules::PlayerCommand { op: rules::PlayerOp::Correct { reversal, .. }, .. }) = command else {
+            panic!("expected a player correction, got {command:?}");
+        };
+        assert_eq!(reversal, rules::PlayerReversal::Record { event_type: "JoinedTable".to_string() });
     }
 }

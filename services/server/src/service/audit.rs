@@ -231,6 +231,39 @@ impl AuditService for Services {
             }
             day_events.extend(own);
         }
+        // R-AUDIT-1: the commands whose cash a correction took back, with the correction's
+        // position: a correction reverses the table or cage event, and the cash transaction of
+        // the same command is the entry it took back (the MTL had listed a taken-back entry with
+        // nothing to say so; the patron's totals did).
+        let mut taken_back: std::collections::HashMap<String, i64> = std::collections::HashMap::new();
+        for event in &day_events {
+            let rules::Event::Player(rules::PlayerEvent::Corrected {
+                reverses_event_id,
+                reversal: rules::PlayerReversal::CashTransaction { gaming_day, .. },
+                ..
+            }) = decode_event(event)?
+            else {
+                continue;
+            };
+            if gaming_day != request.gaming_day {
+                continue;
+            }
+            let Ok(event_id) = uuid::Uuid::parse_str(&reverses_event_id) else { continue };
+            let location = self
+                .ledger
+                .db_call("find_event", "events", view.store.event_location(&property, event_id))
+                .await
+                .map_err(|error| store_status("find corrected event", error))?;
+            let Some((stream, version)) = location else { continue };
+            let reversed = self
+                .ledger
+                .db_call("read_stream", "events", view.store.read_stream(&property, &stream, version - 1, 1))
+                .await
+                .map_err(|error| store_status("read corrected event", error))?;
+            if let Some(command_id) = reversed.first().and_then(|reversed| reversed.typed_metadata().ok()).and_then(|metadata| metadata.command_id) {
+                taken_back.insert(command_id, event.position);
+            }
+        }
         // R-AUDIT-4: cash in and cash out summed separately, never netted.
         let mut patrons: BTreeMap<String, pb::PatronCashActivity> = BTreeMap::new();
         for event in &day_events {
@@ -273,6 +306,12 @@ impl AuditService for Services {
                 direction: if inbound { "in" } else { "out" }.to_string(),
                 event_type: event.event_type.clone(),
                 at_unix_ms: super::happened_unix_ms(event),
+                taken_back_at_position: event
+                    .typed_metadata()
+                    .ok()
+                    .and_then(|metadata| metadata.command_id)
+                    .and_then(|command_id| taken_back.get(&command_id).copied())
+                    .unwrap_or(0),
             };
             if mtl_entry {
                 patron.mtl_entries.push(entry());

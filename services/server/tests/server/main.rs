@@ -250,7 +250,8 @@ async fn chipledgerd_serves_commands_queries_and_errors_over_grpc() {
     let day = reader.daily_cash("casino", "P7", &gaming_day).await.expect("daily cash");
     assert_eq!((day.cash_in_cents, day.cash_out_cents), (20_000, 0));
 
-    // R-AUDIT-1 on a player stream: a seating is no record a correction takes back.
+    // R-AUDIT-1 on a player stream: a seating is no record a correction takes back; refused
+    // by the rules like any other, naming the rule (it had been INVALID_ARGUMENT naming none).
     let mut ledger_client =
         chipledger_proto::v1::ledger_service_client::LedgerServiceClient::new(channel.clone());
     let correction = |command_id: &str, event_id: &str| pb::Correction {
@@ -268,7 +269,8 @@ async fn chipledgerd_serves_commands_queries_and_errors_over_grpc() {
         .correct(authed(ADMIN, approved(correction("correct-join-P7", &joined.event_id.to_string())).await))
         .await
         .unwrap_err();
-    assert_eq!(refused.code(), Code::InvalidArgument, "{refused:?}");
+    assert_eq!(refused.code(), Code::FailedPrecondition, "{refused:?}");
+    assert!(refused.message().starts_with("CORRECTION_INVALID") && refused.message().contains("R-AUDIT-1"), "{refused:?}");
     // R-AUDIT-1 + R-AUDIT-4: the record of a cash transaction follows the money: taken back
     // alone, it would lower the patron's day total while the $200 stays in the drop. Refused,
     // with the amount; the day's projected cash in stays 20,000.
