@@ -54,15 +54,49 @@ pub fn is_public(path: &str) -> bool {
         || path.starts_with("/grpc.reflection.v1alpha.ServerReflection/")
 }
 
-/// Maps credentials to principals. Built once from the configuration.
+/// Maps credentials to principals: the configuration's principals, taken again at a reload
+/// (SIGHUP), so a principal removed or given another role or properties is so for every call
+/// that follows (the insider pass: a reload said "reloaded" and a demoted supervisor kept
+/// approving, a removed admin's token kept working). Clones share the directory.
 #[derive(Debug, Clone)]
 pub struct Authenticator {
-    by_cert_name: Arc<HashMap<String, Arc<PrincipalConfig>>>,
-    /// Keyed by SHA-256 of the token, so lookups do not compare secrets byte by byte.
-    by_token_hash: Arc<HashMap<[u8; 32], Arc<PrincipalConfig>>>,
-    /// Every configured principal by id (approvers are looked up here).
-    by_id: Arc<HashMap<String, Arc<PrincipalConfig>>>,
+    directory: Arc<std::sync::RwLock<Arc<Directory>>>,
     dev_anonymous_role: Option<Role>,
+}
+
+/// What a reload changed among the principals (by id).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PrincipalsReloaded {
+    pub added: Vec<String>,
+    pub removed: Vec<String>,
+    pub changed: Vec<String>,
+}
+
+/// The principals of one configuration, by each way they are found.
+#[derive(Debug, Default)]
+struct Directory {
+    by_cert_name: HashMap<String, Arc<PrincipalConfig>>,
+    /// Keyed by SHA-256 of the token, so lookups do not compare secrets byte by byte.
+    by_token_hash: HashMap<[u8; 32], Arc<PrincipalConfig>>,
+    /// Every configured principal by id (approvers are looked up here).
+    by_id: HashMap<String, Arc<PrincipalConfig>>,
+}
+
+impl Directory {
+    fn of(principals: &[PrincipalConfig]) -> Directory {
+        let mut directory = Directory::default();
+        for principal in principals {
+            let entry = Arc::new(principal.clone());
+            for name in &principal.cert_names {
+                directory.by_cert_name.insert(name.clone(), entry.clone());
+            }
+            for token in &principal.tokens {
+                directory.by_token_hash.insert(token_hash(token), entry.clone());
+            }
+            directory.by_id.insert(principal.id.clone(), entry);
+        }
+        directory
+    }
 }
 
 fn principal_of(entry: &PrincipalConfig, via: Credential) -> Principal {
@@ -75,34 +109,55 @@ fn token_hash(token: &str) -> [u8; 32] {
 
 impl Authenticator {
     pub fn new(principals: &[PrincipalConfig], dev_anonymous_role: Option<Role>) -> Authenticator {
-        let mut by_cert_name = HashMap::new();
-        let mut by_token_hash = HashMap::new();
-        let mut by_id = HashMap::new();
-        for principal in principals {
-            let entry = Arc::new(principal.clone());
-            for name in &principal.cert_names {
-                by_cert_name.insert(name.clone(), entry.clone());
-            }
-            for token in &principal.tokens {
-                by_token_hash.insert(token_hash(token), entry.clone());
-            }
-            by_id.insert(principal.id.clone(), entry);
-        }
-        Authenticator {
-            by_cert_name: Arc::new(by_cert_name),
-            by_token_hash: Arc::new(by_token_hash),
-            by_id: Arc::new(by_id),
-            dev_anonymous_role,
-        }
+        Authenticator { directory: Arc::new(std::sync::RwLock::new(Arc::new(Directory::of(principals)))), dev_anonymous_role }
     }
 
     pub fn from_config(config: &Config) -> Authenticator {
         Authenticator::new(&config.principals, config.dev_anonymous_role)
     }
 
+    /// Takes the principals of a configuration read again; what they were before is gone for
+    /// every call after (the development mode's anonymous role is a start's, kept). Returns the
+    /// ids added, removed and changed (role, properties, certificates or tokens).
+    pub fn reload(&self, principals: &[PrincipalConfig]) -> PrincipalsReloaded {
+        let next = Arc::new(Directory::of(principals));
+        let mut slot = self.directory.write().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let before = slot.clone();
+        *slot = next.clone();
+        drop(slot);
+        let mut reloaded = PrincipalsReloaded::default();
+        for (id, entry) in &next.by_id {
+            match before.by_id.get(id) {
+                None => reloaded.added.push(id.clone()),
+                Some(old) if **old != **entry => reloaded.changed.push(id.clone()),
+                Some(_) => {}
+            }
+        }
+        reloaded.removed = before.by_id.keys().filter(|id| !next.by_id.contains_key(*id)).cloned().collect();
+        for list in [&mut reloaded.added, &mut reloaded.removed, &mut reloaded.changed] {
+            list.sort();
+        }
+        reloaded
+    }
+
+    /// The development mode's anonymous role, fixed at start.
+    pub fn dev_anonymous_role(&self) -> Option<Role> {
+        self.dev_anonymous_role
+    }
+
+    fn current(&self) -> Arc<Directory> {
+        self.directory.read().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
+    }
+
     /// A configured principal by id (an approver named in a command).
-    pub fn principal_by_id(&self, id: &str) -> Option<&PrincipalConfig> {
-        self.by_id.get(id).map(|entry| entry.as_ref())
+    pub fn principal_by_id(&self, id: &str) -> Option<Arc<PrincipalConfig>> {
+        self.current().by_id.get(id).cloned()
+    }
+
+    /// The configured principal whose id is `id` in another case, if any: one person, one id
+    /// (an import naming `FLOOR1` as its actor reads as floor1).
+    pub fn principal_in_another_case(&self, id: &str) -> Option<String> {
+        self.current().by_id.keys().find(|known| known.as_str() != id && known.eq_ignore_ascii_case(id)).cloned()
     }
 
     /// Who is calling. A client certificate wins over a token; a certificate or a token that
@@ -112,10 +167,11 @@ impl Authenticator {
         certificate_names: Option<&[String]>,
         authorization: Option<&str>,
     ) -> Result<Principal, Status> {
+        let directory = self.current();
         if let Some(names) = certificate_names {
             return names
                 .iter()
-                .find_map(|name| self.by_cert_name.get(name))
+                .find_map(|name| directory.by_cert_name.get(name))
                 .map(|entry| principal_of(entry, Credential::ClientCertificate))
                 .ok_or_else(|| {
                     unauthenticated(
@@ -129,7 +185,7 @@ impl Authenticator {
                 .strip_prefix("Bearer ")
                 .or_else(|| header.strip_prefix("bearer "))
                 .ok_or_else(|| unauthenticated("BAD_AUTHORIZATION", "expected `Bearer <token>`"))?;
-            return self
+            return directory
                 .by_token_hash
                 .get(&token_hash(token.trim()))
                 .map(|entry| principal_of(entry, Credential::BearerToken))

@@ -334,7 +334,7 @@ pub fn check(
             ));
         }
         let current = directory.principal_by_id(approver);
-        let still_holds = current.is_some_and(|principal| {
+        let still_holds = current.as_ref().is_some_and(|principal| {
             access::role_name(&principal.role) == claims.approver_role && principal.properties.allows(subject.property_id)
         });
         let Some(current) = current.filter(|_| still_holds) else {

@@ -142,8 +142,9 @@ async fn run_with(config: &Config, flags: &Flags, database: &Database) -> anyhow
     Ok(())
 }
 
-/// SIGHUP: read the configuration file again and take its properties and property shards
-/// (anything else changed there waits for a restart). A reload that fails changes nothing.
+/// SIGHUP: read the configuration file again and take its properties, property shards and
+/// principals (anything else changed there waits for a restart). A reload that fails changes
+/// nothing.
 async fn reload_on_hangup(flags: Flags, ledger: Arc<Ledger>, mut stopping: tokio::sync::watch::Receiver<bool>) {
     use tokio::signal::unix::{SignalKind, signal};
     let mut hangups = match signal(SignalKind::hangup()) {
@@ -165,9 +166,10 @@ async fn reload_on_hangup(flags: Flags, ledger: Arc<Ledger>, mut stopping: tokio
         match reloaded {
             Ok(reloaded) => {
                 tracing::info!(?reloaded, "configuration reloaded");
+                let principals = &reloaded.principals;
                 println!(
-                    "chipledgerd: reloaded: {} properties; shards connected {:?}; properties moved {:?}",
-                    reloaded.properties, reloaded.shards_connected, reloaded.moved
+                    "chipledgerd: reloaded: {} properties; shards connected {:?}; properties moved {:?}; principals added {:?}, removed {:?}, changed {:?}",
+                    reloaded.properties, reloaded.shards_connected, reloaded.moved, principals.added, principals.removed, principals.changed
                 );
             }
             Err(error) => {

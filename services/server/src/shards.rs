@@ -51,6 +51,11 @@ pub enum RouterError {
          here at {from_position} (copy the chain first, with writes stopped; docs/OPERATIONS.md)"
     )]
     MoveRefused { property: String, to: String, from_position: i64, to_position: i64 },
+    #[error(
+        "the development mode (anonymous callers as {was}) would become {now}: principals, TLS or the listen address \
+         decide it at a start; restart to change it"
+    )]
+    DevelopmentModeChanged { was: String, now: String },
 }
 
 /// One database holding chains, and its standby.
@@ -166,6 +171,8 @@ pub struct Reloaded {
     pub properties: usize,
     pub shards_connected: Vec<String>,
     pub moved: Vec<String>,
+    /// The principals taken again (ids added, removed, changed).
+    pub principals: crate::access::PrincipalsReloaded,
 }
 
 impl Router {

@@ -152,10 +152,26 @@ pub struct Store {
 /// path a role or database setting gives (the evidence pass: `ALTER ROLE chipledger_app SET
 /// search_path = evil, pg_catalog, public` put a schema of look-alike functions and a filtering
 /// `pg_proc` view in front of the store's, and verify saw nothing). Settings a client sends
-/// when it connects take precedence over the role's and the database's.
+/// when it connects take precedence over the role's and the database's, so the settings the
+/// guarantees rest on are sent too: a commit is acknowledged once it is durable (and, under a
+/// synchronous standby, once the standby has it: the insider pass set `synchronous_commit = off`
+/// on the application role, which it may do to itself, and every append after a restart was
+/// acknowledged before it was on disk), transactions are read committed and writable, and
+/// values are read in the forms the store parses. `verify` names any role or database setting
+/// that applies to the application role all the same ([`PINNED_SETTINGS`] have no effect).
 pub fn pinned(options: PgConnectOptions) -> PgConnectOptions {
-    options.options([("search_path", "pg_catalog,public")])
+    options.options(PINNED_SETTINGS.iter().copied())
 }
+
+/// The settings every store connection sends when it connects ([`pinned`]).
+pub const PINNED_SETTINGS: &[(&str, &str)] = &[
+    ("search_path", "pg_catalog,public"),
+    ("synchronous_commit", "on"),
+    ("default_transaction_isolation", "read committed"),
+    ("default_transaction_read_only", "off"),
+    ("IntervalStyle", "postgres"),
+    ("bytea_output", "hex"),
+];
 
 impl Store {
     /// Connect with a URL (production: the chipledger_app role).

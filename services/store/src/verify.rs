@@ -232,7 +232,8 @@ pub struct LogReport {
     /// The store's functions whose definition in the database is not this build's file (or
     /// that have another definition beside it, or none): the reads auditors see go through
     /// them, so one replaced could hide rows from every listing while the chains hold (the
-    /// insider pass).
+    /// insider pass). Also the tables' triggers, policies and rules, and the application role's
+    /// attributes, memberships, privileges and the settings a role or database default gives it.
     pub functions_changed: Vec<String>,
 }
 
@@ -639,6 +640,12 @@ pub(crate) async fn functions_changed(conn: &mut sqlx::PgConnection) -> Result<V
          UNION ALL \
          SELECT 'role ' || $3 || ': may CREATE in schema public' \
           WHERE EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = $3) AND pg_catalog.has_schema_privilege($3, 'public', 'CREATE') \
+         UNION ALL \
+         SELECT 'role ' || $3 || ': setting ' || c.setting || CASE WHEN s.setrole = 0 THEN ' (for every role)' ELSE '' END \
+                || CASE WHEN s.setdatabase = 0 THEN ' (in every database)' ELSE '' END \
+           FROM pg_catalog.pg_db_role_setting s, LATERAL unnest(s.setconfig) AS c(setting) \
+          WHERE (s.setrole = 0 OR s.setrole = (SELECT oid FROM pg_catalog.pg_roles WHERE rolname = $3)) \
+            AND (s.setdatabase = 0 OR s.setdatabase = (SELECT oid FROM pg_catalog.pg_database WHERE datname = pg_catalog.current_database())) \
          ORDER BY 1",
     )
     .bind(STORE_TABLES)

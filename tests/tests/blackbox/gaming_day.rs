@@ -90,14 +90,17 @@ async fn r_chip_6_las_vegas_gaming_day_keeps_its_0600_local_cutoff_across_the_ds
         .expect_err("an import dated tomorrow");
     assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status:?}");
     assert!(status.message().contains("import_occurred_at_unix_ms"), "{status:?}");
-    // The actor named is an id, not a sentence (the insiders' second pass: "cage 1", 300 chars).
-    for actor in ["cage 1".to_string(), "x".repeat(300)] {
+    // The actor named is an id, not a sentence (the insiders' second pass: "cage 1", 300 chars),
+    // in printable ASCII, and a principal's id in its own case (the insider pass: `floor1` with a
+    // zero-width space, or `FLOOR1`, issued a marker floor1 approved, reading as two people).
+    let in_another_case = principal::CAGE.0.to_uppercase();
+    for actor in ["cage 1".to_string(), "x".repeat(300), format!("{}\u{200b}", principal::CAGE.0), in_another_case] {
         let header = Some(pb::CommandHeader { command_id: format!("import-actor-{}", actor.len()), import_actor_id: Some(actor), ..Default::default() });
         let status = admin
             .cage
             .open_cage(pb::OpenCage { header, cage_id: "CZ".into(), denominations_cents: vec![100], chips: vec![chips(100, 1)], cash_cents: 0 })
             .await
-            .expect_err("an actor id with a space or 300 characters");
+            .expect_err("an actor id with a space, 300 characters, a zero-width space, or a principal's in another case");
         assert!(status.message().contains("import_actor_id"), "{status:?}");
     }
     let events = all_events(&mut admin, pb::EventFilter::default()).await?;

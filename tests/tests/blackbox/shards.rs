@@ -138,3 +138,45 @@ async fn two_properties_on_two_databases_each_with_its_own_chain_and_the_map_rel
     assert!(status.success());
     Ok(())
 }
+
+/// Principals are read again at a reload (SIGHUP): a principal removed is refused from the next
+/// call, one added acts at once, and the reload says which (the insider pass: a reload said
+/// "reloaded", and a removed admin's token and a demoted supervisor's approvals kept working).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn principals_are_read_again_at_a_reload() -> anyhow::Result<()> {
+    let postgres = TestPostgres::shared().await?;
+    let url = postgres.fresh_database("principals_reload").await?;
+    prepare_database(&url).await?;
+    let principals = |entries: &[(&str, &str)]| {
+        let mut text = String::from("property_id = \"north\"\n");
+        for (id, role) in entries {
+            text.push_str(&format!("[[auth.principals]]\nid = \"{id}\"\nrole = \"{role}\"\ntokens = [\"token-of-{id}-0123456789\"]\n"));
+        }
+        text
+    };
+    let dir = tempfile::tempdir()?;
+    let path = write_file(dir.path(), "chipledgerd.toml", &principals(&[("ann", "admin"), ("fred", "auditor")]))?;
+    let path_text = path.to_string_lossy().to_string();
+    let child = ChildServer::spawn(&["--config", &path_text, "--listen", "127.0.0.1:0"], &[("DATABASE_URL", app_url(&url)?)], dir.path()).await?;
+    wait_until_serving(&format!("http://{}", child.addr), None).await?;
+    let channel = Endpoint::from_shared(format!("http://{}", child.addr))?.connect().await?;
+    let (mut fred, mut gina) = (Client::new(channel.clone(), Some("token-of-fred-0123456789")), Client::new(channel, Some("token-of-gina-0123456789")));
+    assert!(verified(&mut fred, "north").await?);
+    assert_eq!(verified(&mut gina, "north").await.expect_err("not a principal yet").downcast::<tonic::Status>()?.code(), Code::Unauthenticated);
+
+    std::fs::write(&path, principals(&[("ann", "admin"), ("gina", "auditor")]))?;
+    child.hangup()?;
+    child.wait_for_output("chipledgerd: reloaded", 1, RELOAD_BOUND).await?;
+    assert!(child.output_text().contains(r#"principals added ["gina"], removed ["fred"], changed []"#), "{}", child.output_text());
+    assert_eq!(verified(&mut fred, "north").await.expect_err("removed").downcast::<tonic::Status>()?.code(), Code::Unauthenticated);
+    assert!(verified(&mut gina, "north").await?, "added, and acting at once");
+
+    // The development mode is a start's: a configuration without principals would make anonymous
+    // callers admins; the whole reload is refused.
+    std::fs::write(&path, "property_id = \"north\"\n")?;
+    child.hangup()?;
+    child.wait_for_output("reload refused", 1, RELOAD_BOUND).await?;
+    assert!(child.output_text().contains("the development mode"), "{}", child.output_text());
+    assert!(verified(&mut gina, "north").await?, "nothing changed");
+    Ok(())
+}

@@ -442,6 +442,43 @@ async fn r_chip_4_a_cage_count_that_differs_shows_in_the_gaming_day_reconciliati
     room.server.stop().await
 }
 
+/// R-CHIP-4, R-CHIP-5: a gaming day's reconciliation is the whole day. The auditor's pass closed
+/// a table's shift 1,001 times: the report listed 1,000 closes and left the rest (and another
+/// table's rake and drop) out, with nothing to say so; the table's reconciliation answered an
+/// earlier close as its last.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_chip_4_the_gaming_days_reconciliation_reads_every_close_of_the_day() -> anyhow::Result<()> {
+    let mut room = Room::open("chip-4-every-close", |_| {}).await?;
+    // Every close counts the tray as it stands (every denomination the book holds).
+    let tray: Vec<pb::ChipCount> = table_view(&mut room.auditor, TABLE).await?.tray.into_iter().filter(|chip| chip.count != 0).collect();
+    let close = |header| pb::CloseShift {
+        header,
+        table_id: TABLE.into(),
+        counted_tray: tray.clone(),
+        counted_drop_cents: Some(0),
+        signer_1: principal::FLOOR.0.into(),
+        signer_2: principal::CAGE.0.into(),
+    };
+    let mut last = 0;
+    for _ in 0..1_001 {
+        let header = room.id("close");
+        let signed = approved(close(header), &mut [&mut room.cage]).await?;
+        let closed = room.floor.table.close_shift(signed).await?.into_inner();
+        last = closed.events.last().expect("the close").global_position;
+    }
+    let closes = all_events(&mut room.auditor, pb::EventFilter { event_types: vec!["ShiftClosed".into()], ..Default::default() }).await?;
+    assert_eq!(closes.len(), 1_001);
+    let gaming_day = closes[0].metadata.as_ref().expect("metadata").gaming_day.clone();
+    let day = pb::GamingDayReconciliationRequest { property_id: String::new(), gaming_day };
+    let report = room.auditor.audit.gaming_day_reconciliation(day).await?.into_inner();
+    assert_eq!(report.tables.len(), 1_001, "every close of the day");
+    assert_eq!(report.tables.last().map(|shift| shift.shift_close_position), Some(last));
+    let request = pb::TableShiftReconciliationRequest { property_id: String::new(), table_id: TABLE.into(), shift_close_position: None };
+    let latest = room.auditor.audit.table_shift_reconciliation(request).await?.into_inner();
+    assert_eq!(latest.shift_close_position, last, "the table's last close");
+    room.server.stop().await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn r_rake_2_the_jackpot_fund_is_paid_to_players_and_reconciled_every_gaming_day() -> anyhow::Result<()> {
     // $1 to the jackpot fund from every pot of $10 or more that saw the flop (after the rake).

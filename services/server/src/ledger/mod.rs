@@ -186,10 +186,18 @@ impl Ledger {
     /// The properties and shard map of `config` in place of the running ones (SIGHUP). The
     /// cache of stream states is emptied when a property moved.
     pub async fn reload(&self, config: &crate::config::Config) -> Result<Reloaded, RouterError> {
-        let reloaded = self.router.reload(config).await?;
+        // Anonymous callers are admins in the development mode only, decided at a start: a
+        // reload adding principals to it (or taking them all away) is refused whole.
+        let (was, now) = (self.authenticator.dev_anonymous_role(), config.dev_anonymous_role);
+        if was != now {
+            let name = |role: Option<Role>| role.map_or_else(|| "refused".to_string(), |role| access::role_name(&role).to_string());
+            return Err(RouterError::DevelopmentModeChanged { was: name(was), now: name(now) });
+        }
+        let mut reloaded = self.router.reload(config).await?;
         if !reloaded.moved.is_empty() {
             *self.cache.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = StateCache::default();
         }
+        reloaded.principals = self.authenticator.reload(&config.principals);
         Ok(reloaded)
     }
 
@@ -582,11 +590,23 @@ impl Ledger {
         let at_unix_ms = envelope.import_occurred_at_unix_ms.unwrap_or(now);
         // The actor an import names is recorded as who acted (R-AUDIT-2): an id, not a sentence.
         if let Some(actor) = &envelope.import_actor_id
-            && (actor.is_empty() || actor.len() > MAX_IMPORT_ACTOR_LEN || actor.chars().any(char::is_whitespace))
+            && (actor.is_empty() || actor.len() > MAX_IMPORT_ACTOR_LEN || !actor.bytes().all(|byte| byte.is_ascii_graphic()))
+        {
+            // Printable ASCII, as principal ids are (the insider pass recorded `floor1` followed
+            // by a zero-width space as a marker's issuer, approved by floor1).
+            return Err(status::invalid_field(
+                "header.import_actor_id",
+                format!("an actor id: 1 to {MAX_IMPORT_ACTOR_LEN} printable ASCII characters, no blanks (R-AUDIT-2)"),
+            ));
+        }
+        // One person, one id: an actor naming a principal in another case is that principal, and
+        // would read as another person beside it (`FLOOR1` issued, floor1 approved).
+        if let Some(actor) = &envelope.import_actor_id
+            && let Some(known) = self.authenticator.principal_in_another_case(actor)
         {
             return Err(status::invalid_field(
                 "header.import_actor_id",
-                format!("an actor id: 1 to {MAX_IMPORT_ACTOR_LEN} characters without spaces"),
+                format!("{actor} is principal {known} in another case: name {known} (R-AUDIT-2)"),
             ));
         }
         let actor_id = envelope.import_actor_id.clone().unwrap_or_else(|| principal.id.clone());

@@ -21,11 +21,16 @@ impl AuditService for Services {
             ..Default::default()
         };
         let view = self.ledger.reader(&property, wish).await?;
-        let (events, _, _) = scan(&self.ledger, &view.store, &property, filter, &[], None, MAX_SCAN_EVENTS.min(10_000)).await?;
-        let chosen = match request.shift_close_position {
-            Some(position) => events.into_iter().find(|event| event.position == position),
-            None => events.into_iter().last(),
-        };
+        // The close asked for, else the table's last (every page read: the auditor's pass found
+        // the 10,000th close answered as the last).
+        let mut chosen = None;
+        scan_each(&self.ledger, &view.store, &property, filter, |event| {
+            if request.shift_close_position.is_none_or(|position| event.position == position) {
+                chosen = Some(event);
+            }
+            Ok(())
+        })
+        .await?;
         let Some(event) = chosen else { return Err(status::not_found("shift close of table", table_id.as_str())) };
         // A count that differed from the book was recorded just before the close (R-CHIP-4).
         let before = self
@@ -53,7 +58,9 @@ impl AuditService for Services {
         };
         let view = self.ledger.reader(&property, wish).await?;
         let store = &view.store;
-        let (closes, _, _) = scan(&self.ledger, store, &property, day_filter("GamingDayClosed"), &[], None, 1_000).await?;
+        // Every close, shift and variance of the day (R-CHIP-4, R-CHIP-5: a day's figures are
+        // its whole; they had been cut at 1,000 each, silently).
+        let closes = scan_all(&self.ledger, store, &property, day_filter("GamingDayClosed")).await?;
         let mut issued: BTreeMap<i64, i64> = BTreeMap::new();
         let mut returned: BTreeMap<i64, i64> = BTreeMap::new();
         // Each cage's close of the day once (R-CHIP-5: the rules close a day once; a log from
@@ -81,9 +88,8 @@ impl AuditService for Services {
             map.iter().map(|(denomination_cents, count)| pb::ChipCount { denomination_cents: *denomination_cents, count: *count }).collect()
         };
         let value = |map: &BTreeMap<i64, i64>| map.iter().map(|(d, c)| d * c).sum::<i64>();
-        let (shifts, _, _) = scan(&self.ledger, store, &property, day_filter("ShiftClosed"), &[], None, 1_000).await?;
-        let (variances, _, _) =
-            scan(&self.ledger, store, &property, day_filter("CountVarianceRecorded"), &[], None, 1_000).await?;
+        let shifts = scan_all(&self.ledger, store, &property, day_filter("ShiftClosed")).await?;
+        let variances = scan_all(&self.ledger, store, &property, day_filter("CountVarianceRecorded")).await?;
         let mut count_variance_cents = 0;
         let mut cage_count_variances = Vec::new();
         for variance in &variances {
@@ -108,13 +114,15 @@ impl AuditService for Services {
                 _ => {}
             }
         }
+        let variance_at: std::collections::HashMap<(&str, i64), &RecordedEvent> =
+            variances.iter().map(|v| ((v.stream.as_str(), v.stream_version), v)).collect();
         let mut tables = Vec::with_capacity(shifts.len());
         for shift in &shifts {
             let Ok(StreamId::Table(table_id)) = shift.stream.parse::<StreamId>() else {
                 return Err(status::internal("reconcile", &"bad table stream"));
             };
             // The variance of a close is the event just before it on the table's stream.
-            let variance = variances.iter().find(|v| v.stream == shift.stream && v.stream_version + 1 == shift.stream_version);
+            let variance = variance_at.get(&(shift.stream.as_str(), shift.stream_version - 1)).copied();
             tables.push(shift_reconciliation(&table_id, shift, variance)?);
         }
         let jackpot = self

@@ -68,7 +68,7 @@ mod ledger;
 mod pager;
 mod table;
 
-use pager::{MAX_SCAN_EVENTS, Pager, scan};
+use pager::{MAX_SCAN_EVENTS, Pager, scan, scan_all, scan_each};
 
 #[derive(Clone)]
 pub struct Services {

@@ -100,3 +100,46 @@ pub(super) async fn scan(
         }
     }
 }
+
+/// Events matched by a report over the whole of a filter at most (a report reads every page:
+/// the auditor's pass found a day's reconciliation cut at 1,000 shift closes with nothing to say
+/// so; beyond this bound it refuses rather than answer a part as the whole).
+pub(super) const MAX_REPORT_EVENTS: usize = 1_000_000;
+
+/// Every event of the store filter, page after page, handed to `each` in log order; a filter
+/// matching more than [`MAX_REPORT_EVENTS`] is refused (`OUT_OF_RANGE`, with the bound).
+pub(super) async fn scan_each(
+    ledger: &Ledger,
+    store: &Store,
+    property: &str,
+    mut filter: EventFilter,
+    mut each: impl FnMut(RecordedEvent) -> Result<(), Status>,
+) -> Result<(), Status> {
+    let mut matched = 0;
+    loop {
+        let (page, last, more) = scan(ledger, store, property, filter.clone(), &[], None, 1_000).await?;
+        matched += page.len();
+        if matched > MAX_REPORT_EVENTS {
+            return Err(Status::out_of_range(format!(
+                "the report would read more than {MAX_REPORT_EVENTS} events of type {}: narrow it",
+                filter.event_type.as_deref().unwrap_or("any")
+            )));
+        }
+        page.into_iter().try_for_each(&mut each)?;
+        match last {
+            Some(position) if more => filter.after_position = position,
+            _ => return Ok(()),
+        }
+    }
+}
+
+/// [`scan_each`] collected.
+pub(super) async fn scan_all(ledger: &Ledger, store: &Store, property: &str, filter: EventFilter) -> Result<Vec<RecordedEvent>, Status> {
+    let mut events = Vec::new();
+    scan_each(ledger, store, property, filter, |event| {
+        events.push(event);
+        Ok(())
+    })
+    .await?;
+    Ok(events)
+}

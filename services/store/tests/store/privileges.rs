@@ -70,6 +70,44 @@ async fn r_audit_1_application_role_cannot_update_delete_or_truncate() -> anyhow
     Ok(())
 }
 
+/// What an append is acknowledged on holds whatever defaults the application role gives itself
+/// (the insider pass: `ALTER ROLE chipledger_app SET synchronous_commit = off`, which the role
+/// may do to itself, reached the service's sessions after a restart, so an acknowledged append
+/// could be lost in a crash, and verify passed): the store's connections send the settings the
+/// guarantees rest on, and verify names every setting the role or the database carries.
+#[tokio::test]
+async fn a_role_default_reaches_no_store_connection_and_verify_names_it() -> anyhow::Result<()> {
+    let db = fresh("privileges_settings").await?;
+    let mut app = sqlx::PgConnection::connect_with(&Store::app_options(&db.admin_url, APP_PASSWORD)?).await?;
+    let database: String = sqlx::query_scalar("SELECT current_database()::text").fetch_one(&mut app).await?;
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "ALTER ROLE chipledger_app IN DATABASE \"{database}\" SET synchronous_commit = off; \
+         ALTER ROLE chipledger_app IN DATABASE \"{database}\" SET default_transaction_isolation = 'serializable'"
+    )))
+    .execute(&mut app)
+    .await?;
+    // A connection that sends nothing takes the role's defaults: the attack is real.
+    let mut bare = sqlx::PgConnection::connect_with(&Store::app_options(&db.admin_url, APP_PASSWORD)?).await?;
+    let setting = "SELECT current_setting('synchronous_commit'), current_setting('default_transaction_isolation')";
+    let taken: (String, String) = sqlx::query_as(setting).fetch_one(&mut bare).await?;
+    assert_eq!(taken, ("off".to_string(), "serializable".to_string()));
+    // The store's own connections keep what the guarantees rest on.
+    let store = Store::connect_with(Store::app_options(&db.admin_url, APP_PASSWORD)?, 2).await?;
+    let mut tx = store.begin().await?;
+    let kept: (String, String) = sqlx::query_as(setting).fetch_one(tx.connection()).await?;
+    assert_eq!(kept, ("on".to_string(), "read committed".to_string()));
+    drop(tx);
+    let report = db.store.verify_log(PROPERTY, &[], &[]).await?;
+    assert!(!report.ok(), "{report:?}");
+    let named = report.functions_changed.join("; ");
+    for setting in ["role chipledger_app: setting synchronous_commit=off", "role chipledger_app: setting default_transaction_isolation=serializable"] {
+        assert!(named.contains(setting), "{setting}: {named}");
+    }
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("ALTER ROLE chipledger_app IN DATABASE \"{database}\" RESET ALL"))).execute(&mut app).await?;
+    assert!(db.store.verify_log(PROPERTY, &[], &[]).await?.ok(), "nothing left to name");
+    Ok(())
+}
+
 #[tokio::test]
 async fn r_audit_1_even_a_superuser_is_stopped_by_the_trigger() -> anyhow::Result<()> {
     let db = fresh("privileges_super").await?;
