@@ -24,7 +24,8 @@ pub const ALREADY_SITTING_OUT: Reason = Reason::new("ALREADY_SITTING_OUT", "R-PO
 pub const NOT_SITTING_OUT: Reason = Reason::new("NOT_SITTING_OUT", "R-POST-3");
 pub const BUTTON_NOT_DEALT: Reason = Reason::new("BUTTON_NOT_DEALT", "R-POST-3");
 pub const BIG_BLIND_OUT_OF_TURN: Reason = Reason::new("BIG_BLIND_OUT_OF_TURN", "R-POST-3");
-/// R-POST-3: a simplified or moving button moves on one dealt player a hand.
+/// R-POST-3: a simplified or moving button moves on one dealt player a hand; a dead button goes
+/// where the last small blind was. Either way, from three players up, never on a blind.
 pub const BUTTON_OUT_OF_TURN: Reason = Reason::new("BUTTON_OUT_OF_TURN", "R-POST-3");
 pub const BLIND_OUT_OF_POSITION: Reason = Reason::new("BLIND_OUT_OF_POSITION", "R-POST-2");
 pub const ANTE_BEFORE_BLIND: Reason = Reason::new("ANTE_BEFORE_BLIND", "R-POST-1");
@@ -481,27 +482,45 @@ pub fn check_deal(table: &TableState, config: &TableConfig, button_seat: Seat, d
         }
         let (seats, n) = sorted_seats(dealt_seats);
         let dealt = &seats[..n];
+        // With a dead button the blinds do not depend on the button named (the big blind moves
+        // on from the previous one), so they are known before the button is judged.
+        let blinds = blind_positions(config, Some(previous_big), button_seat, dealt);
+        let before_small = blinds.small_position.map(|small| dealt.iter().copied().rev().find(|s| *s < small).unwrap_or(dealt[dealt.len() - 1]));
+        // R-POST-2, R-POST-3: from three players up the button is never on a seat that posts
+        // this hand's small or big blind: it decides the order of action after the first round
+        // and the odd chip (R-POT-5), and a blind on the button gives one player both. Heads-up
+        // the button posts the small blind (R-POST-2).
+        let on_a_blind = |seat: Seat| dealt.len() > 2 && (blinds.small == Some(seat) || blinds.big == Some(seat));
+        // The last small blind's seat, unless this hand's blinds fall on it (from heads-up to
+        // three players, the last small blind is the new big blind: hostile tester's variant B):
+        // then the dealt player just before the small blind.
         let expected = if dealt.len() == 2 {
-            blind_positions(config, Some(previous_big), button_seat, dealt).small
+            blinds.small
         } else {
-            table.last_small_blind_seat
+            table.last_small_blind_seat.filter(|last| !on_a_blind(*last)).or(before_small)
         };
         // Where seats came and went around the blinds, a room may put the button on the next
         // dealt player after the last button, or on the dealt player just before the small
-        // blind; with everybody in their seats all three are the same seat.
+        // blind; with everybody in their seats all three are the same seat. Not on a blind: the
+        // next player after the last button may be the small blind (hostile tester's variant A:
+        // the last small blind left, and the dealer moved the button onto the new one).
         let next_after_last = table.last_button_seat.map(|last| dealt.iter().copied().find(|s| *s > last).unwrap_or(dealt[0]));
-        let small = blind_positions(config, Some(previous_big), button_seat, dealt).small_position;
-        let before_small = small.map(|small| dealt.iter().copied().rev().find(|s| *s < small).unwrap_or(dealt[dealt.len() - 1]));
         // Heads-up the button is the small blind and nothing else: the player before the small
         // blind is then the big blind, who would act first after the flop (the betting pass).
-        let room_choice = dealt.len() > 2 && (Some(button_seat) == next_after_last || Some(button_seat) == before_small);
+        let room_choice = dealt.len() > 2
+            && !on_a_blind(button_seat)
+            && (Some(button_seat) == next_after_last || Some(button_seat) == before_small);
         if let Some(expected) = expected
             && button_seat != expected
             && !room_choice
         {
-            return Err(Rejection::new(BUTTON_OUT_OF_TURN, "a dead button goes to where the last small blind was (heads-up: to the small blind)")
+            let r = Rejection::new(BUTTON_OUT_OF_TURN, "a dead button goes to where the last small blind was, never on a blind (heads-up: to the small blind)")
                 .with("button_seat", button_seat as Cents)
-                .with("expected_button_seat", expected as Cents));
+                .with("expected_button_seat", expected as Cents);
+            return Err(match (on_a_blind(button_seat), blinds.small, blinds.big) {
+                (true, small, Some(big)) => r.with("small_blind_seat", small.map_or(0, |s| s as Cents)).with("big_blind_seat", big as Cents),
+                _ => r,
+            });
         }
         return Ok(());
     }

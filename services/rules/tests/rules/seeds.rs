@@ -129,6 +129,97 @@ fn r_post_3_dead_button_big_blind_moves_one_seat_and_the_small_blind_may_be_dead
     g.post(3, PostKind::BigBlind, d(2)).unwrap();
 }
 
+/// R-POST-2, R-POST-3 (hostile tester, variant A): the small blind leaves and the dealer moves
+/// a dead button onto the next player, who is this hand's small blind: it had been accepted as
+/// the room's "next dealt player after the last button", and seat 3 held the button and posted
+/// the small blind (the order of action and the odd chip at the dealer's whim). From three
+/// players up the button is never on a seat that posts a blind. The simplified and moving
+/// buttons rotate onto a dealt player with the blinds after it: no such hole.
+#[test]
+fn r_post_3_a_dead_button_is_never_on_the_small_or_big_blind() {
+    let mut g = nl_1_2(&five());
+    blinds_and_folds(&mut g, 1, 1, Some(2), 3, &[1, 2, 3, 4, 5]);
+    g.table(TableOp::CashOut { seat: 2, player_id: pid("P2") }).unwrap();
+    for (button_seat, blind) in [(3, "small"), (4, "big")] {
+        let r = rejected(g.table(TableOp::StartHand { hand_no: 2, button_seat, dealt_seats: vec![1, 3, 4, 5] }), "BUTTON_OUT_OF_TURN");
+        assert_eq!(r.reason.rule, "R-POST-3", "button on the {blind} blind");
+        assert_eq!(
+            (r.number("expected_button_seat"), r.number("small_blind_seat"), r.number("big_blind_seat")),
+            (Some(2), Some(3), Some(4)),
+            "button on the {blind} blind"
+        );
+    }
+    // The room's other choice, the player before the small blind, still stands.
+    g.table(TableOp::StartHand { hand_no: 2, button_seat: 1, dealt_seats: vec![1, 3, 4, 5] }).unwrap();
+    let mut g = nl_1_2(&five());
+    blinds_and_folds(&mut g, 1, 1, Some(2), 3, &[1, 2, 3, 4, 5]);
+    g.table(TableOp::CashOut { seat: 2, player_id: pid("P2") }).unwrap();
+    g.start(2, 2, &[1, 3, 4, 5]);
+    assert_eq!((g.hand().blinds.small, g.hand().blinds.big), (Some(3), Some(4)), "the button dead on seat 2");
+
+    // Simplified and moving: the button moves on to seat 3, the blinds are 4 and 5.
+    for policy in [ButtonPolicy::Simplified, ButtonPolicy::Moving] {
+        let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+        c.button_policy = policy;
+        let mut g = Game::new(c, &five());
+        blinds_and_folds(&mut g, 1, 1, Some(2), 3, &[1, 2, 3, 4, 5]);
+        g.table(TableOp::CashOut { seat: 2, player_id: pid("P2") }).unwrap();
+        for button_seat in [4, 5] {
+            let r = rejected(g.table(TableOp::StartHand { hand_no: 2, button_seat, dealt_seats: vec![1, 3, 4, 5] }), "BUTTON_OUT_OF_TURN");
+            assert_eq!(r.number("expected_button_seat"), Some(3), "{policy:?}");
+        }
+        g.start(2, 3, &[1, 3, 4, 5]);
+        // (Moving: seat 4 pays the big blind it was due instead of the small blind.)
+        assert_eq!((g.hand().blinds.small_position, g.hand().blinds.big), (Some(4), Some(5)), "{policy:?}");
+    }
+}
+
+/// R-POST-2, R-POST-3 (hostile tester, variant B): from heads-up (button and small blind 3, big
+/// blind 2) to three players (a newcomer at seat 1), the dead button was expected where the last
+/// small blind was, seat 3, which is now the big blind: seat 3 held the button and posted the big
+/// blind, and the right button (seat 1, before the small blind) was refused. The button goes to
+/// the player before the small blind when the last small blind's seat is a blind now.
+#[test]
+fn r_post_3_from_heads_up_the_dead_button_goes_before_the_small_blind() {
+    let mut g = nl_1_2(&[(2, d(100)), (3, d(100))]);
+    blinds_and_folds(&mut g, 1, 3, Some(3), 2, &[2, 3]);
+    g.sit(1, "P1", d(100)).unwrap();
+    for button_seat in [2, 3] {
+        let r = rejected(g.table(TableOp::StartHand { hand_no: 2, button_seat, dealt_seats: vec![1, 2, 3] }), "BUTTON_OUT_OF_TURN");
+        assert_eq!(
+            (r.reason.rule, r.number("expected_button_seat"), r.number("small_blind_seat"), r.number("big_blind_seat")),
+            ("R-POST-3", Some(1), Some(2), Some(3)),
+            "button on seat {button_seat}"
+        );
+    }
+    g.start(2, 1, &[1, 2, 3]);
+    assert_eq!((g.hand().blinds.small, g.hand().blinds.big), (Some(2), Some(3)));
+    g.post(2, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(3, PostKind::BigBlind, d(2)).unwrap();
+    // The newcomer on the button owes its entry post (R-POST-3); the order is 1, 2, 3.
+    rejected(g.act(1, Action::Call), "ENTRY_POST_REQUIRED");
+    g.ok(1, Action::Fold);
+    g.ok(2, Action::Call);
+    g.ok(3, Action::Check);
+    g.next_round();
+    assert_eq!(g.legal().seat, 2, "after the flop the small blind acts first, the button last");
+
+    // Simplified and moving: the button moves on from seat 3 to seat 1 too.
+    for policy in [ButtonPolicy::Simplified, ButtonPolicy::Moving] {
+        let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+        c.button_policy = policy;
+        let mut g = Game::new(c, &[(2, d(100)), (3, d(100))]);
+        blinds_and_folds(&mut g, 1, 3, Some(3), 2, &[2, 3]);
+        g.sit(1, "P1", d(100)).unwrap();
+        for button_seat in [2, 3] {
+            let r = rejected(g.table(TableOp::StartHand { hand_no: 2, button_seat, dealt_seats: vec![1, 2, 3] }), "BUTTON_OUT_OF_TURN");
+            assert_eq!(r.number("expected_button_seat"), Some(1), "{policy:?}");
+        }
+        g.start(2, 1, &[1, 2, 3]);
+        assert_eq!((g.hand().blinds.small, g.hand().blinds.big), (Some(2), Some(3)), "{policy:?}");
+    }
+}
+
 #[test]
 fn r_post_3_three_handed_to_heads_up_the_big_blind_keeps_moving() {
     // Persian seed: Alice on the button, Dianne small blind, Carol big blind. If Carol busts,
