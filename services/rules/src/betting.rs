@@ -151,6 +151,8 @@ pub fn new_hand(hand_no: u64, button_seat: Seat, dealt_seats: &[Seat], config: &
         blinds: Default::default(),
         take_back: None,
         missed_blinds_due: Vec::new(),
+        missed_antes_due: Vec::new(),
+        button_ante_missed_by: None,
         kill_owed_by: None,
         rock_holder: None,
     };

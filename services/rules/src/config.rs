@@ -492,6 +492,16 @@ pub struct TableConfig {
     /// clockwise from the holder. By default a straddle is voluntary.
     #[serde(default)]
     pub mandatory_straddle: bool,
+    /// R-POST-1 option, the seeds (000 and 001: where the dealer "provides the ante for each
+    /// player", a player who misses their turn to deal "can be given a special button
+    /// indicating the need to pay an ante to the pot ... upon their return"): with a button
+    /// ante, a seated player absent when the button reaches or passes their seat owes the
+    /// table's ante of that hand (`SeatState::missed_button_ante_cents`) and posts it
+    /// (`MissedButtonAnte`, dead, whole into the main pot) before anyone acts in the first hand
+    /// they are dealt back in. By default (tables opened before it too) nothing is owed, and a
+    /// dead button's ante is posted by the player before the first blind.
+    #[serde(default)]
+    pub missed_button_ante_owed: bool,
 }
 
 /// R-REBUY-1: which tables are "the same game and limits", for the re-buy wait and one seat per
@@ -654,6 +664,7 @@ impl TableConfig {
             straddle_action_from_big_blind: false,
             straddle_at_least: false,
             mandatory_straddle: false,
+            missed_button_ante_owed: false,
             max_restraddles: TableConfig::seeds_max_restraddles(),
             bring_in_ties_by_position: false,
             open_pair_big_bet: false,
@@ -1051,6 +1062,9 @@ impl TableConfig {
                     return bad("R-BET-10", "cap must be positive");
                 }
             _ => {}
+        }
+        if self.missed_button_ante_owed && !self.button_ante {
+            return bad("R-POST-1", "a missed button ante is owed only at a table with a button ante");
         }
         if self.button_ante && self.big_blind_ante {
             return bad("R-POST-1", "one ante form: a button ante or a big-blind ante, not both");

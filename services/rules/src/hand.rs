@@ -169,6 +169,22 @@ pub struct HandState {
     /// is dealt (one a seat, at most `MAX_SEATS`); see `posts::owe_missed_blinds`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missed_blinds_due: Vec<MissedBlindDue>,
+    /// R-POST-1 option `missed_button_ante_owed`: the button antes missed that dealt players
+    /// owe in this hand, fixed when it is dealt (one a seat); see `posts::track_missed_button_ante`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missed_antes_due: Vec<MissedAnteDue>,
+    /// R-POST-1 option `missed_button_ante_owed`: the absent player the dead button sits on: the
+    /// ante of this hand is theirs, owed on return, and nobody posts it now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub button_ante_missed_by: Option<Seat>,
+}
+
+/// R-POST-1 option `missed_button_ante_owed`: a seat posts the button ante it missed
+/// (`MissedButtonAnte`, `ante_cents`) in this hand before anyone acts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MissedAnteDue {
+    pub seat: Seat,
+    pub ante_cents: Cents,
 }
 
 /// R-POST-3, the seeds' moving button: a seat pays this missed blind (`MissedBigBlind` or
@@ -362,6 +378,9 @@ pub enum PostKind {
     /// R-POST-3 option `missed_blinds_one_per_hand` (always under the seeds' moving button): a
     /// missed small blind, live, posted in a later hand than a missed big blind.
     MissedSmallBlind,
+    /// R-POST-1 option `missed_button_ante_owed`: the button ante of a hand the player was
+    /// absent for, posted on return, dead, whole into the main pot.
+    MissedButtonAnte,
 }
 
 impl PostKind {
@@ -371,19 +390,19 @@ impl PostKind {
 
     /// Dead posts go to the pot without counting toward the player's bet in the round.
     pub fn is_dead(self) -> bool {
-        matches!(self, PostKind::Ante | PostKind::ButtonAnte | PostKind::BigBlindAnte | PostKind::MissedSmallBlindDead)
+        matches!(self, PostKind::Ante | PostKind::ButtonAnte | PostKind::BigBlindAnte | PostKind::MissedSmallBlindDead | PostKind::MissedButtonAnte)
     }
 
     /// Antes (R-POST-1): posted before any blind of the same player.
     pub fn is_ante(self) -> bool {
-        matches!(self, PostKind::Ante | PostKind::ButtonAnte | PostKind::BigBlindAnte)
+        matches!(self, PostKind::Ante | PostKind::ButtonAnte | PostKind::BigBlindAnte | PostKind::MissedButtonAnte)
     }
 
     /// The rule that says what this post is and how much it takes (a refusal of its amount
     /// names it).
     pub fn rule(self) -> &'static str {
         match self {
-            PostKind::Ante | PostKind::ButtonAnte | PostKind::BigBlindAnte => "R-POST-1",
+            PostKind::Ante | PostKind::ButtonAnte | PostKind::BigBlindAnte | PostKind::MissedButtonAnte => "R-POST-1",
             PostKind::SmallBlind | PostKind::BigBlind | PostKind::ThirdBlind => "R-POST-2",
             PostKind::NewPlayer | PostKind::MissedBigBlind | PostKind::MissedSmallBlindDead | PostKind::MissedSmallBlind => "R-POST-3",
             PostKind::Straddle | PostKind::Sleeper => "R-POST-4",

@@ -158,6 +158,13 @@
 //!   start (no opponent could contest a bet) counts as having acted
 //!   (`HandState::mark_uncontested`); one who had something to decide still acts when the
 //!   others go all in.
+//! - R-POST-1 missed button ante (the seeds): `TableConfig::missed_button_ante_owed` (serde
+//!   default false; needs `button_ante`), `SeatState::missed_button_ante_cents` (serde default
+//!   0), `HandState::{missed_antes_due, button_ante_missed_by}` (serde default), and the dead
+//!   `PostKind::MissedButtonAnte` (appended: the posted-mask bits of the others are unchanged).
+//!   An absent player the button reaches or passes owes that hand's table ante and posts it
+//!   before anyone acts in the hand it is dealt back in (`ANTES_NOT_POSTED`); a dead button on
+//!   that player's seat leaves the hand's ante to them (`posts::track_missed_button_ante`).
 //!
 //! ## The snapshot
 //! [`Snapshot`] is the set of stream states the caller loaded for a command: build it with

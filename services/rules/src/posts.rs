@@ -2,7 +2,7 @@
 //! missed-blind posts, short-stacked posts.
 
 use crate::config::{ButtonPolicy, StraddlePolicy, StraddleRaise, TableConfig};
-use crate::hand::{ActsLast, BlindPositions, HandPhase, HandState, InHand, MissedBlindDue, PostKind};
+use crate::hand::{ActsLast, BlindPositions, HandPhase, HandState, InHand, MissedAnteDue, MissedBlindDue, PostKind};
 use crate::money::Cents;
 use crate::rejection::{Reason, Rejection};
 use crate::streams::Seat;
@@ -162,6 +162,11 @@ fn check_antes_in(hand: &HandState, config: &TableConfig, when: &str) -> Result<
         && owes(big, PostKind::BigBlindAnte)
     {
         return antes_missing(big, ante_cents, "the big blind ante");
+    }
+    // R-POST-1 option `missed_button_ante_owed`: an ante is posted before the deal, the one a
+    // returning player owes too.
+    if let Some(due) = hand.missed_antes_due.iter().find(|d| owes(d.seat, PostKind::MissedButtonAnte)) {
+        return antes_missing(due.seat, due.ante_cents, "the button ante it missed");
     }
     Ok(())
 }
@@ -420,14 +425,73 @@ pub fn owe_missed_blinds(table: &mut TableState, hand: &mut HandState, skipped: 
 /// R-POST-1: who posts the button ante, once a hand: the button, or, with the button on an empty
 /// seat (a dead button), the dealt player before the first blind, where the button would sit
 /// (every seat had been let post it then: three of them paid the table's ante, the betting pass).
+/// Nobody with `missed_button_ante_owed` when the dead button sits on an absent player: that
+/// player owes it (`track_missed_button_ante`).
 fn button_ante_seat(hand: &HandState) -> Option<Seat> {
     if hand.player(hand.button_seat).is_some() {
         return Some(hand.button_seat);
+    }
+    if hand.button_ante_missed_by.is_some() {
+        return None;
     }
     let first_blind = hand.blinds.small.or(hand.blinds.big)?;
     let i = hand.index_of(first_blind)?;
     let n = hand.players.len();
     Some(hand.players[(i + n - 1) % n].seat)
+}
+
+/// R-POST-1 option `missed_button_ante_owed`, the seeds (000, 001): "the dealer (or some other
+/// position relative to the button) provides the ante for each player ... causes minor
+/// inequities if other players come and go or miss their turn to deal. During such times, the
+/// player can be given a special button indicating the need to pay an ante to the pot ... upon
+/// their return". Applied by `evolve` when a hand is dealt, as missed blinds are: a seated
+/// player absent (`absent`) when the button reaches or passes their seat, since the last hand's
+/// button, owes the table's ante of this hand (one at most, the last; flag and amount in
+/// `SeatState::missed_button_ante_cents`).
+///
+/// Who pays the ante of the hand missed: when the dead button sits on the absent player, nobody
+/// now. The seed has the absent player "pay an ante to the pot upon their return", and the
+/// ante is theirs, like the small blind a dead button leaves dead; the player before the first
+/// blind, who paid it again before, would pay twice in an orbit (the inequity the seed names).
+/// When the button passes the absent seat (a simplified or moving button skips to the next
+/// player), that button pays its own ante as usual, and the absent player still owes the one
+/// missed on return, as a missed big blind is owed though the hand had its big blind.
+///
+/// Then every dealt player owing a missed ante posts it in this hand before anyone acts
+/// (`HandState::missed_antes_due`, `check_antes_in`), but the player whose turn to post the
+/// button ante it is again: that one pays it in position, which clears the one missed (the
+/// button came back to the seat: the player was away a whole orbit and gained nothing, as a
+/// big blind in position clears missed blinds, R-POST-3). Run before the last button moves on.
+pub fn track_missed_button_ante(table: &mut TableState, hand: &mut HandState, dealt: &[Seat]) {
+    let Some(config) = table.config.as_ref() else { return };
+    let (owed, ante_cents, max_seats) = (config.missed_button_ante_owed && config.button_ante, config.ante_cents, config.max_seats);
+    let dealt_mask = dealt.iter().fold(0u64, |m, s| m | (1u64 << (s & 63)));
+    let button = hand.button_seat;
+    if let Some(last) = table.last_button_seat.filter(|last| owed && ante_cents > 0 && *last != button && *last >= 1 && *last <= max_seats) {
+        // Both bounded by `TableConfig::validate` and `MAX_SEATS` (R-UNIT-1): no wrap.
+        let table_ante_cents = ante_cents * hand.players.len() as Cents;
+        let reached = seats_between(last, button, max_seats).chain(std::iter::once(button));
+        let mut missed: [bool; crate::MAX_SEATS + 1] = [false; crate::MAX_SEATS + 1];
+        for seat in reached.filter(|s| absent(table, *s, dealt_mask)) {
+            missed[seat as usize] = true;
+        }
+        for seat in 1..=max_seats {
+            if let Some(s) = table.seat_mut(seat).filter(|_| missed[seat as usize]) {
+                s.missed_button_ante_cents = table_ante_cents;
+            }
+        }
+        if missed.get(button as usize).copied().unwrap_or(false) {
+            hand.button_ante_missed_by = Some(button);
+        }
+    }
+    let in_position = button_ante_seat(hand).filter(|_| table.config.as_ref().is_some_and(|c| c.button_ante && c.ante_cents > 0));
+    hand.missed_antes_due = hand
+        .players
+        .iter()
+        .filter(|p| Some(p.seat) != in_position)
+        .filter_map(|p| table.seat(p.seat).map(|s| MissedAnteDue { seat: p.seat, ante_cents: s.missed_button_ante_cents }))
+        .filter(|due| due.ante_cents > 0)
+        .collect();
 }
 
 /// R-POST-3, applied by `evolve` on a post: the big blind in position clears the seat's
@@ -447,6 +511,9 @@ pub fn clear_missed_blinds(table: &mut TableState, seat: Seat, kind: PostKind) {
         }
         PostKind::MissedBigBlind | PostKind::NewPlayer => s.missed_big_blind = false,
         PostKind::MissedSmallBlindDead | PostKind::MissedSmallBlind => s.missed_small_blind = false,
+        // R-POST-1 option `missed_button_ante_owed`: the missed ante paid, or the button ante
+        // paid in position (`track_missed_button_ante`).
+        PostKind::MissedButtonAnte | PostKind::ButtonAnte => s.missed_button_ante_cents = 0,
         _ => {}
     }
 }
@@ -649,6 +716,8 @@ pub fn nominal_cents(kind: PostKind, config: &TableConfig, hand: &HandState) -> 
             let (num, den) = k.factor();
             big * num / den
         }),
+        // R-POST-1 option: the amount is the seat's (`HandState::missed_antes_due`).
+        PostKind::MissedButtonAnte => None,
     }
 }
 
@@ -775,7 +844,15 @@ pub fn judge_post(table: &TableState, seat: Seat, kind: PostKind, amount_cents: 
     if p.posted_mask & kind.bit() != 0 {
         return Err(Rejection::new(DUPLICATE_POST, format!("seat {seat} already posted {kind:?}")));
     }
-    let nominal = nominal_cents(kind, config, hand);
+    // R-POST-1 option `missed_button_ante_owed`: the missed ante is the seat's own amount, owed
+    // in this hand only by a seat that missed one.
+    let missed_ante_cents = hand.missed_antes_due.iter().find(|d| d.seat == seat).map(|d| d.ante_cents);
+    if kind == PostKind::MissedButtonAnte && missed_ante_cents.is_none() {
+        return Err(Rejection::new(Reason::new(POST_NOT_OWED.code, "R-POST-1"), format!("seat {seat} owes no missed button ante in this hand"))
+            .with("seat", seat as Cents)
+            .with("missed_button_ante_cents", table.seat(seat).map_or(0, |s| s.missed_button_ante_cents)));
+    }
+    let nominal = if kind == PostKind::MissedButtonAnte { missed_ante_cents } else { nominal_cents(kind, config, hand) };
     // R-POST-2: every blind before a straddle, sleeper or kill: the bet each makes and who acts
     // first are judged with the blinds in (the betting pass: a kill keyed before the blinds
     // acted first instead of last; a straddle before them was called not configured).
@@ -946,7 +1023,7 @@ pub fn apply_post(
     // R-POST-1: a button or big-blind ante (or every ante, with `antes_to_main_pot`) goes whole
     // into the main pot instead of being layered.
     // A dead small blind (R-POST-3) is the pot's, not a contribution its poster could get back.
-    let whole_to_main = matches!(kind, PostKind::ButtonAnte | PostKind::BigBlindAnte | PostKind::MissedSmallBlindDead)
+    let whole_to_main = matches!(kind, PostKind::ButtonAnte | PostKind::BigBlindAnte | PostKind::MissedSmallBlindDead | PostKind::MissedButtonAnte)
         || (kind == PostKind::Ante && config.antes_to_main_pot);
     if let Some(p) = hand.player_mut(seat) {
         p.hand_cents += amount_cents;

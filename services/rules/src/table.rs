@@ -222,6 +222,10 @@ pub struct SeatState {
     /// rotation skipped, or missed because a bigger blind was due: live, in a later hand).
     #[serde(default)]
     pub missed_small_blind: bool,
+    /// R-POST-1 option `missed_button_ante_owed`: the button ante of the hand the seat missed
+    /// while absent (0: none; one at most, the last), posted on return (`MissedButtonAnte`).
+    #[serde(default)]
+    pub missed_button_ante_cents: Cents,
     /// R-STAKE-5: the cash in play was in front of the player when a hand was dealt: it has
     /// played and must be converted before the next hand.
     #[serde(default)]
@@ -801,6 +805,7 @@ impl TableState {
                 sitting_out: false,
                 missed_big_blind: false,
                 missed_small_blind: false,
+                missed_button_ante_cents: 0,
                 cash_in_play_played: false,
                 bound_min_stack_cents: 0,
                 bound_until_unix_ms: 0,
@@ -1002,6 +1007,7 @@ impl TableState {
                     let skipped = crate::posts::skipped_blinds(self, positions, dealt);
                     crate::posts::track_missed_blinds(self, positions, dealt);
                     crate::posts::owe_missed_blinds(self, &mut hand, skipped);
+                    crate::posts::track_missed_button_ante(self, &mut hand, dealt);
                     // R-POST-6: the kill is owed in this hand, by a player dealt in; else it lapses.
                     hand.kill_owed_by = self.kill_due_seat.take().filter(|seat| dealt.contains(seat));
                     // R-POST-4 option: the rock's holder, if dealt in (a straddle needs three).

@@ -335,3 +335,113 @@ fn r_post_3_a_new_player_in_the_third_blind_has_paid_its_entry() {
     assert_eq!((l.seat, l.call_cents), (4, 0), "the third blind's option");
     g.ok(4, Action::Check);
 }
+
+/// NL $1/$2, $1 ante posted by the button for every dealt player, seats 1-4 with $100 each.
+fn button_ante_table(policy: config::ButtonPolicy, missed_owed: bool) -> Game {
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.ante_cents = d(1);
+    c.button_ante = true;
+    c.button_policy = policy;
+    c.missed_button_ante_owed = missed_owed;
+    Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(100)), (4, d(100))])
+}
+
+/// A hand with a button ante where everybody folds to the big blind.
+fn button_ante_and_folds(g: &mut Game, hand_no: u64, button: Seat, ante_from: Option<(Seat, Cents)>, sb: Seat, bb: Seat, dealt: &[Seat]) {
+    g.start(hand_no, button, dealt);
+    if let Some((seat, ante_cents)) = ante_from {
+        g.post(seat, PostKind::ButtonAnte, ante_cents).unwrap();
+    }
+    g.post(sb, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(bb, PostKind::BigBlind, d(2)).unwrap();
+    while let Some(l) = legal_actions(g.state()) {
+        g.ok(l.seat, Action::Fold);
+    }
+    g.end();
+}
+
+/// R-POST-1 option `missed_button_ante_owed`, the seeds (Kazakh seed, English original: "it is
+/// not uncommon for the players to agree that the dealer (or some other position relative to
+/// the button) provides the ante for each player. This simplifies betting, but causes minor
+/// inequities if other players come and go or miss their turn to deal. During such times, the
+/// player can be given a special button indicating the need to pay an ante to the pot (known as
+/// 'posting') upon their return"; Persian alike). Dead button; hand 1 button 1 (seat 1 posts the
+/// $4 button ante); seat 2, due next, sits out. Hand 2 (button dead on seat 2, dealt 1, 3, 4):
+/// seat 1 had posted the button ante again and seat 2 came back owing nothing. Now nobody posts
+/// it in hand 2, seat 2 owes that hand's $3 and posts it, dead, before anyone acts in the hand it
+/// is dealt back in. Without the option (the default) the dead button's ante is posted by the
+/// player before the first blind, as before.
+#[test]
+fn r_post_1_seeds_a_player_who_missed_the_button_ante_posts_it_on_return() {
+    let mut g = button_ante_table(config::ButtonPolicy::Dead, true);
+    button_ante_and_folds(&mut g, 1, 1, Some((1, d(4))), 2, 3, &[1, 2, 3, 4]);
+    g.table(TableOp::SitOut { seat: 2 }).unwrap();
+    g.start(2, 2, &[1, 3, 4]);
+    assert_eq!(g.state().seat(2).unwrap().missed_button_ante_cents, d(3), "the table's ante of hand 2");
+    assert_eq!(g.hand().button_ante_missed_by, Some(2));
+    let r = rejected(g.post(1, PostKind::ButtonAnte, d(3)), "ANTE_OUT_OF_POSITION");
+    assert_eq!(r.number("expected_seat"), None, "nobody posts the ante seat 2 owes");
+    g.post(3, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(4, PostKind::BigBlind, d(2)).unwrap();
+    assert_eq!(g.hand().pot_cents, d(3), "the blinds, no ante");
+    g.ok(1, Action::Fold);
+    g.ok(3, Action::Fold);
+    g.end();
+    // Hand 3: back in; button 3 posts this hand's $4 and seat 2 the $3 it missed, first.
+    g.table(TableOp::SitIn { seat: 2 }).unwrap();
+    g.start(3, 3, &[1, 2, 3, 4]);
+    assert_eq!(g.hand().missed_antes_due, vec![hand::MissedAnteDue { seat: 2, ante_cents: d(3) }]);
+    g.post(3, PostKind::ButtonAnte, d(4)).unwrap();
+    let r = rejected(g.post(4, PostKind::SmallBlind, d(1)), "ANTES_NOT_POSTED");
+    assert_eq!((r.reason.rule, r.number("seat"), r.number("ante_cents")), ("R-POST-1", Some(2), Some(d(3))));
+    let r = rejected(g.act(2, Action::Fold), "ANTES_NOT_POSTED");
+    assert_eq!((r.reason.rule, r.number("seat")), ("R-POST-1", Some(2)));
+    rejected(g.post(1, PostKind::MissedButtonAnte, d(3)), "POST_NOT_OWED");
+    let r = rejected(g.post(2, PostKind::MissedButtonAnte, d(4)), "POST_WRONG_AMOUNT");
+    assert_eq!((r.reason.rule, r.number("required_cents")), ("R-POST-1", Some(d(3))));
+    g.post(2, PostKind::MissedButtonAnte, d(3)).unwrap();
+    assert_eq!(g.state().seat(2).unwrap().missed_button_ante_cents, 0);
+    let p2 = g.hand().player(2).unwrap().clone();
+    assert_eq!((p2.round_cents, p2.hand_cents, p2.dead_main_cents), (0, d(3), d(3)), "dead, whole into the main pot");
+    g.post(4, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(1, PostKind::BigBlind, d(2)).unwrap();
+    assert_eq!(g.hand().pot_cents, d(10));
+    let l = g.legal();
+    assert_eq!((l.seat, l.call_cents), (2, d(2)), "the missed ante does not count toward the call");
+    g.ok(2, Action::Call);
+    assert_eq!(g.stack(2), d(100) - d(1) - d(3) - d(2), "hand 1's small blind, the missed ante, the call");
+    // Hand 4: nothing owed any more.
+    while let Some(l) = legal_actions(g.state()) {
+        g.ok(l.seat, Action::Fold);
+    }
+    g.end();
+    g.start(4, 4, &[1, 2, 3, 4]);
+    assert!(g.hand().missed_antes_due.is_empty());
+
+    // A simplified button skips the absent seat: the next player's button pays its own ante,
+    // and seat 2 still owes the one it missed.
+    let mut g = button_ante_table(config::ButtonPolicy::Simplified, true);
+    button_ante_and_folds(&mut g, 1, 1, Some((1, d(4))), 2, 3, &[1, 2, 3, 4]);
+    g.table(TableOp::SitOut { seat: 2 }).unwrap();
+    button_ante_and_folds(&mut g, 2, 3, Some((3, d(3))), 4, 1, &[1, 3, 4]);
+    assert_eq!(g.state().seat(2).unwrap().missed_button_ante_cents, d(3));
+    g.table(TableOp::SitIn { seat: 2 }).unwrap();
+    g.start(3, 4, &[1, 2, 3, 4]);
+    assert_eq!(g.hand().missed_antes_due, vec![hand::MissedAnteDue { seat: 2, ante_cents: d(3) }]);
+
+    // Default: the player before the first blind posts the dead button's ante again, and seat 2
+    // comes back owing nothing (tables opened before the option read so).
+    let mut g = button_ante_table(config::ButtonPolicy::Dead, false);
+    button_ante_and_folds(&mut g, 1, 1, Some((1, d(4))), 2, 3, &[1, 2, 3, 4]);
+    g.table(TableOp::SitOut { seat: 2 }).unwrap();
+    button_ante_and_folds(&mut g, 2, 2, Some((1, d(3))), 3, 4, &[1, 3, 4]);
+    assert_eq!(g.state().seat(2).unwrap().missed_button_ante_cents, 0);
+    let mut recorded = serde_json::to_value(g.state().config.as_ref().unwrap()).unwrap();
+    recorded.as_object_mut().unwrap().remove("missed_button_ante_owed");
+    let recorded: TableConfig = serde_json::from_value(recorded).unwrap();
+    assert!(!recorded.missed_button_ante_owed);
+    // The option needs a button ante.
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.missed_button_ante_owed = true;
+    rejected(c.validate(), "INVALID_CONFIG");
+}
