@@ -502,6 +502,15 @@ pub struct TableConfig {
     /// dead button's ante is posted by the player before the first blind.
     #[serde(default)]
     pub missed_button_ante_owed: bool,
+    /// R-POST-3 option, the seeds (000: "when a player immediately takes the place of a player
+    /// who leaves, the player may have the option to either pay the blinds in the leaving
+    /// player's stead, in which case play continues as if the player never left, or to 'sit
+    /// out'"): a newcomer who takes a seat a player in the game just left (no hand dealt since,
+    /// the leaver owing nothing) owes no entry post: dealt in, it posts the blinds that fall on
+    /// the seat and plays on; not dealt in, it misses them as a returning player does. By
+    /// default (RULES.md, tables opened before it too) it posts a live big blind to be dealt in.
+    #[serde(default)]
+    pub newcomer_takes_over_blinds: bool,
 }
 
 /// R-REBUY-1: which tables are "the same game and limits", for the re-buy wait and one seat per
@@ -665,6 +674,7 @@ impl TableConfig {
             straddle_at_least: false,
             mandatory_straddle: false,
             missed_button_ante_owed: false,
+            newcomer_takes_over_blinds: false,
             max_restraddles: TableConfig::seeds_max_restraddles(),
             bring_in_ties_by_position: false,
             open_pair_big_bet: false,

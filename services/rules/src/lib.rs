@@ -165,6 +165,9 @@
 //!   An absent player the button reaches or passes owes that hand's table ante and posts it
 //!   before anyone acts in the hand it is dealt back in (`ANTES_NOT_POSTED`); a dead button on
 //!   that player's seat leaves the hand's ante to them (`posts::track_missed_button_ante`).
+//! - R-POST-3 newcomer taking over (the seeds): `TableConfig::newcomer_takes_over_blinds` (serde
+//!   default false) and `TableState::left_since_deal` (serde default, bit `seat`): a newcomer in
+//!   a seat a player of the game left owing nothing, no hand dealt since, owes no entry post.
 //!
 //! ## The snapshot
 //! [`Snapshot`] is the set of stream states the caller loaded for a command: build it with

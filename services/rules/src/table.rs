@@ -327,6 +327,10 @@ pub struct TableState {
     /// R-POST-4 option (`mandatory_straddle`): the seat holding the rock.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rock_seat: Option<Seat>,
+    /// R-POST-3 option `newcomer_takes_over_blinds`: the seats a player in the game, owing
+    /// nothing, left since the last hand was dealt (bit `seat`); a newcomer there takes over.
+    #[serde(default, skip_serializing_if = "no_seats")]
+    pub left_since_deal: u16,
     pub shift: ShiftTotals,
     /// Events applied (the stream version this state reflects).
     pub version: u64,
@@ -659,6 +663,10 @@ impl TableEvent {
     }
 }
 
+fn no_seats(seat_bits: &u16) -> bool {
+    *seat_bits == 0
+}
+
 fn bought_in_before() -> bool {
     true
 }
@@ -790,6 +798,12 @@ impl TableState {
     fn place(&mut self, seat: Seat, player_id: &PlayerId, owes_entry_post: bool) {
         let i = (seat as usize).wrapping_sub(1);
         if i < self.seats.len() && self.seats[i].is_none() {
+            // R-POST-3 option `newcomer_takes_over_blinds`: the seat a player of the game just
+            // left: the newcomer pays its blinds in that player's stead, no entry post.
+            let bit = if (seat as usize) < 16 { 1u16 << seat } else { 0 };
+            let takes_over = self.left_since_deal & bit != 0 && self.config.as_ref().is_some_and(|c| c.newcomer_takes_over_blinds);
+            self.left_since_deal &= !bit;
+            let owes_entry_post = owes_entry_post && !takes_over;
             self.seats[i] = Some(SeatState {
                 player_id: player_id.clone(),
                 stack_cents: 0,
@@ -899,6 +913,19 @@ impl TableState {
             }
             TableEvent::CashedOut { seat, postings, .. } | TableEvent::PlayerMovedOut { seat, postings, .. } => {
                 self.apply_postings(postings);
+                // R-POST-3 option `newcomer_takes_over_blinds`: a player of the game who owed
+                // nothing leaves a seat whose blinds a newcomer may take over.
+                let in_the_game = self.seat(*seat).is_some_and(|s| {
+                    s.dealt_this_session()
+                        && !s.owes_entry_post
+                        && !s.sitting_out
+                        && !s.missed_big_blind
+                        && !s.missed_small_blind
+                        && s.missed_button_ante_cents == 0
+                });
+                if in_the_game && (*seat as usize) < 16 {
+                    self.left_since_deal |= 1 << *seat;
+                }
                 if let Some(slot) = self.seats.get_mut((*seat as usize).wrapping_sub(1)) {
                     *slot = None;
                 }
@@ -918,6 +945,7 @@ impl TableState {
                     self.last_big_blind_seat = None;
                     self.last_small_blind_seat = None;
                     self.last_button_seat = None;
+                    self.left_since_deal = 0;
                 }
             }
             TableEvent::PlayerMovedIn { seat, player_id, amount_cents, removed_cents, bought_in, bound, needs_full_rebuy, time_paid_until_unix_ms, .. } => {
@@ -983,6 +1011,7 @@ impl TableState {
             }
             TableEvent::HandStarted { hand_no, button_seat, dealt_seats } => {
                 self.last_hand_no = *hand_no;
+                self.left_since_deal = 0;
                 let version = self.version;
                 // R-STAKE-5: cash in front of a dealt player plays in this hand.
                 for seat in dealt_seats {

@@ -1537,3 +1537,59 @@ fn r_post_4_seeds_mississippi_common_variant_starts_left_of_the_big_blind() {
     assert_eq!(r.number("expected_seat"), Some(6));
     g3.post(6, PostKind::Straddle, d(8)).unwrap();
 }
+
+/// R-POST-3 option `newcomer_takes_over_blinds`, the seeds (Kazakh seed, English original: "When
+/// a player immediately takes the place of a player who leaves, the player may have the option
+/// to either pay the blinds in the leaving player's stead, in which case play continues as if the
+/// player never left, or to 'sit out' until the button has moved past them"). Dead button, seats
+/// 1-4; hand 1 button 4, blinds 1 and 2; the big blind (seat 2) leaves and a newcomer takes the
+/// seat before hand 2, where the small blind falls on it. By default (RULES.md) it posts the
+/// small blind and is refused playing until it posts a live big blind (`ENTRY_POST_REQUIRED`);
+/// with the option its small blind is what the seat owes, and it plays on.
+#[test]
+fn r_post_3_seeds_a_newcomer_in_a_seat_just_left_may_pay_its_blinds_and_play() {
+    let table = |takes_over: bool| {
+        let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+        c.newcomer_takes_over_blinds = takes_over;
+        let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(100)), (4, d(100))]);
+        blinds_and_folds(&mut g, 1, 4, Some(1), 2, &[1, 2, 3, 4]);
+        g.table(TableOp::CashOut { seat: 2, player_id: pid("P2") }).unwrap();
+        g
+    };
+    let hand_2 = |g: &mut Game| {
+        g.sit(2, "Q2", d(100)).unwrap();
+        g.start(2, 1, &[1, 2, 3, 4]);
+        g.post(2, PostKind::SmallBlind, d(1)).unwrap();
+        g.post(3, PostKind::BigBlind, d(2)).unwrap();
+        g.ok(4, Action::Call);
+        g.ok(1, Action::Call);
+    };
+    let mut g = table(false);
+    hand_2(&mut g);
+    let r = rejected(g.act(2, Action::Call), "ENTRY_POST_REQUIRED");
+    assert_eq!((r.reason.rule, r.number("seat")), ("R-POST-3", Some(2)));
+
+    let mut g = table(true);
+    hand_2(&mut g);
+    assert!(!g.state().seat(2).unwrap().owes_entry_post);
+    rejected(g.post(2, PostKind::NewPlayer, d(2)), "POST_NOT_OWED");
+    g.ok(2, Action::Call);
+    g.ok(3, Action::Check);
+    assert_eq!(g.hand().pot_cents, d(8), "four live $2, as if the player never left");
+
+    // Not immediately: a hand dealt since the seat was left, and the newcomer owes the entry.
+    let mut g = table(true);
+    blinds_and_folds(&mut g, 2, 1, None, 3, &[1, 3, 4]);
+    g.sit(2, "Q2", d(100)).unwrap();
+    assert!(g.state().seat(2).unwrap().owes_entry_post);
+    // Nor in the seat of a player who left owing blinds (absent while they passed).
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.newcomer_takes_over_blinds = true;
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(100)), (4, d(100))]);
+    blinds_and_folds(&mut g, 1, 4, Some(1), 2, &[1, 2, 3, 4]);
+    g.table(TableOp::SitOut { seat: 3 }).unwrap();
+    blinds_and_folds(&mut g, 2, 1, Some(2), 4, &[1, 2, 4]);
+    g.table(TableOp::CashOut { seat: 3, player_id: pid("P3") }).unwrap();
+    g.sit(3, "Q3", d(100)).unwrap();
+    assert!(g.state().seat(3).unwrap().owes_entry_post);
+}
