@@ -190,6 +190,8 @@ pub enum Post {
     MissedSmallBlindDead,
     BigBlindAnte,
     Sleeper,
+    MissedSmallBlind,
+    MissedButtonAnte,
 }
 
 impl Post {
@@ -209,6 +211,8 @@ impl Post {
             Post::MissedSmallBlindDead => pb::PostKind::MissedSmallBlindDead,
             Post::BigBlindAnte => pb::PostKind::BigBlindAnte,
             Post::Sleeper => pb::PostKind::Sleeper,
+            Post::MissedSmallBlind => pb::PostKind::MissedSmallBlind,
+            Post::MissedButtonAnte => pb::PostKind::MissedButtonAnte,
         };
         kind as i32
     }

@@ -174,7 +174,8 @@ async fn auditor_commands_report_the_session_figures_exactly() {
         .map(|c| (c["seat"].as_i64().expect("seat"), c["put_in_cents"].as_i64().expect("in"), c["received_cents"].as_i64().expect("out")))
         .collect();
     assert_eq!(contributions, [(1, 100, 0), (2, 600, 0), (3, 1_600, 2_200)]);
-    assert_eq!(hand["pots"], serde_json::json!([{"amount_cents": 2300, "eligible_seats": [3]}]));
+    // R-POT-4: $10 of it is seat 3's bet nobody called, returned (never raked).
+    assert_eq!(hand["pots"], serde_json::json!([{"amount_cents": 2300, "returned_cents": 1000, "eligible_seats": [3]}]));
     assert_eq!(hand["awards"], serde_json::json!([{"pot_index": 0, "seat": 3, "player_id": "P3", "amount_cents": 2200}]));
     assert_eq!(hand["rake_cents"], 100);
     let starting: Vec<i64> = hand["starting_seats"].as_array().expect("seats").iter().map(|s| s["stack_cents"].as_i64().expect("stack")).collect();

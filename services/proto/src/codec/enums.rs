@@ -38,6 +38,7 @@ enum_pairs!(post_kind_from_wire, post_kind_to_wire, pb::PostKind, PostKind, {
     MissedSmallBlind <=> PostKind::MissedSmallBlind,
     BigBlindAnte <=> PostKind::BigBlindAnte,
     Sleeper <=> PostKind::Sleeper,
+    MissedButtonAnte <=> PostKind::MissedButtonAnte,
 });
 
 enum_pairs!(funds_source_from_wire, funds_source_to_wire, pb::FundsSource, FundsSource, {

@@ -260,6 +260,8 @@ pub fn table_config_from_wire(errors: &mut FieldErrors, wire: &pb::TableConfig) 
         button_blind: wire.button_blind,
         first_blind_on_button: wire.first_blind_on_button,
         missed_blinds_one_per_hand: wire.missed_blinds_one_per_hand,
+        missed_button_ante_owed: wire.missed_button_ante_owed,
+        newcomer_takes_over_blinds: wire.newcomer_takes_over_blinds,
         big_blind_covers_small_blind: wire.big_blind_covers_small_blind,
         straddle_outside_raise_cap: wire.straddle_outside_raise_cap,
         straddle_any_position: wire.straddle_any_position,
@@ -396,6 +398,8 @@ pub fn table_config_to_wire(config: &rules::TableConfig) -> pb::TableConfig {
         button_blind: config.button_blind,
         first_blind_on_button: config.first_blind_on_button,
         missed_blinds_one_per_hand: config.missed_blinds_one_per_hand,
+        missed_button_ante_owed: config.missed_button_ante_owed,
+        newcomer_takes_over_blinds: config.newcomer_takes_over_blinds,
         big_blind_covers_small_blind: config.big_blind_covers_small_blind,
         straddle_outside_raise_cap: config.straddle_outside_raise_cap,
         straddle_any_position: config.straddle_any_position,
@@ -455,6 +459,7 @@ mod tests {
                 c.odd_chip = rules::config::OddChipRule::AsRanked;
                 c.button_blind = true;
                 c.missed_blinds_one_per_hand = true;
+                c.newcomer_takes_over_blinds = true;
                 c.big_blind_covers_small_blind = true;
                 c.straddle_outside_raise_cap = true;
                 c.straddle_any_position = true;
@@ -462,6 +467,14 @@ mod tests {
                 c.straddle_at_least = true;
                 c.mandatory_straddle = true;
                 c.fee = rules::FeePolicy::Reported { cap_cents: 500, no_flop_no_drop: false };
+                c
+            },
+            {
+                // The seeds' missed button ante (R-POST-1), away from its default.
+                let mut c = rules::TableConfig::no_limit_holdem(100, 200);
+                c.ante_cents = 100;
+                c.button_ante = true;
+                c.missed_button_ante_owed = true;
                 c
             },
             {
