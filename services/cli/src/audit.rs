@@ -55,6 +55,11 @@ fn payload_field(event: &pb::RecordedEvent, field: &str) -> Option<serde_json::V
     serde_json::from_str::<serde_json::Value>(&event.payload_json).ok()?.get(field).cloned()
 }
 
+/// A role as the wire names it (`ROLE_ADMIN`).
+pub fn role_text(role: i32) -> &'static str {
+    pb::Role::try_from(role).map_or("UNKNOWN", |role| role.as_str_name())
+}
+
 pub fn event_json(event: &pb::RecordedEvent) -> serde_json::Value {
     let metadata = event.metadata.clone().unwrap_or_default();
     json!({
@@ -67,9 +72,16 @@ pub fn event_json(event: &pb::RecordedEvent) -> serde_json::Value {
         "recorded_at_unix_ms": event.recorded_at_unix_ms,
         "gaming_day": metadata.gaming_day,
         "actor_id": metadata.actor_id,
-        "actor_role": pb::Role::try_from(metadata.actor_role).map_or("UNKNOWN", |role| role.as_str_name()),
+        "actor_role": role_text(metadata.actor_role),
         "command_id": metadata.command_id,
         "config_version": metadata.config_version,
+        "device": metadata.device,
+        "reason_note": metadata.reason_note,
+        "correlation_id": metadata.correlation_id,
+        "trace_id": metadata.trace_id,
+        // An import: who sent it, and when it happened (R-AUDIT-2).
+        "imported_by": metadata.imported_by,
+        "occurred_at_unix_ms": metadata.occurred_at_unix_ms,
         "hash_hex": event.hash_hex,
         "postings": event.postings.iter().map(|p| json!({"account": p.account, "amount_cents": p.amount_cents})).collect::<Vec<_>>(),
         "payload": serde_json::from_str::<serde_json::Value>(&event.payload_json).unwrap_or(serde_json::Value::Null),

@@ -1,6 +1,8 @@
 //! `chipledger export`: events of the log (optionally filtered) to CSV or JSON lines, read page
-//! by page with a progress bar. Every field needed to re-verify an event is kept: position,
-//! stream and version, ids, metadata, postings, payload and chain hash.
+//! by page with a progress bar. Every field the server gives of an event is kept: position,
+//! stream and version, ids, the whole metadata (an import's importer and time too), postings,
+//! payload and chain hash. The chain itself is recomputed by `chipledger verify` (the hash
+//! covers the stored forms, which the export does not repeat byte for byte).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -45,7 +47,10 @@ pub struct ExportArgs {
     from_position: i64,
 }
 
-const CSV_HEADER: [&str; 13] = [
+/// Every field of an event the server gives, metadata whole (the auditor's pass: the device,
+/// the correction's reason note, who imported it and when it happened had been left out, so an
+/// imported row read as the historic actor acting today in the importer's role).
+const CSV_HEADER: [&str; 21] = [
     "global_position",
     "stream_id",
     "stream_version",
@@ -59,9 +64,17 @@ const CSV_HEADER: [&str; 13] = [
     "hash_hex",
     "postings",
     "payload_json",
+    "schema_version",
+    "config_version",
+    "device",
+    "reason_note",
+    "correlation_id",
+    "trace_id",
+    "imported_by",
+    "occurred_at_unix_ms",
 ];
 
-fn csv_row(event: &pb::RecordedEvent) -> [String; 13] {
+fn csv_row(event: &pb::RecordedEvent) -> [String; 21] {
     let metadata = event.metadata.clone().unwrap_or_default();
     let postings: Vec<String> = event.postings.iter().map(|p| format!("{}:{}", p.account, p.amount_cents)).collect();
     [
@@ -73,11 +86,19 @@ fn csv_row(event: &pb::RecordedEvent) -> [String; 13] {
         event.recorded_at_unix_ms.to_string(),
         metadata.gaming_day,
         metadata.actor_id,
-        pb::Role::try_from(metadata.actor_role).map_or("UNKNOWN", |role| role.as_str_name()).to_string(),
+        crate::audit::role_text(metadata.actor_role).to_string(),
         metadata.command_id,
         event.hash_hex.clone(),
         postings.join(";"),
         event.payload_json.clone(),
+        event.schema_version.to_string(),
+        metadata.config_version.to_string(),
+        metadata.device.unwrap_or_default(),
+        metadata.reason_note,
+        metadata.correlation_id,
+        metadata.trace_id,
+        metadata.imported_by.unwrap_or_default(),
+        metadata.occurred_at_unix_ms.map(|at| at.to_string()).unwrap_or_default(),
     ]
 }
 

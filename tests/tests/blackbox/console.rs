@@ -761,14 +761,32 @@ mod hostile {
         // The patron's page lists the buy-in and the cash-out (it listed neither).
         let mut dealer = server.client(principal::DEALER).await?;
         dealer.table.buy_in(cash_buy_in("buy-P2", crate::scenario::TABLE, 2, "P2", 10_000)).await?;
+        // And a top-up from chips bought at the cage (the auditor's pass: a top-up from the pocket
+        // was nowhere on the page).
+        let sale = pb::SellChips { header: chipledger_tests::header("sell-P2"), cage_id: crate::scenario::CAGE.into(), player_id: "P2".into(), chips: vec![chipledger_tests::chips(2_500, 2)] };
+        cage.cage.sell_chips(sale).await?;
+        let top_up = pb::TopUp {
+            header: chipledger_tests::header("top-up-P2"),
+            table_id: crate::scenario::TABLE.into(),
+            seat: 2,
+            amount_cents: 5_000,
+            source: pb::FundsSource::PocketChips as i32,
+            supervisor_id: None,
+            player_id: "P2".into(),
+        };
+        dealer.table.top_up(top_up).await?;
         let cash_out = pb::CashOut { header: chipledger_tests::header("out-P2"), table_id: crate::scenario::TABLE.into(), seat: 2, player_id: "P2".into() };
         dealer.table.cash_out(cash_out).await?;
         let player_page = send(&http, "GET", &format!("{base}/players/P2"), &session, "").await?;
-        for line in [format!("sat at {} seat 2 with $100.00", crate::scenario::TABLE), format!("left {} seat 2 with $100.00", crate::scenario::TABLE)] {
+        for line in [
+            format!("sat at {} seat 2 with $100.00", crate::scenario::TABLE),
+            format!("played $50.00 of pocket chips at {} seat 2", crate::scenario::TABLE),
+            format!("left {} seat 2 with $150.00", crate::scenario::TABLE),
+        ] {
             ensure!(player_page.body.contains(&line), "the player page lists {line:?}: {}", player_page.body);
         }
-        // The re-buy wait on the page is the ledger's (R-REBUY-1): the $100 left with binds.
-        ensure!(player_page.body.contains("must be at least $100.00"), "the page's re-buy wait: {}", player_page.body);
+        // The re-buy wait on the page is the ledger's (R-REBUY-1): the $150 left with binds.
+        ensure!(player_page.body.contains("must be at least $150.00"), "the page's re-buy wait: {}", player_page.body);
         server.stop().await
     }
 

@@ -180,3 +180,40 @@ async fn principals_are_read_again_at_a_reload() -> anyhow::Result<()> {
     assert!(verified(&mut gina, "north").await?, "nothing changed");
     Ok(())
 }
+
+/// R-CHIP-6 with R-AUDIT-4: the gaming day of what is recorded as it happens never goes back. A
+/// reload that moves the property's clock a day back (here from UTC+12 to UTC-12, the cutoff at
+/// midnight) had put the next sale on the day before the one already recorded (the insider
+/// pass: $9,000 on each of two days seven seconds apart, and no CTR).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reload_that_moves_the_clock_back_does_not_move_the_gaming_day_back() -> anyhow::Result<()> {
+    let postgres = TestPostgres::shared().await?;
+    let url = postgres.fresh_database("gaming_day_never_back").await?;
+    prepare_database(&url).await?;
+    let clock = |zone: &str| format!("property_id = \"north\"\n[gaming_day]\ncutoff = \"00:00\"\ntime_zone = \"{zone}\"\n");
+    let dir = tempfile::tempdir()?;
+    let path = write_file(dir.path(), "chipledgerd.toml", &clock("Etc/GMT-12"))?;
+    let path_text = path.to_string_lossy().to_string();
+    let child = ChildServer::spawn(&["--config", &path_text, "--listen", "127.0.0.1:0"], &[("DATABASE_URL", app_url(&url)?)], dir.path()).await?;
+    wait_until_serving(&format!("http://{}", child.addr), None).await?;
+    let mut client = Client::new(Endpoint::from_shared(format!("http://{}", child.addr))?.connect().await?, None);
+    open_cage(&mut client, "north").await?;
+    let sale = |command_id: &str| pb::SellChips {
+        header: Some(pb::CommandHeader { command_id: command_id.into(), ..Default::default() }),
+        cage_id: "MAIN".into(),
+        player_id: "P1".into(),
+        chips: vec![chipledger_tests::chips(500, 10)],
+    };
+    client.cage.sell_chips(sale("sale-before")).await?;
+    std::fs::write(&path, clock("Etc/GMT+12"))?;
+    child.hangup()?;
+    child.wait_for_output("chipledgerd: reloaded", 1, RELOAD_BOUND).await?;
+    client.cage.sell_chips(sale("sale-after")).await?;
+    let days: Vec<String> = chipledger_tests::all_events(&mut client, pb::EventFilter::default())
+        .await?
+        .iter()
+        .map(|event| event.metadata.as_ref().map(|metadata| metadata.gaming_day.clone()).unwrap_or_default())
+        .collect();
+    assert!(days.len() >= 4 && days.iter().all(|day| *day == days[0]), "one gaming day throughout: {days:?}");
+    Ok(())
+}

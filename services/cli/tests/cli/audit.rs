@@ -102,7 +102,8 @@ async fn auditor_commands_report_the_session_figures_exactly() {
     let mut reader = csv::Reader::from_path(&csv_path).expect("CSV export");
     let header: Vec<String> = reader.headers().expect("header").iter().map(str::to_string).collect();
     assert_eq!(header.first().map(String::as_str), Some("global_position"));
-    assert_eq!(header.len(), 13);
+    assert_eq!(header.len(), 21);
+    assert!(header.iter().any(|column| column == "imported_by") && header.iter().any(|column| column == "device"), "{header:?}");
     let rows: Vec<csv::StringRecord> = reader.records().collect::<Result<_, _>>().expect("rows");
     assert_eq!(rows.len(), events.len());
     for (row, event) in rows.iter().zip(&events) {

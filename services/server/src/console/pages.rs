@@ -250,6 +250,19 @@ pub fn describe(units: &Units, event: &pb::RecordedEvent) -> String {
             PlayerEvent::LeftTable { table_id, seat, amount_cents, .. } => {
                 format!("left {table_id} seat {seat} with {}", units.money(amount_cents))
             }
+            PlayerEvent::PocketChipsPlayed { table_id, seat, amount_cents } => {
+                format!("played {} of pocket chips at {table_id} seat {seat}", units.money(amount_cents))
+            }
+            PlayerEvent::ChipsTakenOffTable { table_id, seat, amount_cents } => {
+                format!("took {} off {table_id} seat {seat} to the pocket", units.money(amount_cents))
+            }
+            PlayerEvent::IouPaidFromPocket { table_id, seat, amount_cents } => {
+                format!("paid an IOU of {} at {table_id} seat {seat} from the pocket", units.money(amount_cents))
+            }
+            PlayerEvent::MovedTable { from_table_id, to_table_id, to_seat, .. } => {
+                format!("moved by the house from {from_table_id} to {to_table_id} seat {to_seat}")
+            }
+            PlayerEvent::PocketCorrected { amount_cents, .. } => format!("pocket corrected by {}", units.money(amount_cents)),
             PlayerEvent::ChipsBought { cage_id, amount_cents } => format!("bought {} of chips at {cage_id}", units.money(amount_cents)),
             PlayerEvent::ChipsRedeemed { cage_id, amount_cents } => format!("redeemed {} of chips at {cage_id}", units.money(amount_cents)),
             PlayerEvent::MarkerIssued { marker_no, amount_cents, .. } => {
@@ -984,6 +997,12 @@ pub async fn player(State(console): State<Arc<Console>>, signed: Signed, Path(pl
             let kind = match decode(event) {
                 // The patron's own stream: a seat taken with its buy-in, a seat left with its chips.
                 Some(rules::Event::Player(PlayerEvent::JoinedTable { .. })) => Some("buy-in"),
+                // Pocket chips brought to a seat, a buy-in or a top-up (the auditor's pass: a
+                // $50 top-up from the pocket was nowhere on the page).
+                Some(rules::Event::Player(PlayerEvent::PocketChipsPlayed { .. })) => Some("pocket chips played"),
+                Some(rules::Event::Player(PlayerEvent::ChipsTakenOffTable { .. })) => Some("chips taken off"),
+                Some(rules::Event::Player(PlayerEvent::MovedTable { .. })) => Some("house move"),
+                Some(rules::Event::Player(PlayerEvent::IouPaidFromPocket { .. })) => Some("IOU"),
                 Some(rules::Event::Player(PlayerEvent::LeftTable { .. })) => Some("cash-out"),
                 Some(rules::Event::Table(TableEvent::BoughtIn { .. } | TableEvent::ToppedUp { .. })) => Some("buy-in"),
                 Some(rules::Event::Table(TableEvent::CashedOut { .. })) => Some("cash-out"),
@@ -997,7 +1016,9 @@ pub async fn player(State(console): State<Arc<Console>>, signed: Signed, Path(pl
                 Some(rules::Event::Player(PlayerEvent::ChipsBought { .. } | PlayerEvent::ChipsRedeemed { .. })) => Some("cage"),
                 // Cash is recorded at a table as at the cage (a table's cash buy-in had read "cage").
                 Some(rules::Event::Player(PlayerEvent::CashTransaction { .. })) => Some("cash"),
-                Some(rules::Event::Player(PlayerEvent::Corrected { .. } | PlayerEvent::PocketCorrected { .. })) => Some("correction"),
+                Some(rules::Event::Player(PlayerEvent::Corrected { .. } | PlayerEvent::PocketCorrected { .. } | PlayerEvent::ReturnCorrected { .. })) => {
+                    Some("correction")
+                }
                 _ => None,
             };
             if let Some(day) = event.metadata.as_ref().map(|metadata| metadata.gaming_day.clone())

@@ -89,6 +89,9 @@ pub struct Ledger {
     drain: Drain,
     db: telemetry::DbTracing,
     checkpointer: Option<std::sync::Arc<crate::checkpoints::Checkpointer>>,
+    /// Per property, the latest time and gaming day this process gave a command recorded as it
+    /// happens ([`Ledger::never_back`]).
+    clock_floor: Mutex<HashMap<String, (i64, String)>>,
 }
 
 fn now_unix_ms() -> i64 {
@@ -139,6 +142,7 @@ impl Ledger {
             turns: StreamTurns::default(),
             drain,
             checkpointer: None,
+            clock_floor: Mutex::new(HashMap::new()),
         }
     }
 
@@ -566,6 +570,56 @@ impl Ledger {
         Ok(())
     }
 
+    /// R-CHIP-6 with R-AUDIT-4: what is recorded as it happens never goes back in time or in
+    /// gaming day. A server clock stepped back, or a reload that moved the gaming day's cutoff
+    /// later, had put commands on the day before the one already recorded (the insider pass:
+    /// $9,000 on each of two days seven seconds apart, no CTR); the command takes the latest time
+    /// and day this process gave (on its first command for a property: those of the log's last
+    /// event), so the day holds until the clock catches up. Replicas each keep their own, from
+    /// the log at their start and their own commands (their clocks are kept by NTP, and the
+    /// store never records a time before its head's).
+    async fn never_back(&self, property: &PropertyConfig, mut context: CommandContext) -> Result<CommandContext, Status> {
+        let known = self.clock_floor.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).get(&property.id).cloned();
+        let (floor_at, floor_day) = match known {
+            Some(floor) => floor,
+            None => {
+                let store = self.router.primary(&property.id);
+                let head = self.db.call("chain_digest", "events", store.chain_digest(&property.id)).await;
+                let head = head.map_err(|error| store_status("read the log's head", error))?;
+                let last = match head.position {
+                    0 => Vec::new(),
+                    position => {
+                        let last = self.db.call("read_all", "events", store.read_all(&property.id, position - 1, 1)).await;
+                        last.map_err(|error| store_status("read the log's last event", error))?
+                    }
+                };
+                last.first()
+                    .map(|event| {
+                        let day = event.typed_metadata().map(|metadata| metadata.gaming_day).unwrap_or_default();
+                        (crate::service::unix_ms(event.recorded_at), day)
+                    })
+                    .unwrap_or_default()
+            }
+        };
+        if context.at_unix_ms < floor_at {
+            context.at_unix_ms = floor_at;
+            if let Some(day) = property.gaming_day.gaming_day(floor_at) {
+                context.gaming_day = day;
+            }
+        }
+        // "YYYY-MM-DD" orders as the days do.
+        if context.gaming_day < floor_day {
+            context.gaming_day = floor_day;
+        }
+        let mut floors = self.clock_floor.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let floor = floors.entry(property.id.clone()).or_default();
+        floor.0 = floor.0.max(context.at_unix_ms);
+        if context.gaming_day > floor.1 {
+            floor.1 = context.gaming_day.clone();
+        }
+        Ok(context)
+    }
+
     /// The command's context and, for an import, the principal who sent it (recorded beside the
     /// actor the import names, R-AUDIT-2).
     fn context(&self, principal: &Principal, property: &PropertyConfig, envelope: &Envelope) -> Result<(CommandContext, Option<String>), Status> {
@@ -630,6 +684,7 @@ impl Ledger {
         let property = property_config.id.clone();
         let aml = &property_config.aml;
         let (context, imported_by) = self.context(principal, property_config, &envelope)?;
+        let context = if imported_by.is_some() { context } else { self.never_back(property_config, context).await? };
         // Refused once shutdown has begun; appends already started are waited for.
         if self.drain.enter().is_none() {
             return Err(status::shutting_down());
