@@ -9,6 +9,13 @@
 /// Package `chipledger.v1`: messages, `*_server` and `*_client` modules.
 pub mod v1 {
     tonic::include_proto!("chipledger.v1");
+
+    impl RecordedEvent {
+        /// When the event happened (R-AUDIT-2): an import's own time, else when it was recorded.
+        pub fn happened_unix_ms(&self) -> i64 {
+            self.metadata.as_ref().and_then(|metadata| metadata.occurred_at_unix_ms).unwrap_or(self.recorded_at_unix_ms)
+        }
+    }
 }
 
 /// Encoded `FileDescriptorSet` of every chipledger.v1 file, for gRPC server reflection.

@@ -323,7 +323,7 @@ fn event_rows(units: &Units, events: &[pb::RecordedEvent]) -> Vec<Vec<Cell>> {
         .map(|event| {
             vec![
                 num(event.global_position.to_string()),
-                text(units.time(event.recorded_at_unix_ms)),
+                text(units.time(event.happened_unix_ms())),
                 stream_link(&event.stream_id),
                 text(describe(units, event)),
                 text(event.metadata.as_ref().map(|metadata| by(&metadata.actor_id, metadata.imported_by.as_deref())).unwrap_or_default()),
@@ -564,7 +564,7 @@ pub async fn table(State(console): State<Arc<Console>>, signed: Signed, Path(tab
             if let Some(TableEvent::HandStarted { hand_no, dealt_seats, .. }) = table_event(event) {
                 hands.push(vec![
                     link(format!("Hand {hand_no}"), format!("{}/hands/{hand_no}", table_path(&table_id))),
-                    text(units.time(event.recorded_at_unix_ms)),
+                    text(units.time(event.happened_unix_ms())),
                     num(dealt_seats.len().to_string()),
                     num(event.global_position.to_string()),
                 ]);
@@ -681,7 +681,7 @@ fn slip_row(
         text(chips_text(units, chips)),
         num(units.money(rules::money::chips_value_cents(chips))),
         text(format!("{} and {}", signers.first, signers.second)),
-        text(units.time(event.recorded_at_unix_ms)),
+        text(units.time(event.happened_unix_ms())),
         num(event.global_position.to_string()),
     ]
 }
@@ -713,14 +713,14 @@ fn hourly_totals(units: &Units, timeline: &[pb::RecordedEvent], gaming_day: &str
     let mut hours: BTreeMap<i8, (i64, i64, i64)> = BTreeMap::new();
     let of_the_day: Vec<&pb::RecordedEvent> =
         timeline.iter().filter(|event| event.metadata.as_ref().is_some_and(|metadata| metadata.gaming_day == gaming_day)).collect();
-    let hour_of: BTreeMap<&str, i64> = of_the_day.iter().map(|event| (event.event_id.as_str(), event.recorded_at_unix_ms)).collect();
+    let hour_of: BTreeMap<&str, i64> = of_the_day.iter().map(|event| (event.event_id.as_str(), event.happened_unix_ms())).collect();
     for event in of_the_day {
         let closed = table_event(event);
         let booked_at = match &closed {
             Some(TableEvent::Corrected { reverses_event_id, .. }) => {
-                hour_of.get(reverses_event_id.as_str()).copied().unwrap_or(event.recorded_at_unix_ms)
+                hour_of.get(reverses_event_id.as_str()).copied().unwrap_or(event.happened_unix_ms())
             }
-            _ => event.recorded_at_unix_ms,
+            _ => event.happened_unix_ms(),
         };
         let Some(hour) = units.hour(booked_at) else { continue };
         let entry = hours.entry(hour).or_default();
@@ -1029,7 +1029,7 @@ pub async fn player(State(console): State<Arc<Console>>, signed: Signed, Path(pl
             }
             let Some(kind) = kind else { continue };
             let row = vec![
-                text(units.time(event.recorded_at_unix_ms)),
+                text(units.time(event.happened_unix_ms())),
                 text(kind),
                 text(describe(&units, event)),
                 stream_link(&event.stream_id),
@@ -1195,7 +1195,7 @@ pub async fn cage(State(console): State<Arc<Console>>, signed: Signed, Query(que
                 }
                 CageEvent::GamingDayClosed { gaming_day, liability, .. } => closes.push(vec![
                     text(gaming_day.clone()),
-                    text(units.time(event.recorded_at_unix_ms)),
+                    text(units.time(event.happened_unix_ms())),
                     num(units.money(rules::money::chips_value_cents(liability))),
                     text(chips_text(&units, liability)),
                     num(event.global_position.to_string()),
@@ -1221,14 +1221,14 @@ pub async fn cage(State(console): State<Arc<Console>>, signed: Signed, Query(que
         let outstanding: Vec<Vec<Cell>> = marker_issued
             .iter()
             .map(|((stream, marker_no), (event, player, amount))| {
-                let days = (now_ms - event.recorded_at_unix_ms).max(0) / 86_400_000;
-                let hours = ((now_ms - event.recorded_at_unix_ms).max(0) % 86_400_000) / 3_600_000;
+                let days = (now_ms - event.happened_unix_ms()).max(0) / 86_400_000;
+                let hours = ((now_ms - event.happened_unix_ms()).max(0) % 86_400_000) / 3_600_000;
                 vec![
                     text(stream.clone()),
                     num(marker_no.to_string()),
                     link(player.clone(), format!("/players/{}", view::percent(player))),
                     num(units.money(*amount)),
-                    text(units.time(event.recorded_at_unix_ms)),
+                    text(units.time(event.happened_unix_ms())),
                     text(format!("{days} d {hours} h")),
                 ]
             })
@@ -1460,7 +1460,7 @@ pub async fn compliance(State(console): State<Arc<Console>>, signed: Signed, Que
                 let reverses = field(payload, "reverses_event_id");
                 let (reason, approved_by) = approvals.get(&reverses).cloned().unwrap_or_default();
                 vec![
-                    text(units.time(event.recorded_at_unix_ms)),
+                    text(units.time(event.happened_unix_ms())),
                     stream_link(&event.stream_id),
                     text(reverses),
                     text(reason),
