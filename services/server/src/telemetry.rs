@@ -289,6 +289,7 @@ fn record_db_error(span: &tracing::Span, error: &chipledger_store::StoreError) {
         (StoreError::Corrupt(_), _) => "corrupt",
         (StoreError::NoPartition { .. }, _) => "no_partition",
         (StoreError::Archived { .. }, _) => "archived",
+        (StoreError::GamingDayBehind { .. }, _) => "gaming_day_behind",
         (StoreError::Database(sqlx::Error::PoolTimedOut), _) => "pool_timeout",
         (StoreError::Database(_), _) => "database",
         _ => "_OTHER",

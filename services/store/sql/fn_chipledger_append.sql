@@ -132,6 +132,9 @@ DECLARE
     v_last          bigint;
     v_hash          bytea;
     v_last_at       timestamptz;
+    v_last_day      date;       -- the latest gaming day the property recorded
+    v_max_day       date;       -- the latest of the group's
+    v_behind        int;        -- the first member recording as it happens on an earlier day
     v_recorded      timestamptz;
     v_micros        bigint;
     v_until         timestamptz;
@@ -340,14 +343,31 @@ BEGIN
             RETURN;
         END IF;
         -- With the head, the end of the last partition (it only ever grows).
-        SELECT h.last_position, h.last_hash, h.last_recorded_at, (SELECT max(l.until_at) FROM log_partitions l)
-          INTO v_last, v_hash, v_last_at, v_until
+        SELECT h.last_position, h.last_hash, h.last_recorded_at, h.last_gaming_day, (SELECT max(l.until_at) FROM log_partitions l)
+          INTO v_last, v_hash, v_last_at, v_last_day, v_until
           FROM property_heads h WHERE h.property = p_property FOR UPDATE;
         IF NOT FOUND THEN
             INSERT INTO property_heads (property) VALUES (p_property) ON CONFLICT DO NOTHING;
-            SELECT h.last_position, h.last_hash, h.last_recorded_at, (SELECT max(l.until_at) FROM log_partitions l)
-              INTO v_last, v_hash, v_last_at, v_until
+            SELECT h.last_position, h.last_hash, h.last_recorded_at, h.last_gaming_day, (SELECT max(l.until_at) FROM log_partitions l)
+              INTO v_last, v_hash, v_last_at, v_last_day, v_until
               FROM property_heads h WHERE h.property = p_property FOR UPDATE;
+        END IF;
+        -- R-CHIP-6 with R-AUDIT-4: what is recorded as it happens is never on a gaming day
+        --    before the latest the property recorded, whichever replica recorded it (the insider
+        --    pass: one replica's clock ahead, then set right, and a patron's cash went on two
+        --    days 28 ms apart, no CTR). Under the head lock, so every writer sees the latest; the
+        --    member behind is refused (CL009, with the day) and its server decides it again on
+        --    that day. An import names its own time and is checked against its streams.
+        SELECT max((e.md->>'gaming_day')::date),
+               min(mm.m) FILTER (WHERE NOT (e.md ? 'imported_by') AND (e.md->>'gaming_day')::date < v_last_day)
+          INTO v_max_day, v_behind
+          FROM generate_series(1, v_members) AS mm(m)
+         CROSS JOIN LATERAL unnest(p_metadata[CASE WHEN mm.m = 1 THEN 1 ELSE p_event_end[mm.m - 1] + 1 END : p_event_end[mm.m]]) AS e(md)
+         WHERE NOT v_replayed[mm.m];
+        IF v_behind IS NOT NULL THEN
+            RAISE EXCEPTION 'chipledger: a gaming day before the property''s latest, %', v_last_day
+                USING ERRCODE = 'CL009', DETAIL = json_build_object('gaming_day', v_last_day::text)::text,
+                      HINT = 'chipledger member ' || v_behind;
         END IF;
         -- A patron stream the group creates whose name differs only in case from one the
         --    property holds, or from one a member before it creates, is in conflict (CL001):
@@ -608,7 +628,8 @@ BEGIN
     -- The notification goes with the head, in the same statement: '<head> <first append id>
     -- <property>'; a subscriber of another property, one at this head already, or one handed
     -- the group by the process that wrote it, reads nothing for it (subscription.rs).
-    UPDATE property_heads SET last_position = v_last, last_hash = v_hash, last_recorded_at = v_recorded
+    UPDATE property_heads SET last_position = v_last, last_hash = v_hash, last_recorded_at = v_recorded,
+                              last_gaming_day = greatest(last_gaming_day, v_max_day)
      WHERE property = p_property
     RETURNING pg_notify('chipledger_events', v_last || ' ' || p_append_ids[1] || ' ' || p_property)::text,
               (SELECT count(*) FROM written_streams), (SELECT count(*) FROM written_balances)

@@ -47,6 +47,10 @@ pub enum StoreError {
     /// only from `archived_through` on; the archive file holds the rest.
     #[error("position {position} is archived: the live log answers from position {archived_through} on")]
     Archived { position: i64, archived_through: i64 },
+    /// R-CHIP-6: a member recorded as it happens names a gaming day before the latest the
+    /// property recorded (CL009): decide it again on that day.
+    #[error("gaming day before the property's latest, {gaming_day}")]
+    GamingDayBehind { gaming_day: String },
     /// The property's archive anchor is not proven by its signed archive document (by a trusted
     /// key): the balances carried past it are not served (`chipledger verify` names why).
     #[error("the archive anchor is not proven: {0}")]
@@ -84,6 +88,10 @@ struct UnbalancedDetail {
 struct NoPartitionDetail {
     recorded_at_micros: i64,
     partitions_until_micros: Option<i64>,
+}
+#[derive(Deserialize)]
+struct GamingDayDetail {
+    gaming_day: String,
 }
 #[derive(Deserialize)]
 struct ArchivedDetail {
@@ -130,6 +138,7 @@ pub(crate) fn classify(error: sqlx::Error) -> StoreError {
         }),
         "CL008" => serde_json::from_str::<ArchivedDetail>(&detail)
             .map(|d| StoreError::Archived { position: d.position, archived_through: d.archived_through }),
+        "CL009" => serde_json::from_str::<GamingDayDetail>(&detail).map(|d| StoreError::GamingDayBehind { gaming_day: d.gaming_day }),
         // PostgreSQL's own refusal of a row no partition holds (the append checks first, CL007;
         // this is the backstop if a partition went missing behind the registry's back).
         "23514" if db.message().starts_with("no partition of relation") => {

@@ -684,7 +684,7 @@ impl Ledger {
         let property = property_config.id.clone();
         let aml = &property_config.aml;
         let (context, imported_by) = self.context(principal, property_config, &envelope)?;
-        let context = if imported_by.is_some() { context } else { self.never_back(property_config, context).await? };
+        let mut context = if imported_by.is_some() { context } else { self.never_back(property_config, context).await? };
         // Refused once shutdown has begun; appends already started are waited for.
         if self.drain.enter().is_none() {
             return Err(status::shutting_down());
@@ -777,6 +777,20 @@ impl Ledger {
                         return Err(status::version_conflict(&stream, expected, attempt));
                     }
                     tracing::debug!(%stream, attempt, "version conflict, deciding again");
+                }
+                // R-CHIP-6: another writer (a replica) recorded a later gaming day: this process
+                // takes it as its floor and decides again on it.
+                Err(StoreError::GamingDayBehind { gaming_day }) if imported_by.is_none() && gaming_day > context.gaming_day => {
+                    if attempt > self.limits.conflict_retries {
+                        return Err(status::internal("append", &format!("gaming day still behind {gaming_day} after {attempt} attempts")));
+                    }
+                    let mut floors = self.clock_floor.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                    let floor = floors.entry(property.clone()).or_default();
+                    if gaming_day > floor.1 {
+                        floor.1 = gaming_day.clone();
+                    }
+                    tracing::info!(%gaming_day, behind = %context.gaming_day, "a later gaming day was recorded by another writer; deciding again on it");
+                    context.gaming_day = gaming_day;
                 }
                 // Refused before with this very request (R-AUDIT-3): that refusal answers.
                 Err(StoreError::RefusedBefore { refusal_seq, .. }) => return self.replay_refusal(&property, refusal_seq).await,

@@ -277,3 +277,31 @@ async fn r_audit_3_a_refusal_is_recorded_chained_and_answers_its_command_id_for_
     assert_eq!((report.refusals_checked, report.commands_checked), (1, 1));
     Ok(())
 }
+
+/// R-CHIP-6 with R-AUDIT-4: what is recorded as it happens never goes on a gaming day before the
+/// latest its property recorded, whichever writer recorded it (the insider pass: two replicas,
+/// one's clock ahead and then set right, put a patron's cash on two days 28 ms apart, no CTR).
+/// The member behind is refused with the day, to be decided again on it; an import, which names
+/// its own time, is not (its server checks it against its streams).
+#[tokio::test]
+async fn a_live_append_on_a_gaming_day_before_the_propertys_latest_is_refused_with_that_day() -> anyhow::Result<()> {
+    let db = fresh("append_gaming_day").await?;
+    let on = |day: &str, command_id: &str| {
+        let mut events = buy_ins(1, command_id);
+        events[0].metadata.gaming_day = day.into();
+        events
+    };
+    db.store.append(&one_stream("table-T1", ExpectedVersion::NoStream, on("2026-03-15", "c1"))).await?;
+    let refused = db.store.append(&one_stream("table-T2", ExpectedVersion::NoStream, on("2026-03-14", "c2"))).await.expect_err("an earlier day");
+    assert!(matches!(&refused, StoreError::GamingDayBehind { gaming_day } if gaming_day == "2026-03-15"), "{refused:?}");
+    assert_eq!(db.store.read_all(PROPERTY, 0, 10).await?.len(), 1, "nothing written");
+    let mut imported = on("2026-03-14", "c2");
+    imported[0].metadata.imported_by = Some("admin-1".into());
+    db.store.append(&one_stream("table-T2", ExpectedVersion::NoStream, imported)).await?;
+    db.store.append(&one_stream("table-T3", ExpectedVersion::NoStream, on("2026-03-15", "c3"))).await?;
+    db.store.append(&one_stream("table-T4", ExpectedVersion::NoStream, on("2026-03-16", "c4"))).await?;
+    let refused = db.store.append(&one_stream("table-T5", ExpectedVersion::NoStream, on("2026-03-15", "c5"))).await.expect_err("a day back");
+    assert!(matches!(&refused, StoreError::GamingDayBehind { gaming_day } if gaming_day == "2026-03-16"), "{refused:?}");
+    assert!(db.store.verify_chain(PROPERTY).await?.ok);
+    Ok(())
+}
