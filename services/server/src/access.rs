@@ -30,6 +30,10 @@ pub struct Principal {
     /// The property a request naming none acts on: a console session's choice among
     /// `properties`; `None` (every gRPC caller) is the configured default.
     pub acting_in: Option<String>,
+    /// The configuration entry it was authenticated by (none: the development mode's anonymous
+    /// caller): a stream or a console session holds only while the entry stands unchanged
+    /// ([`Authenticator::still_holds`]).
+    pub entry: Option<Arc<PrincipalConfig>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,8 +103,8 @@ impl Directory {
     }
 }
 
-fn principal_of(entry: &PrincipalConfig, via: Credential) -> Principal {
-    Principal { id: entry.id.clone(), role: entry.role, via, properties: entry.properties.clone(), acting_in: None }
+fn principal_of(entry: &Arc<PrincipalConfig>, via: Credential) -> Principal {
+    Principal { id: entry.id.clone(), role: entry.role, via, properties: entry.properties.clone(), acting_in: None, entry: Some(entry.clone()) }
 }
 
 fn token_hash(token: &str) -> [u8; 32] {
@@ -147,6 +151,24 @@ impl Authenticator {
 
     fn current(&self) -> Arc<Directory> {
         self.directory.read().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
+    }
+
+    /// Whether a principal authenticated before still stands as it was: its configuration
+    /// entry unchanged since (role, properties, certificate names, tokens), or the development
+    /// mode's anonymous caller. A reload that removed it, changed its role or rotated its token
+    /// ends what it holds open (the fixes' pass: an open command stream of a demoted cage
+    /// principal kept recording sales, a subscription of a removed auditor kept delivering, and
+    /// a console session outlived the token it signed in with).
+    pub fn still_holds(&self, principal: &Principal) -> bool {
+        match (&principal.entry, principal.via) {
+            (_, Credential::DevAnonymous) => self.dev_anonymous_role == Some(principal.role),
+            (Some(entry), _) => self.current().by_id.get(&principal.id).is_some_and(|now| **now == **entry),
+            (None, _) => self
+                .current()
+                .by_id
+                .get(&principal.id)
+                .is_some_and(|now| now.role == principal.role && now.properties == principal.properties),
+        }
     }
 
     /// A configured principal by id (an approver named in a command).
@@ -198,6 +220,7 @@ impl Authenticator {
                 via: Credential::DevAnonymous,
                 properties: PropertyScope::All,
                 acting_in: None,
+                entry: None,
             }),
             None => Err(unauthenticated(
                 "NO_CREDENTIALS",
@@ -313,7 +336,7 @@ mod tests {
     use super::*;
 
     fn principal(role: Role) -> Principal {
-        Principal { id: "p".into(), role, via: Credential::BearerToken, properties: PropertyScope::All, acting_in: None }
+        Principal { id: "p".into(), role, via: Credential::BearerToken, properties: PropertyScope::All, acting_in: None, entry: None }
     }
 
     fn allowed(role: Role, path: &str) -> bool {

@@ -442,7 +442,7 @@ mod tests {
 
     fn principal(directory: &Authenticator, id: &str) -> Principal {
         let entry = directory.principal_by_id(id).unwrap();
-        Principal { id: id.into(), role: entry.role, via: Credential::BearerToken, properties: entry.properties.clone(), acting_in: None }
+        Principal { id: id.into(), role: entry.role, via: Credential::BearerToken, properties: entry.properties.clone(), acting_in: None, entry: None }
     }
 
     fn subject<'a>(rpc: &'static str, command_id: &'a str, bytes: &[u8]) -> Subject<'a> {

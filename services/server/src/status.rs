@@ -44,6 +44,17 @@ fn with_info(code: Code, reason: &str, message: impl Into<String>, metadata: Has
     Status::with_error_details(code, message, ErrorDetails::with_error_info(reason, DOMAIN, metadata))
 }
 
+/// A principal authenticated before that a reload has since removed or changed (role,
+/// properties, tokens): what it holds open ends; it authenticates again.
+pub fn principal_changed(principal_id: &str) -> Status {
+    with_info(
+        Code::Unauthenticated,
+        "PRINCIPAL_CHANGED",
+        format!("principal {principal_id} was removed or changed by a configuration reload: authenticate again"),
+        HashMap::from([("principal".to_string(), principal_id.to_string())]),
+    )
+}
+
 /// The same command id was recorded earlier for a different request (idempotency).
 pub fn command_id_reused(command_id: &str) -> Status {
     with_info(

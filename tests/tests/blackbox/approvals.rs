@@ -59,6 +59,7 @@ fn floor_principal() -> chipledger_server::access::Principal {
         via: chipledger_server::access::Credential::BearerToken,
         properties: chipledger_server::config::PropertyScope::All,
         acting_in: None,
+        entry: None,
     }
 }
 

@@ -155,21 +155,61 @@ async fn principals_are_read_again_at_a_reload() -> anyhow::Result<()> {
         text
     };
     let dir = tempfile::tempdir()?;
-    let path = write_file(dir.path(), "chipledgerd.toml", &principals(&[("ann", "admin"), ("fred", "auditor")]))?;
+    let path = write_file(dir.path(), "chipledgerd.toml", &principals(&[("ann", "admin"), ("fred", "auditor"), ("cara", "cage")]))?;
     let path_text = path.to_string_lossy().to_string();
     let child = ChildServer::spawn(&["--config", &path_text, "--listen", "127.0.0.1:0"], &[("DATABASE_URL", app_url(&url)?)], dir.path()).await?;
     wait_until_serving(&format!("http://{}", child.addr), None).await?;
     let channel = Endpoint::from_shared(format!("http://{}", child.addr))?.connect().await?;
-    let (mut fred, mut gina) = (Client::new(channel.clone(), Some("token-of-fred-0123456789")), Client::new(channel, Some("token-of-gina-0123456789")));
+    let (mut fred, mut gina) = (Client::new(channel.clone(), Some("token-of-fred-0123456789")), Client::new(channel.clone(), Some("token-of-gina-0123456789")));
     assert!(verified(&mut fred, "north").await?);
     assert_eq!(verified(&mut gina, "north").await.expect_err("not a principal yet").downcast::<tonic::Status>()?.code(), Code::Unauthenticated);
+    // What they hold open: fred's subscription, cara's command stream (a cage opened on it).
+    let mut feed = fred.ledger.subscribe(pb::SubscribeRequest::default()).await?.into_inner();
+    let mut cara = Client::new(channel.clone(), Some("token-of-cara-0123456789"));
+    let (send, commands) = tokio::sync::mpsc::channel(4);
+    let mut replies = cara.ledger.record_stream(tokio_stream::wrappers::ReceiverStream::new(commands)).await?.into_inner();
+    let open = pb::OpenCage {
+        header: Some(pb::CommandHeader { command_id: "open-cage".into(), ..Default::default() }),
+        cage_id: "MAIN".into(),
+        denominations_cents: vec![100, 500],
+        chips: vec![chipledger_tests::chips(100, 100), chipledger_tests::chips(500, 100)],
+        cash_cents: 100_000,
+    };
+    send.send(pb::Command { command: Some(pb::command::Command::OpenCage(open)) }).await?;
+    let opened = replies.message().await?.expect("a reply");
+    assert_eq!(opened.code, 0, "{opened:?}");
+    assert!(feed.message().await?.is_some(), "the feed delivers the cage's opening");
 
-    std::fs::write(&path, principals(&[("ann", "admin"), ("gina", "auditor")]))?;
+    // fred removed, gina added, cara made a dealer.
+    std::fs::write(&path, principals(&[("ann", "admin"), ("gina", "auditor"), ("cara", "dealer")]))?;
     child.hangup()?;
     child.wait_for_output("chipledgerd: reloaded", 1, RELOAD_BOUND).await?;
-    assert!(child.output_text().contains(r#"principals added ["gina"], removed ["fred"], changed []"#), "{}", child.output_text());
+    assert!(child.output_text().contains(r#"principals added ["gina"], removed ["fred"], changed ["cara"]"#), "{}", child.output_text());
     assert_eq!(verified(&mut fred, "north").await.expect_err("removed").downcast::<tonic::Status>()?.code(), Code::Unauthenticated);
     assert!(verified(&mut gina, "north").await?, "added, and acting at once");
+    // The open stream records nothing more as a cage principal, and the feed ends.
+    let sale = pb::SellChips {
+        header: Some(pb::CommandHeader { command_id: "sale-on-the-open-stream".into(), ..Default::default() }),
+        cage_id: "MAIN".into(),
+        player_id: "P1".into(),
+        chips: vec![chipledger_tests::chips(500, 1)],
+    };
+    send.send(pb::Command { command: Some(pb::command::Command::SellChips(sale)) }).await?;
+    let ended = replies.message().await.expect_err("the stream ends");
+    assert_eq!(ended.code(), Code::Unauthenticated, "{ended:?}");
+    let mut ann = Client::new(channel.clone(), Some("token-of-ann-0123456789"));
+    let sold = chipledger_tests::all_events(&mut ann, pb::EventFilter { event_types: vec!["ChipsSold".into()], ..Default::default() }).await?;
+    assert!(sold.is_empty(), "nothing recorded on the stream after the reload: {sold:?}");
+    let open_again = pb::OpenCage {
+        header: Some(pb::CommandHeader { command_id: "open-cage-2".into(), ..Default::default() }),
+        cage_id: "SECOND".into(),
+        denominations_cents: vec![100],
+        chips: vec![chipledger_tests::chips(100, 1)],
+        cash_cents: 0,
+    };
+    ann.cage.open_cage(open_again).await?;
+    let fed = feed.message().await.expect_err("the feed ends");
+    assert_eq!(fed.code(), Code::Unauthenticated, "{fed:?}");
 
     // The development mode is a start's: a configuration without principals would make anonymous
     // callers admins; the whole reload is refused.

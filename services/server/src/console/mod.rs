@@ -271,15 +271,9 @@ impl Console {
         let key = session_key(&id);
         let mut sessions = self.sessions.lock().expect("console sessions");
         let session = sessions.get_mut(&key)?;
-        // A principal a reload removed, or gave another role or properties, signs in again (its
-        // session had kept the role it signed in with).
-        let principal = &session.principal;
-        let still = principal.via == crate::access::Credential::DevAnonymous
-            || self
-                .authenticator
-                .principal_by_id(&principal.id)
-                .is_some_and(|current| current.role == principal.role && current.properties == principal.properties);
-        if session.last_seen.elapsed() > self.idle || !still {
+        // A principal a reload removed, or changed (role, properties, tokens), signs in again
+        // (its session had kept the role it signed in with, and outlived a rotated token).
+        if session.last_seen.elapsed() > self.idle || !self.authenticator.still_holds(&session.principal) {
             sessions.remove(&key);
             return None;
         }

@@ -86,6 +86,12 @@ chipledger_proto::rpc_table!(service_impl!(LedgerService {
                                 .check_message_of(".chipledger.v1.Command", &prost::Message::encode_to_vec(&command));
                             let entry = command.command.expect("matched Some");
                             let command_id = entry.header().map(|header| header.command_id.clone()).unwrap_or_default();
+                            // Each command as the principal stands now: one a reload removed or
+                            // changed ends the stream (its open stream had kept recording).
+                            if !ledger.authenticator().still_holds(&principal) {
+                                let _ = replies.send(Err(status::principal_changed(&principal.id))).await;
+                                return;
+                            }
                             let outcome = match checked {
                                 Ok(()) => submit_entry(&ledger, &principal, entry).await,
                                 Err(malformed) => Err(malformed.into_status()),
@@ -293,6 +299,7 @@ chipledger_proto::rpc_table!(service_impl!(LedgerService {
         let streams = request.stream_ids;
         let types = request.event_types;
         let mut stopping = self.drain.stopping();
+        let authenticator = self.ledger.authenticator();
         // The subscriber's lag is read at most every LAG_PROBE_EVERY, by a task of its own: a
         // database call never holds up delivery (catching up, the stream moves ~100k events/s).
         let lag_probe = Arc::new((self.ledger.store_of(&property), self.ledger.db().clone(), property, tracing::Span::current()));
@@ -302,6 +309,11 @@ chipledger_proto::rpc_table!(service_impl!(LedgerService {
                 let _ = stopping.wait_for(|stopping| *stopping).await;
             })
             .filter_map(move |item| {
+                // Each event as the principal stands now: one a reload removed or changed gets
+                // no more (a removed auditor's subscription had kept delivering).
+                if !authenticator.still_holds(&principal) {
+                    return std::future::ready(Some(Err(status::principal_changed(&principal.id))));
+                }
                 let keep = match &item {
                     Ok(event) => {
                         (streams.is_empty() || streams.contains(&event.stream))
@@ -326,6 +338,14 @@ chipledger_proto::rpc_table!(service_impl!(LedgerService {
                     Ok(event) => Ok(recorded_event_to_wire(event)),
                     Err(error) => Err(store_status("subscription", error)),
                 }))
+            })
+            // The stream ends with that answer.
+            .scan(false, |ended, item: Result<pb::RecordedEvent, Status>| {
+                if *ended {
+                    return std::future::ready(None);
+                }
+                *ended = matches!(&item, Err(status) if status.code() == tonic::Code::Unauthenticated);
+                std::future::ready(Some(item))
             });
         Ok(Response::new(Box::pin(events)))
     }
