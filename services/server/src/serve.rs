@@ -103,6 +103,9 @@ pub async fn serve(
     serve_with_listeners(config, listeners, ledger, drain, shutdown).await
 }
 
+/// How often a server reads the database's clock again ([`Ledger::measure_clock`]).
+const CLOCK_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// As [`serve`], with every listener bound by the caller.
 pub async fn serve_with_listeners(
     config: &Config,
@@ -157,6 +160,25 @@ pub async fn serve_with_listeners(
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1alpha()?;
 
+    // Commands are timed by the database's clock (R-CHIP-6): measured before the first is
+    // served, then every CLOCK_EVERY while the server runs.
+    if let Err(error) = ledger.measure_clock().await {
+        tracing::warn!(%error, "could not read the database's clock; this host's is used until it can");
+    }
+    let _clock = {
+        let (ledger, mut stopping) = (ledger.clone(), drain.stopping());
+        AbortOnDrop(tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = stopping.wait_for(|stopping| *stopping) => return,
+                    _ = tokio::time::sleep(CLOCK_EVERY) => {}
+                }
+                if let Err(error) = ledger.measure_clock().await {
+                    tracing::debug!(%error, "could not read the database's clock");
+                }
+            }
+        }))
+    };
     let authenticator = ledger.authenticator();
     let services = Services::new(ledger, drain.clone());
     let _console = match console_listener {

@@ -351,6 +351,11 @@ impl Store {
             .await?)
     }
 
+    /// The database's clock, ms since the epoch (replicas time commands by it).
+    pub async fn database_now_ms(&self) -> Result<i64, StoreError> {
+        Ok(sqlx::query_scalar("SELECT (extract(epoch FROM pg_catalog.clock_timestamp()) * 1000)::bigint").fetch_one(&self.pool).await?)
+    }
+
     /// The head of the property's chain: save it outside the database to detect rewrites.
     pub async fn chain_digest(&self, property: &str) -> Result<ChainDigest, StoreError> {
         verify::chain_digest(&self.pool, property).await

@@ -257,3 +257,45 @@ async fn a_reload_that_moves_the_clock_back_does_not_move_the_gaming_day_back() 
     assert!(days.len() >= 4 && days.iter().all(|day| *day == days[0]), "one gaming day throughout: {days:?}");
     Ok(())
 }
+
+/// R-CHIP-6 with R-REBUY-1 and R-AUDIT-4: a replica times commands by the database's clock, not
+/// its host's. A replica 65 minutes ahead had opened the next gaming day early (a patron's cash on
+/// two days, no CTR) and judged a re-buy wait over before it was (the replicas pass). Here the
+/// gaming day turns 30 minutes from now: the replica's host clock is past it, the database's not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_whose_clock_runs_ahead_times_commands_by_the_databases_clock() -> anyhow::Result<()> {
+    const FAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
+    anyhow::ensure!(std::path::Path::new(FAKETIME).exists(), "{FAKETIME} is missing: install Debian's faketime (.ci/run does)");
+    let postgres = TestPostgres::shared().await?;
+    let url = postgres.fresh_database("replica_clock_ahead").await?;
+    prepare_database(&url).await?;
+    let now = jiff::tz::Offset::UTC.to_datetime(jiff::Timestamp::now());
+    let cutoff = now.checked_add(jiff::Span::new().minutes(30))?;
+    let (cutoff_time, now_time) = (cutoff.time(), now.time());
+    let expected = if now_time >= cutoff_time { now.date() } else { now.date().yesterday()? };
+    let config = format!(
+        "property_id = \"north\"\n[gaming_day]\ncutoff = \"{:02}:{:02}\"\ntime_zone = \"UTC\"\n",
+        cutoff_time.hour(),
+        cutoff_time.minute()
+    );
+    let dir = tempfile::tempdir()?;
+    let path = write_file(dir.path(), "chipledgerd.toml", &config)?;
+    let path_text = path.to_string_lossy().to_string();
+    let ahead = [
+        ("DATABASE_URL", app_url(&url)?),
+        ("LD_PRELOAD", FAKETIME.to_string()),
+        ("FAKETIME", "+65m".to_string()),
+        ("FAKETIME_DONT_FAKE_MONOTONIC", "1".to_string()),
+    ];
+    let child = ChildServer::spawn(&["--config", &path_text, "--listen", "127.0.0.1:0"], &ahead, dir.path()).await?;
+    wait_until_serving(&format!("http://{}", child.addr), None).await?;
+    let mut client = Client::new(Endpoint::from_shared(format!("http://{}", child.addr))?.connect().await?, None);
+    open_cage(&mut client, "north").await?;
+    let days: Vec<String> = chipledger_tests::all_events(&mut client, pb::EventFilter::default())
+        .await?
+        .iter()
+        .map(|event| event.metadata.as_ref().map(|metadata| metadata.gaming_day.clone()).unwrap_or_default())
+        .collect();
+    assert_eq!(days, vec![expected.to_string()], "the day by the database's clock");
+    Ok(())
+}

@@ -92,6 +92,9 @@ pub struct Ledger {
     /// Per property, the latest time and gaming day this process gave a command recorded as it
     /// happens ([`Ledger::never_back`]).
     clock_floor: Mutex<HashMap<String, (i64, String)>>,
+    /// The database's clock less this host's, in ms ([`Ledger::measure_clock`]): commands are
+    /// timed by the database's clock, which every replica shares.
+    clock_offset_ms: std::sync::atomic::AtomicI64,
 }
 
 fn now_unix_ms() -> i64 {
@@ -143,7 +146,39 @@ impl Ledger {
             drain,
             checkpointer: None,
             clock_floor: Mutex::new(HashMap::new()),
+            clock_offset_ms: std::sync::atomic::AtomicI64::new(0),
         }
+    }
+
+    /// The time commands are given: this host's clock set to the database's (R-CHIP-6). A
+    /// replica whose clock ran ahead had judged a re-buy wait over an hour early and opened the
+    /// next gaming day early (the replicas pass: back in the game for $40 a moment after leaving
+    /// with $200, and $12,000 of cash on two days).
+    pub fn now(&self) -> i64 {
+        now_unix_ms().saturating_add(self.clock_offset_ms.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// Reads the database's clock and keeps this host's offset from it (taken at the middle of
+    /// the round trip); an offset over a second is logged. Run at the start and every few
+    /// seconds after ([`crate::serve`]).
+    pub async fn measure_clock(&self) -> Result<i64, StoreError> {
+        let before = now_unix_ms();
+        let database = self.db.call("database_now", "clock", self.router.default_primary().database_now_ms()).await?;
+        let after = now_unix_ms();
+        let offset = database - (before + (after - before) / 2);
+        let was = self.clock_offset_ms.swap(offset, std::sync::atomic::Ordering::Relaxed);
+        if offset.abs() > 1_000 && (offset - was).abs() > 100 {
+            tracing::warn!(offset_ms = offset, "this host's clock differs from the database's: commands are timed by the database's");
+        }
+        Ok(offset)
+    }
+
+    /// The gaming day of a command refused before it is decided: by the database's clock, never
+    /// before the latest day this process gave (R-CHIP-6).
+    fn refusal_day(&self, property: &PropertyConfig) -> Option<String> {
+        let day = property.gaming_day.gaming_day(self.now())?;
+        let floors = self.clock_floor.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        Some(floors.get(&property.id).map_or(day.clone(), |(_, floor)| day.max(floor.clone())))
     }
 
     /// Who may call: the gate authenticates with the same principals approvals are checked against.
@@ -630,7 +665,7 @@ impl Ledger {
                 "only admin or system principals may import with another actor or time",
             ));
         }
-        let now = now_unix_ms();
+        let now = self.now();
         // An import records what happened: never a time to come (a movement dated tomorrow would
         // count on a gaming day not begun, R-CHIP-6, R-AUDIT-4; a day closed before it began).
         if let Some(at) = envelope.import_occurred_at_unix_ms
@@ -919,7 +954,7 @@ impl Ledger {
             request: attempted(rpc, index, None, command),
             request_hash: *request_hash,
             player_id: command.and_then(|command| refused_player(command, &HashMap::new())),
-            gaming_day: property.gaming_day.gaming_day(now_unix_ms()),
+            gaming_day: self.refusal_day(&property),
             reply: status_to_reply(&denied),
         };
         if let Err(error) = self.keep_refusal(record, denied.clone()).await
@@ -981,7 +1016,7 @@ impl Ledger {
             request,
             request_hash: *request_hash,
             player_id,
-            gaming_day: property.gaming_day.gaming_day(now_unix_ms()),
+            gaming_day: self.refusal_day(property),
             reply: status_to_reply(&refused),
         };
         self.keep_refusal(record, refused).await
