@@ -37,6 +37,7 @@ pub fn table_view(table_id: &rules::TableId, table: &rules::TableState, version:
                 missed_big_blind: seat_state.missed_big_blind,
                 missed_small_blind: seat_state.missed_small_blind,
                 missed_button_ante_cents: seat_state.missed_button_ante_cents,
+                owes_entry_post: seat_state.owes_entry_post,
                 iou_cents: seat_state.iou_cents,
                 loans: seat_state
                     .loans

@@ -508,6 +508,25 @@ pub async fn live(State(console): State<Arc<Console>>, signed: Signed, Query(que
 
 // ------------------------------------------------------------------ table
 
+/// What a seat owes before it plays (R-POST-1, R-POST-3), as the floor says it: the games pass
+/// found the seat view carrying it and the table page showing none of it.
+fn owed_posts(units: &Units, seat: &pb::SeatView) -> String {
+    let mut owed = Vec::new();
+    if seat.owes_entry_post {
+        owed.push("entry big blind".to_string());
+    }
+    if seat.missed_big_blind {
+        owed.push("missed big blind".to_string());
+    }
+    if seat.missed_small_blind {
+        owed.push("missed small blind".to_string());
+    }
+    if seat.missed_button_ante_cents > 0 {
+        owed.push(format!("missed ante {}", units.money(seat.missed_button_ante_cents)));
+    }
+    owed.join(", ")
+}
+
 fn table_path(table_id: &str) -> String {
     format!("/tables/{}", view::percent(table_id))
 }
@@ -602,13 +621,14 @@ pub async fn table(State(console): State<Arc<Console>>, signed: Signed, Path(tab
                     link(seat.player_id.clone(), format!("/players/{}", view::percent(&seat.player_id))),
                     num(units.money(seat.stack_cents)),
                     text(seat_status(seat.status)),
+                    text(owed_posts(&units, seat)),
                 ]
             })
             .collect();
         let chart_day = day.clone();
         let chart = hourly_chart(&units, &timeline, &chart_day);
         let listings = vec![
-            Listing::new("seats", "Seats", &["Seat", "Player", "Stack", "Status"], seats).empty_text("Nobody is seated."),
+            Listing::new("seats", "Seats", &["Seat", "Player", "Stack", "Status", "Owes"], seats).empty_text("Nobody is seated."),
             Listing::new("tray", "Tray by denomination", &["Chip", "Count", "Value"], tray_rows),
             Listing::new("slips", "Fills and credits", &["Slip", "Kind", "Cage", "Chips", "Value", "Signed by", "Time", "Position"], slips)
                 .empty_text("No fills or credits.")
@@ -1665,6 +1685,16 @@ pub async fn digest_download(State(console): State<Arc<Console>>, signed: Signed
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// R-POST-1, R-POST-3: the table page says what each seat owes before it plays.
+    #[test]
+    fn r_post_3_the_table_page_names_what_a_seat_owes() {
+        let units = Units::of(&crate::config::PropertyConfig::with_defaults("p"));
+        let seat = |view: pb::SeatView| owed_posts(&units, &view);
+        assert_eq!(seat(pb::SeatView::default()), "");
+        let owing = pb::SeatView { owes_entry_post: true, missed_big_blind: true, missed_small_blind: true, missed_button_ante_cents: 400, ..Default::default() };
+        assert_eq!(seat(owing), "entry big blind, missed big blind, missed small blind, missed ante $4.00");
+    }
 
     fn event(event_id: &str, at_unix_ms: i64, payload_json: String, drop_cents: i64) -> pb::RecordedEvent {
         pb::RecordedEvent {
