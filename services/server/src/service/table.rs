@@ -94,8 +94,16 @@ pub(super) async fn rebuild_hand(
                 break 'search;
             }
         }
-        if exhausted || scanned >= MAX_SCAN_EVENTS {
+        if exhausted {
             break;
+        }
+        // Every hand of the table is searched (it stopped at 50,000 and answered a later hand
+        // as none); past the reports' bound the answer says so instead.
+        if scanned >= super::pager::MAX_REPORT_EVENTS {
+            return Err(Status::out_of_range(format!(
+                "table {table_id} has more than {} hands before the one asked for: not searched further",
+                super::pager::MAX_REPORT_EVENTS
+            )));
         }
     }
     let Some(start) = start else {
