@@ -599,7 +599,7 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Limits {
-        Limits { max_batch_commands: 1000, max_page_size: 1000, conflict_retries: 3 }
+        Limits { max_batch_commands: 1000, max_page_size: 1000, conflict_retries: 6 }
     }
 }
 

@@ -812,6 +812,15 @@ impl Ledger {
                         return Err(status::version_conflict(&stream, expected, attempt));
                     }
                     tracing::debug!(%stream, attempt, "version conflict, deciding again");
+                    // Another replica is writing the stream: from the second conflict on, a short
+                    // pause of a varying length before deciding again, so two replicas retrying
+                    // at once do not meet again (the replicas pass: one command in twenty on a
+                    // shared cage was answered ABORTED after its retries, all immediate).
+                    if attempt > 1 {
+                        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().subsec_nanos();
+                        let ceiling_us = 500u64 << attempt.min(5);
+                        tokio::time::sleep(std::time::Duration::from_micros(u64::from(nanos) % ceiling_us)).await;
+                    }
                 }
                 // R-CHIP-6: another writer (a replica) recorded a later gaming day: this process
                 // takes it as its floor and decides again on it.
