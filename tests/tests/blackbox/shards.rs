@@ -139,14 +139,29 @@ async fn two_properties_on_two_databases_each_with_its_own_chain_and_the_map_rel
     Ok(())
 }
 
+/// One chipledgerd on a fresh database (`name`), serving the configuration file `config` (kept
+/// in the returned directory, to be written again before a reload), with `env` beside its
+/// database URL; and a channel to it.
+async fn configured(name: &str, config: &str, env: &[(&str, String)]) -> anyhow::Result<(ChildServer, tempfile::TempDir, std::path::PathBuf, tonic::transport::Channel)> {
+    let postgres = TestPostgres::shared().await?;
+    let url = postgres.fresh_database(name).await?;
+    prepare_database(&url).await?;
+    let dir = tempfile::tempdir()?;
+    let path = write_file(dir.path(), "chipledgerd.toml", config)?;
+    let path_text = path.to_string_lossy().to_string();
+    let mut env = env.to_vec();
+    env.push(("DATABASE_URL", app_url(&url)?));
+    let child = ChildServer::spawn(&["--config", &path_text, "--listen", "127.0.0.1:0"], &env, dir.path()).await?;
+    wait_until_serving(&format!("http://{}", child.addr), None).await?;
+    let channel = Endpoint::from_shared(format!("http://{}", child.addr))?.connect().await?;
+    Ok((child, dir, path, channel))
+}
+
 /// Principals are read again at a reload (SIGHUP): a principal removed is refused from the next
 /// call, one added acts at once, and the reload says which (the insider pass: a reload said
 /// "reloaded", and a removed admin's token and a demoted supervisor's approvals kept working).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn principals_are_read_again_at_a_reload() -> anyhow::Result<()> {
-    let postgres = TestPostgres::shared().await?;
-    let url = postgres.fresh_database("principals_reload").await?;
-    prepare_database(&url).await?;
     let principals = |entries: &[(&str, &str)]| {
         let mut text = String::from("property_id = \"north\"\n");
         for (id, role) in entries {
@@ -154,12 +169,8 @@ async fn principals_are_read_again_at_a_reload() -> anyhow::Result<()> {
         }
         text
     };
-    let dir = tempfile::tempdir()?;
-    let path = write_file(dir.path(), "chipledgerd.toml", &principals(&[("ann", "admin"), ("fred", "auditor"), ("cara", "cage")]))?;
-    let path_text = path.to_string_lossy().to_string();
-    let child = ChildServer::spawn(&["--config", &path_text, "--listen", "127.0.0.1:0"], &[("DATABASE_URL", app_url(&url)?)], dir.path()).await?;
-    wait_until_serving(&format!("http://{}", child.addr), None).await?;
-    let channel = Endpoint::from_shared(format!("http://{}", child.addr))?.connect().await?;
+    let start = principals(&[("ann", "admin"), ("fred", "auditor"), ("cara", "cage")]);
+    let (child, _dir, path, channel) = configured("principals_reload", &start, &[]).await?;
     let (mut fred, mut gina) = (Client::new(channel.clone(), Some("token-of-fred-0123456789")), Client::new(channel.clone(), Some("token-of-gina-0123456789")));
     assert!(verified(&mut fred, "north").await?);
     assert_eq!(verified(&mut gina, "north").await.expect_err("not a principal yet").downcast::<tonic::Status>()?.code(), Code::Unauthenticated);
@@ -227,16 +238,9 @@ async fn principals_are_read_again_at_a_reload() -> anyhow::Result<()> {
 /// pass: $9,000 on each of two days seven seconds apart, and no CTR).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reload_that_moves_the_clock_back_does_not_move_the_gaming_day_back() -> anyhow::Result<()> {
-    let postgres = TestPostgres::shared().await?;
-    let url = postgres.fresh_database("gaming_day_never_back").await?;
-    prepare_database(&url).await?;
     let clock = |zone: &str| format!("property_id = \"north\"\n[gaming_day]\ncutoff = \"00:00\"\ntime_zone = \"{zone}\"\n");
-    let dir = tempfile::tempdir()?;
-    let path = write_file(dir.path(), "chipledgerd.toml", &clock("Etc/GMT-12"))?;
-    let path_text = path.to_string_lossy().to_string();
-    let child = ChildServer::spawn(&["--config", &path_text, "--listen", "127.0.0.1:0"], &[("DATABASE_URL", app_url(&url)?)], dir.path()).await?;
-    wait_until_serving(&format!("http://{}", child.addr), None).await?;
-    let mut client = Client::new(Endpoint::from_shared(format!("http://{}", child.addr))?.connect().await?, None);
+    let (child, _dir, path, channel) = configured("gaming_day_never_back", &clock("Etc/GMT-12"), &[]).await?;
+    let mut client = Client::new(channel, None);
     open_cage(&mut client, "north").await?;
     let sale = |command_id: &str| pb::SellChips {
         header: Some(pb::CommandHeader { command_id: command_id.into(), ..Default::default() }),
@@ -266,9 +270,6 @@ async fn a_reload_that_moves_the_clock_back_does_not_move_the_gaming_day_back() 
 async fn a_replica_whose_clock_runs_ahead_times_commands_by_the_databases_clock() -> anyhow::Result<()> {
     const FAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
     anyhow::ensure!(std::path::Path::new(FAKETIME).exists(), "{FAKETIME} is missing: install Debian's faketime (.ci/run does)");
-    let postgres = TestPostgres::shared().await?;
-    let url = postgres.fresh_database("replica_clock_ahead").await?;
-    prepare_database(&url).await?;
     let now = jiff::tz::Offset::UTC.to_datetime(jiff::Timestamp::now());
     let cutoff = now.checked_add(jiff::Span::new().minutes(30))?;
     let (cutoff_time, now_time) = (cutoff.time(), now.time());
@@ -278,18 +279,13 @@ async fn a_replica_whose_clock_runs_ahead_times_commands_by_the_databases_clock(
         cutoff_time.hour(),
         cutoff_time.minute()
     );
-    let dir = tempfile::tempdir()?;
-    let path = write_file(dir.path(), "chipledgerd.toml", &config)?;
-    let path_text = path.to_string_lossy().to_string();
     let ahead = [
-        ("DATABASE_URL", app_url(&url)?),
         ("LD_PRELOAD", FAKETIME.to_string()),
         ("FAKETIME", "+65m".to_string()),
         ("FAKETIME_DONT_FAKE_MONOTONIC", "1".to_string()),
     ];
-    let child = ChildServer::spawn(&["--config", &path_text, "--listen", "127.0.0.1:0"], &ahead, dir.path()).await?;
-    wait_until_serving(&format!("http://{}", child.addr), None).await?;
-    let mut client = Client::new(Endpoint::from_shared(format!("http://{}", child.addr))?.connect().await?, None);
+    let (_child, _dir, _path, channel) = configured("replica_clock_ahead", &config, &ahead).await?;
+    let mut client = Client::new(channel, None);
     open_cage(&mut client, "north").await?;
     let days: Vec<String> = chipledger_tests::all_events(&mut client, pb::EventFilter::default())
         .await?
