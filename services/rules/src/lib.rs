@@ -168,6 +168,10 @@
 //! - R-POST-3 newcomer taking over (the seeds): `TableConfig::newcomer_takes_over_blinds` (serde
 //!   default false) and `TableState::left_since_deal` (serde default, bit `seat`): a newcomer in
 //!   a seat a player of the game left owing nothing, no hand dealt since, owes no entry post.
+//!   `TableState::departed` (serde default, [`table::Departed`], [`table::SeatDebts`]): who left
+//!   a seat since the last deal, or owing an entry post, missed blinds or a missed button ante
+//!   here, is no newcomer: back at this table (a seat change, a return) they take over nothing
+//!   and owe what they owed, option on or off, for as long as the game goes on.
 //!
 //! ## The snapshot
 //! [`Snapshot`] is the set of stream states the caller loaded for a command: build it with

@@ -254,6 +254,69 @@ pub struct SeatState {
     pub seated_at_version: u64,
 }
 
+/// R-POST-1, R-POST-3: what a player owes at this table before playing: the entry post (a live
+/// big blind), one set of missed blinds, a missed button ante.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeatDebts {
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub entry_post: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub missed_big_blind: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub missed_small_blind: bool,
+    #[serde(default, skip_serializing_if = "crate::money::is_zero")]
+    pub missed_button_ante_cents: Cents,
+}
+
+impl SeatDebts {
+    /// Nothing owed.
+    pub fn is_none(&self) -> bool {
+        *self == SeatDebts::default()
+    }
+
+    /// What `seat` owes now.
+    pub fn of(seat: &SeatState) -> SeatDebts {
+        SeatDebts {
+            entry_post: seat.owes_entry_post,
+            missed_big_blind: seat.missed_big_blind,
+            missed_small_blind: seat.missed_small_blind,
+            missed_button_ante_cents: seat.missed_button_ante_cents,
+        }
+    }
+
+    /// Both owed. One set of missed blinds at most, and one missed ante, the larger (R-POST-1,
+    /// R-POST-3: what is missed never adds up).
+    fn and(self, other: SeatDebts) -> SeatDebts {
+        SeatDebts {
+            entry_post: self.entry_post || other.entry_post,
+            missed_big_blind: self.missed_big_blind || other.missed_big_blind,
+            missed_small_blind: self.missed_small_blind || other.missed_small_blind,
+            missed_button_ante_cents: self.missed_button_ante_cents.max(other.missed_button_ante_cents),
+        }
+    }
+
+    /// The seat owes these too.
+    fn owed_at(self, seat: &mut SeatState) {
+        let all = SeatDebts::of(seat).and(self);
+        seat.owes_entry_post = all.entry_post;
+        seat.missed_big_blind = all.missed_big_blind;
+        seat.missed_small_blind = all.missed_small_blind;
+        seat.missed_button_ante_cents = all.missed_button_ante_cents;
+    }
+}
+
+/// R-POST-3: a player who left this table owing something here, or since the last hand was
+/// dealt (`TableState::departed`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Departed {
+    pub player_id: PlayerId,
+    #[serde(default)]
+    pub debts: SeatDebts,
+}
+
+/// Bound of `TableState::departed`: beyond it the oldest record is dropped.
+pub const MAX_DEPARTED: usize = 4 * crate::MAX_SEATS;
+
 impl SeatState {
     /// The seat has been dealt a hand since it was taken (this session): a player in the game,
     /// not a seat taken a moment before (R-RAKE-2 jackpots, R-KITTY-1 the kitty's leftover).
@@ -331,6 +394,14 @@ pub struct TableState {
     /// nothing, left since the last hand was dealt (bit `seat`); a newcomer there takes over.
     #[serde(default, skip_serializing_if = "no_seats")]
     pub left_since_deal: u16,
+    /// R-POST-3: the players who left a seat here since the last hand was dealt, or owing an
+    /// entry post, missed blinds or a missed button ante (oldest first, at most `MAX_DEPARTED`).
+    /// Such a player is no newcomer here: back at this table, in any seat, they take over no
+    /// seat's blinds and owe again what they owed when they left. A debt follows its player for
+    /// as long as the game goes on (one set, as for a player sitting out: it does not grow while
+    /// they are away); the game ends when its last player leaves, and the record with it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub departed: Vec<Departed>,
     pub shift: ShiftTotals,
     /// Events applied (the stream version this state reflects).
     pub version: u64,
@@ -800,8 +871,16 @@ impl TableState {
         if i < self.seats.len() && self.seats[i].is_none() {
             // R-POST-3 option `newcomer_takes_over_blinds`: the seat a player of the game just
             // left: the newcomer pays its blinds in that player's stead, no entry post.
+            // A player who left a seat here since the last deal, or owing something here, is no
+            // newcomer (a seat change, a return): no takeover, and what they owed follows them
+            // (the hostile tester: a player owing a small blind and an ante moved to the seat of
+            // one who left owing nothing and played posting nothing; without the option the seat
+            // change shed all but the entry big blind).
             let bit = if (seat as usize) < 16 { 1u16 << seat } else { 0 };
-            let takes_over = self.left_since_deal & bit != 0 && self.config.as_ref().is_some_and(|c| c.newcomer_takes_over_blinds);
+            let returning = self.departed.iter().position(|d| &d.player_id == player_id).map(|i| self.departed.remove(i));
+            let takes_over = returning.is_none()
+                && self.left_since_deal & bit != 0
+                && self.config.as_ref().is_some_and(|c| c.newcomer_takes_over_blinds);
             self.left_since_deal &= !bit;
             let owes_entry_post = owes_entry_post && !takes_over;
             self.seats[i] = Some(SeatState {
@@ -828,6 +907,9 @@ impl TableState {
                 dealt_at_version: 0,
                 seated_at_version: self.version,
             });
+            if let (Some(back), Some(s)) = (returning, self.seats[i].as_mut()) {
+                back.debts.owed_at(s);
+            }
         }
     }
 
@@ -926,6 +1008,15 @@ impl TableState {
                 if in_the_game && (*seat as usize) < 16 {
                     self.left_since_deal |= 1 << *seat;
                 }
+                // R-POST-3: what the player owes here leaves with them, and comes back with them.
+                if let Some(s) = self.seat(*seat) {
+                    let departed = Departed { player_id: s.player_id.clone(), debts: SeatDebts::of(s) };
+                    self.departed.retain(|d| d.player_id != departed.player_id);
+                    if self.departed.len() >= MAX_DEPARTED {
+                        self.departed.remove(0);
+                    }
+                    self.departed.push(departed);
+                }
                 if let Some(slot) = self.seats.get_mut((*seat as usize).wrapping_sub(1)) {
                     *slot = None;
                 }
@@ -946,6 +1037,7 @@ impl TableState {
                     self.last_small_blind_seat = None;
                     self.last_button_seat = None;
                     self.left_since_deal = 0;
+                    self.departed.clear();
                 }
             }
             TableEvent::PlayerMovedIn { seat, player_id, amount_cents, removed_cents, bought_in, bound, needs_full_rebuy, time_paid_until_unix_ms, .. } => {
@@ -1012,6 +1104,8 @@ impl TableState {
             TableEvent::HandStarted { hand_no, button_seat, dealt_seats } => {
                 self.last_hand_no = *hand_no;
                 self.left_since_deal = 0;
+                // R-POST-3: who left owing nothing is a newcomer from this deal on.
+                self.departed.retain(|d| !d.debts.is_none());
                 let version = self.version;
                 // R-STAKE-5: cash in front of a dealt player plays in this hand.
                 for seat in dealt_seats {

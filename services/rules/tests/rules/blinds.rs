@@ -347,12 +347,14 @@ fn button_ante_table(policy: config::ButtonPolicy, missed_owed: bool) -> Game {
 }
 
 /// A hand with a button ante where everybody folds to the big blind.
-fn button_ante_and_folds(g: &mut Game, hand_no: u64, button: Seat, ante_from: Option<(Seat, Cents)>, sb: Seat, bb: Seat, dealt: &[Seat]) {
+fn button_ante_and_folds(g: &mut Game, hand_no: u64, button: Seat, ante_from: Option<(Seat, Cents)>, sb: Option<Seat>, bb: Seat, dealt: &[Seat]) {
     g.start(hand_no, button, dealt);
     if let Some((seat, ante_cents)) = ante_from {
         g.post(seat, PostKind::ButtonAnte, ante_cents).unwrap();
     }
-    g.post(sb, PostKind::SmallBlind, d(1)).unwrap();
+    if let Some(sb) = sb {
+        g.post(sb, PostKind::SmallBlind, d(1)).unwrap();
+    }
     g.post(bb, PostKind::BigBlind, d(2)).unwrap();
     while let Some(l) = legal_actions(g.state()) {
         g.ok(l.seat, Action::Fold);
@@ -374,7 +376,7 @@ fn button_ante_and_folds(g: &mut Game, hand_no: u64, button: Seat, ante_from: Op
 #[test]
 fn r_post_1_seeds_a_player_who_missed_the_button_ante_posts_it_on_return() {
     let mut g = button_ante_table(config::ButtonPolicy::Dead, true);
-    button_ante_and_folds(&mut g, 1, 1, Some((1, d(4))), 2, 3, &[1, 2, 3, 4]);
+    button_ante_and_folds(&mut g, 1, 1, Some((1, d(4))), Some(2), 3, &[1, 2, 3, 4]);
     g.table(TableOp::SitOut { seat: 2 }).unwrap();
     g.start(2, 2, &[1, 3, 4]);
     assert_eq!(g.state().seat(2).unwrap().missed_button_ante_cents, d(3), "the table's ante of hand 2");
@@ -421,9 +423,9 @@ fn r_post_1_seeds_a_player_who_missed_the_button_ante_posts_it_on_return() {
     // A simplified button skips the absent seat: the next player's button pays its own ante,
     // and seat 2 still owes the one it missed.
     let mut g = button_ante_table(config::ButtonPolicy::Simplified, true);
-    button_ante_and_folds(&mut g, 1, 1, Some((1, d(4))), 2, 3, &[1, 2, 3, 4]);
+    button_ante_and_folds(&mut g, 1, 1, Some((1, d(4))), Some(2), 3, &[1, 2, 3, 4]);
     g.table(TableOp::SitOut { seat: 2 }).unwrap();
-    button_ante_and_folds(&mut g, 2, 3, Some((3, d(3))), 4, 1, &[1, 3, 4]);
+    button_ante_and_folds(&mut g, 2, 3, Some((3, d(3))), Some(4), 1, &[1, 3, 4]);
     assert_eq!(g.state().seat(2).unwrap().missed_button_ante_cents, d(3));
     g.table(TableOp::SitIn { seat: 2 }).unwrap();
     g.start(3, 4, &[1, 2, 3, 4]);
@@ -432,9 +434,9 @@ fn r_post_1_seeds_a_player_who_missed_the_button_ante_posts_it_on_return() {
     // Default: the player before the first blind posts the dead button's ante again, and seat 2
     // comes back owing nothing (tables opened before the option read so).
     let mut g = button_ante_table(config::ButtonPolicy::Dead, false);
-    button_ante_and_folds(&mut g, 1, 1, Some((1, d(4))), 2, 3, &[1, 2, 3, 4]);
+    button_ante_and_folds(&mut g, 1, 1, Some((1, d(4))), Some(2), 3, &[1, 2, 3, 4]);
     g.table(TableOp::SitOut { seat: 2 }).unwrap();
-    button_ante_and_folds(&mut g, 2, 2, Some((1, d(3))), 3, 4, &[1, 3, 4]);
+    button_ante_and_folds(&mut g, 2, 2, Some((1, d(3))), Some(3), 4, &[1, 3, 4]);
     assert_eq!(g.state().seat(2).unwrap().missed_button_ante_cents, 0);
     let mut recorded = serde_json::to_value(g.state().config.as_ref().unwrap()).unwrap();
     recorded.as_object_mut().unwrap().remove("missed_button_ante_owed");
@@ -444,4 +446,85 @@ fn r_post_1_seeds_a_player_who_missed_the_button_ante_posts_it_on_return() {
     let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
     c.missed_button_ante_owed = true;
     rejected(c.validate(), "INVALID_CONFIG");
+}
+
+/// NL $1/$2, dead button, $1 ante posted by the button, missed button antes owed, seats 1-6
+/// with $100 each. Hand 1 (button 1, blinds 2 and 3); seats 2 and 3 sit out; hand 2 (the
+/// button dead on seat 2, the small blind dead, the big blind 4) and hand 3 (the button dead on
+/// seat 3, blinds 4 and 5) are dealt to 1, 4, 5, 6. Then P2 owes the $4 button ante of hand 2,
+/// and P3 the small blind and the $4 button ante of hand 3.
+fn two_away_owing(takes_over: bool) -> Game {
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.ante_cents = d(1);
+    c.button_ante = true;
+    c.missed_button_ante_owed = true;
+    c.newcomer_takes_over_blinds = takes_over;
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(100)), (4, d(100)), (5, d(100)), (6, d(100))]);
+    button_ante_and_folds(&mut g, 1, 1, Some((1, d(6))), Some(2), 3, &[1, 2, 3, 4, 5, 6]);
+    g.table(TableOp::SitOut { seat: 2 }).unwrap();
+    g.table(TableOp::SitOut { seat: 3 }).unwrap();
+    button_ante_and_folds(&mut g, 2, 2, None, None, 4, &[1, 4, 5, 6]);
+    button_ante_and_folds(&mut g, 3, 3, None, Some(4), 5, &[1, 4, 5, 6]);
+    let owed = |g: &Game, seat: Seat| g.state().seat(seat).map(|s| (s.missed_big_blind, s.missed_small_blind, s.missed_button_ante_cents));
+    assert_eq!(owed(&g, 2), Some((false, false, d(4))));
+    assert_eq!(owed(&g, 3), Some((false, true, d(4))));
+    g
+}
+
+/// R-POST-3 with R-POST-1 (hostile tester): the newcomer's takeover is for a new player in the
+/// seat of one who just left. P1 (owing nothing) leaves seat 1; P3, owing a missed small blind
+/// and a $4 missed button ante at seat 3, cashes out, sits at seat 1 and buys in. P3 had been
+/// taken for a newcomer and acted in the next hand posting nothing; without the option the seat
+/// change had shed the small blind and the ante, leaving the entry big blind. Now, option on or
+/// off, P3 is no newcomer: the entry big blind (live), the small blind (dead) and the ante are
+/// owed at seat 1. A debt left at the table follows its player back for as long as the game
+/// goes on: P2 leaves owing the $4 ante, a hand is dealt, and P2 owes it at seat 3.
+#[test]
+fn r_post_3_a_seat_change_keeps_the_missed_blinds_and_button_ante_owed() {
+    for takes_over in [true, false] {
+        let mut g = two_away_owing(takes_over);
+        let (p2_left_with, p3_left_with) = (g.stack(2), g.stack(3));
+        g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
+        g.table(TableOp::CashOut { seat: 3, player_id: pid("P3") }).unwrap();
+        g.table(TableOp::CashOut { seat: 2, player_id: pid("P2") }).unwrap();
+        g.sit(1, "P3", p3_left_with).unwrap();
+        let s = g.state().seat(1).unwrap().clone();
+        assert_eq!(
+            (s.owes_entry_post, s.missed_big_blind, s.missed_small_blind, s.missed_button_ante_cents),
+            (true, false, true, d(4)),
+            "what P3 owed at seat 3 follows to seat 1 (takes_over: {takes_over})"
+        );
+        // Hand 4: button 4 (where the last small blind was), blinds 5 and 6; P3 under the gun.
+        g.start(4, 4, &[1, 4, 5, 6]);
+        assert_eq!(g.hand().missed_antes_due, vec![hand::MissedAnteDue { seat: 1, ante_cents: d(4) }]);
+        g.post(4, PostKind::ButtonAnte, d(4)).unwrap();
+        let r = rejected(g.post(5, PostKind::SmallBlind, d(1)), "ANTES_NOT_POSTED");
+        assert_eq!((r.reason.rule, r.number("seat"), r.number("ante_cents")), ("R-POST-1", Some(1), Some(d(4))));
+        g.post(1, PostKind::MissedButtonAnte, d(4)).unwrap();
+        g.post(5, PostKind::SmallBlind, d(1)).unwrap();
+        g.post(6, PostKind::BigBlind, d(2)).unwrap();
+        let r = rejected(g.act(1, Action::Call), "ENTRY_POST_REQUIRED");
+        assert_eq!((r.reason.rule, r.number("seat")), ("R-POST-3", Some(1)));
+        g.post(1, PostKind::NewPlayer, d(2)).unwrap();
+        let r = rejected(g.act(1, Action::Check), "MISSED_BLINDS_REQUIRED");
+        assert_eq!((r.reason.rule, r.number("missed_small_blind")), ("R-POST-3", Some(1)));
+        g.post(1, PostKind::MissedSmallBlindDead, d(1)).unwrap();
+        g.ok(1, Action::Check);
+        assert_eq!(g.hand().pot_cents, d(4 + 4 + 1 + 2 + 2 + 1));
+        assert_eq!(g.stack(1), p3_left_with - d(4) - d(2) - d(1));
+        while let Some(l) = legal_actions(g.state()) {
+            g.ok(l.seat, Action::Fold);
+        }
+        g.end();
+        // P2 comes back after a hand dealt without them: the $4 ante is still owed.
+        g.sit(3, "P2", p2_left_with).unwrap();
+        let s = g.state().seat(3).unwrap();
+        assert_eq!((s.owes_entry_post, s.missed_button_ante_cents), (true, d(4)), "takes_over: {takes_over}");
+    }
+    // A newcomer still takes over a seat a player of the game just left owing nothing.
+    let mut g = two_away_owing(true);
+    g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
+    g.sit(1, "Q1", d(100)).unwrap();
+    let s = g.state().seat(1).unwrap();
+    assert_eq!((s.owes_entry_post, s.missed_small_blind, s.missed_button_ante_cents), (false, false, 0));
 }
