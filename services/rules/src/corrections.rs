@@ -183,6 +183,7 @@ pub fn decide_correction(
         buy_ins_taken_back: Vec::new(),
         time_owed_again: time_owed_again(table, reverses_event_types, reverses_stream_version, original_postings),
         allowance_back: allowance_back(reverses_event_types, original_postings),
+        debts_owed_again: debts_owed_again(table, reverses_event_types, reverses_stream_version),
     };
     let mut after = table.clone().evolve(&corrected);
     // R-STAKE-3: a buy-in taken back is no buy-in any more: the seat buys in again within the
@@ -280,6 +281,24 @@ fn time_owed_again(table: &TableState, reverses_event_types: &[String], reverses
     seat_amounts(original_postings)
         .filter(|(seat, amount)| *amount < 0 && table.seat(*seat).is_some_and(|s| s.time_paid_at_version == reverses_stream_version))
         .map(|(seat, _)| seat)
+        .collect()
+}
+
+/// R-POST-1, R-POST-3: the seats dealt in a corrected hand, each with what it paid of its debts
+/// in it (`SeatState::debts_paid`: the entry post, missed blinds, a missed button ante, by their
+/// posts or by the big blind or button ante in position). The hand is the last each was dealt
+/// (a later one refuses the correction, R-STAKE-1), so its version is the seat's
+/// `dealt_at_version`. The hand's chips come back and what they paid is owed again (the hostile
+/// tester: a $3 missed button ante came back and was owed no more). Read from the table, not
+/// from the postings: netted, they say what a seat lost or won, not what it posted.
+fn debts_owed_again(table: &TableState, reverses_event_types: &[String], reverses_stream_version: u64) -> Vec<(Seat, crate::table::SeatDebts)> {
+    if !reverses_event_types.iter().any(|t| HAND_EVENT_TYPES.contains(&t.as_str())) {
+        return Vec::new();
+    }
+    (1..=crate::MAX_SEATS as Seat)
+        .filter_map(|seat| table.seat(seat).map(|s| (seat, s)))
+        .filter(|(_, s)| s.dealt_at_version == reverses_stream_version && !s.debts_paid.is_none())
+        .map(|(seat, s)| (seat, s.debts_paid))
         .collect()
 }
 

@@ -172,6 +172,10 @@
 //!   a seat since the last deal, or owing an entry post, missed blinds or a missed button ante
 //!   here, is no newcomer: back at this table (a seat change, a return) they take over nothing
 //!   and owe what they owed, option on or off, for as long as the game goes on.
+//! - R-AUDIT-1 with R-POST-1, R-POST-3: `SeatState::debts_paid` (serde default) keeps what a
+//!   seat paid of its debts in the last hand it was dealt; a correction of that hand leaves it
+//!   owed again (`TableEvent::Corrected::debts_owed_again`, serde default), from the table: the
+//!   caller passes the hand's event types and netted postings, as before.
 //!
 //! ## The snapshot
 //! [`Snapshot`] is the set of stream states the caller loaded for a command: build it with

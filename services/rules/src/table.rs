@@ -252,6 +252,11 @@ pub struct SeatState {
     /// session's and moves none of these chips (R-AUDIT-1).
     #[serde(default)]
     pub seated_at_version: u64,
+    /// R-AUDIT-1: what the seat paid of its debts in the last hand it was dealt (at
+    /// `dealt_at_version`), by its posts or by the big blind or button ante in position: a
+    /// correction of that hand gives the chips back and leaves it owed again.
+    #[serde(default, skip_serializing_if = "SeatDebts::is_none")]
+    pub debts_paid: SeatDebts,
 }
 
 /// R-POST-1, R-POST-3: what a player owes at this table before playing: the entry post (a live
@@ -281,6 +286,16 @@ impl SeatDebts {
             missed_big_blind: seat.missed_big_blind,
             missed_small_blind: seat.missed_small_blind,
             missed_button_ante_cents: seat.missed_button_ante_cents,
+        }
+    }
+
+    /// What was owed in `self` and is not in `now`: what was paid (or cleared) between the two.
+    fn paid_by(self, now: SeatDebts) -> SeatDebts {
+        SeatDebts {
+            entry_post: self.entry_post && !now.entry_post,
+            missed_big_blind: self.missed_big_blind && !now.missed_big_blind,
+            missed_small_blind: self.missed_small_blind && !now.missed_small_blind,
+            missed_button_ante_cents: if now.missed_button_ante_cents == 0 { self.missed_button_ante_cents } else { 0 },
         }
     }
 
@@ -595,6 +610,11 @@ pub enum TableEvent {
         /// session's allowance (and out of what the departure counts), by seat.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         allowance_back: Vec<(Seat, Cents)>,
+        /// R-POST-1, R-POST-3: what the seats of a corrected hand paid in it of their debts (the
+        /// entry post, missed blinds, a missed button ante), by seat: with the chips back on the
+        /// stack, they owe it again.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        debts_owed_again: Vec<(Seat, SeatDebts)>,
     },
     /// R-POST-3.
     SatOut { seat: Seat },
@@ -906,6 +926,7 @@ impl TableState {
                 time_paid_at_version: 0,
                 dealt_at_version: 0,
                 seated_at_version: self.version,
+                debts_paid: SeatDebts::default(),
             });
             if let (Some(back), Some(s)) = (returning, self.seats[i].as_mut()) {
                 back.debts.owed_at(s);
@@ -1111,6 +1132,7 @@ impl TableState {
                 for seat in dealt_seats {
                     if let Some(s) = self.seat_mut(*seat) {
                         s.dealt_at_version = version;
+                        s.debts_paid = SeatDebts::default();
                         if s.cash_in_play_cents > 0 {
                             s.cash_in_play_played = true;
                         }
@@ -1142,11 +1164,16 @@ impl TableState {
             }
             TableEvent::Posted { seat, kind, amount_cents, postings, .. } => {
                 self.apply_postings(postings);
+                let owed_before = self.seat(*seat).map(SeatDebts::of);
                 if matches!(kind, PostKind::BigBlind | PostKind::ThirdBlind | PostKind::NewPlayer | PostKind::MissedBigBlind | PostKind::Kill)
                     && let Some(s) = self.seat_mut(*seat) {
                         s.owes_entry_post = false;
                     }
                 crate::posts::clear_missed_blinds(self, *seat, *kind);
+                // R-AUDIT-1: what the post paid, owed again if the hand is corrected.
+                if let (Some(before), Some(s)) = (owed_before, self.seat_mut(*seat)) {
+                    s.debts_paid = s.debts_paid.and(before.paid_by(SeatDebts::of(s)));
+                }
                 let stacks = self.stacks_by_seat();
                 if let (Some(hand), Some(config)) = (self.hand.as_mut(), self.config.as_ref()) {
                     crate::posts::apply_post(hand, config, *seat, *kind, *amount_cents, |s| stacks[s as usize]);
@@ -1279,7 +1306,7 @@ impl TableState {
                     }
                 }
             }
-            TableEvent::Corrected { reverses_event_id, postings, buy_ins_taken_back, time_owed_again, allowance_back, .. } => {
+            TableEvent::Corrected { reverses_event_id, postings, buy_ins_taken_back, time_owed_again, allowance_back, debts_owed_again, .. } => {
                 self.apply_postings(postings);
                 crate::corrections::remember_corrected(&mut self.corrected_event_ids, reverses_event_id);
                 for seat in buy_ins_taken_back {
@@ -1296,6 +1323,12 @@ impl TableState {
                 for (seat, amount_cents) in allowance_back {
                     if let Some(s) = self.seat_mut(*seat) {
                         s.removed_cents = (s.removed_cents - amount_cents).max(0);
+                    }
+                }
+                for (seat, debts) in debts_owed_again {
+                    if let Some(s) = self.seat_mut(*seat) {
+                        debts.owed_at(s);
+                        s.debts_paid = SeatDebts::default();
                     }
                 }
             }

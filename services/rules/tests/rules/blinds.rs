@@ -528,3 +528,95 @@ fn r_post_3_a_seat_change_keeps_the_missed_blinds_and_button_ante_owed() {
     let s = g.state().seat(1).unwrap();
     assert_eq!((s.owes_entry_post, s.missed_small_blind, s.missed_button_ante_cents), (false, false, 0));
 }
+
+/// R-AUDIT-1: the correction of the last hand as the server asks for it: every event type of the
+/// hand and its postings netted, at the table stream version of its `HandStarted`.
+fn correct_last_hand(g: &Game) -> TableOp {
+    let log = &g.world.log;
+    let first = log.iter().rposition(|(_, e)| e.event_type() == "HandStarted").expect("a hand was dealt");
+    let mut types: Vec<String> = Vec::new();
+    let mut net: std::collections::BTreeMap<Account, Cents> = Default::default();
+    for (_, e) in log[first..].iter().filter(|(stream, _)| *stream == log[first].0) {
+        if !types.iter().any(|t| t == e.event_type()) {
+            types.push(e.event_type().to_string());
+        }
+        for p in e.postings() {
+            *net.entry(p.account.clone()).or_default() += p.amount_cents;
+        }
+    }
+    TableOp::Correct {
+        reverses_event_id: format!("event-{first}"),
+        reverses_stream_version: stream_version_at(log, first),
+        reverses_event_types: types,
+        reverses_gaming_day: "2026-03-01".into(),
+        original_postings: net.into_iter().filter(|(_, v)| *v != 0).map(|(a, v)| Posting::new(a, v)).collect(),
+        approved_by: "floor-2".into(),
+        reason: "misdealt".into(),
+    }
+}
+
+/// R-AUDIT-1 with R-POST-1 and R-POST-3 (hostile tester): a corrected hand gives every seat its
+/// chips back, and with them what a seat paid of its debts in it: the seat owes it again. Seat 2
+/// missed a dead button's $3 ante, posted it on return, and the hand was folded out and
+/// corrected: the $3 came back and the ante was owed no more. Likewise a missed big blind (live)
+/// and small blind (dead), and a new player's entry post.
+#[test]
+fn r_audit_1_a_corrected_hand_leaves_the_missed_ante_blinds_and_entry_post_owed_again() {
+    let mut g = button_ante_table(config::ButtonPolicy::Dead, true);
+    button_ante_and_folds(&mut g, 1, 1, Some((1, d(4))), Some(2), 3, &[1, 2, 3, 4]);
+    g.table(TableOp::SitOut { seat: 2 }).unwrap();
+    button_ante_and_folds(&mut g, 2, 2, None, Some(3), 4, &[1, 3, 4]);
+    g.table(TableOp::SitIn { seat: 2 }).unwrap();
+    let stack_before = g.stack(2);
+    g.start(3, 3, &[1, 2, 3, 4]);
+    g.post(3, PostKind::ButtonAnte, d(4)).unwrap();
+    g.post(2, PostKind::MissedButtonAnte, d(3)).unwrap();
+    g.post(4, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(1, PostKind::BigBlind, d(2)).unwrap();
+    while let Some(l) = legal_actions(g.state()) {
+        g.ok(l.seat, Action::Fold);
+    }
+    g.end();
+    assert_eq!(g.state().seat(2).unwrap().missed_button_ante_cents, 0);
+    g.table(correct_last_hand(&g)).unwrap();
+    assert_eq!(g.stack(2), stack_before, "the $3 is back");
+    assert_eq!(g.state().seat(2).unwrap().missed_button_ante_cents, d(3), "and owed again");
+    g.start(4, 4, &[1, 2, 3, 4]);
+    assert_eq!(g.hand().missed_antes_due, vec![hand::MissedAnteDue { seat: 2, ante_cents: d(3) }]);
+    g.post(4, PostKind::ButtonAnte, d(4)).unwrap();
+    let r = rejected(g.post(1, PostKind::SmallBlind, d(1)), "ANTES_NOT_POSTED");
+    assert_eq!((r.reason.rule, r.number("seat"), r.number("ante_cents")), ("R-POST-1", Some(2), Some(d(3))));
+
+    // Missed blinds: seat 3 posts them on return, the hand is corrected, they are owed again.
+    let mut g = seat_3_away_four_hands();
+    g.table(TableOp::SitIn { seat: 3 }).unwrap();
+    g.start(6, 3, &[1, 2, 3, 4]);
+    g.post(4, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(1, PostKind::BigBlind, d(2)).unwrap();
+    g.post(3, PostKind::MissedBigBlind, d(2)).unwrap();
+    g.post(3, PostKind::MissedSmallBlindDead, d(1)).unwrap();
+    while let Some(l) = legal_actions(g.state()) {
+        g.ok(l.seat, Action::Fold);
+    }
+    g.end();
+    assert_eq!(missed(&g, 3), (false, false));
+    g.table(correct_last_hand(&g)).unwrap();
+    assert_eq!(missed(&g, 3), (true, true));
+
+    // The entry post: a new player posts it, the hand is corrected, it is owed again.
+    let mut g = four();
+    blinds_and_folds(&mut g, 1, 4, 1, 2, &[1, 2, 3, 4]);
+    g.sit(5, "P5", d(100)).unwrap();
+    g.start(2, 1, &[1, 2, 3, 4, 5]);
+    g.post(2, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(3, PostKind::BigBlind, d(2)).unwrap();
+    g.post(5, PostKind::NewPlayer, d(2)).unwrap();
+    while let Some(l) = legal_actions(g.state()) {
+        g.ok(l.seat, Action::Fold);
+    }
+    g.end();
+    assert!(!g.state().seat(5).unwrap().owes_entry_post);
+    g.table(correct_last_hand(&g)).unwrap();
+    assert_eq!(g.stack(5), d(100));
+    assert!(g.state().seat(5).unwrap().owes_entry_post, "the entry big blind is owed again");
+}
