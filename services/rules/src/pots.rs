@@ -68,6 +68,13 @@ pub struct PotLayer {
 
 /// Layer contributions into main and side pots (R-POT-1..4). Pure query.
 pub fn layer_pots(contributions: &[Contribution]) -> Vec<PotLayer> {
+    layers_of(contributions, false)
+}
+
+/// [`layer_pots`]. `none_live_below`: no player still in the hand has a live chip in (the ones
+/// left are all in on dead chips, which go whole into the main pot): the first layer, too, is
+/// above every live player's level when all who reached it folded.
+fn layers_of(contributions: &[Contribution], none_live_below: bool) -> Vec<PotLayer> {
     let mut levels: Vec<Cents> =
         contributions.iter().filter(|c| c.all_in && !c.folded && c.amount_cents > 0).map(|c| c.amount_cents).collect();
     let top = contributions.iter().map(|c| c.amount_cents).max().unwrap_or(0);
@@ -85,7 +92,7 @@ pub fn layer_pots(contributions: &[Contribution]) -> Vec<PotLayer> {
             contributions.iter().filter(|c| !c.folded && c.amount_cents > low).map(|c| c.seat).collect();
         eligible.sort_unstable();
         if amount > 0 {
-            if eligible.is_empty() && !pots.is_empty() {
+            if eligible.is_empty() && (none_live_below || !pots.is_empty()) {
                 // R-POT-1 / R-POT-4: chips above every live player's level (those who put them
                 // in all folded, none of them facing a bet) are won by nobody: nobody still in
                 // the hand matched them. Each contributor's part of the layer goes back to them,
@@ -151,7 +158,6 @@ fn contributing(hand: &HandState) -> impl Iterator<Item = Contribution> + '_ {
 /// (R-POST-1) added to the main pot, whose eligible players include their live posters.
 fn hand_pots(hand: &HandState) -> Vec<PotLayer> {
     let contributions: SeatList<Contribution> = contributing(hand).collect();
-    let mut layers = layer_pots(&contributions);
     let dead: Cents = hand.players.iter().map(|p| p.dead_main_cents).sum();
     // A poster of dead chips all in on them (a big-blind or button ante the payer could only
     // just cover) put nothing live in: the dead chips alone are the main pot, every live chip
@@ -160,6 +166,11 @@ fn hand_pots(hand: &HandState) -> Vec<PotLayer> {
     let dead_only = hand.players.iter().any(|p| {
         p.dead_main_cents > 0 && p.status == InHand::AllIn && contributions.iter().all(|c| c.seat != p.seat)
     });
+    // Then live chips whose players all folded are above every live level from the first one
+    // up, and go back to them as such chips do (R-POT-4; the hostile tester: a $2 all in on a
+    // missed button ante, the blinds folded, and the big blind's fold that the legal actions
+    // offered was refused for a side pot nobody was eligible for).
+    let mut layers = layers_of(&contributions, dead_only);
     if dead > 0 && dead_only && !layers.is_empty() {
         let eligible = hand.players.iter().filter(|p| p.status != InHand::Folded).map(|p| p.seat).collect();
         layers.insert(0, PotLayer { amount_cents: dead, eligible, returned_cents: 0 });

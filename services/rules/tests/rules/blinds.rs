@@ -620,3 +620,54 @@ fn r_audit_1_a_corrected_hand_leaves_the_missed_ante_blinds_and_entry_post_owed_
     assert_eq!(g.stack(5), d(100));
     assert!(g.state().seat(5).unwrap().owes_entry_post, "the entry big blind is owed again");
 }
+
+/// R-BET-2 with R-POT-4 and R-POT-5 (hostile tester): seat 2, back with $2 and owing a $3 missed
+/// button ante, posts it all in: every chip of it dead, nothing live. Seat 3 posts the $4 button
+/// ante, seat 4 the small blind, seat 1 the big blind; seats 3 and 4 fold. The legal actions
+/// offered seat 1 a fold that `Act` then refused (`SHOWDOWN_NO_ELIGIBLE_WINNER`, pot 1: the
+/// blinds, with nobody eligible). The fold settles: seat 2 wins the dead $6, and the blinds, live
+/// chips above every live player's level (none), go back to the players who put them in, as
+/// such chips do (R-POT-4). Checked instead, seat 1 would contest both pots at the showdown.
+#[test]
+fn r_bet_2_a_fold_the_legal_actions_offer_is_accepted_after_a_dead_all_in() {
+    let hand_3 = || {
+        let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+        c.ante_cents = d(1);
+        c.button_ante = true;
+        c.missed_button_ante_owed = true;
+        let mut g = Game::new(c, &[(1, d(100)), (2, d(3)), (3, d(100)), (4, d(100))]);
+        button_ante_and_folds(&mut g, 1, 1, Some((1, d(4))), Some(2), 3, &[1, 2, 3, 4]);
+        g.table(TableOp::SitOut { seat: 2 }).unwrap();
+        button_ante_and_folds(&mut g, 2, 2, None, Some(3), 4, &[1, 3, 4]);
+        g.table(TableOp::SitIn { seat: 2 }).unwrap();
+        assert_eq!((g.stack(2), g.state().seat(2).unwrap().missed_button_ante_cents), (d(2), d(3)));
+        let before: Vec<Cents> = (1..=4).map(|s| g.stack(s)).collect();
+        g.start(3, 3, &[1, 2, 3, 4]);
+        g.post(3, PostKind::ButtonAnte, d(4)).unwrap();
+        g.post(2, PostKind::MissedButtonAnte, d(2)).unwrap();
+        g.post(4, PostKind::SmallBlind, d(1)).unwrap();
+        g.post(1, PostKind::BigBlind, d(2)).unwrap();
+        g.ok(3, Action::Fold);
+        g.ok(4, Action::Fold);
+        (g, before)
+    };
+    let stacks = |g: &Game| (1..=4).map(|s| g.stack(s)).collect::<Vec<Cents>>();
+    let (mut g, before) = hand_3();
+    let l = g.legal();
+    assert_eq!((l.seat, l.can_fold, l.can_check, l.raise), (1, true, true, None));
+    let pots = settled_pots(&g.act(1, Action::Fold).unwrap());
+    let got: Vec<(Cents, Vec<(Seat, Cents)>, Cents)> = pots.iter().map(|p| (p.amount_cents, p.awards.clone(), p.returned_cents)).collect();
+    assert_eq!(got, vec![(d(6), vec![(2, d(6))], 0), (d(2), vec![(1, d(2))], d(2)), (d(1), vec![(4, d(1))], d(1))]);
+    g.end();
+    assert_eq!(stacks(&g), vec![before[0], d(6), before[2] - d(4), before[3]]);
+
+    // Checked instead: seat 1 contests the dead $6 with seat 2 and takes the blinds.
+    let (mut g, before) = hand_3();
+    g.ok(1, Action::Check);
+    g.check_down(&[]);
+    let pots = g.showdown(vec![vec![2], vec![1]]);
+    let got: Vec<(Cents, Vec<Seat>, Vec<(Seat, Cents)>)> = pots.iter().map(|p| (p.amount_cents, p.eligible.clone(), p.awards.clone())).collect();
+    assert_eq!(got, vec![(d(6), vec![1, 2], vec![(2, d(6))]), (d(3), vec![1], vec![(1, d(3))])]);
+    g.end();
+    assert_eq!(stacks(&g), vec![before[0] + d(1), d(6), before[2] - d(4), before[3] - d(1)]);
+}
