@@ -656,7 +656,7 @@ fn r_bet_2_a_fold_the_legal_actions_offer_is_accepted_after_a_dead_all_in() {
     let l = g.legal();
     assert_eq!((l.seat, l.can_fold, l.can_check, l.raise), (1, true, true, None));
     let pots = settled_pots(&g.act(1, Action::Fold).unwrap());
-    let got: Vec<(Cents, Vec<(Seat, Cents)>, Cents)> = pots.iter().map(|p| (p.amount_cents, p.awards.clone(), p.returned_cents)).collect();
+    let got: Vec<_> = pots.iter().map(|p| (p.amount_cents, p.awards.clone(), p.returned_cents)).collect();
     assert_eq!(got, vec![(d(6), vec![(2, d(6))], 0), (d(2), vec![(1, d(2))], d(2)), (d(1), vec![(4, d(1))], d(1))]);
     g.end();
     assert_eq!(stacks(&g), vec![before[0], d(6), before[2] - d(4), before[3]]);
@@ -666,7 +666,7 @@ fn r_bet_2_a_fold_the_legal_actions_offer_is_accepted_after_a_dead_all_in() {
     g.ok(1, Action::Check);
     g.check_down(&[]);
     let pots = g.showdown(vec![vec![2], vec![1]]);
-    let got: Vec<(Cents, Vec<Seat>, Vec<(Seat, Cents)>)> = pots.iter().map(|p| (p.amount_cents, p.eligible.clone(), p.awards.clone())).collect();
+    let got: Vec<_> = pots.iter().map(|p| (p.amount_cents, p.eligible.clone(), p.awards.clone())).collect();
     assert_eq!(got, vec![(d(6), vec![1, 2], vec![(2, d(6))]), (d(3), vec![1], vec![(1, d(3))])]);
     g.end();
     assert_eq!(stacks(&g), vec![before[0] + d(1), d(6), before[2] - d(4), before[3] - d(1)]);
