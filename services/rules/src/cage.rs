@@ -310,7 +310,11 @@ impl CageState {
                 add_chips(&mut self.chips, receive, -1);
                 add_chips(&mut self.issued, receive, 1);
             }
-            CageEvent::ShiftCounted { .. } => self.counted_through_version = self.version,
+            CageEvent::ShiftCounted { .. } => {
+                self.counted_through_version = self.version;
+                // R-CHIP-4: as at a table's close, what was counted is corrected no more.
+                self.corrected_event_ids.clear();
+            }
             CageEvent::CountVarianceRecorded { postings, .. } => self.apply_postings(postings),
             CageEvent::Corrected { reverses_event_id, postings, .. } => {
                 crate::corrections::remember_corrected(&mut self.corrected_event_ids, reverses_event_id);

@@ -64,13 +64,14 @@ pub(crate) fn remember_corrected(corrected: &mut Vec<String>, event_id: &str) {
 }
 
 /// R-AUDIT-1: an event is reversed at most once; a stream that reached the bound of
-/// remembered corrections refuses further ones rather than forget one.
+/// remembered corrections refuses further ones rather than forget one. The bound is a shift's:
+/// a count (R-CHIP-4) ends what may be corrected, and what is remembered with it.
 fn check_not_corrected(corrected: &[String], event_id: &str) -> Result<(), Rejection> {
     if corrected.iter().any(|id| id == event_id) {
         return Err(Rejection::new(ALREADY_CORRECTED, format!("event {event_id} was already corrected")));
     }
     if corrected.len() >= crate::player::MAX_CORRECTED_EVENTS {
-        return Err(Rejection::new(CORRECTION_INVALID, "this stream reached its bound of corrections; ask an auditor")
+        return Err(Rejection::new(CORRECTION_INVALID, "this shift reached its bound of corrections: close and count it, then correct")
             .with("corrections", corrected.len() as Cents));
     }
     Ok(())

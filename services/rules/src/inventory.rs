@@ -20,6 +20,9 @@ pub const SLIP_OUT_OF_SEQUENCE: Reason = Reason::new("SLIP_OUT_OF_SEQUENCE", "R-
 pub const SIGNERS_NOT_DISTINCT: Reason = Reason::new("SIGNERS_NOT_DISTINCT", "R-CHIP-3");
 /// A count names a denomination the table or cage does not use, or one twice.
 pub const COUNT_INVALID: Reason = Reason::new("COUNT_INVALID", "R-CHIP-4");
+/// R-CHIP-3 with R-CHIP-4: a credit of a denomination the cage does not use (its counts would
+/// never cover it).
+pub const CAGE_DENOMINATION_NOT_USED: Reason = Reason::new("CAGE_DENOMINATION_NOT_USED", "R-CHIP-3");
 
 pub const SLIP_NOT_FOUND: Reason = Reason::new("SLIP_NOT_FOUND", "R-CHIP-3");
 pub const SLIP_ALREADY_VOIDED: Reason = Reason::new("SLIP_ALREADY_VOIDED", "R-CHIP-3");
@@ -28,6 +31,7 @@ pub const VOID_REASON_REQUIRED: Reason = Reason::new("VOID_REASON_REQUIRED", "R-
 pub const SLIP_IN_COUNTED_SHIFT: Reason = Reason::new("SLIP_IN_COUNTED_SHIFT", "R-CHIP-4");
 
 pub const REASONS: &[Reason] = &[
+    CAGE_DENOMINATION_NOT_USED,
     SLIP_IN_COUNTED_SHIFT,
     TRAY_SHORT,
     COLOR_CHANGE_UNEQUAL,
@@ -179,6 +183,13 @@ pub fn decide_slip_into(
         crate::cage::cage_has(cage, chips)?;
     } else {
         tray_has(table, chips)?;
+        // The cage takes back only chips it uses: its counts cover those alone (the credit
+        // pass: $50 chips credited to a cage without them stayed on its book, never counted,
+        // and could go with no count to see it).
+        if let Some(chip) = chips.iter().find(|chip| !cage.denominations_cents.contains(&chip.denomination_cents)) {
+            return Err(Rejection::new(CAGE_DENOMINATION_NOT_USED, "the cage does not use this denomination: credit it to a cage that does")
+                .with("denomination_cents", chip.denomination_cents));
+        }
     }
     let sign = if is_fill { 1 } else { -1 };
     let mut postings = Vec::with_capacity(2 * chips.len());

@@ -83,6 +83,7 @@ pub fn decide_issue(
         amount_cents: amount,
         issued_by: ctx.actor.id.clone(),
         to_pocket,
+        approved_by: approved_by.to_string(),
     };
     match delivery {
         MarkerDelivery::Pocket => {
@@ -161,7 +162,9 @@ pub fn decide_redeem(
     ])
 }
 
-/// Write off the outstanding amount; the approver is independent of the actor and the issuer.
+/// Write off the outstanding amount; the approver is independent of the marker: not the actor,
+/// its issuer or the approver of its issue (the credit pass: the two who issued and approved a
+/// $4,000 marker, paid out in cash, wrote it off between them).
 pub fn decide_write_off(
     ctx: &CommandContext,
     cage_id: &CageId,
@@ -171,7 +174,7 @@ pub fn decide_write_off(
     approved_by: &str,
 ) -> Result<Vec<(StreamId, Event)>, Rejection> {
     let m = find_marker(player, cage_id, marker_no)?;
-    if approved_by.trim().is_empty() || approved_by == ctx.actor.id || approved_by == m.issued_by {
+    if approved_by.trim().is_empty() || approved_by == ctx.actor.id || approved_by == m.issued_by || approved_by == m.approved_by {
         return Err(Rejection::new(APPROVER_SAME_AS_ISSUER, "a write-off needs an approver independent of the issuer and the actor"));
     }
     let amount = m.outstanding_cents;

@@ -242,6 +242,9 @@ pub struct Marker {
     pub amount_cents: Cents,
     pub outstanding_cents: Cents,
     pub issued_by: String,
+    /// Who approved its issue (R-MARK-1; empty for a marker recorded before this was kept).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub approved_by: String,
 }
 
 /// Events of a player stream. Chip and cash postings of cross-stream commands are carried
@@ -299,7 +302,16 @@ pub enum PlayerEvent {
         ctr_required: bool,
         day_total_cents: Cents,
     },
-    MarkerIssued { cage_id: CageId, marker_no: u64, amount_cents: Cents, issued_by: String, to_pocket: bool },
+    MarkerIssued {
+        cage_id: CageId,
+        marker_no: u64,
+        amount_cents: Cents,
+        issued_by: String,
+        to_pocket: bool,
+        /// Who approved it (R-MARK-1: its write-off needs someone else).
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        approved_by: String,
+    },
     MarkerRedeemed { cage_id: CageId, marker_no: u64, amount_cents: Cents },
     MarkerWrittenOff { cage_id: CageId, marker_no: u64, amount_cents: Cents, approved_by: String },
     /// R-AUDIT-1: a record taken back (no chips move).
@@ -509,7 +521,7 @@ impl PlayerState {
             PlayerEvent::CashTransaction { gaming_day, direction, amount_cents, ctr_required, .. } => {
                 self.cash_day.record(gaming_day.as_str(), *direction, *amount_cents, *ctr_required);
             }
-            PlayerEvent::MarkerIssued { cage_id, marker_no, amount_cents, issued_by, to_pocket } => {
+            PlayerEvent::MarkerIssued { cage_id, marker_no, amount_cents, issued_by, to_pocket, approved_by } => {
                 if *to_pocket {
                     self.pocket_cents += amount_cents;
                 }
@@ -519,6 +531,7 @@ impl PlayerState {
                     amount_cents: *amount_cents,
                     outstanding_cents: *amount_cents,
                     issued_by: issued_by.clone(),
+                    approved_by: approved_by.clone(),
                 });
             }
             PlayerEvent::MarkerRedeemed { cage_id, marker_no, amount_cents }

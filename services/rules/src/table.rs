@@ -1097,6 +1097,10 @@ impl TableState {
             TableEvent::CountVarianceRecorded { postings, .. } => self.apply_postings(postings),
             TableEvent::ShiftClosed { closing_tray, postings, .. } => {
                 self.apply_postings(postings);
+                // R-CHIP-4: nothing counted is corrected any more, so the corrections to remember
+                // start again with the shift (a table had refused every correction for good after
+                // 4,096 of them, over its whole life).
+                self.corrected_event_ids.clear();
                 self.shift = ShiftTotals {
                     opening_tray: closing_tray.clone(),
                     fills_cents: 0,

@@ -1282,6 +1282,46 @@ fn r_chip_4_a_cage_count_that_differs_is_recorded_as_a_variance() {
     assert_eq!(g.world.cages[&cid(CAGE)].cash_cents, c.cash_cents + d(7));
 }
 
+/// R-CHIP-3 with R-CHIP-4: a credit brings a cage only chips it uses. The credit pass credited
+/// $50 chips from a table to a cage without them: they stayed on the cage's book, and its counts,
+/// which cover its own denominations, could never see them go.
+#[test]
+fn r_chip_3_a_credit_brings_a_cage_only_chips_it_uses() {
+    let mut g = Game::new(nl_1_2(), &[(1, d(100))]);
+    let small = cid("SMALL");
+    let one = |count| ChipCount { denomination_cents: d(1), count };
+    let five = |count| ChipCount { denomination_cents: d(5), count };
+    let open = CageOp::OpenCage { denominations_cents: vec![d(1)], chips: vec![one(100)], cash_cents: d(1_000) };
+    g.world.exec(Command::Cage(CageCommand { cage_id: small.clone(), op: open })).unwrap();
+    let credit = |chips| TableOp::Credit { cage_id: small.clone(), slip_no: 1, chips, signers: signers("floor-1", "cage-1") };
+    let r = rejected(g.table(credit(vec![five(2)])), "CAGE_DENOMINATION_NOT_USED");
+    assert_eq!((r.reason.rule, r.number("denomination_cents")), ("R-CHIP-3", Some(d(5))));
+    g.table(credit(vec![one(2)])).unwrap();
+}
+
+/// R-AUDIT-1 with R-CHIP-4: the corrections a table remembers, against a second of the same
+/// event, are its shift's: once counted nothing before is corrected, and the bound starts again
+/// (the corrections pass: after 4,096 corrections over a table's life every later one was
+/// refused for good, a new shift's too).
+#[test]
+fn r_audit_1_the_bound_of_remembered_corrections_is_a_shifts() {
+    let mut g = Game::new(nl_1_2(), &[(1, d(100))]);
+    let tip_and_correct = |g: &mut Game| {
+        g.table(TableOp::Tip { seat: 1, amount_cents: d(1) })?;
+        let (id, version, postings) = last_event_id_and_postings(g, "Tipped");
+        g.table(correct(&id, version, postings))
+    };
+    for _ in 0..chipledger_rules::player::MAX_CORRECTED_EVENTS {
+        tip_and_correct(&mut g).unwrap();
+    }
+    let r = rejected(tip_and_correct(&mut g), "CORRECTION_INVALID");
+    assert_eq!(r.reason.rule, "R-AUDIT-1");
+    let held: Vec<ChipCount> = g.state().tray.iter().filter(|c| c.count > 0).copied().collect();
+    let drop = g.state().drop_cents;
+    g.table(TableOp::CloseShift { counted_tray: held, counted_drop_cents: drop, signers: signers("floor-1", "cage-1") }).unwrap();
+    tip_and_correct(&mut g).unwrap();
+}
+
 /// R-CHIP-4: a line left out of a count sheet is no count, not a zero (the cage pass: a count
 /// naming only the $1 chips recorded a -$19,600 variance and emptied the book of the others; a
 /// table's close listing one empty denomination zeroed a $300 tray). A denomination the book

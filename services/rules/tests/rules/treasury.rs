@@ -256,6 +256,10 @@ fn r_mark_1_markers_against_the_credit_line() {
     cage(&mut g, redeem(1, d(400))).unwrap();
     assert_eq!(g.world.players[&pid("P1")].available_credit_cents(), d(800));
     rejected(cage(&mut g, CageOp::WriteOffMarker { player_id: pid("P1"), marker_no: 1, approved_by: "dealer-1".into() }), "APPROVER_SAME_AS_ISSUER");
+    // Nor the one who approved its issue (the credit pass: the two who issued and approved a
+    // marker paid out in cash wrote it off between them).
+    let r = rejected(cage(&mut g, CageOp::WriteOffMarker { player_id: pid("P1"), marker_no: 1, approved_by: "shift-mgr".into() }), "APPROVER_SAME_AS_ISSUER");
+    assert_eq!(r.reason.rule, "R-MARK-1");
     cage(&mut g, CageOp::WriteOffMarker { player_id: pid("P1"), marker_no: 1, approved_by: "controller".into() }).unwrap();
     assert_eq!(g.world.balance(&Account::CageMarkers { cage_id: cid(CAGE) }), 0);
     assert_eq!(g.world.balance(&Account::House(HouseAccount::BadDebt)), d(200));

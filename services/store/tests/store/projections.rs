@@ -118,7 +118,7 @@ async fn rules_player_events_feed_departures_cash_and_markers() -> anyhow::Resul
         PlayerEvent::CreditLineSet { line_cents: 50_000, approved_by: "manager-1".into() },
         PlayerEvent::JoinedTable { table_id: table_id.clone(), seat: 4, game_key: "NLHE-1-2".into(), amount_cents: 20_000 },
         PlayerEvent::CashTransaction { gaming_day: "2026-03-14".into(), direction: CashDirection::In, amount_cents: 20_000, mtl_entry: false, ctr_required: false, day_total_cents: 20_000 },
-        PlayerEvent::MarkerIssued { cage_id: cage_id.clone(), marker_no: 1, amount_cents: 30_000, issued_by: "cage-2".into(), to_pocket: true },
+        PlayerEvent::MarkerIssued { cage_id: cage_id.clone(), marker_no: 1, amount_cents: 30_000, issued_by: "cage-2".into(), to_pocket: true, approved_by: "floor-1".into() },
         PlayerEvent::MarkerRedeemed { cage_id, marker_no: 1, amount_cents: 10_000 },
         PlayerEvent::LeftTable { table_id, seat: 4, game_key: "NLHE-1-2".into(), amount_cents: 31_500, at_unix_ms: 1_773_500_000_000, wait: None, taken_off_cents: 0 },
     ];
