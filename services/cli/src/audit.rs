@@ -692,9 +692,12 @@ pub fn day_json(day: &pb::GamingDayReconciliation) -> serde_json::Value {
         "rake_cents": day.rake_cents,
         "toke_cents": day.toke_cents,
         "count_variance_cents": day.count_variance_cents,
+        "count_shortage_cents": day.count_shortage_cents,
+        "count_overage_cents": day.count_overage_cents,
         "cage_count_variances": day.cage_count_variances.iter().map(|v| json!({
             "stream_id": v.stream_id, "global_position": v.global_position, "chips_variance": chips(&v.chips_variance),
             "cash_variance_cents": v.cash_variance_cents, "variance_cents": v.variance_cents, "signers": [v.signer_1.clone(), v.signer_2.clone()],
+            "shortage_cents": v.shortage_cents, "overage_cents": v.overage_cents,
         })).collect::<Vec<_>>(),
         "jackpot_funds": day.jackpot_funds.iter().map(|f| json!({
             "table_id": f.table_id, "opening_cents": f.opening_cents, "drops_cents": f.drops_cents, "paid_cents": f.paid_cents, "closing_cents": f.closing_cents,
@@ -718,7 +721,12 @@ pub fn print_day(day: &pb::GamingDayReconciliation, output: Output) {
     }
     println!("  sum of all balances: {} (R-UNIT-4: must be 0.00)", money(day.sum_of_balances_cents));
     println!("  rake (or time) collected: {}; tokes to the pool: {} (the shifts closed this day)", money(day.rake_cents), money(day.toke_cents));
-    println!("  count variances of the day: {} (tables and cages, overage positive, R-CHIP-4)", money(day.count_variance_cents));
+    println!(
+        "  counts of the day (tables and cages, R-CHIP-4): short {}, over {} (gross); net {}",
+        money(day.count_shortage_cents),
+        money(day.count_overage_cents),
+        money(day.count_variance_cents)
+    );
     for variance in &day.cage_count_variances {
         println!(
             "    {} at position {}: {} (chips {}, cash {}), counted by {} and {}",

@@ -438,6 +438,10 @@ async fn r_chip_4_a_cage_count_that_differs_shows_in_the_gaming_day_reconciliati
     let variance = &report.cage_count_variances[0];
     assert_eq!((variance.chips_variance.clone(), variance.cash_variance_cents, variance.variance_cents), (vec![chips(10_000, 1)], -5_000, 5_000));
     assert_eq!(report.count_variance_cents, 5_000);
+    // Gross too: the $50 short is not hidden by the $100 over (the credit pass: $500 of cash
+    // short beside five $100 chips over had read $0).
+    assert_eq!((variance.shortage_cents, variance.overage_cents), (5_000, 10_000));
+    assert_eq!((report.count_shortage_cents, report.count_overage_cents), (5_000, 10_000));
     assert_eq!(report.sum_of_balances_cents, 0);
     room.server.stop().await
 }

@@ -1258,7 +1258,23 @@ pub async fn cage(State(console): State<Arc<Console>>, signed: Signed, Query(que
         let mut liability_rows = Vec::new();
         let mut liability_chart = String::new();
         let mut summary = None;
+        let mut variance_rows = Vec::new();
         if let Ok(day) = gaming_day_reconciliation(&console, &signed, &today).await {
+            // R-CHIP-4: each cage count that differed, short and over apart (the page showed only
+            // the day's net, which an overage of chips had brought to $0 beside cash short).
+            for variance in &day.cage_count_variances {
+                let chips: Vec<String> =
+                    variance.chips_variance.iter().map(|chip| format!("{:+} x {}", chip.count, units.money(chip.denomination_cents))).collect();
+                variance_rows.push(vec![
+                    stream_link(&variance.stream_id),
+                    num(units.money(variance.shortage_cents)),
+                    num(units.money(variance.overage_cents)),
+                    num(units.money(variance.cash_variance_cents)),
+                    text(chips.join(", ")),
+                    text(format!("{} and {}", variance.signer_1, variance.signer_2)),
+                    num(variance.global_position.to_string()),
+                ]);
+            }
             let issued: BTreeMap<i64, i64> = day.chips_issued.iter().map(|chip| (chip.denomination_cents, chip.count)).collect();
             let returned: BTreeMap<i64, i64> = day.chips_returned.iter().map(|chip| (chip.denomination_cents, chip.count)).collect();
             let mut denominations: Vec<i64> = issued.keys().chain(returned.keys()).copied().collect();
@@ -1288,6 +1304,8 @@ pub async fn cage(State(console): State<Arc<Console>>, signed: Signed, Query(que
                 },
                 balances => units.money(day.sum_of_balances_cents),
                 count_variance => units.money(day.count_variance_cents),
+                count_shortage => units.money(day.count_shortage_cents),
+                count_overage => units.money(day.count_overage_cents),
                 jackpot => units.money(day.jackpot_liability_cents),
                 rake => units.money(day.rake_cents),
                 toke => units.money(day.toke_cents),
@@ -1314,6 +1332,13 @@ pub async fn cage(State(console): State<Arc<Console>>, signed: Signed, Query(que
             Listing::new("liability", format!("Chip liability by denomination, gaming day {today}, at its cages' close"), &["Chip", "Outstanding", "Value"], liability_rows),
             Listing::new("markers", "Markers outstanding", &["Cage", "Marker", "Player", "Outstanding", "Issued", "Age"], outstanding)
                 .empty_text("No markers outstanding."),
+            Listing::new(
+                "cage_counts",
+                format!("Cage counts that differed from the book, gaming day {today}"),
+                &["Cage", "Short", "Over", "Cash", "Chips", "Counted by", "Position"],
+                variance_rows,
+            )
+            .empty_text("Every cage count agreed with the book."),
             Listing::new("closes", "Gaming-day closes", &["Gaming day", "Closed at", "Liability", "Chips out", "Position"], closes)
                 .empty_text("No gaming day closed yet."),
         ];

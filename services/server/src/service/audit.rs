@@ -91,6 +91,7 @@ impl AuditService for Services {
         let shifts = scan_all(&self.ledger, store, &property, day_filter("ShiftClosed")).await?;
         let variances = scan_all(&self.ledger, store, &property, day_filter("CountVarianceRecorded")).await?;
         let mut count_variance_cents = 0;
+        let (mut count_shortage_cents, mut count_overage_cents) = (0, 0);
         let mut cage_count_variances = Vec::new();
         for variance in &variances {
             match decode_event(variance)? {
@@ -98,6 +99,9 @@ impl AuditService for Services {
                     chips_variance, cash_variance_cents, variance_cents, signers, ..
                 }) => {
                     count_variance_cents += variance_cents;
+                    let (shortage_cents, overage_cents) = gross(cash_variance_cents, &chips_variance);
+                    count_shortage_cents += shortage_cents;
+                    count_overage_cents += overage_cents;
                     cage_count_variances.push(pb::CountVariance {
                         stream_id: variance.stream.clone(),
                         global_position: variance.position,
@@ -106,10 +110,15 @@ impl AuditService for Services {
                         variance_cents,
                         signer_1: signers.first,
                         signer_2: signers.second,
+                        shortage_cents,
+                        overage_cents,
                     });
                 }
-                rules::Event::Table(rules::TableEvent::CountVarianceRecorded { variance_cents, .. }) => {
+                rules::Event::Table(rules::TableEvent::CountVarianceRecorded { variance_cents, drop_variance_cents, tray_variance, .. }) => {
                     count_variance_cents += variance_cents;
+                    let (shortage_cents, overage_cents) = gross(drop_variance_cents, &tray_variance);
+                    count_shortage_cents += shortage_cents;
+                    count_overage_cents += overage_cents;
                 }
                 _ => {}
             }
@@ -160,6 +169,8 @@ impl AuditService for Services {
             count_variance_cents,
             rake_cents,
             toke_cents,
+            count_shortage_cents,
+            count_overage_cents,
             jackpot_funds,
             jackpot_liability_cents,
             closed_cage_streams,
@@ -528,9 +539,25 @@ fn liability_below_zero(issued: &BTreeMap<i64, i64>, returned: &BTreeMap<i64, i6
         .collect()
 }
 
+/// R-CHIP-4: a count's variance gross: (short, over) of the money and each denomination, each
+/// its own line; never netted (an overage of chips had hidden a shortage of cash).
+fn gross(money_variance_cents: i64, chips_variance: &[rules::ChipCount]) -> (i64, i64) {
+    let lines = std::iter::once(money_variance_cents).chain(chips_variance.iter().map(|chip| chip.denomination_cents * chip.count));
+    lines.fold((0, 0), |(short, over), line| if line < 0 { (short - line, over) } else { (short, over + line) })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// R-CHIP-4: the credit pass counted $500 of cash short beside five $100 chips over, and
+    /// the day read $0 of variance: shortages and overages are summed apart.
+    #[test]
+    fn r_chip_4_a_counts_shortage_is_never_offset_by_an_overage() {
+        let over = [rules::ChipCount { denomination_cents: 10_000, count: 5 }, rules::ChipCount { denomination_cents: 500, count: -3 }];
+        assert_eq!(gross(-50_000, &over), (51_500, 50_000));
+        assert_eq!(gross(0, &[]), (0, 0));
+    }
 
     #[test]
     fn r_chip_5_a_denomination_back_more_than_issued_is_flagged_with_its_count() {
