@@ -610,9 +610,9 @@ impl Ledger {
     /// later, had put commands on the day before the one already recorded (the insider pass:
     /// $9,000 on each of two days seven seconds apart, no CTR); the command takes the latest time
     /// and day this process gave (on its first command for a property: those of the log's last
-    /// event), so the day holds until the clock catches up. Replicas each keep their own, from
-    /// the log at their start and their own commands (their clocks are kept by NTP, and the
-    /// store never records a time before its head's).
+    /// event), so the day holds until the clock catches up. Across replicas the store holds the
+    /// line: it keeps the property's latest day with its head and refuses a member on an earlier
+    /// one (`GamingDayBehind`), which is decided again on that day (`run`).
     async fn never_back(&self, property: &PropertyConfig, mut context: CommandContext) -> Result<CommandContext, Status> {
         let known = self.clock_floor.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).get(&property.id).cloned();
         let (floor_at, floor_day) = match known {

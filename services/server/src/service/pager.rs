@@ -63,8 +63,8 @@ pub(super) async fn scan(
     // When the event happened: an import's own time (the auditor's pass: history imported
     // for 06:00 was found only by the minute it was recorded, days later).
     let in_range = |event: &RecordedEvent| {
-        let at = super::happened_unix_ms(event);
         time_range.is_none_or(|range| {
+            let at = super::happened_unix_ms(event);
             range.from_unix_ms.is_none_or(|from| at >= from) && range.to_unix_ms.is_none_or(|to| at <= to)
         })
     };
