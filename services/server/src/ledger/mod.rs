@@ -646,13 +646,18 @@ impl Ledger {
         if context.gaming_day < floor_day {
             context.gaming_day = floor_day;
         }
-        let mut floors = self.clock_floor.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let floor = floors.entry(property.id.clone()).or_default();
-        floor.0 = floor.0.max(context.at_unix_ms);
-        if context.gaming_day > floor.1 {
-            floor.1 = context.gaming_day.clone();
-        }
+        self.raise_floor(&property.id, context.at_unix_ms, &context.gaming_day);
         Ok(context)
+    }
+
+    /// The latest time and gaming day this process gave a property's commands, raised to these.
+    fn raise_floor(&self, property: &str, at_unix_ms: i64, gaming_day: &str) {
+        let mut floors = self.clock_floor.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let floor = floors.entry(property.to_owned()).or_default();
+        floor.0 = floor.0.max(at_unix_ms);
+        if gaming_day > floor.1.as_str() {
+            floor.1 = gaming_day.to_owned();
+        }
     }
 
     /// The command's context and, for an import, the principal who sent it (recorded beside the
@@ -828,11 +833,7 @@ impl Ledger {
                     if attempt > self.limits.conflict_retries {
                         return Err(status::internal("append", &format!("gaming day still behind {gaming_day} after {attempt} attempts")));
                     }
-                    let mut floors = self.clock_floor.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-                    let floor = floors.entry(property.clone()).or_default();
-                    if gaming_day > floor.1 {
-                        floor.1 = gaming_day.clone();
-                    }
+                    self.raise_floor(&property, context.at_unix_ms, &gaming_day);
                     tracing::info!(%gaming_day, behind = %context.gaming_day, "a later gaming day was recorded by another writer; deciding again on it");
                     context.gaming_day = gaming_day;
                 }
@@ -1152,34 +1153,42 @@ impl Ledger {
         Ok(())
     }
 
+    /// An event of the log by its id, read from `store` (the primary, or a reader's view).
+    pub async fn event_by_id(&self, store: &chipledger_store::Store, property: &str, event_id: Uuid) -> Result<Option<chipledger_store::RecordedEvent>, Status> {
+        let found = self
+            .db
+            .call("find_event", "events", store.event_location(property, event_id))
+            .await
+            .map_err(|error| store_status("find event", error))?;
+        let Some((stream, version)) = found else { return Ok(None) };
+        let mut events = self
+            .db
+            .call("read_stream", "events", store.read_stream(property, &stream, version - 1, 1))
+            .await
+            .map_err(|error| store_status("read event", error))?;
+        let Some(event) = events.pop() else { return Ok(None) };
+        // The index of event ids is no part of the chain: an index edited to point at another
+        // event would make an approved correction reverse that one (the audit pass). The event
+        // read must be the one named, else nothing is done with it and `verify` says where.
+        if event.event_id != event_id {
+            return Err(Status::data_loss(format!(
+                "the index of event ids places {event_id} at {stream} version {version}, which holds event {}: the store was changed outside the ledger (run `chipledger verify --projections`)",
+                event.event_id
+            )));
+        }
+        Ok(Some(event))
+    }
+
     /// Completes a correction from the log: the reversed event's table and postings (R-AUDIT-1).
     async fn correction_command(&self, property: &str, correction: &CorrectionRequest) -> Result<Command, Status> {
         let Ok(event_id) = Uuid::parse_str(&correction.reverses_event_id) else {
             return Err(status::invalid_field("reverses_event_id", "not a UUID"));
         };
-        let found = self
-            .db
-            .call("find_event", "events", self.router.primary(property).event_location(property, event_id))
-            .await
-            .map_err(|error| store_status("find reversed event", error))?;
-        let Some((stream, version)) = found else {
-            return Err(status::not_found("event", &correction.reverses_event_id));
-        };
-        let events = self
-            .db
-            .call("read_stream", "events", self.router.primary(property).read_stream(property, &stream, version - 1, 1))
-            .await
-            .map_err(|error| store_status("read reversed event", error))?;
-        let event = events.first().ok_or_else(|| status::not_found("event", &correction.reverses_event_id))?;
-        // The index of event ids is no part of the chain: an index edited to point at another
-        // event would make an approved correction reverse that one (the audit pass). The event
-        // read must be the one named, else nothing is corrected and `verify` says where.
-        if event.event_id != event_id {
-            return Err(Status::data_loss(format!(
-                "the index of event ids places {} at {stream} version {version}, which holds event {}: the store was changed outside the ledger (run `chipledger verify --projections`)",
-                correction.reverses_event_id, event.event_id
-            )));
-        }
+        let event = self
+            .event_by_id(&self.router.primary(property), property, event_id)
+            .await?
+            .ok_or_else(|| status::not_found("event", &correction.reverses_event_id))?;
+        let (stream, version) = (event.stream.clone(), event.stream_version);
         if stream.starts_with("table-") && rules::corrections::HAND_EVENT_TYPES.contains(&event.event_type.as_str()) {
             return self.hand_correction(property, &stream, version, correction).await;
         }

@@ -268,18 +268,8 @@ impl AuditService for Services {
                 continue;
             }
             let Ok(event_id) = uuid::Uuid::parse_str(&reverses_event_id) else { continue };
-            let location = self
-                .ledger
-                .db_call("find_event", "events", view.store.event_location(&property, event_id))
-                .await
-                .map_err(|error| store_status("find corrected event", error))?;
-            let Some((stream, version)) = location else { continue };
-            let reversed = self
-                .ledger
-                .db_call("read_stream", "events", view.store.read_stream(&property, &stream, version - 1, 1))
-                .await
-                .map_err(|error| store_status("read corrected event", error))?;
-            if let Some(command_id) = reversed.first().and_then(|reversed| reversed.typed_metadata().ok()).and_then(|metadata| metadata.command_id) {
+            let reversed = self.ledger.event_by_id(&view.store, &property, event_id).await?;
+            if let Some(command_id) = reversed.and_then(|reversed| reversed.typed_metadata().ok()).and_then(|metadata| metadata.command_id) {
                 taken_back.insert(command_id, event.position);
             }
         }
