@@ -25,7 +25,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use chipledger_proto::command_to_wire;
 use chipledger_proto::v1 as pb;
-use chipledger_rules::config::KittyPolicy;
+use chipledger_rules::config::{KittyFrom, KittyPolicy};
 use chipledger_rules::{
     Action, CageCommand, CageId, CageOp, ChipCount, Command, FundsSource, MarkerDelivery, PlayerCommand, PlayerId,
     PlayerOp, PostKind, Seat, Signers, TableCommand, TableConfig, TableId, TableOp,
@@ -369,7 +369,7 @@ async fn session(demo: &mut Demo) -> anyhow::Result<()> {
 
     println!("== two tables open and are filled ==");
     let mut nlhe = TableConfig::no_limit_holdem(100, 200);
-    nlhe.kitty = Some(KittyPolicy { min_pot_cents: 2_000, leftover: Default::default() });
+    nlhe.kitty = Some(KittyPolicy { min_pot_cents: 2_000, leftover: Default::default(), from: KittyFrom::EachPot });
     demo.record(&format!("{t1} opens: {} (10% rake capped at $5, kitty on pots of $20+)", nlhe.game_key), Demo::table(&t1, TableOp::OpenTable { config: nlhe })).await?;
     let plo = TableConfig::pot_limit_omaha(200, 500);
     demo.record(&format!("{t2} opens: {}", plo.game_key), Demo::table(&t2, TableOp::OpenTable { config: plo })).await?;

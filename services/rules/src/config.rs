@@ -125,6 +125,9 @@ pub enum KillPolicy {
     Full,
     /// 1.5x the big blind, limits x1.5.
     Half,
+    /// The seeds' "any other amount per house rules": the kill blind is this percentage of the
+    /// big blind (250: 2.5x), and the limits scale by the same factor. 101 to 1,000.
+    HousePercent(u16),
 }
 
 /// R-POST-6: what makes a kill hand (either, or both; 0 is off).
@@ -137,11 +140,17 @@ pub struct KillTrigger {
 }
 
 impl KillPolicy {
+    /// R-POST-6: a house kill blind raises the stakes (more than the big blind) and stays
+    /// bounded (R-UNIT-1).
+    pub const HOUSE_PERCENT_MIN: u16 = 101;
+    pub const HOUSE_PERCENT_MAX: u16 = 1_000;
+
     /// (numerator, denominator) of the scale factor.
     pub fn factor(self) -> (Cents, Cents) {
         match self {
             KillPolicy::Full => (2, 1),
             KillPolicy::Half => (3, 2),
+            KillPolicy::HousePercent(percent) => (Cents::from(percent), 100),
         }
     }
 }
@@ -311,6 +320,21 @@ pub enum KittyLeftover {
     ToHouse,
 }
 
+/// R-KITTY-1: which winners give the kitty its chip.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum KittyFrom {
+    /// Only the main pot, from its first winner (tables configured before the choice existed
+    /// keep it: a stored configuration without `from` reads as this).
+    #[default]
+    MainPot,
+    /// Every pot, main and side, at least `min_pot_cents`: one chip from the pot's first winner
+    /// (RULES.md: "the winner of a pot"; the wire's default).
+    EachPot,
+    /// Every winner of every such pot, one chip each (the seeds: players contribute "when they
+    /// win a pot", a split pot's winners each won it).
+    EachWinner,
+}
+
 /// R-KITTY-1.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KittyPolicy {
@@ -319,6 +343,9 @@ pub struct KittyPolicy {
     /// What happens to the kitty at the end of the game.
     #[serde(default)]
     pub leftover: KittyLeftover,
+    /// Which pots and which of their winners contribute.
+    #[serde(default)]
+    pub from: KittyFrom,
 }
 
 /// Everything that varies from table to table. `version` increases on each change; every
@@ -1028,6 +1055,14 @@ impl TableConfig {
         // A kill scales the sizes, and its blind is the big blind scaled: the kill hand's sizes
         // and its blind are whole betting units (or minimum chips), so every bet can be made (a
         // half kill of $7.50 with $1 chips left the next player no raise: the betting pass).
+        if let Some(KillPolicy::HousePercent(percent)) = self.kill
+            && !(KillPolicy::HOUSE_PERCENT_MIN..=KillPolicy::HOUSE_PERCENT_MAX).contains(&percent)
+        {
+            return Err(Rejection::new(invalid_config("R-POST-6"), "a house kill blind is more than the big blind and at most ten times it")
+                .with("kill_percent", Cents::from(percent))
+                .with("min_percent", Cents::from(KillPolicy::HOUSE_PERCENT_MIN))
+                .with("max_percent", Cents::from(KillPolicy::HOUSE_PERCENT_MAX)));
+        }
         if let Some((num, den)) = self.kill.map(KillPolicy::factor) {
             let unit = self.betting_unit_cents.unwrap_or(self.chip_set.min_playable_chip_cents).max(1);
             let sizes = match &self.betting {

@@ -7,7 +7,7 @@ use crate::money::Cents;
 use crate::pots::PotResult;
 use crate::rejection::{Reason, Rejection};
 use crate::table::{TableEvent, TableState};
-use crate::config::TableConfig;
+use crate::config::{KittyFrom, TableConfig};
 
 pub const KITTY_NOT_ENABLED: Reason = Reason::new("KITTY_NOT_ENABLED", "R-KITTY-1");
 pub const KITTY_INSUFFICIENT: Reason = Reason::new("KITTY_INSUFFICIENT", "R-KITTY-1");
@@ -20,28 +20,36 @@ pub const REASONS: &[Reason] = &[KITTY_NOT_ENABLED, KITTY_INSUFFICIENT, KITTY_PU
 /// Longest expense purpose kept.
 pub const MAX_PURPOSE_LEN: usize = 200;
 
-/// Take the kitty chip from the main pot's first winner, if the main pot qualifies.
+/// Take the kitty chips from the pots' winners as the policy says (`KittyFrom`): from the main
+/// pot's first winner, from each pot's first winner, or from every winner of each pot. A pot
+/// gives only when it was contested, is at least `min_pot_cents` (after uncalled chips go back)
+/// and its winners won at least a chip.
 pub fn kitty_take(config: &TableConfig, pots: &mut [PotResult]) -> Cents {
     let Some(k) = &config.kitty else { return 0 };
     let chip = config.chip_set.min_playable_chip_cents;
-    let Some(main) = pots.first_mut() else { return 0 };
-    let contested = main.eligible.len() > 1 || main.amount_cents > main.returned_cents;
-    if !contested || main.amount_cents - main.returned_cents < k.min_pot_cents {
-        return 0;
-    }
-    // From what the pot's winners won, never from an uncalled bet handed back (R-POT-4; the
-    // rake pass: a $5 jackpot drop left nothing won, and the chip came off the $2 returned).
-    let won = main.amount_cents - main.returned_cents - main.rake_cents - main.jackpot_cents;
-    if won < chip {
-        return 0;
-    }
-    match main.awards.first_mut() {
-        Some((_, amount)) if *amount >= chip => {
-            *amount -= chip;
-            chip
+    let pots = match k.from {
+        KittyFrom::MainPot => pots.get_mut(..1).unwrap_or_default(),
+        KittyFrom::EachPot | KittyFrom::EachWinner => pots,
+    };
+    let mut taken = 0;
+    for pot in pots {
+        let contested = pot.eligible.len() > 1 || pot.amount_cents > pot.returned_cents;
+        if !contested || pot.amount_cents - pot.returned_cents < k.min_pot_cents {
+            continue;
         }
-        _ => 0,
+        // From what the pot's winners won, never from an uncalled bet handed back (R-POT-4; the
+        // rake pass: a $5 jackpot drop left nothing won, and the chip came off the $2 returned).
+        let mut won = pot.amount_cents - pot.returned_cents - pot.rake_cents - pot.jackpot_cents;
+        let givers = if k.from == KittyFrom::EachWinner { pot.awards.len() } else { 1 };
+        for (_, amount) in pot.awards.iter_mut().take(givers) {
+            if won >= chip && *amount >= chip {
+                *amount -= chip;
+                won -= chip;
+                taken += chip;
+            }
+        }
     }
+    taken
 }
 
 /// Pay an expense from the kitty.

@@ -352,6 +352,11 @@ pub struct PlayerState {
     /// Chips held off the table (`player/P/pocket`).
     pub pocket_cents: Cents,
     pub credit_line_cents: Cents,
+    /// R-MARK-1: markers written off since the credit line was last set. A write-off is a debt
+    /// not collected, not credit given back: it stays in use until the line is approved again
+    /// (the walk-around pass: after a $600 write-off a $1,000 line let $1,600 of markers out).
+    #[serde(default)]
+    pub written_off_since_line_cents: Cents,
     pub markers: Vec<Marker>,
     /// Departures, most recent last, at most `MAX_DEPARTURES` (the log the inline projection
     /// keeps too).
@@ -391,8 +396,9 @@ impl PlayerState {
         self.markers.iter().map(|m| m.outstanding_cents).sum()
     }
 
+    /// The line less the markers outstanding and those written off since it was set.
     pub fn available_credit_cents(&self) -> Cents {
-        self.credit_line_cents - self.markers_outstanding_cents()
+        self.credit_line_cents - self.markers_outstanding_cents() - self.written_off_since_line_cents
     }
 
     /// The seats held in `game` other than at `table_id` (R-REBUY-1).
@@ -476,7 +482,10 @@ impl PlayerState {
     pub fn apply(&mut self, event: &PlayerEvent) {
         self.version += 1;
         match event {
-            PlayerEvent::CreditLineSet { line_cents, .. } => self.credit_line_cents = *line_cents,
+            PlayerEvent::CreditLineSet { line_cents, .. } => {
+                self.credit_line_cents = *line_cents;
+                self.written_off_since_line_cents = 0;
+            }
             PlayerEvent::PocketChipsPlayed { amount_cents, .. } => self.pocket_cents -= amount_cents,
             PlayerEvent::LeftTable { table_id, game_key, amount_cents, at_unix_ms, wait, taken_off_cents, .. } => {
                 self.pocket_cents += amount_cents;
@@ -536,6 +545,9 @@ impl PlayerState {
             }
             PlayerEvent::MarkerRedeemed { cage_id, marker_no, amount_cents }
             | PlayerEvent::MarkerWrittenOff { cage_id, marker_no, amount_cents, .. } => {
+                if matches!(event, PlayerEvent::MarkerWrittenOff { .. }) {
+                    self.written_off_since_line_cents += amount_cents;
+                }
                 if let Some(m) = self.markers.iter_mut().find(|m| m.marker_no == *marker_no && &m.cage_id == cage_id) {
                     m.outstanding_cents -= amount_cents;
                 }

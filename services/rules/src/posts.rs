@@ -866,7 +866,8 @@ pub fn judge_post(table: &TableState, seat: Seat, kind: PostKind, amount_cents: 
         check_blinds_in(hand, config, &format!("before the {kind:?}"))?;
     }
     let Some(nominal) = nominal else {
-        return Err(Rejection::new(POST_NOT_CONFIGURED, format!("{kind:?} is not part of this table's configuration")));
+        // The rule of the post refused (a sleeper's is R-POST-4, a kill's R-POST-6).
+        return Err(Rejection::new(Reason::new(POST_NOT_CONFIGURED.code, kind.rule()), format!("{kind:?} is not part of this table's configuration")));
     };
     if config.button_policy == ButtonPolicy::Moving {
         check_one_missed_blind_due(table, hand, seat, kind)?;

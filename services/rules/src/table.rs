@@ -191,6 +191,10 @@ pub struct SeatState {
     pub cash_in_play_cents: Cents,
     /// Total bought in this session (for the record).
     pub bought_in_cents: Cents,
+    /// R-CHIP-2: bought in since the seat was last dealt a hand (buy-in, top-ups, cash in play,
+    /// marker chips): a supervisor's id is needed once it reaches the threshold.
+    #[serde(default)]
+    pub bought_since_deal_cents: Cents,
     pub has_bought_in: bool,
     pub short_buy_used: bool,
     /// Outstanding open-stakes IOUs written at this seat, payable to the pot's winner: paper in
@@ -908,6 +912,7 @@ impl TableState {
                 stack_cents: 0,
                 cash_in_play_cents: 0,
                 bought_in_cents: 0,
+                bought_since_deal_cents: 0,
                 has_bought_in: false,
                 short_buy_used: false,
                 iou_cents: 0,
@@ -1000,6 +1005,7 @@ impl TableState {
                 self.apply_postings(postings);
                 if let Some(s) = self.seat_mut(*seat) {
                     s.bought_in_cents += amount_cents;
+                    s.bought_since_deal_cents += amount_cents;
                     s.has_bought_in = true;
                     s.short_buy_used |= *short_buy;
                 }
@@ -1009,6 +1015,7 @@ impl TableState {
                 let min_cents = self.config.as_ref().map_or(0, |c| c.buy_in.min_cents);
                 if let Some(s) = self.seat_mut(*seat) {
                     s.bought_in_cents += amount_cents;
+                    s.bought_since_deal_cents += amount_cents;
                     if s.stack_cents >= min_cents {
                         s.needs_full_rebuy = false;
                     }
@@ -1136,6 +1143,7 @@ impl TableState {
                 for seat in dealt_seats {
                     if let Some(s) = self.seat_mut(*seat) {
                         s.dealt_at_version = version;
+                        s.bought_since_deal_cents = 0;
                         s.debts_paid = SeatDebts::default();
                         if s.cash_in_play_cents > 0 {
                             s.cash_in_play_played = true;
@@ -1250,6 +1258,7 @@ impl TableState {
                 if let Some(s) = self.seat_mut(*seat) {
                     s.cash_in_play_cents += amount_cents;
                     s.bought_in_cents += amount_cents;
+                    s.bought_since_deal_cents += amount_cents;
                     s.has_bought_in |= *buy_in;
                     if s.stack_cents >= min_cents {
                         s.needs_full_rebuy = false;
@@ -1304,6 +1313,7 @@ impl TableState {
                 let min_cents = self.config.as_ref().map_or(0, |c| c.buy_in.min_cents);
                 if let Some(s) = self.seat_mut(*seat) {
                     s.bought_in_cents += amount_cents;
+                    s.bought_since_deal_cents += amount_cents;
                     s.has_bought_in |= *buy_in;
                     if s.stack_cents >= min_cents {
                         s.needs_full_rebuy = false;

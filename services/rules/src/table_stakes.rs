@@ -58,14 +58,19 @@ pub fn rathole(table: &TableState, seat: Seat, amount_cents: Cents) -> Rejection
         .with("stack_cents", table.stack_cents(seat))
 }
 
-/// R-CHIP-2: a large buy-in needs a supervisor's id (not the actor's own).
-fn check_supervisor(config: &TableConfig, ctx: &CommandContext, amount_cents: Cents, supervisor_id: Option<&String>) -> Result<(), Rejection> {
-    if amount_cents >= config.buy_in.supervisor_threshold_cents {
+/// R-CHIP-2: a large buy-in needs a supervisor's id (not the actor's own). Large is what the
+/// seat brings in between two deals, this arrival with those before it since the seat was last
+/// dealt a hand (the walk-around pass: $29,700 reached one seat as a $9,900 buy-in and two
+/// $9,900 top-ups in one break, no supervisor).
+fn check_supervisor(config: &TableConfig, ctx: &CommandContext, since_deal_cents: Cents, amount_cents: Cents, supervisor_id: Option<&String>) -> Result<(), Rejection> {
+    let total = since_deal_cents.saturating_add(amount_cents);
+    if total >= config.buy_in.supervisor_threshold_cents {
         // `!s.trim().is_empty()`, without trimming: some character is not white space.
         let ok = supervisor_id.is_some_and(|s| s.chars().any(|c| !c.is_whitespace()) && *s != ctx.actor.id);
         if !ok {
-            return Err(Rejection::new(SUPERVISOR_REQUIRED, "a buy-in this large needs a supervisor's id")
+            return Err(Rejection::new(SUPERVISOR_REQUIRED, "a buy-in this large, with what the seat brought in since it was last dealt, needs a supervisor's id")
                 .with("amount_cents", amount_cents)
+                .with("since_deal_cents", since_deal_cents)
                 .with("threshold_cents", config.buy_in.supervisor_threshold_cents));
         }
     }
@@ -230,7 +235,8 @@ pub(crate) fn check_arrival(
         }
     }
     config.chip_set.check_makes("amount_cents", amount)?;
-    check_supervisor(config, ctx, amount, supervisor_id)
+    let since_deal = table.seat(seat).filter(|s| s.player_id == *player_id).map_or(0, |s| s.bought_since_deal_cents);
+    check_supervisor(config, ctx, since_deal, amount, supervisor_id)
 }
 
 /// The player event of the first chips of a session: the patron now holds the seat.

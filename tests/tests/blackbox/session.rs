@@ -24,7 +24,7 @@ async fn table_session_open_to_shift_close_accounts_for_every_cent() -> anyhow::
 
     // Kitty on (R-KITTY-1): a new configuration between hands, version 1 -> 2 (R-AUDIT-2).
     let mut config = table_view(&mut dealer, TABLE).await?.config.expect("the table has a config");
-    config.kitty = Some(pb::KittyPolicy { min_pot_cents: 2_000, leftover: pb::KittyLeftover::Unspecified as i32 });
+    config.kitty = Some(pb::KittyPolicy { min_pot_cents: 2_000, leftover: pb::KittyLeftover::Unspecified as i32, ..Default::default() });
     floor
         .table
         .change_table_config(pb::ChangeTableConfig {

@@ -567,7 +567,7 @@ async fn r_rake_3_time_is_collected_once_per_interval() -> anyhow::Result<()> {
 async fn r_kitty_1_the_kitty_left_at_the_end_of_the_game_is_settled() -> anyhow::Result<()> {
     // A kitty chip from every pot won; left to the dealers at the end of the game.
     let mut room = Room::open("kitty-1", |config| {
-        config.kitty = Some(pb::KittyPolicy { min_pot_cents: 0, leftover: pb::KittyLeftover::ToDealers as i32 });
+        config.kitty = Some(pb::KittyPolicy { min_pot_cents: 0, leftover: pb::KittyLeftover::ToDealers as i32, ..Default::default() });
     })
     .await?;
     room.buy_in(1, "P1", 10_000).await?;

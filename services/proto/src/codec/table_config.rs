@@ -135,11 +135,21 @@ pub fn table_config_from_wire(errors: &mut FieldErrors, wire: &pb::TableConfig) 
         Ok(pb::KillPolicy::Unspecified) => None,
         Ok(pb::KillPolicy::Full) => Some(rules::KillPolicy::Full),
         Ok(pb::KillPolicy::Half) => Some(rules::KillPolicy::Half),
+        Ok(pb::KillPolicy::House) => match u16::try_from(wire.kill_house_percent) {
+            Ok(percent) => Some(rules::KillPolicy::HousePercent(percent)),
+            Err(_) => {
+                errors.add("config.kill_house_percent", "out of range");
+                return None;
+            }
+        },
         Err(_) => {
             errors.add("config.kill", "unknown value");
             return None;
         }
     };
+    if wire.kill_house_percent != 0 && !matches!(kill, Some(rules::KillPolicy::HousePercent(_))) {
+        errors.add("config.kill_house_percent", "only with KILL_POLICY_HOUSE");
+    }
     let Some(button_policy) = button_policy_from_wire(wire.button_policy) else {
         errors.add("config.button_policy", "required");
         return None;
@@ -242,6 +252,15 @@ pub fn table_config_from_wire(errors: &mut FieldErrors, wire: &pb::TableConfig) 
                 Err(_) => {
                     errors.add("config.kitty.leftover", "unknown value");
                     rules::config::KittyLeftover::SplitAmongSeated
+                }
+            },
+            from: match pb::KittyFrom::try_from(kitty.from) {
+                Ok(pb::KittyFrom::EachPot | pb::KittyFrom::Unspecified) => rules::config::KittyFrom::EachPot,
+                Ok(pb::KittyFrom::EachWinner) => rules::config::KittyFrom::EachWinner,
+                Ok(pb::KittyFrom::MainPot) => rules::config::KittyFrom::MainPot,
+                Err(_) => {
+                    errors.add("config.kitty.from", "unknown value");
+                    rules::config::KittyFrom::EachPot
                 }
             },
         }),
@@ -347,7 +366,12 @@ pub fn table_config_to_wire(config: &rules::TableConfig) -> pb::TableConfig {
             None => pb::KillPolicy::Unspecified,
             Some(rules::KillPolicy::Full) => pb::KillPolicy::Full,
             Some(rules::KillPolicy::Half) => pb::KillPolicy::Half,
+            Some(rules::KillPolicy::HousePercent(_)) => pb::KillPolicy::House,
         } as i32,
+        kill_house_percent: match config.kill {
+            Some(rules::KillPolicy::HousePercent(percent)) => u32::from(percent),
+            _ => 0,
+        },
         kill_trigger: config
             .kill_trigger
             .map(|trigger| pb::KillTrigger { pot_at_least_cents: trigger.pot_at_least_cents, pots_in_a_row: u32::from(trigger.pots_in_a_row) }),
@@ -381,6 +405,11 @@ pub fn table_config_to_wire(config: &rules::TableConfig) -> pb::TableConfig {
                 rules::config::KittyLeftover::SplitAmongSeated => pb::KittyLeftover::SplitAmongSeated,
                 rules::config::KittyLeftover::ToDealers => pb::KittyLeftover::ToDealers,
                 rules::config::KittyLeftover::ToHouse => pb::KittyLeftover::ToHouse,
+            } as i32,
+            from: match kitty.from {
+                rules::config::KittyFrom::EachPot => pb::KittyFrom::EachPot,
+                rules::config::KittyFrom::EachWinner => pb::KittyFrom::EachWinner,
+                rules::config::KittyFrom::MainPot => pb::KittyFrom::MainPot,
             } as i32,
         }),
         tip_cap_cents: config.tip_cap_cents,
@@ -499,6 +528,25 @@ mod tests {
                 c
             },
             {
+                // The seeds' house kill (R-POST-6) and kitty from every winner (R-KITTY-1).
+                let mut c = rules::TableConfig::fixed_limit_holdem_kill(200, 400, rules::KillPolicy::HousePercent(250));
+                c.kitty = Some(rules::config::KittyPolicy {
+                    min_pot_cents: 2_000,
+                    leftover: rules::config::KittyLeftover::ToHouse,
+                    from: rules::config::KittyFrom::EachWinner,
+                });
+                c
+            },
+            {
+                let mut c = rules::TableConfig::no_limit_holdem(100, 200);
+                c.kitty = Some(rules::config::KittyPolicy {
+                    min_pot_cents: 0,
+                    leftover: rules::config::KittyLeftover::ToDealers,
+                    from: rules::config::KittyFrom::MainPot,
+                });
+                c
+            },
+            {
                 let mut c = rules::TableConfig::no_limit_holdem(100, 200);
                 c.stakes = rules::StakesMode::OpenStakes { iou_auto_accept_below_cents: 1_000, ious_allowed: false };
                 c
@@ -520,6 +568,16 @@ mod tests {
         wire.check_raise_allowed = None;
         let mut errors = FieldErrors::new();
         assert!(table_config_from_wire(&mut errors, &wire).is_some_and(|c| c.check_raise_allowed));
+        // A kitty without `from` takes from every pot (R-KITTY-1); a house percentage needs the
+        // house kill (R-POST-6).
+        let mut kitty = table_config_to_wire(&rules::TableConfig::no_limit_holdem(100, 200));
+        kitty.kitty = Some(pb::KittyPolicy { min_pot_cents: 0, leftover: 0, from: 0 });
+        let from = table_config_from_wire(&mut errors, &kitty).and_then(|c| c.kitty).map(|k| k.from);
+        assert_eq!(from, Some(rules::config::KittyFrom::EachPot));
+        kitty.kill_house_percent = 250;
+        let mut refused = FieldErrors::new();
+        table_config_from_wire(&mut refused, &kitty);
+        assert!(!refused.is_empty());
         // Open stakes without `ious_allowed` take IOUs (R-MARK-3).
         wire.open_stakes = Some(pb::OpenStakes { iou_auto_accept_below_cents: 1_000, ious_allowed: None });
         let stakes = table_config_from_wire(&mut errors, &wire).map(|c| c.stakes);

@@ -688,6 +688,35 @@ fn r_post_6_an_uncalled_bet_returned_is_no_win_for_the_kill_trigger() {
     assert_eq!((r.number("seat"), r.number("kill_cents")), (Some(3), Some(d(4))));
 }
 
+/// R-POST-6, the seeds (000, Kazakh and English: the kill blind is "usually twice the big blind
+/// or minimum bet (a full kill), but may be 1.5 times the big blind (a half kill) or any other
+/// amount per house rules"): a house kill of 250% in a $4/$8 game is a $10 kill blind and
+/// limits of $10/$20; a house percentage is more than the big blind and bounded.
+#[test]
+fn r_post_6_seeds_a_house_kill_of_any_amount() {
+    let c = example_config(TableConfig::fixed_limit_holdem_kill(d(4), d(8), KillPolicy::HousePercent(250)));
+    c.validate().expect("a 2.5x kill in $1 chips");
+    let mut g = Game::new(c, &[(1, d(200)), (2, d(200)), (3, d(200))]);
+    g.start(1, 3, &[1, 2, 3]);
+    post_blinds(&mut g, 1, 2);
+    let r = rejected(g.post(3, PostKind::Kill, d(8)), "POST_WRONG_AMOUNT");
+    assert_eq!(r.number("required_cents"), Some(d(10)));
+    g.post(3, PostKind::Kill, d(10)).unwrap();
+    let l = g.legal();
+    assert_eq!((l.seat, l.call_cents), (1, d(8)), "the small blind's $2 is live against the $10 kill");
+    assert_eq!(l.raise.unwrap().min_to_cents, d(20), "limits scale by 2.5: $10/$20");
+    for (percent, ok) in [(100, false), (101, true), (1_000, true), (1_001, false), (0, false)] {
+        let c = example_config(TableConfig::fixed_limit_holdem_kill(d(100), d(200), KillPolicy::HousePercent(percent)));
+        match c.validate() {
+            Ok(()) => assert!(ok, "{percent}% accepted"),
+            Err(r) => {
+                assert!(!ok, "{percent}% refused: {r:?}");
+                assert_eq!(r.reason.rule, "R-POST-6");
+            }
+        }
+    }
+}
+
 /// R-POST-6 with R-UNIT-2: a half kill of a $5 big blind is $7.50, which $1 chips do not make:
 /// the table is refused (it opened, the $7.50 kill was posted, and the next player could not
 /// raise at all: the betting pass). A $4/$8 game's half kill, $6 and $12, is whole.

@@ -1143,7 +1143,7 @@ fn r_pot_4_the_kitty_never_takes_from_an_uncalled_bet() {
     let mut c = nl_1_2();
     c.fee = FeePolicy::NoFee;
     c.jackpot_drop = Some(config::JackpotDrop { amount_cents: d(5), min_pot_cents: 0 });
-    c.kitty = Some(config::KittyPolicy { min_pot_cents: 0, leftover: config::KittyLeftover::SplitAmongSeated });
+    c.kitty = Some(config::KittyPolicy { min_pot_cents: 0, leftover: config::KittyLeftover::SplitAmongSeated, from: config::KittyFrom::MainPot });
     let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(100))]);
     g.start(1, 1, &[1, 2, 3]);
     g.post(2, PostKind::SmallBlind, d(1)).unwrap();
@@ -1162,7 +1162,7 @@ fn r_pot_4_the_kitty_never_takes_from_an_uncalled_bet() {
 
 fn kitty_game(leftover: config::KittyLeftover) -> Game {
     let mut c = nl_1_2();
-    c.kitty = Some(config::KittyPolicy { min_pot_cents: 0, leftover });
+    c.kitty = Some(config::KittyPolicy { min_pot_cents: 0, leftover, from: config::KittyFrom::MainPot });
     let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(100))]);
     // Three pots won, the button moving round: $3 in the kitty. Three-handed, the button is
     // under the gun: it folds, the small blind calls, the big blind checks.

@@ -272,7 +272,7 @@ fn r_rake_2_jackpot_drop_after_rake_when_flop_seen() {
 #[test]
 fn r_kitty_1_winner_contributes_one_chip() {
     let mut c = nl_no_blinds(d(2));
-    c.kitty = Some(config::KittyPolicy { min_pot_cents: d(10), leftover: Default::default() });
+    c.kitty = Some(config::KittyPolicy { min_pot_cents: d(10), leftover: Default::default(), from: config::KittyFrom::MainPot });
     let mut g = Game::new(c, &[(1, d(100)), (2, d(100))]);
     g.start(1, 2, &[1, 2]);
     g.ok(1, bet(10));
@@ -285,6 +285,43 @@ fn r_kitty_1_winner_contributes_one_chip() {
     g.end();
     g.table(TableOp::PayKittyExpense { amount_cents: d(1), purpose: "fresh decks".into(), to_dealer: false }).unwrap();
     assert_eq!(g.state().kitty_cents, 0);
+}
+
+/// R-KITTY-1 and the seeds ("players contribute a chip of lowest value towards the kitty when
+/// they win a pot"): with `EachPot` the side pot's winner gives a chip too, with `EachWinner`
+/// every winner of a split pot does, and `MainPot` (tables configured before the choice) takes
+/// only the main pot's.
+#[test]
+fn r_kitty_1_seeds_every_pot_won_gives_a_chip() {
+    let play = |from: config::KittyFrom| {
+        let mut c = nl_no_blinds(d(10));
+        c.kitty = Some(config::KittyPolicy { min_pot_cents: 0, leftover: Default::default(), from });
+        // A = seat 1, B = seat 2, C = seat 3: main pot $30 to B, side pot $40 to A.
+        let mut g = Game::new(c, &[(1, d(100)), (2, d(10)), (3, d(30))]);
+        g.start(1, 3, &[1, 2, 3]);
+        g.ok(1, bet(20));
+        g.ok(2, Action::AllIn);
+        g.ok(3, Action::AllIn);
+        g.ok(1, Action::Call);
+        g.showdown(vec![vec![2], vec![1], vec![3]]);
+        (g.state().kitty_cents, g.stack(1), g.stack(2))
+    };
+    assert_eq!(play(config::KittyFrom::MainPot), (d(1), d(100) - d(30) + d(40), d(29)));
+    assert_eq!(play(config::KittyFrom::EachPot), (d(2), d(100) - d(30) + d(39), d(29)));
+    assert_eq!(play(config::KittyFrom::EachWinner), (d(2), d(100) - d(30) + d(39), d(29)));
+    // A split pot: $40 between seats 1 and 2.
+    let split = |from: config::KittyFrom| {
+        let mut c = nl_no_blinds(d(10));
+        c.kitty = Some(config::KittyPolicy { min_pot_cents: d(10), leftover: Default::default(), from });
+        let mut g = Game::new(c, &[(1, d(20)), (2, d(20))]);
+        g.start(1, 2, &[1, 2]);
+        g.ok(1, Action::AllIn);
+        g.ok(2, Action::Call);
+        g.showdown(vec![vec![1, 2]]);
+        (g.state().kitty_cents, g.stack(1) + g.stack(2))
+    };
+    assert_eq!(split(config::KittyFrom::EachPot), (d(1), d(39)));
+    assert_eq!(split(config::KittyFrom::EachWinner), (d(2), d(38)));
 }
 
 #[test]

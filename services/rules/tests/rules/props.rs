@@ -31,7 +31,7 @@ fn config_for(family: u8, antes: bool, fee: bool, extras: bool) -> TableConfig {
     }
     if extras {
         c.jackpot_drop = Some(config::JackpotDrop { amount_cents: d(1), min_pot_cents: d(10) });
-        c.kitty = Some(config::KittyPolicy { min_pot_cents: d(5), leftover: Default::default() });
+        c.kitty = Some(config::KittyPolicy { min_pot_cents: d(5), leftover: Default::default(), from: config::KittyFrom::MainPot });
         c.incomplete_raise_rule = IncompleteRaiseRule::HalfBet;
     }
     c

@@ -394,6 +394,19 @@ fn r_post_4_seeds_mississippi_straddle_example() {
     assert_eq!(g.hand().phase, HandPhase::RoundComplete);
 }
 
+/// R-POST-4: a sleeper or straddle the table does not allow is refused under the rule of
+/// straddles and sleepers, not the blinds' (the variants pass: a sleeper named R-POST-2).
+#[test]
+fn r_post_4_a_post_the_table_does_not_allow_names_its_own_rule() {
+    let mut g = seeds_table(StraddlePolicy::None, false);
+    let r = rejected(g.post(ELLEN, PostKind::Sleeper, d(4)), "POST_NOT_CONFIGURED");
+    assert_eq!(r.reason.rule, "R-POST-4");
+    let r = rejected(g.post(CAROL, PostKind::Straddle, d(4)), "POST_NOT_CONFIGURED");
+    assert_eq!(r.reason.rule, "R-POST-4");
+    let r = rejected(g.post(CAROL, PostKind::Kill, d(4)), "POST_NOT_CONFIGURED");
+    assert_eq!(r.reason.rule, "R-POST-6");
+}
+
 /// R-POST-4: "a sleeper blind ... only raises the amount to call ... it buys neither the option
 /// nor last action": a straddle is twice the big blind (the fixes' pass: it was asked at twice
 /// the sleeper), and comes before any sleeper (the second fixes' pass: after one, for the same

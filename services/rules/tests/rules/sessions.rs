@@ -325,6 +325,32 @@ fn r_chip_2_large_buy_in_needs_a_supervisor() {
     .unwrap();
 }
 
+/// R-CHIP-2 (the walk-around pass): what a seat brings in between two deals is one buy-in for
+/// the supervisor's threshold: a $9,900 buy-in and a $9,900 top-up in the same break need the
+/// supervisor, a top-up after a hand was dealt counts afresh.
+#[test]
+fn r_chip_2_a_large_buy_in_split_between_deals_needs_a_supervisor() {
+    let mut c = nl_1_2();
+    c.buy_in.max_cents = d(50_000);
+    let mut g = Game::new(c, &[]);
+    buy_in(&mut g, 1, "P1", d(9_900)).unwrap();
+    let r = rejected(top_up(&mut g, 1, "P1", d(9_900)), "SUPERVISOR_REQUIRED");
+    assert_eq!((r.reason.rule, r.number("since_deal_cents"), r.number("amount_cents")), ("R-CHIP-2", Some(d(9_900)), Some(d(9_900))));
+    rejected(top_up(&mut g, 1, "P1", d(100)), "SUPERVISOR_REQUIRED");
+    g.table(TableOp::TopUp { seat: 1, player_id: pid("P1"), amount_cents: d(100), source: FundsSource::Cash, supervisor_id: Some("floor-7".into()) })
+        .unwrap();
+    buy_in(&mut g, 2, "P2", d(100)).unwrap();
+    buy_in(&mut g, 3, "P3", d(100)).unwrap();
+    g.start(1, 3, &[1, 2, 3]);
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(3, Action::Fold);
+    g.ok(1, Action::Fold);
+    g.end();
+    top_up(&mut g, 1, "P1", d(9_000)).unwrap();
+    rejected(top_up(&mut g, 1, "P1", d(1_000)), "SUPERVISOR_REQUIRED");
+}
+
 #[test]
 fn r_audit_4_cash_buy_in_recorded_for_aml() {
     let mut c = nl_1_2();
@@ -339,7 +365,10 @@ fn r_audit_4_cash_buy_in_recorded_for_aml() {
         })
         .collect();
     assert!(matches!(aml[0], PlayerEvent::CashTransaction { mtl_entry: true, ctr_required: false, .. }));
-    let events = top_up(&mut g, 1, "P1", d(7_000)).unwrap();
+    // $11,000 in one break: the supervisor's id too (R-CHIP-2).
+    let events = g
+        .table(TableOp::TopUp { seat: 1, player_id: pid("P1"), amount_cents: d(7_000), source: FundsSource::Cash, supervisor_id: Some("floor-7".into()) })
+        .unwrap();
     assert!(events.iter().any(|(_, e)| matches!(e, Event::Player(PlayerEvent::CashTransaction { ctr_required: true, day_total_cents, .. }) if *day_total_cents == d(11_000))));
     assert!(g.world.players[&pid("P1")].cash_day.ctr_in_required);
 }

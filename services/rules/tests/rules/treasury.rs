@@ -264,6 +264,14 @@ fn r_mark_1_markers_against_the_credit_line() {
     assert_eq!(g.world.balance(&Account::CageMarkers { cage_id: cid(CAGE) }), 0);
     assert_eq!(g.world.balance(&Account::House(HouseAccount::BadDebt)), d(200));
     assert!(g.world.players[&pid("P1")].markers.is_empty());
+    // The $200 written off is a debt, not credit given back (the walk-around pass: a write-off
+    // had freed its part of the line): $800 left until the line is approved again.
+    assert_eq!(g.world.players[&pid("P1")].available_credit_cents(), d(800));
+    let r = rejected(marker(&mut g, 2, 900, "shift-mgr", MarkerDelivery::Pocket), "CREDIT_LINE_EXCEEDED");
+    assert_eq!((r.reason.rule, r.number("available_credit_cents")), ("R-MARK-1", Some(d(800))));
+    credit(&mut g, d(1000));
+    assert_eq!(g.world.players[&pid("P1")].available_credit_cents(), d(1000));
+    marker(&mut g, 2, 900, "shift-mgr", MarkerDelivery::Pocket).unwrap();
 }
 
 #[test]
@@ -406,7 +414,7 @@ fn r_kitty_1_kitty_pays_named_expenses_and_never_goes_negative() {
     let mut g = Game::new(nl(), &[(1, d(10))]);
     rejected(g.table(TableOp::PayKittyExpense { amount_cents: d(1), purpose: "decks".into(), to_dealer: false }), "KITTY_NOT_ENABLED");
     let mut c = nl();
-    c.kitty = Some(config::KittyPolicy { min_pot_cents: 0, leftover: Default::default() });
+    c.kitty = Some(config::KittyPolicy { min_pot_cents: 0, leftover: Default::default(), from: config::KittyFrom::MainPot });
     let mut g = Game::new(c, &[(1, d(10))]);
     rejected(g.table(TableOp::PayKittyExpense { amount_cents: d(1), purpose: " ".into(), to_dealer: false }), "KITTY_PURPOSE_REQUIRED");
     let r = rejected(g.table(TableOp::PayKittyExpense { amount_cents: d(1), purpose: "decks".into(), to_dealer: true }), "KITTY_INSUFFICIENT");
