@@ -153,7 +153,7 @@ impl TestServer {
         let database_url = postgres.fresh_database(name).await.context("a fresh database")?;
         prepare_database(&database_url).await?;
         let data_dir = Arc::new(tempfile::tempdir().context("a data directory")?);
-        TestServer::serve_database(database_url, format!("prop-{name}"), options, client_tls, data_dir).await
+        TestServer::serve_database(database_url, format!("prop-{name}"), options, client_tls, data_dir, None).await
     }
 
     /// chipledgerd on a database of a server of the test's own (a failover cluster, a primary
@@ -162,11 +162,12 @@ impl TestServer {
     /// application role to the same host and port.
     pub async fn on_database(database_url: String, name: &str, options: ServerOptions) -> anyhow::Result<TestServer> {
         let data_dir = Arc::new(tempfile::tempdir().context("a data directory")?);
-        TestServer::serve_database(database_url, format!("prop-{name}"), options, None, data_dir).await
+        TestServer::serve_database(database_url, format!("prop-{name}"), options, None, data_dir, None).await
     }
 
     /// A second chipledgerd on this server's database and property (another replica, with its
-    /// own cache of stream states and the same approval key), plaintext like [`TestServer::start`].
+    /// own cache of stream states, the same approval key and the same checkpoint key and
+    /// directory, as replicas are deployed), plaintext like [`TestServer::start`].
     pub async fn replica(&self) -> anyhow::Result<TestServer> {
         TestServer::serve_database(
             self.database_url.clone(),
@@ -174,6 +175,7 @@ impl TestServer {
             ServerOptions::default(),
             None,
             self.data_dir.clone(),
+            Some(self._checkpoint_root.clone()),
         )
         .await
     }
@@ -189,6 +191,7 @@ impl TestServer {
         options: ServerOptions,
         client_tls: Option<ClientTlsConfig>,
         data_dir: Arc<tempfile::TempDir>,
+        checkpoint_root: Option<Arc<tempfile::TempDir>>,
     ) -> anyhow::Result<TestServer> {
         let mut options_pg = Store::app_options(&database_url, app_password()).context("app options")?;
         let link = if options.through_link {
@@ -206,7 +209,10 @@ impl TestServer {
 
         let config = config(&options, &property_id, data_dir.path())?;
         let drain = Drain::new();
-        let checkpoint_root = Arc::new(tempfile::tempdir().context("checkpoint directory")?);
+        let checkpoint_root = match checkpoint_root {
+            Some(root) => root,
+            None => Arc::new(tempfile::tempdir().context("checkpoint directory")?),
+        };
         let checkpoint_dir = checkpoint_root.path().join("checkpoints");
         let key = CheckpointKey::load_or_generate(&checkpoint_root.path().join("checkpoint.key")).context("checkpoint key")?;
         let checkpoint_public_key = key.public_key();

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use chipledger_proto::v1 as pb;
 use chipledger_store::SignedCheckpoint;
-use chipledger_store::checkpoint::CheckpointSink;
+use chipledger_store::checkpoint::{CheckpointSink, Kept};
 use clap::{Args, Subcommand};
 use serde_json::json;
 
@@ -84,14 +84,15 @@ async fn fetch(client: &mut Client, args: FetchArgs, output: Output) -> anyhow::
     let (trusted, pinned) = trusted_keys(client, &args.public_keys).await?;
     let sink = CheckpointSink::new(&args.dir);
     let mut documents = Vec::new();
+    let mut conflicts = Vec::new();
     if !args.no_sign {
-        let signed = client
-            .audit
-            .sign_checkpoint(pb::SignCheckpointRequest { property_id: client.property_id.clone() })
-            .await
-            .map_err(|status| rpc_error("signing a checkpoint", &status))?
-            .into_inner();
-        documents.push(signed.document);
+        match client.audit.sign_checkpoint(pb::SignCheckpointRequest { property_id: client.property_id.clone() }).await {
+            Ok(signed) => documents.push(signed.into_inner().document),
+            // The server found the log disagreeing with a checkpoint it signed before: the
+            // listing is still fetched, and the answer says so.
+            Err(status) if status.code() == tonic::Code::DataLoss => conflicts.push(format!("the server refused to sign: {}", status.message())),
+            Err(status) => return Err(rpc_error("signing a checkpoint", &status)),
+        }
     }
     let mut token = String::new();
     for _ in 0..MAX_PAGES {
@@ -125,12 +126,21 @@ async fn fetch(client: &mut Client, args: FetchArgs, output: Output) -> anyhow::
             continue;
         }
         match sink.keep(&signed).with_context(|| format!("keeping a checkpoint in {}", args.dir.display()))? {
-            Some(_) => kept += 1,
-            None => already += 1,
+            Kept::New(_) => kept += 1,
+            Kept::Same => already += 1,
+            // Two checkpoints signed over different hashes at one position: the log was
+            // rewritten after the kept one was signed (or the key is in other hands).
+            Kept::Conflict(path) => conflicts.push(format!(
+                "position {}, refusal {}: the server served a checkpoint with other hashes than the one kept in {} (hash {} served): the log was rewritten after the kept one was signed; verify against the kept checkpoints",
+                signed.checkpoint.position,
+                signed.checkpoint.refusal_seq,
+                path.display(),
+                hex::encode(signed.checkpoint.hash)
+            )),
         }
     }
     if output.json {
-        println!("{}", json!({"kept": kept, "already_kept": already, "refused": refused, "key_pinned": pinned}));
+        println!("{}", json!({"kept": kept, "already_kept": already, "refused": refused, "tampered": conflicts, "key_pinned": pinned}));
     } else {
         println!("checkpoints: {kept} new kept in {}, {already} already there", args.dir.display());
         if !pinned {
@@ -139,8 +149,17 @@ async fn fetch(client: &mut Client, args: FetchArgs, output: Output) -> anyhow::
         for reason in &refused {
             println!("  REFUSED: {reason}");
         }
+        for reason in &conflicts {
+            println!("  TAMPERED: {reason}");
+        }
     }
-    Ok(if refused.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if !conflicts.is_empty() {
+        ExitCode::from(2)
+    } else if refused.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 /// A kept checkpoint and the file it is in.

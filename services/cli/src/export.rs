@@ -148,7 +148,9 @@ pub async fn export(client: &mut Client, args: ExportArgs) -> anyhow::Result<Exi
             .into_inner();
         for event in &reply.events {
             if let Some(writer) = csv_writer.as_mut() {
-                writer.write_record(csv_row(event))?;
+                // Cells a spreadsheet would run as formulas (a reason note or device typed as
+                // `=HYPERLINK(..)`) are defused as the console's CSVs are; JSON lines are exact.
+                writer.write_record(csv_row(event).iter().map(|field| chipledger_rules::words::spreadsheet_safe(field).into_owned()))?;
             }
             if let Some(writer) = jsonl_writer.as_mut() {
                 serde_json::to_writer(&mut *writer, &event_json(event))?;

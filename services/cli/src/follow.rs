@@ -98,31 +98,75 @@ pub async fn follow(client: &mut Client, args: FollowArgs, output: Output) -> an
         Some(position) => position - 1,
         None => head_position(client).await?,
     };
-    let mut events = client
-        .ledger
-        .subscribe(pb::SubscribeRequest {
-            property_id: client.property_id.clone(),
-            after_position,
-            stream_ids: streams,
-            event_types: args.types.clone(),
-        })
-        .await
-        .map_err(|status| rpc_error("following the log", &status))?
-        .into_inner();
-    // The subscription is open from here on: nothing recorded after this line is missed.
-    eprintln!("following the log after position {after_position} (times in {}; Ctrl-C to stop)", clock.zone_name);
     let interrupted = tokio::signal::ctrl_c();
     tokio::pin!(interrupted);
+    let mut after_position = after_position;
+    let mut pause = std::time::Duration::from_millis(200);
+    let mut first = true;
+    // A subscription that ends (the server restarting, a connection lost) is opened again after
+    // the last position printed, so nothing is missed or printed twice (the crash pass: follow
+    // stopped at the first restart, without saying where to go on from).
     loop {
-        let next = tokio::select! {
-            _ = &mut interrupted => return Ok(ExitCode::SUCCESS),
-            next = events.message() => next,
+        let subscribed = client
+            .ledger
+            .subscribe(pb::SubscribeRequest {
+                property_id: client.property_id.clone(),
+                after_position,
+                stream_ids: streams.clone(),
+                event_types: args.types.clone(),
+            })
+            .await;
+        let mut events = match subscribed {
+            Ok(events) => events.into_inner(),
+            Err(status) if first || !resumable(&status) => return Err(rpc_error("following the log", &status)),
+            Err(status) => {
+                eprintln!("the log is not reachable ({}): trying again after position {after_position}", status.message());
+                tokio::select! {
+                    _ = &mut interrupted => return Ok(ExitCode::SUCCESS),
+                    () = tokio::time::sleep(pause) => {}
+                }
+                pause = (pause * 2).min(std::time::Duration::from_secs(5));
+                continue;
+            }
         };
-        match next {
-            Ok(Some(event)) if output.json => println!("{}", event_json(&event)),
-            Ok(Some(event)) => println!("{}", event_line(&event, &clock)),
-            Ok(None) => bail!("the server ended the subscription (shutting down?): follow again with --from-position"),
-            Err(status) => return Err(rpc_error("following the log", &status)),
+        // The subscription is open from here on: nothing recorded after this line is missed.
+        if first {
+            eprintln!("following the log after position {after_position} (times in {}; Ctrl-C to stop)", clock.zone_name);
+        } else {
+            eprintln!("following again after position {after_position}");
+        }
+        first = false;
+        loop {
+            let next = tokio::select! {
+                _ = &mut interrupted => return Ok(ExitCode::SUCCESS),
+                next = events.message() => next,
+            };
+            match next {
+                Ok(Some(event)) => {
+                    after_position = event.global_position;
+                    pause = std::time::Duration::from_millis(200);
+                    if output.json {
+                        println!("{}", event_json(&event));
+                    } else {
+                        println!("{}", event_line(&event, &clock));
+                    }
+                }
+                Ok(None) => {
+                    eprintln!("the server ended the subscription (shutting down?) after position {after_position}: following again");
+                    break;
+                }
+                Err(status) if resumable(&status) => {
+                    eprintln!("the subscription broke ({}) after position {after_position}: following again", status.message());
+                    break;
+                }
+                Err(status) => return Err(rpc_error("following the log", &status)),
+            }
         }
     }
+}
+
+/// A subscription's end that following again can get past: the server or the connection gone,
+/// not a refusal of the caller or the request.
+fn resumable(status: &tonic::Status) -> bool {
+    matches!(status.code(), tonic::Code::Unavailable | tonic::Code::Unknown | tonic::Code::Internal | tonic::Code::Cancelled | tonic::Code::Aborted | tonic::Code::DeadlineExceeded)
 }

@@ -63,3 +63,25 @@ mod tests {
         assert_eq!(action(ActionKind::Fold, 0, 0, &money), "folds");
     }
 }
+
+/// A text cell a spreadsheet will not run as a formula: one starting with `=`, `+`, `@`, a tab,
+/// a carriage return, or a minus that is not a negative number or amount (`-$A$1+HYPERLINK(..)`)
+/// gets a leading apostrophe; everything else is as it was. For every CSV a person may open (the
+/// console's lists, `chipledger export --format csv`); the CSV quoting is the writer's.
+pub fn spreadsheet_safe(field: &str) -> std::borrow::Cow<'_, str> {
+    match field.chars().next() {
+        Some('=' | '+' | '@' | '\t' | '\r') => format!("'{field}").into(),
+        Some('-') if field.parse::<f64>().is_err() && !is_negative_money(field) => format!("'{field}").into(),
+        _ => field.into(),
+    }
+}
+
+/// `-$1,234.56`, `-€5.00`, `-0.05 MOP`: a negative amount as a money formatter writes it.
+fn is_negative_money(field: &str) -> bool {
+    let Some(rest) = field.strip_prefix('-') else { return false };
+    let rest = rest.strip_prefix(|c: char| c == '$' || !c.is_ascii()).unwrap_or(rest);
+    let (amount, currency) = rest.split_once(' ').unwrap_or((rest, ""));
+    amount.starts_with(|c: char| c.is_ascii_digit())
+        && amount.chars().all(|c| c.is_ascii_digit() || c == ',' || c == '.')
+        && currency.chars().all(|c| c.is_ascii_uppercase())
+}

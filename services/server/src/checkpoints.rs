@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use chipledger_store::checkpoint::{CheckpointKey, CheckpointSink, KeyError};
+use chipledger_store::checkpoint::{Checkpoint, CheckpointKey, CheckpointSink, Kept, KeyError};
 use chipledger_store::{SignedCheckpoint, StoreError};
 
 use crate::config::CheckpointSettings;
@@ -22,6 +22,16 @@ pub enum CheckpointingError {
     Store(#[from] StoreError),
     #[error("checkpoint sink {dir}: {source}")]
     Sink { dir: String, source: std::io::Error },
+    /// The log no longer agrees with a checkpoint signed before: rewritten, truncated or
+    /// restored to an earlier state. Nothing more is signed over it (the insider pass: the
+    /// server signed a rewritten head at a position it had signed already, and the auditor's
+    /// fetch kept the forgery).
+    #[error("the log disagrees with the checkpoint signed at position {position}, refusal {refusal_seq}: {reason}; nothing is signed over it (verify the chain against the kept checkpoints)")]
+    Disagrees { position: i64, refusal_seq: i64, reason: String },
+    /// Another document is kept for the same heads and key: two signatures over different
+    /// hashes at one position are proof the log was rewritten (or the key is in other hands).
+    #[error("checkpoint sink {dir}: another checkpoint is kept for position {position}, refusal {refusal_seq}, with other hashes")]
+    SinkConflict { dir: String, position: i64, refusal_seq: i64 },
 }
 
 /// Signs and keeps checkpoints; shared by the periodic task and the RPCs.
@@ -32,8 +42,10 @@ pub struct Checkpointer {
     previous_public_keys: Vec<[u8; 32]>,
     sink: Option<CheckpointSink>,
     interval: Duration,
-    /// The heads last signed per property: a checkpoint is only made when they moved.
-    signed: Mutex<HashMap<String, (i64, i64)>>,
+    /// The checkpoint last signed (or, after a start, last kept in the database) per property:
+    /// a checkpoint is only made when the heads moved, and only over a log that still agrees
+    /// with it.
+    signed: Mutex<HashMap<String, Checkpoint>>,
 }
 
 impl std::fmt::Debug for Checkpointer {
@@ -90,25 +102,70 @@ impl Checkpointer {
     }
 
     /// Sign the property's heads now, keep the checkpoint (sink first: it is the evidence, the
-    /// database copy is a convenience) and return it.
+    /// database copy is a convenience) and return it. The log must still agree with the last
+    /// checkpoint signed for the property (`Disagrees` otherwise, and nothing is signed).
     pub async fn sign_now(&self, property: &str) -> Result<SignedCheckpoint, CheckpointingError> {
         let key = self.key.as_ref().ok_or(CheckpointingError::NoKey)?;
         let store = self.router.primary(property);
+        if let Some(last) = self.last_signed(property).await? {
+            if let Some(reason) = store.checkpoint_disagreement(&last).await? {
+                return Err(CheckpointingError::Disagrees { position: last.position, refusal_seq: last.refusal_seq, reason });
+            }
+        }
         let (events, refusals) = store.heads(property).await?;
         let signed = key.sign(property, events, refusals, now_unix_ms())?;
         if let Some(sink) = &self.sink {
             let sink = sink.clone();
             let document = signed.clone();
-            tokio::task::spawn_blocking(move || sink.keep(&document).map(drop).map_err(|source| (sink, source)))
+            let dir = sink.dir().display().to_string();
+            let kept = tokio::task::spawn_blocking(move || sink.keep(&document))
                 .await
-                .map_err(|error| CheckpointingError::Sink { dir: "?".into(), source: std::io::Error::other(error) })?
-                .map_err(|(sink, source)| CheckpointingError::Sink { dir: sink.dir().display().to_string(), source })?;
+                .map_err(|error| CheckpointingError::Sink { dir: dir.clone(), source: std::io::Error::other(error) })?
+                .map_err(|source| CheckpointingError::Sink { dir: dir.clone(), source })?;
+            if let Kept::Conflict(_) = kept {
+                return Err(CheckpointingError::SinkConflict { dir, position: events.0, refusal_seq: refusals.0 });
+            }
         }
-        store.record_checkpoint(&signed).await?;
+        if !store.record_checkpoint(&signed).await? {
+            // A copy for the same heads and key is in the database already: the server's own (a
+            // second call at the same heads), or one somebody else put there.
+            let ours = self.own_public_keys();
+            let theirs = store.latest_checkpoints(property, 64).await?;
+            let same = theirs.iter().find(|kept| {
+                let c = &kept.checkpoint;
+                (c.position, c.refusal_seq, &c.key_id) == (events.0, refusals.0, &signed.checkpoint.key_id)
+            });
+            if let Some(kept) = same
+                && (kept.verify(&ours).is_err() || (kept.checkpoint.hash, kept.checkpoint.refusal_hash) != (events.1, refusals.1))
+            {
+                crate::telemetry::metrics().checkpoint_failures.add(1, &[]);
+                tracing::error!(
+                    property,
+                    position = events.0,
+                    refusal_seq = refusals.0,
+                    "the database keeps another document for this checkpoint (not signed by this server, or over other hashes): the checkpoint directory's copy is the evidence"
+                );
+            }
+        }
         if let Ok(mut signed_heads) = self.signed.lock() {
-            signed_heads.insert(property.to_owned(), (events.0, refusals.0));
+            signed_heads.insert(property.to_owned(), signed.checkpoint.clone());
         }
         Ok(signed)
+    }
+
+    /// The last checkpoint this server signed for the property: in memory, or after a start
+    /// the latest kept in the database that one of its own keys signed.
+    async fn last_signed(&self, property: &str) -> Result<Option<Checkpoint>, CheckpointingError> {
+        if let Some(last) = self.signed.lock().ok().and_then(|signed| signed.get(property).cloned()) {
+            return Ok(Some(last));
+        }
+        let ours = self.own_public_keys();
+        let kept = self.router.primary(property).latest_checkpoints(property, 64).await?;
+        let last = kept.into_iter().find(|signed| signed.verify(&ours).is_ok()).map(|signed| signed.checkpoint);
+        if let (Some(last), Ok(mut signed)) = (&last, self.signed.lock()) {
+            signed.entry(property.to_owned()).or_insert_with(|| last.clone());
+        }
+        Ok(last)
     }
 
     /// One round: a checkpoint for every property whose chains moved since the last one, in
@@ -117,7 +174,7 @@ impl Checkpointer {
         let mut made = 0;
         for store in self.router.primaries() {
             for (property, position, refusal_seq) in store.properties().await? {
-                let last = self.signed.lock().ok().and_then(|signed| signed.get(&property).copied());
+                let last = self.signed.lock().ok().and_then(|signed| signed.get(&property).map(|c| (c.position, c.refusal_seq)));
                 if last == Some((position, refusal_seq)) {
                     continue;
                 }

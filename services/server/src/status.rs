@@ -105,6 +105,26 @@ pub fn checkpoint_sink_failed(error: &dyn std::fmt::Display) -> Status {
     )
 }
 
+/// A batch whose commands make more events or touch more streams than one append holds: the
+/// caller's to split (nothing was written).
+pub fn append_too_large(what: &str, count: usize, max: usize) -> Status {
+    let mut metadata = HashMap::new();
+    metadata.insert(format!("{what}_count"), count.to_string());
+    metadata.insert(format!("max_{what}"), max.to_string());
+    with_info(
+        Code::InvalidArgument,
+        "APPEND_TOO_LARGE",
+        format!("the commands make {count} {what}; one append (a batch) holds at most {max}: send them in smaller batches"),
+        metadata,
+    )
+}
+
+/// The log no longer agrees with a checkpoint the server signed: nothing is signed over it.
+pub fn log_disagrees_with_checkpoint(error: &dyn std::fmt::Display) -> Status {
+    tracing::error!(%error, "refused to sign a checkpoint");
+    with_info(Code::DataLoss, "LOG_DISAGREES_WITH_CHECKPOINT", error.to_string(), HashMap::new())
+}
+
 /// Something the server could not do through no fault of the request. The detail is logged,
 /// not returned: it may carry SQL or connection strings.
 pub fn internal(context: &str, error: &dyn std::fmt::Display) -> Status {

@@ -285,6 +285,7 @@ fn record_db_error(span: &tracing::Span, error: &chipledger_store::StoreError) {
         (StoreError::NegativeBalance { .. }, _) => "negative_balance",
         (StoreError::ProjectionRefused { .. }, _) => "projection_refused",
         (StoreError::InvalidRequest(_), _) => "invalid_request",
+        (StoreError::AppendSize { .. }, _) => "append_size",
         (StoreError::Contention(_), _) => "contention",
         (StoreError::Corrupt(_), _) => "corrupt",
         (StoreError::NoPartition { .. }, _) => "no_partition",

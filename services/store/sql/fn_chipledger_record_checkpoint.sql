@@ -1,4 +1,5 @@
--- chipledger_record_checkpoint: keep a signed checkpoint document (a convenience copy for the fetch RPC); true if new.
+-- chipledger_record_checkpoint: keep a signed checkpoint document (a convenience copy for the fetch RPC); true if new,
+-- false if a document is kept for those heads and key already (the caller compares it).
 -- The document is checked for the shape every reader needs (SignedCheckpoint, checkpoint.rs): a
 -- JSON object whose checkpoint names this property, position, refusal sequence and key, with hex
 -- hashes, public key and signature. The signature is not checked here (the readers check it
@@ -36,6 +37,19 @@ BEGIN
        OR coalesce(v_doc->>'signature', '') !~ '^[0-9a-f]{128}$' THEN
         RAISE EXCEPTION 'chipledger: not a checkpoint document' USING ERRCODE = 'CL005',
             DETAIL = json_build_object('reason', 'a kept checkpoint is a signed checkpoint document of this property, position, refusal sequence and key')::text;
+    END IF;
+    -- The hashes are the log's at those positions (the insider pass: the application role kept
+    -- documents with a made-up signature at positions the head had not reached, and the server's
+    -- own checkpoints there were never kept, so every later fetch was refused).
+    IF (p_position = 0 AND v_cp->>'hash' <> repeat('0', 64))
+       OR (p_position <> 0 AND NOT EXISTS (SELECT 1 FROM events e WHERE e.property = p_property AND e.position = p_position
+                                                                     AND e.hash = decode(v_cp->>'hash', 'hex')))
+       OR (p_refusal_seq = 0 AND v_cp->>'refusal_hash' <> repeat('0', 64))
+       OR (p_refusal_seq <> 0 AND NOT EXISTS (SELECT 1 FROM rejections r WHERE r.property = p_property AND r.refusal_seq = p_refusal_seq
+                                                                          AND r.hash = decode(v_cp->>'refusal_hash', 'hex'))) THEN
+        RAISE EXCEPTION 'chipledger: not a checkpoint of this log' USING ERRCODE = 'CL005',
+            DETAIL = json_build_object('reason', 'a kept checkpoint names the hashes the log holds at its position and refusal sequence',
+                                       'position', p_position, 'refusal_seq', p_refusal_seq)::text;
     END IF;
     INSERT INTO checkpoints (property, position, refusal_seq, key_id, signed_at, document)
     VALUES (p_property, p_position, p_refusal_seq, p_key_id, p_signed_at, p_document)

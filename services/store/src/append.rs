@@ -127,10 +127,10 @@ pub(crate) fn validate_property(property: &str) -> Result<(), StoreError> {
 pub(crate) fn encode(request: &AppendRequest, projection: Option<&dyn InlineProjection>) -> Result<EncodedAppend, StoreError> {
     validate_property(&request.property)?;
     if request.streams.is_empty() || request.streams.len() > MAX_STREAMS_PER_APPEND {
-        return Err(invalid(format!("an append touches 1..={MAX_STREAMS_PER_APPEND} streams")));
+        return Err(StoreError::AppendSize { what: "streams", count: request.streams.len(), max: MAX_STREAMS_PER_APPEND });
     }
     if request.commands.len() > MAX_COMMANDS_PER_APPEND {
-        return Err(invalid(format!("at most {MAX_COMMANDS_PER_APPEND} commands per append")));
+        return Err(StoreError::AppendSize { what: "commands", count: request.commands.len(), max: MAX_COMMANDS_PER_APPEND });
     }
     if request.reply.len() > MAX_REPLY_BYTES {
         return Err(invalid(format!("reply larger than {MAX_REPLY_BYTES} bytes")));
@@ -157,7 +157,7 @@ pub(crate) fn encode(request: &AppendRequest, projection: Option<&dyn InlineProj
 
     let event_count: usize = request.streams.iter().map(|s| s.events.len()).sum();
     if event_count == 0 || event_count > MAX_EVENTS_PER_APPEND {
-        return Err(invalid(format!("an append carries 1..={MAX_EVENTS_PER_APPEND} events")));
+        return Err(StoreError::AppendSize { what: "events", count: event_count, max: MAX_EVENTS_PER_APPEND });
     }
     let mut encoded = EncodedAppend {
         property: request.property.clone(),

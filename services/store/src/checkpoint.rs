@@ -216,6 +216,17 @@ impl CheckpointKey {
     }
 }
 
+/// What keeping a checkpoint in a [`CheckpointSink`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kept {
+    /// Written to this new file.
+    New(PathBuf),
+    /// The file for the same heads and key holds the same hashes already.
+    Same,
+    /// The file for the same heads and key (this path) holds other hashes, or is no checkpoint.
+    Conflict(PathBuf),
+}
+
 /// A directory kept write-once: every checkpoint is a new file (create-new, never overwritten),
 /// fsynced with its directory before it counts. Point it at storage the database's
 /// administrators cannot rewrite (another host, a WORM bucket mount, an append-only volume).
@@ -242,23 +253,52 @@ impl CheckpointSink {
         ))
     }
 
-    /// Keep a checkpoint; `Ok(None)` if a file for the same heads and key is there already
-    /// (it is left as it is).
-    pub fn keep(&self, signed: &SignedCheckpoint) -> std::io::Result<Option<PathBuf>> {
+    /// Keep a checkpoint: a new file, or the file for the same heads and key there already
+    /// (left as it is) holding the same hashes (`Same`) or others (`Conflict`: two checkpoints
+    /// of one position over different logs, or a file that is no checkpoint: the insider pass's
+    /// forged head kept beside the real one, unnoticed).
+    pub fn keep(&self, signed: &SignedCheckpoint) -> std::io::Result<Kept> {
         let path = self.path_of(&signed.checkpoint);
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
+        let Some(dir) = path.parent() else { return Err(std::io::Error::other("a checkpoint path has a directory")) };
+        std::fs::create_dir_all(dir)?;
+        // Written whole to a file of its own first, then linked under its name (which fails if
+        // the name exists): a checkpoint is there whole or not at all (the crash pass: a full disk
+        // left an empty file under the name, and every later keep took it for the checkpoint).
+        let temporary = dir.join(format!(".{}.{}.partial", std::process::id(), uuid::Uuid::new_v4()));
+        let written = (|| {
+            let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o444).open(&temporary)?;
+            file.write_all(signed.to_document().as_bytes())?;
+            file.write_all(b"\n")?;
+            file.sync_all()
+        })();
+        if let Err(error) = written {
+            let _ = std::fs::remove_file(&temporary);
+            return Err(error);
         }
-        let mut file = match std::fs::OpenOptions::new().write(true).create_new(true).mode(0o444).open(&path) {
-            Ok(file) => file,
-            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => return Ok(None),
-            Err(error) => return Err(error),
-        };
-        file.write_all(signed.to_document().as_bytes())?;
-        file.write_all(b"\n")?;
-        file.sync_all()?;
-        sync_dir(&path)?;
-        Ok(Some(path))
+        let linked = std::fs::hard_link(&temporary, &path);
+        std::fs::remove_file(&temporary)?;
+        match linked {
+            Ok(()) => {
+                sync_dir(&path)?;
+                Ok(Kept::New(path))
+            }
+            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
+                let text = std::fs::read_to_string(&path)?;
+                if text.is_empty() {
+                    // An empty file is no checkpoint (an earlier release's interrupted write):
+                    // it is replaced, nothing it held is lost.
+                    std::fs::remove_file(&path)?;
+                    return self.keep(signed);
+                }
+                let existing = SignedCheckpoint::from_document(&text).ok();
+                let same = existing.as_ref().is_some_and(|existing| {
+                    let (a, b) = (&existing.checkpoint, &signed.checkpoint);
+                    (&a.property, a.position, a.hash, a.refusal_seq, a.refusal_hash) == (&b.property, b.position, b.hash, b.refusal_seq, b.refusal_hash)
+                });
+                Ok(if same { Kept::Same } else { Kept::Conflict(path) })
+            }
+            Err(error) => Err(error),
+        }
     }
 
     /// Every checkpoint document under the directory (any property), with its path, in name
@@ -370,11 +410,19 @@ mod tests {
         assert!(std::fs::read_to_string(&path).unwrap().starts_with("-----BEGIN PRIVATE KEY-----"));
         let sink = CheckpointSink::new(dir.join("sink"));
         let signed = made.sign("odd/prop", (2, [3; 32]), (0, [0; 32]), 9).unwrap();
-        let first = sink.keep(&signed).unwrap().expect("a new file");
+        let Kept::New(first) = sink.keep(&signed).unwrap() else { panic!("a new file") };
         assert!(first.starts_with(dir.join("sink").join("x-6f64642f70726f70")));
-        assert_eq!(sink.keep(&signed).unwrap(), None, "never overwritten");
+        assert_eq!(sink.keep(&signed).unwrap(), Kept::Same, "never overwritten");
+        // Another log's head at the same position is no copy of it (the insider pass).
+        let forged = made.sign("odd/prop", (2, [4; 32]), (0, [0; 32]), 10).unwrap();
+        assert_eq!(sink.keep(&forged).unwrap(), Kept::Conflict(first.clone()));
+        // An empty file under a checkpoint's name (a write a full disk cut short) is replaced.
+        let next = made.sign("odd/prop", (3, [5; 32]), (0, [0; 32]), 11).unwrap();
+        std::fs::write(sink.path_of(&next.checkpoint), b"").unwrap();
+        assert!(matches!(sink.keep(&next).unwrap(), Kept::New(_)));
+        assert_eq!(sink.keep(&next).unwrap(), Kept::Same);
         let read = CheckpointSink::read_all(sink.dir()).unwrap();
-        assert_eq!(read.len(), 1);
+        assert_eq!(read.len(), 2, "no partial file is left");
         assert_eq!(read[0].1.as_ref().unwrap(), &signed);
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -12,6 +12,10 @@ pub enum StoreError {
     /// A command id was already recorded with a different request (or in another append).
     #[error("command id {command_id} was already used for a different request")]
     IdempotencyConflict { command_id: String },
+    /// An append of no events or streams, or more than an append holds (`what`: events,
+    /// streams or commands; [`crate::event::MAX_EVENTS_PER_APPEND`] and the others).
+    #[error("an append carries 1..={max} {what}, not {count}")]
+    AppendSize { what: &'static str, count: usize, max: usize },
     /// An event's postings do not sum to zero (R-UNIT-3).
     #[error("postings of event {event_index} sum to {sum_cents}, not zero (R-UNIT-3)")]
     Unbalanced { event_index: usize, sum_cents: i128 },

@@ -352,8 +352,14 @@ impl Store {
     }
 
     /// The database's clock, ms since the epoch (replicas time commands by it).
-    pub async fn database_now_ms(&self) -> Result<i64, StoreError> {
-        Ok(sqlx::query_scalar("SELECT (extract(epoch FROM pg_catalog.clock_timestamp()) * 1000)::bigint").fetch_one(&self.pool).await?)
+    /// The database's clock against `host_now_ms`: (host before the query, database, host after),
+    /// timed around the query alone, on a connection already acquired (the crash pass: a pool
+    /// wait of 2.3 s after an outage had been counted as a 1.2 s clock offset).
+    pub async fn database_clock_ms(&self, host_now_ms: impl Fn() -> i64) -> Result<(i64, i64, i64), StoreError> {
+        let mut connection = self.pool.acquire().await?;
+        let before = host_now_ms();
+        let database = sqlx::query_scalar("SELECT (extract(epoch FROM pg_catalog.clock_timestamp()) * 1000)::bigint").fetch_one(&mut *connection).await?;
+        Ok((before, database, host_now_ms()))
     }
 
     /// The head of the property's chain: save it outside the database to detect rewrites.
@@ -388,6 +394,76 @@ impl Store {
             .bind(signed.to_document())
             .fetch_one(&self.pool)
             .await?)
+    }
+
+    /// The last `limit` checkpoints kept in the database for the property, latest first
+    /// (unchecked: the caller verifies each signature).
+    pub async fn latest_checkpoints(&self, property: &str, limit: i64) -> Result<Vec<SignedCheckpoint>, StoreError> {
+        let documents: Vec<String> = sqlx::query_scalar("SELECT * FROM chipledger_latest_checkpoints($1, $2)")
+            .bind(property)
+            .bind(read::clamp_page(limit))
+            .fetch_all(&self.pool)
+            .await?;
+        documents
+            .iter()
+            .map(|document| SignedCheckpoint::from_document(document).map_err(|e| StoreError::Corrupt(format!("kept checkpoint: {e}"))))
+            .collect()
+    }
+
+    /// Why the log as stored now does not agree with `checkpoint` (its chains shorter than the
+    /// checkpoint's, or another hash at its position or refusal sequence); `None` if it agrees.
+    /// A position at or before the archive anchor is compared with the anchor's hash when it is
+    /// the anchor's, and taken as agreeing before it (the archive is checked on its own).
+    pub async fn checkpoint_disagreement(&self, checkpoint: &checkpoint::Checkpoint) -> Result<Option<String>, StoreError> {
+        let heads = verify::heads(&self.pool, &checkpoint.property).await?;
+        if heads.events.0 < checkpoint.position || heads.refusals.0 < checkpoint.refusal_seq {
+            return Ok(Some(format!(
+                "the log ends at position {} and refusal {}, before the checkpoint's {} and {}",
+                heads.events.0, heads.refusals.0, checkpoint.position, checkpoint.refusal_seq
+            )));
+        }
+        let anchor = verify::archive_anchor(&self.pool, &checkpoint.property).await?;
+        let event_hash: Option<Vec<u8>> = match &anchor {
+            _ if checkpoint.position == 0 => Some(chain::GENESIS_HASH.to_vec()),
+            Some(anchor) if checkpoint.position == anchor.position => Some(anchor.hash.to_vec()),
+            Some(anchor) if checkpoint.position < anchor.position => Some(checkpoint.hash.to_vec()),
+            _ => sqlx::query_as::<_, (i64, Vec<u8>)>("SELECT * FROM chipledger_hashes_at($1, $2)")
+                .bind(&checkpoint.property)
+                .bind(vec![checkpoint.position])
+                .fetch_optional(&self.pool)
+                .await?
+                .map(|(_, hash)| hash),
+        };
+        let refusal_hash: Option<Vec<u8>> = if checkpoint.refusal_seq == 0 {
+            Some(chain::GENESIS_HASH.to_vec())
+        } else {
+            sqlx::query_as::<_, (i64, Vec<u8>)>("SELECT * FROM chipledger_refusal_hashes_at($1, $2)")
+                .bind(&checkpoint.property)
+                .bind(vec![checkpoint.refusal_seq])
+                .fetch_optional(&self.pool)
+                .await?
+                .map(|(_, hash)| hash)
+        };
+        let differs = |stored: &Option<Vec<u8>>, signed: &[u8; 32]| match stored {
+            Some(stored) if stored.as_slice() == signed => None,
+            Some(stored) => Some(hex::encode(stored)),
+            None => Some("none".to_owned()),
+        };
+        if let Some(stored) = differs(&event_hash, &checkpoint.hash) {
+            return Ok(Some(format!(
+                "the log's hash at position {} is {stored}, the checkpoint's {}",
+                checkpoint.position,
+                hex::encode(checkpoint.hash)
+            )));
+        }
+        if let Some(stored) = differs(&refusal_hash, &checkpoint.refusal_hash) {
+            return Ok(Some(format!(
+                "the log's refusal hash at {} is {stored}, the checkpoint's {}",
+                checkpoint.refusal_seq,
+                hex::encode(checkpoint.refusal_hash)
+            )));
+        }
+        Ok(None)
     }
 
     /// Checkpoints kept in the database after `after` (position, refusal sequence), in chain order.

@@ -60,6 +60,10 @@ pub enum PartitionState {
     Archived,
     /// Archived, verified and dropped.
     Dropped,
+    /// Neither archived nor dropped, yet its tables are not partitions of the log any more
+    /// (dropped or detached behind the service's back: the insider pass dropped a future month
+    /// and it was listed as attached). `partitions ensure` makes a future month again.
+    Missing,
 }
 
 /// One partition (a month of events and postings) as `partitions list` shows it.
@@ -179,6 +183,8 @@ pub enum ArchiveError {
     NotArchived(String),
     #[error("partition {0} is already dropped")]
     AlreadyDropped(String),
+    #[error("partition {0} is neither archived nor dropped, yet not attached to the log: its tables were dropped or detached outside chipledgerd")]
+    Missing(String),
     #[error("partition {label}: {streams} stream(s) in it go on after it (e.g. {example}); the service reads a stream from its first event, so it stays live")]
     StreamsContinue { label: String, streams: i64, example: String },
     #[error("property {property}: {detail}")]
@@ -231,10 +237,15 @@ impl ArchiveAdmin {
 
     /// Every partition the log ever had, oldest first.
     pub async fn list(&mut self) -> Result<Vec<PartitionInfo>, ArchiveError> {
-        let rows: Vec<(String, Option<OffsetDateTime>, OffsetDateTime, String, String, bool, bool, Option<String>)> =
+        type Row = (String, Option<OffsetDateTime>, OffsetDateTime, String, String, bool, bool, Option<String>, bool);
+        let rows: Vec<Row> =
             sqlx::query_as(sqlx::AssertSqlSafe(format!(
                 "SELECT {LABEL}, CASE WHEN l.from_at = '-infinity' THEN NULL ELSE l.from_at END, l.until_at, \
-                        l.events_table, l.postings_table, a.from_at IS NOT NULL, d.from_at IS NOT NULL, a.file_path \
+                        l.events_table, l.postings_table, a.from_at IS NOT NULL, d.from_at IS NOT NULL, a.file_path, \
+                        EXISTS (SELECT 1 FROM pg_catalog.pg_inherits i WHERE i.inhrelid = pg_catalog.to_regclass(l.events_table) \
+                                   AND i.inhparent = 'events'::regclass) \
+                        AND EXISTS (SELECT 1 FROM pg_catalog.pg_inherits i WHERE i.inhrelid = pg_catalog.to_regclass(l.postings_table) \
+                                       AND i.inhparent = 'postings'::regclass) \
                    FROM log_partitions l LEFT JOIN archived_partitions a USING (from_at) \
                    LEFT JOIN dropped_partitions d USING (from_at) ORDER BY l.until_at"
             )))
@@ -242,16 +253,17 @@ impl ArchiveAdmin {
             .await?;
         Ok(rows
             .into_iter()
-            .map(|(label, from_at, until_at, events_table, postings_table, archived, dropped, archive_file)| PartitionInfo {
+            .map(|(label, from_at, until_at, events_table, postings_table, archived, dropped, archive_file, attached)| PartitionInfo {
                 label,
                 from_at,
                 until_at,
                 events_table,
                 postings_table,
-                state: match (archived, dropped) {
-                    (_, true) => PartitionState::Dropped,
-                    (true, false) => PartitionState::Archived,
-                    (false, false) => PartitionState::Attached,
+                state: match (archived, dropped, attached) {
+                    (_, true, _) => PartitionState::Dropped,
+                    (true, false, _) => PartitionState::Archived,
+                    (false, false, true) => PartitionState::Attached,
+                    (false, false, false) => PartitionState::Missing,
                 },
                 archive_file,
             })
@@ -282,6 +294,7 @@ impl ArchiveAdmin {
             PartitionState::Attached => {}
             PartitionState::Archived => return Err(ArchiveError::AlreadyArchived(label.into())),
             PartitionState::Dropped => return Err(ArchiveError::AlreadyDropped(label.into())),
+            PartitionState::Missing => return Err(ArchiveError::Missing(label.into())),
         }
         if let Some(oldest) = all.iter().find(|p| p.state == PartitionState::Attached).filter(|p| p.label != label) {
             return Err(ArchiveError::NotOldest { label: label.into(), oldest: oldest.label.clone() });
@@ -564,6 +577,7 @@ impl ArchiveAdmin {
         match partition.state {
             PartitionState::Attached => return Err(ArchiveError::NotArchived(label.into())),
             PartitionState::Dropped => return Err(ArchiveError::AlreadyDropped(label.into())),
+            PartitionState::Missing => return Err(ArchiveError::Missing(label.into())),
             PartitionState::Archived => {}
         }
         let verdict = self.verify(label, trusted).await?;

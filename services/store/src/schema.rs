@@ -44,6 +44,7 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ("chipledger_balance_at", include_str!("../sql/fn_chipledger_balance_at.sql")),
     ("chipledger_balances_sum_at", include_str!("../sql/fn_chipledger_balances_sum_at.sql")),
     ("chipledger_checkpoints", include_str!("../sql/fn_chipledger_checkpoints.sql")),
+    ("chipledger_latest_checkpoints", include_str!("../sql/fn_chipledger_latest_checkpoints.sql")),
     ("chipledger_command", include_str!("../sql/fn_chipledger_command.sql")),
     ("chipledger_command_count", include_str!("../sql/fn_chipledger_command_count.sql")),
     ("chipledger_commands_range", include_str!("../sql/fn_chipledger_commands_range.sql")),

@@ -618,11 +618,16 @@ pub(crate) async fn functions_changed(conn: &mut sqlx::PgConnection) -> Result<V
            JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace JOIN pg_catalog.pg_proc f ON f.oid = t.tgfoid \
           WHERE n.nspname = 'public' AND NOT t.tgisinternal AND (f.proname <> 'chipledger_refuse_change' OR t.tgenabled NOT IN ('O', 'A')) \
          UNION ALL \
-         SELECT 'table ' || e.name || ': trigger ' || e.name || e2.kind || ' missing' FROM unnest($2::text[]) AS e(name), unnest(ARRAY['_append_only', '_no_truncate']) AS e2(kind) \
+         SELECT 'table ' || e.name || ': trigger ' || e.name || e2.kind || ' missing or changed' \
+           FROM unnest($2::text[]) AS e(name), (VALUES ('_append_only', 27), ('_no_truncate', 34)) AS e2(kind, tgtype) \
           WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_trigger t JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid \
                               JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace JOIN pg_catalog.pg_proc f ON f.oid = t.tgfoid \
                              WHERE n.nspname = 'public' AND c.relname = e.name AND t.tgname = e.name || e2.kind \
-                               AND f.proname = 'chipledger_refuse_change') \
+                               AND f.proname = 'chipledger_refuse_change' AND t.tgtype = e2.tgtype AND t.tgqual IS NULL \
+                               AND pg_catalog.cardinality(t.tgattr::int2[]) = 0) \
+         UNION ALL \
+         SELECT 'setting session_replication_role = ' || s.reset_val || ' (from ' || s.source || '): no trigger fires' \
+           FROM pg_catalog.pg_settings s WHERE s.name = 'session_replication_role' AND s.reset_val <> 'origin' \
          UNION ALL \
          SELECT 'role ' || r.rolname || ': ' || a.attribute FROM pg_catalog.pg_roles r, \
                 LATERAL unnest(ARRAY[CASE WHEN r.rolsuper THEN 'superuser' END, CASE WHEN r.rolcreaterole THEN 'createrole' END, \
@@ -659,7 +664,11 @@ pub(crate) async fn functions_changed(conn: &mut sqlx::PgConnection) -> Result<V
 
 /// The tables refused UPDATE, DELETE and TRUNCATE by the triggers `<table>_append_only` and
 /// `<table>_no_truncate` (migrations 0001, 0007, 0008): each must stand and fire (the evidence
-/// pass dropped some and set others to fire only on replicas, and verify passed).
+/// pass dropped some and set others to fire only on replicas, and verify passed), as made:
+/// BEFORE UPDATE OR DELETE FOR EACH ROW (tgtype 27) and BEFORE TRUNCATE (34), with no WHEN and
+/// no column list (the insider pass made one fire only on DELETE, another only when a column
+/// was updated or an empty command id, and verify said nothing). A server-wide
+/// `session_replication_role = replica` (ALTER SYSTEM) silences them all, and is named too.
 const APPEND_ONLY_TABLES: &[&str] = &[
     "archive_anchors", "archive_balances", "archived_partitions", "checkpoints", "commands", "dropped_partitions", "event_ids",
     "events", "log_partitions", "postings", "rejections",
@@ -845,6 +854,9 @@ async fn check_page(
     last: i64,
 ) -> Result<PageResult, StoreError> {
     let property = check.property;
+    // The log's first event starts an append; a page elsewhere learns where its appends start
+    // at the first position command rows are bound at.
+    check.segment = Segment { start: (first == 1).then_some(1), events: Vec::new() };
     // From one position before the page: its stored hash chains the page's first event.
     let events = sqlx::query("SELECT * FROM chipledger_events_range($1, $2, $3, $4)")
         .bind(property)
@@ -973,6 +985,40 @@ struct EventCheck<'p> {
     payload: Vec<u8>,
     metadata: Vec<u8>,
     body: Vec<u8>,
+    /// The append being read, for its command rows' outcomes.
+    segment: Segment,
+}
+
+/// The events read since the last position command rows were bound at: one append's. Its
+/// first position is known once the page has passed the end of an append (`None` before).
+#[derive(Default)]
+struct Segment {
+    start: Option<i64>,
+    /// Each event read since (position, stream, stream version).
+    events: Vec<(i64, String, i64)>,
+}
+
+impl Segment {
+    fn saw(&mut self, position: i64, stream: &str, version: i64) {
+        self.events.push((position, stream.to_owned(), version));
+    }
+
+    fn ended_at(&mut self, position: i64) {
+        self.start = Some(position + 1);
+        self.events.clear();
+    }
+
+    /// Each stream written from `first` on, with its last version there.
+    fn streams_from(&self, first: i64) -> Vec<(&str, i64)> {
+        let mut streams: Vec<(&str, i64)> = Vec::new();
+        for (_, stream, version) in self.events.iter().filter(|(position, ..)| *position >= first) {
+            match streams.iter_mut().find(|(name, _)| name == stream) {
+                Some((_, last)) => *last = *version,
+                None => streams.push((stream, *version)),
+            }
+        }
+        streams
+    }
 }
 
 impl<'p> EventCheck<'p> {
@@ -983,6 +1029,7 @@ impl<'p> EventCheck<'p> {
             payload: Vec::with_capacity(1024),
             metadata: Vec::with_capacity(1024),
             body: Vec::with_capacity(4096),
+            segment: Segment::default(),
         }
     }
 
@@ -1068,10 +1115,14 @@ impl<'p> EventCheck<'p> {
         if !verified {
             return Ok(Checked::Mismatch);
         }
+        self.segment.saw(position, fields.stream, stream_version);
         for command in commands {
-            if let Some(what) = outcome_problem(command, position, &stored, micros, fields.stream, stream_version) {
+            if let Some(what) = outcome_problem(command, position, &stored, micros, &self.segment) {
                 return Ok(Checked::CommandNotBound(what));
             }
+        }
+        if !commands.is_empty() {
+            self.segment.ended_at(position);
         }
         Ok(Checked::Verified(stored, format))
     }
@@ -1079,14 +1130,7 @@ impl<'p> EventCheck<'p> {
 
 /// What is wrong with a command row's stored outcome, bound at `position` whose stored hash,
 /// time and stream version are given; `None` when it says what the log says.
-fn outcome_problem(
-    command: &BoundCommand,
-    position: i64,
-    hash: &[u8; 32],
-    micros: i64,
-    stream: &str,
-    stream_version: i64,
-) -> Option<String> {
+fn outcome_problem(command: &BoundCommand, position: i64, hash: &[u8; 32], micros: i64, segment: &Segment) -> Option<String> {
     let id = &command.command_id;
     let Some(outcome) = &command.outcome else { return Some(format!("command {id} has no stored outcome")) };
     let outcome: StoredOutcome = match serde_json::from_str(outcome) {
@@ -1107,8 +1151,28 @@ fn outcome_problem(
     if command.append_id != Some(outcome.append_id) {
         return Some(format!("command {id}: its stored outcome names another append"));
     }
-    if !outcome.stream_versions.iter().any(|(name, version)| name == stream && *version == stream_version) {
-        return Some(format!("command {id}: its stored outcome does not name {stream} at version {stream_version}"));
+    // What a replay answers is rebuilt from these: the append's first position and each
+    // stream's version after it (the insider pass: an outcome edited to positions 7..=9 and a
+    // cage at version 77 was replayed so, and verified).
+    // An append's events follow the last position command rows were bound at (appends without
+    // command rows, which only the store's own callers make, can come between).
+    if segment.start.is_some_and(|start| outcome.first_position < start) {
+        return Some(format!(
+            "command {id}: its stored outcome says positions {}..={position}, reaching before its append's events (from {} at the earliest)",
+            outcome.first_position,
+            segment.start.unwrap_or_default()
+        ));
+    }
+    for (stream, version) in segment.streams_from(outcome.first_position) {
+        let named: Vec<i64> = outcome.stream_versions.iter().filter(|(name, _)| name == stream).map(|(_, version)| *version).collect();
+        if named != [version] {
+            return Some(format!("command {id}: its stored outcome does not name {stream} once at version {version}, the version its append left"));
+        }
+    }
+    let mut names: Vec<&str> = outcome.stream_versions.iter().map(|(name, _)| name.as_str()).collect();
+    names.sort_unstable();
+    if names.windows(2).any(|pair| pair[0] == pair[1]) || outcome.stream_versions.iter().any(|(_, version)| *version < 0) {
+        return Some(format!("command {id}: its stored outcome names a stream twice or a negative version"));
     }
     None
 }

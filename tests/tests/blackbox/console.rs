@@ -572,6 +572,12 @@ mod hostile {
         ensure!(chosen.status == 303, "B chosen: {} {}", chosen.status, chosen.body);
         let page = send(&http, "GET", &format!("{base}/tables/TB"), &flo, "").await?;
         ensure!(page.status == 200 && page.body.contains("TB"), "the floor reads B's table once B is chosen: {} {}", page.status, page.body);
+        // A cage form drawn while the session acted in the default property is refused once
+        // it acts in B (the console pass: a fill drawn in one tab was recorded in the property
+        // another tab had switched to).
+        let stale = fill_form(&server.property_id, 9, principal::CAGE.2);
+        let answer = send(&http, "POST", &format!("{base}/cage/fill"), &flo, &format!("{stale}&csrf={csrf}")).await?;
+        ensure!(answer.status == 400 && answer.body.contains("property"), "a form drawn for another property: {} {}", answer.status, answer.body);
         // An empty choice is the default property, by its id: the pages answer again (an empty
         // id had been kept, and every page refused it).
         let empty = send(&http, "POST", &format!("{base}/property"), &flo, &format!("csrf={csrf}&property=")).await?;
@@ -628,9 +634,11 @@ mod hostile {
         server.stop().await
     }
 
-    /// A fill form's fields (no CSRF token), its command id numbered `n`.
-    fn fill_form(n: u32, second_token: &str) -> String {
-        format!("command_id=console-00000000-0000-4000-8000-{n:012}&table_id=T1&cage_id=MAIN&slip_no=1&chip_2500=4&second_token={second_token}")
+    /// A fill form's fields (no CSRF token) as drawn in `property`, its command id numbered `n`.
+    fn fill_form(property: &str, n: u32, second_token: &str) -> String {
+        format!(
+            "command_id=console-00000000-0000-4000-8000-{n:012}&property={property}&table_id=T1&cage_id=MAIN&slip_no=1&chip_2500=4&second_token={second_token}"
+        )
     }
 
     /// R-AUDIT-3: a cage form refused for its second person (none, the caller's own token,
@@ -663,16 +671,16 @@ mod hostile {
             (4, principal::AUDITOR.2, "APPROVER_ROLE_NOT_PERMITTED"),
         ];
         for (n, second, reason) in attempts {
-            let answer = send(&http, "POST", &format!("{base}/cage/fill"), &cashier, &format!("{}&csrf={cashier_csrf}", fill_form(n, second))).await?;
+            let answer = send(&http, "POST", &format!("{base}/cage/fill"), &cashier, &format!("{}&csrf={cashier_csrf}", fill_form(&server.property_id, n, second))).await?;
             ensure!(answer.status == 403 && answer.body.contains(reason) && answer.body.contains("R-CHIP-3"), "{reason}: {} {}", answer.status, answer.body);
             // The field named is the second person's (the floor's signer_2), not the cashier's own.
             ensure!(answer.body.contains("signer_2") && !answer.body.contains("signer_1"), "{reason} names the floor's field: {}", answer.body);
             // The form's command id is spent: sent again with the floor's token, it is not a fill.
-            let again = send(&http, "POST", &format!("{base}/cage/fill"), &cashier, &format!("{}&csrf={cashier_csrf}", fill_form(n, principal::FLOOR.2))).await?;
+            let again = send(&http, "POST", &format!("{base}/cage/fill"), &cashier, &format!("{}&csrf={cashier_csrf}", fill_form(&server.property_id, n, principal::FLOOR.2))).await?;
             ensure!(again.status != 200, "{reason}: the refused form's id sent again: {} {}", again.status, again.body);
         }
         let (dealer, dealer_csrf) = session_of(principal::DEALER.2).await?;
-        let answer = send(&http, "POST", &format!("{base}/cage/fill"), &dealer, &format!("{}&csrf={dealer_csrf}", fill_form(5, principal::FLOOR.2))).await?;
+        let answer = send(&http, "POST", &format!("{base}/cage/fill"), &dealer, &format!("{}&csrf={dealer_csrf}", fill_form(&server.property_id, 5, principal::FLOOR.2))).await?;
         ensure!(answer.status == 403 && answer.body.contains("ROLE_NOT_PERMITTED"), "a dealer's fill: {} {}", answer.status, answer.body);
         ensure!(answer.body.contains("may not do this"), "a refused action is a thing done, not a page seen: {}", answer.body);
 
@@ -820,7 +828,7 @@ mod hostile {
         ensure!(signed.status == 303 && signed.location == "/", "the cashier lands on the floor: {} {}", signed.status, signed.location);
         let session = session_cookie(&signed, "chipledger_session").context("a session")?;
         ensure!(signed.cookies.iter().any(|cookie| cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict")), "{:?}", signed.cookies);
-        let fill = fill_form(1, principal::FLOOR.2);
+        let fill = fill_form(&server.property_id, 1, principal::FLOOR.2);
         for csrf in ["", "&csrf=0000", "&csrf="] {
             let answer = send(&http, "POST", &format!("{base}/cage/fill"), &session, &format!("{fill}{csrf}")).await?;
             ensure!(answer.status == 403, "a fill without the session's CSRF token ({csrf:?}) is refused: {}", answer.status);

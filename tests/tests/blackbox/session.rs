@@ -24,7 +24,12 @@ async fn table_session_open_to_shift_close_accounts_for_every_cent() -> anyhow::
 
     // Kitty on (R-KITTY-1): a new configuration between hands, version 1 -> 2 (R-AUDIT-2).
     let mut config = table_view(&mut dealer, TABLE).await?.config.expect("the table has a config");
-    config.kitty = Some(pb::KittyPolicy { min_pot_cents: 2_000, leftover: pb::KittyLeftover::Unspecified as i32, ..Default::default() });
+    // The main pot's winner only (KITTY_FROM_MAIN_POT; the default takes a chip from every pot).
+    config.kitty = Some(pb::KittyPolicy {
+        min_pot_cents: 2_000,
+        leftover: pb::KittyLeftover::Unspecified as i32,
+        from: pb::KittyFrom::MainPot as i32,
+    });
     floor
         .table
         .change_table_config(pb::ChangeTableConfig {

@@ -218,6 +218,39 @@ async fn a_superuser_rewrite_with_every_later_hash_recomputed_is_caught_at_the_f
     recorded.server.stop().await
 }
 
+/// The insider pass: a superuser rewrote the head at a position the server had signed and
+/// recomputed its hash; the server signed the rewritten head over again, the auditor's fetch
+/// kept the forgery and verify against it passed. The server checks the log against the last
+/// checkpoint it signed before it signs again, and a replica started after the rewrite (nothing
+/// in memory) against the last one kept in the database.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_signs_nothing_over_a_log_rewritten_where_it_signed() -> anyhow::Result<()> {
+    let mut recorded = recorded("tamper_resign").await?;
+    let property = recorded.server.property_id.clone();
+    let mut connection = superuser(&recorded.server).await?;
+    let head = recorded.positions[2];
+    sqlx::query("UPDATE events SET metadata = jsonb_set(metadata, '{actor_id}', '\"someone-else\"') WHERE property = $1 AND position = $2")
+        .bind(&property)
+        .bind(head)
+        .execute(&mut connection)
+        .await?;
+    rechain(&mut connection, &property, head).await?;
+    let replica = recorded.server.replica().await?;
+    let mut replica_auditor = replica.client(principal::AUDITOR).await?;
+    for auditor in [&mut recorded.auditor, &mut replica_auditor] {
+        let refused = auditor.audit.sign_checkpoint(pb::SignCheckpointRequest::default()).await.expect_err("a rewritten log");
+        assert_eq!(refused.code(), tonic::Code::DataLoss, "{refused:?}");
+        assert_eq!(error_info(&refused).reason, "LOG_DISAGREES_WITH_CHECKPOINT");
+        assert!(refused.message().contains(&format!("position {head}")), "{refused:?}");
+    }
+    // Nothing more was kept, outside or in the database.
+    assert_eq!(chipledger_store::checkpoint::CheckpointSink::read_all(&recorded.server.checkpoint_dir)?.len(), 3);
+    let listed = recorded.auditor.audit.list_checkpoints(pb::ListCheckpointsRequest::default()).await?.into_inner().checkpoints;
+    assert_eq!(listed.len(), 3, "{listed:?}");
+    replica.stop().await?;
+    recorded.server.stop().await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deleted_refusal_is_caught_even_with_the_refusal_head_fixed() -> anyhow::Result<()> {
     let mut recorded = recorded("tamper_refusal").await?;
@@ -459,7 +492,7 @@ async fn a_shadowing_search_path_a_strict_listing_a_sleeping_trigger_and_a_grant
         "evil.chipledger_rejections",
         "chipledger_events_by_filter",
         "table rejections: trigger rejections_append_only",
-        "table commands: trigger commands_no_truncate missing",
+        "table commands: trigger commands_no_truncate missing or changed",
         "role chipledger_app: may UPDATE on events",
     ] {
         assert!(named.contains(object), "{object}: {reply:?}");
@@ -468,6 +501,35 @@ async fn a_shadowing_search_path_a_strict_listing_a_sleeping_trigger_and_a_grant
     sqlx::raw_sql(sqlx::AssertSqlSafe(format!("ALTER ROLE chipledger_app IN DATABASE \"{database}\" RESET search_path; REVOKE UPDATE ON events FROM chipledger_app")))
         .execute(&mut connection)
         .await?;
+    recorded.server.stop().await
+}
+
+/// The insider pass: append-only triggers made again under their names, each weakened (only
+/// on DELETE, only when one column is updated, only when a condition holds): a plain UPDATE
+/// of the table then worked, and verify said nothing. Each is named.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_append_only_trigger_made_again_weaker_under_its_name_is_caught() -> anyhow::Result<()> {
+    let mut recorded = recorded("tamper_trigger").await?;
+    let mut connection = superuser(&recorded.server).await?;
+    sqlx::raw_sql(
+        "DROP TRIGGER commands_append_only ON commands; \
+         CREATE TRIGGER commands_append_only BEFORE DELETE ON commands FOR EACH ROW EXECUTE FUNCTION chipledger_refuse_change(); \
+         DROP TRIGGER rejections_append_only ON rejections; \
+         CREATE TRIGGER rejections_append_only BEFORE UPDATE OF refusal_seq OR DELETE ON rejections \
+           FOR EACH ROW EXECUTE FUNCTION chipledger_refuse_change(); \
+         DROP TRIGGER checkpoints_append_only ON checkpoints; \
+         CREATE TRIGGER checkpoints_append_only BEFORE UPDATE OR DELETE ON checkpoints \
+           FOR EACH ROW WHEN (old.position < 0) EXECUTE FUNCTION chipledger_refuse_change();",
+    )
+    .execute(&mut connection)
+    .await?;
+    let reply = verify(&mut recorded, true, false).await?;
+    assert!(!reply.ok, "{reply:?}");
+    let named = reply.functions_changed.join("; ");
+    for table in ["commands", "rejections", "checkpoints"] {
+        let object = format!("table {table}: trigger {table}_append_only missing or changed");
+        assert!(named.contains(&object), "{object}: {reply:?}");
+    }
     recorded.server.stop().await
 }
 
@@ -489,6 +551,48 @@ async fn a_forged_reply_is_caught_at_its_command() -> anyhow::Result<()> {
     assert!(!reply.ok);
     assert_eq!(reply.first_bad_position, Some(forged_at), "{reply:?}");
     assert_eq!(agreeing(&reply), vec![true, false, false], "{reply:?}");
+    recorded.server.stop().await
+}
+
+/// The insider pass: a command row's outcome edited to other positions (7..=9 for 293..=295)
+/// and a stream at version 77 was answered so on a replay, and every verification passed: the
+/// outcome is what a replay rebuilds its positions and versions from. Each edit is named at the
+/// command's position.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outcome_edited_to_other_positions_or_versions_is_caught_at_its_command() -> anyhow::Result<()> {
+    let mut recorded = recorded("tamper_outcome").await?;
+    let property = recorded.server.property_id.clone();
+    let mut connection = superuser(&recorded.server).await?;
+    let forged_at = last_position_of(&mut connection, &property, "buy-P2").await?;
+    let original: String = sqlx::query_scalar("SELECT outcome FROM commands WHERE property = $1 AND command_id = 'buy-P2'")
+        .bind(&property)
+        .fetch_one(&mut connection)
+        .await?;
+    let outcome: serde_json::Value = serde_json::from_str(&original)?;
+    let mut earlier = outcome.clone();
+    earlier["first_position"] = (outcome["first_position"].as_i64().unwrap_or(2) - 1).into();
+    let mut bumped = outcome.clone();
+    bumped["stream_versions"][0][1] = 77.into();
+    let mut twice = outcome.clone();
+    let first = outcome["stream_versions"][0].clone();
+    twice["stream_versions"].as_array_mut().map(|versions| versions.push(first));
+    for forged in [earlier, bumped, twice] {
+        sqlx::query("UPDATE commands SET outcome = $2 WHERE property = $1 AND command_id = 'buy-P2'")
+            .bind(&property)
+            .bind(forged.to_string())
+            .execute(&mut connection)
+            .await?;
+        let reply = verify(&mut recorded, false, false).await?;
+        assert!(!reply.ok, "{forged}: {reply:?}");
+        assert_eq!(reply.first_bad_position, Some(forged_at), "{forged}: {reply:?}");
+        assert!(reply.problem.contains("buy-P2"), "{reply:?}");
+    }
+    sqlx::query("UPDATE commands SET outcome = $2 WHERE property = $1 AND command_id = 'buy-P2'")
+        .bind(&property)
+        .bind(&original)
+        .execute(&mut connection)
+        .await?;
+    assert!(verify(&mut recorded, true, false).await?.ok, "as it was");
     recorded.server.stop().await
 }
 
@@ -662,6 +766,20 @@ async fn the_application_role_cannot_keep_a_checkpoint_no_reader_can_read() -> a
         let refused = record(document.clone(), position).fetch_one(&mut app).await;
         let error = refused.expect_err(&document);
         assert!(error.to_string().contains("not a checkpoint document"), "{error}");
+    }
+    // Nor one the log does not hold (the insider pass: documents with a made-up signature at
+    // positions the head had not reached kept the server's own out of the database for good).
+    let forged = |position: i64, hash: &str| -> anyhow::Result<String> {
+        let mut document: serde_json::Value = serde_json::from_str(&recorded.checkpoints[2])?;
+        document["checkpoint"]["position"] = position.into();
+        document["checkpoint"]["hash"] = hash.into();
+        document["signature"] = "00".repeat(64).into();
+        Ok(document.to_string())
+    };
+    let head = kept.checkpoint.position;
+    for (document, position) in [(forged(head + 5, &hex::encode(kept.checkpoint.hash))?, head + 5), (forged(head, &"ab".repeat(32))?, head)] {
+        let error = record(document.clone(), position).fetch_one(&mut app).await.expect_err(&document);
+        assert!(error.to_string().contains("not a checkpoint of this log"), "{error}");
     }
     // The listing still reads every checkpoint kept.
     let listed = recorded.auditor.audit.list_checkpoints(pb::ListCheckpointsRequest::default()).await?.into_inner().checkpoints;

@@ -123,6 +123,16 @@ async fn auditor_commands_report_the_session_figures_exactly() {
         &rows[p1_buy_in - 1][11],
         "house/patrons:-20000;table/T1/drop:20000;table/T1/tray/2500:-20000;table/T1/seat/1:20000"
     );
+    // Free text a spreadsheet would run as a formula is defused in the CSV (the console pass:
+    // a reason note `=HYPERLINK(..)` opened as a live link), and exact in JSON lines.
+    ok(&server, &["table", "--reason", "=HYPERLINK(\"http://x\",\"y\")", "--device", "@dev", "open", "--table", "TCSV", "--game", "plo", "--small", "2", "--big", "5"]).await;
+    let csv_path = dir.path().join("formulas.csv");
+    ok(&server, &["export", "--format", "csv", "--out", csv_path.to_str().expect("path")]).await;
+    let rows: Vec<csv::StringRecord> = csv::Reader::from_path(&csv_path).expect("CSV").records().collect::<Result<_, _>>().expect("rows");
+    let opened = rows.iter().find(|row| &row[1] == "table-TCSV").expect("the table opened");
+    assert_eq!((&opened[15], &opened[16]), ("'@dev", "'=HYPERLINK(\"http://x\",\"y\")"));
+    let exact = ok(&server, &["export", "--format", "jsonl", "--table", "TCSV"]).await;
+    assert!(exact.contains("\"reason_note\":\"=HYPERLINK("), "{exact}");
     // A filtered export: only P3's stream, in order.
     let p3_lines = ok(&server, &["export", "--format", "jsonl", "--player", "P3"]).await;
     let p3_types: Vec<String> = p3_lines

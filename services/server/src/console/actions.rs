@@ -32,7 +32,7 @@ use crate::status;
 /// Requests kept for resubmission, at most (the oldest go first).
 const MAX_SENT: usize = 10_000;
 /// The fields of the cage forms a refusal keeps (chip counts besides, `chip_<cents>`).
-const FORM_FIELDS: &[&str] = &["command_id", "table_id", "cage_id", "slip_no", "player_id", "marker_no", "amount", "cash", "note"];
+const FORM_FIELDS: &[&str] = &["command_id", "property", "table_id", "cage_id", "slip_no", "player_id", "marker_no", "amount", "cash", "note"];
 /// Characters kept of each field of a refused form (the command's own checks bound them too).
 const MAX_KEPT_FIELD_CHARS: usize = 500;
 /// Command ids minted by the console start with this.
@@ -117,16 +117,20 @@ impl Action {
 pub struct FormView {
     name: &'static str,
     command_id: String,
+    /// The property the session acts in as the form is drawn: a post from a session switched
+    /// to another since is refused (the console pass: a fill drawn in one property, posted after
+    /// another tab switched the session, moved chips in the other).
+    property_id: String,
 }
 
 /// The forms the principal's role may send, each with a fresh command id.
-pub fn forms(signed: &Signed) -> HashMap<&'static str, FormView> {
+pub fn forms(signed: &Signed, property_id: &str) -> HashMap<&'static str, FormView> {
     Action::ALL
         .iter()
         .filter(|action| access::authorize(&signed.principal, action.rpc()).is_ok())
         .map(|action| {
             let command_id = format!("{COMMAND_ID_PREFIX}{}", uuid::Uuid::new_v4());
-            (action.key(), FormView { name: action.name(), command_id })
+            (action.key(), FormView { name: action.name(), command_id, property_id: property_id.to_owned() })
         })
         .collect()
 }
@@ -273,6 +277,10 @@ async fn send<T: WireCommand>(
     if !command_id.starts_with(COMMAND_ID_PREFIX) {
         return Err(status::invalid_field("command_id", "a command id drawn by this console"));
     }
+    let property_id = console.property(who)?.id.clone();
+    if form.get("property").map(String::as_str) != Some(property_id.as_str()) {
+        return Err(status::invalid_field("property", "the form was drawn for another property than this session acts in now: open a fresh form"));
+    }
     let entry = console.sent.lock().expect("console sent commands").entry(&command_id, &who.id);
     if entry.principal_id != who.id {
         return Err(status::invalid_field("command_id", "drawn for someone else"));
@@ -283,12 +291,11 @@ async fn send<T: WireCommand>(
         .request
         .get_or_try_init(|| async {
             let mut message = build(form)?;
-            // The session's property, named: a second person's approval is bound to it (the
-            // approver's own default may be another).
-            let property_id = console.property(who)?.id.clone();
+            // The session's property (the form's), named: a second person's approval is bound
+            // to it (the approver's own default may be another).
             *message.header_mut() = Some(pb::CommandHeader {
                 command_id: command_id.clone(),
-                property_id,
+                property_id: property_id.clone(),
                 device: Some("console".to_string()),
                 reason_note: form.get("note").map(|note| note.trim().to_string()).unwrap_or_default(),
                 ..pb::CommandHeader::default()

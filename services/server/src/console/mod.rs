@@ -266,6 +266,10 @@ impl Console {
         response
     }
 
+    /// The session of the request's cookie, if live. A request the page makes by itself (the
+    /// floor's redraw after a recorded event, `BACKGROUND_HEADER`) is no use of the session:
+    /// it does not keep it from idling out (the console pass: an unattended floor page on a busy
+    /// floor stayed signed in for good).
     fn session_of(&self, headers: &HeaderMap) -> Option<Session> {
         let id = cookie(headers, SESSION_COOKIE)?;
         let key = session_key(&id);
@@ -277,7 +281,9 @@ impl Console {
             sessions.remove(&key);
             return None;
         }
-        session.last_seen = Instant::now();
+        if !headers.contains_key(BACKGROUND_HEADER) {
+            session.last_seen = Instant::now();
+        }
         Some(session.clone())
     }
 
@@ -381,6 +387,9 @@ impl Signed {
         }
     }
 }
+
+/// Sent by the console's own script on the requests it makes without the user (console.js).
+const BACKGROUND_HEADER: &str = "x-chipledger-background";
 
 impl FromRequestParts<Arc<Console>> for Signed {
     type Rejection = Response;

@@ -393,7 +393,8 @@ fn limits_text(units: &Units, config: Option<&pb::TableConfig>) -> String {
 
 fn seat_status(status: i32) -> String {
     match pb::SeatStatus::try_from(status) {
-        Ok(status) => rules::words::spaced(status.as_str_name().trim_start_matches("SEAT_STATUS_").to_ascii_lowercase().as_str()),
+        // `SEAT_STATUS_IN_HAND` -> `in hand` (spaced splits CamelCase, not snake case).
+        Ok(status) => status.as_str_name().trim_start_matches("SEAT_STATUS_").to_ascii_lowercase().replace('_', " "),
         Err(_) => String::new(),
     }
 }
@@ -1365,7 +1366,7 @@ pub async fn cage(State(console): State<Arc<Console>>, signed: Signed, Query(que
             chart => liability_chart,
             cage_ids => cage_ids,
             next_slip => next_slip,
-            forms => super::actions::forms(&signed),
+            forms => super::actions::forms(&signed, &console.property(&signed.principal)?.id),
             currency => units.currency(),
         };
         Ok(console.page(&signed, "cage.html", "Cage", body))

@@ -205,24 +205,8 @@ impl Listing {
 /// RFC 4180 quoting; a leading `= + - @` is prefixed so a spreadsheet never runs a cell as a
 /// formula (names and notes are free text).
 fn csv_field(field: &str) -> String {
-    let guarded = match field.chars().next() {
-        Some('=' | '+' | '@' | '\t' | '\r') => format!("'{field}"),
-        // A negative number or amount ("-12", "-$1,234.56") stays a number; anything else
-        // after a minus is defused ("-$A$1+HYPERLINK(...)" is a formula).
-        Some('-') if field.parse::<f64>().is_err() && !is_negative_money(field) => format!("'{field}"),
-        _ => field.to_string(),
-    };
-    if guarded.contains([',', '"', '\n', '\r']) { format!("\"{}\"", guarded.replace('"', "\"\"")) } else { guarded }
-}
-
-/// `-$1,234.56`, `-€5.00`, `-0.05 MOP`: a negative amount as `Units::money` writes it.
-fn is_negative_money(field: &str) -> bool {
-    let Some(rest) = field.strip_prefix('-') else { return false };
-    let rest = rest.strip_prefix(|c: char| c == '$' || !c.is_ascii()).unwrap_or(rest);
-    let (amount, currency) = rest.split_once(' ').unwrap_or((rest, ""));
-    amount.starts_with(|c: char| c.is_ascii_digit())
-        && amount.chars().all(|c| c.is_ascii_digit() || c == ',' || c == '.')
-        && currency.chars().all(|c| c.is_ascii_uppercase())
+    let guarded = chipledger_rules::words::spreadsheet_safe(field);
+    if guarded.contains([',', '"', '\n', '\r']) { format!("\"{}\"", guarded.replace('"', "\"\"")) } else { guarded.into_owned() }
 }
 
 fn encode_query(query: &HashMap<String, String>) -> String {

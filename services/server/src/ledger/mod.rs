@@ -162,9 +162,7 @@ impl Ledger {
     /// the round trip); an offset over a second is logged. Run at the start and every few
     /// seconds after ([`crate::serve`]).
     pub async fn measure_clock(&self) -> Result<i64, StoreError> {
-        let before = now_unix_ms();
-        let database = self.db.call("database_now", "clock", self.router.default_primary().database_now_ms()).await?;
-        let after = now_unix_ms();
+        let (before, database, after) = self.db.call("database_now", "clock", self.router.default_primary().database_clock_ms(now_unix_ms)).await?;
         let offset = database - (before + (after - before) / 2);
         let was = self.clock_offset_ms.swap(offset, std::sync::atomic::Ordering::Relaxed);
         if offset.abs() > 1_000 && (offset - was).abs() > 100 {

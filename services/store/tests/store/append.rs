@@ -213,7 +213,7 @@ async fn floats_and_oversized_batches_are_refused_before_the_database() -> anyho
     let too_many = buy_ins(MAX_EVENTS_PER_APPEND + 1, "c1");
     assert!(matches!(
         db.store.append(&one_stream("table-T1", ExpectedVersion::NoStream, too_many)).await,
-        Err(StoreError::InvalidRequest(_))
+        Err(StoreError::AppendSize { what: "events", count, max: MAX_EVENTS_PER_APPEND }) if count == MAX_EVENTS_PER_APPEND + 1
     ));
     Ok(())
 }

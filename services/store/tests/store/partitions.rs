@@ -49,6 +49,33 @@ fn until_of(partitions: &[chipledger_store::partition::PartitionInfo]) -> Offset
     partitions.last().expect("partitions exist").until_at
 }
 
+/// The insider pass: a superuser detached and dropped a month ahead of now; it was still
+/// listed as attached, and `partitions ensure` made nothing (it went by the last month listed),
+/// so every append in that month would have failed. It is listed as missing, made again by the
+/// next ensure, and a month only detached is refused, not taken back.
+#[tokio::test]
+async fn a_month_ahead_dropped_behind_the_service_is_listed_missing_and_made_again() -> anyhow::Result<()> {
+    let db = fresh("partitions_dropped_ahead").await?;
+    let mut partitions = ArchiveAdmin::connect(&db.admin_url).await?;
+    let last = partitions.list().await?.pop().expect("months ahead");
+    let mut superuser = admin(&db.admin_url).await?;
+    for (table, parent) in [(&last.events_table, "events"), (&last.postings_table, "postings")] {
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("ALTER TABLE {parent} DETACH PARTITION {table}; DROP TABLE {table}")))
+            .execute(&mut superuser)
+            .await?;
+    }
+    let listed = partitions.list().await?;
+    assert_eq!(listed.last().map(|p| p.state), Some(PartitionState::Missing), "{listed:?}");
+    assert_eq!(db.store.ensure_partitions(partition::DEFAULT_MONTHS_AHEAD).await?, 2, "both tables made again");
+    assert_eq!(partitions.list().await?.last().map(|p| p.state), Some(PartitionState::Attached));
+    // Detached only: refused by name, nothing made.
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("ALTER TABLE events DETACH PARTITION {}", last.events_table))).execute(&mut superuser).await?;
+    assert_eq!(partitions.list().await?.last().map(|p| p.state), Some(PartitionState::Missing));
+    let refused = db.store.ensure_partitions(partition::DEFAULT_MONTHS_AHEAD).await.expect_err("a detached month");
+    assert!(refused.to_string().contains("detached"), "{refused}");
+    Ok(())
+}
+
 #[tokio::test]
 async fn a_month_boundary_creates_the_next_partition_and_appends_across_it_keep_positions_and_the_chain() -> anyhow::Result<()> {
     let db = fresh("partitions_boundary").await?;

@@ -7,7 +7,8 @@
   var pending = false;
   function redraw() {
     pending = false;
-    fetch(floor.getAttribute("data-refresh"), { credentials: "same-origin" })
+    // Marked as the page's own request: a redraw is no use of the session (it idles out).
+    fetch(floor.getAttribute("data-refresh"), { credentials: "same-origin", headers: { "X-Chipledger-Background": "1" } })
       .then(function (response) { return response.ok ? response.text() : null; })
       .then(function (html) {
         if (html !== null) {
