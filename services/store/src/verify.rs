@@ -425,7 +425,12 @@ pub(crate) async fn verify_log(pool: &PgPool, property: &str, kept: &[SignedChec
     };
     let (refusals_checked, refusal_problem) = check_refusals(&mut first, property, heads.refusals).await?;
     let checkpoints = checkpoint_verdicts(&mut first, property, kept, anchor.as_ref(), &problem, &refusal_problem).await?;
-    let functions_changed = functions_changed(&mut *first).await?;
+    let mut functions_changed = functions_changed(&mut *first).await?;
+    // One patron under two spellings in the log (R-REBUY-1: the service refuses a new id equal
+    // to a known one but for case, by the streams projection, which an insider can rename for
+    // a moment; the log keeps both spellings for good).
+    let by_case: Vec<String> = sqlx::query_scalar("SELECT * FROM chipledger_patron_ids_by_case($1)").bind(property).fetch_all(&mut *first).await?;
+    functions_changed.extend(by_case.into_iter().map(|streams| format!("log: patron streams {streams} differ only in case (R-REBUY-1: one patron under two spellings)")));
     first.commit().await?;
     Ok(LogReport {
         chain,

@@ -533,6 +533,28 @@ async fn an_append_only_trigger_made_again_weaker_under_its_name_is_caught() -> 
     recorded.server.stop().await
 }
 
+/// The insider pass: the streams projection's row of a patron renamed for a moment let the same
+/// patron in under another case (the service checks new ids against it), and renamed back, every
+/// verification passed. The log keeps both spellings: verify names them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_patron_let_in_under_another_case_behind_the_projection_is_named() -> anyhow::Result<()> {
+    let mut recorded = recorded("tamper_case").await?;
+    let property = recorded.server.property_id.clone();
+    let mut connection = superuser(&recorded.server).await?;
+    let rename = |from: &'static str, to: &'static str| {
+        sqlx::query("UPDATE streams SET stream = $3 WHERE property = $1 AND stream = $2").bind(property.clone()).bind(from).bind(to)
+    };
+    rename("player-P3", "player-P3-hidden").execute(&mut connection).await?;
+    let mut dealer = recorded.server.client(principal::DEALER).await?;
+    dealer.table.buy_in(cash_buy_in("buy-p3", TABLE, 4, "p3", 10_000)).await?;
+    rename("player-P3-hidden", "player-P3").execute(&mut connection).await?;
+    let reply = verify(&mut recorded, true, false).await?;
+    assert!(!reply.ok, "{reply:?}");
+    assert!(reply.functions_changed.iter().any(|found| found.contains("player-P3, player-p3 differ only in case")), "{reply:?}");
+    assert_eq!(agreeing(&reply), vec![true, true, true], "the chains themselves hold: {reply:?}");
+    recorded.server.stop().await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_forged_reply_is_caught_at_its_command() -> anyhow::Result<()> {
     let mut recorded = recorded("tamper_reply").await?;
