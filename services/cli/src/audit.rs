@@ -439,13 +439,14 @@ pub fn contributions(view: &pb::HandView) -> BTreeMap<u32, (i64, i64)> {
     per_seat
 }
 
-/// The kitty taken from the hand's pots (R-KITTY-1), from its settlement.
+/// The kitty taken from the hand's pots (R-KITTY-1), from its settlement and the side pots paid
+/// at once.
 pub fn kitty_cents(view: &pb::HandView) -> i64 {
     view.events
         .iter()
         .filter_map(|event| serde_json::from_str::<chipledger_rules::TableEvent>(&event.payload_json).ok())
         .map(|event| match event {
-            chipledger_rules::TableEvent::HandSettled { kitty_cents, .. } => kitty_cents,
+            chipledger_rules::TableEvent::HandSettled { kitty_cents, .. } | chipledger_rules::TableEvent::SidePotPaid { kitty_cents, .. } => kitty_cents,
             _ => 0,
         })
         .sum()

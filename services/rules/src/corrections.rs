@@ -182,6 +182,13 @@ pub fn decide_correction(
         reason: reason.to_string(),
         postings: postings.clone(),
         buy_ins_taken_back: Vec::new(),
+        // R-CHIP-2: a buy-in or top-up taken back no longer counts toward the supervisor's
+        // threshold.
+        arrivals_taken_back: if reverses_event_types.iter().any(|t| t == "BoughtIn" || t == "ToppedUp") {
+            seat_amounts(original_postings).filter(|(_, amount)| *amount > 0).collect()
+        } else {
+            Vec::new()
+        },
         time_owed_again: time_owed_again(table, reverses_event_types, reverses_stream_version, original_postings),
         allowance_back: allowance_back(reverses_event_types, original_postings),
         debts_owed_again: debts_owed_again(table, reverses_event_types, reverses_stream_version),

@@ -26,27 +26,42 @@ pub const MAX_PURPOSE_LEN: usize = 200;
 /// and its winners won at least a chip.
 pub fn kitty_take(config: &TableConfig, pots: &mut [PotResult]) -> Cents {
     let Some(k) = &config.kitty else { return 0 };
-    let chip = config.chip_set.min_playable_chip_cents;
     let pots = match k.from {
         KittyFrom::MainPot => pots.get_mut(..1).unwrap_or_default(),
         KittyFrom::EachPot | KittyFrom::EachWinner => pots,
     };
+    let givers = if k.from == KittyFrom::EachWinner { usize::MAX } else { 1 };
+    pots.iter_mut().map(|pot| take_from_pot(config, pot, givers)).sum()
+}
+
+/// The kitty chip of a side pot paid at once to its one player (R-POT-3), unless only the main
+/// pot gives (the wave-2 pass: a contested side pot paid early gave none under `EachPot`). Its
+/// other awards are chips given back to folders, not won.
+pub fn kitty_take_paid_at_once(config: &TableConfig, pot: &mut PotResult) -> Cents {
+    match &config.kitty {
+        Some(k) if k.from != KittyFrom::MainPot => take_from_pot(config, pot, 1),
+        _ => 0,
+    }
+}
+
+/// One chip from each of the pot's first `givers` awards that holds one, while its winners won
+/// that much.
+fn take_from_pot(config: &TableConfig, pot: &mut PotResult, givers: usize) -> Cents {
+    let Some(k) = &config.kitty else { return 0 };
+    let chip = config.chip_set.min_playable_chip_cents;
+    let contested = pot.eligible.len() > 1 || pot.amount_cents > pot.returned_cents;
+    if !contested || pot.amount_cents - pot.returned_cents < k.min_pot_cents {
+        return 0;
+    }
+    // From what the pot's winners won, never from an uncalled bet handed back (R-POT-4; the
+    // rake pass: a $5 jackpot drop left nothing won, and the chip came off the $2 returned).
+    let mut won = pot.amount_cents - pot.returned_cents - pot.rake_cents - pot.jackpot_cents;
     let mut taken = 0;
-    for pot in pots {
-        let contested = pot.eligible.len() > 1 || pot.amount_cents > pot.returned_cents;
-        if !contested || pot.amount_cents - pot.returned_cents < k.min_pot_cents {
-            continue;
-        }
-        // From what the pot's winners won, never from an uncalled bet handed back (R-POT-4; the
-        // rake pass: a $5 jackpot drop left nothing won, and the chip came off the $2 returned).
-        let mut won = pot.amount_cents - pot.returned_cents - pot.rake_cents - pot.jackpot_cents;
-        let givers = if k.from == KittyFrom::EachWinner { pot.awards.len() } else { 1 };
-        for (_, amount) in pot.awards.iter_mut().take(givers) {
-            if won >= chip && *amount >= chip {
-                *amount -= chip;
-                won -= chip;
-                taken += chip;
-            }
+    for (_, amount) in pot.awards.iter_mut().take(givers) {
+        if won >= chip && *amount >= chip {
+            *amount -= chip;
+            won -= chip;
+            taken += chip;
         }
     }
     taken

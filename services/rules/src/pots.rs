@@ -617,16 +617,21 @@ pub(crate) fn side_pot_at_once(hand: &HandState, config: &TableConfig, table_id:
         _ => 0,
     };
     awards[0].1 -= rake_cents;
-    let mut postings = Vec::with_capacity(2 + awards.len());
+    let mut pot = PotResult { index: 1, amount_cents: amount, eligible: vec![winner], returned_cents, rake_cents, jackpot_cents: 0, awards };
+    // R-KITTY-1: a contested side pot gives its chip as it is paid.
+    let kitty_cents = crate::kitty::kitty_take_paid_at_once(config, &mut pot);
+    let mut postings = Vec::with_capacity(3 + pot.awards.len());
     postings.push(Posting::new(Account::Pot { table_id: table_id.clone(), pot_index: 0 }, -amount));
-    for (seat, paid) in &awards {
+    for (seat, paid) in &pot.awards {
         postings.push(Posting::new(Account::Seat { table_id: table_id.clone(), seat: *seat }, *paid));
     }
     if rake_cents > 0 {
         postings.push(Posting::new(Account::Rake { table_id: table_id.clone() }, rake_cents));
     }
-    let pot = PotResult { index: 1, amount_cents: amount, eligible: vec![winner], returned_cents, rake_cents, jackpot_cents: 0, awards };
-    Some(TableEvent::SidePotPaid { level_cents: level, pot, postings })
+    if kitty_cents > 0 {
+        postings.push(Posting::new(Account::Kitty { table_id: table_id.clone() }, kitty_cents));
+    }
+    Some(TableEvent::SidePotPaid { level_cents: level, pot, postings, kitty_cents })
 }
 
 /// Apply `SidePotPaid` (used by `evolve`): contributions above the level are settled, and the

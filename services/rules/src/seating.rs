@@ -163,6 +163,7 @@ pub fn decide_move(
             .map(|min_stack_cents| (min_stack_cents, s.bound_until_unix_ms)),
         needs_full_rebuy: s.needs_full_rebuy,
         time_paid_until_unix_ms: s.time_paid_until_unix_ms,
+        bought_since_deal_cents: s.bought_since_deal_cents,
         postings: arriving,
     };
     // R-REBUY-1: moved into another game with chips, the patron has left the first game with

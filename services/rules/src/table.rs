@@ -511,6 +511,11 @@ pub enum TableEvent {
         /// R-RAKE-3: time paid at the table left counts at the new one until it runs out.
         #[serde(default, skip_serializing_if = "crate::money::is_zero")]
         time_paid_until_unix_ms: i64,
+        /// R-CHIP-2: what the seat brought in since it was last dealt, which a supervisor's
+        /// threshold counts at the new seat too (the wave-2 pass: a move between two $9,900
+        /// arrivals had reset it).
+        #[serde(default, skip_serializing_if = "crate::money::is_zero")]
+        bought_since_deal_cents: Cents,
         /// The seat's side of the move (the stack is placed from `amount_cents`).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         postings: Vec<Posting>,
@@ -572,7 +577,14 @@ pub enum TableEvent {
     UpCardsDealt { cards: Vec<UpCard> },
     /// R-POT-3: a side pot left to one player when the last opponent in it folded, paid at
     /// once (uncalled chips in it, R-POT-4, included). Never raked.
-    SidePotPaid { level_cents: Cents, pot: PotResult, postings: Vec<Posting> },
+    SidePotPaid {
+        level_cents: Cents,
+        pot: PotResult,
+        postings: Vec<Posting>,
+        /// R-KITTY-1: the kitty chip the pot gave as it was paid (in `postings` too).
+        #[serde(default, skip_serializing_if = "crate::money::is_zero")]
+        kitty_cents: Cents,
+    },
     /// R-MARK-1: marker chips delivered to a seat between hands (postings here, not on the cage event).
     MarkerChipsSeated {
         seat: Seat,
@@ -606,6 +618,11 @@ pub enum TableEvent {
         /// the limits) before they are dealt in.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         buy_ins_taken_back: Vec<Seat>,
+        /// R-CHIP-2: chips of a buy-in or top-up the correction took back, by seat: no longer
+        /// brought in since the seat was last dealt (the wave-2 pass: a $9,500 buy-in keyed for
+        /// $950 and corrected still counted, and the $950 needed a supervisor).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        arrivals_taken_back: Vec<(Seat, Cents)>,
         /// R-RAKE-3: seats whose time the corrected collection had paid (the time in effect):
         /// their fee is back on the stack and they owe the time again.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -1068,7 +1085,18 @@ impl TableState {
                     self.departed.clear();
                 }
             }
-            TableEvent::PlayerMovedIn { seat, player_id, amount_cents, removed_cents, bought_in, bound, needs_full_rebuy, time_paid_until_unix_ms, .. } => {
+            TableEvent::PlayerMovedIn {
+                seat,
+                player_id,
+                amount_cents,
+                removed_cents,
+                bought_in,
+                bound,
+                needs_full_rebuy,
+                time_paid_until_unix_ms,
+                bought_since_deal_cents,
+                ..
+            } => {
                 // R-STAKE-6: a house move is not a new player.
                 self.place(*seat, player_id, false);
                 if let Some(s) = self.seat_mut(*seat) {
@@ -1077,6 +1105,7 @@ impl TableState {
                     s.has_bought_in = *bought_in;
                     s.needs_full_rebuy = *needs_full_rebuy;
                     s.time_paid_until_unix_ms = *time_paid_until_unix_ms;
+                    s.bought_since_deal_cents = *bought_since_deal_cents;
                     if let Some((min_stack_cents, until_unix_ms)) = bound {
                         s.bound_min_stack_cents = *min_stack_cents;
                         s.bound_until_unix_ms = *until_unix_ms;
@@ -1196,7 +1225,7 @@ impl TableState {
                     crate::stud::apply_up_cards(hand, config, cards);
                 }
             }
-            TableEvent::SidePotPaid { level_cents, pot, postings } => {
+            TableEvent::SidePotPaid { level_cents, pot, postings, .. } => {
                 self.apply_postings(postings);
                 if let Some(hand) = self.hand.as_mut() {
                     crate::pots::apply_side_pot_paid(hand, *level_cents, pot);
@@ -1320,12 +1349,26 @@ impl TableState {
                     }
                 }
             }
-            TableEvent::Corrected { reverses_event_id, postings, buy_ins_taken_back, time_owed_again, allowance_back, debts_owed_again, .. } => {
+            TableEvent::Corrected {
+                reverses_event_id,
+                postings,
+                buy_ins_taken_back,
+                arrivals_taken_back,
+                time_owed_again,
+                allowance_back,
+                debts_owed_again,
+                ..
+            } => {
                 self.apply_postings(postings);
                 crate::corrections::remember_corrected(&mut self.corrected_event_ids, reverses_event_id);
                 for seat in buy_ins_taken_back {
                     if let Some(s) = self.seat_mut(*seat) {
                         s.has_bought_in = false;
+                    }
+                }
+                for (seat, amount_cents) in arrivals_taken_back {
+                    if let Some(s) = self.seat_mut(*seat) {
+                        s.bought_since_deal_cents = (s.bought_since_deal_cents - amount_cents).max(0);
                     }
                 }
                 for seat in time_owed_again {

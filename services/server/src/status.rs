@@ -143,6 +143,18 @@ pub fn unavailable(context: &str, error: &dyn std::fmt::Display) -> Status {
     )
 }
 
+/// The database has no space left to write: nothing was done. Reads still answer (health stays
+/// SERVING for them); writes succeed again once the operator frees space.
+pub fn out_of_space(context: &str, error: &dyn std::fmt::Display) -> Status {
+    tracing::error!(%error, context, "the database has no space left: writes are refused until space is freed");
+    with_info(
+        Code::Unavailable,
+        "DATABASE_OUT_OF_SPACE",
+        format!("{context}: the database has no space left to write, nothing was done; retry once the operator has freed space"),
+        HashMap::new(),
+    )
+}
+
 /// No partition of the log holds the time an append would be recorded at: the operator has to
 /// make the partitions ahead (`chipledgerd partitions ensure`, or `chipledgerd migrate`).
 /// Nothing was recorded; the same command sent again afterwards is decided and recorded then.

@@ -1692,3 +1692,28 @@ fn r_stake_6_a_house_move_is_not_corrected() {
         assert_eq!(r.reason.rule, "R-STAKE-6", "{event_type}: {}", r.detail);
     }
 }
+
+/// R-CHIP-2 (the wave-2 pass): what a seat brought in since it was last dealt goes with it on a
+/// house move ($9,900 in, moved, $9,900 more had needed no supervisor), and a buy-in corrected
+/// away no longer counts ($9,500 keyed for $950, corrected: the $950 had needed one).
+#[test]
+fn r_chip_2_the_supervisor_count_follows_a_house_move_and_forgets_a_corrected_buy_in() {
+    let mut big = nl_1_2();
+    big.buy_in.max_cents = d(50_000);
+    let mut g = Game::new(big.clone(), &[]);
+    g.table(buy_in(1, "P1", d(9_900))).unwrap();
+    rejected(g.table(TableOp::TopUp { seat: 1, player_id: pid("P1"), amount_cents: d(200), source: FundsSource::Cash, supervisor_id: None }), "SUPERVISOR_REQUIRED");
+    let other = open_second_table(&mut g, "T2", big);
+    g.table(TableOp::MovePlayer { seat: 1, player_id: pid("P1"), to_table_id: other.clone(), to_seat: 1 }).unwrap();
+    let r = rejected(
+        at(&mut g, &other, TableOp::TopUp { seat: 1, player_id: pid("P1"), amount_cents: d(9_900), source: FundsSource::Cash, supervisor_id: None }),
+        "SUPERVISOR_REQUIRED",
+    );
+    assert_eq!((r.reason.rule, r.number("since_deal_cents")), ("R-CHIP-2", Some(d(9_900))));
+    // A buy-in keyed wrong and corrected away counts no more.
+    g.table(buy_in(2, "P2", d(9_500))).unwrap();
+    let index = g.world.log.iter().rposition(|(_, e)| e.event_type() == "BoughtIn").expect("the buy-in");
+    g.table(undo(&g, index, "BoughtIn", "keyed 9,500 for 950")).unwrap();
+    assert_eq!(g.state().seat(2).map(|s| s.bought_since_deal_cents), Some(0));
+    g.table(buy_in(2, "P2", d(950))).unwrap();
+}

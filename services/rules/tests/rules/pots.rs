@@ -333,3 +333,32 @@ fn r_rake_3_time_collection_in_advance() {
     assert_eq!((g.stack(1), g.stack(2)), (d(94), d(94)));
     assert_eq!(g.state().rake_cents, d(12));
 }
+
+/// R-KITTY-1 with R-POT-3 (the wave-2 pass): a contested side pot paid at once gives its chip
+/// under `EachPot` as one decided at the showdown does; the main pot only gives none there.
+#[test]
+fn r_kitty_1_a_side_pot_paid_at_once_gives_its_chip() {
+    let play = |from: config::KittyFrom| {
+        let mut c = nl_no_blinds(d(10));
+        c.kitty = Some(config::KittyPolicy { min_pot_cents: 0, leftover: Default::default(), from });
+        // Seat 1 all in for $40; seats 2 and 3 go on, seat 3 folds to a flop bet: the side pot
+        // above $40 is seat 2's at once.
+        let mut g = Game::new(c, &[(1, d(40)), (2, d(200)), (3, d(400))]);
+        g.start(1, 1, &[1, 2, 3]);
+        g.ok(2, bet(10));
+        g.ok(3, Action::Call);
+        g.ok(1, Action::AllIn);
+        g.ok(2, raise(80));
+        g.ok(3, Action::Call);
+        g.next_round();
+        g.ok(2, bet(20));
+        let events = g.act(3, Action::Fold).unwrap();
+        let paid = events.iter().find_map(|(_, e)| match e {
+            Event::Table(TableEvent::SidePotPaid { kitty_cents, .. }) => Some(*kitty_cents),
+            _ => None,
+        });
+        (paid, g.state().kitty_cents)
+    };
+    assert_eq!(play(config::KittyFrom::EachPot), (Some(d(1)), d(1)));
+    assert_eq!(play(config::KittyFrom::MainPot), (Some(0), 0));
+}

@@ -803,7 +803,7 @@ pub async fn hand(
                     rounds.push(HandRound { name: round_name(*round_index), lines: Vec::new() });
                     continue;
                 }
-                Some(TableEvent::HandSettled { kitty_cents: kitty, .. }) => kitty_cents += kitty,
+                Some(TableEvent::HandSettled { kitty_cents: kitty, .. } | TableEvent::SidePotPaid { kitty_cents: kitty, .. }) => kitty_cents += kitty,
                 _ => {}
             }
             let line = HandLine { position: event.global_position, hash: event.hash_hex.clone(), text: describe(&units, event) };

@@ -81,6 +81,11 @@ pub fn store_status(context: &str, error: StoreError) -> Status {
             "request",
             "a string holds a character PostgreSQL cannot store (NUL or an invalid escape)",
         ),
+        // 53100 disk_full: said so, not taken for an outage (the crash pass: every write answered
+        // DATABASE_UNAVAILABLE, and the operator looked for a network fault).
+        StoreError::Database(sqlx::Error::Database(ref database)) if database.code().as_deref() == Some("53100") => {
+            status::out_of_space(context, &error)
+        }
         StoreError::Database(error) if is_connection_failure(&error) || is_resource_failure(&error) => status::unavailable(context, &error),
         // Unbalanced postings or a negative balance refused by PostgreSQL: the rules core let
         // through what the database's own invariants (R-UNIT-3, R-UNIT-4) refuse. Nothing was

@@ -75,8 +75,13 @@ chipledger_proto::rpc_table!(service_impl!(LedgerService {
             async move {
                 loop {
                     let next = tokio::select! {
-                        next = commands.message() => next,
-                        _ = stopping.wait_for(|stopping| *stopping) => return,
+                        next = commands.message() => Some(next),
+                        _ = stopping.wait_for(|stopping| *stopping) => None,
+                    };
+                    let Some(next) = next else {
+                        // Between commands: said so, not a plain end.
+                        let _ = replies.send(Err(status::shutting_down())).await;
+                        return;
                     };
                     let reply = match next {
                         Ok(Some(command @ pb::Command { command: Some(_) })) => {
@@ -304,9 +309,14 @@ chipledger_proto::rpc_table!(service_impl!(LedgerService {
         // database call never holds up delivery (catching up, the stream moves ~100k events/s).
         let lag_probe = Arc::new((self.ledger.store_of(&property), self.ledger.db().clone(), property, tracing::Span::current()));
         let mut probed_at: Option<Instant> = None;
+        // A stopping server ends the subscription with UNAVAILABLE SHUTTING_DOWN, not a plain
+        // end a client takes for "nothing more" (the crash pass).
+        let stopped = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopped_at_end = stopped.clone();
         let events = subscription
             .take_until(async move {
                 let _ = stopping.wait_for(|stopping| *stopping).await;
+                stopped.store(true, std::sync::atomic::Ordering::Release);
             })
             .filter_map(move |item| {
                 // Each event as the principal stands now: one a reload removed or changed gets
@@ -339,6 +349,9 @@ chipledger_proto::rpc_table!(service_impl!(LedgerService {
                     Err(error) => Err(store_status("subscription", error)),
                 }))
             })
+            .chain(futures::stream::once(async move { stopped_at_end.load(std::sync::atomic::Ordering::Acquire) }).filter_map(|stopped| {
+                std::future::ready(stopped.then(|| Err(status::shutting_down())))
+            }))
             // The stream ends with that answer.
             .scan(false, |ended, item: Result<pb::RecordedEvent, Status>| {
                 if *ended {
