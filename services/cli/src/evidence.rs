@@ -154,13 +154,17 @@ async fn fetch(client: &mut Client, args: FetchArgs, output: Output) -> anyhow::
         }
     }
     Ok(if !conflicts.is_empty() {
-        ExitCode::from(2)
+        ExitCode::from(TAMPERED_EXIT)
     } else if refused.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
 }
+
+/// `checkpoints fetch`'s exit code when the log was found rewritten: not 1 (a refused document)
+/// nor 2 (any error), so automation can tell.
+const TAMPERED_EXIT: u8 = 3;
 
 /// A kept checkpoint and the file it is in.
 type KeptCheckpoint = (PathBuf, SignedCheckpoint);
@@ -187,7 +191,17 @@ pub async fn verify(client: &mut Client, args: VerifyArgs, output: Output) -> an
     let (kept, untrusted, pinned) = match &args.checkpoints {
         Some(dir) => {
             let (trusted, pinned) = trusted_keys(client, &args.public_keys).await?;
-            let (kept, untrusted) = read_kept(dir, &client.property_id, &trusted)?;
+            // The property's own checkpoints, the default property's by its id when none is
+            // named (the wave-2 pass: a directory kept for two properties failed verification
+            // of an untouched log with the other's checkpoints).
+            let property = client
+                .ledger
+                .get_property(pb::GetPropertyRequest { property_id: client.property_id.clone() })
+                .await
+                .map_err(|status| rpc_error("reading the property", &status))?
+                .into_inner()
+                .property_id;
+            let (kept, untrusted) = read_kept(dir, &property, &trusted)?;
             (kept, untrusted, pinned)
         }
         None => (Vec::new(), Vec::new(), true),

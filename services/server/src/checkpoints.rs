@@ -46,6 +46,9 @@ pub struct Checkpointer {
     /// a checkpoint is only made when the heads moved, and only over a log that still agrees
     /// with it.
     signed: Mutex<HashMap<String, Checkpoint>>,
+    /// Per property, the latest event and refusal this process wrote: ((position, hash),
+    /// (refusal sequence, hash)).
+    witnessed: Mutex<HashMap<String, ((i64, [u8; 32]), (i64, [u8; 32]))>>,
 }
 
 impl std::fmt::Debug for Checkpointer {
@@ -69,6 +72,7 @@ impl Checkpointer {
             sink: settings.dir.as_deref().map(CheckpointSink::new),
             interval: settings.interval,
             signed: Mutex::new(HashMap::new()),
+            witnessed: Mutex::new(HashMap::new()),
         })
     }
 
@@ -81,6 +85,7 @@ impl Checkpointer {
             sink: sink.map(CheckpointSink::new),
             interval,
             signed: Mutex::new(HashMap::new()),
+            witnessed: Mutex::new(HashMap::new()),
         }
     }
 
@@ -110,6 +115,14 @@ impl Checkpointer {
         if let Some(last) = self.last_signed(property).await? {
             if let Some(reason) = store.checkpoint_disagreement(&last).await? {
                 return Err(CheckpointingError::Disagrees { position: last.position, refusal_seq: last.refusal_seq, reason });
+            }
+        }
+        // And against the latest entries this process wrote itself since: entries written after
+        // the last checkpoint and taken out again are no longer signed over (the wave-2 pass:
+        // two refusals deleted, the head set back, and the next checkpoint vouched for it).
+        if let Some(witnessed) = self.witnessed(property) {
+            if let Some(reason) = store.checkpoint_disagreement(&witnessed).await? {
+                return Err(CheckpointingError::Disagrees { position: witnessed.position, refusal_seq: witnessed.refusal_seq, reason });
             }
         }
         let (events, refusals) = store.heads(property).await?;
@@ -153,15 +166,33 @@ impl Checkpointer {
         Ok(signed)
     }
 
-    /// The last checkpoint this server signed for the property: in memory, or after a start
-    /// the latest kept in the database that one of its own keys signed.
+    /// The last checkpoint this server signed for the property: in memory, or after a start the
+    /// latest in its checkpoint directory (the evidence) that one of its own keys signed, else
+    /// the latest such copy in the database (the wave-2 pass: copies the application role kept,
+    /// or a superuser deleted, had left a restarted server nothing to check against).
     async fn last_signed(&self, property: &str) -> Result<Option<Checkpoint>, CheckpointingError> {
         if let Some(last) = self.signed.lock().ok().and_then(|signed| signed.get(property).cloned()) {
             return Ok(Some(last));
         }
         let ours = self.own_public_keys();
-        let kept = self.router.primary(property).latest_checkpoints(property, 64).await?;
-        let last = kept.into_iter().find(|signed| signed.verify(&ours).is_ok()).map(|signed| signed.checkpoint);
+        let in_sink = match &self.sink {
+            Some(sink) => {
+                let (sink, property_id, keys) = (sink.clone(), property.to_owned(), ours.clone());
+                let dir = sink.dir().display().to_string();
+                tokio::task::spawn_blocking(move || sink.latest_of(&property_id, &keys))
+                    .await
+                    .map_err(|error| CheckpointingError::Sink { dir: dir.clone(), source: std::io::Error::other(error) })?
+                    .map_err(|source| CheckpointingError::Sink { dir, source })?
+            }
+            None => None,
+        };
+        let last = match in_sink {
+            Some(signed) => Some(signed.checkpoint),
+            None => {
+                let kept = self.router.primary(property).latest_checkpoints(property, 64).await?;
+                kept.into_iter().find(|signed| signed.verify(&ours).is_ok()).map(|signed| signed.checkpoint)
+            }
+        };
         if let (Some(last), Ok(mut signed)) = (&last, self.signed.lock()) {
             signed.entry(property.to_owned()).or_insert_with(|| last.clone());
         }
@@ -169,20 +200,67 @@ impl Checkpointer {
     }
 
     /// One round: a checkpoint for every property whose chains moved since the last one, in
-    /// every shard.
+    /// every shard. A property that cannot be signed does not hold up the others (the wave-2
+    /// pass: one property's refusal had stopped every property after it); the first failure is
+    /// answered after the round.
     pub async fn round(&self) -> Result<usize, CheckpointingError> {
         let mut made = 0;
+        let mut failed = None;
         for store in self.router.primaries() {
             for (property, position, refusal_seq) in store.properties().await? {
                 let last = self.signed.lock().ok().and_then(|signed| signed.get(&property).map(|c| (c.position, c.refusal_seq)));
                 if last == Some((position, refusal_seq)) {
                     continue;
                 }
-                self.sign_now(&property).await?;
-                made += 1;
+                match self.sign_now(&property).await {
+                    Ok(_) => made += 1,
+                    Err(error) => {
+                        tracing::error!(property, %error, "could not sign a checkpoint of this property");
+                        failed.get_or_insert(error);
+                    }
+                }
             }
         }
-        Ok(made)
+        match failed {
+            Some(error) => Err(error),
+            None => Ok(made),
+        }
+    }
+
+    /// The latest event this process appended to the property (position and hash).
+    pub fn witness_event(&self, property: &str, position: i64, hash: [u8; 32]) {
+        if let Ok(mut witnessed) = self.witnessed.lock() {
+            let entry = witnessed.entry(property.to_owned()).or_default();
+            if position > entry.0.0 {
+                entry.0 = (position, hash);
+            }
+        }
+    }
+
+    /// The latest refusal this process recorded for the property (sequence and hash).
+    pub fn witness_refusal(&self, property: &str, refusal_seq: i64, hash: [u8; 32]) {
+        if let Ok(mut witnessed) = self.witnessed.lock() {
+            let entry = witnessed.entry(property.to_owned()).or_default();
+            if refusal_seq > entry.1.0 {
+                entry.1 = (refusal_seq, hash);
+            }
+        }
+    }
+
+    /// What this process wrote last, as heads the log must still hold.
+    fn witnessed(&self, property: &str) -> Option<Checkpoint> {
+        let ((position, hash), (refusal_seq, refusal_hash)) = *self.witnessed.lock().ok()?.get(property)?;
+        Some(Checkpoint {
+            property: property.to_owned(),
+            position,
+            hash: if position == 0 { chipledger_store::chain::GENESIS_HASH } else { hash },
+            refusal_seq,
+            refusal_hash: if refusal_seq == 0 { chipledger_store::chain::GENESIS_HASH } else { refusal_hash },
+            signed_at_ms: 0,
+            chain_format: 0,
+            key_id: String::new(),
+            kind: String::new(),
+        })
     }
 
     /// Rounds every interval until `stop` resolves; a failed round is logged and retried at the

@@ -119,6 +119,18 @@ pub fn append_too_large(what: &str, count: usize, max: usize) -> Status {
     )
 }
 
+/// A command row's stored outcome does not place its events where the log has them: it was
+/// changed behind the service, and a replay answers nothing from it.
+pub fn stored_outcome_disagrees(detail: &str) -> Status {
+    tracing::error!(detail, "a stored outcome disagrees with the log");
+    with_info(
+        Code::DataLoss,
+        "STORED_OUTCOME_DISAGREES",
+        format!("the command's stored outcome disagrees with the log ({detail}): nothing is answered from it; verify the chain"),
+        HashMap::new(),
+    )
+}
+
 /// The log no longer agrees with a checkpoint the server signed: nothing is signed over it.
 pub fn log_disagrees_with_checkpoint(error: &dyn std::fmt::Display) -> Status {
     tracing::error!(%error, "refused to sign a checkpoint");

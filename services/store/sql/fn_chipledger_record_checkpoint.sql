@@ -16,6 +16,7 @@ DECLARE
     v_kept int;
     v_doc  jsonb;
     v_cp   jsonb;
+    v_key_of text;
 BEGIN
     BEGIN
         v_doc := p_document::jsonb;
@@ -23,14 +24,19 @@ BEGIN
         v_doc := NULL;
     END;
     v_cp := CASE WHEN jsonb_typeof(v_doc) = 'object' THEN v_doc->'checkpoint' END;
+    -- The key id is its public key's (the first 8 bytes of its SHA-256, in hex).
+    IF coalesce(v_doc->>'public_key', '') ~ '^[0-9a-f]{64}$' THEN
+        v_key_of := substr(encode(sha256(decode(v_doc->>'public_key', 'hex')), 'hex'), 1, 16);
+    END IF;
     IF jsonb_typeof(v_cp) IS DISTINCT FROM 'object'
        OR v_cp->>'type' IS DISTINCT FROM 'chipledger.checkpoint'
        OR v_cp->>'property' IS DISTINCT FROM p_property
        OR jsonb_typeof(v_cp->'position') IS DISTINCT FROM 'number' OR v_cp->>'position' IS DISTINCT FROM p_position::text
        OR jsonb_typeof(v_cp->'refusal_seq') IS DISTINCT FROM 'number' OR v_cp->>'refusal_seq' IS DISTINCT FROM p_refusal_seq::text
        OR v_cp->>'key_id' IS DISTINCT FROM p_key_id
-       OR jsonb_typeof(v_cp->'signed_at_ms') IS DISTINCT FROM 'number'
-       OR jsonb_typeof(v_cp->'chain_format') IS DISTINCT FROM 'number'
+       OR jsonb_typeof(v_cp->'signed_at_ms') IS DISTINCT FROM 'number' OR (v_cp->>'signed_at_ms') !~ '^-?[0-9]{1,18}$'
+       OR jsonb_typeof(v_cp->'chain_format') IS DISTINCT FROM 'number' OR (v_cp->>'chain_format') !~ '^[0-9]{1,4}$'
+       OR v_cp->>'key_id' IS DISTINCT FROM v_key_of
        OR coalesce(v_cp->>'hash', '') !~ '^[0-9a-f]{64}$'
        OR coalesce(v_cp->>'refusal_hash', '') !~ '^[0-9a-f]{64}$'
        OR coalesce(v_doc->>'public_key', '') !~ '^[0-9a-f]{64}$'

@@ -275,8 +275,32 @@ impl CheckpointSink {
             let _ = std::fs::remove_file(&temporary);
             return Err(error);
         }
-        let linked = std::fs::hard_link(&temporary, &path);
-        std::fs::remove_file(&temporary)?;
+        let linked = match std::fs::hard_link(&temporary, &path) {
+            // A volume without hard links (some bucket mounts): the document is written under its
+            // name directly, create-new.
+            Err(error) if error.kind() != std::io::ErrorKind::AlreadyExists && !matches!(std::fs::metadata(&path), Ok(_)) => {
+                let direct = (|| {
+                    let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o444).open(&path)?;
+                    file.write_all(signed.to_document().as_bytes())?;
+                    file.write_all(b"\n")?;
+                    file.sync_all()
+                })();
+                match direct {
+                    Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => Err(error),
+                    Err(direct_error) => {
+                        let _ = std::fs::remove_file(&temporary);
+                        let _ = std::fs::remove_file(&path);
+                        return Err(std::io::Error::new(direct_error.kind(), format!("{error}; written directly: {direct_error}")));
+                    }
+                    Ok(()) => Ok(()),
+                }
+            }
+            other => other,
+        };
+        // On an append-only volume the temporary name stays (it is no `.json`: no reader takes
+        // it for a checkpoint); the checkpoint under its name is what counts (the wave-2 pass:
+        // this removal's failure had been taken for the checkpoint's).
+        let _ = std::fs::remove_file(&temporary);
         match linked {
             Ok(()) => {
                 sync_dir(&path)?;
@@ -299,6 +323,31 @@ impl CheckpointSink {
             }
             Err(error) => Err(error),
         }
+    }
+
+    /// The latest checkpoint of `property` kept in the directory whose signature verifies with
+    /// one of `trusted` (what a restarted server checks the log against before it signs again:
+    /// the sink is the evidence, the database's copies are anyone's with its credentials).
+    pub fn latest_of(&self, property: &str, trusted: &[[u8; 32]]) -> std::io::Result<Option<SignedCheckpoint>> {
+        let dir = self.dir.join(file_safe(property));
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(error) => return Err(error),
+        };
+        let mut names: Vec<PathBuf> =
+            entries.filter_map(|entry| entry.ok().map(|entry| entry.path())).filter(|path| path.extension().is_some_and(|e| e == "json")).collect();
+        names.sort();
+        for path in names.iter().rev() {
+            let Ok(text) = std::fs::read_to_string(path) else { continue };
+            if let Ok(signed) = SignedCheckpoint::from_document(&text)
+                && signed.checkpoint.property == property
+                && signed.verify(trusted).is_ok()
+            {
+                return Ok(Some(signed));
+            }
+        }
+        Ok(None)
     }
 
     /// Every checkpoint document under the directory (any property), with its path, in name

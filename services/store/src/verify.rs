@@ -631,6 +631,14 @@ pub(crate) async fn functions_changed(conn: &mut sqlx::PgConnection) -> Result<V
                                AND f.proname = 'chipledger_refuse_change' AND t.tgtype = e2.tgtype AND t.tgqual IS NULL \
                                AND pg_catalog.cardinality(t.tgattr::int2[]) = 0) \
          UNION ALL \
+         SELECT 'table ' || c.relname || ': no TRUNCATE trigger (a month of the log)' \
+           FROM pg_catalog.pg_inherits i JOIN pg_catalog.pg_class c ON c.oid = i.inhrelid \
+           JOIN pg_catalog.pg_class p ON p.oid = i.inhparent JOIN pg_catalog.pg_namespace n ON n.oid = p.relnamespace \
+          WHERE n.nspname = 'public' AND p.relname IN ('events', 'postings') \
+            AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_trigger t JOIN pg_catalog.pg_proc f ON f.oid = t.tgfoid \
+                             WHERE t.tgrelid = c.oid AND f.proname = 'chipledger_refuse_change' AND t.tgtype = 34 \
+                               AND t.tgqual IS NULL AND t.tgenabled IN ('O', 'A')) \
+         UNION ALL \
          SELECT 'setting session_replication_role = ' || s.reset_val || ' (from ' || s.source || '): no trigger fires' \
            FROM pg_catalog.pg_settings s WHERE s.name = 'session_replication_role' AND s.reset_val <> 'origin' \
          UNION ALL \

@@ -251,6 +251,32 @@ async fn the_server_signs_nothing_over_a_log_rewritten_where_it_signed() -> anyh
     recorded.server.stop().await
 }
 
+/// The wave-2 pass: refusals recorded after the last checkpoint, deleted with the head set back,
+/// and the next refusal under the first one's number: the next checkpoint had vouched for it.
+/// The server checks the log against the latest entries it wrote itself too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_signs_nothing_over_entries_it_wrote_and_that_were_taken_out() -> anyhow::Result<()> {
+    let mut recorded = recorded("tamper_witness").await?;
+    let property = recorded.server.property_id.clone();
+    let mut dealer = recorded.server.client(principal::DEALER).await?;
+    let rathole = |id: &str| pb::RemoveChips { header: header(id), table_id: TABLE.into(), seat: 1, amount_cents: 5_000, player_id: None };
+    dealer.table.remove_chips(rathole("rathole-2")).await.expect_err("refused");
+    dealer.table.remove_chips(rathole("rathole-3")).await.expect_err("refused");
+    let mut connection = superuser(&recorded.server).await?;
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "DELETE FROM commands WHERE property = '{property}' AND command_id IN ('rathole-2', 'rathole-3'); \
+         DELETE FROM rejections WHERE property = '{property}' AND command_id IN ('rathole-2', 'rathole-3'); \
+         UPDATE property_heads h SET last_refusal_seq = r.refusal_seq, last_refusal_hash = r.hash FROM rejections r \
+          WHERE h.property = '{property}' AND r.property = h.property AND r.command_id = 'rathole-1'"
+    )))
+    .execute(&mut connection)
+    .await?;
+    dealer.table.remove_chips(rathole("rathole-4")).await.expect_err("refused, under the deleted one's number");
+    let refused = recorded.auditor.audit.sign_checkpoint(pb::SignCheckpointRequest::default()).await.expect_err("entries taken out");
+    assert_eq!((refused.code(), error_info(&refused).reason.as_str()), (tonic::Code::DataLoss, "LOG_DISAGREES_WITH_CHECKPOINT"), "{refused:?}");
+    recorded.server.stop().await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deleted_refusal_is_caught_even_with_the_refusal_head_fixed() -> anyhow::Result<()> {
     let mut recorded = recorded("tamper_refusal").await?;
@@ -609,12 +635,30 @@ async fn an_outcome_edited_to_other_positions_or_versions_is_caught_at_its_comma
         assert_eq!(reply.first_bad_position, Some(forged_at), "{forged}: {reply:?}");
         assert!(reply.problem.contains("buy-P2"), "{reply:?}");
     }
+    // A replay answers nothing from an outcome that places the events elsewhere than the log:
+    // one reaching past the head (the wave-2 pass: positions 284..=286 with the head at 284).
+    let mut later = outcome.clone();
+    later["first_position"] = (outcome["first_position"].as_i64().unwrap_or(2) + 1).into();
+    let mut bumped = outcome.clone();
+    bumped["stream_versions"][0][1] = 77.into();
+    let mut dealer = recorded.server.client(principal::DEALER).await?;
+    for forged in [later, bumped] {
+        sqlx::query("UPDATE commands SET outcome = $2 WHERE property = $1 AND command_id = 'buy-P2'")
+            .bind(&property)
+            .bind(forged.to_string())
+            .execute(&mut connection)
+            .await?;
+        let refused = dealer.table.buy_in(cash_buy_in("buy-P2", TABLE, 2, "P2", 15_000)).await.expect_err("a forged outcome");
+        assert_eq!((refused.code(), error_info(&refused).reason.as_str()), (tonic::Code::DataLoss, "STORED_OUTCOME_DISAGREES"), "{forged}: {refused:?}");
+    }
     sqlx::query("UPDATE commands SET outcome = $2 WHERE property = $1 AND command_id = 'buy-P2'")
         .bind(&property)
         .bind(&original)
         .execute(&mut connection)
         .await?;
     assert!(verify(&mut recorded, true, false).await?.ok, "as it was");
+    let replayed = dealer.table.buy_in(cash_buy_in("buy-P2", TABLE, 2, "P2", 15_000)).await?.into_inner();
+    assert!(replayed.replayed, "{replayed:?}");
     recorded.server.stop().await
 }
 

@@ -54,7 +54,7 @@ pub use reply::store_status;
 use cache::{StateCache, StreamTurns};
 use correction::correction_for;
 use decision::{Decision, Entry, Refused, refused_player, snapshot_of};
-use reply::{COMMAND_INDEX_HEADER, append_status, rebuild_reply, status_from_reply, status_to_reply};
+use reply::{COMMAND_INDEX_HEADER, append_status, placements, rebuild_reply, status_from_reply, status_to_reply};
 
 /// Events read per page while catching a stream up.
 const READ_PAGE: i64 = 1_000;
@@ -799,12 +799,18 @@ impl Ledger {
             match appended {
                 Ok(outcome) => {
                     if !outcome.replayed {
+                        if let Some(checkpointer) = &self.checkpointer {
+                            checkpointer.witness_event(&property, outcome.last_position, outcome.last_hash);
+                        }
                         self.remember(&property, &decision, &outcome);
                         for event_type in &decision.event_types {
                             telemetry::metrics()
                                 .events_appended
                                 .add(1, &[KeyValue::new("chipledger.event_type", *event_type)]);
                         }
+                    }
+                    if outcome.replayed {
+                        self.check_replayed(&property, &outcome).await?;
                     }
                     return rebuild_reply(&outcome);
                 }
@@ -897,11 +903,30 @@ impl Ledger {
     }
 
     /// A refusal kept for good (R-AUDIT-3) and answered: `status` when this call recorded it,
+    /// A replay answers from the command row's stored outcome: the log must hold the append's
+    /// events where it says, at the versions it says (the wave-2 pass: an outcome edited to
+    /// positions past the head and a stream at version 77 was answered so, and verified).
+    async fn check_replayed(&self, property: &str, outcome: &chipledger_store::AppendOutcome) -> Result<(), Status> {
+        let (_, placed) = placements(outcome)?;
+        let count = outcome.last_position - outcome.first_position + 1;
+        let events = self
+            .db
+            .call("read_all", "events", self.router.primary(property).read_all(property, outcome.first_position - 1, count))
+            .await
+            .map_err(|error| store_status("replay", error))?;
+        let agrees = events.len() as i64 == count
+            && events.iter().all(|event| placed.get(&event.event_id) == Some(&(event.position, event.stream_version)));
+        if agrees { Ok(()) } else { Err(status::stored_outcome_disagrees(&format!("positions {}..={}", outcome.first_position, outcome.last_position))) }
+    }
+
     /// else what the command id already answers (the same request refused or accepted before).
     async fn keep_refusal(&self, record: RejectionRecord, status: Status) -> Result<pb::BatchResult, Status> {
         let recorded = self.db.call("record_refusal", "rejections", self.router.primary(&record.property).record_refusal(&record)).await;
         match recorded {
-            Ok(RefusalOutcome::Recorded(_)) => {
+            Ok(RefusalOutcome::Recorded(recorded)) => {
+                if let (Some(checkpointer), Some(seq), Some(hash)) = (&self.checkpointer, recorded.refusal_seq, recorded.hash) {
+                    checkpointer.witness_refusal(&record.property, seq, hash);
+                }
                 telemetry::metrics().rejections.add(
                     1,
                     &[
@@ -912,7 +937,10 @@ impl Ledger {
                 Err(status)
             }
             Ok(RefusalOutcome::Replayed(first)) => Err(status_from_reply(&first.record.reply)?),
-            Ok(RefusalOutcome::Accepted(outcome)) => rebuild_reply(&outcome),
+            Ok(RefusalOutcome::Accepted(outcome)) => {
+                self.check_replayed(&record.property, &outcome).await?;
+                rebuild_reply(&outcome)
+            }
             // Not recorded, so not answered as a refusal: the caller retries with the same id.
             Err(error) => Err(store_status("record refusal", error)),
         }

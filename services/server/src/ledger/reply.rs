@@ -175,11 +175,12 @@ pub(super) fn status_from_reply(reply: &[u8]) -> Result<Status, Status> {
     Ok(status)
 }
 
-/// The reply of an append (first time or replay): positions from the outcome and the layout.
-pub(super) fn rebuild_reply(outcome: &AppendOutcome) -> Result<pb::BatchResult, Status> {
+/// Where the stored outcome and layout place each event of an append: event id -> (position,
+/// stream version). A layout that does not fill the outcome's positions, or names a stream the
+/// outcome has no version of, is a stored outcome changed behind the service (DATA_LOSS).
+pub(super) fn placements(outcome: &AppendOutcome) -> Result<(StoredReply, HashMap<Uuid, (i64, i64)>), Status> {
     let stored = StoredReply::decode_stored(&outcome.reply).map_err(|error| status::internal("decode reply", &error))?;
-    let mut result = stored.result.unwrap_or_default();
-    let mut placed: HashMap<String, (i64, i64)> = HashMap::new();
+    let mut placed: HashMap<Uuid, (i64, i64)> = HashMap::new();
     let mut position = outcome.first_position;
     for StreamLayout { stream, event_ids } in &stored.layout {
         let new_version = outcome
@@ -187,14 +188,30 @@ pub(super) fn rebuild_reply(outcome: &AppendOutcome) -> Result<pb::BatchResult, 
             .iter()
             .find(|(key, _)| key == stream)
             .map(|(_, version)| *version)
-            .ok_or_else(|| status::internal("reply", &format!("no version for {stream}")))?;
+            .ok_or_else(|| status::stored_outcome_disagrees(&format!("no version for {stream}")))?;
         let first_version = new_version - event_ids.len() as i64 + 1;
         for (offset, event_id) in event_ids.iter().enumerate() {
             let event_id = Uuid::from_slice(event_id).map_err(|error| status::internal("decode reply", &error))?;
-            placed.insert(event_id.to_string(), (position, first_version + offset as i64));
+            placed.insert(event_id, (position, first_version + offset as i64));
             position += 1;
         }
     }
+    if position != outcome.last_position + 1 {
+        return Err(status::stored_outcome_disagrees(&format!(
+            "positions {}..={} for {} events",
+            outcome.first_position,
+            outcome.last_position,
+            position - outcome.first_position
+        )));
+    }
+    Ok((stored, placed))
+}
+
+/// The reply of an append (first time or replay): positions from the outcome and the layout.
+pub(super) fn rebuild_reply(outcome: &AppendOutcome) -> Result<pb::BatchResult, Status> {
+    let (stored, placed) = placements(outcome)?;
+    let mut result = stored.result.unwrap_or_default();
+    let placed: HashMap<String, (i64, i64)> = placed.into_iter().map(|(id, at)| (id.to_string(), at)).collect();
     for command in &mut result.results {
         for event in &mut command.events {
             if let Some((position, version)) = placed.get(&event.event_id) {
