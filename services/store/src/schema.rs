@@ -67,6 +67,7 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ("chipledger_max_refusal_seq", include_str!("../sql/fn_chipledger_max_refusal_seq.sql")),
     ("chipledger_unchained_refusals", include_str!("../sql/fn_chipledger_unchained_refusals.sql")),
     ("chipledger_player_in_another_case", include_str!("../sql/fn_chipledger_player_in_another_case.sql")),
+    ("chipledger_players_in_another_case", include_str!("../sql/fn_chipledger_players_in_another_case.sql")),
     ("chipledger_patron_ids_by_case", include_str!("../sql/fn_chipledger_patron_ids_by_case.sql")),
     ("chipledger_player_session", include_str!("../sql/fn_chipledger_player_session.sql")),
     ("chipledger_player_sessions", include_str!("../sql/fn_chipledger_player_sessions.sql")),

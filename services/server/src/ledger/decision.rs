@@ -91,6 +91,10 @@ pub(super) struct Decision {
     pub(super) results: Vec<pb::CommandResult>,
     /// The principal of an import, recorded beside the actor it names (R-AUDIT-2).
     pub(super) imported_by: Option<String>,
+    /// R-REBUY-1: the new patron ids this submission asked the store about, with the known id in
+    /// another case if any: asked once per submission (a hand's batch seats and buys in each
+    /// patron: two questions each had been asked).
+    pub(super) case_checked: HashMap<rules::PlayerId, Option<String>>,
 }
 
 impl Decision {

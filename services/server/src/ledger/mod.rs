@@ -1082,6 +1082,35 @@ impl Ledger {
         // at once); those a loaded state makes a command depend on come as it is decided.
         let named: Vec<StreamId> = commands.iter().flat_map(Command::streams).collect();
         self.load_into(&mut decision, property, &named, catch_up).await?;
+        // R-REBUY-1: the patrons new to the store that the submission names or seats, asked
+        // about other spellings in one call (each is checked as its command is decided).
+        let mut new_players: Vec<&str> = Vec::new();
+        let seated = commands.iter().filter_map(|command| match command {
+            Command::Table(rules::TableCommand { op: rules::TableOp::SeatPlayer { player_id, .. }, .. }) => Some(player_id),
+            _ => None,
+        });
+        let named_players = named.iter().filter_map(|stream| match stream {
+            StreamId::Player(player_id) => Some(player_id),
+            _ => None,
+        });
+        for player_id in named_players.chain(seated) {
+            let stream = StreamId::Player(player_id.clone());
+            if decision.base_versions.get(&stream).copied().unwrap_or(0) == 0 && !new_players.contains(&player_id.as_str()) {
+                new_players.push(player_id.as_str());
+            }
+        }
+        if !new_players.is_empty() {
+            let known = self
+                .db
+                .call("players_in_another_case", "streams", self.router.primary(property).players_in_another_case(property, &new_players))
+                .await
+                .map_err(|error| store_status("find the patrons", error))?;
+            for (player_id, known) in known {
+                if let Ok(player_id) = rules::PlayerId::new(&player_id) {
+                    decision.case_checked.insert(player_id, known);
+                }
+            }
+        }
         for (index, (entry, command)) in entries.iter().zip(&commands).enumerate() {
             let mut streams = command.streams();
             // Streams that depend on what the loaded states hold (R-REBUY-1: a cash-out binds
@@ -1110,7 +1139,7 @@ impl Ledger {
                     if let Command::Table(rules::TableCommand { op: rules::TableOp::SeatPlayer { player_id, .. }, .. }) = command {
                         written.push(StreamId::Player(player_id.clone()));
                     }
-                    match self.new_player_in_another_case(property, &decision, &written).await? {
+                    match self.new_player_in_another_case(property, &mut decision, &written).await? {
                         Some(rejection) => Err(rejection),
                         None => Ok(events),
                     }
@@ -1134,7 +1163,7 @@ impl Ledger {
     /// R-REBUY-1: a patron id new to the property that differs from a known one only in case is
     /// that patron under another spelling: refused, naming the known id (the stakes pass: "Alice"
     /// left with $200 and "alice" bought in for $40). Asked only for streams not written yet.
-    async fn new_player_in_another_case(&self, property: &str, decision: &Decision, streams: &[StreamId]) -> Result<Option<rules::Rejection>, Status> {
+    async fn new_player_in_another_case(&self, property: &str, decision: &mut Decision, streams: &[StreamId]) -> Result<Option<rules::Rejection>, Status> {
         for stream in streams {
             let StreamId::Player(player_id) = stream else { continue };
             if decision.base_versions.get(stream).copied().unwrap_or(0) != 0 || decision.events.contains_key(stream) {
@@ -1150,11 +1179,18 @@ impl Ledger {
             if let Some(known) = twin {
                 return Ok(Some(rules::Rejection::new(PLAYER_ID_IN_ANOTHER_CASE, format!("patron {known} is written under that id in another case in this submission: use {known}"))));
             }
-            let known = self
-                .db
-                .call("player_in_another_case", "streams", self.router.primary(property).player_in_another_case(property, player_id.as_str()))
-                .await
-                .map_err(|error| store_status("find the patron", error))?;
+            let known = match decision.case_checked.get(player_id) {
+                Some(known) => known.clone(),
+                None => {
+                    let known = self
+                        .db
+                        .call("player_in_another_case", "streams", self.router.primary(property).player_in_another_case(property, player_id.as_str()))
+                        .await
+                        .map_err(|error| store_status("find the patron", error))?;
+                    decision.case_checked.insert(player_id.clone(), known.clone());
+                    known
+                }
+            };
             if let Some(known) = known {
                 return Ok(Some(rules::Rejection::new(PLAYER_ID_IN_ANOTHER_CASE, format!("patron {known} is known under that id in another case: use {known}"))));
             }
