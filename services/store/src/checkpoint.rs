@@ -265,27 +265,15 @@ impl CheckpointSink {
         // the name exists): a checkpoint is there whole or not at all (the crash pass: a full disk
         // left an empty file under the name, and every later keep took it for the checkpoint).
         let temporary = dir.join(format!(".{}.{}.partial", std::process::id(), uuid::Uuid::new_v4()));
-        let written = (|| {
-            let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o444).open(&temporary)?;
-            file.write_all(signed.to_document().as_bytes())?;
-            file.write_all(b"\n")?;
-            file.sync_all()
-        })();
-        if let Err(error) = written {
+        if let Err(error) = write_new(&temporary, signed) {
             let _ = std::fs::remove_file(&temporary);
             return Err(error);
         }
         let linked = match std::fs::hard_link(&temporary, &path) {
             // A volume without hard links (some bucket mounts): the document is written under its
             // name directly, create-new.
-            Err(error) if error.kind() != std::io::ErrorKind::AlreadyExists && !matches!(std::fs::metadata(&path), Ok(_)) => {
-                let direct = (|| {
-                    let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o444).open(&path)?;
-                    file.write_all(signed.to_document().as_bytes())?;
-                    file.write_all(b"\n")?;
-                    file.sync_all()
-                })();
-                match direct {
+            Err(error) if error.kind() != std::io::ErrorKind::AlreadyExists && std::fs::metadata(&path).is_err() => {
+                match write_new(&path, signed) {
                     Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => Err(error),
                     Err(direct_error) => {
                         let _ = std::fs::remove_file(&temporary);
@@ -374,6 +362,14 @@ impl CheckpointSink {
             })
             .collect()
     }
+}
+
+/// The document in a new file at `path` (create-new, read-only), fsynced.
+fn write_new(path: &Path, signed: &SignedCheckpoint) -> std::io::Result<()> {
+    let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o444).open(path)?;
+    file.write_all(signed.to_document().as_bytes())?;
+    file.write_all(b"\n")?;
+    file.sync_all()
 }
 
 /// A property id as a directory name: itself when plainly safe, else `x-` and its hex.

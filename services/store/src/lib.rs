@@ -544,22 +544,12 @@ impl Store {
         Ok(row.unwrap_or_default())
     }
 
-    /// For each of `player_ids`, the known patron id equal to it but for case, if any (R-REBUY-1):
-    /// [`Store::player_in_another_case`] for many in one call.
+    /// For each of `player_ids`, the known patron id equal to it but for case, if any (R-REBUY-1).
     pub async fn players_in_another_case(&self, property: &str, player_ids: &[&str]) -> Result<Vec<(String, Option<String>)>, StoreError> {
         Ok(sqlx::query_as("SELECT * FROM chipledger_players_in_another_case($1, $2)")
             .bind(property)
             .bind(player_ids)
             .fetch_all(&self.pool)
-            .await?)
-    }
-
-    /// A known patron id equal to `player_id` but for case, if there is one (R-REBUY-1).
-    pub async fn player_in_another_case(&self, property: &str, player_id: &str) -> Result<Option<String>, StoreError> {
-        Ok(sqlx::query_scalar("SELECT chipledger_player_in_another_case($1, $2)")
-            .bind(property)
-            .bind(player_id)
-            .fetch_one(&self.pool)
             .await?)
     }
 

@@ -1099,18 +1099,7 @@ impl Ledger {
                 new_players.push(player_id.as_str());
             }
         }
-        if !new_players.is_empty() {
-            let known = self
-                .db
-                .call("players_in_another_case", "streams", self.router.primary(property).players_in_another_case(property, &new_players))
-                .await
-                .map_err(|error| store_status("find the patrons", error))?;
-            for (player_id, known) in known {
-                if let Ok(player_id) = rules::PlayerId::new(&player_id) {
-                    decision.case_checked.insert(player_id, known);
-                }
-            }
-        }
+        self.ask_other_spellings(property, &mut decision, &new_players).await?;
         for (index, (entry, command)) in entries.iter().zip(&commands).enumerate() {
             let mut streams = command.streams();
             // Streams that depend on what the loaded states hold (R-REBUY-1: a cash-out binds
@@ -1179,23 +1168,33 @@ impl Ledger {
             if let Some(known) = twin {
                 return Ok(Some(rules::Rejection::new(PLAYER_ID_IN_ANOTHER_CASE, format!("patron {known} is written under that id in another case in this submission: use {known}"))));
             }
-            let known = match decision.case_checked.get(player_id) {
-                Some(known) => known.clone(),
-                None => {
-                    let known = self
-                        .db
-                        .call("player_in_another_case", "streams", self.router.primary(property).player_in_another_case(property, player_id.as_str()))
-                        .await
-                        .map_err(|error| store_status("find the patron", error))?;
-                    decision.case_checked.insert(player_id.clone(), known.clone());
-                    known
-                }
-            };
-            if let Some(known) = known {
+            if !decision.case_checked.contains_key(player_id) {
+                self.ask_other_spellings(property, decision, &[player_id.as_str()]).await?;
+            }
+            if let Some(Some(known)) = decision.case_checked.get(player_id) {
                 return Ok(Some(rules::Rejection::new(PLAYER_ID_IN_ANOTHER_CASE, format!("patron {known} is known under that id in another case: use {known}"))));
             }
         }
         Ok(None)
+    }
+
+    /// Asks the store, in one call, for each of `player_ids` the known patron id equal to it but
+    /// for case, and keeps the answers in `decision.case_checked`.
+    async fn ask_other_spellings(&self, property: &str, decision: &mut Decision, player_ids: &[&str]) -> Result<(), Status> {
+        if player_ids.is_empty() {
+            return Ok(());
+        }
+        let known = self
+            .db
+            .call("players_in_another_case", "streams", self.router.primary(property).players_in_another_case(property, player_ids))
+            .await
+            .map_err(|error| store_status("find the patrons", error))?;
+        for (player_id, known) in known {
+            if let Ok(player_id) = rules::PlayerId::new(&player_id) {
+                decision.case_checked.insert(player_id, known);
+            }
+        }
+        Ok(())
     }
 
     /// Loads into `decision` each of `streams` it does not hold yet, those not cached in one read.
