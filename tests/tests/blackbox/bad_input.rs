@@ -283,3 +283,32 @@ async fn a_batch_naming_more_streams_than_one_append_writes_is_invalid_argument(
     assert!(sold.is_empty(), "nothing moved: {sold:?}");
     server.stop().await
 }
+
+/// A field the codec refuses refuses the command even where it could still build one (the
+/// closing spot check: an unknown kitty `from` and a house kill percentage without the house kill
+/// were taken and dropped): INVALID_ARGUMENT naming the field, nothing opened.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_table_config_with_a_refused_option_is_invalid_argument_and_opens_nothing() -> anyhow::Result<()> {
+    let server = TestServer::start("bad_input_config").await?;
+    let mut cage = server.client(principal::CAGE).await?;
+    let mut floor = server.client(principal::FLOOR).await?;
+    crate::scenario::stocked_table(&mut cage, &mut floor, crate::scenario::TABLE).await?;
+    let mut dealer = server.client(principal::DEALER).await?;
+    let config = crate::scenario::table_view(&mut dealer, crate::scenario::TABLE).await?.config.expect("a config");
+    let mut unknown_from = config.clone();
+    unknown_from.kitty = Some(pb::KittyPolicy { min_pot_cents: 0, leftover: 0, from: 99 });
+    let mut percent_alone = config.clone();
+    percent_alone.kill_house_percent = 250;
+    for (name, config, field) in [("TX1", unknown_from, "config.kitty.from"), ("TX2", percent_alone, "config.kill_house_percent")] {
+        let refused = floor
+            .table
+            .open_table(pb::OpenTable { header: header(name), table_id: name.into(), configuration: Some(pb::open_table::Configuration::Config(config)) })
+            .await
+            .expect_err(field);
+        assert_eq!((refused.code(), violated_field(&refused)), (Code::InvalidArgument, field.to_string()), "{refused:?}");
+    }
+    let mut auditor = server.client(principal::AUDITOR).await?;
+    let opened = chipledger_tests::all_events(&mut auditor, pb::EventFilter { stream_id: "table-TX1".into(), ..Default::default() }).await?;
+    assert!(opened.is_empty(), "{opened:?}");
+    server.stop().await
+}

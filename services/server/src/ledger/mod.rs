@@ -298,6 +298,12 @@ impl Ledger {
         let (Some(envelope), Some(decidable)) = (envelope, decidable) else {
             return Err(errors.into_status());
         };
+        // Any field refused refuses the command, also where the codec could still build one (the
+        // spot check: an unknown kitty `from` and a house percent without the house kill were
+        // taken and dropped).
+        if !errors.is_empty() {
+            return Err(errors.into_status());
+        }
         let property = self.property_at(principal, &envelope.property_id, "header.property_id")?;
         check_room(&property, &decidable, "")?;
         let device = envelope.device.clone();
