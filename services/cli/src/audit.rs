@@ -321,6 +321,45 @@ pub async fn sessions(client: &mut Client, args: SessionsArgs, output: Output) -
     Ok(ExitCode::SUCCESS)
 }
 
+/// The position just before the first event of the command that recorded `event`: a command's
+/// events are consecutive, and its pocket postings may sit on an event before the patron's (a
+/// cage's sale before the patron's `ChipsBought`).
+async fn position_before_command(client: &mut Client, event: &pb::RecordedEvent) -> anyhow::Result<i64> {
+    const LOOK_BACK: i64 = 16;
+    let command_id = event.metadata.as_ref().map(|metadata| metadata.command_id.clone()).unwrap_or_default();
+    let mut first = event.global_position;
+    loop {
+        let from = (first - LOOK_BACK).max(1);
+        if command_id.is_empty() || from >= first {
+            return Ok(first - 1);
+        }
+        let before = client
+            .ledger
+            .list_events(pb::ListEventsRequest {
+                property_id: client.property_id.clone(),
+                filter: Some(pb::EventFilter { from_position: from, ..Default::default() }),
+                page: Some(pb::PageRequest { page_size: (first - from) as u32, page_token: String::new() }),
+            })
+            .await
+            .map_err(|status| rpc_error("the command's events", &status))?
+            .into_inner()
+            .events;
+        for earlier in before.iter().rev() {
+            if earlier.global_position >= first {
+                continue;
+            }
+            let same = earlier.metadata.as_ref().is_some_and(|metadata| metadata.command_id == command_id);
+            if earlier.global_position != first - 1 || !same {
+                return Ok(first - 1);
+            }
+            first -= 1;
+        }
+        if first > from {
+            return Ok(first - 1);
+        }
+    }
+}
+
 pub async fn history(client: &mut Client, args: HistoryArgs, output: Output) -> anyhow::Result<ExitCode> {
     let clock = PropertyClock::fetch(client).await?;
     let range = clock.range(args.from.as_deref(), args.to.as_deref())?;
@@ -346,11 +385,15 @@ pub async fn history(client: &mut Client, args: HistoryArgs, output: Output) -> 
     let mut rows = Vec::with_capacity(events.len());
     let mut previous_pocket = None;
     for event in &events {
-        let balance_of = |account: &'static str| {
+        let before_first = match previous_pocket {
+            None => Some(position_before_command(client, event).await?),
+            Some(_) => None,
+        };
+        let balance_at = |account: &'static str, position: i64| {
             let request = pb::GetBalanceRequest {
                 property_id: client.property_id.clone(),
                 account: format!("player/{}/{account}", args.player),
-                as_of: Some(pb::get_balance_request::AsOf::GlobalPosition(event.global_position)),
+                as_of: Some(pb::get_balance_request::AsOf::GlobalPosition(position)),
             };
             let mut ledger = client.ledger.clone();
             async move {
@@ -361,12 +404,17 @@ pub async fn history(client: &mut Client, args: HistoryArgs, output: Output) -> 
                     .map_err(|status| rpc_error("running balance", &status))
             }
         };
-        let pocket = balance_of("pocket").await?;
-        let iou = balance_of("iou").await?;
-        let change = match previous_pocket {
-            Some(previous) => pocket - previous,
-            None => pocket,
+        let pocket = balance_at("pocket", event.global_position).await?;
+        let iou = balance_at("iou", event.global_position).await?;
+        // The first row's change is against the pocket just before it: a range that starts
+        // after the patron's first event (`--from`) does not show the pocket held then as
+        // moved by that row (the auditor pass: a cash buy-in shown as +216.00 in the pocket).
+        let previous = match (previous_pocket, before_first) {
+            (Some(previous), _) => previous,
+            (None, Some(before)) if before > 0 => balance_at("pocket", before).await?,
+            (None, _) => 0,
         };
+        let change = pocket - previous;
         previous_pocket = Some(pocket);
         rows.push((event, change, pocket, iou));
     }
@@ -390,7 +438,7 @@ pub async fn history(client: &mut Client, args: HistoryArgs, output: Output) -> 
         let amount = payload_field(event, "amount_cents").and_then(|v| v.as_i64()).map(money).unwrap_or_default();
         table.add_row(vec![
             event.global_position.to_string(),
-            clock.show(event.recorded_at_unix_ms),
+            clock.show(event.happened_unix_ms()),
             event.event_type.clone(),
             table_id,
             amount,
@@ -548,12 +596,6 @@ pub fn print_hand(view: &pb::HandView, output: Output) {
 }
 
 pub async fn stacks(client: &mut Client, args: StacksArgs, output: Output) -> anyhow::Result<ExitCode> {
-    let view = client
-        .table
-        .get_table(pb::GetTableRequest { property_id: client.property_id.clone(), table_id: args.table.clone() })
-        .await
-        .map_err(|status| rpc_error("reading the table", &status))?
-        .into_inner();
     let at_unix_ms = match &args.at {
         Some(at) => {
             let clock = PropertyClock::fetch(client).await?;
@@ -561,49 +603,34 @@ pub async fn stacks(client: &mut Client, args: StacksArgs, output: Output) -> an
         }
         None => None,
     };
+    // As of a point of the log the server folds the table's events up to it: the seats then,
+    // with their players and stacks (an all-in seat with nothing behind is still seated), and
+    // the position it was read at (a position past the head is the head).
     let as_of = match (&at_unix_ms, args.position) {
-        (Some((at, _)), _) => Some(pb::get_balance_request::AsOf::UnixMs(*at)),
-        (None, Some(position)) => Some(pb::get_balance_request::AsOf::GlobalPosition(position)),
+        (Some((at, _)), _) => Some(pb::get_table_request::AsOf::UnixMs(*at)),
+        (None, Some(position)) => Some(pb::get_table_request::AsOf::GlobalPosition(position)),
         (None, None) => None,
     };
-    let max_seats = view.config.as_ref().map_or(10, |config| config.max_seats).clamp(1, 10);
-    let mut rows = Vec::new();
-    for seat in 1..=max_seats {
-        let occupant = view.seats.iter().find(|view| view.seat == seat);
-        let stack_cents = match &as_of {
-            None => occupant.map_or(0, |view| view.stack_cents),
-            Some(as_of) => {
-                client
-                    .ledger
-                    .get_balance(pb::GetBalanceRequest {
-                        property_id: client.property_id.clone(),
-                        account: format!("table/{}/seat/{seat}", args.table),
-                        as_of: Some(*as_of),
-                    })
-                    .await
-                    .map_err(|status| rpc_error("reading a seat balance", &status))?
-                    .into_inner()
-                    .balance_cents
-            }
-        };
-        // As of a past time the seat's occupant may have changed: only the current one is known.
-        let player = if as_of.is_none() { occupant.map(|view| view.player_id.clone()).unwrap_or_default() } else { String::new() };
-        if stack_cents != 0 || !player.is_empty() {
-            rows.push((seat, player, stack_cents));
-        }
-    }
+    let view = client
+        .table
+        .get_table(pb::GetTableRequest { property_id: client.property_id.clone(), table_id: args.table.clone(), as_of })
+        .await
+        .map_err(|status| rpc_error("reading the table", &status))?
+        .into_inner();
+    let rows: Vec<(u32, String, i64)> = view.seats.iter().map(|seat| (seat.seat, seat.player_id.clone(), seat.stack_cents)).collect();
+    let read_at = (as_of.is_some()).then_some(view.as_of_position);
     if output.json {
         let seats: Vec<_> = rows
             .iter()
             .map(|(seat, player, stack)| json!({"seat": seat, "player_id": player, "stack_cents": stack}))
             .collect();
-        println!("{}", json!({"table_id": args.table, "seats": seats}));
+        println!("{}", json!({"table_id": args.table, "as_of_position": read_at, "seats": seats}));
         return Ok(ExitCode::SUCCESS);
     }
-    let when = match (&at_unix_ms, args.position) {
-        (Some((at, clock)), _) => format!("as of {}", clock.show(*at)),
-        (None, Some(position)) => format!("as of position {position}"),
-        (None, None) => "now".to_string(),
+    let when = match (&at_unix_ms, read_at) {
+        (Some((at, clock)), Some(position)) => format!("as of {} (position {position})", clock.show(*at)),
+        (_, Some(position)) => format!("as of position {position}"),
+        _ => "now".to_string(),
     };
     println!("stacks at table {} {when}", args.table);
     let mut table = output.table(&["seat", "player", "stack"]);

@@ -269,7 +269,7 @@ impl Demo {
         Ok(self
             .client
             .table
-            .get_table(pb::GetTableRequest { property_id: self.client.property_id.clone(), table_id: table_id.to_string() })
+            .get_table(pb::GetTableRequest { property_id: self.client.property_id.clone(), table_id: table_id.to_string(), as_of: None })
             .await
             .map_err(|status| rpc_error("reading the table", &status))?
             .into_inner())

@@ -142,7 +142,7 @@ async fn fetch(client: &mut Client, args: FetchArgs, output: Output) -> anyhow::
     if output.json {
         println!("{}", json!({"kept": kept, "already_kept": already, "refused": refused, "tampered": conflicts, "key_pinned": pinned}));
     } else {
-        println!("checkpoints: {kept} new kept in {}, {already} already there", args.dir.display());
+        println!("checkpoints: {} served; {kept} new kept in {}, {already} kept there already (one file per position)", kept + already + refused.len() + conflicts.len(), args.dir.display());
         if !pinned {
             println!("  (signatures checked against the key the server publishes; pin one with --public-key)");
         }
@@ -324,10 +324,10 @@ pub async fn verify(client: &mut Client, args: VerifyArgs, output: Output) -> an
             println!("checkpoints: the log agrees with {agreeing} of {}", reply.checkpoints.len());
             match last_agreeing {
                 Some(verdict) => println!(
-                    "  last agreeing checkpoint: position {} refusal {} signed at {} ms by key {} ({})",
+                    "  last agreeing checkpoint: position {} refusal {} signed at {} by key {} ({})",
                     verdict.global_position,
                     verdict.refusal_seq,
-                    verdict.signed_at_unix_ms,
+                    jiff::Timestamp::from_millisecond(verdict.signed_at_unix_ms).map_or_else(|_| format!("{} ms", verdict.signed_at_unix_ms), |at| at.to_string()),
                     verdict.key_id,
                     file_of(verdict)
                 ),

@@ -243,7 +243,7 @@ async fn load_hand(
     // The final stacks, as the server holds them.
     let view = client
         .table
-        .get_table(pb::GetTableRequest { property_id: client.property_id.clone(), table_id: table_id.to_string() })
+        .get_table(pb::GetTableRequest { property_id: client.property_id.clone(), table_id: table_id.to_string(), as_of: None })
         .await
         .map_err(|status| rpc_error(&format!("reading table {table_id}"), &status))?
         .into_inner();

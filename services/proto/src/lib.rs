@@ -27,7 +27,8 @@ mod codec;
 mod rpcs;
 
 pub use codec::{
-    CorrectionRequest, Decidable, Envelope, FieldErrors, NoWireMessage, ToDomain, chips_to_wire, command_to_wire, envelope,
+    CorrectionRequest, Decidable, EntryHeader, Envelope, FieldErrors, NoWireMessage, ToDomain, chips_to_wire, command_to_wire, entry_header,
+    envelope,
     legal_actions_to_wire, preset_with_settings, table_view,
 };
 pub use rpcs::{

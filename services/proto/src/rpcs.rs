@@ -101,6 +101,10 @@ pub trait WireCommand: ToDomain + Message + Clone + Default + 'static {
         header.property_id = property_id.to_string();
         header.device = None;
         header.approvals.clear();
+        // An import's actor and time are bound beside the bytes, from the header that names
+        // them (a batch's for its entries): `approval::command_digest`.
+        header.import_actor_id = None;
+        header.import_occurred_at_unix_ms = None;
         message.encode_to_vec()
     }
 }

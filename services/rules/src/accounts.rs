@@ -161,8 +161,10 @@ impl FromStr for Account {
     type Err = Rejection;
     fn from_str(s: &str) -> Result<Account, Rejection> {
         let parts: Vec<&str> = s.split('/').collect();
-        let num = |p: &str| p.parse::<i64>().map_err(|_| bad_account(s));
-        let seat = |p: &str| p.parse::<Seat>().map_err(|_| bad_account(s));
+        // Numbers as keys write them: positive, no sign, no leading zero (a key read otherwise
+        // names no account the ledger ever posts to: `tray/-100` and `seat/03` had answered 0).
+        let num = |p: &str| p.parse::<i64>().ok().filter(|n| *n > 0 && n.to_string() == p).ok_or_else(|| bad_account(s));
+        let seat = |p: &str| p.parse::<Seat>().ok().filter(|n| *n > 0 && n.to_string() == p).ok_or_else(|| bad_account(s));
         let account = match parts.as_slice() {
             ["table", t, "seat", n] => Account::Seat { table_id: TableId::new(*t)?, seat: seat(n)? },
             ["table", t, "tray", d] => Account::Tray { table_id: TableId::new(*t)?, denomination_cents: num(d)? },

@@ -266,12 +266,14 @@ struct Sizing {
 /// Why `p` may not bet or raise now, if so (R-BET-2, R-BET-6, R-BET-10, R-BET-11).
 fn raise_blocked(hand: &HandState, config: &TableConfig, p: &HandPlayer, stack_cents: Cents) -> Option<Rejection> {
     let owe = (hand.round.bet_to_cents - p.round_cents).max(0);
-    // R-BET-11: short all-ins reopen nothing one by one; but in big-bet games a player whom
-    // several of them leave facing at least a full raise in all may raise again (the rule of
-    // the card rooms: "multiple all-in wagers ... reopen the betting if the resulting wager size
-    // to a player qualifies as a raise"; limit games count them from the full level already).
-    let faces_full_raise =
-        fixed_increment_cents(hand, config).is_none() && hand.round.min_raise_cents > 0 && owe >= hand.round.min_raise_cents;
+    // R-BET-11: short all-ins reopen nothing, one by one or together (the seeds' full bet
+    // rule); with `short_all_ins_add_up`, in big-bet games a player whom several of them leave
+    // facing at least a full raise in all may raise again (the card rooms' rule; limit games
+    // count them from the full level already, R-BET-12).
+    let faces_full_raise = config.short_all_ins_add_up
+        && fixed_increment_cents(hand, config).is_none()
+        && hand.round.min_raise_cents > 0
+        && owe >= hand.round.min_raise_cents;
     if p.acted && hand.round.full_raise_no <= p.acted_at_raise_no && !faces_full_raise {
         return Some(
             Rejection::new(RAISE_NOT_REOPENED, "no full bet or raise since this player acted; call or fold")

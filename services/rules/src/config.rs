@@ -464,6 +464,16 @@ pub struct TableConfig {
     /// a player who checked may only call or fold in that round (`CHECK_RAISE_NOT_ALLOWED`).
     #[serde(default = "TableConfig::check_raise_allowed_by_default")]
     pub check_raise_allowed: bool,
+    /// R-BET-11 option, the card rooms' rule: in no limit and pot limit, several all-ins each
+    /// short of a full raise that leave a player who already acted facing at least a full raise
+    /// in all reopen the betting to that player. Default off (RULES.md and the seeds' full bet
+    /// rule, 000 English: "if the amount of an all in raise is less than the full amount of the
+    /// previous raise, it does not constitute a 'real' raise, and therefore does not reopen the
+    /// betting action": such a player may only call or fold, `RAISE_NOT_REOPENED`). Limit games
+    /// count short all-ins from the full level already (R-BET-12). Tables recorded before the
+    /// option read on, as their hands were judged.
+    #[serde(default = "TableConfig::short_all_ins_add_up_when_not_recorded")]
+    pub short_all_ins_add_up: bool,
     /// R-BET-7 / R-BET-8 option, the seeds (001 Persian: "in some cash games ... if an illegal
     /// bet amount is not challenged by a player before any further action, the bet stands"): a
     /// pot-limit or half-pot-limit bet or raise above the maximum is recorded as it stood (the
@@ -707,6 +717,7 @@ impl TableConfig {
             open_pair_big_bet: false,
             heads_up_from_round_start: false,
             check_raise_allowed: TableConfig::check_raise_allowed_by_default(),
+            short_all_ins_add_up: false,
             overbet_stands_unchallenged: false,
             betting_unit_cents: None,
         }
@@ -714,6 +725,12 @@ impl TableConfig {
 
     /// Check-raise is allowed in every game unless a table says otherwise (R-BET-2).
     pub const fn check_raise_allowed_by_default() -> bool {
+        true
+    }
+
+    /// A table recorded before `short_all_ins_add_up` existed: judged as it was, short all-ins
+    /// adding up to a full raise reopening the betting.
+    pub const fn short_all_ins_add_up_when_not_recorded() -> bool {
         true
     }
 

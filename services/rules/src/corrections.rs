@@ -192,6 +192,13 @@ pub fn decide_correction(
         time_owed_again: time_owed_again(table, reverses_event_types, reverses_stream_version, original_postings),
         allowance_back: allowance_back(reverses_event_types, original_postings),
         debts_owed_again: debts_owed_again(table, reverses_event_types, reverses_stream_version),
+        // R-UNIT-2: a color change's or a tip's effect on the seat's tip chips, undone.
+        tip_chips_back: table
+            .tip_chip_moves
+            .iter()
+            .filter(|(version, ..)| *version == reverses_stream_version)
+            .map(|(_, seat, change)| (*seat, -change))
+            .collect(),
     };
     let mut after = table.clone().evolve(&corrected);
     // R-STAKE-3: a buy-in taken back is no buy-in any more: the seat buys in again within the

@@ -301,8 +301,14 @@ fn absent(table: &TableState, seat: Seat, dealt: u64) -> bool {
 
 /// R-POST-3, applied by `evolve` when a hand is dealt: the blinds of this hand pass the absent
 /// seats since the previous hand's blinds; those seats owe them on return. One set at most
-/// (flags, not counts). Records this hand's blind positions for the next hand.
-pub fn track_missed_blinds(table: &mut TableState, positions: BlindPositions, dealt: &[Seat]) {
+/// (flags, not counts). The first hand of a game (no blinds before it) passes the absent seats
+/// from the button on: a seat sitting out between the button and the big blind missed it (the
+/// seeds pass: "a player who is away from their seat and misses one or more blinds is also
+/// required to post to reenter the game"; one away for a game's first hand had owed nothing):
+/// one between the small and the big blind missed the big blind, one between the button and
+/// the small blind the small blind.
+/// Records this hand's blind positions for the next hand.
+pub fn track_missed_blinds(table: &mut TableState, positions: BlindPositions, dealt: &[Seat], button: Seat) {
     let max_seats = table.config.as_ref().map_or(crate::MAX_SEATS as u8, |c| c.max_seats);
     let valid = |s: &Seat| *s >= 1 && *s <= max_seats;
     let dealt = dealt.iter().fold(0u64, |m, s| m | (1u64 << (s & 63)));
@@ -314,13 +320,26 @@ pub fn track_missed_blinds(table: &mut TableState, positions: BlindPositions, de
     }
     let mut missed_big: [bool; crate::MAX_SEATS + 1] = [false; crate::MAX_SEATS + 1];
     let mut missed_small: [bool; crate::MAX_SEATS + 1] = [false; crate::MAX_SEATS + 1];
-    if let (Some(from), Some(to)) = (table.last_big_blind_seat.filter(valid), positions.big) {
+    // The first hand: a seat between the small and the big blind would have been the big blind,
+    // one between the button and the small blind the small blind.
+    let first_hand = table.last_big_blind_seat.filter(valid).is_none();
+    let button = Some(button).filter(|seat| first_hand && valid(seat));
+    let big_from = if first_hand { positions.small_position.filter(valid).or(button) } else { table.last_big_blind_seat.filter(valid) };
+    // A first hand's big blind on the button (`button_blind`) passed nobody (the wave-2 pass:
+    // every seat away was charged one).
+    if let (Some(from), Some(to)) = (big_from, positions.big)
+        && !(first_hand && from == to)
+    {
         for passed in seats_between(from, to, max_seats).filter(|s| absent(table, *s, dealt)) {
             missed_big[passed as usize] = true;
         }
     }
-    if let (Some(from), Some(to)) = (table.last_small_blind_seat.filter(valid), positions.small_position) {
-        let through = seats_between(from, to, max_seats).chain(std::iter::once(to).filter(|s| *s != from));
+    let small_from = if first_hand { button } else { table.last_small_blind_seat.filter(valid) };
+    if let (Some(from), Some(to)) = (small_from, positions.small_position) {
+        // From the button, its own small blind (heads-up) passed nobody.
+        let through = seats_between(from, to, max_seats)
+            .filter(move |_| !(first_hand && from == to))
+            .chain(std::iter::once(to).filter(|s| *s != from));
         for passed in through.filter(|s| absent(table, *s, dealt)) {
             missed_small[passed as usize] = true;
         }

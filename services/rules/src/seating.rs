@@ -16,7 +16,10 @@ pub const PLAYER_ALREADY_SEATED: Reason = Reason::new("PLAYER_ALREADY_SEATED", "
 /// A house move (R-STAKE-6) goes to another table: a seat change at one table is a cash-out and a
 /// buy-in (it had been answered as a table not open, under R-AUDIT-2: the stakes pass).
 pub const MOVE_TO_SAME_TABLE: Reason = Reason::new("MOVE_TO_SAME_TABLE", "R-STAKE-6");
-pub const REASONS: &[Reason] = &[INVALID_SEAT, SEAT_TAKEN, SEAT_EMPTY, PLAYER_ALREADY_SEATED, MOVE_TO_SAME_TABLE];
+/// R-REBUY-1: one patron, one id whatever its case: an id that differs from a known patron's
+/// (at the table, or in the store, checked by the server) only in case is that patron.
+pub const PLAYER_ID_IN_ANOTHER_CASE: Reason = Reason::new("PLAYER_ID_IN_ANOTHER_CASE", "R-REBUY-1");
+pub const REASONS: &[Reason] = &[INVALID_SEAT, SEAT_TAKEN, SEAT_EMPTY, PLAYER_ALREADY_SEATED, MOVE_TO_SAME_TABLE, PLAYER_ID_IN_ANOTHER_CASE];
 
 /// Seat numbers run 1..=max_seats of the table's configuration.
 pub fn check_seat_number(table: &TableState, seat: Seat) -> Result<(), Rejection> {
@@ -36,13 +39,22 @@ pub fn check_free_for(table: &TableState, seat: Seat, player_id: &PlayerId) -> R
         && &s.player_id != player_id {
             return Err(Rejection::new(SEAT_TAKEN, format!("seat {seat} is taken")).with("seat", seat as Cents));
         }
+    // One patron, one id whatever its case (R-REBUY-1): "p1" is refused a seat beside "P1", who
+    // sits without chips and so has no patron record the store could compare it with (the
+    // client pass).
+    let same = |other: &PlayerId| other.as_str().to_lowercase() == player_id.as_str().to_lowercase();
     let elsewhere = table
         .seats
         .iter()
         .enumerate()
-        .any(|(i, s)| i + 1 != seat as usize && s.as_ref().is_some_and(|s| &s.player_id == player_id));
-    if elsewhere {
-        return Err(Rejection::new(PLAYER_ALREADY_SEATED, "the player already has a seat at this table"));
+        .find_map(|(i, s)| s.as_ref().filter(|s| i + 1 != seat as usize && same(&s.player_id)).map(|s| (i + 1, s)));
+    if let Some((at, s)) = elsewhere {
+        if &s.player_id == player_id {
+            return Err(Rejection::new(PLAYER_ALREADY_SEATED, "the player already has a seat at this table").with("seat", at as Cents));
+        }
+        let known = &s.player_id;
+        return Err(Rejection::new(PLAYER_ID_IN_ANOTHER_CASE, format!("patron {known} sits at this table under that id in another case: use {known}"))
+            .with("seat", at as Cents));
     }
     Ok(())
 }
@@ -164,6 +176,7 @@ pub fn decide_move(
         needs_full_rebuy: s.needs_full_rebuy,
         time_paid_until_unix_ms: s.time_paid_until_unix_ms,
         bought_since_deal_cents: s.bought_since_deal_cents,
+        tip_chips_cents: s.tip_chips_cents,
         postings: arriving,
     };
     // R-REBUY-1: moved into another game with chips, the patron has left the first game with

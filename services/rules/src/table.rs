@@ -195,6 +195,12 @@ pub struct SeatState {
     /// marker chips): a supervisor's id is needed once it reaches the threshold.
     #[serde(default)]
     pub bought_since_deal_cents: Cents,
+    /// R-UNIT-2: the value of the chips below the minimum playable chip the seat is known to hold
+    /// (received in a color change, less those given back or tipped). They never play: not in a
+    /// bet, a call or an all-in (the numbers pass: five $5 chips colored down at a $25 table went
+    /// into an all-in as $25).
+    #[serde(default)]
+    pub tip_chips_cents: Cents,
     pub has_bought_in: bool,
     pub short_buy_used: bool,
     /// Outstanding open-stakes IOUs written at this seat, payable to the pot's winner: paper in
@@ -413,6 +419,12 @@ pub struct TableState {
     /// nothing, left since the last hand was dealt (bit `seat`); a newcomer there takes over.
     #[serde(default, skip_serializing_if = "no_seats")]
     pub left_since_deal: u16,
+    /// R-UNIT-2: what each color change and tip did to a seat's tip chips, by the event's
+    /// version (seat, change): a correction of that event undoes it (the wave-2 pass: a color-up
+    /// or a tip corrected away left the seat's tip chips as they were). Forgotten when the seat
+    /// takes its next occupant.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tip_chip_moves: Vec<(u64, Seat, Cents)>,
     /// R-POST-3: the players who left a seat here since the last hand was dealt, or owing an
     /// entry post, missed blinds or a missed button ante (oldest first, at most `MAX_DEPARTED`).
     /// Such a player is no newcomer here: back at this table, in any seat, they take over no
@@ -516,6 +528,10 @@ pub enum TableEvent {
         /// arrivals had reset it).
         #[serde(default, skip_serializing_if = "crate::money::is_zero")]
         bought_since_deal_cents: Cents,
+        /// R-UNIT-2: the tip chips in the stack go with it, and do not play at the new seat
+        /// either (the wave-2 pass: a move made them playable).
+        #[serde(default, skip_serializing_if = "crate::money::is_zero")]
+        tip_chips_cents: Cents,
         /// The seat's side of the move (the stack is placed from `amount_cents`).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         postings: Vec<Posting>,
@@ -636,6 +652,10 @@ pub enum TableEvent {
         /// stack, they owe it again.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         debts_owed_again: Vec<(Seat, SeatDebts)>,
+        /// R-UNIT-2: the tip chips a corrected color change or tip had given or taken, by seat:
+        /// taken or given back.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tip_chips_back: Vec<(Seat, Cents)>,
     },
     /// R-POST-3.
     SatOut { seat: Seat },
@@ -810,7 +830,7 @@ impl TableState {
     /// with no more of it is all in (the betting pass: a $0.25 chip went into an all-in and was
     /// won).
     pub fn playable_stack_cents(&self, seat: Seat) -> Cents {
-        let stack = self.stack_cents(seat);
+        let stack = self.seat(seat).map_or(0, |s| s.stack_cents - s.tip_chips_cents.clamp(0, s.stack_cents.max(0)));
         match self.config.as_ref().map(|c| c.chip_set.min_playable_chip_cents).filter(|chip| *chip > 0) {
             Some(chip) => stack - stack.rem_euclid(chip),
             None => stack,
@@ -907,7 +927,21 @@ impl TableState {
         }
     }
 
+    /// R-UNIT-2: sets a seat's tip chips from what they were and its stack, and remembers the
+    /// change under this event's version for a correction of it.
+    fn move_tip_chips(&mut self, seat: Seat, to: impl FnOnce(Cents, Cents) -> Cents) {
+        let version = self.version;
+        let Some(s) = self.seat_mut(seat) else { return };
+        let before = s.tip_chips_cents;
+        s.tip_chips_cents = to(before, s.stack_cents);
+        let change = s.tip_chips_cents - before;
+        if change != 0 {
+            self.tip_chip_moves.push((version, seat, change));
+        }
+    }
+
     fn place(&mut self, seat: Seat, player_id: &PlayerId, owes_entry_post: bool) {
+        self.tip_chip_moves.retain(|(_, moved, _)| *moved != seat);
         let i = (seat as usize).wrapping_sub(1);
         if i < self.seats.len() && self.seats[i].is_none() {
             // R-POST-3 option `newcomer_takes_over_blinds`: the seat a player of the game just
@@ -930,6 +964,7 @@ impl TableState {
                 cash_in_play_cents: 0,
                 bought_in_cents: 0,
                 bought_since_deal_cents: 0,
+                tip_chips_cents: 0,
                 has_bought_in: false,
                 short_buy_used: false,
                 iou_cents: 0,
@@ -1016,9 +1051,9 @@ impl TableState {
         match event {
             TableEvent::TableOpened { table_id, config } => self.open(table_id.clone(), TableConfig::clone(config)),
             TableEvent::ConfigChanged { config } => self.config = Some(TableConfig::clone(config)),
-            TableEvent::PlayerSeated { seat, player_id } => self.place(*seat, player_id, self.last_hand_no > 0),
+            TableEvent::PlayerSeated { seat, player_id } => self.place(*seat, player_id, self.last_button_seat.is_some()),
             TableEvent::BoughtIn { seat, player_id, amount_cents, short_buy, postings, .. } => {
-                self.place(*seat, player_id, self.last_hand_no > 0);
+                self.place(*seat, player_id, self.last_button_seat.is_some());
                 self.apply_postings(postings);
                 if let Some(s) = self.seat_mut(*seat) {
                     s.bought_in_cents += amount_cents;
@@ -1095,12 +1130,14 @@ impl TableState {
                 needs_full_rebuy,
                 time_paid_until_unix_ms,
                 bought_since_deal_cents,
+                tip_chips_cents,
                 ..
             } => {
                 // R-STAKE-6: a house move is not a new player.
                 self.place(*seat, player_id, false);
                 if let Some(s) = self.seat_mut(*seat) {
                     s.stack_cents += amount_cents;
+                    s.tip_chips_cents = (*tip_chips_cents).clamp(0, s.stack_cents.max(0));
                     s.removed_cents = *removed_cents;
                     s.has_bought_in = *bought_in;
                     s.needs_full_rebuy = *needs_full_rebuy;
@@ -1191,7 +1228,7 @@ impl TableState {
                     hand.blinds = crate::posts::blind_positions(config, self.last_big_blind_seat, *button_seat, dealt);
                     let positions = hand.blinds;
                     let skipped = crate::posts::skipped_blinds(self, positions, dealt);
-                    crate::posts::track_missed_blinds(self, positions, dealt);
+                    crate::posts::track_missed_blinds(self, positions, dealt, *button_seat);
                     crate::posts::owe_missed_blinds(self, &mut hand, skipped);
                     crate::posts::track_missed_button_ante(self, &mut hand, dealt);
                     // R-POST-6: the kill is owed in this hand, by a player dealt in; else it lapses.
@@ -1357,10 +1394,16 @@ impl TableState {
                 time_owed_again,
                 allowance_back,
                 debts_owed_again,
+                tip_chips_back,
                 ..
             } => {
                 self.apply_postings(postings);
                 crate::corrections::remember_corrected(&mut self.corrected_event_ids, reverses_event_id);
+                for (seat, change) in tip_chips_back {
+                    if let Some(s) = self.seat_mut(*seat) {
+                        s.tip_chips_cents = (s.tip_chips_cents + change).clamp(0, s.stack_cents.max(0));
+                    }
+                }
                 for seat in buy_ins_taken_back {
                     if let Some(s) = self.seat_mut(*seat) {
                         s.has_bought_in = false;
@@ -1389,10 +1432,20 @@ impl TableState {
                     }
                 }
             }
-            TableEvent::Tipped { postings, .. }
-            | TableEvent::KittyExpensePaid { postings, .. }
-            | TableEvent::ColorChanged { postings, .. }
-            | TableEvent::JackpotPaid { postings, .. } => self.apply_postings(postings),
+            // R-UNIT-2: the tip chips a seat holds, by what a color change gives it and takes
+            // back below the minimum playable chip; a tip is paid from them first.
+            TableEvent::ColorChanged { seat, give, receive, postings } => {
+                let min_chip = self.config.as_ref().map_or(0, |c| c.chip_set.min_playable_chip_cents);
+                let small = |chips: &[ChipCount]| chips.iter().filter(|c| c.denomination_cents < min_chip).map(ChipCount::value_cents).sum::<Cents>();
+                let (received, given) = (small(receive), small(give));
+                self.apply_postings(postings);
+                self.move_tip_chips(*seat, |tip, stack| (tip + received - given).clamp(0, stack.max(0)));
+            }
+            TableEvent::Tipped { seat, amount_cents, postings } => {
+                self.apply_postings(postings);
+                self.move_tip_chips(*seat, |tip, stack| (tip - amount_cents).clamp(0, stack.max(0)));
+            }
+            TableEvent::KittyExpensePaid { postings, .. } | TableEvent::JackpotPaid { postings, .. } => self.apply_postings(postings),
         }
     }
 }

@@ -217,7 +217,9 @@ pub(crate) fn check_arrival(
             // pass), and the session's one short buy-in is spent.
             // Broke: no playable chip left (a $5 tip chip under a $25 minimum chip is no stack:
             // the second stakes pass re-bought $25 on it and was dealt in with $30).
-            let broke = s.stack_cents < config.chip_set.min_playable_chip_cents;
+            // Nor are tip chips known from a color change, whatever their value (the wave-2 pass:
+            // five $1 chips at a $5 minimum were topped up with $5 and dealt in).
+            let broke = table.playable_stack_cents(seat) <= 0;
             if broke && amount < config.buy_in.min_cents && !open_stakes {
                 return Err(Rejection::new(BUY_IN_BELOW_MINIMUM, "a stack that went broke re-buys at least the table's minimum buy-in")
                     .with("buy_in_cents", amount)

@@ -206,12 +206,23 @@ fn write_new_secret(path: &Path, text: &str) -> std::io::Result<()> {
 
 /// SHA-256 of the command an approval is bound to (RPC path and the approval form of the
 /// message, see `chipledger_proto::WireCommand::approval_bytes`).
-pub fn command_digest(rpc: &str, approval_bytes: &[u8]) -> [u8; 32] {
+/// With an import's actor and time (the header's `import_actor_id` and
+/// `import_occurred_at_unix_ms`, a batch's for its entries): an approval given for a command as
+/// it happens does not record it as another's, on another day (the import pass: a fill approved
+/// live was imported with the same tokens as a floor supervisor's, weeks before). Without them
+/// the digest is the command's alone.
+pub fn command_digest(rpc: &str, approval_bytes: &[u8], import: (Option<&str>, Option<i64>)) -> [u8; 32] {
     let mut hasher = Sha256::new();
     hasher.update(DIGEST_DOMAIN);
     hasher.update(rpc.as_bytes());
     hasher.update([0]);
     hasher.update(approval_bytes);
+    if import != (None, None) {
+        hasher.update(b"\0import\0");
+        hasher.update(import.0.unwrap_or_default().as_bytes());
+        hasher.update([0]);
+        hasher.update(import.1.map_or([0xff; 8], i64::to_be_bytes));
+    }
     hasher.finalize().into()
 }
 
@@ -446,7 +457,7 @@ mod tests {
     }
 
     fn subject<'a>(rpc: &'static str, command_id: &'a str, bytes: &[u8]) -> Subject<'a> {
-        Subject { property_id: "casino", rpc, command_id, digest: command_digest(rpc, bytes) }
+        Subject { property_id: "casino", rpc, command_id, digest: command_digest(rpc, bytes, (None, None)) }
     }
 
     const NOW: i64 = 1_800_000_000_000;

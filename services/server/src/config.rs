@@ -640,7 +640,11 @@ impl GamingDayClock {
     }
 
     /// "YYYY-MM-DD" of the gaming day containing `at_unix_ms`: the local date, one day earlier
-    /// before the local cutoff. `None` outside [`MIN_CLOCK_UNIX_MS`]..=[`MAX_CLOCK_UNIX_MS`].
+    /// before the local cutoff. A cutoff the clocks pass twice (in the hour they go back) starts
+    /// the day at its first passing, one they skip (the hour they go forward) when the clocks
+    /// resume: the days follow one another whatever the cutoff (the import pass: a 01:30 cutoff
+    /// in Los Angeles put 01:15 PST, after 01:45 PDT, back on the day before).
+    /// `None` outside [`MIN_CLOCK_UNIX_MS`]..=[`MAX_CLOCK_UNIX_MS`].
     pub fn gaming_day(&self, at_unix_ms: i64) -> Option<String> {
         if !(MIN_CLOCK_UNIX_MS..=MAX_CLOCK_UNIX_MS).contains(&at_unix_ms) {
             return None;
@@ -648,7 +652,15 @@ impl GamingDayClock {
         let instant = jiff::Timestamp::from_millisecond(at_unix_ms).ok()?;
         let local = self.zone.to_datetime(instant);
         let minutes = i32::from(local.hour()) * 60 + i32::from(local.minute());
-        let date = if minutes < self.cutoff_minutes { local.date().yesterday().ok()? } else { local.date() };
+        let mut date = if minutes < self.cutoff_minutes { local.date().yesterday().ok()? } else { local.date() };
+        // The clock reads the cutoff twice: from its first passing on, the day has begun.
+        if minutes < self.cutoff_minutes {
+            let cutoff = local.date().at((self.cutoff_minutes / 60) as i8, (self.cutoff_minutes % 60) as i8, 0, 0);
+            let passings = self.zone.to_ambiguous_timestamp(cutoff);
+            if matches!(passings.offset(), jiff::tz::AmbiguousOffset::Fold { .. }) && passings.earlier().is_ok_and(|first| instant >= first) {
+                date = local.date();
+            }
+        }
         Some(format!("{:04}-{:02}-{:02}", date.year(), date.month(), date.day()))
     }
 }
@@ -1333,6 +1345,18 @@ retention_months = 120
         let spring = at("2024-03-11T13:00:00Z") - at("2024-03-10T13:00:00Z");
         let fall = at("2024-11-04T14:00:00Z") - at("2024-11-03T13:00:00Z");
         assert_eq!((spring, fall), (24 * 3_600_000, 25 * 3_600_000));
+        // A cutoff in the hour the clocks go back (01:30, passed at 08:30 and 09:30 UTC on
+        // 2026-11-01) starts the day at its first passing; one in the hour they skip (02:30 on
+        // 2026-03-08) when the clocks resume at 03:00 PDT. The days never go back.
+        let repeated = GamingDayClock::in_zone(90, "America/Los_Angeles").unwrap();
+        let repeated_day = |text: &str| repeated.gaming_day(at(text)).unwrap();
+        assert_eq!(repeated_day("2026-11-01T08:29:59Z"), "2026-10-31");
+        assert_eq!(repeated_day("2026-11-01T08:45:00Z"), "2026-11-01", "01:45 PDT");
+        assert_eq!(repeated_day("2026-11-01T09:15:00Z"), "2026-11-01", "01:15 PST, after it");
+        assert_eq!(repeated_day("2026-11-01T09:45:00Z"), "2026-11-01");
+        let skipped = GamingDayClock::in_zone(150, "America/Los_Angeles").unwrap();
+        assert_eq!(skipped.gaming_day(at("2026-03-08T09:59:59Z")).as_deref(), Some("2026-03-07"), "01:59:59 PST");
+        assert_eq!(skipped.gaming_day(at("2026-03-08T10:00:00Z")).as_deref(), Some("2026-03-08"), "03:00 PDT");
         let fixed = GamingDayClock {
             cutoff_minutes: 360,
             zone: jiff::tz::TimeZone::fixed(jiff::tz::Offset::from_seconds(-480 * 60).unwrap()),

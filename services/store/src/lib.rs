@@ -334,6 +334,14 @@ impl Store {
         Ok((read::balance_at(&mut *conn, property, account, position).await?, position))
     }
 
+    /// The last position of the log `as_of` includes: the head, a position at most the head, or
+    /// the last event recorded at or before a time.
+    pub async fn position_of(&self, property: &str, as_of: AsOf) -> Result<i64, StoreError> {
+        let mut conn = self.pool.acquire().await?;
+        verify::check_archive_for_reads(&mut conn, property).await?;
+        read::resolve_position(&mut *conn, property, as_of).await
+    }
+
     /// Sum over all accounts as of a point of the log; zero whenever the ledger is sound.
     pub async fn balances_sum(&self, property: &str, as_of: AsOf) -> Result<i128, StoreError> {
         let mut conn = self.pool.acquire().await?;

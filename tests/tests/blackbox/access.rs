@@ -180,7 +180,7 @@ async fn without_credentials_or_with_an_unknown_token_calls_are_unauthenticated(
     let mut anonymous = server.anonymous().await?;
     let status = anonymous
         .table
-        .get_table(pb::GetTableRequest { property_id: String::new(), table_id: TABLE.into() })
+        .get_table(pb::GetTableRequest { property_id: String::new(), table_id: TABLE.into(), as_of: None })
         .await
         .expect_err("no credentials");
     assert_eq!(status.code(), Code::Unauthenticated, "{status:?}");
@@ -233,7 +233,7 @@ async fn mtls_accepts_a_known_client_certificate_and_rejects_one_from_an_unknown
     // The known certificate authenticates as its principal (a dealer): reads work, and the
     // dealer's actor id is what a command records.
     let mut dealer = Client::new(server.channel().await?, None);
-    let status = dealer.table.get_table(pb::GetTableRequest { property_id: String::new(), table_id: TABLE.into() }).await;
+    let status = dealer.table.get_table(pb::GetTableRequest { property_id: String::new(), table_id: TABLE.into(), as_of: None }).await;
     let status = status.expect_err("no table T1 yet");
     assert_eq!(status.code(), Code::NotFound, "authenticated, then not found: {status:?}");
     assert_denied(scenario_open_table(&mut dealer).await, "a dealer by certificate still cannot open a table");
@@ -243,7 +243,7 @@ async fn mtls_accepts_a_known_client_certificate_and_rejects_one_from_an_unknown
         let endpoint = tonic::transport::Endpoint::from_shared(url.clone())?.tls_config(client_tls(Some(&rogue)))?;
         let channel = endpoint.connect().await?;
         let mut client = Client::new(channel, None);
-        client.table.get_table(pb::GetTableRequest { property_id: String::new(), table_id: TABLE.into() }).await?;
+        client.table.get_table(pb::GetTableRequest { property_id: String::new(), table_id: TABLE.into(), as_of: None }).await?;
         anyhow::Ok(())
     };
     let refused = rogue_call.await.expect_err("a certificate from an unknown CA is rejected");
@@ -254,7 +254,7 @@ async fn mtls_accepts_a_known_client_certificate_and_rejects_one_from_an_unknown
         let endpoint = tonic::transport::Endpoint::from_shared(url.clone())?.tls_config(client_tls(None))?;
         let channel = endpoint.connect().await?;
         let mut client = Client::new(channel, None);
-        client.table.get_table(pb::GetTableRequest { property_id: String::new(), table_id: TABLE.into() }).await?;
+        client.table.get_table(pb::GetTableRequest { property_id: String::new(), table_id: TABLE.into(), as_of: None }).await?;
         anyhow::Ok(())
     };
     let refused = anonymous_call.await.expect_err("no client certificate is rejected");

@@ -66,7 +66,7 @@ fn floor_principal() -> chipledger_server::access::Principal {
 /// What an approval of fill `message` under `command_id` is bound to.
 fn fill_subject<'a>(message: &pb::Fill, command_id: &'a str, property_id: &'a str) -> Subject<'a> {
     let bytes = chipledger_proto::WireCommand::approval_bytes(message, command_id, property_id);
-    Subject { property_id, rpc: FILL_RPC, command_id, digest: approval::command_digest(FILL_RPC, &bytes) }
+    Subject { property_id, rpc: FILL_RPC, command_id, digest: approval::command_digest(FILL_RPC, &bytes, (None, None)) }
 }
 
 /// The log's head (position and hash) of a chain digest: what a refusal leaves unchanged.
@@ -356,5 +356,56 @@ async fn a_recorded_command_resent_after_its_approval_expired_answers_its_first_
     // The token does not carry over to another command.
     let other = with_tokens(fill("fill-other", 2, principal::CAGE.0, principal::FLOOR.0), &[&token.token]);
     assert_denied(cage.cage.fill(other).await, "APPROVAL_FOR_ANOTHER_COMMAND", "another command");
+    server.stop().await
+}
+
+/// R-CHIP-3 with R-AUDIT-2: an approval binds an import's actor and time. Tokens given for a
+/// fill as it happens do not record it as imported, under another actor, at another time (the
+/// import pass: a fill approved live was imported with the same tokens as a floor supervisor's,
+/// dated weeks before); tokens given for the import itself do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_given_for_a_live_command_does_not_approve_its_import() -> anyhow::Result<()> {
+    let server = TestServer::start("import-approvals").await?;
+    let mut cage = server.client(principal::CAGE).await?;
+    let mut floor = server.client(principal::FLOOR).await?;
+    let mut admin = server.client(principal::ADMIN).await?;
+    let mut auditor = server.client(principal::AUDITOR).await?;
+    cage_and_table(&mut cage, &mut floor).await?;
+    let at = now_unix_ms();
+    let import_header = |command_id: &str, approvals: Vec<String>| pb::CommandHeader {
+        command_id: command_id.into(),
+        import_actor_id: Some(principal::CAGE.0.into()),
+        import_occurred_at_unix_ms: Some(at),
+        approvals,
+        ..Default::default()
+    };
+    let live = fill("imported-fill", 1, principal::CAGE.0, principal::FLOOR.0);
+    let live_tokens = vec![cage.approve(&live).await?.token, floor.approve(&live).await?.token];
+    let batch = |header: pb::CommandHeader| {
+        let approvals = header.approvals.clone();
+        pb::RecordBatch {
+            header: Some(pb::CommandHeader { approvals: Vec::new(), ..header }),
+            commands: vec![pb::Command {
+                command: Some(pb::command::Command::Fill(pb::Fill {
+                    header: Some(pb::CommandHeader { approvals, ..Default::default() }),
+                    ..fill("", 1, principal::CAGE.0, principal::FLOOR.0)
+                })),
+            }],
+        }
+    };
+    let before = head(&mut auditor).await?;
+    let status = admin.ledger.record_batch(batch(import_header("imported-fill", live_tokens))).await.expect_err("live tokens on an import");
+    assert_eq!((status.code(), error_info(&status).reason), (Code::PermissionDenied, "APPROVAL_FOR_ANOTHER_COMMAND".to_string()), "{status:?}");
+    assert_eq!(head(&mut auditor).await?.global_position, before.global_position, "nothing recorded");
+    // Approved as the import it is (under a command id of its own: the refused one is kept):
+    // recorded, as the cage's, at that time.
+    let imported = pb::Fill { header: Some(import_header("imported-fill-2", Vec::new())), ..fill("", 1, principal::CAGE.0, principal::FLOOR.0) };
+    let tokens = vec![cage.approve(&imported).await?.token, floor.approve(&imported).await?.token];
+    let recorded = admin.ledger.record_batch(batch(import_header("imported-fill-2", tokens))).await?.into_inner();
+    assert_eq!(recorded.results.len(), 1);
+    let events = chipledger_tests::all_events(&mut auditor, pb::EventFilter { stream_id: format!("table-{TABLE}"), ..Default::default() }).await?;
+    let filled = events.iter().rfind(|event| event.event_type == "FillReceived").expect("the fill");
+    let metadata = filled.metadata.clone().expect("metadata");
+    assert_eq!((metadata.actor_id.as_str(), metadata.imported_by.as_deref()), (principal::CAGE.0, Some(principal::ADMIN.0)));
     server.stop().await
 }

@@ -242,6 +242,21 @@ async fn times_outside_what_the_log_can_answer_are_invalid_argument() -> anyhow:
         .await
         .expect_err("far future");
     assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+    // A time after the server's clock: the log cannot answer it yet (the auditor pass: a balance
+    // and the stacks "as of" next June were answered as of the head, labelled with that date).
+    let in_an_hour = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_millis() as i64 + 3_600_000;
+    let status = admin
+        .ledger
+        .get_balance(pb::GetBalanceRequest { account: "house/patrons".into(), as_of: Some(pb::get_balance_request::AsOf::UnixMs(in_an_hour)), ..Default::default() })
+        .await
+        .expect_err("an hour ahead");
+    assert_eq!((status.code(), violated_field(&status)), (Code::InvalidArgument, "unix_ms".to_string()), "{status:?}");
+    let status = admin
+        .table
+        .get_table(pb::GetTableRequest { table_id: "T1".into(), as_of: Some(pb::get_table_request::AsOf::UnixMs(in_an_hour)), ..Default::default() })
+        .await
+        .expect_err("an hour ahead");
+    assert_eq!((status.code(), violated_field(&status)), (Code::InvalidArgument, "unix_ms".to_string()), "{status:?}");
     // An import dated far outside 1970..2100.
     let header = Some(pb::CommandHeader { command_id: "import-far".into(), import_occurred_at_unix_ms: Some(i64::MAX), ..Default::default() });
     let status = admin
@@ -310,5 +325,62 @@ async fn a_table_config_with_a_refused_option_is_invalid_argument_and_opens_noth
     let mut auditor = server.client(principal::AUDITOR).await?;
     let opened = chipledger_tests::all_events(&mut auditor, pb::EventFilter { stream_id: "table-TX1".into(), ..Default::default() }).await?;
     assert!(opened.is_empty(), "{opened:?}");
+    server.stop().await
+}
+
+/// A batch entry's own header (R-AUDIT-2): its device and note are checked as any header's and
+/// kept on that command's events (else the batch's are); a property other than the batch's is
+/// refused, and nothing is recorded (the client pass: a bidirectional override and 600 bytes were
+/// kept as an entry's device, an entry naming another property was recorded on the batch's, and
+/// an entry's note was dropped).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_entry_header_is_checked_kept_and_held_to_the_batch_property() -> anyhow::Result<()> {
+    let server = TestServer::start("bad_input_entry_header").await?;
+    let mut cage = server.client(principal::CAGE).await?;
+    crate::scenario::open_cage(&mut cage).await?;
+    let sale = |player: &str, header: Option<pb::CommandHeader>| pb::Command {
+        command: Some(pb::command::Command::SellChips(pb::SellChips {
+            header,
+            cage_id: crate::scenario::CAGE.into(),
+            player_id: player.into(),
+            chips: vec![chipledger_tests::chips(100, 1)],
+        })),
+    };
+    let own = |device: Option<&str>, note: &str, property: &str| {
+        Some(pb::CommandHeader { device: device.map(Into::into), reason_note: note.into(), property_id: property.into(), ..Default::default() })
+    };
+    let long = "x".repeat(600);
+    let refused = [
+        (own(Some("d\u{202e}"), "", ""), "commands[1].header.device"),
+        (own(Some(long.as_str()), "", ""), "commands[1].header.device"),
+        (own(None, "n\u{1}", ""), "commands[1].header.reason_note"),
+        (own(None, "", "ELSEWHERE"), "commands[1].header.property_id"),
+    ];
+    for (index, (entry_header, field)) in refused.into_iter().enumerate() {
+        let batch = pb::RecordBatch { header: header(&format!("entry-bad-{index}")), commands: vec![sale("E1", None), sale("E2", entry_header)] };
+        let status = cage.ledger.record_batch(batch).await.expect_err(field);
+        assert_eq!((status.code(), violated_field(&status)), (Code::InvalidArgument, field.to_string()), "{status:?}");
+    }
+    let mut auditor = server.client(principal::AUDITOR).await?;
+    for player in ["player-E1", "player-E2"] {
+        let sold = chipledger_tests::all_events(&mut auditor, pb::EventFilter { stream_id: player.into(), ..Default::default() }).await?;
+        assert!(sold.is_empty(), "nothing moved: {sold:?}");
+    }
+    // Kept: the second entry's device and note on its events, the first the batch's; naming the
+    // batch's own property is the batch's.
+    let batch_header = pb::CommandHeader { device: Some("window-2".into()), reason_note: "batch note".into(), ..header("entry-kept").unwrap_or_default() };
+    let batch = pb::RecordBatch {
+        header: Some(batch_header),
+        commands: vec![sale("E1", None), sale("E2", own(Some("window-3"), "entry note", &server.property_id))],
+    };
+    cage.ledger.record_batch(batch).await?;
+    for (player, device, note) in [("player-E1", "window-2", "batch note"), ("player-E2", "window-3", "entry note")] {
+        let events = chipledger_tests::all_events(&mut auditor, pb::EventFilter { stream_id: player.into(), ..Default::default() }).await?;
+        assert!(!events.is_empty(), "{player} sold");
+        for event in events {
+            let metadata = event.metadata.expect("metadata");
+            assert_eq!((metadata.device.as_deref(), metadata.reason_note.as_str()), (Some(device), note), "{player}");
+        }
+    }
     server.stop().await
 }

@@ -89,7 +89,7 @@ async fn health_turns_not_serving_within_seconds_of_the_database_going_away_and_
         .await?
         .expect_err("the database is unreachable");
     assert_eq!((status.code(), error_info(&status).reason), (Code::Unavailable, "DATABASE_UNAVAILABLE".to_string()), "{status:?}");
-    let status = tokio::time::timeout(FAIL_FAST_BOUND, dealer.table.get_table(pb::GetTableRequest { property_id: String::new(), table_id: TABLE.into() }))
+    let status = tokio::time::timeout(FAIL_FAST_BOUND, dealer.table.get_table(pb::GetTableRequest { property_id: String::new(), table_id: TABLE.into(), as_of: None }))
         .await?
         .expect_err("the database is unreachable");
     assert_eq!(status.code(), Code::Unavailable, "{status:?}");

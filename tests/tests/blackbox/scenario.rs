@@ -97,7 +97,7 @@ pub async fn stocked_table(cage: &mut Client, floor: &mut Client, table_id: &str
 pub async fn table_view(client: &mut Client, table_id: &str) -> anyhow::Result<pb::TableView> {
     Ok(client
         .table
-        .get_table(pb::GetTableRequest { property_id: String::new(), table_id: table_id.into() })
+        .get_table(pb::GetTableRequest { property_id: String::new(), table_id: table_id.into(), as_of: None })
         .await?
         .into_inner())
 }

@@ -570,8 +570,11 @@ async fn a_patron_let_in_under_another_case_behind_the_projection_is_named() -> 
     let rename = |from: &'static str, to: &'static str| {
         sqlx::query("UPDATE streams SET stream = $3 WHERE property = $1 AND stream = $2").bind(property.clone()).bind(from).bind(to)
     };
-    rename("player-P3", "player-P3-hidden").execute(&mut connection).await?;
     let mut dealer = recorded.server.client(principal::DEALER).await?;
+    // P3 leaves with $180 (R-REBUY-1 binds a return below it), and comes back as "p3" for $100
+    // while the projection's row is renamed.
+    dealer.table.cash_out(pb::CashOut { header: header("out-P3"), table_id: TABLE.into(), seat: 3, player_id: "P3".into() }).await?;
+    rename("player-P3", "player-P3-hidden").execute(&mut connection).await?;
     dealer.table.buy_in(cash_buy_in("buy-p3", TABLE, 4, "p3", 10_000)).await?;
     rename("player-P3-hidden", "player-P3").execute(&mut connection).await?;
     let reply = verify(&mut recorded, true, false).await?;

@@ -169,7 +169,7 @@ async fn one_rpc_exports_its_span_tree_under_the_callers_trace_id_and_metrics_ar
     let result = client.table.open_table(request).await?.into_inner();
     assert_eq!(result.events.len(), 1);
     // A call the server answers with an error (NOT_FOUND = 5) under the same trace.
-    let mut missing = tonic::Request::new(pb::GetTableRequest { property_id: String::new(), table_id: "T404".into() });
+    let mut missing = tonic::Request::new(pb::GetTableRequest { property_id: String::new(), table_id: "T404".into(), as_of: None });
     missing.metadata_mut().insert("traceparent", format!("00-{TRACE_ID}-{CLIENT_SPAN_ID}-01").parse()?);
     let status = client.table.get_table(missing).await.expect_err("no such table");
     assert_eq!(status.code(), tonic::Code::NotFound);

@@ -119,7 +119,7 @@ async fn a_dealer_of_property_a_cannot_touch_property_b_by_command_query_subscri
         commands: vec![pb::Command { command: Some(pb::command::Command::Tip(pb::Tip { header: None, table_id: TABLE.into(), seat: 1, amount_cents: 100 })) }],
     };
     assert_not_permitted(&dan.ledger.record_batch(batch).await.expect_err("batch"), "a batch at B");
-    let status = dan.table.get_table(pb::GetTableRequest { property_id: B.into(), table_id: TABLE.into() }).await.expect_err("query");
+    let status = dan.table.get_table(pb::GetTableRequest { property_id: B.into(), table_id: TABLE.into(), as_of: None }).await.expect_err("query");
     assert_not_permitted(&status, "GetTable at B");
     let status = dan
         .table
@@ -133,7 +133,7 @@ async fn a_dealer_of_property_a_cannot_touch_property_b_by_command_query_subscri
     // Bea at A (the default property): the same walls the other way.
     let status = bea.table.tip(pb::Tip { header: header("tip-a"), table_id: TABLE.into(), seat: 1, amount_cents: 100 }).await.expect_err("command");
     assert_not_permitted(&status, "Bea at A");
-    let status = bea.table.get_table(pb::GetTableRequest { property_id: String::new(), table_id: TABLE.into() }).await.expect_err("query");
+    let status = bea.table.get_table(pb::GetTableRequest { property_id: String::new(), table_id: TABLE.into(), as_of: None }).await.expect_err("query");
     assert_not_permitted(&status, "Bea reads A");
 
     // Subscriptions and the ledger's queries need a reading role: the floor of A only (Flo).
@@ -160,7 +160,7 @@ async fn a_dealer_of_property_a_cannot_touch_property_b_by_command_query_subscri
         .into_inner();
     let first = events.next().await.expect("B's first event")?;
     assert_eq!(first.global_position, 1);
-    let view = auditor.table.get_table(pb::GetTableRequest { property_id: B.into(), table_id: TABLE.into() }).await?.into_inner();
+    let view = auditor.table.get_table(pb::GetTableRequest { property_id: B.into(), table_id: TABLE.into(), as_of: None }).await?.into_inner();
     assert_eq!(view.seats.iter().find(|seat| seat.seat == 1).map(|seat| seat.player_id.as_str()), Some("PB"));
     server.stop().await
 }
@@ -185,7 +185,7 @@ async fn hostile_property_ids_are_invalid_argument_and_nothing_is_recorded_under
     for id in hostile {
         let status = floor.table.open_table(open(id)).await.expect_err("a hostile property id");
         assert_eq!(status.code(), Code::InvalidArgument, "{id:?}: {status:?}");
-        let status = auditor.table.get_table(pb::GetTableRequest { property_id: id.into(), table_id: TABLE.into() }).await.expect_err("query");
+        let status = auditor.table.get_table(pb::GetTableRequest { property_id: id.into(), table_id: TABLE.into(), as_of: None }).await.expect_err("query");
         assert_eq!(status.code(), Code::InvalidArgument, "{id:?}: {status:?}");
     }
     // A well-formed id this server does not serve: NOT_FOUND for a principal of every property,
@@ -224,7 +224,7 @@ async fn r_rebuy_1_a_room_with_game_keys_opens_tables_only_with_one_of_them() ->
     let opened = floor.table.open_table(preset("T1", pb::GamePreset::NoLimitHoldem, 100, 200)).await?.into_inner();
     assert_eq!(opened.events.len(), 1);
     // The same game spelled another way, through a full configuration.
-    let mut config = floor.table.get_table(pb::GetTableRequest { property_id: String::new(), table_id: "T1".into() }).await?.into_inner().config.expect("config");
+    let mut config = floor.table.get_table(pb::GetTableRequest { property_id: String::new(), table_id: "T1".into(), as_of: None }).await?.into_inner().config.expect("config");
     config.game_key = "nlhe 1/2".into();
     let open_other = pb::OpenTable {
         header: header("open-T2"),

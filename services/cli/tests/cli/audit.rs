@@ -170,6 +170,18 @@ async fn auditor_commands_report_the_session_figures_exactly() {
     ];
     let expected: Vec<(String, i64, i64)> = expected.iter().map(|(t, c, b)| (t.to_string(), *c, *b)).collect();
     assert_eq!(rows, expected);
+    // A range that starts later shows each row's change as the whole history does: the first
+    // row's against the pocket just before it (the auditor pass: a range from the redemption
+    // showed the 6.00 left as +6.00, not -200.00).
+    let redeemed_at = history["events"][5]["recorded_at_unix_ms"].as_i64().expect("time").to_string();
+    let later = json(&server, &["history", "--player", "P3", "--from", &redeemed_at]).await;
+    let later = later["events"].as_array().expect("events");
+    assert!(!later.is_empty() && later.len() < 7, "{later:?}");
+    for row in later {
+        let whole = history["events"].as_array().expect("events").iter().find(|e| e["global_position"] == row["global_position"]).expect("in the whole history");
+        assert_eq!((&row["pocket_change_cents"], &row["pocket_balance_cents"]), (&whole["pocket_change_cents"], &whole["pocket_balance_cents"]), "{row}");
+    }
+    assert!(later.iter().any(|row| row["event_type"] == "ChipsRedeemed" && row["pocket_change_cents"] == -20_000), "{later:?}");
     let table = ok(&server, &["history", "--player", "P3"]).await;
     assert!(table.starts_with("history of player P3 (7 events)\n"), "{table}");
     assert!(table.lines().any(|line| line.contains("LeftTable") && line.contains("206.00") && line.ends_with("206.00 ┆ 0.00 │")), "{table}");
@@ -211,6 +223,14 @@ async fn auditor_commands_report_the_session_figures_exactly() {
     assert_eq!(stacks(&before), [(1, 20_000), (2, 20_000), (3, 20_000)]);
     let after = json(&server, &["stacks", "--table", "T1", "--position", &settled.to_string()]).await;
     assert_eq!(stacks(&after), [(1, 19_900), (2, 19_400), (3, 20_600)]);
+    // Who sat there then, from the table's events up to the position (the numbers pass: a past
+    // table had been shown without its players, and an all-in seat with nothing behind left out).
+    let players: Vec<&str> = after["seats"].as_array().expect("seats").iter().map(|s| s["player_id"].as_str().expect("player")).collect();
+    assert_eq!((players, &after["as_of_position"]), (vec!["P1", "P2", "P3"], &serde_json::json!(settled)));
+    // A position past the head is answered, and labelled, as of the head (the auditor pass).
+    let head = json(&server, &["balance", "house/patrons"]).await["global_position"].as_i64().expect("the head");
+    let past = ok(&server, &["stacks", "--table", "T1", "--position", "999999"]).await;
+    assert!(past.starts_with(&format!("stacks at table T1 as of position {head}\n")), "{past}");
     // "As of" the settlement's own displayed millisecond includes it (the log keeps
     // microseconds; the server bounds the query at the end of that millisecond).
     let at_time = events[settled as usize - 1]["recorded_at_unix_ms"].as_i64().expect("time");

@@ -29,6 +29,13 @@ pub struct Envelope {
     pub import_occurred_at_unix_ms: Option<i64>,
 }
 
+impl Envelope {
+    /// The import it names, if any: who and when (R-AUDIT-2).
+    pub fn import(&self) -> (Option<&str>, Option<i64>) {
+        (self.import_actor_id.as_deref(), self.import_occurred_at_unix_ms)
+    }
+}
+
 /// Validates a command header. `prefix` locates it in the request ("header" or
 /// "commands[3].header").
 pub fn envelope(errors: &mut FieldErrors, prefix: &str, header: Option<&pb::CommandHeader>) -> Option<Envelope> {
@@ -75,6 +82,33 @@ pub fn envelope(errors: &mut FieldErrors, prefix: &str, header: Option<&pb::Comm
         reason_note: text(errors, &format!("{prefix}.reason_note"), &header.reason_note, false)?,
         import_actor_id: optional_text(errors, &format!("{prefix}.import_actor_id"), header.import_actor_id.as_ref())?,
         import_occurred_at_unix_ms: header.import_occurred_at_unix_ms,
+    })
+}
+
+/// What a batch entry's own header adds to the batch's (`RecordBatch`): the device it was
+/// entered on and why (R-AUDIT-2), checked as a command's own header is, and the property it
+/// names, if any, which the server holds to the batch's. Its command id is the batch's with the
+/// entry's index; approvals and an import's actor and time are checked where they are read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EntryHeader {
+    /// Empty: the batch's.
+    pub property_id: String,
+    pub device: Option<String>,
+    /// Empty: the batch's.
+    pub reason_note: String,
+}
+
+/// Validates a batch entry's header (`prefix`: "commands[3].header"); `None` with errors added.
+pub fn entry_header(errors: &mut FieldErrors, prefix: &str, header: Option<&pb::CommandHeader>) -> Option<EntryHeader> {
+    let Some(header) = header else { return Some(EntryHeader::default()) };
+    if header.property_id.len() > 64 {
+        errors.add(format!("{prefix}.property_id"), "at most 64 bytes");
+        return None;
+    }
+    Some(EntryHeader {
+        property_id: header.property_id.clone(),
+        device: optional_text(errors, &format!("{prefix}.device"), header.device.as_ref())?,
+        reason_note: text(errors, &format!("{prefix}.reason_note"), &header.reason_note, false)?,
     })
 }
 

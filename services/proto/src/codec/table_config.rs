@@ -294,6 +294,7 @@ pub fn table_config_from_wire(errors: &mut FieldErrors, wire: &pb::TableConfig) 
         bring_in_ties_by_position: wire.bring_in_ties_by_position,
         open_pair_big_bet: wire.open_pair_big_bet,
         heads_up_from_round_start: wire.heads_up_from_round_start,
+        short_all_ins_add_up: wire.short_all_ins_add_up,
         check_raise_allowed: wire.check_raise_allowed.unwrap_or(rules::TableConfig::check_raise_allowed_by_default()),
         overbet_stands_unchallenged: wire.overbet_stands_unchallenged,
         betting_unit_cents: wire.betting_unit_cents,
@@ -439,6 +440,7 @@ pub fn table_config_to_wire(config: &rules::TableConfig) -> pb::TableConfig {
         bring_in_ties_by_position: config.bring_in_ties_by_position,
         open_pair_big_bet: config.open_pair_big_bet,
         heads_up_from_round_start: config.heads_up_from_round_start,
+        short_all_ins_add_up: config.short_all_ins_add_up,
         check_raise_allowed: Some(config.check_raise_allowed),
         overbet_stands_unchallenged: config.overbet_stands_unchallenged,
         betting_unit_cents: config.betting_unit_cents,
@@ -520,6 +522,7 @@ mod tests {
                 let mut c = rules::TableConfig::pot_limit_holdem(100, 200);
                 c.overbet_stands_unchallenged = true;
                 c.betting_unit_cents = Some(200);
+                c.short_all_ins_add_up = true;
                 c
             },
             {

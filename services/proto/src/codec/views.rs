@@ -63,6 +63,7 @@ pub fn table_view(table_id: &rules::TableId, table: &rules::TableState, version:
         jackpot_cents: table.jackpot_cents,
         hand_no: table.hand.as_ref().map(|hand| hand.hand_no),
         pot_total_cents: table.pot_cents,
+        as_of_position: 0,
     }
 }
 

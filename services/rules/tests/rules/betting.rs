@@ -772,14 +772,15 @@ fn r_post_6_a_kill_game_has_blinds() {
     rejected(stud.validate(), "INVALID_CONFIG");
 }
 
-/// R-BET-11 (the second betting pass): two short all-ins that add up to a full raise. NL $1/$2,
-/// on the flop seat 1 bets $10, seat 2 is all in for $15, seat 3 calls $15, seat 4 is all in
-/// for $20. Neither all-in is a full raise ($10), but seat 1 now faces $10 more, a full raise
-/// in all: it may raise again (to at least $30). Seat 3, who called $15, faces only $5: it may
-/// call or fold.
+/// R-BET-11 option `short_all_ins_add_up` (the second betting pass, the card rooms' rule): two
+/// short all-ins that add up to a full raise. NL $1/$2, on the flop seat 1 bets $10, seat 2 is
+/// all in for $15, seat 3 calls $15, seat 4 is all in for $20. Neither all-in is a full raise
+/// ($10), but seat 1 now faces $10 more, a full raise in all: it may raise again (to at least
+/// $30). Seat 3, who called $15, faces only $5: it may call or fold.
 #[test]
 fn r_bet_11_short_all_ins_that_add_up_to_a_full_raise_reopen_for_who_faces_it() {
-    let c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.short_all_ins_add_up = true;
     let mut g = Game::new(c, &[(1, d(100)), (2, d(17)), (3, d(100)), (4, d(22))]);
     g.start(1, 4, &[1, 2, 3, 4]);
     g.post(1, PostKind::SmallBlind, d(1)).unwrap();
@@ -801,6 +802,39 @@ fn r_bet_11_short_all_ins_that_add_up_to_a_full_raise_reopen_for_who_faces_it() 
     assert_eq!((legal.seat, legal.raise), (3, None), "$5 more is no full raise: {legal:?}");
     let r = rejected(g.act(3, raise(40)), "RAISE_NOT_REOPENED");
     assert_eq!(r.number("call_cents"), Some(d(5)));
+}
+
+/// R-BET-11 by default, the seeds' full bet rule (000 English: "if the amount of an all in raise
+/// is less than the full amount of the previous raise, it does not constitute a 'real' raise,
+/// and therefore does not reopen the betting action"), the seeds pass: on the flop seat 1 bets
+/// $10, seat 2 calls, seats 3, 4 and 5 go all in for $15, $19 and $21, each short of a full
+/// raise. Seat 1, facing $11 more, may only call or fold; so may seat 2.
+#[test]
+fn r_bet_11_short_all_ins_do_not_reopen_even_together_by_default() {
+    let c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    assert!(!c.short_all_ins_add_up);
+    let mut g = Game::new(c, &[(1, d(200)), (2, d(200)), (3, d(17)), (4, d(21)), (5, d(23))]);
+    g.start(1, 5, &[1, 2, 3, 4, 5]);
+    g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(2, PostKind::BigBlind, d(2)).unwrap();
+    for seat in [3, 4, 5, 1] {
+        g.ok(seat, Action::Call);
+    }
+    g.ok(2, Action::Check);
+    g.next_round();
+    g.ok(1, bet(10));
+    g.ok(2, Action::Call);
+    for seat in [3, 4, 5] {
+        g.ok(seat, Action::AllIn);
+    }
+    let legal = g.legal();
+    assert_eq!((legal.seat, legal.raise), (1, None), "no full raise since seat 1 acted: {legal:?}");
+    let r = rejected(g.act(1, raise(40)), "RAISE_NOT_REOPENED");
+    assert_eq!((r.reason.rule, r.number("call_cents")), ("R-BET-11", Some(d(11))));
+    g.ok(1, Action::Call);
+    let legal = g.legal();
+    assert_eq!((legal.seat, legal.raise), (2, None), "{legal:?}");
+    rejected(g.act(2, raise(40)), "RAISE_NOT_REOPENED");
 }
 
 #[test]

@@ -63,6 +63,35 @@ fn missed(g: &Game, seat: Seat) -> (bool, bool) {
     (s.missed_big_blind, s.missed_small_blind)
 }
 
+/// R-POST-3, a game's first hand (the seeds pass: "a player who is away from their seat and
+/// misses one or more blinds is also required to post to reenter the game"; one away when the
+/// game dealt its first hand had come back owing nothing). Five seats, button 1, seat 3 sitting
+/// out: the blinds go to seats 2 and 4, so seat 3, which would have been the big blind, missed
+/// it; back, it may not play before posting it.
+#[test]
+fn r_post_3_a_seat_away_for_the_first_hand_misses_the_blind_that_passed_it() {
+    let c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(100)), (4, d(100)), (5, d(100))]);
+    g.table(TableOp::SitOut { seat: 3 }).unwrap();
+    blinds_and_folds(&mut g, 1, 1, 2, 4, &[1, 2, 4, 5]);
+    assert_eq!(missed(&g, 3), (true, false));
+    assert_eq!(missed(&g, 5), (false, false), "the blinds had not reached seat 5");
+    g.table(TableOp::SitIn { seat: 3 }).unwrap();
+    g.start(2, 2, &[1, 2, 3, 4, 5]);
+    g.post(4, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(5, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(1, Action::Fold);
+    g.ok(2, Action::Fold);
+    let r = rejected(g.act(3, Action::Call), "MISSED_BLINDS_REQUIRED");
+    assert_eq!((r.reason.rule, r.number("missed_big_blind")), ("R-POST-3", Some(1)));
+    // Between the button and the small blind: that seat would have posted the small blind.
+    let c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(100)), (4, d(100))]);
+    g.table(TableOp::SitOut { seat: 2 }).unwrap();
+    blinds_and_folds(&mut g, 1, 1, 3, 4, &[1, 3, 4]);
+    assert_eq!(missed(&g, 2), (false, true));
+}
+
 #[test]
 fn r_post_3_absent_player_accumulates_one_set_and_posts_big_live_small_dead() {
     let mut g = four();
@@ -670,4 +699,32 @@ fn r_bet_2_a_fold_the_legal_actions_offer_is_accepted_after_a_dead_all_in() {
     assert_eq!(got, vec![(d(6), vec![1, 2], vec![(2, d(6))]), (d(3), vec![1], vec![(1, d(3))])]);
     g.end();
     assert_eq!(stacks(&g), vec![before[0] + d(1), d(6), before[2] - d(4), before[3] - d(1)]);
+}
+
+/// R-POST-3 (the wave-2 pass): a first hand whose one blind is on the button (`button_blind`)
+/// passed no seat away; a game that starts anew after everyone left asks its first players for
+/// no entry post, as a new table does.
+#[test]
+fn r_post_3_a_first_hand_with_the_blind_on_the_button_and_a_game_started_anew_owe_nothing() {
+    let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+    c.blinds_cents = vec![d(2)];
+    c.button_blind = true;
+    let mut g = Game::new(c, &[(1, d(100)), (2, d(100)), (3, d(100)), (4, d(100))]);
+    g.table(TableOp::SitOut { seat: 4 }).unwrap();
+    g.start(1, 1, &[1, 2, 3]);
+    assert_eq!(missed(&g, 4), (false, false), "the blind on the button passed nobody");
+
+    let mut g = four();
+    blinds_and_folds(&mut g, 1, 4, 1, 2, &[1, 2, 3, 4]);
+    for (seat, player) in [(1, "P1"), (2, "P2"), (3, "P3"), (4, "P4")] {
+        g.table(TableOp::CashOut { seat, player_id: pid(player) }).unwrap();
+    }
+    for (seat, player) in [(1, "Q1"), (2, "Q2"), (3, "Q3")] {
+        g.table(TableOp::BuyIn { seat, player_id: pid(player), amount_cents: d(100), source: FundsSource::Cash, supervisor_id: None, short_buy: false }).unwrap();
+    }
+    assert!((1..=3).all(|seat| !g.state().seat(seat).is_some_and(|s| s.owes_entry_post)), "no entry post at a game started anew");
+    g.start(2, 1, &[1, 2, 3]);
+    g.post(2, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(3, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(1, Action::Call);
 }

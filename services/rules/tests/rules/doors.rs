@@ -1717,3 +1717,79 @@ fn r_chip_2_the_supervisor_count_follows_a_house_move_and_forgets_a_corrected_bu
     assert_eq!(g.state().seat(2).map(|s| s.bought_since_deal_cents), Some(0));
     g.table(buy_in(2, "P2", d(950))).unwrap();
 }
+
+/// A $5/$10 table whose minimum playable chip is $5, with $1 chips in its set (tip chips).
+fn with_tip_chips() -> TableConfig {
+    let mut c = TableConfig::no_limit_holdem(d(5), d(10));
+    c.chip_set = ChipSet { denominations_cents: vec![d(1), d(5), d(25), d(100)], min_playable_chip_cents: d(5) };
+    c.buy_in.min_cents = d(100);
+    c.fee = FeePolicy::NoFee;
+    c
+}
+
+fn color_down(g: &mut Game, table: &TableId, seat: Seat) -> u64 {
+    let five = ChipCount { denomination_cents: d(5), count: 1 };
+    let ones = ChipCount { denomination_cents: d(1), count: 5 };
+    at(g, table, TableOp::ColorChange { seat, give: vec![five], receive: vec![ones] }).unwrap();
+    g.world.tables[table].version
+}
+
+/// R-UNIT-2 (the wave-2 pass): the tip chips in a stack go with a house move (they had become
+/// playable at the new seat), and a stack that is only tip chips is broke: more chips are a
+/// re-buy of at least the minimum (a $5 top-up had been dealt in).
+#[test]
+fn r_unit_2_tip_chips_go_with_a_house_move_and_alone_are_no_stack() {
+    let mut g = Game::new(with_tip_chips(), &[(1, d(100)), (2, d(100))]);
+    let here = tid(TABLE);
+    color_down(&mut g, &here, 1);
+    let there = open_second_table(&mut g, "T2", with_tip_chips());
+    at(&mut g, &here, TableOp::MovePlayer { seat: 1, player_id: pid("P1"), to_table_id: there.clone(), to_seat: 3 }).unwrap();
+    let moved = &g.world.tables[&there];
+    assert_eq!((moved.stack_cents(3), moved.playable_stack_cents(3)), (d(100), d(95)));
+    // Seat 2, heads-up with seat 5, colors down and loses all it plays: $5 of tip chips left,
+    // no stack; a $5 top-up is no re-buy.
+    g.table(buy_in(5, "P5", d(100))).unwrap();
+    color_down(&mut g, &here, 2);
+    g.start(1, 2, &[2, 5]);
+    g.post(2, PostKind::SmallBlind, d(5)).unwrap();
+    g.post(5, PostKind::BigBlind, d(10)).unwrap();
+    g.ok(2, Action::AllIn);
+    g.ok(5, Action::Call);
+    g.showdown(vec![vec![5], vec![2]]);
+    g.end();
+    assert_eq!((g.stack(2), g.state().playable_stack_cents(2)), (d(5), 0), "all in for $95: the $1 chips behind");
+    let top_up = TableOp::TopUp { seat: 2, player_id: pid("P2"), amount_cents: d(5), source: FundsSource::Cash, supervisor_id: None };
+    let r = rejected(g.table(top_up), "BUY_IN_BELOW_MINIMUM");
+    assert_eq!(r.reason.rule, "R-STAKE-3");
+}
+
+/// R-UNIT-2 (the wave-2 pass): a color change or a tip corrected away gives the seat its tip
+/// chips back as they were before it (a color-up corrected had left them playable).
+#[test]
+fn r_unit_2_a_corrected_color_change_or_tip_puts_the_tip_chips_back() {
+    let mut g = Game::new(with_tip_chips(), &[(1, d(100))]);
+    let here = tid(TABLE);
+    color_down(&mut g, &here, 1);
+    let five = ChipCount { denomination_cents: d(5), count: 1 };
+    let ones = ChipCount { denomination_cents: d(1), count: 5 };
+    let up = at(&mut g, &here, TableOp::ColorChange { seat: 1, give: vec![ones], receive: vec![five] }).unwrap();
+    let up_version = g.state().version;
+    assert_eq!(g.state().playable_stack_cents(1), d(100));
+    let correct = |version: u64, event_type: &str, postings: Vec<Posting>| TableOp::Correct {
+        reverses_event_id: format!("evt-{version}"),
+        reverses_stream_version: version,
+        reverses_event_types: vec![event_type.into()],
+        reverses_gaming_day: "2026-03-01".into(),
+        original_postings: postings,
+        approved_by: "floor-2".into(),
+        reason: "keyed by mistake".into(),
+    };
+    g.table(correct(up_version, "ColorChanged", up[0].1.postings().to_vec())).unwrap();
+    assert_eq!(g.state().playable_stack_cents(1), d(95), "the five $1 chips are tip chips again");
+    let tip = g.table(TableOp::Tip { seat: 1, amount_cents: d(2) }).unwrap();
+    let tip_version = g.state().version;
+    assert_eq!(g.state().seat(1).map(|s| s.tip_chips_cents), Some(d(3)));
+    g.table(correct(tip_version, "Tipped", tip[0].1.postings().to_vec())).unwrap();
+    assert_eq!(g.state().seat(1).map(|s| (s.stack_cents, s.tip_chips_cents)), Some((d(100), d(5))));
+    assert_eq!(g.state().playable_stack_cents(1), d(95));
+}

@@ -52,6 +52,10 @@ fn r_audit_2_invalid_ids_and_accounts() {
     assert_eq!(TableId::new("x".repeat(65)).unwrap_err().reason.code, "INVALID_ID");
     assert_eq!("bank-7".parse::<StreamId>().unwrap_err().reason.code, "INVALID_ID");
     assert_eq!("table/T1/bogus".parse::<Account>().unwrap_err().reason.code, "INVALID_ACCOUNT");
+    // Numbers as keys write them (the client pass: `tray/-100` read as an account with 0).
+    for key in ["table/T1/tray/-100", "table/T1/tray/0", "table/T1/tray/+500", "table/T1/tray/0500", "table/T1/seat/03", "table/T1/seat/0", "cage/MAIN/chips/-5"] {
+        assert_eq!(key.parse::<Account>().unwrap_err().reason.code, "INVALID_ACCOUNT", "{key}");
+    }
     for key in ["table/T1/seat/3", "table/T1/tray/500", "table/T1/pot/0", "player/P7/pocket", "player/P7/iou", "cage/MAIN/chips/500", "cage/MAIN/markers", "house/patrons"] {
         let a: Account = key.parse().unwrap();
         assert_eq!(a.key(), key);

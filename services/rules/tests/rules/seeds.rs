@@ -632,6 +632,43 @@ fn r_unit_2_tip_chips_never_play_whatever_their_number() {
     assert_eq!(g.stack(3), d(950), "two $25 chips call the $50");
 }
 
+/// R-UNIT-2 (the numbers pass): chips below the minimum playable chip that a seat received in a
+/// color change never play, though the stack's value is a whole number of playable chips: $125
+/// with five $5 chips in it at a $25 table goes all in for $100, the $5 chips stay behind. A tip
+/// is paid from them first, and colored up they play again.
+#[test]
+fn r_unit_2_tip_chips_from_a_color_change_do_not_play_in_an_all_in() {
+    let mut c = example_config(TableConfig::no_limit_holdem(d(25), d(50)));
+    c.chip_set = ChipSet { denominations_cents: vec![d(5), d(25), d(100)], min_playable_chip_cents: d(25) };
+    c.buy_in.min_cents = d(25);
+    let five = |count| ChipCount { denomination_cents: d(5), count };
+    let quarter = |count| ChipCount { denomination_cents: d(25), count };
+    let mut g = Game::new(c, &[(1, d(125)), (2, d(500)), (3, d(500))]);
+    g.table(TableOp::ColorChange { seat: 1, give: vec![quarter(1)], receive: vec![five(5)] }).unwrap();
+    assert_eq!((g.stack(1), g.state().playable_stack_cents(1)), (d(125), d(100)));
+    g.start(1, 3, &[1, 2, 3]);
+    g.post(1, PostKind::SmallBlind, d(25)).unwrap();
+    g.post(2, PostKind::BigBlind, d(50)).unwrap();
+    g.ok(3, Action::Call);
+    let l = g.legal();
+    assert_eq!((l.seat, l.all_in_to_cents), (1, d(100)), "{l:?}");
+    g.ok(1, Action::AllIn);
+    assert_eq!(g.stack(1), d(25), "the five $5 chips stay behind");
+    g.ok(2, Action::Fold);
+    g.ok(3, Action::Call);
+    let pots = g.showdown(vec![vec![3], vec![1]]);
+    assert_eq!(pots[0].amount_cents, d(250), "$100 from seats 1 and 3, the big blind's $50: the tip chips are in no pot");
+    g.end();
+    // A $5 tip comes from them; the four left, colored up with a $5 more, are chips that play.
+    assert_eq!(g.state().seat(1).map(|s| s.tip_chips_cents), Some(d(25)));
+    g.table(TableOp::Tip { seat: 1, amount_cents: d(5) }).unwrap();
+    assert_eq!((g.stack(1), g.state().playable_stack_cents(1)), (d(20), 0));
+    g.table(TableOp::ColorChange { seat: 2, give: vec![quarter(1)], receive: vec![five(5)] }).unwrap();
+    assert_eq!(g.state().playable_stack_cents(2), g.stack(2) - d(25));
+    g.table(TableOp::ColorChange { seat: 2, give: vec![five(5)], receive: vec![quarter(1)] }).unwrap();
+    assert_eq!(g.state().playable_stack_cents(2), g.stack(2));
+}
+
 #[test]
 fn r_mark_3_legal_actions_offer_no_call_the_borrower_may_not_make() {
     // A player who borrowed to raise may not go all in: a call for the whole stack is such an

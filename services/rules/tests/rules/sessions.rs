@@ -405,6 +405,10 @@ fn r_stake_4_seats_and_stacks() {
     rejected(top_up(&mut g, 1, "P9", d(10)), "WRONG_PLAYER");
     g.table(TableOp::SeatPlayer { seat: 3, player_id: pid("P3") }).unwrap();
     rejected(top_up(&mut g, 3, "P3", d(10)), "NOT_BOUGHT_IN");
+    // R-REBUY-1: one patron whatever the case of the id; "p3" beside "P3", seated without chips
+    // (no patron record yet), is that patron (the client pass).
+    let r = rejected(g.table(TableOp::SeatPlayer { seat: 4, player_id: pid("p3") }), "PLAYER_ID_IN_ANOTHER_CASE");
+    assert_eq!((r.reason.rule, r.number("seat")), ("R-REBUY-1", Some(3)));
     assert_eq!(g.state().stack_cents(1), d(100));
 }
 

@@ -405,7 +405,7 @@ async fn floor_tables_view(console: &Console, signed: &Signed, units: &Units) ->
     let mut tables = Vec::new();
     for event in &opened {
         let Some(TableEvent::TableOpened { table_id, .. }) = table_event(event) else { continue };
-        let request = pb::GetTableRequest { property_id: String::new(), table_id: table_id.to_string() };
+        let request = pb::GetTableRequest { property_id: String::new(), table_id: table_id.to_string(), as_of: None };
         let table = console
             .call(&signed.principal, rpc!(TableService / GetTable), request, |s, r| async move { s.get_table(r).await })
             .await?;
@@ -535,7 +535,7 @@ fn table_path(table_id: &str) -> String {
 pub async fn table(State(console): State<Arc<Console>>, signed: Signed, Path(table_id): Path<String>, Query(query): Query_) -> Response {
     let result = async {
         let units = Units::of(console.property(&signed.principal)?.as_ref());
-        let request = pb::GetTableRequest { property_id: String::new(), table_id: table_id.clone() };
+        let request = pb::GetTableRequest { property_id: String::new(), table_id: table_id.clone(), as_of: None };
         let table = console
             .call(&signed.principal, rpc!(TableService / GetTable), request, |s, r| async move { s.get_table(r).await })
             .await?;
@@ -718,20 +718,42 @@ fn hourly_chart(units: &Units, timeline: &[pb::RecordedEvent], gaming_day: &str)
     if hours.is_empty() {
         return String::new();
     }
-    let labels: Vec<String> = hours.keys().map(|hour| format!("{hour:02}h")).collect();
+    // In the order they happened; an hour the clock repeats is shown twice, each with its offset.
+    let labels: Vec<String> = hours
+        .values()
+        .map(|totals| {
+            let repeated = hours.values().filter(|other| other.hour == totals.hour).count() > 1;
+            let offset = totals.offset_seconds;
+            let sign = if offset < 0 { '-' } else { '+' };
+            let (h, m) = (offset.abs() / 3_600, offset.abs() % 3_600 / 60);
+            if repeated { format!("{:02}h ({sign}{h:02}:{m:02})", totals.hour) } else { format!("{:02}h", totals.hour) }
+        })
+        .collect();
     let series = [
-        ("drop", "drop as booked", hours.values().map(|values| values.0).collect()),
-        ("rake", "rake", hours.values().map(|values| values.1).collect()),
-        ("result", "result", hours.values().map(|values| values.2).collect()),
+        ("drop", "drop as booked", hours.values().map(|totals| totals.drop_cents).collect()),
+        ("rake", "rake", hours.values().map(|totals| totals.rake_cents).collect()),
+        ("result", "result", hours.values().map(|totals| totals.result_cents).collect()),
     ];
     // The drop as booked, before the count: the shift close above gives the counted drop and
     // its variance (the console pass read two figures both called "drop").
     view::bar_chart(units, &format!("Drop as booked (before the count), rake and result per hour, gaming day {gaming_day}"), &labels, &series)
 }
 
-/// The chart's figures: (drop, rake, result) by hour of the gaming day.
-fn hourly_totals(units: &Units, timeline: &[pb::RecordedEvent], gaming_day: &str) -> BTreeMap<i8, (i64, i64, i64)> {
-    let mut hours: BTreeMap<i8, (i64, i64, i64)> = BTreeMap::new();
+/// One hour of the chart: its hour on the clock, the offset then, and its figures.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct HourTotals {
+    hour: i8,
+    offset_seconds: i32,
+    drop_cents: i64,
+    rake_cents: i64,
+    result_cents: i64,
+}
+
+/// The chart's figures by hour of the gaming day, keyed by when the hour began: the hour a
+/// clock change repeats is two hours, in the order they happened (the auditor pass: $4 of rake
+/// at 01:10 PDT and a $60 drop at 01:20 PST were one bar, and 21h came after 03h).
+fn hourly_totals(units: &Units, timeline: &[pb::RecordedEvent], gaming_day: &str) -> BTreeMap<i64, HourTotals> {
+    let mut hours: BTreeMap<i64, HourTotals> = BTreeMap::new();
     let of_the_day: Vec<&pb::RecordedEvent> =
         timeline.iter().filter(|event| event.metadata.as_ref().is_some_and(|metadata| metadata.gaming_day == gaming_day)).collect();
     let hour_of: BTreeMap<&str, i64> = of_the_day.iter().map(|event| (event.event_id.as_str(), event.happened_unix_ms())).collect();
@@ -743,10 +765,10 @@ fn hourly_totals(units: &Units, timeline: &[pb::RecordedEvent], gaming_day: &str
             }
             _ => event.happened_unix_ms(),
         };
-        let Some(hour) = units.hour(booked_at) else { continue };
-        let entry = hours.entry(hour).or_default();
+        let Some((began, hour, offset_seconds)) = units.hour_of(booked_at) else { continue };
+        let entry = hours.entry(began).or_insert(HourTotals { hour, offset_seconds, ..HourTotals::default() });
         if let Some(TableEvent::ShiftClosed { result_cents, .. }) = &closed {
-            entry.2 += result_cents;
+            entry.result_cents += result_cents;
         }
         // What came into the drop and the rake, net of corrections (a buy-in corrected away
         // had stayed in the hour's drop); the close's emptying of the boxes and a count's
@@ -756,10 +778,10 @@ fn hourly_totals(units: &Units, timeline: &[pb::RecordedEvent], gaming_day: &str
         }
         for posting in &event.postings {
             if posting.account.ends_with("/drop") {
-                entry.0 += posting.amount_cents;
+                entry.drop_cents += posting.amount_cents;
             }
             if posting.account.ends_with("/rake") {
-                entry.1 += posting.amount_cents;
+                entry.rake_cents += posting.amount_cents;
             }
         }
     }
@@ -978,7 +1000,7 @@ pub async fn player(State(console): State<Arc<Console>>, signed: Signed, Path(pl
             let (window_ms, tolerance_bps) = match wait {
                 Some(wait) => *wait,
                 None => {
-                    let request = pb::GetTableRequest { property_id: String::new(), table_id: table_id.clone() };
+                    let request = pb::GetTableRequest { property_id: String::new(), table_id: table_id.clone(), as_of: None };
                     match console.call(who, rpc!(TableService / GetTable), request, |s, r| async move { s.get_table(r).await }).await {
                         Ok(table) => table.config.and_then(|config| config.rebuy).map(|rebuy| (rebuy.wait_window_ms, rebuy.tolerance_bps)).unwrap_or((0, 0)),
                         Err(status) if status.code() == tonic::Code::NotFound => (0, 0),
@@ -1755,7 +1777,32 @@ mod tests {
             event("fix-of-yesterday", nine + 2 * hour, corrected("not-today"), -7_000),
         ];
         let totals = hourly_totals(&units, &timeline, "2026-12-01");
-        let drops: Vec<(i8, i64)> = totals.iter().map(|(hour, values)| (*hour, values.0)).collect();
+        let drops: Vec<(i8, i64)> = totals.values().map(|totals| (totals.hour, totals.drop_cents)).collect();
         assert_eq!(drops, vec![(9, 0), (10, 20_000), (11, -7_000)]);
+    }
+
+    /// The night the clocks go back in Los Angeles, 01:10 PDT and 01:20 PST are two hours, in
+    /// the order they happened, after the evening before (the auditor pass: one bar "01h", and
+    /// the evening's 21h drawn after 03h).
+    #[test]
+    fn the_hour_a_clock_change_repeats_is_two_hours_in_the_order_they_happened() {
+        let mut property = crate::config::PropertyConfig::with_defaults("p");
+        property.gaming_day = crate::config::GamingDayClock::in_zone(6 * 60, "America/Los_Angeles").unwrap();
+        let units = Units::of(&property);
+        let evening = 1_793_505_600_000; // 2026-10-31 21:00 PDT (04:00 UTC, Nov 1)
+        let pdt_0110 = 1_793_520_600_000; // 2026-11-01 01:10 PDT (08:10 UTC)
+        let pst_0120 = 1_793_524_800_000; // 2026-11-01 01:20 PST (09:20 UTC)
+        let pst_0310 = 1_793_531_400_000; // 2026-11-01 03:10 PST (11:10 UTC)
+        let timeline = vec![
+            event("a", evening, "{}".into(), 1_000),
+            event("b", pdt_0110, "{}".into(), 2_000),
+            event("c", pst_0120, "{}".into(), 3_000),
+            event("d", pst_0310, "{}".into(), 4_000),
+        ];
+        let totals = hourly_totals(&units, &timeline, "2026-12-01");
+        let hours: Vec<(i8, i32, i64)> = totals.values().map(|totals| (totals.hour, totals.offset_seconds, totals.drop_cents)).collect();
+        assert_eq!(hours, vec![(21, -7 * 3_600, 1_000), (1, -7 * 3_600, 2_000), (1, -8 * 3_600, 3_000), (3, -8 * 3_600, 4_000)]);
+        let chart = hourly_chart(&units, &timeline, "2026-12-01");
+        assert!(chart.contains("01h (-07:00)") && chart.contains("01h (-08:00)") && chart.contains("21h"), "{chart}");
     }
 }

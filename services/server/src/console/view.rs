@@ -86,8 +86,14 @@ impl Units {
     }
 
     /// The hour of the day (0-23) on the property's clock.
-    pub fn hour(&self, unix_ms: i64) -> Option<i8> {
-        jiff::Timestamp::from_millisecond(unix_ms).ok().map(|at| at.to_zoned_datetime(self.zone.clone()).hour())
+    /// The local hour an instant falls in: when it began (Unix milliseconds), its hour on the
+    /// clock and the zone's offset then (seconds). The hour a clock change repeats is two
+    /// hours, told apart by their offsets.
+    pub fn hour_of(&self, unix_ms: i64) -> Option<(i64, i8, i32)> {
+        let zoned = jiff::Timestamp::from_millisecond(unix_ms).ok()?.to_zoned_datetime(self.zone.clone());
+        let offset_ms = i64::from(zoned.offset().seconds()) * 1_000;
+        let local_ms = unix_ms + offset_ms;
+        Some((local_ms - local_ms.rem_euclid(3_600_000) - offset_ms, zoned.hour(), zoned.offset().seconds()))
     }
 
     pub fn currency(&self) -> &str {
@@ -367,7 +373,7 @@ mod tests {
         // 2026-12-01 16:03:12 UTC is 08:03:12 in Las Vegas (PST, -08:00).
         let at = 1_764_604_992_000;
         assert_eq!(units("USD", "America/Los_Angeles").time(at), "2025-12-01 08:03:12 -08:00");
-        assert_eq!(units("USD", "America/Los_Angeles").hour(at), Some(8));
+        assert_eq!(units("USD", "America/Los_Angeles").hour_of(at).map(|(_, hour, _)| hour), Some(8));
     }
 
     #[test]

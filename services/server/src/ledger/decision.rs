@@ -23,7 +23,9 @@ pub(super) const SCHEMA_VERSION: i16 = 1;
 pub(super) struct Entry {
     pub(super) rpc: &'static str,
     pub(super) decidable: Decidable,
+    /// Where and why, as the entry's own header says (a batch entry's); else the envelope's.
     pub(super) device: Option<String>,
+    pub(super) reason_note: Option<String>,
 }
 
 pub(super) fn snapshot_of<'a>(
@@ -141,7 +143,7 @@ impl Decision {
                     trace_id: Some(telemetry::current_trace_id()).filter(|id| !id.is_empty()),
                     gaming_day: context.gaming_day.clone(),
                     config_version,
-                    reason_code: Some(envelope.reason_note.clone()).filter(|note| !note.is_empty()),
+                    reason_code: entry.reason_note.clone().or_else(|| Some(envelope.reason_note.clone()).filter(|note| !note.is_empty())),
                     imported_by: self.imported_by.clone(),
                     occurred_at_unix_ms: self.imported_by.as_ref().and(envelope.import_occurred_at_unix_ms),
                 },

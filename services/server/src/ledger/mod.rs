@@ -27,7 +27,7 @@ use chipledger_rules::{
     self as rules, Actor, Command, CommandContext, Role, StreamId,
 };
 use chipledger_store::{
-    AppendOutcome, NewPosting,
+    AppendOutcome, AsOf, NewPosting,
     RefusalOutcome, RejectionRecord, StoreError,
 };
 use opentelemetry::KeyValue;
@@ -70,7 +70,7 @@ const MAX_IMPORT_ACTOR_LEN: usize = 64;
 const BINDING_A_HAND: &[&str] = &["CashPutInPlay", "CashInPlayConverted", "IouWritten", "IouSettled"];
 /// R-REBUY-1: a new patron id that is a known one in another case (see
 /// [`Ledger::new_player_in_another_case`]).
-pub const PLAYER_ID_IN_ANOTHER_CASE: rules::Reason = rules::Reason::new("PLAYER_ID_IN_ANOTHER_CASE", "R-REBUY-1");
+pub use rules::seating::PLAYER_ID_IN_ANOTHER_CASE;
 /// Most events one hand may span on its table stream (bound of the search for its start).
 const MAX_HAND_EVENTS: i64 = 2_000;
 
@@ -307,11 +307,11 @@ impl Ledger {
         let property = self.property_at(principal, &envelope.property_id, "header.property_id")?;
         check_room(&property, &decidable, "")?;
         let device = envelope.device.clone();
-        let entries = vec![Entry { rpc: T::RPC, decidable, device }];
+        let entries = vec![Entry { rpc: T::RPC, decidable, device, reason_note: None }];
         let approvals = request.header().map_or(&[][..], |header| header.approvals.as_slice());
         let fields = request.approval_fields();
         if !approvals.is_empty() || fields.iter().any(|(_, named)| named.is_some()) {
-            let digest = approval::command_digest(T::RPC, &request.approval_bytes(&envelope.command_id, &property.id));
+            let digest = approval::command_digest(T::RPC, &request.approval_bytes(&envelope.command_id, &property.id), envelope.import());
             let subject = approval::Subject { property_id: &property.id, rpc: T::RPC, command_id: &envelope.command_id, digest };
             if let Err(refused) = self.check_approvals(principal, &subject, &fields, approvals, "") {
                 let mut replay =
@@ -394,6 +394,7 @@ impl Ledger {
         let mut entries = Vec::with_capacity(request.commands.len().min(max));
         let mut approved = Vec::new();
         let mut role_denied: Option<(&'static str, usize, Option<Command>, Status)> = None;
+        let mut entry_properties: Vec<(usize, String)> = Vec::new();
         for (index, command) in request.commands.iter().enumerate().take(max) {
             let Some(command) = &command.command else {
                 errors.add(format!("commands[{index}]"), "empty command");
@@ -427,9 +428,14 @@ impl Ledger {
             if header.is_some_and(|header| !header.approvals.is_empty()) || rpc_has_approvals(rpc) {
                 approved.push((index, command));
             }
-            if let Some(decidable) = decidable {
-                let device = header.and_then(|header| header.device.clone());
-                entries.push(Entry { rpc, decidable, device });
+            // The entry's device and note are checked as a command's own are (the client pass: a
+            // bidirectional override and 60,000 bytes were kept as an entry's device, and an
+            // entry's note was dropped), its property held to the batch's below.
+            let own = convert::entry_header(&mut errors, &format!("commands[{index}].header"), header);
+            if let (Some(decidable), Some(own)) = (decidable, own) {
+                entry_properties.push((index, own.property_id));
+                let reason_note = Some(own.reason_note).filter(|note| !note.is_empty());
+                entries.push(Entry { rpc, decidable, device: own.device, reason_note });
             }
         }
         let request_hash = request_hash("/chipledger.v1.LedgerService/RecordBatch", &request.encode_to_vec());
@@ -439,6 +445,17 @@ impl Ledger {
         let Some(envelope) = envelope else { return Err(errors.into_status()) };
         errors.finish()?;
         let property = self.property_at(principal, &envelope.property_id, "header.property_id")?;
+        // A batch is recorded on its own property: an entry naming another is refused, not
+        // recorded on the batch's (the client pass: a MAIN-only dealer's entry naming RENO had
+        // been recorded on MAIN without a word).
+        for (index, named) in &entry_properties {
+            if !named.is_empty() && *named != property.id {
+                return Err(status::invalid_field(
+                    &format!("commands[{index}].header.property_id"),
+                    format!("a batch's commands are recorded on the batch's property ({}); this entry names {named:?}: send it in a batch of its own property", property.id),
+                ));
+            }
+        }
         for (index, entry) in entries.iter().enumerate() {
             check_room(&property, &entry.decidable, &format!("commands[{index}]."))?;
         }
@@ -449,7 +466,7 @@ impl Ledger {
             if approvals.is_empty() && view.fields.iter().all(|(_, named)| named.is_none()) {
                 continue;
             }
-            let digest = approval::command_digest(view.rpc, &view.bytes);
+            let digest = approval::command_digest(view.rpc, &view.bytes, envelope.import());
             let subject = approval::Subject { property_id: &property.id, rpc: view.rpc, command_id: &command_id, digest };
             if let Err(refused) = self.check_approvals(principal, &subject, &view.fields, approvals, &format!("commands[{index}].")) {
                 let entry = entries.get(index).ok_or_else(|| status::internal("approvals", &"an entry for every command"))?;
@@ -552,7 +569,7 @@ impl Ledger {
             property_id: &property.id,
             rpc: view.rpc,
             command_id: &envelope.command_id,
-            digest: approval::command_digest(view.rpc, &view.bytes),
+            digest: approval::command_digest(view.rpc, &view.bytes, envelope.import()),
         };
         let token = approval::issue(&self.approval_key, approver, &subject, ttl, now_unix_ms());
         tracing::info!(approver = %approver.id, rpc = view.rpc, command_id = %envelope.command_id, "approval issued");
@@ -712,6 +729,18 @@ impl Ledger {
             .gaming_day
             .gaming_day(at_unix_ms)
             .ok_or_else(|| status::invalid_field("header.import_occurred_at_unix_ms", "outside the gaming-day clock's range"))?;
+        // Within the clocks' allowance an import may be a moment ahead, but never on a gaming
+        // day not begun (the import pass: one dated a second past the cutoff, sent just before
+        // it, opened the next day and drew live cash onto it).
+        if envelope.import_occurred_at_unix_ms.is_some()
+            && let Some(today) = property.gaming_day.gaming_day(now)
+            && gaming_day > today
+        {
+            return Err(status::invalid_field(
+                "header.import_occurred_at_unix_ms",
+                format!("an import records the past: {at_unix_ms} is on gaming day {gaming_day}, after today's {today} (R-CHIP-6)"),
+            ));
+        }
         let context = CommandContext { at_unix_ms, gaming_day, actor: Actor { id: actor_id, role: principal.role } };
         Ok((context, importing.then(|| principal.id.clone())))
     }
@@ -1033,10 +1062,19 @@ impl Ledger {
         principal: &Principal,
         property: &PropertyConfig,
         envelope: &Envelope,
-        Attempt { rpc, index, device, streams, player_id, request }: Attempt<'_>,
+        Attempt { rpc, index, device, streams, player_id, mut request }: Attempt<'_>,
         request_hash: &[u8; 32],
         mut refused: Status,
     ) -> Result<pb::BatchResult, Status> {
+        // An import is kept as the import it was: its actor, its day, who sent it (the import
+        // pass: an import refused for its approvals was kept as the admin's own, today).
+        let (actor_id, actor_role, gaming_day) = match self.context(principal, property, envelope) {
+            Ok((context, Some(imported_by))) => {
+                request[IMPORTED_BY] = serde_json::json!(imported_by);
+                (context.actor.id, access::role_name(&context.actor.role).to_string(), Some(context.gaming_day))
+            }
+            _ => (principal.id.clone(), access::role_name(&principal.role).to_string(), self.refusal_day(property)),
+        };
         if let Ok(value) = index.to_string().parse() {
             refused.metadata_mut().insert(COMMAND_INDEX_HEADER, value);
         }
@@ -1051,14 +1089,14 @@ impl Ledger {
             rule_id: access::dual_control_rule(rpc).unwrap_or("R-AUDIT-3").to_string(),
             numbers: Vec::new(),
             detail: refused.message().to_string(),
-            actor_id: principal.id.clone(),
-            actor_role: access::role_name(&principal.role).to_string(),
+            actor_id,
+            actor_role,
             device,
             streams,
             request,
             request_hash: *request_hash,
             player_id,
-            gaming_day: self.refusal_day(property),
+            gaming_day,
             reply: status_to_reply(&refused),
         };
         self.keep_refusal(record, refused).await
@@ -1320,6 +1358,31 @@ impl Ledger {
     /// The state of a stream as of the head: the cached aggregate plus the events after it.
     pub async fn load(&self, property: &str, stream: &StreamId) -> Result<(StreamState, i64), Status> {
         self.load_state(property, stream, true).await
+    }
+
+    /// The state of a stream as its events up to a point of the log left it, its version then,
+    /// and the position the point resolved to (a position past the head is the head).
+    pub async fn load_as_of(&self, property: &str, stream: &StreamId, as_of: AsOf) -> Result<(StreamState, i64, i64), Status> {
+        let store = self.router.primary(property);
+        let position = self
+            .db
+            .call("position_of", "events", store.position_of(property, as_of))
+            .await
+            .map_err(|error| store_status("resolve the point of the log", error))?;
+        let (mut state, mut version) = (StreamState::empty(stream), 0);
+        loop {
+            let page = self
+                .db
+                .call("read_stream", "events", store.read_stream(property, &stream.key(), version, READ_PAGE))
+                .await
+                .map_err(|error| store_status("read stream", error))?;
+            let full = page.len() as i64 >= READ_PAGE;
+            let until = page.iter().take_while(|event| event.position <= position).count();
+            (state, version) = fold_page(stream, state, version, &page[..until])?;
+            if !full || until < page.len() {
+                return Ok((state, version, position));
+            }
+        }
     }
 
     /// The state of a stream; without `catch_up` a cached aggregate is taken as it is. That

@@ -159,18 +159,9 @@ chipledger_proto::rpc_table!(service_impl!(LedgerService {
             return Err(status::invalid_field("account", "an account key such as table/T1/seat/3 or player/P7/pocket"));
         }
         let as_of = match request.as_of {
-            None => AsOf::Head,
-            Some(WireAsOf::GlobalPosition(position)) if position >= 0 => AsOf::Position(position),
-            Some(WireAsOf::GlobalPosition(_)) => return Err(status::invalid_field("global_position", "must be >= 0")),
-            Some(WireAsOf::UnixMs(unix_ms)) => {
-                // The log records microseconds, the API shows milliseconds: "as of" a displayed
-                // time includes every event shown with that time, so the bound is the last
-                // nanosecond of that millisecond.
-                let end_of_millisecond_nanos = i128::from(unix_ms) * 1_000_000 + 999_999;
-                let at = time::OffsetDateTime::from_unix_timestamp_nanos(end_of_millisecond_nanos)
-                    .map_err(|_| status::invalid_field("unix_ms", "out of range"))?;
-                AsOf::Time(at)
-            }
+            None => as_of_point(&self.ledger, None, None)?,
+            Some(WireAsOf::GlobalPosition(position)) => as_of_point(&self.ledger, Some(position), None)?,
+            Some(WireAsOf::UnixMs(unix_ms)) => as_of_point(&self.ledger, None, Some(unix_ms))?,
         };
         let view = self.ledger.reader(&property, wish).await?;
         let (balance_cents, global_position) = self

@@ -188,6 +188,39 @@ fn check_time_range(field: &str, range: Option<&pb::TimeRange>) -> Result<(), St
 /// A gaming day a request names (R-CHIP-6): "YYYY-MM-DD", a date of the calendar, within the
 /// days of the clock's range ([`crate::config::MIN_CLOCK_UNIX_MS`]..=[`crate::config::MAX_CLOCK_UNIX_MS`],
 /// years 1900 to 9000).
+/// A query's point of the log (GetBalance, GetTable): the head, a position, or a time. A time is
+/// "as of" a displayed millisecond, so it includes every event shown with that time (the log
+/// records microseconds); a time after the server's clock is refused: the log cannot answer it
+/// yet, and the same question asked later would answer otherwise (the auditor pass: a balance
+/// "as of" next June was given as of the head, labelled with that date).
+fn as_of_point(ledger: &Ledger, global_position: Option<i64>, unix_ms: Option<i64>) -> Result<AsOf, Status> {
+    match (global_position, unix_ms) {
+        (Some(position), _) if position < 0 => Err(status::invalid_field("global_position", "must be >= 0")),
+        (Some(position), _) => Ok(AsOf::Position(position)),
+        (None, Some(unix_ms)) => {
+            let bounds = crate::config::MIN_CLOCK_UNIX_MS..=crate::config::MAX_CLOCK_UNIX_MS;
+            if !bounds.contains(&unix_ms) {
+                return Err(status::invalid_field(
+                    "unix_ms",
+                    format!("{unix_ms} is outside {}..={} (years 1900 to 9000)", bounds.start(), bounds.end()),
+                ));
+            }
+            let now = ledger.now();
+            if unix_ms > now {
+                return Err(status::invalid_field(
+                    "unix_ms",
+                    format!("{unix_ms} is after the server's clock ({now}): the log cannot say yet what it will hold then"),
+                ));
+            }
+            let end_of_millisecond_nanos = i128::from(unix_ms) * 1_000_000 + 999_999;
+            let at = time::OffsetDateTime::from_unix_timestamp_nanos(end_of_millisecond_nanos)
+                .map_err(|_| status::invalid_field("unix_ms", "out of range"))?;
+            Ok(AsOf::Time(at))
+        }
+        (None, None) => Ok(AsOf::Head),
+    }
+}
+
 fn check_gaming_day(field: &str, day: &str) -> Result<(), Status> {
     let date_of = |unix_ms: i64| time::OffsetDateTime::from_unix_timestamp(unix_ms.div_euclid(1000)).map(|at| at.date());
     let (Ok(first), Ok(last)) = (date_of(crate::config::MIN_CLOCK_UNIX_MS), date_of(crate::config::MAX_CLOCK_UNIX_MS)) else {

@@ -12,12 +12,26 @@ chipledger_proto::rpc_table!(service_impl!(TableService {
         let request = request.into_inner();
         let property = self.ledger.property(&principal, &request.property_id)?;
         let (table_id, stream) = table_stream(&request.table_id)?;
-        let (state, version) = self.ledger.load(&property, &stream).await?;
+        use pb::get_table_request::AsOf as WireAsOf;
+        let as_of = match request.as_of {
+            None => None,
+            Some(WireAsOf::GlobalPosition(position)) => Some(as_of_point(&self.ledger, Some(position), None)?),
+            Some(WireAsOf::UnixMs(unix_ms)) => Some(as_of_point(&self.ledger, None, Some(unix_ms))?),
+        };
+        let (state, version, as_of_position) = match as_of {
+            None => {
+                let (state, version) = self.ledger.load(&property, &stream).await?;
+                (state, version, 0)
+            }
+            Some(as_of) => self.ledger.load_as_of(&property, &stream, as_of).await?,
+        };
         let Some(table) = state.as_table() else { return Err(status::internal("get table", &"not a table")) };
         if table.config.is_none() {
             return Err(status::not_found("table", table_id.as_str()));
         }
-        Ok(Response::new(table_view(&table_id, table, version)))
+        let mut view = table_view(&table_id, table, version);
+        view.as_of_position = as_of_position;
+        Ok(Response::new(view))
     }
 
     async fn get_legal_actions(
@@ -59,6 +73,19 @@ chipledger_proto::rpc_table!(service_impl!(TableService {
         Ok(view.annotate(Response::new(hand)))
     }
 }));
+
+/// A pot of the hand and its awards, the winners named from the table as the hand began.
+fn add_pot(view: &mut pb::HandView, before: &rules::TableState, pot: &rules::PotResult, pot_index: u32) {
+    view.pots.push(pb::PotView {
+        amount_cents: pot.amount_cents,
+        eligible_seats: pot.eligible.iter().map(|seat| u32::from(*seat)).collect(),
+        returned_cents: pot.returned_cents,
+    });
+    for (seat, amount_cents) in &pot.awards {
+        let player_id = before.seat(*seat).map(|seat_state| seat_state.player_id.to_string()).unwrap_or_default();
+        view.awards.push(pb::AwardView { pot_index, seat: u32::from(*seat), player_id, amount_cents: *amount_cents });
+    }
+}
 
 /// Every event of one hand, from `HandStarted` to `HandEnded`, with pots and awards from
 /// the settlement and the stacks at the start.
@@ -160,23 +187,7 @@ pub(super) async fn rebuild_hand(
                     let at_once = paid_at_once.iter().enumerate().map(|(i, pot)| rules::PotResult { index: (settled + i) as u8, ..pot.clone() });
                     let pots: Vec<rules::PotResult> = pots.iter().cloned().chain(at_once).collect();
                     for pot in &pots {
-                        view.pots.push(pb::PotView {
-                            amount_cents: pot.amount_cents,
-                            eligible_seats: pot.eligible.iter().map(|seat| u32::from(*seat)).collect(),
-                            returned_cents: pot.returned_cents,
-                        });
-                        for (seat, amount_cents) in &pot.awards {
-                            let player_id = before
-                                .seat(*seat)
-                                .map(|seat_state| seat_state.player_id.to_string())
-                                .unwrap_or_default();
-                            view.awards.push(pb::AwardView {
-                                pot_index: u32::from(pot.index),
-                                seat: u32::from(*seat),
-                                player_id,
-                                amount_cents: *amount_cents,
-                            });
-                        }
+                        add_pot(&mut view, &before, pot, u32::from(pot.index));
                     }
                 }
                 _ => {}
@@ -193,6 +204,13 @@ pub(super) async fn rebuild_hand(
         }
         if exhausted {
             break;
+        }
+    }
+    // A hand still in play lists the side pots already paid at once (R-POT-3): paid, they are
+    // the hand's pots whatever comes next (the seeds pass: a hand in play showed none).
+    if view.pots.is_empty() {
+        for (index, pot) in paid_at_once.iter().enumerate() {
+            add_pot(&mut view, &before, pot, index as u32);
         }
     }
     // R-AUDIT-1: the corrections recorded since that reverse an event of the hand (the cage
