@@ -1447,6 +1447,12 @@ impl TableState {
             }
             TableEvent::KittyExpensePaid { postings, .. } | TableEvent::JackpotPaid { postings, .. } => self.apply_postings(postings),
         }
+        // R-UNIT-2: a seat holds no more tip chips than its stack; chips gone by any way (taken
+        // off, paid as time) take tip chips with them, and chips bought later are not tip chips
+        // (the wave-2b pass: $5 of tip chips taken off with the stack came back against new ones).
+        for s in self.seats.iter_mut().flatten() {
+            s.tip_chips_cents = s.tip_chips_cents.min(s.stack_cents.max(0));
+        }
     }
 }
 

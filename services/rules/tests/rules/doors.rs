@@ -1793,3 +1793,19 @@ fn r_unit_2_a_corrected_color_change_or_tip_puts_the_tip_chips_back() {
     assert_eq!(g.state().seat(1).map(|s| (s.stack_cents, s.tip_chips_cents)), Some((d(100), d(5))));
     assert_eq!(g.state().playable_stack_cents(1), d(95));
 }
+
+/// R-UNIT-2 (the wave-2b pass): tip chips taken off with the stack are gone; chips bought after
+/// are not tip chips ($5 of them had come back against a fresh $100).
+#[test]
+fn r_unit_2_tip_chips_taken_off_with_the_stack_do_not_come_back() {
+    let mut c = with_tip_chips();
+    c.refreshment_allowance_cents = d(100);
+    let mut g = Game::new(c, &[(1, d(100))]);
+    let here = tid(TABLE);
+    color_down(&mut g, &here, 1);
+    g.table(TableOp::RemoveChips { seat: 1, amount_cents: d(100), player_id: Some(pid("P1")) }).unwrap();
+    assert_eq!(g.state().seat(1).map(|s| (s.stack_cents, s.tip_chips_cents)), Some((0, 0)));
+    let top_up = TableOp::TopUp { seat: 1, player_id: pid("P1"), amount_cents: d(100), source: FundsSource::Cash, supervisor_id: None };
+    g.table(top_up).unwrap();
+    assert_eq!(g.state().playable_stack_cents(1), d(100));
+}
