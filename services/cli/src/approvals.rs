@@ -209,6 +209,7 @@ mod tests {
             digest_hex: String::new(),
             issued_at_unix_ms: 0,
             expires_at_unix_ms: 0,
+            approver_stamp: String::new(),
         };
         format!("{}.sig", claims.signed_text())
     }

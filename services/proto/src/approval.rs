@@ -36,6 +36,11 @@ pub struct Claims {
     pub digest_hex: String,
     pub issued_at_unix_ms: i64,
     pub expires_at_unix_ms: i64,
+    /// A stamp of the approver's configuration entry when the approval was given (keyed by the
+    /// server's approval key, so it says nothing of the entry's tokens): the approval holds only
+    /// while the entry is unchanged (a rotated token voids what the old one approved).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub approver_stamp: String,
 }
 
 impl Claims {
@@ -99,6 +104,7 @@ mod tests {
             digest_hex: "00".into(),
             issued_at_unix_ms: 1,
             expires_at_unix_ms: 2,
+            approver_stamp: String::new(),
         }
     }
 

@@ -92,6 +92,10 @@ impl CashDay {
     }
 }
 
+/// The largest cash total of one patron in one direction on one gaming day: a thousand times the
+/// largest amount, well inside the integers JSON readers hold exactly (2^53).
+pub const MAX_DAY_TOTAL_CENTS: Cents = 1_000 * crate::money::MAX_AMOUNT_CENTS;
+
 /// The AML record of one cash transaction: (mtl_entry, ctr_required, day_total_cents).
 pub fn assess(day: &CashDay, gaming_day: &str, direction: CashDirection, amount_cents: Cents, t: &AmlThresholds) -> (bool, bool, Cents) {
     // `day.on(gaming_day)` without copying it: another day's totals count as zero.
@@ -103,7 +107,10 @@ pub fn assess(day: &CashDay, gaming_day: &str, direction: CashDirection, amount_
     // Saturating: a day's total past the amount range is over every threshold anyway.
     let after = before.saturating_add(amount_cents);
     let mtl = amount_cents > t.mtl_over_cents;
-    let ctr = !already && before <= t.ctr_over_cents && after > t.ctr_over_cents;
+    // The first transaction that finds the day's total over the threshold in force requires the
+    // report, whatever the total was before (the cage pass: a threshold lowered below a total
+    // already reached had never required one that day).
+    let ctr = !already && after > t.ctr_over_cents;
     (mtl, ctr, after)
 }
 
@@ -126,6 +133,14 @@ pub fn cash_event(
             .with("amount_cents", amount_cents));
     }
     let (mtl_entry, ctr_required, day_total_cents) = assess(&player.cash_day, gaming_day, direction, amount_cents, t);
+    // R-UNIT-1: a day's total stays an amount every reader holds exactly (the cage pass: past
+    // 2^53 the patron's cash was refused for the rest of the day as the caller's bad request).
+    if day_total_cents > MAX_DAY_TOTAL_CENTS {
+        return Err(Rejection::new(crate::money::AMOUNT_TOO_LARGE, "the patron's cash total for the gaming day would pass the largest total kept")
+            .with("day_total_cents", day_total_cents)
+            .with("max_day_total_cents", MAX_DAY_TOTAL_CENTS)
+            .with("amount_cents", amount_cents));
+    }
     Ok(crate::player::PlayerEvent::CashTransaction {
         gaming_day: gaming_day.to_string(),
         direction,
@@ -159,5 +174,20 @@ mod tests {
         }
         // A new gaming day starts from zero.
         assert_eq!(assess(&day, "2026-01-03", CashDirection::In, 100, &t), (false, false, 100));
+    }
+
+    /// R-AUDIT-4 (the cage pass): with the threshold lowered below a total already reached, the
+    /// next transaction requires the report.
+    #[test]
+    fn r_audit_4_a_ctr_once_over_the_threshold_in_force() {
+        let mut day = CashDay::default();
+        let got = assess(&day, "2026-01-02", CashDirection::In, 800_000, &AmlThresholds::default());
+        assert_eq!(got, (true, false, 800_000));
+        day.record("2026-01-02", CashDirection::In, 800_000, got.1);
+        let lowered = AmlThresholds { ctr_over_cents: 500_000, ..AmlThresholds::default() };
+        let got = assess(&day, "2026-01-02", CashDirection::In, 100_000, &lowered);
+        assert_eq!(got, (false, true, 900_000));
+        day.record("2026-01-02", CashDirection::In, 100_000, got.1);
+        assert_eq!(assess(&day, "2026-01-02", CashDirection::In, 100_000, &lowered), (false, false, 1_000_000), "once a day");
     }
 }

@@ -176,6 +176,12 @@ pub fn decide_correction(
     }
     let postings: Vec<Posting> = reversed(original_postings).into_iter().filter(|p| !matches!(p.account, Account::Pot { .. })).collect();
     // Check the effect on this table's accounts.
+    let tip_chips_back: Vec<(Seat, Cents)> = table
+        .tip_chip_moves
+        .iter()
+        .filter(|(version, ..)| *version == reverses_stream_version)
+        .map(|(_, seat, change)| (*seat, -change))
+        .collect();
     let mut corrected = TableEvent::Corrected {
         reverses_event_id: reverses_event_id.to_string(),
         approved_by: approved_by.to_string(),
@@ -193,12 +199,8 @@ pub fn decide_correction(
         allowance_back: allowance_back(reverses_event_types, original_postings),
         debts_owed_again: debts_owed_again(table, reverses_event_types, reverses_stream_version),
         // R-UNIT-2: a color change's or a tip's effect on the seat's tip chips, undone.
-        tip_chips_back: table
-            .tip_chip_moves
-            .iter()
-            .filter(|(version, ..)| *version == reverses_stream_version)
-            .map(|(_, seat, change)| (*seat, -change))
-            .collect(),
+        tip_chips_back: tip_chips_back.clone(),
+        tip_chips_version: if tip_chips_back.is_empty() { 0 } else { reverses_stream_version },
     };
     let mut after = table.clone().evolve(&corrected);
     // R-STAKE-3: a buy-in taken back is no buy-in any more: the seat buys in again within the

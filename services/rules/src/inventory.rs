@@ -16,6 +16,11 @@ pub const COLOR_CHANGE_EXCEEDS_STACK: Reason = Reason::new("COLOR_CHANGE_EXCEEDS
 /// denomination on both sides exchanges nothing (the cage pass: $100 for $100 was recorded, and
 /// counted in the day's chips issued and returned).
 pub const COLOR_CHANGE_SAME_DENOMINATION: Reason = Reason::new("COLOR_CHANGE_SAME_DENOMINATION", "R-CHIP-1");
+/// R-UNIT-2 with R-STAKE-1: a colour change leaves a seat at most one minimum playable chip's
+/// worth of chips below it (tip chips), the change of a chip to tip with; more would take the
+/// stake out of play without leaving the table (the seating pass: $195 of a $200 stack colored
+/// into 25-cent chips played a hand for $5, then colored back).
+pub const TIP_CHIPS_ABOVE_ONE_CHIP: Reason = Reason::new("TIP_CHIPS_ABOVE_ONE_CHIP", "R-UNIT-2");
 pub const SLIP_OUT_OF_SEQUENCE: Reason = Reason::new("SLIP_OUT_OF_SEQUENCE", "R-CHIP-3");
 pub const SIGNERS_NOT_DISTINCT: Reason = Reason::new("SIGNERS_NOT_DISTINCT", "R-CHIP-3");
 /// A count names a denomination the table or cage does not use, or one twice.
@@ -37,6 +42,7 @@ pub const REASONS: &[Reason] = &[
     COLOR_CHANGE_UNEQUAL,
     COLOR_CHANGE_EXCEEDS_STACK,
     COLOR_CHANGE_SAME_DENOMINATION,
+    TIP_CHIPS_ABOVE_ONE_CHIP,
     SLIP_OUT_OF_SEQUENCE,
     SIGNERS_NOT_DISTINCT,
     COUNT_INVALID,
@@ -104,6 +110,14 @@ pub fn decide_color_change(table: &TableState, seat: Seat, give: &[ChipCount], r
             .with("give_cents", give_cents)
             .with("stack_cents", s.stack_cents)
             .with("cash_in_play_cents", s.cash_in_play_cents));
+    }
+    let min_chip = config.chip_set.min_playable_chip_cents;
+    let small = |chips: &[ChipCount]| chips.iter().filter(|c| c.denomination_cents < min_chip).map(ChipCount::value_cents).sum::<Cents>();
+    let tip_chips_after = s.tip_chips_cents.clamp(0, s.stack_cents.max(0)) + small(receive) - small(give);
+    if small(receive) > 0 && tip_chips_after > min_chip {
+        return Err(Rejection::new(TIP_CHIPS_ABOVE_ONE_CHIP, "chips below the minimum playable chip are change for one chip to tip with, not a stake out of play")
+            .with("tip_chips_cents", tip_chips_after)
+            .with("min_playable_chip_cents", min_chip));
     }
     // The tray must hold what it gives after taking what it receives.
     let incoming = |d: Cents| give.iter().filter(|g| g.denomination_cents == d).map(|g| g.count).sum::<i64>();

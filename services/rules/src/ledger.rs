@@ -62,6 +62,30 @@ pub fn not_live_in_hand(table: &TableState, seat: Seat) -> Result<(), Rejection>
     Ok(())
 }
 
+/// R-POT-4, R-STAKE-4: a seat left only when the hand in play can return nothing to it. Chips a
+/// seat put in above every live player's level at the end go back to it by seat number, so a
+/// seat emptied (cashed out, moved) before that would send them to whoever sits there next, or
+/// leave them at an empty seat (the seating pass: a folded player's $40 went to the next patron
+/// at the seat). What the hand can still return to a folded seat is what it put in above the
+/// least level the players still live must reach: the highest all-in (they stay to the end) or,
+/// at least, the lowest live level (one of them stays).
+pub fn not_owed_by_hand(table: &TableState, seat: Seat) -> Result<(), Rejection> {
+    not_live_in_hand(table, seat)?;
+    let Some(h) = table.hand.as_ref().filter(|h| h.phase != HandPhase::Settled) else { return Ok(()) };
+    let Some(folded) = h.player(seat) else { return Ok(()) };
+    let live = || h.players.iter().filter(|p| p.status != InHand::Folded);
+    let all_in = live().filter(|p| p.status == InHand::AllIn).map(|p| p.hand_cents).max().unwrap_or(0);
+    let covered = all_in.max(live().map(|p| p.hand_cents).min().unwrap_or(0));
+    if folded.hand_cents > covered {
+        return Err(Rejection::new(HAND_IN_PROGRESS, "the hand in play may still return chips to the seat: it leaves when the hand ends")
+            .with("hand_no", h.hand_no as Cents)
+            .with("seat", seat as Cents)
+            .with("in_pot_cents", folded.hand_cents)
+            .with("covered_cents", covered));
+    }
+    Ok(())
+}
+
 /// The occupied seat, or `INVALID_SEAT` / `SEAT_EMPTY`.
 pub fn occupied(table: &TableState, seat: Seat) -> Result<&SeatState, Rejection> {
     crate::seating::check_seat_number(table, seat)?;

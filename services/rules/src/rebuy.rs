@@ -123,12 +123,18 @@ pub fn stricter(policy: &RebuyPolicy, window_ms: i64, tolerance_bps: i64) -> Reb
     wait
 }
 
-/// The smallest buy-in allowed by the re-buy wait at `now_ms`, if one applies: the amount of
-/// the binding departure from `game`, less the tolerance.
-pub fn required_min_cents(player: &PlayerState, game: &SameGame, now_ms: i64, policy: &RebuyPolicy) -> Option<Cents> {
-    let departure = binding_departure(player, game, now_ms, policy)?;
-    let required = less_tolerance(departure.amount_cents, &wait_of(departure, policy));
-    (required > 0).then_some(required)
+/// What a return within the re-buy wait at `now_ms` may bring above the table's maximum, if a
+/// wait applies: the most the patron left `game` with among the departures that bind. The
+/// tolerance lowers the least a return brings, not the most (the seating pass: $395 left with at
+/// a 20% tolerance could come back as $316 only, the rest kept off the table).
+pub fn return_max_cents(player: &PlayerState, game: &SameGame, now_ms: i64, policy: &RebuyPolicy) -> Option<Cents> {
+    player
+        .unmet_departures
+        .iter()
+        .filter(|d| game.holds(&d.game_key) && within_window(d.at_unix_ms, now_ms, &wait_of(d, policy)))
+        .map(|d| d.amount_cents)
+        .max()
+        .filter(|amount| *amount > 0)
 }
 
 /// Refuse a return buy-in below the amount left with.
@@ -230,10 +236,14 @@ mod tests {
             (&nl_100_200, -5, Some(30_000)),
         ];
         for (config, minutes, want) in cases {
-            assert_eq!(required_min_cents(&p, &config.same_game(), 1_000_000 + minutes * 60_000, &policy), want, "{} {minutes}", config.game_key);
+            let at = 1_000_000 + minutes * 60_000;
+            assert_eq!(return_max_cents(&p, &config.same_game(), at, &policy), want, "{} {minutes}", config.game_key);
+            assert_eq!(check(&p, &config.same_game(), at, &policy, 29_999).is_err(), want.is_some(), "{} {minutes}", config.game_key);
         }
         let tolerant = RebuyPolicy { wait_window_ms: hour, tolerance_bps: 1000, allow_second_seat: false };
-        assert_eq!(required_min_cents(&p, &nl_100_200.same_game(), 1_060_000, &tolerant), Some(27_000));
+        let refused = check(&p, &nl_100_200.same_game(), 1_060_000, &tolerant, 26_999).unwrap_err();
+        assert_eq!(refused.number("required_min_cents"), Some(27_000));
+        assert_eq!(return_max_cents(&p, &nl_100_200.same_game(), 1_060_000, &tolerant), Some(30_000), "the whole amount may come back");
     }
 
     /// R-REBUY-1: the scope is what the table plays. The label does not move a table in or out

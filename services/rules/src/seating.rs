@@ -91,7 +91,7 @@ pub fn decide_move(
 ) -> Result<Vec<(StreamId, Event)>, Rejection> {
     let (from_id, from_config) = crate::ledger::open_table(from)?;
     let s = crate::table_stakes::seated_as(from, seat, player_id)?;
-    crate::ledger::not_live_in_hand(from, seat)?;
+    crate::ledger::not_owed_by_hand(from, seat)?;
     if from_id == to_table_id {
         return Err(Rejection::new(MOVE_TO_SAME_TABLE, "a house move goes to another table: a seat change here is a cash-out and a buy-in")
             .with("seat", Cents::from(seat))
@@ -121,8 +121,8 @@ pub fn decide_move(
         // within one game only): the re-buy wait, and the destination's buy-in limits (R-STAKE-3)
         // for the chips it brings (a seat without chips brings none: its first are a buy-in).
         crate::rebuy::check(player, &to_game, ctx.at_unix_ms, &to_config.rebuy, s.stack_cents)?;
-        let rebuy_min = crate::rebuy::required_min_cents(player, &to_game, ctx.at_unix_ms, &to_config.rebuy);
-        let max = to_config.buy_in.max_cents.max(rebuy_min.unwrap_or(0));
+        let return_max = crate::rebuy::return_max_cents(player, &to_game, ctx.at_unix_ms, &to_config.rebuy);
+        let max = to_config.buy_in.max_cents.max(return_max.unwrap_or(0));
         if s.stack_cents > max {
             return Err(Rejection::new(crate::table_stakes::BUY_IN_ABOVE_MAXIMUM, "a move into another game brings at most its maximum buy-in")
                 .with("buy_in_cents", s.stack_cents)
@@ -176,7 +176,7 @@ pub fn decide_move(
         needs_full_rebuy: s.needs_full_rebuy,
         time_paid_until_unix_ms: s.time_paid_until_unix_ms,
         bought_since_deal_cents: s.bought_since_deal_cents,
-        tip_chips_cents: s.tip_chips_cents,
+        tip_chips_cents: tip_chips_at(s.tip_chips_cents, from_config, to_config),
         postings: arriving,
     };
     // R-REBUY-1: moved into another game with chips, the patron has left the first game with
@@ -203,4 +203,17 @@ pub fn decide_move(
         (StreamId::Table(to_table_id.clone()), Event::Table(arrive)),
         (StreamId::Player(player_id.clone()), Event::Player(moved)),
     ])
+}
+
+/// R-UNIT-2: the tip chips a moved stack holds at the table it moves to: none where every chip
+/// of the first table's set below its minimum playable chip plays (the wave-2b pass: five $1
+/// chips had stayed barred at a table whose smallest playable chip is $1); else all of them, as
+/// which of them are which is not known.
+fn tip_chips_at(tip_chips_cents: Cents, from: &crate::config::TableConfig, to: &crate::config::TableConfig) -> Cents {
+    let from_set = &from.chip_set;
+    let barred_there = from_set
+        .denominations_cents
+        .iter()
+        .any(|&chip| chip < from_set.min_playable_chip_cents && chip < to.chip_set.min_playable_chip_cents);
+    if barred_there { tip_chips_cents } else { 0 }
 }

@@ -656,6 +656,11 @@ pub enum TableEvent {
         /// taken or given back.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tip_chips_back: Vec<(Seat, Cents)>,
+        /// R-UNIT-2: the table version of the corrected event, when it moved tip chips: what of
+        /// them cannot be taken or given back, because a later event of the seat spent or gave
+        /// them, is taken off that later event's record (0 in events recorded before it).
+        #[serde(default, skip_serializing_if = "is_zero_version")]
+        tip_chips_version: u64,
     },
     /// R-POST-3.
     SatOut { seat: Seat },
@@ -793,6 +798,10 @@ impl TableEvent {
             | TableEvent::UpCardsDealt { .. } => &[],
         }
     }
+}
+
+fn is_zero_version(version: &u64) -> bool {
+    *version == 0
 }
 
 fn no_seats(seat_bits: &u16) -> bool {
@@ -938,6 +947,28 @@ impl TableState {
         if change != 0 {
             self.tip_chip_moves.push((version, seat, change));
         }
+    }
+
+    /// R-UNIT-2: tip chips a correction could not take or give back (`short`, signed as the
+    /// change it asked), because events of the seat after version `since` spent or gave them
+    /// (the tip paid with the $1 chips of a color change corrected before it): those events no
+    /// longer moved them, so their own correction moves none (the wave-2b pass: $5 of tip
+    /// chips had come back with the tip where none remained).
+    fn tip_chips_spent_since(&mut self, since: u64, seat: Seat, mut short: Cents) {
+        if since == 0 || short == 0 {
+            return;
+        }
+        for (version, moved, change) in self.tip_chip_moves.iter_mut() {
+            if *version > since && *moved == seat && change.signum() == short.signum() {
+                let taken = if short < 0 { short.max(*change) } else { short.min(*change) };
+                *change -= taken;
+                short -= taken;
+                if short == 0 {
+                    break;
+                }
+            }
+        }
+        self.tip_chip_moves.retain(|(.., change)| *change != 0);
     }
 
     fn place(&mut self, seat: Seat, player_id: &PlayerId, owes_entry_post: bool) {
@@ -1093,7 +1124,11 @@ impl TableState {
                     let departed = Departed { player_id: s.player_id.clone(), debts: SeatDebts::of(s) };
                     self.departed.retain(|d| d.player_id != departed.player_id);
                     if self.departed.len() >= MAX_DEPARTED {
-                        self.departed.remove(0);
+                        // The oldest that owes at most the entry post any newcomer owes goes
+                        // first: missed blinds are not forgotten for forty seatings without a
+                        // chip (the seating pass: forty phantoms had wiped a dead small blind).
+                        let weakest = self.departed.iter().position(|d| !d.debts.missed_big_blind && !d.debts.missed_small_blind && d.debts.missed_button_ante_cents == 0);
+                        self.departed.remove(weakest.unwrap_or(0));
                     }
                     self.departed.push(departed);
                 }
@@ -1395,14 +1430,17 @@ impl TableState {
                 allowance_back,
                 debts_owed_again,
                 tip_chips_back,
+                tip_chips_version,
                 ..
             } => {
                 self.apply_postings(postings);
                 crate::corrections::remember_corrected(&mut self.corrected_event_ids, reverses_event_id);
                 for (seat, change) in tip_chips_back {
-                    if let Some(s) = self.seat_mut(*seat) {
-                        s.tip_chips_cents = (s.tip_chips_cents + change).clamp(0, s.stack_cents.max(0));
-                    }
+                    let Some(s) = self.seat_mut(*seat) else { continue };
+                    let before = s.tip_chips_cents;
+                    s.tip_chips_cents = (before + change).clamp(0, s.stack_cents.max(0));
+                    let short = change - (s.tip_chips_cents - before);
+                    self.tip_chips_spent_since(*tip_chips_version, *seat, short);
                 }
                 for seat in buy_ins_taken_back {
                     if let Some(s) = self.seat_mut(*seat) {

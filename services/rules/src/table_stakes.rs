@@ -177,7 +177,7 @@ pub(crate) fn check_arrival(
             let game = config.same_game();
             crate::rebuy::check_second_seat(player, table_id, &game, &config.rebuy)?;
             crate::rebuy::check_departures_bound(player, &game, ctx.at_unix_ms)?;
-            let rebuy_min = crate::rebuy::required_min_cents(player, &game, ctx.at_unix_ms, &config.rebuy);
+            let return_max = crate::rebuy::return_max_cents(player, &game, ctx.at_unix_ms, &config.rebuy);
             crate::rebuy::check(player, &game, ctx.at_unix_ms, &config.rebuy, amount)?;
             let min = if short_buy {
                 config.buy_in.short_buy_min_cents.ok_or_else(|| {
@@ -186,7 +186,7 @@ pub(crate) fn check_arrival(
             } else {
                 config.buy_in.min_cents
             };
-            let max = config.buy_in.max_cents.max(rebuy_min.unwrap_or(0));
+            let max = config.buy_in.max_cents.max(return_max.unwrap_or(0));
             if amount < min {
                 return Err(Rejection::new(BUY_IN_BELOW_MINIMUM, "below the table's minimum buy-in")
                     .with("buy_in_cents", amount)
@@ -332,7 +332,7 @@ pub fn decide_funds(
         TableOp::CashOut { seat, player_id } => {
             let seat = *seat;
             let s = seated_as(table, seat, player_id)?;
-            crate::ledger::not_live_in_hand(table, seat)?;
+            crate::ledger::not_owed_by_hand(table, seat)?;
             let player = player_of(player_id)?;
             if s.cash_in_play_cents > 0 {
                 return Err(Rejection::new(CASH_IN_PLAY_NOT_CONVERTED, "convert the cash in play first")

@@ -145,6 +145,23 @@ impl ApprovalKey {
         hex::encode(self.pair.public_key().as_ref())
     }
 
+    /// A stamp of a principal's configuration entry (role, properties, certificate names,
+    /// tokens), keyed by this key so that the claims it goes in say nothing of the tokens: an
+    /// approval holds only while its approver's entry is as it was when it was given (the
+    /// insider pass: a supervisor's token rotated by a reload, what the old one had approved
+    /// was still taken for up to an hour).
+    pub fn stamp(&self, entry: &crate::config::PrincipalConfig) -> String {
+        let text = format!(
+            "chipledger approver entry\n{}\n{}\n{:?}\n{:?}\n{:?}",
+            entry.id,
+            access::role_name(&entry.role),
+            entry.cert_names,
+            entry.tokens,
+            entry.properties
+        );
+        hex::encode(&Sha256::digest(self.pair.sign(text.as_bytes()).as_ref())[..16])
+    }
+
     fn sign(&self, claims: &Claims) -> String {
         let signed = claims.signed_text();
         let signature = URL_SAFE_NO_PAD.encode(self.pair.sign(signed.as_bytes()).as_ref());
@@ -249,6 +266,7 @@ pub fn issue(key: &ApprovalKey, approver: &Principal, subject: &Subject<'_>, ttl
         digest_hex: hex::encode(subject.digest),
         issued_at_unix_ms: now_unix_ms,
         expires_at_unix_ms: now_unix_ms.saturating_add(ttl_ms),
+        approver_stamp: approver.entry.as_deref().map(|entry| key.stamp(entry)).unwrap_or_default(),
     };
     pb::ApprovalToken {
         token: key.sign(&claims),
@@ -356,6 +374,14 @@ pub fn check(
                 &[("approver", approver)],
             ));
         };
+        if claims.approver_stamp != key.stamp(&current) {
+            return Err(denied(
+                "APPROVER_NOT_AUTHORIZED",
+                &field,
+                format!("{approver}'s credentials or grants changed since the approval was given: ask {approver} for a new one"),
+                &[("approver", approver)],
+            ));
+        }
         let role = current.role;
         approvers.push((claims, role));
     }
@@ -453,7 +479,7 @@ mod tests {
 
     fn principal(directory: &Authenticator, id: &str) -> Principal {
         let entry = directory.principal_by_id(id).unwrap();
-        Principal { id: id.into(), role: entry.role, via: Credential::BearerToken, properties: entry.properties.clone(), acting_in: None, entry: None }
+        Principal { id: id.into(), role: entry.role, via: Credential::BearerToken, properties: entry.properties.clone(), acting_in: None, entry: Some(entry) }
     }
 
     fn subject<'a>(rpc: &'static str, command_id: &'a str, bytes: &[u8]) -> Subject<'a> {
@@ -586,6 +612,24 @@ mod tests {
         let fred = principal(&demoted, "fred-floor");
         let fields = [("approved_by", Some("flo-floor"))];
         assert_eq!(reason(check(&key, &demoted, &fred, &correction, &fields, &[flo], "", NOW)), "APPROVER_NOT_AUTHORIZED");
+    }
+
+    /// The insider pass: an approver's token rotated by a reload voids what the old one had
+    /// approved (it had been taken for up to an hour); an unchanged entry keeps it.
+    #[test]
+    fn an_approver_whose_tokens_changed_no_longer_approves_what_it_approved_before() {
+        let key = ApprovalKey::generate().unwrap();
+        let correction = subject(CORRECT, "corr-1", b"x");
+        let before = directory();
+        let flo = token(&key, &before, "flo-floor", &correction);
+        let fields = [("approved_by", Some("flo-floor"))];
+        let fred = principal(&before, "fred-floor");
+        assert!(check(&key, &before, &fred, &correction, &fields, std::slice::from_ref(&flo), "", NOW).is_ok());
+        let mut rotated = person("flo-floor", Role::FloorSupervisor);
+        rotated.tokens = vec!["flo-floor-new-token-0123456789".into()];
+        let after = Authenticator::new(&[person("fred-floor", Role::FloorSupervisor), rotated], None);
+        let fred = principal(&after, "fred-floor");
+        assert_eq!(reason(check(&key, &after, &fred, &correction, &fields, &[flo], "", NOW)), "APPROVER_NOT_AUTHORIZED");
     }
 
     #[test]

@@ -131,6 +131,9 @@ pub async fn sign(ledger: &Ledger, property: String, _request: pb::SignCheckpoin
 /// `ListCheckpoints`: the kept copies in chain order; the page token is "position.refusal_seq".
 pub async fn list(ledger: &Ledger, store: &Store, property: String, request: pb::ListCheckpointsRequest, page_size: i64) -> Result<pb::ListCheckpointsResponse, Status> {
     let token = request.page.as_ref().map(|page| page.page_token.as_str()).unwrap_or_default();
+    if request.after_position < 0 {
+        return Err(status::invalid_field("after_position", format!("{} is below 0", request.after_position)));
+    }
     let after = match token.split_once('.') {
         None if token.is_empty() && request.after_position > 0 => (request.after_position, i64::MAX),
         None if token.is_empty() => (-1, -1),

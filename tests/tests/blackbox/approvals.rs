@@ -52,14 +52,24 @@ fn assert_denied(result: Result<tonic::Response<pb::CommandResult>, tonic::Statu
 const FILL_RPC: &str = "/chipledger.v1.CageService/Fill";
 
 /// The floor supervisor as the server knows her (to sign tokens with a given key and time).
-fn floor_principal() -> chipledger_server::access::Principal {
+/// The test server's floor supervisor as configured (an approval holds only while its approver's
+/// configuration entry is the one it was given under).
+fn floor_principal(server: &TestServer) -> chipledger_server::access::Principal {
+    let properties = chipledger_server::config::PropertyScope::Only(vec![server.property_id.clone()]);
+    let entry = chipledger_server::config::PrincipalConfig {
+        id: principal::FLOOR.0.into(),
+        role: chipledger_rules::Role::FloorSupervisor,
+        cert_names: Vec::new(),
+        tokens: vec![principal::FLOOR.2.into()],
+        properties: properties.clone(),
+    };
     chipledger_server::access::Principal {
         id: principal::FLOOR.0.into(),
         role: chipledger_rules::Role::FloorSupervisor,
         via: chipledger_server::access::Credential::BearerToken,
-        properties: chipledger_server::config::PropertyScope::All,
+        properties,
         acting_in: None,
-        entry: None,
+        entry: Some(std::sync::Arc::new(entry)),
     }
 }
 
@@ -186,7 +196,7 @@ async fn forged_tampered_expired_borrowed_and_wrong_role_approvals_are_refused_a
     // Forged: the same claims signed by a key that is not the server's.
     let message = slip("fill-forged");
     let subject = fill_subject(&message, "fill-forged", &server.property_id);
-    let forged = approval::issue(&ApprovalKey::generate()?, &floor_principal(), &subject, approval::DEFAULT_TTL, now_ms).token;
+    let forged = approval::issue(&ApprovalKey::generate()?, &floor_principal(&server), &subject, approval::DEFAULT_TTL, now_ms).token;
     assert_denied(cage.cage.fill(with_tokens(message, &[&forged])).await, "APPROVAL_INVALID", "forged");
 
     // Tampered: a genuine token whose claims were edited (longer validity) after signing.
@@ -202,7 +212,7 @@ async fn forged_tampered_expired_borrowed_and_wrong_role_approvals_are_refused_a
     // Expired: signed with the server's own key two hours ago.
     let message = slip("fill-expired");
     let subject = fill_subject(&message, "fill-expired", &server.property_id);
-    let stale = approval::issue(&server.approval_key()?, &floor_principal(), &subject, approval::DEFAULT_TTL, now_ms - 7_200_000).token;
+    let stale = approval::issue(&server.approval_key()?, &floor_principal(&server), &subject, approval::DEFAULT_TTL, now_ms - 7_200_000).token;
     assert_denied(cage.cage.fill(with_tokens(message, &[&stale])).await, "APPROVAL_EXPIRED", "expired");
 
     // Borrowed: an approval of another command id, or of other chips under the same id.
@@ -338,7 +348,7 @@ async fn a_recorded_command_resent_after_its_approval_expired_answers_its_first_
     let subject = fill_subject(&message, "fill-short-lived", &server.property_id);
     // Issued by the server's key so that it expires five seconds from now.
     let issued_at = now_unix_ms() - approval::DEFAULT_TTL.as_millis() as i64 + 5_000;
-    let token = approval::issue(&server.approval_key()?, &floor_principal(), &subject, approval::DEFAULT_TTL, issued_at);
+    let token = approval::issue(&server.approval_key()?, &floor_principal(&server), &subject, approval::DEFAULT_TTL, issued_at);
     let signed = with_tokens(message, &[&token.token]);
     let first = cage.cage.fill(signed.clone()).await?.into_inner();
     assert!(!first.replayed);

@@ -331,6 +331,16 @@ async fn table_session_open_to_shift_close_accounts_for_every_cent() -> anyhow::
     ] {
         assert_eq!(balance(&mut auditor, account).await?, expected_cents, "{account}");
     }
+    // An account that could never hold anything is no empty account (the numbers pass: 0 had
+    // been answered for seat 11 of a ten-seat table and for a patron under an id in another case).
+    let asked = |account: &str| pb::GetBalanceRequest { account: account.into(), ..Default::default() };
+    let refused = auditor.ledger.get_balance(asked("table/T1/seat/11")).await.expect_err("seat 11 of ten");
+    assert_eq!(refused.code(), tonic::Code::InvalidArgument, "{refused:?}");
+    assert!(refused.message().contains("seats 1 to 10"), "{refused:?}");
+    let refused = auditor.ledger.get_balance(asked("player/p1/pocket")).await.expect_err("p1 for P1");
+    assert_eq!(chipledger_tests::error_info(&refused).reason, "PLAYER_ID_IN_ANOTHER_CASE", "{refused:?}");
+    assert!(refused.message().contains("player/P1/pocket"), "{refused:?}");
+    assert_eq!(balance(&mut auditor, "player/P77/pocket").await?, 0, "a patron never seen holds nothing");
     let gaming_day = close_gaming_day(&mut auditor).await?;
     let day = auditor
         .audit

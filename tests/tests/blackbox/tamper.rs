@@ -247,6 +247,11 @@ async fn the_server_signs_nothing_over_a_log_rewritten_where_it_signed() -> anyh
     assert_eq!(chipledger_store::checkpoint::CheckpointSink::read_all(&recorded.server.checkpoint_dir)?.len(), 3);
     let listed = recorded.auditor.audit.list_checkpoints(pb::ListCheckpointsRequest::default()).await?.into_inner().checkpoints;
     assert_eq!(listed.len(), 3, "{listed:?}");
+    // A position below 0 is the caller's mistake, named (it had been taken as "all").
+    let below = pb::ListCheckpointsRequest { after_position: -1, ..Default::default() };
+    let refused = recorded.auditor.audit.list_checkpoints(below).await.expect_err("after_position -1");
+    assert_eq!(refused.code(), tonic::Code::InvalidArgument, "{refused:?}");
+    assert!(refused.message().contains("after_position"), "{refused:?}");
     replica.stop().await?;
     recorded.server.stop().await
 }

@@ -728,3 +728,24 @@ fn r_post_3_a_first_hand_with_the_blind_on_the_button_and_a_game_started_anew_ow
     g.post(3, PostKind::BigBlind, d(2)).unwrap();
     g.ok(1, Action::Call);
 }
+
+/// R-POST-3 (the seating pass): missed blinds a player left owing follow them back however many
+/// patrons sat down and left without a chip in between (after forty such seatings the dead small
+/// blind had been forgotten, and the player owed only the entry post).
+#[test]
+fn r_post_3_missed_blinds_owed_outlast_seatings_without_chips() {
+    let mut g = four();
+    blinds_and_folds(&mut g, 1, 4, 1, 2, &[1, 2, 3, 4]);
+    g.table(TableOp::SitOut { seat: 3 }).unwrap();
+    blinds_and_folds(&mut g, 2, 1, 2, 4, &[1, 2, 4]);
+    blinds_and_folds(&mut g, 3, 2, 4, 1, &[1, 2, 4]);
+    assert_eq!(missed(&g, 3), (true, true));
+    g.table(TableOp::CashOut { seat: 3, player_id: pid("P3") }).unwrap();
+    for n in 0..60 {
+        let phantom = pid(&format!("X{n}"));
+        g.table(TableOp::SeatPlayer { seat: 3, player_id: phantom.clone() }).unwrap();
+        g.table(TableOp::CashOut { seat: 3, player_id: phantom }).unwrap();
+    }
+    g.sit(3, "P3", d(100)).unwrap();
+    assert_eq!(missed(&g, 3), (true, true), "the missed blinds came back with the player");
+}

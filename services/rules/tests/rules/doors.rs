@@ -21,7 +21,7 @@ fn signers(a: &str, b: &str) -> Signers {
 }
 
 /// A second table of `config` in the same world, stocked by a fill.
-fn open_second_table(g: &mut Game, table: &str, config: TableConfig) -> TableId {
+pub(crate) fn open_second_table(g: &mut Game, table: &str, config: TableConfig) -> TableId {
     let t = tid(table);
     let denoms = config.chip_set.denominations_cents.clone();
     g.world.exec(Command::Table(TableCommand { table_id: t.clone(), op: TableOp::OpenTable { config } })).unwrap();
@@ -60,6 +60,24 @@ fn p1_wins_60(g: &mut Game) {
 }
 
 // ---------------------------------------------------------------- R-REBUY-1 on the log
+
+/// R-REBUY-1 (the seating pass): the tolerance lowers the least a return brings, not the most:
+/// $260 left with at a 20% tolerance comes back whole above a $200 maximum (it had been capped
+/// at $208, the rest kept off the table).
+#[test]
+fn r_rebuy_1_a_return_brings_back_all_it_left_with_whatever_the_tolerance() {
+    let mut tolerant = nl_1_2();
+    tolerant.rebuy.tolerance_bps = 2_000;
+    let mut g = Game::new(tolerant.clone(), &[(1, d(200)), (2, d(200))]);
+    p1_wins_60(&mut g);
+    let y = open_second_table(&mut g, "T2", tolerant);
+    g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
+    let r = rejected(at(&mut g, &y, buy_in(3, "P1", d(207))), "REBUY_BELOW_AMOUNT_LEFT");
+    assert_eq!(r.number("required_min_cents"), Some(d(208)));
+    let r = rejected(at(&mut g, &y, buy_in(3, "P1", d(261))), "BUY_IN_ABOVE_MAXIMUM");
+    assert_eq!(r.number("max_buy_in_cents"), Some(d(260)));
+    at(&mut g, &y, buy_in(3, "P1", d(260))).unwrap();
+}
 
 #[test]
 fn r_rebuy_1_a_departure_stamped_after_the_buy_in_time_still_binds() {
@@ -1727,6 +1745,15 @@ fn with_tip_chips() -> TableConfig {
     c
 }
 
+/// A correction, approved, of the table event at `version` (of `event_type`, with `postings`).
+fn correct_at(version: u64, event_type: &str, postings: Vec<Posting>) -> TableOp {
+    let mut op = correct(&format!("evt-{version}"), version, postings);
+    if let TableOp::Correct { reverses_event_types, .. } = &mut op {
+        *reverses_event_types = vec![event_type.into()];
+    }
+    op
+}
+
 fn color_down(g: &mut Game, table: &TableId, seat: Seat) -> u64 {
     let five = ChipCount { denomination_cents: d(5), count: 1 };
     let ones = ChipCount { denomination_cents: d(1), count: 5 };
@@ -1763,6 +1790,24 @@ fn r_unit_2_tip_chips_go_with_a_house_move_and_alone_are_no_stack() {
     assert_eq!(r.reason.rule, "R-STAKE-3");
 }
 
+/// R-UNIT-2 (the wave-2b pass): moved to a table whose smallest playable chip is $1, the $1 chips
+/// of a color change play there; moved to one whose smallest is $5 too, they stay tip chips.
+#[test]
+fn r_unit_2_tip_chips_play_at_a_table_that_plays_them() {
+    let mut g = Game::new(with_tip_chips(), &[(1, d(100)), (2, d(100))]);
+    let here = tid(TABLE);
+    color_down(&mut g, &here, 1);
+    color_down(&mut g, &here, 2);
+    let mut ones_play = with_tip_chips();
+    ones_play.chip_set.min_playable_chip_cents = d(1);
+    let small = open_second_table(&mut g, "T2", ones_play);
+    let same = open_second_table(&mut g, "T3", with_tip_chips());
+    at(&mut g, &here, TableOp::MovePlayer { seat: 1, player_id: pid("P1"), to_table_id: small.clone(), to_seat: 3 }).unwrap();
+    at(&mut g, &here, TableOp::MovePlayer { seat: 2, player_id: pid("P2"), to_table_id: same.clone(), to_seat: 4 }).unwrap();
+    assert_eq!(g.world.tables[&small].playable_stack_cents(3), d(100), "the $1 chips play at a table whose smallest chip is $1");
+    assert_eq!(g.world.tables[&same].playable_stack_cents(4), d(95));
+}
+
 /// R-UNIT-2 (the wave-2 pass): a color change or a tip corrected away gives the seat its tip
 /// chips back as they were before it (a color-up corrected had left them playable).
 #[test]
@@ -1775,23 +1820,33 @@ fn r_unit_2_a_corrected_color_change_or_tip_puts_the_tip_chips_back() {
     let up = at(&mut g, &here, TableOp::ColorChange { seat: 1, give: vec![ones], receive: vec![five] }).unwrap();
     let up_version = g.state().version;
     assert_eq!(g.state().playable_stack_cents(1), d(100));
-    let correct = |version: u64, event_type: &str, postings: Vec<Posting>| TableOp::Correct {
-        reverses_event_id: format!("evt-{version}"),
-        reverses_stream_version: version,
-        reverses_event_types: vec![event_type.into()],
-        reverses_gaming_day: "2026-03-01".into(),
-        original_postings: postings,
-        approved_by: "floor-2".into(),
-        reason: "keyed by mistake".into(),
-    };
-    g.table(correct(up_version, "ColorChanged", up[0].1.postings().to_vec())).unwrap();
+    g.table(correct_at(up_version, "ColorChanged", up[0].1.postings().to_vec())).unwrap();
     assert_eq!(g.state().playable_stack_cents(1), d(95), "the five $1 chips are tip chips again");
     let tip = g.table(TableOp::Tip { seat: 1, amount_cents: d(2) }).unwrap();
     let tip_version = g.state().version;
     assert_eq!(g.state().seat(1).map(|s| s.tip_chips_cents), Some(d(3)));
-    g.table(correct(tip_version, "Tipped", tip[0].1.postings().to_vec())).unwrap();
+    g.table(correct_at(tip_version, "Tipped", tip[0].1.postings().to_vec())).unwrap();
     assert_eq!(g.state().seat(1).map(|s| (s.stack_cents, s.tip_chips_cents)), Some((d(100), d(5))));
     assert_eq!(g.state().playable_stack_cents(1), d(95));
+}
+
+/// R-UNIT-2 (the wave-2b pass): a color change corrected after the tip it paid, then the tip:
+/// the seat is as it was before both, all its chips playable (corrected in this order, $5 of tip
+/// chips had come back with the tip, where none remained; the other order was right).
+#[test]
+fn r_unit_2_a_color_change_corrected_before_its_tip_leaves_no_tip_chips() {
+    let mut g = Game::new(with_tip_chips(), &[(1, d(100))]);
+    let here = tid(TABLE);
+    let down_version = color_down(&mut g, &here, 1);
+    let down_postings = g.world.log.iter().rev().find(|(_, e)| e.event_type() == "ColorChanged").map(|(_, e)| e.postings().to_vec()).expect("the color change");
+    let tip = g.table(TableOp::Tip { seat: 1, amount_cents: d(5) }).unwrap();
+    let tip_version = g.state().version;
+    assert_eq!(g.state().seat(1).map(|s| (s.stack_cents, s.tip_chips_cents)), Some((d(95), 0)), "the tip is paid with the $1 chips");
+    g.table(correct_at(down_version, "ColorChanged", down_postings)).unwrap();
+    assert_eq!(g.state().seat(1).map(|s| (s.stack_cents, s.tip_chips_cents)), Some((d(95), 0)));
+    g.table(correct_at(tip_version, "Tipped", tip[0].1.postings().to_vec())).unwrap();
+    assert_eq!(g.state().seat(1).map(|s| (s.stack_cents, s.tip_chips_cents)), Some((d(100), 0)), "no tip chips: none were ever kept");
+    assert_eq!(g.state().playable_stack_cents(1), d(100));
 }
 
 /// R-UNIT-2 (the wave-2b pass): tip chips taken off with the stack are gone; chips bought after
@@ -1808,4 +1863,23 @@ fn r_unit_2_tip_chips_taken_off_with_the_stack_do_not_come_back() {
     let top_up = TableOp::TopUp { seat: 1, player_id: pid("P1"), amount_cents: d(100), source: FundsSource::Cash, supervisor_id: None };
     g.table(top_up).unwrap();
     assert_eq!(g.state().playable_stack_cents(1), d(100));
+}
+
+/// R-UNIT-2 with R-STAKE-1 (the seating pass): a color change gives a seat at most one minimum
+/// playable chip's worth of tip chips ($195 of a $200 stack colored into $1 chips at a $5 table
+/// had played a hand for $5 and been colored back).
+#[test]
+fn r_unit_2_a_color_change_gives_at_most_one_chip_of_tip_chips() {
+    let mut g = Game::new(with_tip_chips(), &[(1, d(200))]);
+    let here = tid(TABLE);
+    let down = |fives: i64| TableOp::ColorChange {
+        seat: 1,
+        give: vec![ChipCount { denomination_cents: d(5), count: fives }],
+        receive: vec![ChipCount { denomination_cents: d(1), count: 5 * fives }],
+    };
+    let r = rejected(at(&mut g, &here, down(39)), "TIP_CHIPS_ABOVE_ONE_CHIP");
+    assert_eq!((r.number("tip_chips_cents"), r.number("min_playable_chip_cents")), (Some(d(195)), Some(d(5))));
+    at(&mut g, &here, down(1)).unwrap();
+    rejected(at(&mut g, &here, down(1)), "TIP_CHIPS_ABOVE_ONE_CHIP");
+    assert_eq!(g.state().playable_stack_cents(1), d(195));
 }

@@ -546,3 +546,36 @@ fn r_rebuy_1_the_strictest_departure_binds_each_with_its_own_tolerance() {
     );
     assert_eq!((r.number("amount_left_with_cents"), r.number("required_min_cents")), (Some(d(180)), Some(d(180))));
 }
+
+/// R-POT-4, R-STAKE-4 (the seating pass): a folded seat whose chips the hand may still give back
+/// is not left before the hand ends (the folded $80 had been cashed out at $20 and the $40
+/// returned went to the next patron at the seat, or stayed at an empty one); a folded seat whose
+/// chips an all-in covers leaves at once.
+#[test]
+fn r_pot_4_a_seat_the_hand_may_still_pay_is_left_only_when_it_ends() {
+    let mut g = Game::new(nl_1_2(), &[(1, d(40)), (2, d(100)), (3, d(100)), (4, d(100))]);
+    g.start(1, 1, &[1, 2, 3, 4]);
+    g.post(2, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(3, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(4, Action::Fold);
+    g.ok(1, Action::AllIn);
+    g.ok(2, Action::Raise { to_cents: d(80) });
+    g.ok(3, Action::Call);
+    g.next_round();
+    g.ok(2, Action::Fold);
+    // Seat 2 put in $80; seat 1 is all in for $40 and seat 3 may still fold: $40 may come back.
+    let r = rejected(g.table(TableOp::CashOut { seat: 2, player_id: pid("P2") }), "HAND_IN_PROGRESS");
+    assert_eq!((r.number("in_pot_cents"), r.number("covered_cents")), (Some(d(80)), Some(d(40))));
+    let there = crate::doors::open_second_table(&mut g, "T2", nl_1_2());
+    let moved = TableOp::MovePlayer { seat: 2, player_id: pid("P2"), to_table_id: there, to_seat: 1 };
+    rejected(g.table(moved), "HAND_IN_PROGRESS");
+    // Seat 4 folded without a chip in: it leaves.
+    g.table(TableOp::CashOut { seat: 4, player_id: pid("P4") }).unwrap();
+    g.ok(3, Action::Fold);
+    if g.state().hand.as_ref().is_some_and(|h| h.phase != HandPhase::Settled) {
+        g.showdown(vec![vec![1]]);
+    }
+    g.end();
+    assert_eq!(g.stack(2), d(60), "the $40 above seat 1's level back to seat 2");
+    g.table(TableOp::CashOut { seat: 2, player_id: pid("P2") }).unwrap();
+}

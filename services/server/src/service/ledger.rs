@@ -155,9 +155,9 @@ chipledger_proto::rpc_table!(service_impl!(LedgerService {
         let wish = ReadWish::from_metadata(request.metadata())?;
         let request = request.into_inner();
         let property = self.ledger.property(&principal, &request.property_id)?;
-        if request.account.parse::<rules::Account>().is_err() {
+        let Ok(account) = request.account.parse::<rules::Account>() else {
             return Err(status::invalid_field("account", "an account key such as table/T1/seat/3 or player/P7/pocket"));
-        }
+        };
         let as_of = match request.as_of {
             None => as_of_point(&self.ledger, None, None)?,
             Some(WireAsOf::GlobalPosition(position)) => as_of_point(&self.ledger, Some(position), None)?,
@@ -169,6 +169,9 @@ chipledger_proto::rpc_table!(service_impl!(LedgerService {
             .db_call("balance", "postings", view.store.balance_with_position(&property, &request.account, as_of))
             .await
             .map_err(|error| store_status("balance", error))?;
+        if balance_cents == 0 {
+            self.account_can_hold(&property, &view.store, &account).await?;
+        }
         Ok(view.annotate(Response::new(pb::GetBalanceResponse { account: request.account, balance_cents, global_position })))
     }
 
@@ -391,6 +394,47 @@ struct PlayerPage<'r> {
 }
 
 impl Services {
+    /// `GetBalance` of an account that holds nothing: refused when the account could never hold
+    /// anything, so that a mistyped key is not read as an empty account (the numbers pass: 0 for
+    /// `seat/11` at a ten-seat table, and for a patron under an id in another case).
+    async fn account_can_hold(&self, property: &str, store: &Store, account: &rules::Account) -> Result<(), Status> {
+        match account {
+            rules::Account::Pocket { player_id } | rules::Account::Iou { player_id } => {
+                let stream = StreamId::Player(player_id.clone()).key();
+                let version = self
+                    .ledger
+                    .db_call("balance", "streams", store.stream_version(property, &stream))
+                    .await
+                    .map_err(|error| store_status("find the patron", error))?;
+                if version > 0 {
+                    return Ok(());
+                }
+                let known = self
+                    .ledger
+                    .db_call("balance", "streams", store.players_in_another_case(property, &[player_id.as_str()]))
+                    .await
+                    .map_err(|error| store_status("find the patron", error))?;
+                if let Some((_, Some(known))) = known.first() {
+                    let refusal = rules::Rejection::new(
+                        crate::ledger::PLAYER_ID_IN_ANOTHER_CASE,
+                        format!("patron {known} is known under that id in another case: ask for {}", account.key().replacen(player_id.as_str(), known, 1)),
+                    );
+                    return Err(status::rejection(&refusal));
+                }
+            }
+            rules::Account::Seat { table_id, seat } => {
+                let (state, _) = self.ledger.load(property, &StreamId::Table(table_id.clone())).await?;
+                if let Some(config) = state.as_table().and_then(|table| table.config.as_ref())
+                    && *seat > config.max_seats
+                {
+                    return Err(status::invalid_field("account", format!("table {table_id} has seats 1 to {}, not {seat}", config.max_seats)));
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
     /// A page of one player's own stream (history, sessions), of the given event types.
     async fn player_page(
         &self,
