@@ -216,6 +216,18 @@ pub fn decide_correction(
             after = table.clone().evolve(&corrected);
         }
     }
+    // R-UNIT-2 with R-STAKE-1: a correction gives back no more tip chips than a color change
+    // may give: corrections of color-ups had piled them up a chip at a time (the wave-2 pass: $6
+    // of a $200 stack kept out of an all-in).
+    let min_chip = table.config.as_ref().map_or(0, |config| config.chip_set.min_playable_chip_cents);
+    for (seat, change) in &tip_chips_back {
+        if let Some(now) = after.seat(*seat).filter(|s| *change > 0 && s.tip_chips_cents > min_chip) {
+            return Err(Rejection::new(crate::inventory::TIP_CHIPS_ABOVE_ONE_CHIP, "the correction would leave the seat more chips below the minimum playable chip than one chip's worth: color them up first")
+                .with("seat", Cents::from(*seat))
+                .with("tip_chips_cents", now.tip_chips_cents)
+                .with("min_playable_chip_cents", min_chip));
+        }
+    }
     for p in &postings {
         let crate::accounts::Account::Seat { seat, .. } = p.account else { continue };
         let Some(now) = table.seat(seat) else {

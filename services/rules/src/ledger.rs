@@ -16,6 +16,9 @@ pub const STREAM_NOT_LOADED: Reason = Reason::new("STREAM_NOT_LOADED", "R-AUDIT-
 pub const TABLE_NOT_OPEN: Reason = Reason::new("TABLE_NOT_OPEN", "R-AUDIT-2");
 pub const TABLE_ALREADY_OPEN: Reason = Reason::new("TABLE_ALREADY_OPEN", "R-AUDIT-2");
 pub const HAND_IN_PROGRESS: Reason = Reason::new("HAND_IN_PROGRESS", "R-STAKE-1");
+/// R-POT-4: the seat put chips in the hand in play that may still come back to it; it is left
+/// once the hand ends ([`not_owed_by_hand`]).
+pub const SEAT_OWED_BY_HAND: Reason = Reason::new("SEAT_OWED_BY_HAND", "R-POT-4");
 pub const HAND_ALREADY_STARTED: Reason = Reason::new("HAND_ALREADY_STARTED", "R-STAKE-1");
 pub const HAND_NUMBER_NOT_INCREASING: Reason = Reason::new("HAND_NUMBER_NOT_INCREASING", "R-AUDIT-2");
 pub const TOO_FEW_PLAYERS: Reason = Reason::new("TOO_FEW_PLAYERS", "R-STAKE-1");
@@ -29,6 +32,7 @@ pub const REASONS: &[Reason] = &[
     TABLE_NOT_OPEN,
     TABLE_ALREADY_OPEN,
     HAND_IN_PROGRESS,
+    SEAT_OWED_BY_HAND,
     HAND_ALREADY_STARTED,
     HAND_NUMBER_NOT_INCREASING,
     TOO_FEW_PLAYERS,
@@ -76,11 +80,14 @@ pub fn not_owed_by_hand(table: &TableState, seat: Seat) -> Result<(), Rejection>
     let live = || h.players.iter().filter(|p| p.status != InHand::Folded);
     let all_in = live().filter(|p| p.status == InHand::AllIn).map(|p| p.hand_cents).max().unwrap_or(0);
     let covered = all_in.max(live().map(|p| p.hand_cents).min().unwrap_or(0));
-    if folded.hand_cents > covered {
-        return Err(Rejection::new(HAND_IN_PROGRESS, "the hand in play may still return chips to the seat: it leaves when the hand ends")
+    // Chips above a side pot already paid at once are settled (R-POT-3): none of them comes back
+    // later (the wave-2 pass: a folded seat was kept waiting for chips already paid).
+    let at_stake = folded.hand_cents.min(h.contribution_cap_cents.unwrap_or(Cents::MAX));
+    if at_stake > covered {
+        return Err(Rejection::new(SEAT_OWED_BY_HAND, "the hand in play may still return chips to the seat: it leaves when the hand ends")
             .with("hand_no", h.hand_no as Cents)
             .with("seat", seat as Cents)
-            .with("in_pot_cents", folded.hand_cents)
+            .with("in_pot_cents", at_stake)
             .with("covered_cents", covered));
     }
     Ok(())

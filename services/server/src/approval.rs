@@ -150,14 +150,26 @@ impl ApprovalKey {
     /// approval holds only while its approver's entry is as it was when it was given (the
     /// insider pass: a supervisor's token rotated by a reload, what the old one had approved
     /// was still taken for up to an hour).
+    /// The lists are taken as sets: the same grants written in another order keep the stamp
+    /// (the wave-2 pass: properties reordered had voided approvals).
     pub fn stamp(&self, entry: &crate::config::PrincipalConfig) -> String {
+        let set = |items: &[String]| {
+            let mut items: Vec<&str> = items.iter().map(String::as_str).collect();
+            items.sort_unstable();
+            items.dedup();
+            items.join("\u{1f}")
+        };
+        let properties = match &entry.properties {
+            crate::config::PropertyScope::All => "*".to_string(),
+            crate::config::PropertyScope::Only(ids) => set(ids),
+        };
         let text = format!(
-            "chipledger approver entry\n{}\n{}\n{:?}\n{:?}\n{:?}",
+            "chipledger approver entry\n{}\n{}\n{}\n{}\n{}",
             entry.id,
             access::role_name(&entry.role),
-            entry.cert_names,
-            entry.tokens,
-            entry.properties
+            set(&entry.cert_names),
+            set(&entry.tokens),
+            properties
         );
         hex::encode(&Sha256::digest(self.pair.sign(text.as_bytes()).as_ref())[..16])
     }
@@ -375,10 +387,15 @@ pub fn check(
             ));
         };
         if claims.approver_stamp != key.stamp(&current) {
+            let why = if claims.approver_stamp.is_empty() {
+                "was given before approvals named their approver's entry (an earlier release)"
+            } else {
+                "was given before the approver's credentials or grants changed"
+            };
             return Err(denied(
                 "APPROVER_NOT_AUTHORIZED",
                 &field,
-                format!("{approver}'s credentials or grants changed since the approval was given: ask {approver} for a new one"),
+                format!("{approver}'s approval {why}: ask {approver} for a new one"),
                 &[("approver", approver)],
             ));
         }
@@ -629,7 +646,16 @@ mod tests {
         rotated.tokens = vec!["flo-floor-new-token-0123456789".into()];
         let after = Authenticator::new(&[person("fred-floor", Role::FloorSupervisor), rotated], None);
         let fred = principal(&after, "fred-floor");
-        assert_eq!(reason(check(&key, &after, &fred, &correction, &fields, &[flo], "", NOW)), "APPROVER_NOT_AUTHORIZED");
+        assert_eq!(reason(check(&key, &after, &fred, &correction, &fields, std::slice::from_ref(&flo), "", NOW)), "APPROVER_NOT_AUTHORIZED");
+        // The same grants in another order are the same entry (the wave-2 pass).
+        let mut two = person("flo-floor", Role::FloorSupervisor);
+        two.tokens.push("flo-floor-second-token-0123456789".into());
+        let mut reordered = two.clone();
+        reordered.tokens.reverse();
+        let directory = |flo: &PrincipalConfig| Authenticator::new(&[person("fred-floor", Role::FloorSupervisor), flo.clone()], None);
+        let given = token(&key, &directory(&two), "flo-floor", &correction);
+        let now = directory(&reordered);
+        assert!(check(&key, &now, &principal(&now, "fred-floor"), &correction, &fields, &[given], "", NOW).is_ok());
     }
 
     #[test]

@@ -112,8 +112,9 @@ impl Checkpointer {
     pub async fn sign_now(&self, property: &str) -> Result<SignedCheckpoint, CheckpointingError> {
         let key = self.key.as_ref().ok_or(CheckpointingError::NoKey)?;
         let store = self.router.primary(property);
-        if let Some(last) = self.last_signed(property).await? {
-            if let Some(reason) = store.checkpoint_disagreement(&last).await? {
+        let last = self.last_signed(property).await?;
+        if let Some(last) = &last {
+            if let Some(reason) = store.checkpoint_disagreement(last).await? {
                 return Err(CheckpointingError::Disagrees { position: last.position, refusal_seq: last.refusal_seq, reason });
             }
         }
@@ -126,7 +127,10 @@ impl Checkpointer {
             }
         }
         let (events, refusals) = store.heads(property).await?;
-        let signed = key.sign(property, events, refusals, now_unix_ms())?;
+        // Signed no earlier than the last checkpoint (the time pass: restarted with the clock an
+        // hour back, a checkpoint was signed before the one it follows).
+        let signed_at_ms = now_unix_ms().max(last.as_ref().map_or(0, |last| last.signed_at_ms));
+        let signed = key.sign(property, events, refusals, signed_at_ms)?;
         if let Some(sink) = &self.sink {
             let sink = sink.clone();
             let document = signed.clone();

@@ -665,6 +665,27 @@ impl GamingDayClock {
     }
 }
 
+impl GamingDayClock {
+    /// The first instant (unix ms) after `at_unix_ms` whose gaming day is later than `day`, if
+    /// it comes within two days (a day held ahead of the clock further than that: `None`). The
+    /// days follow one another in time, so the first is found by halving.
+    pub fn day_after_begins(&self, day: &str, at_unix_ms: i64) -> Option<i64> {
+        let later = |at: i64| self.gaming_day(at).is_some_and(|of| of.as_str() > day);
+        let (mut before, mut after) = (at_unix_ms, at_unix_ms.checked_add(50 * 3_600_000)?);
+        if later(before) {
+            return Some(before);
+        }
+        if !later(after) {
+            return None;
+        }
+        while after - before > 1 {
+            let middle = before + (after - before) / 2;
+            if later(middle) { after = middle } else { before = middle }
+        }
+        Some(after)
+    }
+}
+
 /// Parses a role name as written in configuration: the stable names (`role_name`), any case,
 /// `-` for `_`, and `floor` or `supervisor` for a floor supervisor.
 pub fn parse_role(name: &str) -> Result<Role, ConfigError> {
@@ -1362,6 +1383,25 @@ retention_months = 120
             zone: jiff::tz::TimeZone::fixed(jiff::tz::Offset::from_seconds(-480 * 60).unwrap()),
         };
         assert_eq!(fixed.gaming_day(at("2024-07-04T13:30:00Z")).as_deref(), Some("2024-07-03"), "the old fixed offset is an hour late in summer");
+    }
+
+    /// R-CHIP-6 (the time pass): the first instant of the next gaming day, where a command
+    /// decided on a day is no longer recorded on it: at the cutoff, at the first passing of one
+    /// the clocks repeat, when the clocks resume for one they skip; from a day held ahead of
+    /// the clock, that day's end.
+    #[test]
+    fn r_chip_6_the_next_gaming_day_begins_at_the_cutoff() {
+        let at = |text: &str| text.parse::<jiff::Timestamp>().unwrap().as_millisecond();
+        let vegas = GamingDayClock::in_zone(360, "America/Los_Angeles").unwrap();
+        assert_eq!(vegas.day_after_begins("2024-11-02", at("2024-11-03T13:59:59.990Z")), Some(at("2024-11-03T14:00:00Z")));
+        assert_eq!(vegas.day_after_begins("2024-03-09", at("2024-03-09T20:00:00Z")), Some(at("2024-03-10T13:00:00Z")));
+        assert_eq!(vegas.day_after_begins("2024-03-10", at("2024-03-09T20:00:00Z")), Some(at("2024-03-11T13:00:00Z")), "a day ahead of the clock");
+        assert_eq!(vegas.day_after_begins("2024-03-20", at("2024-03-09T20:00:00Z")), None, "far ahead: no end within two days");
+        assert_eq!(vegas.day_after_begins("2024-03-08", at("2024-03-09T20:00:00Z")), Some(at("2024-03-09T20:00:00Z")), "already past");
+        let repeated = GamingDayClock::in_zone(90, "America/Los_Angeles").unwrap();
+        assert_eq!(repeated.day_after_begins("2026-10-31", at("2026-11-01T08:00:00Z")), Some(at("2026-11-01T08:30:00Z")));
+        let skipped = GamingDayClock::in_zone(150, "America/Los_Angeles").unwrap();
+        assert_eq!(skipped.day_after_begins("2026-03-07", at("2026-03-08T09:00:00Z")), Some(at("2026-03-08T10:00:00Z")));
     }
 
     #[test]

@@ -65,6 +65,7 @@ async fn run_store(store: &Store, batch_size: usize, first_batch: usize, batches
             let command_id = format!("{stream}-{b}");
             AppendRequest {
                 property: PROPERTY.into(),
+                decided: Default::default(),
                 commands: vec![CommandRecord { command_id: command_id.clone(), request_hash: request_hash(command_id.as_bytes()) }],
                 streams: vec![StreamAppend {
                     stream: stream.into(),

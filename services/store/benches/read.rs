@@ -80,6 +80,7 @@ async fn fill(store: &Store, events: usize) -> anyhow::Result<i64> {
         store
             .append(&AppendRequest {
                 property: PROPERTY.into(),
+                decided: Default::default(),
                 commands: vec![CommandRecord {
                     command_id: command_id.clone(),
                     request_hash: request_hash(command_id.as_bytes()),

@@ -407,7 +407,13 @@ BEGIN
                        WHERE NOT v_replayed[s.m] AND s.assumed IS DISTINCT FROM s.actual)
            OR v_recorded IS NULL OR v_recorded < v_last_at
            OR v_recorded > greatest(clock_timestamp() + interval '5 seconds', v_last_at) THEN
-            v_micros := (extract(epoch FROM greatest(clock_timestamp(), v_last_at)) * 1000000)::bigint;
+            -- The time to record at: the one asked for (when its writer decided, by its reading
+            -- of this clock), or this clock if it asks none or one too far ahead; never before
+            -- the head's.
+            v_micros := (extract(epoch FROM greatest(
+                            CASE WHEN v_recorded IS NULL OR v_recorded > clock_timestamp() + interval '5 seconds'
+                                 THEN clock_timestamp() ELSE v_recorded END,
+                            v_last_at)) * 1000000)::bigint;
             RETURN QUERY SELECT i, false, v_replayed[i], v_outcomes[i], v_replies[i], v_version, v_last, v_hash, v_micros
                            FROM generate_series(1, v_members) AS i;
             RETURN;

@@ -72,7 +72,12 @@ BEGIN
     END IF;
     SELECT h.last_refusal_seq + 1, h.last_refusal_hash INTO v_seq, v_hash
       FROM property_heads h WHERE h.property = p_property FOR UPDATE;
-    v_recorded := clock_timestamp();
+    -- Never before the property's last event or refusal: times never go back along either
+    -- chain, whatever the clock does (the time pass: after a restart with the clocks an hour
+    -- back, refusals were stamped before the ones already kept).
+    v_recorded := greatest(clock_timestamp(),
+                           (SELECT h.last_recorded_at FROM property_heads h WHERE h.property = p_property),
+                           (SELECT r.recorded_at FROM rejections r WHERE r.property = p_property AND r.refusal_seq = v_seq - 1));
     v_micros := (extract(epoch FROM v_recorded) * 1000000)::bigint;
     v_hash := sha256(p_entry || convert_to(format('%s,"prev":"%s","recorded_at_micros":%s}',
                                                   v_seq, encode(v_hash, 'hex'), v_micros), 'UTF8'));

@@ -32,6 +32,7 @@ use crate::projection::{InlineProjection, ProjectionOp};
 /// Arrays bound to `chipledger_append`.
 pub(crate) struct EncodedAppend {
     property: String,
+    decided: crate::event::DecidedAt,
     append_id: Uuid,
     command_ids: Vec<String>,
     request_hashes: Vec<Vec<u8>>,
@@ -161,6 +162,7 @@ pub(crate) fn encode(request: &AppendRequest, projection: Option<&dyn InlineProj
     }
     let mut encoded = EncodedAppend {
         property: request.property.clone(),
+        decided: request.decided,
         append_id: Uuid::now_v7(),
         command_ids,
         request_hashes,
@@ -319,9 +321,13 @@ pub(crate) async fn execute_group(
         // The version before each stream's events is the one expected (`-1` for
         // `ExpectedVersion::Any`: the database tells, and the group is hashed again).
         base_versions: group.expected.clone(),
-        recorded_micros: now_micros().max(head.map_or(0, |head| head.recorded_micros)),
+        recorded_micros: decided_micros(members).max(head.map_or(0, |head| head.recorded_micros)),
     };
     for _ in 0..MAX_HEAD_ATTEMPTS {
+        // R-CHIP-6: no member on a gaming day the time it would be recorded at is past.
+        if let Some(index) = members.iter().position(|member| member.decided.day_ends_micros.is_some_and(|end| assumed.recorded_micros >= end)) {
+            return Err((index, StoreError::GamingDayEnded { recorded_micros: assumed.recorded_micros }));
+        }
         let hashed = group.hash(members, &assumed);
         let (head_position, head_hash) = assumed.head.map_or((None, None), |head| (Some(head.position), Some(head.hash.to_vec())));
         let rows: Vec<Row> = sqlx::query_as(
@@ -429,6 +435,13 @@ pub(crate) async fn execute_group(
         *head = assumed.head;
     }
     Err((0, StoreError::Contention(format!("the head of the property moved {MAX_HEAD_ATTEMPTS} times while this group was hashed"))))
+}
+
+/// The time a group is recorded at, before the head's raises it: the latest its members were
+/// decided at by their writer's clock ([`crate::event::DecidedAt`]), or the store's own clock
+/// for members that say none.
+fn decided_micros(members: &[&EncodedAppend]) -> i64 {
+    members.iter().map(|member| member.decided.at_micros.unwrap_or_else(now_micros)).max().unwrap_or_else(now_micros)
 }
 
 fn now_micros() -> i64 {

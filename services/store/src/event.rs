@@ -160,10 +160,25 @@ pub fn request_hash(request_bytes: &[u8]) -> [u8; 32] {
     sha2::Sha256::digest(request_bytes).into()
 }
 
+/// When a request was decided, by its writer's clock (the service's reading of the database's
+/// clock): its events are recorded at that time (raised to the head's, so that times never go
+/// back along the log), not at the store's own clock; and a request decided on a gaming day is
+/// not recorded at or after `day_ends_micros`, the first instant of the next one
+/// ([`crate::StoreError::GamingDayEnded`]: decide it again). The time pass: events were stamped
+/// by the host's clock an hour behind the database's, on a gaming day their times were not in,
+/// and one decided just before the cutoff was recorded just after it, on the day before. `None`:
+/// the store's clock, no day.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DecidedAt {
+    pub at_micros: Option<i64>,
+    pub day_ends_micros: Option<i64>,
+}
+
 /// One atomic append: several commands (a whole hand for the batch RPC), several streams.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AppendRequest {
     pub property: String,
+    pub decided: DecidedAt,
     pub commands: Vec<CommandRecord>,
     pub streams: Vec<StreamAppend>,
     /// Opaque bytes stored with the commands and returned unchanged on an idempotent replay

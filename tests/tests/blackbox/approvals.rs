@@ -173,6 +173,17 @@ async fn r_audit_1_a_self_approved_correction_is_refused_and_moves_nothing() -> 
     assert_denied(floor.ledger.correct(own).await, "APPROVER_IS_CALLER", "self by token");
     let refused = [("c-nobody", "APPROVAL_MISSING"), ("c-self", "APPROVER_IS_CALLER"), ("c-own-token", "APPROVER_IS_CALLER")];
     assert_refusals_kept(&mut auditor, &before, principal::FLOOR.0, "R-AUDIT-1", &refused).await?;
+    // Found by the table and the patron of the event they would have reversed (the insider
+    // pass: kept with no stream, they were missing from the table's refusals).
+    let by_table = auditor
+        .audit
+        .list_rejections(pb::ListRejectionsRequest { table_id: TABLE.into(), ..Default::default() })
+        .await?
+        .into_inner()
+        .rejections;
+    let mut found: Vec<&str> = by_table.iter().map(|kept| kept.command_id.as_str()).collect();
+    found.sort_unstable();
+    assert_eq!(found, ["c-nobody", "c-own-token", "c-self"], "{by_table:?}");
 
     // A second floor supervisor's approval: recorded, naming her.
     let second = approved(correction("c-second", principal::FLOOR_2.0), &mut [&mut floor_2]).await?;

@@ -151,7 +151,15 @@ async fn a_dealer_of_property_a_cannot_touch_property_b_by_command_query_subscri
     assert_eq!(status.code(), Code::PermissionDenied, "{status:?}");
 
     assert_eq!(head_of(&mut auditor, B).await?, b_before, "nothing moved at B");
-    assert_eq!(head_of(&mut auditor, "").await?, a_before, "nor at A");
+    let a_after = head_of(&mut auditor, "").await?;
+    assert_eq!((a_after.global_position, &a_after.chain_hash_hex), (a_before.global_position, &a_before.chain_hash_hex), "nor at A");
+    // Every command naming B is kept among A's refusals, with the caller (the insider pass:
+    // they had been kept nowhere, while a role refusal was kept); queries are not commands.
+    let kept = auditor.audit.list_rejections(pb::ListRejectionsRequest::default()).await?.into_inner().rejections;
+    let walls: Vec<_> = kept.iter().filter(|kept| kept.reason_code == "PROPERTY_NOT_PERMITTED").collect();
+    assert_eq!(walls.len(), 3, "{kept:?}");
+    assert!(walls.iter().all(|kept| kept.actor_id == principal::DEALER.0 && kept.command_id.contains("~denied~")), "{walls:?}");
+    assert_eq!(a_after.refusal_seq, a_before.refusal_seq + 3);
     // A principal of both reads both; the subscription of B sees only B's events.
     let mut events = auditor
         .ledger

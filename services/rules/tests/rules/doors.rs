@@ -1883,3 +1883,25 @@ fn r_unit_2_a_color_change_gives_at_most_one_chip_of_tip_chips() {
     rejected(at(&mut g, &here, down(1)), "TIP_CHIPS_ABOVE_ONE_CHIP");
     assert_eq!(g.state().playable_stack_cents(1), d(195));
 }
+
+/// R-UNIT-2 with R-STAKE-1 (the wave-2 pass): corrections of color-ups give back no more tip
+/// chips than one color change may ($6 had piled up a dollar a correction and stayed out of an
+/// all-in).
+#[test]
+fn r_unit_2_corrections_pile_up_no_tip_chips() {
+    let mut g = Game::new(with_tip_chips(), &[(1, d(200))]);
+    let here = tid(TABLE);
+    let five = ChipCount { denomination_cents: d(5), count: 1 };
+    let ones = ChipCount { denomination_cents: d(1), count: 5 };
+    let mut ups = Vec::new();
+    color_down(&mut g, &here, 1);
+    for _ in 0..2 {
+        let up = at(&mut g, &here, TableOp::ColorChange { seat: 1, give: vec![ones.clone()], receive: vec![five.clone()] }).unwrap();
+        ups.push((g.state().version, up[0].1.postings().to_vec()));
+        color_down(&mut g, &here, 1);
+    }
+    let (version, postings) = ups.pop().unwrap();
+    let r = rejected(g.table(correct_at(version, "ColorChanged", postings)), "TIP_CHIPS_ABOVE_ONE_CHIP");
+    assert_eq!((r.number("tip_chips_cents"), r.number("min_playable_chip_cents")), (Some(d(10)), Some(d(5))));
+    assert_eq!(g.state().playable_stack_cents(1), d(195));
+}

@@ -564,11 +564,12 @@ fn r_pot_4_a_seat_the_hand_may_still_pay_is_left_only_when_it_ends() {
     g.next_round();
     g.ok(2, Action::Fold);
     // Seat 2 put in $80; seat 1 is all in for $40 and seat 3 may still fold: $40 may come back.
-    let r = rejected(g.table(TableOp::CashOut { seat: 2, player_id: pid("P2") }), "HAND_IN_PROGRESS");
+    let r = rejected(g.table(TableOp::CashOut { seat: 2, player_id: pid("P2") }), "SEAT_OWED_BY_HAND");
+    assert_eq!(r.reason.rule, "R-POT-4");
     assert_eq!((r.number("in_pot_cents"), r.number("covered_cents")), (Some(d(80)), Some(d(40))));
     let there = crate::doors::open_second_table(&mut g, "T2", nl_1_2());
     let moved = TableOp::MovePlayer { seat: 2, player_id: pid("P2"), to_table_id: there, to_seat: 1 };
-    rejected(g.table(moved), "HAND_IN_PROGRESS");
+    rejected(g.table(moved), "SEAT_OWED_BY_HAND");
     // Seat 4 folded without a chip in: it leaves.
     g.table(TableOp::CashOut { seat: 4, player_id: pid("P4") }).unwrap();
     g.ok(3, Action::Fold);
@@ -578,4 +579,23 @@ fn r_pot_4_a_seat_the_hand_may_still_pay_is_left_only_when_it_ends() {
     g.end();
     assert_eq!(g.stack(2), d(60), "the $40 above seat 1's level back to seat 2");
     g.table(TableOp::CashOut { seat: 2, player_id: pid("P2") }).unwrap();
+}
+
+/// R-POT-4 with R-POT-3 (the wave-2 pass): the chips a folded seat put in above a side pot
+/// already paid at once are settled, so they keep it at the table no longer.
+#[test]
+fn r_pot_4_a_folded_seat_whose_chips_were_paid_at_once_leaves() {
+    let mut c = nl_1_2();
+    c.buy_in.min_cents = d(3);
+    let mut g = Game::new(c, &[(1, d(40)), (2, d(40)), (3, d(40)), (4, d(3))]);
+    g.start(1, 2, &[1, 2, 3, 4]);
+    g.post(3, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(4, PostKind::BigBlind, d(2)).unwrap();
+    g.ok(1, Action::Raise { to_cents: d(6) });
+    g.ok(2, Action::Raise { to_cents: d(20) });
+    g.ok(3, Action::Fold);
+    g.ok(4, Action::AllIn);
+    g.ok(1, Action::Fold);
+    assert!(g.hand().contribution_cap_cents.is_some(), "the side pot above seat 4's $3 was paid at once");
+    g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
 }

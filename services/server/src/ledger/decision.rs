@@ -242,6 +242,7 @@ impl Decision {
         let reply = StoredReply { layout, result: Some(result) }.encode_to_vec();
         Ok(AppendRequest {
             property: property.to_string(),
+            decided: Default::default(),
             commands: vec![CommandRecord { command_id: envelope.command_id.clone(), request_hash }],
             streams,
             reply,

@@ -173,10 +173,14 @@ impl Ledger {
 
     /// The gaming day of a command refused before it is decided: by the database's clock, never
     /// before the latest day this process gave (R-CHIP-6).
-    fn refusal_day(&self, property: &PropertyConfig) -> Option<String> {
+    /// After a restart that is the day of the log's last event at least (the time pass: restarted
+    /// with the clock an hour back, the first refusals went on the day before the log's).
+    async fn refusal_day(&self, property: &PropertyConfig) -> Option<String> {
         let day = property.gaming_day.gaming_day(self.now())?;
-        let floors = self.clock_floor.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        Some(floors.get(&property.id).map_or(day.clone(), |(_, floor)| day.max(floor.clone())))
+        Some(match self.clock_floor_of(property).await {
+            Ok((_, floor)) => day.max(floor),
+            Err(_) => day,
+        })
     }
 
     /// Who may call: the gate authenticates with the same principals approvals are checked against.
@@ -304,7 +308,17 @@ impl Ledger {
         if !errors.is_empty() {
             return Err(errors.into_status());
         }
-        let property = self.property_at(principal, &envelope.property_id, "header.property_id")?;
+        let property = match self.property_at(principal, &envelope.property_id, "header.property_id") {
+            Ok(property) => property,
+            Err(denied) if denied.code() == tonic::Code::PermissionDenied => {
+                let command = match &decidable {
+                    Decidable::Command(command) => Some(command),
+                    _ => None,
+                };
+                return Err(self.refuse_for_role(principal, Some(&envelope), (T::RPC, 0, command), &request_hash, denied).await);
+            }
+            Err(other) => return Err(other),
+        };
         check_room(&property, &decidable, "")?;
         let device = envelope.device.clone();
         let entries = vec![Entry { rpc: T::RPC, decidable, device, reason_note: None }];
@@ -313,7 +327,8 @@ impl Ledger {
         if !approvals.is_empty() || fields.iter().any(|(_, named)| named.is_some()) {
             let digest = approval::command_digest(T::RPC, &request.approval_bytes(&envelope.command_id, &property.id), envelope.import());
             let subject = approval::Subject { property_id: &property.id, rpc: T::RPC, command_id: &envelope.command_id, digest };
-            if let Err(refused) = self.check_approvals(principal, &subject, &fields, approvals, "") {
+            let now = self.approval_time(&property).await?;
+            if let Err(refused) = self.check_approvals(principal, &subject, (&fields, approvals), "", now) {
                 let mut replay =
                     self.refuse_unapproved(principal, &property, &envelope, (0, &entries[0]), &request_hash, refused).await?;
                 let mut result = replay.results.pop().ok_or_else(|| status::internal("reply", &"no result"))?;
@@ -444,7 +459,13 @@ impl Ledger {
         }
         let Some(envelope) = envelope else { return Err(errors.into_status()) };
         errors.finish()?;
-        let property = self.property_at(principal, &envelope.property_id, "header.property_id")?;
+        let property = match self.property_at(principal, &envelope.property_id, "header.property_id") {
+            Ok(property) => property,
+            Err(denied) if denied.code() == tonic::Code::PermissionDenied => {
+                return Err(self.refuse_for_role(principal, Some(&envelope), ("/chipledger.v1.LedgerService/RecordBatch", 0, None), &request_hash, denied).await);
+            }
+            Err(other) => return Err(other),
+        };
         // A batch is recorded on its own property: an entry naming another is refused, not
         // recorded on the batch's (the client pass: a MAIN-only dealer's entry naming RENO had
         // been recorded on MAIN without a word).
@@ -468,7 +489,8 @@ impl Ledger {
             }
             let digest = approval::command_digest(view.rpc, &view.bytes, envelope.import());
             let subject = approval::Subject { property_id: &property.id, rpc: view.rpc, command_id: &command_id, digest };
-            if let Err(refused) = self.check_approvals(principal, &subject, &view.fields, approvals, &format!("commands[{index}].")) {
+            let now = self.approval_time(&property).await?;
+            if let Err(refused) = self.check_approvals(principal, &subject, (&view.fields, approvals), &format!("commands[{index}]."), now) {
                 let entry = entries.get(index).ok_or_else(|| status::internal("approvals", &"an entry for every command"))?;
                 return self.refuse_unapproved(principal, &property, &envelope, (index, entry), &request_hash, refused).await;
             }
@@ -476,16 +498,23 @@ impl Ledger {
         self.run(principal, &property, envelope, entries, request_hash).await
     }
 
+    /// The time approvals of `property` are judged at: the server's, never before the latest
+    /// it gave a command there (the time pass: restarted with its clock an hour back, the server
+    /// took an approval that had expired before the log's last event).
+    async fn approval_time(&self, property: &PropertyConfig) -> Result<i64, Status> {
+        Ok(self.now().max(self.clock_floor_of(property).await?.0))
+    }
+
     fn check_approvals(
         &self,
         principal: &Principal,
         subject: &approval::Subject<'_>,
-        fields: &[(&'static str, Option<&str>)],
-        tokens: &[String],
+        (fields, tokens): (&[(&'static str, Option<&str>)], &[String]),
         prefix: &str,
+        now_unix_ms: i64,
     ) -> Result<(), Status> {
         // A refusal names the rule of the command's dual control (R-AUDIT-3).
-        let checked = approval::check(&self.approval_key, &self.authenticator, principal, subject, fields, tokens, prefix, now_unix_ms())
+        let checked = approval::check(&self.approval_key, &self.authenticator, principal, subject, fields, tokens, prefix, now_unix_ms)
             .map_err(|status| status::with_rule_id(status, access::dual_control_rule(subject.rpc).unwrap_or("R-AUDIT-3")));
         if let Err(status) = &checked {
             let reason = tonic_types::StatusExt::get_error_details(status)
@@ -626,17 +655,11 @@ impl Ledger {
         Ok(())
     }
 
-    /// R-CHIP-6 with R-AUDIT-4: what is recorded as it happens never goes back in time or in
-    /// gaming day. A server clock stepped back, or a reload that moved the gaming day's cutoff
-    /// later, had put commands on the day before the one already recorded (the insider pass:
-    /// $9,000 on each of two days seven seconds apart, no CTR); the command takes the latest time
-    /// and day this process gave (on its first command for a property: those of the log's last
-    /// event), so the day holds until the clock catches up. Across replicas the store holds the
-    /// line: it keeps the property's latest day with its head and refuses a member on an earlier
-    /// one (`GamingDayBehind`), which is decided again on that day (`run`).
-    async fn never_back(&self, property: &PropertyConfig, mut context: CommandContext) -> Result<CommandContext, Status> {
+    /// The latest time and gaming day this process gave a command of `property` (on its first
+    /// for a property: those of the log's last event).
+    async fn clock_floor_of(&self, property: &PropertyConfig) -> Result<(i64, String), Status> {
         let known = self.clock_floor.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).get(&property.id).cloned();
-        let (floor_at, floor_day) = match known {
+        Ok(match known {
             Some(floor) => floor,
             None => {
                 let store = self.router.primary(&property.id);
@@ -649,14 +672,29 @@ impl Ledger {
                         last.map_err(|error| store_status("read the log's last event", error))?
                     }
                 };
-                last.first()
+                let (at, day) = last
+                    .first()
                     .map(|event| {
                         let day = event.typed_metadata().map(|metadata| metadata.gaming_day).unwrap_or_default();
                         (crate::service::unix_ms(event.recorded_at), day)
                     })
-                    .unwrap_or_default()
+                    .unwrap_or_default();
+                self.raise_floor(&property.id, at, &day);
+                (at, day)
             }
-        };
+        })
+    }
+
+    /// R-CHIP-6 with R-AUDIT-4: what is recorded as it happens never goes back in time or in
+    /// gaming day. A server clock stepped back, or a reload that moved the gaming day's cutoff
+    /// later, had put commands on the day before the one already recorded (the insider pass:
+    /// $9,000 on each of two days seven seconds apart, no CTR); the command takes the latest time
+    /// and day this process gave (on its first command for a property: those of the log's last
+    /// event), so the day holds until the clock catches up. Across replicas the store holds the
+    /// line: it keeps the property's latest day with its head and refuses a member on an earlier
+    /// one (`GamingDayBehind`), which is decided again on that day (`run`).
+    async fn never_back(&self, property: &PropertyConfig, mut context: CommandContext) -> Result<CommandContext, Status> {
+        let (floor_at, floor_day) = self.clock_floor_of(property).await?;
         if context.at_unix_ms < floor_at {
             context.at_unix_ms = floor_at;
             if let Some(day) = property.gaming_day.gaming_day(floor_at) {
@@ -669,6 +707,20 @@ impl Ledger {
         }
         self.raise_floor(&property.id, context.at_unix_ms, &context.gaming_day);
         Ok(context)
+    }
+
+    /// R-CHIP-6: when a command was decided, for the store to record it at (by the server's
+    /// reading of the database's clock, never the host's own): a command as it happens at its
+    /// context's time and not past the end of its gaming day; an import at the server's time now
+    /// (its own time is when it happened, kept apart).
+    fn decided_at(&self, property: &PropertyConfig, context: &CommandContext, imported: bool) -> chipledger_store::DecidedAt {
+        if imported {
+            return chipledger_store::DecidedAt { at_micros: Some(self.now().saturating_mul(1000)), day_ends_micros: None };
+        }
+        chipledger_store::DecidedAt {
+            at_micros: Some(context.at_unix_ms.saturating_mul(1000)),
+            day_ends_micros: property.gaming_day.day_after_begins(&context.gaming_day, context.at_unix_ms).map(|at| at.saturating_mul(1000)),
+        }
     }
 
     /// The latest time and gaming day this process gave a property's commands, raised to these.
@@ -816,7 +868,8 @@ impl Ledger {
             let started = Instant::now();
             // The append runs in its own task holding a drain guard: it reaches its COMMIT (or
             // rollback) even if the caller goes away, and shutdown waits for it.
-            let request = decision.request(&property, &envelope, request_hash)?;
+            let mut request = decision.request(&property, &envelope, request_hash)?;
+            request.decided = self.decided_at(property_config, &context, imported_by.is_some());
             let in_flight = self.drain.enter().ok_or_else(status::shutting_down)?;
             let store = self.router.primary(&property);
             let db = self.db.clone();
@@ -875,6 +928,22 @@ impl Ledger {
                     self.raise_floor(&property, context.at_unix_ms, &gaming_day);
                     tracing::info!(%gaming_day, behind = %context.gaming_day, "a later gaming day was recorded by another writer; deciding again on it");
                     context.gaming_day = gaming_day;
+                }
+                // R-CHIP-6: the gaming day it was decided on ended before it could be recorded
+                // (decided just before the cutoff, recorded after it): decided again on the day
+                // of the time it would be recorded at.
+                Err(StoreError::GamingDayEnded { recorded_micros }) if imported_by.is_none() => {
+                    if attempt > self.limits.conflict_retries {
+                        return Err(status::unavailable("append", &format!("the gaming day ended before the command could be recorded, {attempt} times")));
+                    }
+                    context.at_unix_ms = context.at_unix_ms.max(recorded_micros.div_euclid(1000) + 1);
+                    if let Some(day) = property_config.gaming_day.gaming_day(context.at_unix_ms)
+                        && day > context.gaming_day
+                    {
+                        context.gaming_day = day;
+                    }
+                    self.raise_floor(&property, context.at_unix_ms, &context.gaming_day);
+                    tracing::info!(gaming_day = %context.gaming_day, "the gaming day ended before the command was recorded; deciding again on the next");
                 }
                 // Refused before with this very request (R-AUDIT-3): that refusal answers.
                 Err(StoreError::RefusedBefore { refusal_seq, .. }) => return self.replay_refusal(&property, refusal_seq).await,
@@ -981,7 +1050,8 @@ impl Ledger {
         }
     }
 
-    /// A command the caller's role may not send (ROLE_NOT_PERMITTED): kept among the refusals
+    /// A command the caller's role may not send (ROLE_NOT_PERMITTED), or naming a property it may
+    /// not act on (PROPERTY_NOT_PERMITTED): kept among the refusals
     /// (an insider trying what the role table forbids is what R-AUDIT-3 keeps for auditors),
     /// under [`role_refusal_key`], never the command id itself (a dealer could otherwise block
     /// a supervisor's command by its id in advance), and answered with `denied` (naming rule
@@ -1011,10 +1081,15 @@ impl Ledger {
                 Err(_) => return denied,
             },
         };
+        // The role, or a property the caller may not act on (the insider pass: a cage or floor
+        // principal's command naming another property had been kept nowhere).
+        let reason_code = tonic_types::StatusExt::get_error_details(&denied)
+            .error_info()
+            .map_or_else(|| access::ROLE_NOT_PERMITTED.to_string(), |info| info.reason.clone());
         let record = RejectionRecord {
             property: property.id.clone(),
             command_id: role_refusal_key(command_id, &principal.id, request_hash),
-            reason_code: access::ROLE_NOT_PERMITTED.to_string(),
+            reason_code,
             rule_id: access::ROLE_RULE.to_string(),
             numbers: Vec::new(),
             detail: denied.message().to_string(),
@@ -1025,7 +1100,7 @@ impl Ledger {
             request: attempted(rpc, index, None, command),
             request_hash: *request_hash,
             player_id: command.and_then(|command| refused_player(command, &HashMap::new())),
-            gaming_day: self.refusal_day(&property),
+            gaming_day: self.refusal_day(&property).await,
             reply: status_to_reply(&denied),
         };
         if let Err(error) = self.keep_refusal(record, denied.clone()).await
@@ -1052,7 +1127,21 @@ impl Ledger {
     ) -> Result<pb::BatchResult, Status> {
         let request = attempted(entry.rpc, index, Some(&entry.decidable), None);
         let device = entry.device.clone().or_else(|| envelope.device.clone());
-        let attempt = Attempt { rpc: entry.rpc, index, device, streams: streams_of(&entry.decidable), player_id: player_of(&entry.decidable), request };
+        let (mut streams, mut player_id) = (streams_of(&entry.decidable), player_of(&entry.decidable));
+        // A correction names its stream only through the event it reverses: that event's stream
+        // (and patron), so the refusal is found by table or patron (the insider pass: corrections
+        // refused for their second person were kept with no stream, missing from the table's).
+        if let Decidable::Correction(correction) = &entry.decidable
+            && let Ok(event_id) = uuid::Uuid::parse_str(&correction.reverses_event_id)
+            && let Ok(Some((stream, _))) =
+                self.db.call("event_location", "events", self.router.primary(&property.id).event_location(&property.id, event_id)).await
+        {
+            if let Ok(StreamId::Player(patron)) = stream.parse::<StreamId>() {
+                player_id = player_id.or_else(|| Some(patron.as_str().to_owned()));
+            }
+            streams.push(stream);
+        }
+        let attempt = Attempt { rpc: entry.rpc, index, device, streams, player_id, request };
         self.keep_unapproved(principal, property, envelope, attempt, request_hash, refused).await
     }
 
@@ -1073,7 +1162,7 @@ impl Ledger {
                 request[IMPORTED_BY] = serde_json::json!(imported_by);
                 (context.actor.id, access::role_name(&context.actor.role).to_string(), Some(context.gaming_day))
             }
-            _ => (principal.id.clone(), access::role_name(&principal.role).to_string(), self.refusal_day(property)),
+            _ => (principal.id.clone(), access::role_name(&principal.role).to_string(), self.refusal_day(property).await),
         };
         if let Ok(value) = index.to_string().parse() {
             refused.metadata_mut().insert(COMMAND_INDEX_HEADER, value);

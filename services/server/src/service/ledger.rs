@@ -170,7 +170,7 @@ chipledger_proto::rpc_table!(service_impl!(LedgerService {
             .await
             .map_err(|error| store_status("balance", error))?;
         if balance_cents == 0 {
-            self.account_can_hold(&property, &view.store, &account).await?;
+            self.account_can_hold(&property, &view.store, &account, request.as_of.is_some()).await?;
         }
         Ok(view.annotate(Response::new(pb::GetBalanceResponse { account: request.account, balance_cents, global_position })))
     }
@@ -397,7 +397,10 @@ impl Services {
     /// `GetBalance` of an account that holds nothing: refused when the account could never hold
     /// anything, so that a mistyped key is not read as an empty account (the numbers pass: 0 for
     /// `seat/11` at a ten-seat table, and for a patron under an id in another case).
-    async fn account_can_hold(&self, property: &str, store: &Store, account: &rules::Account) -> Result<(), Status> {
+    /// A seat is held to the table's seats now, or, read as of a past point, to the most seats a
+    /// table ever has (the wave-2 pass: a seat of a table since made smaller was refused as of
+    /// when it was there).
+    async fn account_can_hold(&self, property: &str, store: &Store, account: &rules::Account, as_of: bool) -> Result<(), Status> {
         match account {
             rules::Account::Pocket { player_id } | rules::Account::Iou { player_id } => {
                 let stream = StreamId::Player(player_id.clone()).key();
@@ -420,6 +423,11 @@ impl Services {
                         format!("patron {known} is known under that id in another case: ask for {}", account.key().replacen(player_id.as_str(), known, 1)),
                     );
                     return Err(status::rejection(&refusal));
+                }
+            }
+            rules::Account::Seat { seat, .. } if as_of => {
+                if usize::from(*seat) > rules::MAX_SEATS {
+                    return Err(status::invalid_field("account", format!("a table has seats 1 to {} at most, not {seat}", rules::MAX_SEATS)));
                 }
             }
             rules::Account::Seat { table_id, seat } => {

@@ -81,6 +81,7 @@ pub fn movement(event_type: &str, from: &str, to: &str, amount_cents: i64, comma
 pub fn one_stream(stream: &str, expected: ExpectedVersion, events: Vec<NewEvent>) -> AppendRequest {
     AppendRequest {
         property: PROPERTY.into(),
+        decided: Default::default(),
         commands: vec![],
         streams: vec![StreamAppend { stream: stream.into(), expected_version: expected, events }],
         reply: vec![],

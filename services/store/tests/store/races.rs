@@ -174,6 +174,7 @@ async fn two_buy_ins_by_one_player_at_two_tables_serialise_on_the_player_stream(
                 let buy_in = movement("PocketBuyIn", "player/P1/pocket", &format!("table/{table}/seat/1"), 100, &command_id);
                 let request = AppendRequest {
                     property: PROPERTY.into(),
+                    decided: Default::default(),
                     commands: vec![command(&command_id, &command_id)],
                     streams: vec![
                         StreamAppend { stream: table_stream, expected_version: expected(table_version), events: vec![buy_in] },
