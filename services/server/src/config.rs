@@ -667,24 +667,41 @@ impl GamingDayClock {
 
 impl GamingDayClock {
     /// The first instant (unix ms) after `at_unix_ms` whose gaming day is later than `day`, if
-    /// it comes within two days (a day held ahead of the clock further than that: `None`). The
-    /// days follow one another in time, so the first is found by halving.
+    /// it comes within two days (a day held ahead of the clock further than that: `None`).
     pub fn day_after_begins(&self, day: &str, at_unix_ms: i64) -> Option<i64> {
-        let later = |at: i64| self.gaming_day(at).is_some_and(|of| of.as_str() > day);
-        let (mut before, mut after) = (at_unix_ms, at_unix_ms.checked_add(50 * 3_600_000)?);
-        if later(before) {
+        self.first_instant(at_unix_ms, at_unix_ms.checked_add(DAYS_SEARCHED_MS)?, |of| of > day)
+    }
+
+    /// The first instant (unix ms) of gaming day `day`, the day of `at_unix_ms` (else `None`).
+    pub fn day_begins(&self, day: &str, at_unix_ms: i64) -> Option<i64> {
+        if self.gaming_day(at_unix_ms)? != day {
+            return None;
+        }
+        self.first_instant(at_unix_ms.checked_sub(DAYS_SEARCHED_MS)?, at_unix_ms, |of| of >= day)
+    }
+
+    /// The first instant in `from..=to` whose gaming day `is_past` says yes to, if `to`'s does:
+    /// the days follow one another in time, so it is found by halving.
+    fn first_instant(&self, from: i64, to: i64, is_past: impl Fn(&str) -> bool) -> Option<i64> {
+        let past = |at: i64| self.gaming_day(at).is_some_and(|of| is_past(&of));
+        let (mut before, mut after) = (from, to);
+        if past(before) {
             return Some(before);
         }
-        if !later(after) {
+        if !past(after) {
             return None;
         }
         while after - before > 1 {
             let middle = before + (after - before) / 2;
-            if later(middle) { after = middle } else { before = middle }
+            if past(middle) { after = middle } else { before = middle }
         }
         Some(after)
     }
 }
+
+/// How far the instants around a gaming day are searched: longer than any day (25 hours at a
+/// change of the clocks).
+const DAYS_SEARCHED_MS: i64 = 50 * 3_600_000;
 
 /// Parses a role name as written in configuration: the stable names (`role_name`), any case,
 /// `-` for `_`, and `floor` or `supervisor` for a floor supervisor.
@@ -1402,6 +1419,11 @@ retention_months = 120
         assert_eq!(repeated.day_after_begins("2026-10-31", at("2026-11-01T08:00:00Z")), Some(at("2026-11-01T08:30:00Z")));
         let skipped = GamingDayClock::in_zone(150, "America/Los_Angeles").unwrap();
         assert_eq!(skipped.day_after_begins("2026-03-07", at("2026-03-08T09:00:00Z")), Some(at("2026-03-08T10:00:00Z")));
+        // And where a day begins: the same instants, seen from within the day.
+        assert_eq!(vegas.day_begins("2024-11-03", at("2024-11-03T20:00:00Z")), Some(at("2024-11-03T14:00:00Z")));
+        assert_eq!(vegas.day_begins("2024-11-04", at("2024-11-03T20:00:00Z")), None, "not the clock's day");
+        assert_eq!(repeated.day_begins("2026-11-01", at("2026-11-01T09:15:00Z")), Some(at("2026-11-01T08:30:00Z")));
+        assert_eq!(skipped.day_begins("2026-03-08", at("2026-03-08T12:00:00Z")), Some(at("2026-03-08T10:00:00Z")));
     }
 
     #[test]

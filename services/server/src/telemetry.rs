@@ -291,7 +291,7 @@ fn record_db_error(span: &tracing::Span, error: &chipledger_store::StoreError) {
         (StoreError::NoPartition { .. }, _) => "no_partition",
         (StoreError::Archived { .. }, _) => "archived",
         (StoreError::GamingDayBehind { .. }, _) => "gaming_day_behind",
-        (StoreError::GamingDayEnded { .. }, _) => "gaming_day_ended",
+        (StoreError::OutsideGamingDay { .. }, _) => "outside_gaming_day",
         (StoreError::Database(sqlx::Error::PoolTimedOut), _) => "pool_timeout",
         (StoreError::Database(_), _) => "database",
         _ => "_OTHER",

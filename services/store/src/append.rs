@@ -325,8 +325,12 @@ pub(crate) async fn execute_group(
     };
     for _ in 0..MAX_HEAD_ATTEMPTS {
         // R-CHIP-6: no member on a gaming day the time it would be recorded at is past.
-        if let Some(index) = members.iter().position(|member| member.decided.day_ends_micros.is_some_and(|end| assumed.recorded_micros >= end)) {
-            return Err((index, StoreError::GamingDayEnded { recorded_micros: assumed.recorded_micros }));
+        let outside = |decided: &crate::event::DecidedAt| {
+            decided.day_ends_micros.is_some_and(|end| assumed.recorded_micros >= end)
+                || decided.day_begins_micros.is_some_and(|begins| assumed.recorded_micros < begins)
+        };
+        if let Some(index) = members.iter().position(|member| outside(&member.decided)) {
+            return Err((index, StoreError::OutsideGamingDay { recorded_micros: assumed.recorded_micros }));
         }
         let hashed = group.hash(members, &assumed);
         let (head_position, head_hash) = assumed.head.map_or((None, None), |head| (Some(head.position), Some(head.hash.to_vec())));

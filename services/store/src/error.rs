@@ -55,11 +55,11 @@ pub enum StoreError {
     /// property recorded (CL009): decide it again on that day.
     #[error("gaming day before the property's latest, {gaming_day}")]
     GamingDayBehind { gaming_day: String },
-    /// R-CHIP-6: a member decided on a gaming day would be recorded at or after that day's end
-    /// (`DecidedAt::day_ends_micros`), at `recorded_micros`: nothing was written; decide it
-    /// again on the day of that time.
-    #[error("the gaming day the command was decided on ended before it could be recorded (at {recorded_micros} µs)")]
-    GamingDayEnded { recorded_micros: i64 },
+    /// R-CHIP-6: a member decided on a gaming day would be recorded outside it, at
+    /// `recorded_micros` (at or after its end, or before its beginning: `DecidedAt`): nothing
+    /// was written; decide it again on the day of that time.
+    #[error("the command would be recorded outside the gaming day it was decided on (at {recorded_micros} µs)")]
+    OutsideGamingDay { recorded_micros: i64 },
     /// The property's archive anchor is not proven by its signed archive document (by a trusted
     /// key): the balances carried past it are not served (`chipledger verify` names why).
     #[error("the archive anchor is not proven: {0}")]

@@ -164,13 +164,18 @@ pub fn request_hash(request_bytes: &[u8]) -> [u8; 32] {
 /// clock): its events are recorded at that time (raised to the head's, so that times never go
 /// back along the log), not at the store's own clock; and a request decided on a gaming day is
 /// not recorded at or after `day_ends_micros`, the first instant of the next one
-/// ([`crate::StoreError::GamingDayEnded`]: decide it again). The time pass: events were stamped
+/// ([`crate::StoreError::OutsideGamingDay`]: decide it again). The time pass: events were stamped
 /// by the host's clock an hour behind the database's, on a gaming day their times were not in,
 /// and one decided just before the cutoff was recorded just after it, on the day before. `None`:
 /// the store's clock, no day.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DecidedAt {
     pub at_micros: Option<i64>,
+    /// The first instant of the gaming day it was decided on, when that day is its clock's: a
+    /// time the database records it at before it (the writer's clock had run ahead, so the day
+    /// was opened early) is refused alike (the wave-3 pass: a host clock stepped forward put
+    /// cash on the next day two minutes early).
+    pub day_begins_micros: Option<i64>,
     pub day_ends_micros: Option<i64>,
 }
 

@@ -537,7 +537,7 @@ impl Ledger {
     /// `ApprovalService.Approve`: the caller approves `command` as a second person. Refused
     /// unless the caller's role may fill some second-person field of that command and the
     /// caller may act on its property; nothing is written.
-    pub fn approve(&self, approver: &Principal, request: &pb::ApproveRequest) -> Result<pb::ApprovalToken, Status> {
+    pub async fn approve(&self, approver: &Principal, request: &pb::ApproveRequest) -> Result<pb::ApprovalToken, Status> {
         let Some(command) = request.command.as_ref().and_then(|command| command.command.as_ref()) else {
             return Err(status::invalid_field("command", "required: the command approved"));
         };
@@ -600,7 +600,10 @@ impl Ledger {
             command_id: &envelope.command_id,
             digest: approval::command_digest(view.rpc, &view.bytes, envelope.import()),
         };
-        let token = approval::issue(&self.approval_key, approver, &subject, ttl, now_unix_ms());
+        // Issued on the time it is judged on (the wave-3 pass: issued by the host's clock and
+        // judged by the database's, fresh approvals were refused as expired or from the future).
+        let now = self.approval_time(&property).await?;
+        let token = approval::issue(&self.approval_key, approver, &subject, ttl, now);
         tracing::info!(approver = %approver.id, rpc = view.rpc, command_id = %envelope.command_id, "approval issued");
         Ok(token)
     }
@@ -715,12 +718,23 @@ impl Ledger {
     /// (its own time is when it happened, kept apart).
     fn decided_at(&self, property: &PropertyConfig, context: &CommandContext, imported: bool) -> chipledger_store::DecidedAt {
         if imported {
-            return chipledger_store::DecidedAt { at_micros: Some(self.now().saturating_mul(1000)), day_ends_micros: None };
+            return chipledger_store::DecidedAt { at_micros: Some(self.now().saturating_mul(1000)), ..Default::default() };
         }
+        // The day's beginning is checked only when the day is the clock's (a day held ahead of
+        // the clock, after a reload moved the cutoff, begins later by design).
+        let day_begins_micros = property.gaming_day.day_begins(&context.gaming_day, context.at_unix_ms).map(|at| at.saturating_mul(1000));
         chipledger_store::DecidedAt {
             at_micros: Some(context.at_unix_ms.saturating_mul(1000)),
+            day_begins_micros,
             day_ends_micros: property.gaming_day.day_after_begins(&context.gaming_day, context.at_unix_ms).map(|at| at.saturating_mul(1000)),
         }
+    }
+
+    /// The floor of a property's commands set to a time and day the store records at (lowered
+    /// from one a clock running ahead had raised).
+    fn set_floor(&self, property: &str, at_unix_ms: i64, gaming_day: &str) {
+        let mut floors = self.clock_floor.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        floors.insert(property.to_owned(), (at_unix_ms, gaming_day.to_owned()));
     }
 
     /// The latest time and gaming day this process gave a property's commands, raised to these.
@@ -929,21 +943,24 @@ impl Ledger {
                     tracing::info!(%gaming_day, behind = %context.gaming_day, "a later gaming day was recorded by another writer; deciding again on it");
                     context.gaming_day = gaming_day;
                 }
-                // R-CHIP-6: the gaming day it was decided on ended before it could be recorded
-                // (decided just before the cutoff, recorded after it): decided again on the day
-                // of the time it would be recorded at.
-                Err(StoreError::GamingDayEnded { recorded_micros }) if imported_by.is_none() => {
+                // R-CHIP-6: it would be recorded outside the gaming day it was decided on: after
+                // its end (decided just before the cutoff, recorded after it), or before its
+                // beginning (decided by a clock that ran ahead of the database's, which records
+                // it at its own): decided again at the time it would be recorded at, on that
+                // time's day, and this process's floor set to them (a floor raised by a clock
+                // that ran ahead had held the next day for every command after: the wave-3 pass).
+                Err(StoreError::OutsideGamingDay { recorded_micros }) if imported_by.is_none() => {
                     if attempt > self.limits.conflict_retries {
-                        return Err(status::unavailable("append", &format!("the gaming day ended before the command could be recorded, {attempt} times")));
+                        return Err(status::unavailable("append", &format!("the command would be recorded outside its gaming day, {attempt} times")));
                     }
-                    context.at_unix_ms = context.at_unix_ms.max(recorded_micros.div_euclid(1000) + 1);
-                    if let Some(day) = property_config.gaming_day.gaming_day(context.at_unix_ms)
-                        && day > context.gaming_day
-                    {
-                        context.gaming_day = day;
-                    }
-                    self.raise_floor(&property, context.at_unix_ms, &context.gaming_day);
-                    tracing::info!(gaming_day = %context.gaming_day, "the gaming day ended before the command was recorded; deciding again on the next");
+                    let at = recorded_micros.div_euclid(1000) + 1;
+                    let Some(day) = property_config.gaming_day.gaming_day(at) else {
+                        return Err(status::unavailable("append", &format!("no gaming day for the time {at}")));
+                    };
+                    context.at_unix_ms = at;
+                    context.gaming_day = day;
+                    self.set_floor(&property, at, &context.gaming_day);
+                    tracing::info!(gaming_day = %context.gaming_day, "the command would be recorded outside the gaming day it was decided on; deciding again");
                 }
                 // Refused before with this very request (R-AUDIT-3): that refusal answers.
                 Err(StoreError::RefusedBefore { refusal_seq, .. }) => return self.replay_refusal(&property, refusal_seq).await,

@@ -67,7 +67,7 @@ impl StoredReply {
 pub fn store_status(context: &str, error: StoreError) -> Status {
     match error {
         StoreError::IdempotencyConflict { command_id } => status::command_id_reused(&command_id),
-        StoreError::SchemaMismatch { .. } | StoreError::GamingDayEnded { .. } => status::unavailable(context, &error),
+        StoreError::SchemaMismatch { .. } | StoreError::OutsideGamingDay { .. } => status::unavailable(context, &error),
         StoreError::VersionConflict { stream, expected, .. } => status::version_conflict(&stream, expected, 1),
         StoreError::Contention(_) => status::version_conflict("(several)", -1, 1),
         StoreError::InvalidRequest(message) => status::invalid_field("request", message),

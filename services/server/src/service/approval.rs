@@ -6,6 +6,6 @@ use super::*;
 impl ApprovalService for Services {
     async fn approve(&self, request: Request<pb::ApproveRequest>) -> Result<Response<pb::ApprovalToken>, Status> {
         let approver = principal(&request)?;
-        Ok(Response::new(self.ledger.approve(&approver, request.get_ref())?))
+        Ok(Response::new(self.ledger.approve(&approver, request.get_ref()).await?))
     }
 }

@@ -310,29 +310,37 @@ async fn a_live_append_on_a_gaming_day_before_the_propertys_latest_is_refused_wi
 /// reading of the database's clock, raised to the head's, not at the store host's own clock
 /// (an hour behind the database, events had been stamped on a gaming day their times were not
 /// in); a request decided on a gaming day that has ended by the time it would be recorded is not
-/// written (`GamingDayEnded`: decided again on the next).
+/// written (`OutsideGamingDay`: decided again on the next).
 #[tokio::test]
 async fn r_chip_6_recorded_at_the_decided_time_and_never_past_its_gaming_day() -> anyhow::Result<()> {
     let db = fresh("append_decided").await?;
     let now_micros = i64::try_from(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_micros())?;
     // Decided two seconds before the store's clock reads it: recorded then.
     let mut first = one_stream("table-T1", ExpectedVersion::NoStream, buy_ins(1, "c1"));
-    first.decided = DecidedAt { at_micros: Some(now_micros - 2_000_000), day_ends_micros: None };
+    first.decided = DecidedAt { at_micros: Some(now_micros - 2_000_000), ..DecidedAt::default() };
     let outcome = db.store.append(&first).await?;
     assert_eq!(outcome.recorded_at_micros, now_micros - 2_000_000);
     // Decided earlier than the head: raised to the head's time.
     let mut second = one_stream("table-T1", ExpectedVersion::Exact(1), buy_ins(1, "c2"));
-    second.decided = DecidedAt { at_micros: Some(now_micros - 3_000_000), day_ends_micros: None };
+    second.decided = DecidedAt { at_micros: Some(now_micros - 3_000_000), ..DecidedAt::default() };
     assert_eq!(db.store.append(&second).await?.recorded_at_micros, now_micros - 2_000_000);
     // Its gaming day ended at the head's time: nothing written, the command id not taken.
     let mut late = one_stream("table-T1", ExpectedVersion::Exact(2), buy_ins(1, "c3"));
-    late.decided = DecidedAt { at_micros: Some(now_micros - 2_500_000), day_ends_micros: Some(now_micros - 2_000_000) };
+    late.decided = DecidedAt { at_micros: Some(now_micros - 2_500_000), day_ends_micros: Some(now_micros - 2_000_000), ..DecidedAt::default() };
     let error = db.store.append(&late).await.unwrap_err();
-    assert!(matches!(error, StoreError::GamingDayEnded { recorded_micros } if recorded_micros == now_micros - 2_000_000), "{error:?}");
+    assert!(matches!(error, StoreError::OutsideGamingDay { recorded_micros } if recorded_micros == now_micros - 2_000_000), "{error:?}");
     assert_eq!(db.store.read_all(PROPERTY, 0, 100).await?.len(), 2);
-    late.decided = DecidedAt { at_micros: Some(now_micros - 1_000_000), day_ends_micros: Some(now_micros + 60_000_000) };
+    late.decided = DecidedAt { at_micros: Some(now_micros - 1_000_000), day_begins_micros: Some(now_micros - 60_000_000), day_ends_micros: Some(now_micros + 60_000_000) };
     assert_eq!(db.store.append(&late).await?.recorded_at_micros, now_micros - 1_000_000);
     let events = db.store.read_all(PROPERTY, 0, 100).await?;
     assert_eq!(events.last().map(|event| event.recorded_at.unix_timestamp_nanos() / 1_000), Some(i128::from(now_micros - 1_000_000)));
+    // Decided an hour ahead of the database's clock, on a day the database has not begun (a
+    // writer's clock stepped forward): the store records at its own clock, before that day, so
+    // it is not written either (the wave-3 pass: cash went on the next day two minutes early).
+    let mut ahead = one_stream("table-T1", ExpectedVersion::Exact(3), buy_ins(1, "c4"));
+    ahead.decided = DecidedAt { at_micros: Some(now_micros + 3_600_000_000), day_begins_micros: Some(now_micros + 3_000_000_000), day_ends_micros: None };
+    let error = db.store.append(&ahead).await.unwrap_err();
+    assert!(matches!(error, StoreError::OutsideGamingDay { .. }), "{error:?}");
+    assert_eq!(db.store.read_all(PROPERTY, 0, 100).await?.len(), 3);
     Ok(())
 }
