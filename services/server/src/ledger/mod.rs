@@ -273,6 +273,23 @@ impl Ledger {
         self.property_at(principal, requested, "property_id")
     }
 
+    /// The property a command's header names; one the caller may not act on is refused and the
+    /// attempt kept, as a role refusal is ([`Ledger::refuse_for_role`]).
+    async fn command_property(
+        &self,
+        principal: &Principal,
+        envelope: &Envelope,
+        attempt: (&str, usize, Option<&Command>),
+        request_hash: &[u8; 32],
+    ) -> Result<Arc<PropertyConfig>, Status> {
+        match self.property_at(principal, &envelope.property_id, "header.property_id") {
+            Err(denied) if denied.code() == tonic::Code::PermissionDenied => {
+                Err(self.refuse_for_role(principal, Some(envelope), attempt, request_hash, denied).await)
+            }
+            other => other,
+        }
+    }
+
     fn property_at(&self, principal: &Principal, requested: &str, field: &str) -> Result<Arc<PropertyConfig>, Status> {
         let properties = self.router.properties();
         // Left empty: the property a console session acts in, else the configured default.
@@ -308,17 +325,11 @@ impl Ledger {
         if !errors.is_empty() {
             return Err(errors.into_status());
         }
-        let property = match self.property_at(principal, &envelope.property_id, "header.property_id") {
-            Ok(property) => property,
-            Err(denied) if denied.code() == tonic::Code::PermissionDenied => {
-                let command = match &decidable {
-                    Decidable::Command(command) => Some(command),
-                    _ => None,
-                };
-                return Err(self.refuse_for_role(principal, Some(&envelope), (T::RPC, 0, command), &request_hash, denied).await);
-            }
-            Err(other) => return Err(other),
+        let command = match &decidable {
+            Decidable::Command(command) => Some(command),
+            _ => None,
         };
+        let property = self.command_property(principal, &envelope, (T::RPC, 0, command), &request_hash).await?;
         check_room(&property, &decidable, "")?;
         let device = envelope.device.clone();
         let entries = vec![Entry { rpc: T::RPC, decidable, device, reason_note: None }];
@@ -459,13 +470,7 @@ impl Ledger {
         }
         let Some(envelope) = envelope else { return Err(errors.into_status()) };
         errors.finish()?;
-        let property = match self.property_at(principal, &envelope.property_id, "header.property_id") {
-            Ok(property) => property,
-            Err(denied) if denied.code() == tonic::Code::PermissionDenied => {
-                return Err(self.refuse_for_role(principal, Some(&envelope), ("/chipledger.v1.LedgerService/RecordBatch", 0, None), &request_hash, denied).await);
-            }
-            Err(other) => return Err(other),
-        };
+        let property = self.command_property(principal, &envelope, ("/chipledger.v1.LedgerService/RecordBatch", 0, None), &request_hash).await?;
         // A batch is recorded on its own property: an entry naming another is refused, not
         // recorded on the batch's (the client pass: a MAIN-only dealer's entry naming RENO had
         // been recorded on MAIN without a word).
@@ -480,6 +485,7 @@ impl Ledger {
         for (index, entry) in entries.iter().enumerate() {
             check_room(&property, &entry.decidable, &format!("commands[{index}]."))?;
         }
+        let now = if approved.is_empty() { 0 } else { self.approval_time(&property).await? };
         for (index, command) in approved {
             let command_id = entry_command_id(&envelope.command_id, index);
             let view = convert::approval_view(command, &command_id, &property.id);
@@ -489,7 +495,6 @@ impl Ledger {
             }
             let digest = approval::command_digest(view.rpc, &view.bytes, envelope.import());
             let subject = approval::Subject { property_id: &property.id, rpc: view.rpc, command_id: &command_id, digest };
-            let now = self.approval_time(&property).await?;
             if let Err(refused) = self.check_approvals(principal, &subject, (&view.fields, approvals), &format!("commands[{index}]."), now) {
                 let entry = entries.get(index).ok_or_else(|| status::internal("approvals", &"an entry for every command"))?;
                 return self.refuse_unapproved(principal, &property, &envelope, (index, entry), &request_hash, refused).await;
