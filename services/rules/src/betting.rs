@@ -760,6 +760,21 @@ pub struct ChipsJudged {
     pub short_cents: Cents,
 }
 
+/// The value of chips that play at a table with this chip set: of its denominations (R-UNIT-1),
+/// none below its minimum playable chip (R-UNIT-2: those are tip chips and never play, whatever
+/// their number; ten $5 chips at a $25-minimum table are not a $50 bet).
+pub fn playable_chips(chip_set: &crate::money::ChipSet, chips: &[crate::money::ChipCount]) -> Result<Cents, Rejection> {
+    let chips_cents = crate::money::check_chips(chip_set, chips)?;
+    let min_chip = chip_set.min_playable_chip_cents;
+    if let Some(tip) = chips.iter().find(|c| c.denomination_cents < min_chip) {
+        return Err(Rejection::new(TIP_CHIPS_DO_NOT_PLAY, "chips below the minimum playable chip never play")
+            .with("denomination_cents", tip.denomination_cents)
+            .with("count", tip.count)
+            .with("min_playable_chip_cents", min_chip));
+    }
+    Ok(chips_cents)
+}
+
 /// R-BET-14: chips put out by the seat in turn. Without a declaration a single chip is a call
 /// when facing a bet (however large; the change is returned), otherwise a bet of its value;
 /// several undeclared chips are a call if they match, else a bet or raise to their value.
@@ -770,16 +785,7 @@ pub fn judge_chips(table: &TableState, seat: Seat, chips: &[crate::money::ChipCo
         (Some(h), Some(c)) => (h, c),
         _ => return Err(Rejection::new(NO_HAND_IN_PROGRESS, "no hand is being played")),
     };
-    let chips_cents = crate::money::check_chips(&config.chip_set, chips)?;
-    // R-UNIT-2: chips below the minimum playable chip are tip chips and never play, whatever
-    // their number (ten $5 chips at a $25-minimum table are not a $50 bet).
-    let min_chip = config.chip_set.min_playable_chip_cents;
-    if let Some(tip) = chips.iter().find(|c| c.denomination_cents < min_chip) {
-        return Err(Rejection::new(TIP_CHIPS_DO_NOT_PLAY, "chips below the minimum playable chip never play")
-            .with("denomination_cents", tip.denomination_cents)
-            .with("count", tip.count)
-            .with("min_playable_chip_cents", min_chip));
-    }
+    let chips_cents = playable_chips(&config.chip_set, chips)?;
     let stack = table.playable_stack_cents(seat);
     if chips_cents > stack {
         return Err(Rejection::new(BET_EXCEEDS_STACK, "more chips than the stack").with("chips_cents", chips_cents).with("stack_cents", stack));

@@ -80,6 +80,9 @@ pub struct SlipRecord {
     pub table_id: TableId,
     pub chips: Vec<ChipCount>,
     pub voided: bool,
+    /// Counted by a cage shift count since it was issued (R-CHIP-4: no longer voided).
+    #[serde(default)]
+    pub counted: bool,
 }
 
 /// Slips kept for voids; older ones can no longer be voided here (bound).
@@ -231,7 +234,7 @@ impl CageState {
         if self.slips.len() >= MAX_SLIPS_KEPT {
             self.slips.remove(0);
         }
-        self.slips.push(SlipRecord { kind, slip_no, table_id: table_id.clone(), chips: chips.to_vec(), voided: false });
+        self.slips.push(SlipRecord { kind, slip_no, table_id: table_id.clone(), chips: chips.to_vec(), voided: false, counted: false });
     }
 
     /// Apply postings on this cage's accounts (chips by denomination, cash, markers).
@@ -312,8 +315,12 @@ impl CageState {
             }
             CageEvent::ShiftCounted { .. } => {
                 self.counted_through_version = self.version;
-                // R-CHIP-4: as at a table's close, what was counted is corrected no more.
+                // R-CHIP-4: as at a table's close, what was counted is corrected no more, and
+                // the slips it counted are voided no more.
                 self.corrected_event_ids.clear();
+                for slip in &mut self.slips {
+                    slip.counted = true;
+                }
             }
             CageEvent::CountVarianceRecorded { postings, .. } => self.apply_postings(postings),
             CageEvent::Corrected { reverses_event_id, postings, .. } => {
@@ -436,9 +443,7 @@ pub fn decide_cage(snapshot: &Snapshot, ctx: &CommandContext, c: &CageCommand) -
         };
         set.validate()?;
         let total = crate::money::check_chips(&set, chips)?;
-        if *cash_cents < 0 || *cash_cents > crate::money::MAX_AMOUNT_CENTS {
-            return Err(Rejection::new(crate::money::AMOUNT_NOT_POSITIVE, "cash float out of range").with("cash_cents", *cash_cents));
-        }
+        crate::money::check_non_negative("cash_cents", *cash_cents)?;
         let mut postings = Vec::with_capacity(chips.len() + 3);
         chip_postings(cage_id, chips, 1, &mut postings);
         postings.push(Posting::new(Account::House(HouseAccount::ChipStock), -total));

@@ -576,6 +576,15 @@ pub fn decide_cage_correction(
     if reverses_event_types.iter().any(|t| matches!(t.as_str(), "FillIssued" | "CreditReceived" | "SlipVoided")) {
         return Err(Rejection::new(correction_invalid("R-CHIP-3"), "a fill or credit is not corrected: void its slip (VoidSlip)"));
     }
+    // R-CHIP-4: a cage's opening inventory is a count; a difference goes into the next count
+    // (the corrections pass: an opening taken back left an open cage with nothing, which could
+    // neither be opened again nor stocked).
+    if reverses_event_types.iter().any(|t| t == "CageOpened") {
+        return Err(Rejection::new(
+            correction_invalid("R-CHIP-4"),
+            "a cage's opening inventory is not corrected: count the cage (CountCageShift) and the difference is recorded",
+        ));
+    }
     // R-MARK-1: a marker's own events are not taken back, those with postings or without (a
     // marker to a seat posts at the table; its cage record had been refused for having no
     // postings, naming R-AUDIT-1).

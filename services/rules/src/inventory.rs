@@ -266,6 +266,14 @@ pub fn decide_void_slip(
         .with("slip_no", slip_no as Cents)
         .with("counted_through_stream_version", table.shift.counted_through_version as Cents));
     }
+    // Nor one the cage has counted since: its count was signed with the slip's chips where they
+    // were (the corrections pass: a fill voided after the cage's count put its $500 back on the
+    // cage's book, and the next count of the same chips found a $500 shortage).
+    if slip.counted {
+        return Err(Rejection::new(SLIP_IN_COUNTED_SHIFT, "the slip is in a cage shift already counted: a difference goes into the next count")
+            .with("slip_no", slip_no as Cents)
+            .with("cage_counted_through_stream_version", cage.counted_through_version as Cents));
+    }
     // A game that ended takes no more chips: its credits stand (R-KITTY-1, R-STAKE-3).
     if kind == crate::cage::SlipKind::Credit && table.game_closed {
         return Err(Rejection::new(crate::table_stakes::GAME_CLOSED, "the game has ended: a credit's chips do not come back to its tray")
@@ -329,12 +337,14 @@ pub fn check_count(denominations_cents: &[Cents], counted: &[ChipCount], book: i
                 .with("denomination_cents", c.denomination_cents)
                 .with("count", c.count));
         }
-        let value = c.count.checked_mul(c.denomination_cents);
-        if c.count > MAX_COUNTED_CHIPS || value.is_none_or(|v| v > crate::money::MAX_AMOUNT_CENTS) {
+        // The fewer of two bounds: the chips a count may name, and the chips worth the most amount
+        // the ledger takes (denominations are positive, checked with the chip set).
+        let max_count = MAX_COUNTED_CHIPS.min(crate::money::MAX_AMOUNT_CENTS / c.denomination_cents);
+        if c.count > max_count {
             return Err(Rejection::new(crate::money::AMOUNT_TOO_LARGE, "a counted number of chips is between zero and the bound")
                 .with("denomination_cents", c.denomination_cents)
                 .with("count", c.count)
-                .with("max_count", MAX_COUNTED_CHIPS));
+                .with("max_count", max_count));
         }
         named[i] = true;
         counts[i] = c.count;

@@ -95,6 +95,9 @@ pub fn decide_issue(
                 .table(table_id)
                 .ok_or_else(|| Rejection::new(crate::ledger::STREAM_NOT_LOADED, format!("stream table-{table_id} was not loaded")))?;
             let (_, config) = crate::ledger::open_table(table)?;
+            // Chips to a seat are the table's playable chips (the money pass: 160 quarters from
+            // the cage played as a $40 all-in at a $1-minimum table whose chip set has none).
+            crate::betting::playable_chips(&config.chip_set, chips)?;
             crate::table_stakes::seated_as(table, *seat, player_id)?;
             // R-MARK-2: no credit during a hand (to the stack between hands, or after folding).
             crate::ledger::not_live_in_hand(table, *seat)?;

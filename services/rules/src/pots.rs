@@ -339,6 +339,8 @@ fn rake_into(
         out.copy_from_slice(&rake[..bases.len()]);
     }
     let Some(reported) = reported else { return Ok(0) };
+    // R-UNIT-1: a rake below zero is no rake (the money pass: it was "above the limit").
+    crate::money::check_non_negative("rake_cents", reported)?;
     let limit = match &config.fee {
         // R-RAKE-1: no flop, no drop (the betting pass: a dealer raked $3 of the blinds of a
         // hand that ended before the flop).
@@ -346,7 +348,12 @@ fn rake_into(
             return Err(Rejection::new(RAKE_NOT_REPORTABLE, "no flop, no drop: a hand that ended before the flop is not raked")
                 .with("rake_cents", reported));
         }
-        FeePolicy::Reported { cap_cents, .. } => *cap_cents,
+        FeePolicy::Reported { cap_cents, .. } => {
+            // R-UNIT-2: rake is taken in minimum playable chips (the money pass: $1.50 raked at
+            // a $1-minimum table left a winner 50 cents no chip makes).
+            config.chip_set.check_playable("a reported rake", reported)?;
+            *cap_cents
+        }
         FeePolicy::Rake { .. } => {
             let computed: Cents = out.iter().sum();
             if reported != computed {

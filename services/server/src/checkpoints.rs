@@ -127,9 +127,12 @@ impl Checkpointer {
             }
         }
         let (events, refusals) = store.heads(property).await?;
-        // Signed no earlier than the last checkpoint (the time pass: restarted with the clock an
-        // hour back, a checkpoint was signed before the one it follows).
-        let signed_at_ms = now_unix_ms().max(last.as_ref().map_or(0, |last| last.signed_at_ms));
+        // Signed at the database's clock, the one events are recorded by (R-CHIP-6: with this
+        // host's clock behind it, a checkpoint was dated before the events it covers), and no
+        // earlier than the last checkpoint (the time pass: restarted with the clock an hour back,
+        // a checkpoint was signed before the one it follows).
+        let (_, database_ms, _) = store.database_clock_ms(crate::ledger::now_unix_ms).await?;
+        let signed_at_ms = database_ms.max(last.as_ref().map_or(0, |last| last.signed_at_ms));
         let signed = key.sign(property, events, refusals, signed_at_ms)?;
         if let Some(sink) = &self.sink {
             let sink = sink.clone();
@@ -292,7 +295,3 @@ impl Checkpointer {
     }
 }
 
-fn now_unix_ms() -> i64 {
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    i64::try_from(now.as_millis()).unwrap_or(i64::MAX)
-}

@@ -200,6 +200,18 @@ pub fn position_archived(position: i64, archived_through: i64) -> Status {
     )
 }
 
+/// A subscription asked to start past the head of the log: no event was ever recorded there. A
+/// subscriber that saw a position the log no longer has (a log restored from an earlier backup,
+/// a position of another property) learns it here instead of waiting for ever.
+pub fn position_past_head(position: i64, head: i64) -> Status {
+    with_info(
+        Code::OutOfRange,
+        "POSITION_PAST_HEAD",
+        format!("position {position} is past the log's head, position {head}: nothing was ever recorded there"),
+        HashMap::from([("position".to_string(), position.to_string()), ("head_position".to_string(), head.to_string())]),
+    )
+}
+
 /// The connection to the database broke while an append was committing: it may or may not be
 /// recorded. The same command (same id, same bytes) sent again answers the recorded result if
 /// it went through, or is decided and recorded now if it did not.

@@ -90,5 +90,14 @@ async fn subscription_sees_every_event_in_order_dense_without_gaps_or_duplicates
     let from_middle = from_middle.await??;
     let middle_ids: Vec<(i64, String)> = from_middle.iter().map(|e| (e.global_position, e.event_id.clone())).collect();
     assert_eq!(middle_ids, expected_ids[middle as usize..].to_vec(), "catch-up then live, no gap at the switch");
+
+    // Past the head nothing was ever recorded: a subscriber that saw a position the log does
+    // not have (a restore from an earlier backup) is told so, not left waiting for ever.
+    let past = auditor.ledger.subscribe(pb::SubscribeRequest { after_position: final_head + 1, ..Default::default() }).await;
+    let refused = past.expect_err("a position past the head");
+    assert_eq!(refused.code(), tonic::Code::OutOfRange, "{refused:?}");
+    let info = chipledger_tests::error_info(&refused);
+    assert_eq!((info.reason.as_str(), info.metadata.get("head_position")), ("POSITION_PAST_HEAD", Some(&final_head.to_string())), "{refused:?}");
+    auditor.ledger.subscribe(pb::SubscribeRequest { after_position: final_head, ..Default::default() }).await?;
     server.stop().await
 }

@@ -1362,6 +1362,18 @@ fn r_chip_4_a_count_names_every_denomination_the_book_holds() {
     let op = |chips: Vec<ChipCount>| CageOp::CountShift { counted_chips: chips, counted_cash_cents: c.cash_cents, signers: signers("cage-1", "cage-2") };
     let r = rejected(g.world.exec(Command::Cage(CageCommand { cage_id: cid(CAGE), op: op(listed[1..].to_vec()) })), "COUNT_INVALID");
     assert_eq!(r.number("denomination_cents"), Some(listed[0].denomination_cents));
+    // R-UNIT-1: a count past the bound names the most that denomination may count: the fewer of
+    // the chips a count may name and the chips worth the amount bound (the cage pass: a $5,000
+    // chip's bound was named as 100,000,000 chips, $500 billion).
+    let top = *listed.iter().max_by_key(|chip| chip.denomination_cents).expect("a chip");
+    let most = chipledger_rules::inventory::MAX_COUNTED_CHIPS.min(chipledger_rules::money::MAX_AMOUNT_CENTS / top.denomination_cents);
+    assert!(most < chipledger_rules::inventory::MAX_COUNTED_CHIPS, "{top:?}");
+    let over: Vec<ChipCount> = listed
+        .iter()
+        .map(|chip| if chip.denomination_cents == top.denomination_cents { ChipCount { count: most + 1, ..*chip } } else { *chip })
+        .collect();
+    let r = rejected(g.world.exec(Command::Cage(CageCommand { cage_id: cid(CAGE), op: op(over) })), "AMOUNT_TOO_LARGE");
+    assert_eq!((r.number("denomination_cents"), r.number("max_count")), (Some(top.denomination_cents), Some(most)));
     g.world.exec(Command::Cage(CageCommand { cage_id: cid(CAGE), op: op(listed) })).unwrap();
 }
 

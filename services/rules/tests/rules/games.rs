@@ -506,6 +506,12 @@ fn r_rake_1_the_rake_the_dealer_reports_is_recorded_within_the_cap() {
     let showdown = |rake| TableOp::Showdown { high: vec![vec![2], vec![1, 3]], low: None, rake_cents: Some(rake) };
     let r = rejected(g.table(showdown(d(6))), "RAKE_ABOVE_LIMIT");
     assert_eq!(r.number("max_rake_cents"), Some(d(5)));
+    // Below zero is no rake; rake is taken in minimum playable chips (the money pass: $1.50 at
+    // a $1-minimum table left a winner 50 cents that no chip makes).
+    let r = rejected(g.table(showdown(-d(1))), "AMOUNT_NOT_POSITIVE");
+    assert_eq!((r.reason.rule, r.number("rake_cents")), ("R-UNIT-1", Some(-d(1))));
+    let r = rejected(g.table(showdown(150)), "NOT_MULTIPLE_OF_MIN_CHIP");
+    assert_eq!((r.reason.rule, r.number("amount_cents"), r.number("min_playable_chip_cents")), ("R-UNIT-2", Some(150), Some(d(1))));
     let events = g.table(showdown(d(3))).unwrap();
     let Some((_, Event::Table(TableEvent::HandSettled { rake_cents, .. }))) = events.last() else { panic!("{events:?}") };
     assert_eq!(*rake_cents, d(3));

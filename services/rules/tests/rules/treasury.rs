@@ -214,6 +214,11 @@ fn r_chip_5_cage_open_once_and_cash_limits() {
     let r = rejected(g.world.exec(line(10_000_000_000_000)), "AMOUNT_TOO_LARGE");
     assert_eq!(r.number("max_amount_cents"), Some(1_000_000_000_000));
     rejected(g.world.exec(line(-1)), "AMOUNT_NOT_POSITIVE");
+    // So is a cage's cash float (the cage pass: it was "not positive").
+    let open = |cash_cents| Command::Cage(CageCommand { cage_id: cid("EAST"), op: CageOp::OpenCage { denominations_cents: vec![d(100)], chips: chips(100, 1), cash_cents } });
+    let r = rejected(g.world.exec(open(10_000_000_000_000)), "AMOUNT_TOO_LARGE");
+    assert_eq!((r.reason.rule, r.number("cash_cents"), r.number("max_amount_cents")), ("R-UNIT-1", Some(10_000_000_000_000), Some(1_000_000_000_000)));
+    rejected(g.world.exec(open(-1)), "AMOUNT_NOT_POSITIVE");
     // Patron holds more chips than the cage has cash.
     g.world.exec(line(d(10_000_000))).unwrap();
     cage(&mut g, CageOp::IssueMarker { player_id: pid("P1"), marker_no: 1, chips: chips(5000, 30), approved_by: "shift-mgr".into(), delivery: MarkerDelivery::Pocket })
@@ -290,6 +295,38 @@ fn r_mark_2_marker_to_the_stack_only_between_hands() {
     let events = marker(&mut g, 1, 100, "shift-mgr", at_seat).unwrap();
     assert_eq!(events.len(), 3, "cage, player and table events");
     assert_eq!(g.stack(1), d(201), "the stack, the small blind won and the marker");
+}
+
+/// R-UNIT-2 with R-MARK-2 (the money pass): marker chips sent to a seat are the table's playable
+/// chips. 160 quarters from a cage that stocks them had played as a $40 all-in at a $1-minimum
+/// table; chips the table does not use are refused as a fill's are, chips below its minimum
+/// playable chip as a bet's are.
+#[test]
+fn r_unit_2_marker_chips_to_a_seat_are_the_tables_playable_chips() {
+    let mut c = nl();
+    c.chip_set = ChipSet { denominations_cents: vec![25, 100, 500, 2_500], min_playable_chip_cents: 100 };
+    let mut g = Game::new(c, &[]);
+    credit(&mut g, d(5000));
+    g.sit(1, "P1", d(100)).unwrap();
+    let to_seat = |no, chips: Vec<ChipCount>| CageOp::IssueMarker {
+        player_id: pid("P1"),
+        marker_no: no,
+        chips,
+        approved_by: "shift-mgr".into(),
+        delivery: MarkerDelivery::Seat { table_id: tid(TABLE), seat: 1 },
+    };
+    let quarters = vec![ChipCount { denomination_cents: 25, count: 160 }];
+    let r = rejected(cage(&mut g, to_seat(1, quarters)), "TIP_CHIPS_DO_NOT_PLAY");
+    assert_eq!((r.reason.rule, r.number("denomination_cents"), r.number("min_playable_chip_cents")), ("R-UNIT-2", Some(25), Some(100)));
+    // A cage stocking a chip the table does not use.
+    let other = cid("EAST");
+    let open = CageOp::OpenCage { denominations_cents: vec![100, 10_000], chips: vec![ChipCount { denomination_cents: 10_000, count: 10 }], cash_cents: d(1_000) };
+    g.world.exec(Command::Cage(CageCommand { cage_id: other.clone(), op: open })).unwrap();
+    let hundreds = vec![ChipCount { denomination_cents: 10_000, count: 1 }];
+    let r = g.world.exec(Command::Cage(CageCommand { cage_id: other, op: to_seat(1, hundreds) })).expect_err("a $100 chip at a table without one");
+    assert_eq!((r.reason.code, r.number("denomination_cents")), ("UNKNOWN_DENOMINATION", Some(10_000)));
+    cage(&mut g, to_seat(1, chips(1, 40))).unwrap();
+    assert_eq!(g.stack(1), d(140));
 }
 
 #[test]

@@ -98,6 +98,45 @@ fn r_chip_4_cage_shift_count_equal_to_the_book_records_no_variance() {
     assert!(matches!(&events[0].1, Event::Cage(CageEvent::ShiftCounted { cash_cents, .. }) if *cash_cents == c.cash_cents));
 }
 
+/// R-CHIP-4 (the corrections pass): what a cage count was signed over stays as counted. A fill
+/// voided after the cage's count had put its chips back on the cage's book, and the next count
+/// of the same chips recorded a shortage that never happened; a cage's opening, taken back,
+/// left an open cage with nothing that could neither be opened again nor stocked.
+#[test]
+fn r_chip_4_a_cage_count_is_not_undone_by_a_void_or_a_correction_of_the_opening() {
+    let mut g = Game::new(nl(), &[]);
+    g.fill(chips(100, 10)).unwrap();
+    g.table(TableOp::Credit { cage_id: cid(CAGE), slip_no: 1, chips: chips(5, 4), signers: signers() }).unwrap();
+    let c = g.world.cages[&cid(CAGE)].clone();
+    let count = CageOp::CountShift { counted_chips: c.chips.clone(), counted_cash_cents: c.cash_cents, signers: Signers { first: "cage-1".into(), second: "cage-2".into() } };
+    cage(&mut g, count).unwrap();
+    let counted_through = g.world.cages[&cid(CAGE)].counted_through_version as Cents;
+    for (kind, slip_no) in [(SlipKind::Fill, 2), (SlipKind::Credit, 1)] {
+        let r = rejected(g.table(void(kind, slip_no, "keyed in error", signers())), "SLIP_IN_COUNTED_SHIFT");
+        assert_eq!((r.reason.rule, r.number("slip_no"), r.number("cage_counted_through_stream_version")), ("R-CHIP-4", Some(slip_no as Cents), Some(counted_through)));
+    }
+    // A slip after the count is voided as before.
+    g.fill(chips(100, 1)).unwrap();
+    g.table(void(SlipKind::Fill, 3, "keyed in error", signers())).unwrap();
+
+    let mut fresh = World::new();
+    let east = cid("EAST");
+    let open = CageOp::OpenCage { denominations_cents: vec![d(1)], chips: chips(1, 10), cash_cents: d(50) };
+    let opened = fresh.exec(Command::Cage(CageCommand { cage_id: east.clone(), op: open })).unwrap();
+    let correct = CageOp::Correct {
+        reverses_event_id: "evt-open".into(),
+        reverses_stream_version: 1,
+        reverses_event_types: vec!["CageOpened".into()],
+        reverses_gaming_day: "2026-03-01".into(),
+        original_postings: opened[0].1.postings(),
+        approved_by: "cage-mgr".into(),
+        reason: "opened with the wrong float".into(),
+    };
+    let r = rejected(fresh.exec(Command::Cage(CageCommand { cage_id: east.clone(), op: correct })), "CORRECTION_INVALID");
+    assert_eq!(r.reason.rule, "R-CHIP-4");
+    assert_eq!((fresh.cages[&east].cash_cents, fresh.cages[&east].chip_count(d(1))), (d(50), 10));
+}
+
 fn correct_cage(reverses: &str, postings: Vec<Posting>, approved_by: &str) -> CageOp {
     CageOp::Correct {
         reverses_event_id: reverses.into(),

@@ -192,6 +192,12 @@ impl Console {
         self.services.ledger().property_config(principal, "")
     }
 
+    /// Now, by the clock commands are timed by (the database's, R-CHIP-6): the console's
+    /// "today" and re-buy waits had been read off this host's clock.
+    fn now_ms(&self) -> i64 {
+        self.services.ledger().now()
+    }
+
     fn render(&self, name: &str, context: minijinja::Value) -> Response {
         match self.templates.get_template(name).and_then(|template| template.render(context)) {
             Ok(html) => Html(html).into_response(),

@@ -542,7 +542,7 @@ pub async fn table(State(console): State<Arc<Console>>, signed: Signed, Path(tab
         // The events of one gaming day (the one asked for, else today's), and the table's slips
         // whatever their day: a table's whole history had been read, and past 5,000 events its
         // page answered nothing at all (the console pass).
-        let today = console.property(&signed.principal)?.gaming_day.gaming_day(jiff::Timestamp::now().as_millisecond()).unwrap_or_default();
+        let today = console.property(&signed.principal)?.gaming_day.gaming_day(console.now_ms()).unwrap_or_default();
         let day = query.get("day").filter(|day| !day.is_empty()).cloned().unwrap_or(today);
         let of_the_day = pb::EventFilter { table_id: table_id.clone(), gaming_day: day.clone(), ..pb::EventFilter::default() };
         let (timeline, more_timeline) = events_listed(&console, &signed, of_the_day).await?;
@@ -955,7 +955,7 @@ pub async fn player(State(console): State<Arc<Console>>, signed: Signed, Path(pl
             }
         })
         .await?;
-        let now_ms = jiff::Timestamp::now().as_millisecond();
+        let now_ms = console.now_ms();
         let mut seat_ms = 0;
         let mut session_rows = Vec::new();
         for session in &sessions {
@@ -1247,7 +1247,7 @@ pub async fn cage(State(console): State<Arc<Console>>, signed: Signed, Query(que
             }
             cages.insert(event.stream_id.clone(), state.evolve(&cage_event));
         }
-        let now_ms = jiff::Timestamp::now().as_millisecond();
+        let now_ms = console.now_ms();
         let mut inventory = Vec::new();
         for (stream, state) in &cages {
             inventory.push(vec![text(stream.clone()), text("cash"), num(""), num(units.money(state.cash_cents))]);
@@ -1413,7 +1413,7 @@ pub async fn compliance(State(console): State<Arc<Console>>, signed: Signed, Que
         crate::access::authorize(&signed.principal, rpc!(AuditService / PatronCashActivity))?;
         let property = console.property(&signed.principal)?;
         let units = Units::of(&property);
-        let now_ms = jiff::Timestamp::now().as_millisecond();
+        let now_ms = console.now_ms();
         let day = query
             .get("day")
             .filter(|day| !day.is_empty())
@@ -1681,7 +1681,7 @@ pub async fn verify_chain(State(console): State<Arc<Console>>, signed: Signed, F
             .map(|row| [row.projection.clone(), row.key.clone(), row.stored.clone(), row.recomputed.clone()])
             .collect();
         let verification = Verification {
-            at: units.time(jiff::Timestamp::now().as_millisecond()),
+            at: units.time(console.now_ms()),
             by: signed.principal.id.clone(),
             ok: verdict.ok,
             events_checked: verdict.events_checked,
@@ -1709,7 +1709,7 @@ pub async fn digest_download(State(console): State<Arc<Console>>, signed: Signed
         let checkpoint = latest_checkpoint(&console, &signed).await?;
         let document = serde_json::json!({
             "property_id": property.id,
-            "taken_at_unix_ms": jiff::Timestamp::now().as_millisecond(),
+            "taken_at_unix_ms": console.now_ms(),
             "taken_by": signed.principal.id,
             "head": {
                 "global_position": head.global_position,

@@ -290,6 +290,16 @@ chipledger_proto::rpc_table!(service_impl!(LedgerService {
         if request.after_position < 0 {
             return Err(status::invalid_field("after_position", "must be >= 0"));
         }
+        if request.after_position > 0 {
+            let head = self
+                .ledger
+                .db_call("subscribe", "events", self.ledger.store_of(&property).chain_digest(&property))
+                .await
+                .map_err(|error| store_status("subscribe", error))?;
+            if request.after_position > head.position {
+                return Err(status::position_past_head(request.after_position, head.position));
+            }
+        }
         let subscription = self
             .ledger
             .db_call("subscribe", "events", self.ledger.store_of(&property).subscribe(&property, request.after_position))
@@ -432,9 +442,12 @@ impl Services {
             }
             rules::Account::Seat { table_id, seat } => {
                 let (state, _) = self.ledger.load(property, &StreamId::Table(table_id.clone())).await?;
-                if let Some(config) = state.as_table().and_then(|table| table.config.as_ref())
-                    && *seat > config.max_seats
-                {
+                // A table never opened holds nothing and answers as GetTable does (a typo's 0
+                // would read as an empty seat); as of a past point it may not be open yet.
+                let Some(config) = state.as_table().and_then(|table| table.config.as_ref()) else {
+                    return Err(status::not_found("table", table_id.as_str()));
+                };
+                if *seat > config.max_seats {
                     return Err(status::invalid_field("account", format!("table {table_id} has seats 1 to {}, not {seat}", config.max_seats)));
                 }
             }
