@@ -133,7 +133,7 @@ impl Authenticator {
         for (id, entry) in &next.by_id {
             match before.by_id.get(id) {
                 None => reloaded.added.push(id.clone()),
-                Some(old) if **old != **entry => reloaded.changed.push(id.clone()),
+                Some(old) if !old.same_as(entry) => reloaded.changed.push(id.clone()),
                 Some(_) => {}
             }
         }
@@ -162,7 +162,7 @@ impl Authenticator {
     pub fn still_holds(&self, principal: &Principal) -> bool {
         match (&principal.entry, principal.via) {
             (_, Credential::DevAnonymous) => self.dev_anonymous_role == Some(principal.role),
-            (Some(entry), _) => self.current().by_id.get(&principal.id).is_some_and(|now| **now == **entry),
+            (Some(entry), _) => self.current().by_id.get(&principal.id).is_some_and(|now| now.same_as(entry)),
             (None, _) => self
                 .current()
                 .by_id

@@ -153,25 +153,7 @@ impl ApprovalKey {
     /// The lists are taken as sets: the same grants written in another order keep the stamp
     /// (the wave-2 pass: properties reordered had voided approvals).
     pub fn stamp(&self, entry: &crate::config::PrincipalConfig) -> String {
-        let set = |items: &[String]| {
-            let mut items: Vec<&str> = items.iter().map(String::as_str).collect();
-            items.sort_unstable();
-            items.dedup();
-            items.join("\u{1f}")
-        };
-        let properties = match &entry.properties {
-            crate::config::PropertyScope::All => "*".to_string(),
-            crate::config::PropertyScope::Only(ids) => set(ids),
-        };
-        let text = format!(
-            "chipledger approver entry\n{}\n{}\n{}\n{}\n{}",
-            entry.id,
-            access::role_name(&entry.role),
-            set(&entry.cert_names),
-            set(&entry.tokens),
-            properties
-        );
-        hex::encode(&Sha256::digest(self.pair.sign(text.as_bytes()).as_ref())[..16])
+        hex::encode(&Sha256::digest(self.pair.sign(entry.canonical().as_bytes()).as_ref())[..16])
     }
 
     fn sign(&self, claims: &Claims) -> String {
@@ -656,6 +638,16 @@ mod tests {
         let given = token(&key, &directory(&two), "flo-floor", &correction);
         let now = directory(&reordered);
         assert!(check(&key, &now, &principal(&now, "fred-floor"), &correction, &fields, &[given], "", NOW).is_ok());
+        // And an open session (a stream, the console) outlasts a reload that only reorders its
+        // principal's lists; a changed list ends it (the wave-2 pass: reordered lists had ended it).
+        let live = directory(&two);
+        let flo = principal(&live, "flo-floor");
+        live.reload(&[person("fred-floor", Role::FloorSupervisor), reordered.clone()]);
+        assert!(live.still_holds(&flo));
+        let mut fewer = reordered;
+        fewer.tokens.pop();
+        live.reload(&[person("fred-floor", Role::FloorSupervisor), fewer]);
+        assert!(!live.still_holds(&flo));
     }
 
     #[test]

@@ -590,6 +590,38 @@ pub struct PrincipalConfig {
     pub properties: PropertyScope,
 }
 
+impl PrincipalConfig {
+    /// The entry as one text, its lists taken as sets: the same grants written in another order
+    /// are the same entry (the wave-2 pass: properties reordered by a reload had voided
+    /// approvals; open streams and console sessions had ended). What approvals are stamped with
+    /// and what an open session is held to.
+    pub fn canonical(&self) -> String {
+        let set = |items: &[String]| {
+            let mut items: Vec<&str> = items.iter().map(String::as_str).collect();
+            items.sort_unstable();
+            items.dedup();
+            items.join("\u{1f}")
+        };
+        let properties = match &self.properties {
+            PropertyScope::All => "*".to_string(),
+            PropertyScope::Only(ids) => set(ids),
+        };
+        format!(
+            "chipledger approver entry\n{}\n{}\n{}\n{}\n{}",
+            self.id,
+            crate::access::role_name(&self.role),
+            set(&self.cert_names),
+            set(&self.tokens),
+            properties
+        )
+    }
+
+    /// The same entry, its lists as sets ([`PrincipalConfig::canonical`]).
+    pub fn same_as(&self, other: &PrincipalConfig) -> bool {
+        self == other || self.canonical() == other.canonical()
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     pub max_batch_commands: u32,

@@ -56,6 +56,33 @@ fn r_post_5_lowest_up_card_brings_in_ties_by_suit() {
     rejected(g.post(4, PostKind::BringIn, d(2)), "POSTS_CLOSED");
 }
 
+/// R-POST-3 is a rule of blind games (the fuzz pass): a newcomer to a stud table antes and
+/// plays, owing no entry "big blind". The ledger had asked one for the small bet: every action
+/// but the bring-in was refused, the post taken as a live bet before anyone acted, and with the
+/// newcomer on the low card the legal actions offered nothing and the hand could not go on.
+#[test]
+fn r_post_3_a_newcomer_to_a_stud_table_owes_no_entry_blind() {
+    let mut g = stud(seven_card_stud());
+    g.table(up(&[(1, "Kh"), (2, "3d"), (3, "2c"), (4, "9s")])).unwrap();
+    g.post(3, PostKind::BringIn, d(2)).unwrap();
+    for seat in [4, 1, 2] {
+        g.ok(seat, Action::Fold);
+    }
+    g.end();
+    g.sit(5, "P5", d(200)).unwrap();
+    assert!(!g.state().seat(5).expect("seated").owes_entry_post);
+    g.start(2, 4, &[1, 2, 3, 4, 5]);
+    for seat in [1, 2, 3, 4, 5] {
+        g.post(seat, PostKind::Ante, d(1)).unwrap();
+    }
+    g.table(up(&[(1, "Kh"), (2, "9d"), (3, "Qc"), (4, "Js"), (5, "2h")])).unwrap();
+    let l = g.legal();
+    assert_eq!((l.seat, l.bring_in_cents), (5, Some(d(2))), "the newcomer on the low card brings in: {l:?}");
+    g.post(5, PostKind::BringIn, d(2)).unwrap();
+    g.ok(1, Action::Call);
+    assert_eq!(g.stack(5), d(200) - d(1) - d(2));
+}
+
 #[test]
 fn r_post_5_low_card_may_open_for_a_full_bet_instead_of_bringing_in() {
     // Today's fix: refused as out of turn before.
