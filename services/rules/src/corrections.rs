@@ -123,6 +123,12 @@ pub fn decide_correction(
     if reverses_event_types.iter().any(|t| matches!(t.as_str(), "FillReceived" | "CreditSent" | "SlipVoided")) {
         return Err(Rejection::new(correction_invalid("R-CHIP-3"), "a fill or credit is not corrected: void its slip (VoidSlip)"));
     }
+    // R-KITTY-1: the close settled the kitty; no correction puts chips back into it or takes
+    // them out (the flows pass: a kitty expense from before the close, corrected, put $1 back
+    // into the closed game's kitty, and one supervisor paid it to the dealers).
+    if table.game_closed && original_postings.iter().any(|p| matches!(&p.account, Account::Kitty { table_id: t } if t == table_id)) {
+        return Err(Rejection::new(correction_invalid("R-KITTY-1"), "the game has ended and its kitty was settled: no correction moves the kitty of a closed game"));
+    }
     // R-STAKE-5: cash in play is converted to chips after its hand, never taken back by a
     // correction: reversing its postings left the cash recorded in play with no chips behind it,
     // the seat dealt in and a later conversion paying chips out of the tray for nothing (the

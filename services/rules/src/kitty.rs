@@ -73,6 +73,11 @@ pub fn decide_expense(table: &TableState, amount_cents: Cents, purpose: &str, to
     if config.kitty.is_none() {
         return Err(Rejection::new(KITTY_NOT_ENABLED, "this table has no kitty"));
     }
+    // The close settled the kitty as configured (the flows pass: chips put back into a closed
+    // game's kitty were paid out as an expense by one supervisor).
+    if table.game_closed {
+        return Err(Rejection::new(crate::table_stakes::GAME_CLOSED, "the game has ended: its kitty was settled at the close"));
+    }
     crate::money::check_positive("amount_cents", amount_cents)?;
     // R-UNIT-2: the kitty box holds chips; an expense is paid in them.
     config.chip_set.check_playable("a kitty expense", amount_cents)?;

@@ -161,10 +161,8 @@ async fn checked_body(
     let bytes: Bytes = match http_body_util::BodyExt::collect(limited).await {
         Ok(collected) => collected.to_bytes(),
         Err(error) if error.is::<http_body_util::LengthLimitError>() => {
-            return Err(tonic::Status::resource_exhausted(format!(
-                "request larger than {} bytes",
-                shared.max_body_bytes
-            )));
+            // The body is one message and its 5-byte gRPC frame prefix: the bound named is the message's.
+            return Err(crate::status::message_too_large(shared.max_body_bytes - 5));
         }
         Err(error) => return Err(tonic::Status::cancelled(format!("request body: {error}"))),
     };

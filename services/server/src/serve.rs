@@ -25,7 +25,19 @@ use crate::service::Services;
 use crate::shutdown::Drain;
 
 /// Largest request accepted (a batch of 1000 commands fits easily).
-const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+pub(crate) const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+
+/// HTTP/2 flow-control windows of the gRPC listener. A DATA frame under 256 bytes (one small
+/// command of a device's stream) is charged against the connection's frame budget until the
+/// server reads it, and h2 cuts the whole connection when the budget runs out (GOAWAY
+/// ENHANCE_YOUR_CALM, `too_many_data_frames`); the budget is half the connection window. With
+/// hyper's defaults (1 MiB each) a device writing ahead of its replies had a megabyte of small
+/// frames unread and was cut after a few dozen replies, with every other call on its
+/// connection (the stream pass). A stream may have at most its window unread: 64 KiB of
+/// messages of 5 bytes or more cost at most 3.2 MB of a 4 MiB budget, so a client that sends
+/// ahead is slowed by flow control, never cut; a connection still carries 8 MiB in flight.
+const STREAM_WINDOW_BYTES: u32 = 64 * 1024;
+const CONNECTION_WINDOW_BYTES: u32 = 8 * 1024 * 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -194,7 +206,9 @@ pub async fn serve_with_listeners(
         }
         None => None,
     };
-    let mut builder = Server::builder();
+    let mut builder = Server::builder()
+        .initial_stream_window_size(STREAM_WINDOW_BYTES)
+        .initial_connection_window_size(CONNECTION_WINDOW_BYTES);
     if let Some(tls) = &config.tls {
         builder = builder.tls_config(tls_config(tls)?).map_err(ServeError::Tls)?;
     }

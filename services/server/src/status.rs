@@ -119,6 +119,18 @@ pub fn append_too_large(what: &str, count: usize, max: usize) -> Status {
     )
 }
 
+/// A request message past the bound of one message: the same refusal, with its bound, on a
+/// unary call and on a stream (they had answered RESOURCE_EXHAUSTED and OUT_OF_RANGE, both
+/// without details: the stream pass).
+pub fn message_too_large(max_bytes: usize) -> Status {
+    with_info(
+        Code::ResourceExhausted,
+        "MESSAGE_TOO_LARGE",
+        format!("a request message is larger than {max_bytes} bytes: send it in parts (a batch in smaller batches)"),
+        HashMap::from([("max_message_bytes".to_string(), max_bytes.to_string())]),
+    )
+}
+
 /// A command row's stored outcome does not place its events where the log has them: it was
 /// changed behind the service, and a replay answers nothing from it.
 pub fn stored_outcome_disagrees(detail: &str) -> Status {

@@ -21,10 +21,13 @@
 -- assumes: p_head_position and p_head_hash (the property's last position and hash), the members
 -- it takes for replays (p_replayed), the version of each stream before its member's events
 -- (p_base_versions) and the time the events are recorded at (p_recorded_micros, µs since the
--- epoch). Under the per-property head lock, taken once no member is refused by the checks and
--- held to COMMIT, the function compares every assumption with the database. If one differs
--- (another process appended, a member is a replay, the store has no head yet, its clock is
--- behind the head's time or ahead of the database's by more than 5 s), nothing is written and
+-- epoch); p_day_ends_micros is the earliest end of the members' gaming days. Under the
+-- per-property head lock, taken once no member is refused by the checks and held to COMMIT,
+-- the function compares every assumption with the database. If one differs (another process
+-- appended, a member is a replay, the store has no head yet, its clock is behind the head's
+-- time or ahead of the database's by more than 5 s, or this clock is past a member's gaming
+-- day, which answers this clock's time: the store finds that member outside its day and its
+-- server decides it again), nothing is written and
 -- every row answers written = false with what the database holds: the head, the replays and
 -- the base versions, and a time to record at; the store hashes again and calls again (in a
 -- caller's transaction the locks stay held, so the second call meets the same head). If all
@@ -83,7 +86,8 @@ CREATE OR REPLACE FUNCTION chipledger_append(
     p_head_hash       bytea,
     p_replayed        boolean[],  -- per member
     p_base_versions   bigint[],   -- per stream
-    p_recorded_micros bigint
+    p_recorded_micros bigint,
+    p_day_ends_micros bigint      -- the earliest end of the members' gaming days (NULL: none)
 ) RETURNS TABLE (member int, written boolean, replayed boolean, outcome text, reply bytea,
                  base_versions bigint[], head_position bigint, head_hash bytea, recorded_micros bigint)
 LANGUAGE plpgsql
@@ -153,6 +157,7 @@ DECLARE
     v_constraint    text;
     v_twin          int;        -- the first member creating a patron stream in another case
     v_twin_version  bigint;
+    v_day_ended     boolean;    -- a member's gaming day ended before the head lock was had
 BEGIN
     IF v_members = 0 OR v_event_count = 0 THEN
         RAISE EXCEPTION 'chipledger: empty append' USING ERRCODE = 'CL005', HINT = 'chipledger member ' || v_member,
@@ -399,19 +404,26 @@ BEGIN
             END IF;
         END IF;
         v_recorded := 'epoch'::timestamptz + p_recorded_micros * interval '1 microsecond';
+        -- R-CHIP-6: a member decided before its gaming day's end whose commit comes after it
+        --    (the head lock waited on a slow commit) is not written on the day that ended: the
+        --    store is answered this clock's time, finds the member outside its day and its
+        --    server decides it again on the next (the crash pass: a $5,000 sale decided a second
+        --    before the cutoff and committed two after was added to a day already reported).
+        v_day_ended := p_day_ends_micros IS NOT NULL
+                       AND clock_timestamp() >= 'epoch'::timestamptz + p_day_ends_micros * interval '1 microsecond';
         IF p_head_position IS DISTINCT FROM v_last OR p_head_hash IS DISTINCT FROM v_hash
            OR p_replayed IS DISTINCT FROM v_replayed
            OR cardinality(p_base_versions) IS DISTINCT FROM cardinality(p_streams)
            OR cardinality(p_hashes) IS DISTINCT FROM v_event_count
            OR EXISTS (SELECT 1 FROM unnest(p_stream_member, p_base_versions, v_version) AS s(m, assumed, actual)
                        WHERE NOT v_replayed[s.m] AND s.assumed IS DISTINCT FROM s.actual)
-           OR v_recorded IS NULL OR v_recorded < v_last_at
+           OR v_recorded IS NULL OR v_recorded < v_last_at OR v_day_ended
            OR v_recorded > greatest(clock_timestamp() + interval '5 seconds', v_last_at) THEN
             -- The time to record at: the one asked for (when its writer decided, by its reading
             -- of this clock), or this clock if it asks none or one too far ahead; never before
             -- the head's.
             v_micros := (extract(epoch FROM greatest(
-                            CASE WHEN v_recorded IS NULL OR v_recorded > clock_timestamp() + interval '5 seconds'
+                            CASE WHEN v_recorded IS NULL OR v_day_ended OR v_recorded > clock_timestamp() + interval '5 seconds'
                                  THEN clock_timestamp() ELSE v_recorded END,
                             v_last_at)) * 1000000)::bigint;
             RETURN QUERY SELECT i, false, v_replayed[i], v_outcomes[i], v_replies[i], v_version, v_last, v_hash, v_micros

@@ -323,6 +323,10 @@ pub(crate) async fn execute_group(
         base_versions: group.expected.clone(),
         recorded_micros: decided_micros(members).max(head.map_or(0, |head| head.recorded_micros)),
     };
+    // R-CHIP-6: the database answers this clock's time, not a write, when the earliest of the
+    // members' days has ended by the time it has the head lock (a commit that waited past a
+    // cutoff); the check below then finds the member outside its day.
+    let day_ends_micros = members.iter().filter_map(|member| member.decided.day_ends_micros).min();
     for _ in 0..MAX_HEAD_ATTEMPTS {
         // R-CHIP-6: no member on a gaming day the time it would be recorded at is past.
         let outside = |decided: &crate::event::DecidedAt| {
@@ -337,7 +341,7 @@ pub(crate) async fn execute_group(
         let rows: Vec<Row> = sqlx::query_as(
             "SELECT member, written, replayed, outcome, reply, base_versions, head_position, head_hash, recorded_micros \
              FROM chipledger_append($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, \
-             $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31)",
+             $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32)",
         )
         .bind(members.first().map_or("", |member| member.property.as_str()))
         .bind(&group.append_ids)
@@ -370,6 +374,7 @@ pub(crate) async fn execute_group(
         .bind(&assumed.replayed)
         .bind(&assumed.base_versions)
         .bind(assumed.recorded_micros)
+        .bind(day_ends_micros)
         .fetch_all(&mut *conn)
         .await
         .map_err(|error| (crate::error::member_of(&error).filter(|index| *index < members.len()).unwrap_or(0), classify(error)))?;

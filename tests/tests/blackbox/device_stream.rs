@@ -85,3 +85,56 @@ async fn a_device_stream_answers_every_command_in_order_refusals_included() -> a
     assert_eq!(new.len(), recorded, "nothing recorded twice or beyond the replies");
     server.stop().await
 }
+
+/// A device that sends ahead of the server (the stream pass): 3,000 small commands written as
+/// fast as HTTP/2 lets it. Each small message is its own DATA frame, charged against the
+/// connection's frame budget until the server reads it; with the windows hyper gives a server
+/// by default, the frames a fast client could have unread exceeded that budget, and the whole
+/// connection was cut (GOAWAY ENHANCE_YOUR_CALM, `too_many_data_frames`) after a few dozen
+/// replies, a subscription on the same connection with it. The server's windows bound what a
+/// stream may have unread to well within the budget: the device is slowed, never cut.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_device_sending_far_ahead_is_slowed_not_cut_off() -> anyhow::Result<()> {
+    const SENT: usize = 3_000;
+    let server = TestServer::start("device-stream-ahead").await?;
+    let mut cage = server.client(principal::CAGE).await?;
+    let mut floor = server.client(principal::FLOOR).await?;
+    stocked_table(&mut cage, &mut floor, TABLE).await?;
+    let mut dealer = server.client(principal::DEALER).await?;
+    dealer.table.buy_in(cash_buy_in("ahead-buy-in", TABLE, 1, "P1", 10_000)).await?;
+    let sent = (0..SENT).map(|i| {
+        let (header, table_id, seat) = (header(&format!("ahead-{i}")), TABLE.to_string(), 1);
+        entry(if i % 2 == 0 {
+            pb::command::Command::SitOut(pb::SitOut { header, table_id, seat })
+        } else {
+            pb::command::Command::SitIn(pb::SitIn { header, table_id, seat })
+        })
+    });
+    // One message a DATA frame, as a device writing each command when it is made does: the
+    // stream pauses between items, so the encoder does not gather them into one frame.
+    let sent = futures::StreamExt::then(futures::stream::iter(sent), |command| async move {
+        tokio::task::yield_now().await;
+        command
+    });
+    let mut replies = dealer.ledger.record_stream(sent).await?.into_inner();
+    let mut answered = 0;
+    while let Some(reply) = replies.message().await? {
+        assert_eq!(reply.code, 0, "{reply:?}");
+        assert_eq!(reply.command_id, format!("ahead-{answered}"));
+        answered += 1;
+    }
+    assert_eq!(answered, SENT, "one reply per command");
+
+    // A message past the bound ends the stream with the refusal a unary call gets, with details.
+    let huge = pb::SitOut {
+        header: Some(pb::CommandHeader { reason_note: "x".repeat(17 * 1024 * 1024), ..header("ahead-huge").unwrap_or_default() }),
+        table_id: TABLE.into(),
+        seat: 1,
+    };
+    let mut replies = dealer.ledger.record_stream(tokio_stream::iter([entry(pb::command::Command::SitOut(huge.clone()))])).await?.into_inner();
+    let ended = replies.message().await.expect_err("a message past the bound");
+    assert_eq!((ended.code(), error_info(&ended).reason.as_str()), (Code::ResourceExhausted, "MESSAGE_TOO_LARGE"), "{ended:?}");
+    let unary = dealer.table.sit_out(huge).await.expect_err("the same message, unary");
+    assert_eq!((unary.code(), error_info(&unary).metadata.get("max_message_bytes")), (Code::ResourceExhausted, error_info(&ended).metadata.get("max_message_bytes")), "{unary:?}");
+    server.stop().await
+}

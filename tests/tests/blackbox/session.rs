@@ -339,8 +339,10 @@ async fn table_session_open_to_shift_close_accounts_for_every_cent() -> anyhow::
     assert!(refused.message().contains("seats 1 to 10"), "{refused:?}");
     // Nor is a seat of a table never opened (a typo of a table id had answered 0, as GetTable
     // answers NOT_FOUND).
-    let refused = auditor.ledger.get_balance(asked("table/t1/seat/1")).await.expect_err("t1 never opened");
-    assert_eq!(refused.code(), tonic::Code::NotFound, "{refused:?}");
+    for never in ["table/t1/seat/1", "table/t1/rake", "table/T9/jackpot", "table/T9/tray/500", "cage/EAST/cash", "cage/main/chips/500"] {
+        let refused = auditor.ledger.get_balance(asked(never)).await.expect_err(never);
+        assert_eq!(refused.code(), tonic::Code::NotFound, "{never}: {refused:?}");
+    }
     let refused = auditor.ledger.get_balance(asked("player/p1/pocket")).await.expect_err("p1 for P1");
     assert_eq!(chipledger_tests::error_info(&refused).reason, "PLAYER_ID_IN_ANOTHER_CASE", "{refused:?}");
     assert!(refused.message().contains("player/P1/pocket"), "{refused:?}");

@@ -1244,8 +1244,16 @@ fn r_kitty_1_the_kitty_left_may_go_to_the_dealers_or_the_house() {
     g.table(TableOp::CloseGame).unwrap();
     assert_eq!(g.state().toke_cents - toke, d(3));
     let mut g = kitty_game(config::KittyLeftover::ToHouse);
+    g.table(TableOp::PayKittyExpense { amount_cents: d(1), purpose: "cards".into(), to_dealer: false }).unwrap();
+    let expense = g.world.log.iter().rposition(|(_, e)| e.event_type() == "KittyExpensePaid").expect("KittyExpensePaid");
     g.table(TableOp::CloseGame).unwrap();
     assert_eq!(g.world.balance(&Account::House(HouseAccount::KittyExpenses)), d(3));
+    // The close settled the kitty: an expense from before it is not corrected back into it, and
+    // no expense is paid after it (the flows pass: $1 put back so, then paid to the dealers).
+    let r = rejected(g.table(undo(&g, expense, "KittyExpensePaid", "keyed twice")), "CORRECTION_INVALID");
+    assert_eq!(r.reason.rule, "R-KITTY-1");
+    rejected(g.table(TableOp::PayKittyExpense { amount_cents: d(1), purpose: "cards".into(), to_dealer: true }), "GAME_CLOSED");
+    assert_eq!(g.state().kitty_cents, 0);
     // Shared among nobody: refused, so the kitty is never stranded.
     let mut g = kitty_game(config::KittyLeftover::SplitAmongSeated);
     for seat in 1..=3 {

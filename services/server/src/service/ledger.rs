@@ -124,10 +124,12 @@ chipledger_proto::rpc_table!(service_impl!(LedgerService {
                             Ok(stream_reply(String::new(), Err(status::invalid_field("command", "one command is required"))))
                         }
                         Ok(None) => return,
-                        // tonic says INTERNAL for bytes that do not decode: the caller sent them.
+                        // tonic says INTERNAL for bytes that do not decode and OUT_OF_RANGE for a
+                        // message past the bound: the caller sent them (answered with details).
                         Err(status) if status.code() == tonic::Code::Internal => {
-                            Err(Status::invalid_argument(format!("a stream message does not decode: {}", status.message())))
+                            Err(status::invalid_field("command", format!("a stream message does not decode: {}", status.message())))
                         }
+                        Err(status) if status.code() == tonic::Code::OutOfRange => Err(status::message_too_large(crate::serve::MAX_MESSAGE_BYTES)),
                         Err(status) => Err(status),
                     };
                     let ends = reply.is_err();
@@ -449,6 +451,33 @@ impl Services {
                 };
                 if *seat > config.max_seats {
                     return Err(status::invalid_field("account", format!("table {table_id} has seats 1 to {}, not {seat}", config.max_seats)));
+                }
+            }
+            // Any other account of a table or cage never opened, alike (the flows pass: a
+            // mistyped table's rake box or jackpot fund read $0).
+            account if !as_of => {
+                let owner = match account {
+                    rules::Account::Tray { table_id, .. }
+                    | rules::Account::Drop { table_id }
+                    | rules::Account::Rake { table_id }
+                    | rules::Account::Toke { table_id }
+                    | rules::Account::Kitty { table_id }
+                    | rules::Account::Jackpot { table_id }
+                    | rules::Account::Pot { table_id, .. } => Some(("table", table_id.to_string(), StreamId::Table(table_id.clone()))),
+                    rules::Account::CageChips { cage_id, .. } | rules::Account::CageCash { cage_id } | rules::Account::CageMarkers { cage_id } => {
+                        Some(("cage", cage_id.to_string(), StreamId::Cage(cage_id.clone())))
+                    }
+                    _ => None,
+                };
+                if let Some((what, id, stream)) = owner {
+                    let version = self
+                        .ledger
+                        .db_call("balance", "streams", store.stream_version(property, &stream.key()))
+                        .await
+                        .map_err(|error| store_status("find the account's owner", error))?;
+                    if version == 0 {
+                        return Err(status::not_found(what, &id));
+                    }
                 }
             }
             _ => {}

@@ -344,3 +344,28 @@ async fn r_chip_6_recorded_at_the_decided_time_and_never_past_its_gaming_day() -
     assert_eq!(db.store.read_all(PROPERTY, 0, 100).await?.len(), 3);
     Ok(())
 }
+
+/// R-CHIP-6 (the crash pass): a request decided before its gaming day ended, at or after the
+/// head's time, whose day has ended by the time the database has the head lock (its commit
+/// waited past the cutoff) is not written on the day that ended: the database answers its own
+/// time and the store finds the request outside its day (`OutsideGamingDay`: decided again on
+/// the next). A $5,000 sale decided a second before the cutoff and committed two after had been
+/// added to a day already reported.
+#[tokio::test]
+async fn r_chip_6_a_commit_that_waited_past_its_days_end_is_not_written_on_that_day() -> anyhow::Result<()> {
+    let db = fresh("append_day_end").await?;
+    let now_micros = i64::try_from(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_micros())?;
+    let mut first = one_stream("table-T1", ExpectedVersion::NoStream, buy_ins(1, "c1"));
+    first.decided = DecidedAt { at_micros: Some(now_micros - 2_000_000), ..DecidedAt::default() };
+    db.store.append(&first).await?;
+    let mut waited = one_stream("table-T1", ExpectedVersion::Exact(1), buy_ins(1, "c2"));
+    waited.decided = DecidedAt { at_micros: Some(now_micros - 900_000), day_begins_micros: Some(now_micros - 60_000_000), day_ends_micros: Some(now_micros - 500_000) };
+    let error = db.store.append(&waited).await.unwrap_err();
+    assert!(matches!(error, StoreError::OutsideGamingDay { recorded_micros } if recorded_micros >= now_micros), "{error:?}");
+    assert_eq!(db.store.read_all(PROPERTY, 0, 100).await?.len(), 1, "nothing written on the day that ended");
+    // Its day still running when the lock is had: written (no earlier than it was decided).
+    waited.decided.day_ends_micros = Some(now_micros + 60_000_000);
+    assert!(db.store.append(&waited).await?.recorded_at_micros >= now_micros - 900_000);
+    assert_eq!(db.store.read_all(PROPERTY, 0, 100).await?.len(), 2);
+    Ok(())
+}

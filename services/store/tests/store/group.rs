@@ -214,7 +214,7 @@ async fn the_application_role_cannot_continue_the_chain_from_a_head_it_does_not_
     let call = |head_position: i64, head_hash: Vec<u8>| {
         sqlx::query_as::<_, (bool, Option<i64>)>(
             "SELECT written, head_position FROM chipledger_append($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, \
-             $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31)",
+             $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32)",
         )
         .bind(PROPERTY)
         .bind(vec![uuid::Uuid::now_v7()])
@@ -247,6 +247,7 @@ async fn the_application_role_cannot_continue_the_chain_from_a_head_it_does_not_
         .bind(vec![false])
         .bind(vec![0i64])
         .bind(now_micros)
+        .bind(None::<i64>)
     };
     // A head the property does not have: nothing written, the real head answered.
     let (written, answered) = call(head.position, vec![0; 32]).fetch_one(&mut app).await?;
