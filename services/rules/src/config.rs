@@ -623,7 +623,7 @@ impl TableConfig {
         // Blinds of nothing are no blinds (a stud table with blinds of 0/0 had made another game),
         // and a single blind is one blind however it is written (0/200, 200 and 0/0/200 had been
         // three games: the second stakes pass).
-        if self.blinds_cents.iter().any(|blind| *blind > 0) {
+        if self.has_blinds() {
             let blinds: Vec<String> = if self.single_blind() {
                 vec![self.big_blind_cents().to_string()]
             } else {
@@ -914,6 +914,12 @@ impl TableConfig {
     /// `amount_cents` rounded down to whole betting units.
     pub fn floor_to_unit(&self, amount_cents: Cents) -> Cents {
         amount_cents - amount_cents.rem_euclid(self.betting_unit())
+    }
+
+    /// R-POST-2: a game with blinds; blinds of nothing are none (a stud table with blinds of 0/0
+    /// is a game without blinds).
+    pub fn has_blinds(&self) -> bool {
+        self.blinds_cents.iter().any(|blind| *blind > 0)
     }
 
     /// R-POST-2: one blind only, the last amount listed, left of the button (no small blind:

@@ -990,7 +990,7 @@ impl TableState {
             self.left_since_deal &= !bit;
             // R-POST-3 is a rule of blind games: a newcomer to a game without blinds (stud, open
             // stakes) antes and plays (the fuzz pass: a stud newcomer was asked for a "big blind").
-            let blind_game = self.config.as_ref().is_some_and(|c| !c.blinds_cents.is_empty());
+            let blind_game = self.config.as_ref().is_some_and(TableConfig::has_blinds);
             let owes_entry_post = owes_entry_post && !takes_over && blind_game;
             self.seats[i] = Some(SeatState {
                 player_id: player_id.clone(),

@@ -7,7 +7,8 @@
 --   'recorded'  this call chained the refusal;
 --   'replayed'  the id was refused before with this very request (its refusal answers);
 --   'accepted'  the id was accepted before with this very request (its result answers);
--- and CL002 when the id was used for a different request.
+-- and CL002 when the id was used for a different request, CL010 when the refusal's gaming day
+-- (ending at p_day_ends_micros) has ended by the time it would be recorded at.
 -- Chain (format 2, chain.rs): p_entry is `{"body":<body>,"format":2,"kind":"refusal","position":`
 -- and the entry ends here: seq || ',"prev":"' || hex(previous) || '","recorded_at_micros":' || micros || '}'.
 CREATE OR REPLACE FUNCTION chipledger_record_refusal(
@@ -26,7 +27,8 @@ CREATE OR REPLACE FUNCTION chipledger_record_refusal(
     p_request      jsonb,
     p_player_id    text,
     p_gaming_day   date,
-    p_reply        bytea
+    p_reply        bytea,
+    p_day_ends_micros bigint  -- the end of p_gaming_day for a refusal kept as it happens (NULL: an import's)
 ) RETURNS TABLE (outcome text, refusal_seq bigint, rejection_id bigint)
 LANGUAGE plpgsql
 SECURITY DEFINER
@@ -79,6 +81,12 @@ BEGIN
                            (SELECT h.last_recorded_at FROM property_heads h WHERE h.property = p_property),
                            (SELECT r.recorded_at FROM rejections r WHERE r.property = p_property AND r.refusal_seq = v_seq - 1));
     v_micros := (extract(epoch FROM v_recorded) * 1000000)::bigint;
+    -- R-CHIP-6: never kept on a gaming day its time is past (a refusal decided before the cutoff
+    -- whose turn at the lock came after it); the store's caller takes its day again (CL010).
+    IF p_day_ends_micros IS NOT NULL AND v_micros >= p_day_ends_micros THEN
+        RAISE EXCEPTION 'chipledger: the refusal''s gaming day ended before it was kept' USING ERRCODE = 'CL010',
+            DETAIL = json_build_object('recorded_micros', v_micros)::text;
+    END IF;
     v_hash := sha256(p_entry || convert_to(format('%s,"prev":"%s","recorded_at_micros":%s}',
                                                   v_seq, encode(v_hash, 'hex'), v_micros), 'UTF8'));
 

@@ -57,7 +57,8 @@ pub enum StoreError {
     GamingDayBehind { gaming_day: String },
     /// R-CHIP-6: a member decided on a gaming day would be recorded outside it, at
     /// `recorded_micros` (at or after its end, or before its beginning: `DecidedAt`): nothing
-    /// was written; decide it again on the day of that time.
+    /// was written; decide it again on the day of that time. A refusal whose day ended before it
+    /// was kept (CL010): kept on the day of its time.
     #[error("the command would be recorded outside the gaming day it was decided on (at {recorded_micros} µs)")]
     OutsideGamingDay { recorded_micros: i64 },
     /// The property's archive anchor is not proven by its signed archive document (by a trusted
@@ -101,6 +102,10 @@ struct NoPartitionDetail {
 #[derive(Deserialize)]
 struct GamingDayDetail {
     gaming_day: String,
+}
+#[derive(Deserialize)]
+struct RecordedDetail {
+    recorded_micros: i64,
 }
 #[derive(Deserialize)]
 struct ArchivedDetail {
@@ -148,6 +153,7 @@ pub(crate) fn classify(error: sqlx::Error) -> StoreError {
         "CL008" => serde_json::from_str::<ArchivedDetail>(&detail)
             .map(|d| StoreError::Archived { position: d.position, archived_through: d.archived_through }),
         "CL009" => serde_json::from_str::<GamingDayDetail>(&detail).map(|d| StoreError::GamingDayBehind { gaming_day: d.gaming_day }),
+        "CL010" => serde_json::from_str::<RecordedDetail>(&detail).map(|d| StoreError::OutsideGamingDay { recorded_micros: d.recorded_micros }),
         // PostgreSQL's own refusal of a row no partition holds (the append checks first, CL007;
         // this is the backstop if a partition went missing behind the registry's back).
         "23514" if db.message().starts_with("no partition of relation") => {

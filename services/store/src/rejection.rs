@@ -83,7 +83,10 @@ pub enum RecordedCommand {
 impl Store {
     /// Record a refusal durably, chained, before it is answered; or find what the command id
     /// already is. Retries, boundedly, when a concurrent append or refusal of the same id won.
-    pub async fn record_refusal(&self, record: &RejectionRecord) -> Result<RefusalOutcome, StoreError> {
+    /// `day_ends_micros`: the end of the refusal's gaming day, if it is kept as it happens: one
+    /// whose day has ended when the log's lock is had is not kept
+    /// ([`StoreError::OutsideGamingDay`]: its day is taken again, R-CHIP-6).
+    pub async fn record_refusal(&self, record: &RejectionRecord, day_ends_micros: Option<i64>) -> Result<RefusalOutcome, StoreError> {
         validate_property(&record.property)?;
         if record.command_id.is_empty() || record.command_id.len() > 128 {
             return Err(StoreError::InvalidRequest("command id must be 1..=128 bytes".into()));
@@ -98,7 +101,7 @@ impl Store {
             attempt += 1;
             let result = sqlx::query_as(
                 "SELECT outcome, refusal_seq FROM chipledger_record_refusal($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
-                 $11, $12, $13, $14, $15, $16)",
+                 $11, $12, $13, $14, $15, $16, $17)",
             )
             .bind(&record.property)
             .bind(&record.command_id)
@@ -116,6 +119,7 @@ impl Store {
             .bind(&record.player_id)
             .bind(gaming_day)
             .bind(&record.reply)
+            .bind(day_ends_micros)
             .fetch_one(self.pool())
             .await
             .map_err(classify);

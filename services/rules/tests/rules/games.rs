@@ -81,6 +81,19 @@ fn r_post_3_a_newcomer_to_a_stud_table_owes_no_entry_blind() {
     g.post(5, PostKind::BringIn, d(2)).unwrap();
     g.ok(1, Action::Call);
     assert_eq!(g.stack(5), d(200) - d(1) - d(2));
+    // Blinds of nothing are none (the wave-2 pass: a stud table given blinds of 0/0 asked its
+    // newcomers for an entry post no post could pay).
+    let mut zero = seven_card_stud();
+    zero.blinds_cents = vec![0, 0];
+    let mut g = stud(zero);
+    g.table(up(&[(1, "Kh"), (2, "3d"), (3, "2c"), (4, "9s")])).unwrap();
+    g.post(3, PostKind::BringIn, d(2)).unwrap();
+    for seat in [4, 1, 2] {
+        g.ok(seat, Action::Fold);
+    }
+    g.end();
+    g.sit(5, "P5", d(200)).unwrap();
+    assert!(!g.state().seat(5).expect("seated").owes_entry_post);
 }
 
 #[test]

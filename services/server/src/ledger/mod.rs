@@ -1046,8 +1046,22 @@ impl Ledger {
     }
 
     /// else what the command id already answers (the same request refused or accepted before).
-    async fn keep_refusal(&self, record: RejectionRecord, status: Status) -> Result<pb::BatchResult, Status> {
-        let recorded = self.db.call("record_refusal", "rejections", self.router.primary(&record.property).record_refusal(&record)).await;
+    async fn keep_refusal(&self, mut record: RejectionRecord, status: Status) -> Result<pb::BatchResult, Status> {
+        // R-CHIP-6: a refusal is kept on a gaming day its time is in. One whose day ended before
+        // the log's lock was had (a commit of another waited past the cutoff) is kept on the day
+        // it is recorded on (the wave-2 pass: it had gone on the day already ended, and that day's
+        // refusals changed after its close). An import's refusal keeps its own day.
+        let live = if record.request.get(IMPORTED_BY).is_none() { self.router.properties().get(&record.property).cloned() } else { None };
+        let day_ends = |record: &RejectionRecord| {
+            let (property, day) = (live.as_ref()?, record.gaming_day.as_deref()?);
+            property.gaming_day.day_after_begins(day, self.now()).map(|at| at.saturating_mul(1000))
+        };
+        let store = self.router.primary(&record.property);
+        let mut recorded = self.db.call("record_refusal", "rejections", store.record_refusal(&record, day_ends(&record))).await;
+        if let (Err(StoreError::OutsideGamingDay { .. }), Some(property)) = (&recorded, &live) {
+            record.gaming_day = self.refusal_day(property).await;
+            recorded = self.db.call("record_refusal", "rejections", store.record_refusal(&record, day_ends(&record))).await;
+        }
         match recorded {
             Ok(RefusalOutcome::Recorded(recorded)) => {
                 if let (Some(checkpointer), Some(seq), Some(hash)) = (&self.checkpointer, recorded.refusal_seq, recorded.hash) {

@@ -242,7 +242,7 @@ fn refusal(command_id: &str, request: &str) -> RejectionRecord {
 async fn r_audit_3_a_refusal_is_recorded_chained_and_answers_its_command_id_for_good() -> anyhow::Result<()> {
     let db = fresh("append_rejections").await?;
     let record = refusal("cmd-9", "remove 100");
-    let RefusalOutcome::Recorded(first) = db.store.record_refusal(&record).await? else { panic!("recorded") };
+    let RefusalOutcome::Recorded(first) = db.store.record_refusal(&record, None).await? else { panic!("recorded") };
     assert_eq!(first.refusal_seq, Some(1));
     // The request JSON is kept with integers beyond 2^53 - 1 as strings (they chain exactly).
     assert_eq!(first.record.request["slip_no"], serde_json::json!(u64::MAX.to_string()));
@@ -253,9 +253,9 @@ async fn r_audit_3_a_refusal_is_recorded_chained_and_answers_its_command_id_for_
     assert!(db.store.read_all(PROPERTY, 0, 10).await?.is_empty(), "a refusal moves nothing");
 
     // The same id and request again: the first refusal, byte for byte; another request: conflict.
-    assert_eq!(db.store.record_refusal(&record).await?, RefusalOutcome::Replayed(first.clone()));
+    assert_eq!(db.store.record_refusal(&record, None).await?, RefusalOutcome::Replayed(first.clone()));
     let other = refusal("cmd-9", "remove 200");
-    assert!(matches!(db.store.record_refusal(&other).await, Err(StoreError::IdempotencyConflict { .. })));
+    assert!(matches!(db.store.record_refusal(&other, None).await, Err(StoreError::IdempotencyConflict { .. })));
     // An append carrying the refused id with the same request is answered by the refusal ...
     let mut request = one_stream("table-T1", ExpectedVersion::NoStream, buy_ins(1, "cmd-9"));
     request.commands = vec![command("cmd-9", "remove 100")];
@@ -270,11 +270,22 @@ async fn r_audit_3_a_refusal_is_recorded_chained_and_answers_its_command_id_for_
     accepted.commands = vec![command("cmd-10", "buy 100")];
     let outcome = db.store.append(&accepted).await?;
     let late = refusal("cmd-10", "buy 100");
-    let RefusalOutcome::Accepted(replayed) = db.store.record_refusal(&late).await? else { panic!("accepted") };
+    let RefusalOutcome::Accepted(replayed) = db.store.record_refusal(&late, None).await? else { panic!("accepted") };
     assert_eq!(replayed.outcome_json, outcome.outcome_json);
     let report = db.store.verify_log(PROPERTY, &[], &[]).await?;
     assert!(report.ok(), "{report:?}");
     assert_eq!((report.refusals_checked, report.commands_checked), (1, 1));
+
+    // R-CHIP-6 (the wave-2 pass): a refusal whose gaming day has ended by the time it would be
+    // kept is not kept on that day (its caller takes the day again); one whose day runs on is.
+    let now_micros = i64::try_from(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_micros())?;
+    let ended = db.store.record_refusal(&refusal("cmd-11", "remove 400"), Some(now_micros - 1_000)).await.unwrap_err();
+    assert!(matches!(ended, StoreError::OutsideGamingDay { recorded_micros } if recorded_micros >= now_micros), "{ended:?}");
+    assert_eq!(db.store.rejections_of(PROPERTY, 0, 10, None, None).await?.len(), 1, "nothing kept on the day that ended");
+    let RefusalOutcome::Recorded(kept) = db.store.record_refusal(&refusal("cmd-11", "remove 400"), Some(now_micros + 60_000_000)).await? else {
+        panic!("recorded")
+    };
+    assert_eq!(kept.refusal_seq, Some(2));
     Ok(())
 }
 
