@@ -62,15 +62,20 @@ fn r_post_5_lowest_up_card_brings_in_ties_by_suit() {
 /// newcomer on the low card the legal actions offered nothing and the hand could not go on.
 #[test]
 fn r_post_3_a_newcomer_to_a_stud_table_owes_no_entry_blind() {
-    let mut g = stud(seven_card_stud());
-    g.table(up(&[(1, "Kh"), (2, "3d"), (3, "2c"), (4, "9s")])).unwrap();
-    g.post(3, PostKind::BringIn, d(2)).unwrap();
-    for seat in [4, 1, 2] {
-        g.ok(seat, Action::Fold);
-    }
-    g.end();
-    g.sit(5, "P5", d(200)).unwrap();
-    assert!(!g.state().seat(5).expect("seated").owes_entry_post);
+    // A first hand won by the bring-in, then a newcomer at seat 5.
+    let newcomer_after_a_hand = |config: TableConfig| {
+        let mut g = stud(config);
+        g.table(up(&[(1, "Kh"), (2, "3d"), (3, "2c"), (4, "9s")])).unwrap();
+        g.post(3, PostKind::BringIn, d(2)).unwrap();
+        for seat in [4, 1, 2] {
+            g.ok(seat, Action::Fold);
+        }
+        g.end();
+        g.sit(5, "P5", d(200)).unwrap();
+        assert!(!g.state().seat(5).expect("seated").owes_entry_post);
+        g
+    };
+    let mut g = newcomer_after_a_hand(seven_card_stud());
     g.start(2, 4, &[1, 2, 3, 4, 5]);
     for seat in [1, 2, 3, 4, 5] {
         g.post(seat, PostKind::Ante, d(1)).unwrap();
@@ -85,15 +90,7 @@ fn r_post_3_a_newcomer_to_a_stud_table_owes_no_entry_blind() {
     // newcomers for an entry post no post could pay).
     let mut zero = seven_card_stud();
     zero.blinds_cents = vec![0, 0];
-    let mut g = stud(zero);
-    g.table(up(&[(1, "Kh"), (2, "3d"), (3, "2c"), (4, "9s")])).unwrap();
-    g.post(3, PostKind::BringIn, d(2)).unwrap();
-    for seat in [4, 1, 2] {
-        g.ok(seat, Action::Fold);
-    }
-    g.end();
-    g.sit(5, "P5", d(200)).unwrap();
-    assert!(!g.state().seat(5).expect("seated").owes_entry_post);
+    newcomer_after_a_hand(zero);
 }
 
 #[test]
