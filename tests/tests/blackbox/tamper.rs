@@ -862,7 +862,7 @@ async fn the_application_role_cannot_keep_a_checkpoint_no_reader_can_read() -> a
     // listing of the property's refusals answer INTERNAL. The function keeps only [name, number]
     // pairs.
     let refused = sqlx::query(
-        "SELECT * FROM chipledger_record_refusal($1, 'forged-1', sha256('x'), convert_to('x', 'UTF8'), 'X', 'R-AUDIT-3',          '{\"a\":1}'::jsonb, 'forged', 'nobody', 'admin', NULL, ARRAY[]::text[], '{}'::jsonb, NULL, NULL, convert_to('x', 'UTF8'))",
+        "SELECT * FROM chipledger_record_refusal($1, 'forged-1', sha256('x'), convert_to('x', 'UTF8'), 'X', 'R-AUDIT-3',          '{\"a\":1}'::jsonb, 'forged', 'nobody', 'admin', NULL, ARRAY[]::text[], '{}'::jsonb, NULL, NULL, convert_to('x', 'UTF8'), NULL)",
     )
     .bind(property.clone())
     .fetch_all(&mut app)
