@@ -15,6 +15,7 @@ use pb::command::Command as Wire;
 use tonic::{Code, Status};
 
 use crate::connect::{Client, ServerArgs, describe_status};
+use crate::send::Import;
 
 /// `approver` approves `command` as sent under `command_id` and `property_id` (its header's
 /// other fields as they are).
@@ -23,12 +24,18 @@ pub async fn approve(
     command: &Wire,
     command_id: &str,
     property_id: &str,
+    import: Option<&Import>,
     ttl_seconds: u32,
 ) -> Result<pb::ApprovalToken, Status> {
     let mut probe = command.clone();
     let header = probe.header_mut().get_or_insert_with(Default::default);
     header.command_id = command_id.to_string();
     header.property_id = property_id.to_string();
+    // An import is approved with its actor and time (a batch entry with its batch's): they are
+    // in the digest.
+    if let Some(import) = import {
+        import.stamp(header);
+    }
     let request = pb::ApproveRequest { command: Some(pb::Command { command: Some(probe) }), ttl_seconds };
     approver.approval.approve(request).await.map(tonic::Response::into_inner)
 }
@@ -144,14 +151,16 @@ impl Approvers {
     }
 
     /// Gets an approval for each of `fields` (second-person fields of `command`, to be sent
-    /// under `command_id` and `property_id`) from an approver whose role the field allows,
-    /// names the approvers there and attaches the tokens. Other fields are left as they are.
+    /// under `command_id` and `property_id`, as `import` if one: a batch entry's its batch's)
+    /// from an approver whose role the field allows, names the approvers there and attaches
+    /// the tokens. Other fields are left as they are.
     pub async fn approve_and_attach(
         &mut self,
         command: &mut Wire,
         fields: &[&'static str],
         command_id: &str,
         property_id: &str,
+        import: Option<&Import>,
     ) -> anyhow::Result<()> {
         if fields.is_empty() {
             return Ok(());
@@ -169,7 +178,7 @@ impl Approvers {
                 if used[index] || approver.role.as_deref().is_some_and(|role| !allows(rule, role)) {
                     continue;
                 }
-                match approve(&mut approver.client, command, command_id, property_id, self.ttl_seconds).await {
+                match approve(&mut approver.client, command, command_id, property_id, import, self.ttl_seconds).await {
                     Ok(token) => {
                         let claims = approval::read_claims(&token.token).context("the server's approval token")?;
                         approver.role = Some(claims.approver_role.clone());

@@ -140,7 +140,7 @@ impl Demo {
         let mut wire = command_to_wire(&command)?;
         let kind = wire.message_name();
         stamp(&mut wire, &header);
-        self.approvers.approve_and_attach(&mut wire, fields, &header.command_id, &header.property_id).await?;
+        self.approvers.approve_and_attach(&mut wire, fields, &header.command_id, &header.property_id, None).await?;
         match send_stamped(&mut self.client, wire).await {
             Ok(result) => {
                 if !narration.is_empty() {
@@ -351,10 +351,12 @@ async fn session(demo: &mut Demo) -> anyhow::Result<()> {
     let op = CageOp::OpenCage { denominations_cents: vec![100, 500, 2_500, 10_000], chips: stock, cash_cents: float_cents };
     let float_text = crate::amount::money(float_cents);
     demo.record(&format!("cage {cage_id} opens with ${stock_text} in chips and a ${float_text} float"), demo.cage_command(op)).await?;
-    let op = CageOp::SellChips { player_id: alice.clone(), chips: chips(&[(2_500, 20)]) };
+    let op = CageOp::SellChips { player_id: alice.clone(), chips: chips(&[(2_500, 20)]), supervisor_id: None };
     demo.record(&format!("{alice} cashes in $500.00 at the cage (chips to her pocket)"), demo.cage_command(op)).await?;
-    let op = CageOp::SellChips { player_id: dave.clone(), chips: chips(&[(10_000, 120)]) };
-    demo.record(&format!("{dave} cashes in $12,000.00 (above the $10,000 CTR threshold, R-AUDIT-4)"), demo.cage_command(op)).await?;
+    // The supervisor of a large sale approves and is named like the other second persons.
+    let op = CageOp::SellChips { player_id: dave.clone(), chips: chips(&[(10_000, 120)]), supervisor_id: None };
+    let text = format!("{dave} cashes in $12,000.00 (above the $10,000 CTR threshold, R-AUDIT-4; a supervisor approves, R-CHIP-2)");
+    demo.record_approved(&text, demo.cage_command(op), &["supervisor_id"]).await?;
     // Approver fields are left empty: the second persons approve and are named (dual control).
     let op = PlayerOp::SetCreditLine { line_cents: 500_000, approved_by: String::new() };
     demo.record_approved(&format!("{erin} gets a $5,000.00 credit line, approved by a second admin with their own token"), Command::Player(PlayerCommand { player_id: erin.clone(), op }), &["approved_by"]).await?;

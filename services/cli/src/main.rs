@@ -217,7 +217,7 @@ async fn approve(
     let property_id = client.property_id.clone();
     let mut stamped = wire;
     send::stamp(&mut stamped, &header(options, &property_id));
-    let token = approvals::approve(client, &stamped, &command_id, &property_id, ttl_seconds)
+    let token = approvals::approve(client, &stamped, &command_id, &property_id, None, ttl_seconds)
         .await
         .map_err(|status| connect::rpc_error("approve", &status))?;
     if output.json {

@@ -599,6 +599,9 @@ pub enum CageOperation {
         player: String,
         #[arg(long, value_parser = chips_arg)]
         chips: Chips,
+        /// The supervisor of a large sale (default: the approver of an --approval token).
+        #[arg(long)]
+        supervisor: Option<String>,
     },
     /// Redemption: chips back, cash out (R-CHIP-5).
     Redeem {
@@ -904,8 +907,8 @@ impl CageOperation {
                 chips: chips.0,
                 cash_cents: cash.cents_or_zero(),
             }),
-            CageOperation::Sell { cage, player, chips } => {
-                Wire::SellChips(pb::SellChips { header: None, cage_id: cage, player_id: player, chips: chips.0 })
+            CageOperation::Sell { cage, player, chips, supervisor } => {
+                Wire::SellChips(pb::SellChips { header: None, cage_id: cage, player_id: player, chips: chips.0, supervisor_id: supervisor })
             }
             CageOperation::Redeem { cage, player, chips } => {
                 Wire::RedeemChips(pb::RedeemChips { header: None, cage_id: cage, player_id: player, chips: chips.0 })

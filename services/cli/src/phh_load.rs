@@ -11,6 +11,14 @@
 //! that stocks each table and the buy-ins at or above the supervisor threshold are signed by
 //! real second persons (`--floor-token`, `--cage-token`; R-CHIP-3, R-CHIP-2): the conversion's
 //! placeholder names are replaced by the approvers who approve each command.
+//!
+//! A hand history is the past: every command is sent as an import (R-AUDIT-2), its actor
+//! `phh-import` and its time the hand's date and time as the file gives them (`year`, `month`,
+//! `day`, `time`, `time_zone`: the first of a month or day it leaves out, midnight without a
+//! time, UTC without a zone), or the time of the load when it names no year. The events record
+//! the caller beside it (`imported_by`), and the buy-ins' cash counts on the hand's own gaming
+//! day (R-AUDIT-4), not on the day it was loaded. The patrons are made per table
+//! (`<table>.p<n>`): the names in a file are not this room's patrons.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -28,7 +36,7 @@ use pb::command::Command as Wire;
 use crate::approvals::{ApproverTokens, Approvers, named_fields};
 use crate::connect::{Client, Refusal, ServerArgs, describe_status, rpc_error};
 use crate::phh::{Outcome, Tally};
-use crate::send::{Header, send_batch, send_stamped, stamp};
+use crate::send::{Header, Import, send_batch, send_stamped, stamp};
 
 /// Most commands in one `RecordBatch` (the server's default `limits.max_batch_commands`).
 const MAX_BATCH_COMMANDS: usize = 1_000;
@@ -60,8 +68,35 @@ pub struct LoadArgs {
     /// Record at most this many hands (in path order).
     #[arg(long)]
     limit: Option<usize>,
+    /// When the hands whose file names no date were played: "2026-12-01 08:03" in the
+    /// property's zone, RFC 3339 with an offset, or Unix ms (default: the time of the load).
+    #[arg(long)]
+    played_at: Option<String>,
     #[command(flatten)]
     approvers: ApproverTokens,
+}
+
+/// The actor every loaded command names (the caller is recorded beside it as `imported_by`).
+const IMPORT_ACTOR: &str = "phh-import";
+
+/// When `hand` was played, Unix ms (see the module's header); `undated_at` when the file names
+/// no year (`None`: the time it is recorded). A date or zone that does not exist, a time before
+/// 1970 or after now is an error.
+fn played_at(hand: &HandHistory, undated_at: Option<i64>, now_unix_ms: i64) -> Result<Option<i64>, String> {
+    let Some(on) = &hand.played_on else { return Ok(undated_at) };
+    let (hour, minute, second) = on.time.unwrap_or((0, 0, 0));
+    // Each is within its type: the parser bounds them (year 1..=9999, the rest 0..=59 or less).
+    let civil = jiff::civil::DateTime::new(on.year as i16, on.month as i8, on.day as i8, hour as i8, minute as i8, second as i8, 0)
+        .map_err(|error| format!("the file's date: {error}"))?;
+    let zone = match &on.time_zone {
+        None => jiff::tz::TimeZone::UTC,
+        Some(name) => jiff::tz::TimeZone::get(name).map_err(|error| format!("time_zone {name:?}: {error}"))?,
+    };
+    let at = civil.to_zoned_datetime(zone).map_err(|error| format!("the file's date: {error}"))?.timestamp().as_millisecond();
+    if !(0..=now_unix_ms).contains(&at) {
+        return Err(format!("played at {at} (Unix ms): an import records 1970 to now"));
+    }
+    Ok(Some(at))
 }
 
 /// The table id of the `seq`-th hand of a run: `<run>-<seq>-<hand>`, within the id bounds
@@ -106,6 +141,17 @@ pub async fn run(args: LoadArgs, server: &ServerArgs, client: Client) -> anyhow:
     if let Some(limit) = args.limit {
         hands.truncate(limit);
     }
+    let undated_at = match &args.played_at {
+        None => None,
+        Some(text) => {
+            let mut client = client.clone();
+            let at = crate::clock::PropertyClock::fetch(&mut client).await?.parse(text)?;
+            if !(0..=jiff::Timestamp::now().as_millisecond()).contains(&at) {
+                bail!("--played-at {text}: an import records 1970 to now");
+            }
+            Some(at)
+        }
+    };
     let run_tag = format!("ld{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
     let jobs = args.jobs.clamp(1, MAX_JOBS);
     let progress = ProgressBar::new(hands.len() as u64);
@@ -119,7 +165,7 @@ pub async fn run(args: LoadArgs, server: &ServerArgs, client: Client) -> anyhow:
             let mut client = client.clone();
             let mut approvers = approvers.clone();
             let run_tag = run_tag.as_str();
-            async move { (hand, load_hand(&mut client, &mut approvers, run_tag, seq, hand, live).await) }
+            async move { (hand, load_hand(&mut client, &mut approvers, run_tag, seq, hand, undated_at, live).await) }
         })
         .buffered(jobs);
     while let Some((hand, outcome)) = outcomes.next().await {
@@ -162,17 +208,19 @@ async fn record(
     client: &mut Client,
     approvers: &mut Approvers,
     command_id: &str,
+    import: &Import,
     commands: Vec<(Option<u32>, Wire)>,
     live: bool,
 ) -> anyhow::Result<Option<Outcome>> {
     let property_id = client.property_id.clone();
+    let header_of = |command_id: String| Header { import: Some(import.clone()), ..Header::new(command_id, &property_id) };
     if live {
         for (index, (line, mut command)) in commands.into_iter().enumerate() {
             let kind = command.message_name();
-            let header = Header::new(format!("{command_id}-{index}"), &property_id);
+            let header = header_of(format!("{command_id}-{index}"));
             stamp(&mut command, &header);
             let fields = named_fields(&command);
-            approvers.approve_and_attach(&mut command, &fields, &header.command_id, &property_id).await?;
+            approvers.approve_and_attach(&mut command, &fields, &header.command_id, &property_id, Some(import)).await?;
             if let Err(status) = send_stamped(client, command).await {
                 let at = line.map_or_else(|| format!("command {index} ({kind})"), |line| format!("line {line} ({kind})"));
                 return refused(&at, &status).map(Some);
@@ -187,11 +235,11 @@ async fn record(
         let mut chunk = std::mem::replace(&mut rest, tail);
         let lines: Vec<(Option<u32>, &'static str)> =
             chunk.iter().map(|(line, command)| (*line, command.message_name())).collect();
-        let header = Header::new(format!("{command_id}-b{chunk_no}"), &property_id);
+        let header = header_of(format!("{command_id}-b{chunk_no}"));
         for (index, (_, command)) in chunk.iter_mut().enumerate() {
             let entry_id = chipledger_proto::entry_command_id(&header.command_id, index);
             let fields = named_fields(command);
-            approvers.approve_and_attach(command, &fields, &entry_id, &property_id).await?;
+            approvers.approve_and_attach(command, &fields, &entry_id, &property_id, Some(import)).await?;
         }
         if let Err(status) = send_batch(client, &header, chunk.into_iter().map(|(_, command)| command).collect()).await {
             // The server names the refused command's index in the batch.
@@ -218,9 +266,16 @@ async fn load_hand(
     run_tag: &str,
     seq: usize,
     hand: &HandHistory,
+    undated_at: Option<i64>,
     live: bool,
 ) -> anyhow::Result<Outcome> {
     let table_id = table_id(run_tag, seq, hand)?;
+    let now_unix_ms = jiff::Timestamp::now().as_millisecond();
+    let occurred_at_unix_ms = match played_at(hand, undated_at, now_unix_ms) {
+        Ok(at) => at,
+        Err(reason) => return Ok(Outcome::Unsupported(reason)),
+    };
+    let import = Import { actor_id: IMPORT_ACTOR.to_owned(), occurred_at_unix_ms };
     let conversion: Conversion = match chipledger_phh::convert::convert_at(hand, table_id.clone()) {
         Ok(conversion) => conversion,
         Err(ConvertError::Unsupported { reason, .. }) => return Ok(Outcome::Unsupported(reason)),
@@ -236,7 +291,7 @@ async fn load_hand(
             Err(error) => return Ok(Outcome::Unsupported(format!("{error:#}"))),
         }
     }
-    if let Some(outcome) = record(client, approvers, &command_id, commands, live).await? {
+    if let Some(outcome) = record(client, approvers, &command_id, &import, commands, live).await? {
         return Ok(outcome);
     }
 
@@ -281,7 +336,7 @@ async fn load_hand(
         })
         .collect();
     if !cash_outs.is_empty()
-        && let Some(refusal) = record(client, approvers, &format!("{table_id}-out"), cash_outs, live).await?
+        && let Some(refusal) = record(client, approvers, &format!("{table_id}-out"), &import, cash_outs, live).await?
     {
         return Ok(refusal);
     }

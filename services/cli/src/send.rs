@@ -23,6 +23,24 @@ pub struct Header {
     pub reason_note: String,
     /// Second persons' approval tokens (`chipledger approve`).
     pub approvals: Vec<String>,
+    /// History recorded as an import (admin or system only): its actor and time.
+    pub import: Option<Import>,
+}
+
+/// An import's header fields: who acted, and when (`None`: now).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Import {
+    pub actor_id: String,
+    pub occurred_at_unix_ms: Option<i64>,
+}
+
+impl Import {
+    /// Puts the import's fields in `header` (a batch entry's only in an approval request: the
+    /// batch's header carries them when sent).
+    pub fn stamp(&self, header: &mut pb::CommandHeader) {
+        header.import_actor_id = Some(self.actor_id.clone());
+        header.import_occurred_at_unix_ms = self.occurred_at_unix_ms;
+    }
 }
 
 impl Header {
@@ -33,11 +51,12 @@ impl Header {
             device: None,
             reason_note: String::new(),
             approvals: Vec::new(),
+            import: None,
         }
     }
 
     fn to_wire(&self) -> pb::CommandHeader {
-        pb::CommandHeader {
+        let mut header = pb::CommandHeader {
             command_id: self.command_id.clone(),
             property_id: self.property_id.clone(),
             device: self.device.clone(),
@@ -45,7 +64,11 @@ impl Header {
             import_actor_id: None,
             import_occurred_at_unix_ms: None,
             approvals: self.approvals.clone(),
+        };
+        if let Some(import) = &self.import {
+            import.stamp(&mut header);
         }
+        header
     }
 }
 

@@ -218,6 +218,23 @@ pub struct HandHistory {
     /// The `hand` field (a number or a name), as text.
     pub hand: Option<String>,
     pub currency: Option<String>,
+    /// When the hand was played, as far as the file says (`year`, `month`, `day`, `time`,
+    /// `time_zone`); `None` when it names no year.
+    pub played_on: Option<PlayedOn>,
+}
+
+/// The date (and time) a file gives its hand. A file that names a year but not the month or
+/// the day is read as the first of them (the start of the period it names); a time it does not
+/// give is 00:00:00, a zone it does not give UTC.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlayedOn {
+    pub year: u16,
+    pub month: u8,
+    pub day: u8,
+    /// Hour, minute, second.
+    pub time: Option<(u8, u8, u8)>,
+    /// An IANA zone name (`time_zone`), as the file writes it.
+    pub time_zone: Option<String>,
 }
 
 impl HandHistory {

@@ -25,7 +25,7 @@ pub mod showdown;
 
 pub use error::PhhError;
 pub use files::{MAX_HAND_FILES, find_hand_files, is_hand_file};
-pub use history::{Action, ActionEntry, HandHistory, Player, Shown, Variant};
+pub use history::{Action, ActionEntry, HandHistory, PlayedOn, Player, Shown, Variant};
 pub use convert::{Conversion, ConvertError, Step, commands, convert};
 pub use parse::{MAX_FILE_BYTES, load_file, parse_hand, parse_hands};
 pub use replay::{HandReport, RejectedStep, ReplayOutcome, StackMismatch, Streams, replay, replay_report};

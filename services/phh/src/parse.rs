@@ -11,7 +11,7 @@ use crate::amount::{self, AmountError};
 use crate::card::Cards;
 use crate::error::{PhhError, one_line};
 use crate::history::{
-    Action, ActionEntry, HandHistory, MAX_ACTIONS, MAX_PLAYERS, Player, Shown, Variant,
+    Action, ActionEntry, HandHistory, MAX_ACTIONS, MAX_PLAYERS, PlayedOn, Player, Shown, Variant,
 };
 
 /// Largest PHH file read (a `.phhs` file of many hands included).
@@ -256,7 +256,36 @@ impl<'a, 'i> Fields<'a, 'i> {
             seat_count,
             hand,
             currency: self.string("currency")?,
+            played_on: self.played_on()?,
         })
+    }
+
+    /// `year`, `month`, `day`, `time` (a TOML local time) and `time_zone`: see [`PlayedOn`].
+    fn played_on(&self) -> Result<Option<PlayedOn>, PhhError> {
+        let Some(year) = self.integer_in("year", 1, 9999)? else { return Ok(None) };
+        let month = self.integer_in("month", 1, 12)?.unwrap_or(1);
+        let day = self.integer_in("day", 1, 31)?.unwrap_or(1);
+        let time = match self.get("time") {
+            None => None,
+            Some(value) => match value.get_ref() {
+                DeValue::Datetime(at) if at.date.is_none() && at.offset.is_none() => {
+                    at.time.map(|time| (time.hour, time.minute, time.second.unwrap_or(0)))
+                }
+                _ => return Err(self.error_at(value, "time", "expected a local time such as 13:05:00".to_owned())),
+            },
+        };
+        // Each fits its type: the bounds above are within u16 and u8.
+        let (year, month, day) = (year as u16, month as u8, day as u8);
+        Ok(Some(PlayedOn { year, month, day, time, time_zone: self.string("time_zone")? }))
+    }
+
+    /// An optional integer field within `min..=max`.
+    fn integer_in(&self, name: &str, min: i64, max: i64) -> Result<Option<i64>, PhhError> {
+        let Some(value) = self.get(name) else { return Ok(None) };
+        integer_of(value)
+            .filter(|n| (min..=max).contains(n))
+            .map(Some)
+            .ok_or_else(|| self.error_at(value, name, format!("expected an integer {min}..={max}")))
     }
 
     /// `starting_stacks` / `finishing_stacks`: amounts, or `inf` for a stack the annotator did
@@ -287,11 +316,7 @@ impl<'a, 'i> Fields<'a, 'i> {
     }
 
     fn small_integer(&self, value: &Value<'_>, name: &str, max: u8) -> Result<u8, PhhError> {
-        let number = match value.get_ref() {
-            DeValue::Integer(number) => i64::from_str_radix(number.as_str(), number.radix()).ok(),
-            _ => None,
-        };
-        number
+        integer_of(value)
             .and_then(|n| u8::try_from(n).ok())
             .filter(|n| *n <= max)
             .ok_or_else(|| self.error_at(value, name, format!("expected an integer 0..={max}")))
@@ -535,4 +560,12 @@ fn parse_player(text: &str, player_count: usize) -> Result<Player, String> {
         return Err(format!("player `{text}` does not exist in a hand of {player_count} players"));
     }
     Ok(Player(u8::try_from(number - 1).map_err(|_| format!("player `{text}` out of range"))?))
+}
+
+/// A TOML integer, read from its text in its radix.
+fn integer_of(value: &Value<'_>) -> Option<i64> {
+    match value.get_ref() {
+        DeValue::Integer(number) => i64::from_str_radix(number.as_str(), number.radix()).ok(),
+        _ => None,
+    }
 }

@@ -216,6 +216,19 @@ impl LocalCluster {
         self.port
     }
 
+    /// Superuser URL to database `chipledger` through the socket in the data directory, which
+    /// only the cluster's owner (and root) can reach; the TCP URL when there is no socket. What
+    /// the embedded service connects with: over TCP, a process that takes the port while the
+    /// server is down (killed, restarting) is answered the service's passwords in clear (the
+    /// operations pass: a fake server on the freed port asked for a cleartext password and got
+    /// the application role's, which then logged in to the real one).
+    pub fn local_url(&self) -> String {
+        match socket_dir(&self.data_dir, self.port) {
+            Some(dir) => format!("{}?host={}", self.url_to(sql::DATABASE), dir.display()),
+            None => self.url(),
+        }
+    }
+
     /// The data directory (absolute).
     pub fn data_dir(&self) -> &Path {
         &self.data_dir
@@ -313,8 +326,9 @@ impl LocalCluster {
         let fixed = [
             ("listen_addresses", "127.0.0.1".to_owned()),
             ("port", port.to_string()),
-            // TCP only: no socket directory to create or share, pg_ctl -w reads the pid file.
-            ("unix_socket_directories", String::new()),
+            // A socket in the data directory (its owner's alone: 0700), for [`Self::local_url`];
+            // none when its path would be too long for a socket. pg_ctl -w reads the pid file.
+            ("unix_socket_directories", socket_dir(&self.data_dir, port).map(|dir| dir.display().to_string()).unwrap_or_default()),
             // Bounded logs: one file per weekday, truncated when the week comes round.
             ("logging_collector", "on".to_owned()),
             ("log_directory", "log".to_owned()),
@@ -335,6 +349,17 @@ impl LocalCluster {
             .map_err(|e| PgError::io(format!("write {}", path.display()), e))?;
         os_user::hand_over(&path, self.owner)
     }
+}
+
+/// Longest socket path PostgreSQL takes (`sun_path` is 108 bytes with its NUL), less a margin.
+const MAX_SOCKET_PATH: usize = 100;
+
+/// The data directory as the socket directory, when the socket's path fits and is plain enough
+/// to go in a URL unescaped (letters, digits, `/ _ . -`).
+fn socket_dir(data_dir: &Path, port: u16) -> Option<&Path> {
+    let text = data_dir.to_str()?;
+    let plain = text.starts_with('/') && text.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'_' | b'.' | b'-'));
+    (plain && text.len() + format!("/.s.PGSQL.{port}").len() <= MAX_SOCKET_PATH).then_some(data_dir)
 }
 
 /// `pg_ctl start -w` with the settings file as it is (bounded); a failure carries the tail of

@@ -27,9 +27,8 @@ mod codec;
 mod rpcs;
 
 pub use codec::{
-    CorrectionRequest, Decidable, EntryHeader, Envelope, FieldErrors, NoWireMessage, ToDomain, chips_to_wire, command_to_wire, entry_header,
-    envelope,
-    legal_actions_to_wire, preset_with_settings, table_view,
+    CorrectionRequest, Decidable, EntryHeader, Envelope, FieldErrors, NoWireMessage, ToDomain, chips_to_wire, command_id_of, command_to_wire,
+    entry_header, envelope, legal_actions_to_wire, preset_with_settings, table_view,
 };
 pub use rpcs::{
     APPROVAL_RULES, APPROVERS, ApprovalRule, ApprovalView, COMMAND_RPCS, CommandVisitor, RPCS, Rpc, WireCommand, allowed_roles,

@@ -350,7 +350,7 @@ macro_rules! rpc_table {
             }
             CageService {
                 open_cage: OpenCage(OpenCage) => CAGE,
-                sell_chips: SellChips(SellChips) => CAGE,
+                sell_chips: SellChips(SellChips; supervisor_id: SUPERVISORS; "R-CHIP-2") => CAGE,
                 redeem_chips: RedeemChips(RedeemChips) => CAGE,
                 fill: Fill(Fill; signer_1: CAGE_SIGNER | caller, signer_2: FLOOR_SIGNER | caller; "R-CHIP-3") => CAGE_AND_FLOOR,
                 credit: Credit(Credit; signer_1: CAGE_SIGNER | caller, signer_2: FLOOR_SIGNER | caller; "R-CHIP-3") => CAGE_AND_FLOOR,

@@ -28,8 +28,15 @@ pub struct CageCommand {
 pub enum CageOp {
     /// Open the cage with its chip stock (by denomination) and cash float.
     OpenCage { denominations_cents: Vec<Cents>, chips: Vec<ChipCount>, cash_cents: Cents },
-    /// R-CHIP-2: cash for chips, chips to the patron's pocket. Touches the player stream.
-    SellChips { player_id: PlayerId, chips: Vec<ChipCount> },
+    /// R-CHIP-2: cash for chips, chips to the patron's pocket. Touches the player stream. A sale
+    /// that takes the patron's cash in for the gaming day to the large buy-in threshold names a
+    /// supervisor (`sale_supervisor`).
+    SellChips {
+        player_id: PlayerId,
+        chips: Vec<ChipCount>,
+        #[serde(default)]
+        supervisor_id: Option<String>,
+    },
     /// R-CHIP-5: chips for cash. Touches the player stream.
     RedeemChips { player_id: PlayerId, chips: Vec<ChipCount> },
     /// R-MARK-1: a marker against the credit line. Touches the player stream (and the table).
@@ -93,7 +100,15 @@ pub const MAX_SLIPS_KEPT: usize = 256;
 #[serde(tag = "type")]
 pub enum CageEvent {
     CageOpened { cage_id: CageId, denominations_cents: Vec<Cents>, chips: Vec<ChipCount>, cash_cents: Cents, postings: Vec<crate::accounts::Posting> },
-    ChipsSold { player_id: PlayerId, chips: Vec<ChipCount>, amount_cents: Cents, postings: Vec<crate::accounts::Posting> },
+    ChipsSold {
+        player_id: PlayerId,
+        chips: Vec<ChipCount>,
+        amount_cents: Cents,
+        /// The supervisor of a large sale (R-CHIP-2); absent below the threshold.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        supervisor_id: Option<String>,
+        postings: Vec<crate::accounts::Posting>,
+    },
     ChipsRedeemed { player_id: PlayerId, chips: Vec<ChipCount>, amount_cents: Cents, postings: Vec<crate::accounts::Posting> },
     /// Chips out to a table tray; postings are on the table's `FillReceived`.
     FillIssued { table_id: TableId, slip_no: u64, chips: Vec<ChipCount>, signers: Signers },
@@ -408,6 +423,19 @@ pub fn check_cage_chips(cage: &CageState, chips: &[ChipCount]) -> Result<Cents, 
     crate::money::check_chips(&set, chips)
 }
 
+/// R-CHIP-2 at the cage: a large buy-in needs a supervisor's id, and chips bought at the cage
+/// are a buy-in like chips bought at a table. Large is the rule's threshold ($10,000, the bound
+/// of a table's own) reached by this sale with the patron's cash in for the gaming day (at the
+/// tables, at this or another cage, marker redemptions): $9,900 sales one after another, or
+/// after a cash buy-in at a table, are not each below it. Without this a cashier had sold
+/// $50,000 of chips with no second person.
+fn sale_supervisor(ctx: &CommandContext, player: &PlayerState, amount_cents: Cents, supervisor_id: Option<&String>) -> Result<(), Rejection> {
+    let day = player.cash_day.on(&ctx.gaming_day);
+    let what = "chips bought at the cage this large, with the patron's cash in for the gaming day, need a supervisor's id";
+    let earlier = ("day_cash_in_cents", day.cash_in_cents);
+    crate::table_stakes::require_supervisor(ctx, crate::config::MAX_SUPERVISOR_THRESHOLD_CENTS, earlier, amount_cents, supervisor_id, what)
+}
+
 fn chip_postings(cage_id: &CageId, chips: &[ChipCount], sign: i64, postings: &mut Vec<Posting>) {
     for c in chips {
         postings.push(Posting::new(
@@ -462,17 +490,24 @@ pub fn decide_cage(snapshot: &Snapshot, ctx: &CommandContext, c: &CageCommand) -
     }
     match &c.op {
         CageOp::OpenCage { .. } => unreachable_open(),
-        CageOp::SellChips { player_id, chips } => {
+        CageOp::SellChips { player_id, chips, supervisor_id } => {
             let player = loaded_player(snapshot, player_id)?;
             let amount = check_cage_chips(cage, chips)?;
             cage_has(cage, chips)?;
+            sale_supervisor(ctx, player, amount, supervisor_id.as_ref())?;
             let mut postings = Vec::with_capacity(chips.len() + 3);
             crate::accounts::transfer(&mut postings, Account::House(HouseAccount::Patrons), Account::CageCash { cage_id: cage_id.clone() }, amount);
             chip_postings(cage_id, chips, -1, &mut postings);
             postings.push(Posting::new(Account::Pocket { player_id: player_id.clone() }, amount));
             let psid = StreamId::Player(player_id.clone());
             Ok(vec![
-                (csid, Event::Cage(CageEvent::ChipsSold { player_id: player_id.clone(), chips: chips.clone(), amount_cents: amount, postings })),
+                (csid, Event::Cage(CageEvent::ChipsSold {
+                    player_id: player_id.clone(),
+                    chips: chips.clone(),
+                    amount_cents: amount,
+                    supervisor_id: supervisor_id.clone(),
+                    postings,
+                })),
                 (psid.clone(), Event::Player(PlayerEvent::ChipsBought { cage_id: cage_id.clone(), amount_cents: amount })),
                 (psid, Event::Player(crate::aml::cash_event(player, &ctx.gaming_day, CashDirection::In, amount, &snapshot.aml)?)),
             ])

@@ -63,15 +63,30 @@ pub fn rathole(table: &TableState, seat: Seat, amount_cents: Cents) -> Rejection
 /// dealt a hand (the walk-around pass: $29,700 reached one seat as a $9,900 buy-in and two
 /// $9,900 top-ups in one break, no supervisor).
 fn check_supervisor(config: &TableConfig, ctx: &CommandContext, since_deal_cents: Cents, amount_cents: Cents, supervisor_id: Option<&String>) -> Result<(), Rejection> {
-    let total = since_deal_cents.saturating_add(amount_cents);
-    if total >= config.buy_in.supervisor_threshold_cents {
+    let earlier = ("since_deal_cents", since_deal_cents);
+    let what = "a buy-in this large, with what the seat brought in since it was last dealt, needs a supervisor's id";
+    require_supervisor(ctx, config.buy_in.supervisor_threshold_cents, earlier, amount_cents, supervisor_id, what)
+}
+
+/// R-CHIP-2, one check for every purchase of chips: `amount_cents` with what counts with it
+/// (`earlier`: its detail's name and amount) at or over `threshold_cents` needs a supervisor's
+/// id, some character of it not white space, and not the actor's own; `what` says so.
+pub(crate) fn require_supervisor(
+    ctx: &CommandContext,
+    threshold_cents: Cents,
+    earlier: (&'static str, Cents),
+    amount_cents: Cents,
+    supervisor_id: Option<&String>,
+    what: &'static str,
+) -> Result<(), Rejection> {
+    if earlier.1.saturating_add(amount_cents) >= threshold_cents {
         // `!s.trim().is_empty()`, without trimming: some character is not white space.
         let ok = supervisor_id.is_some_and(|s| s.chars().any(|c| !c.is_whitespace()) && *s != ctx.actor.id);
         if !ok {
-            return Err(Rejection::new(SUPERVISOR_REQUIRED, "a buy-in this large, with what the seat brought in since it was last dealt, needs a supervisor's id")
+            return Err(Rejection::new(SUPERVISOR_REQUIRED, what)
                 .with("amount_cents", amount_cents)
-                .with("since_deal_cents", since_deal_cents)
-                .with("threshold_cents", config.buy_in.supervisor_threshold_cents));
+                .with(earlier.0, earlier.1)
+                .with("threshold_cents", threshold_cents));
         }
     }
     Ok(())

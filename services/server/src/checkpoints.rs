@@ -28,10 +28,31 @@ pub enum CheckpointingError {
     /// fetch kept the forgery).
     #[error("the log disagrees with the checkpoint signed at position {position}, refusal {refusal_seq}: {reason}; nothing is signed over it (verify the chain against the kept checkpoints)")]
     Disagrees { position: i64, refusal_seq: i64, reason: String },
+    /// Entries this process wrote since the last checkpoint are no longer in the log as it
+    /// wrote them: taken out, and perhaps written over by later entries at the same positions.
+    /// Nothing is signed over it again in this process's life (the operations pass: a tail cut
+    /// and written over was signed at the next tick, and once reported, signed all the same).
+    #[error("entries this server wrote are not in the log as written: {reason}; nothing more is signed for this property by this process (verify the chain against the kept checkpoints, then restart)")]
+    LostWritten { reason: String },
     /// Another document is kept for the same heads and key: two signatures over different
     /// hashes at one position are proof the log was rewritten (or the key is in other hands).
     #[error("checkpoint sink {dir}: another checkpoint is kept for position {position}, refusal {refusal_seq}, with other hashes")]
     SinkConflict { dir: String, position: i64, refusal_seq: i64 },
+}
+
+impl CheckpointingError {
+    /// The same refusal, answered again for a property this process signs nothing more for.
+    fn again(&self) -> CheckpointingError {
+        match self {
+            CheckpointingError::Disagrees { position, refusal_seq, reason } => {
+                CheckpointingError::Disagrees { position: *position, refusal_seq: *refusal_seq, reason: reason.clone() }
+            }
+            CheckpointingError::SinkConflict { dir, position, refusal_seq } => {
+                CheckpointingError::SinkConflict { dir: dir.clone(), position: *position, refusal_seq: *refusal_seq }
+            }
+            other => CheckpointingError::LostWritten { reason: other.to_string() },
+        }
+    }
 }
 
 /// Signs and keeps checkpoints; shared by the periodic task and the RPCs.
@@ -46,9 +67,32 @@ pub struct Checkpointer {
     /// a checkpoint is only made when the heads moved, and only over a log that still agrees
     /// with it.
     signed: Mutex<HashMap<String, Checkpoint>>,
-    /// Per property, the latest event and refusal this process wrote: ((position, hash),
-    /// (refusal sequence, hash)).
-    witnessed: Mutex<HashMap<String, ((i64, [u8; 32]), (i64, [u8; 32]))>>,
+    /// Per property, what this process wrote since the last checkpoint signed.
+    witnessed: Mutex<HashMap<String, Witnessed>>,
+    /// Per property, why this process signs nothing more for it: once the log was found not to
+    /// agree with a checkpoint or with what it wrote, no later round signs over it (a cut tail
+    /// written over by new entries agrees with itself).
+    refused: Mutex<HashMap<String, CheckpointingError>>,
+}
+
+/// The last event of every append, and every refusal, this process wrote for a property since
+/// the checkpoint it last signed: each must still be in the log, at its position with its hash,
+/// when the next is signed. The latest [`MAX_WITNESSED`] of each are kept.
+#[derive(Debug, Default)]
+struct Witnessed {
+    events: std::collections::VecDeque<(i64, [u8; 32])>,
+    refusals: std::collections::VecDeque<(i64, [u8; 32])>,
+}
+
+/// Entries of each kind remembered per property between two checkpoints (a checkpoint every
+/// 300 s at 200 appends a second is 60,000).
+const MAX_WITNESSED: usize = 100_000;
+
+fn remember(entries: &mut std::collections::VecDeque<(i64, [u8; 32])>, at: i64, hash: [u8; 32]) {
+    if entries.len() >= MAX_WITNESSED {
+        entries.pop_front();
+    }
+    entries.push_back((at, hash));
 }
 
 impl std::fmt::Debug for Checkpointer {
@@ -73,6 +117,7 @@ impl Checkpointer {
             interval: settings.interval,
             signed: Mutex::new(HashMap::new()),
             witnessed: Mutex::new(HashMap::new()),
+            refused: Mutex::new(HashMap::new()),
         })
     }
 
@@ -86,6 +131,7 @@ impl Checkpointer {
             interval,
             signed: Mutex::new(HashMap::new()),
             witnessed: Mutex::new(HashMap::new()),
+            refused: Mutex::new(HashMap::new()),
         }
     }
 
@@ -111,6 +157,20 @@ impl Checkpointer {
     /// checkpoint signed for the property (`Disagrees` otherwise, and nothing is signed).
     pub async fn sign_now(&self, property: &str) -> Result<SignedCheckpoint, CheckpointingError> {
         let key = self.key.as_ref().ok_or(CheckpointingError::NoKey)?;
+        if let Some(refused) = self.refused.lock().ok().and_then(|refused| refused.get(property).map(CheckpointingError::again)) {
+            return Err(refused);
+        }
+        let signing = self.check_and_sign(key, property).await;
+        if let Err(error @ (CheckpointingError::Disagrees { .. } | CheckpointingError::LostWritten { .. } | CheckpointingError::SinkConflict { .. })) =
+            &signing
+            && let Ok(mut refused) = self.refused.lock()
+        {
+            refused.entry(property.to_owned()).or_insert_with(|| error.again());
+        }
+        signing
+    }
+
+    async fn check_and_sign(&self, key: &CheckpointKey, property: &str) -> Result<SignedCheckpoint, CheckpointingError> {
         let store = self.router.primary(property);
         let last = self.last_signed(property).await?;
         if let Some(last) = &last {
@@ -118,13 +178,14 @@ impl Checkpointer {
                 return Err(CheckpointingError::Disagrees { position: last.position, refusal_seq: last.refusal_seq, reason });
             }
         }
-        // And against the latest entries this process wrote itself since: entries written after
-        // the last checkpoint and taken out again are no longer signed over (the wave-2 pass:
-        // two refusals deleted, the head set back, and the next checkpoint vouched for it).
-        if let Some(witnessed) = self.witnessed(property) {
-            if let Some(reason) = store.checkpoint_disagreement(&witnessed).await? {
-                return Err(CheckpointingError::Disagrees { position: witnessed.position, refusal_seq: witnessed.refusal_seq, reason });
-            }
+        // And against every entry this process wrote itself since: entries written after the
+        // last checkpoint and taken out again are not signed over (the wave-2 pass: two refusals
+        // deleted, the head set back, and the next checkpoint vouched for it), nor when later
+        // entries have been written in their place (the operations pass: the latest entry it
+        // wrote, alone, was a later one, and agreed).
+        let (events, refusals) = self.witnessed(property);
+        if let Some(reason) = store.written_missing(property, &events, &refusals).await? {
+            return Err(CheckpointingError::LostWritten { reason });
         }
         let (events, refusals) = store.heads(property).await?;
         // Signed at the database's clock, the one events are recorded by (R-CHIP-6: with this
@@ -169,6 +230,11 @@ impl Checkpointer {
         }
         if let Ok(mut signed_heads) = self.signed.lock() {
             signed_heads.insert(property.to_owned(), signed.checkpoint.clone());
+        }
+        // What the checkpoint covers need not be remembered: it is signed.
+        if let Some(witnessed) = self.witnessed.lock().ok().as_mut().and_then(|witnessed| witnessed.get_mut(property)) {
+            witnessed.events.retain(|(position, _)| *position > events.0);
+            witnessed.refusals.retain(|(seq, _)| *seq > refusals.0);
         }
         Ok(signed)
     }
@@ -234,40 +300,25 @@ impl Checkpointer {
         }
     }
 
-    /// The latest event this process appended to the property (position and hash).
+    /// The last event of an append this process wrote to the property (position and hash).
     pub fn witness_event(&self, property: &str, position: i64, hash: [u8; 32]) {
         if let Ok(mut witnessed) = self.witnessed.lock() {
-            let entry = witnessed.entry(property.to_owned()).or_default();
-            if position > entry.0.0 {
-                entry.0 = (position, hash);
-            }
+            remember(&mut witnessed.entry(property.to_owned()).or_default().events, position, hash);
         }
     }
 
-    /// The latest refusal this process recorded for the property (sequence and hash).
+    /// A refusal this process recorded for the property (sequence and hash).
     pub fn witness_refusal(&self, property: &str, refusal_seq: i64, hash: [u8; 32]) {
         if let Ok(mut witnessed) = self.witnessed.lock() {
-            let entry = witnessed.entry(property.to_owned()).or_default();
-            if refusal_seq > entry.1.0 {
-                entry.1 = (refusal_seq, hash);
-            }
+            remember(&mut witnessed.entry(property.to_owned()).or_default().refusals, refusal_seq, hash);
         }
     }
 
-    /// What this process wrote last, as heads the log must still hold.
-    fn witnessed(&self, property: &str) -> Option<Checkpoint> {
-        let ((position, hash), (refusal_seq, refusal_hash)) = *self.witnessed.lock().ok()?.get(property)?;
-        Some(Checkpoint {
-            property: property.to_owned(),
-            position,
-            hash: if position == 0 { chipledger_store::chain::GENESIS_HASH } else { hash },
-            refusal_seq,
-            refusal_hash: if refusal_seq == 0 { chipledger_store::chain::GENESIS_HASH } else { refusal_hash },
-            signed_at_ms: 0,
-            chain_format: 0,
-            key_id: String::new(),
-            kind: String::new(),
-        })
+    /// What this process wrote since the last checkpoint: events, refusals.
+    fn witnessed(&self, property: &str) -> (Vec<(i64, [u8; 32])>, Vec<(i64, [u8; 32])>) {
+        let witnessed = self.witnessed.lock();
+        let Some(written) = witnessed.as_ref().ok().and_then(|witnessed| witnessed.get(property)) else { return (Vec::new(), Vec::new()) };
+        (written.events.iter().copied().collect(), written.refusals.iter().copied().collect())
     }
 
     /// Rounds every interval until `stop` resolves; a failed round is logged and retried at the

@@ -79,7 +79,9 @@ impl Database {
         };
         let cluster = LocalCluster::start(options).await?;
         let keeper = cluster.keep_running();
-        Ok(Database { url: cluster.url(), embedded: Some(Embedded { keeper, cluster, data_dir }) })
+        // Through the socket only the cluster's owner reaches, never a TCP port another local
+        // process could take while the cluster is down.
+        Ok(Database { url: cluster.local_url(), embedded: Some(Embedded { keeper, cluster, data_dir }) })
     }
 
     /// The admin step on this database: roles, migrations, functions, grants (under an

@@ -117,7 +117,9 @@ fn checkpointing_status(error: CheckpointingError) -> Status {
         CheckpointingError::NoKey => Status::failed_precondition(error.to_string()),
         CheckpointingError::Store(error) => store_status("sign checkpoint", error),
         CheckpointingError::Sink { .. } => status::checkpoint_sink_failed(&error),
-        CheckpointingError::Disagrees { .. } | CheckpointingError::SinkConflict { .. } => status::log_disagrees_with_checkpoint(&error),
+        CheckpointingError::Disagrees { .. } | CheckpointingError::LostWritten { .. } | CheckpointingError::SinkConflict { .. } => {
+            status::log_disagrees_with_checkpoint(&error)
+        }
     }
 }
 

@@ -182,6 +182,22 @@ pub fn out_of_space(context: &str, error: &dyn std::fmt::Display) -> Status {
 /// No partition of the log holds the time an append would be recorded at: the operator has to
 /// make the partitions ahead (`chipledgerd partitions ensure`, or `chipledgerd migrate`).
 /// Nothing was recorded; the same command sent again afterwards is decided and recorded then.
+/// A lock the store needed was held elsewhere longer than it waits (`chipledger_store::LOCK_TIMEOUT`):
+/// nothing was written; the same command may be sent again.
+pub fn lock_timeout(context: &str, error: &dyn std::fmt::Display) -> Status {
+    tracing::warn!(%error, context, "a lock the store needs is held by another session: statements give up after {}", chipledger_store::LOCK_TIMEOUT);
+    with_info(
+        Code::Unavailable,
+        "LOCK_TIMEOUT",
+        format!(
+            "{context}: a lock it needs was held by another database session for more than {}; nothing was written: \
+             send it again with the same command id",
+            chipledger_store::LOCK_TIMEOUT
+        ),
+        HashMap::from([("lock_timeout".to_string(), chipledger_store::LOCK_TIMEOUT.to_string())]),
+    )
+}
+
 pub fn partition_missing(recorded_at_micros: Option<i64>, partitions_until_micros: Option<i64>) -> Status {
     tracing::error!(?recorded_at_micros, ?partitions_until_micros, "append refused: no partition of the log for its time");
     let mut metadata = HashMap::new();
@@ -240,6 +256,27 @@ pub fn outcome_unknown(command_id: &str, error: &dyn std::fmt::Display) -> Statu
             ("command_id".to_string(), command_id.to_string()),
             ("retry_same_command_id".to_string(), "safe".to_string()),
         ]),
+    )
+}
+
+/// A device's stream ends after a command it did not record: the commands the device sent after
+/// it were meant for the table with it, so none is decided without it (R-AUDIT-3: a refusal
+/// moves nothing, nor does what was sent on its strength). `refused`: refused or bad input
+/// (ABORTED, `STREAM_ENDS_AFTER_REFUSAL`), else not decided (UNAVAILABLE, `STREAM_ENDS_UNDECIDED`).
+pub fn stream_ends_after(command_id: &str, refused: bool) -> Status {
+    let (code, reason, what) = if refused {
+        (Code::Aborted, "STREAM_ENDS_AFTER_REFUSAL", "was refused")
+    } else {
+        (Code::Unavailable, "STREAM_ENDS_UNDECIDED", "was not decided")
+    };
+    with_info(
+        code,
+        reason,
+        format!(
+            "command {command_id:?} {what}: the stream ends before the next command, which was sent for the table with it; \
+             send what is still meant on a new stream, in order (a command resent with its id is answered as recorded)"
+        ),
+        HashMap::from([("command_id".to_string(), command_id.to_string()), ("rule_id".to_string(), "R-AUDIT-3".to_string())]),
     )
 }
 

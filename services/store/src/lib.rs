@@ -157,8 +157,12 @@ pub struct Store {
 /// synchronous standby, once the standby has it: the insider pass set `synchronous_commit = off`
 /// on the application role, which it may do to itself, and every append after a restart was
 /// acknowledged before it was on disk), transactions are read committed and writable, and
-/// values are read in the forms the store parses. `verify` names any role or database setting
-/// that applies to the application role all the same ([`PINNED_SETTINGS`] have no effect).
+/// values are read in the forms the store parses. A statement waits at most
+/// [`LOCK_TIMEOUT`] for a lock (the operations pass: a session holding the property's head row
+/// made every append wait 75 s, the callers told nothing, a deadline's command recorded after
+/// its caller gave up): it fails, nothing of it is written, and the caller is told to resend.
+/// `verify` names any role or database setting that applies to the application role all the
+/// same ([`PINNED_SETTINGS`] have no effect).
 pub fn pinned(options: PgConnectOptions) -> PgConnectOptions {
     options.options(PINNED_SETTINGS.iter().copied())
 }
@@ -171,7 +175,12 @@ pub const PINNED_SETTINGS: &[(&str, &str)] = &[
     ("default_transaction_read_only", "off"),
     ("IntervalStyle", "postgres"),
     ("bytea_output", "hex"),
+    ("lock_timeout", LOCK_TIMEOUT),
 ];
+
+/// How long a store statement waits for a lock another session holds ([`pinned`]): far above
+/// the head lock's hold by a group commit (milliseconds), far below a caller's patience.
+pub const LOCK_TIMEOUT: &str = "10s";
 
 impl Store {
     /// Connect with a URL (production: the chipledger_app role).
@@ -415,6 +424,38 @@ impl Store {
         // A document no reader can read is passed over, not a failure of the whole list (the
         // wave-2 pass: one row kept by the application role stopped every later signing).
         Ok(documents.iter().filter_map(|document| SignedCheckpoint::from_document(document).ok()).collect())
+    }
+
+    /// Which of the entries a process wrote (events by position, refusals by sequence, each
+    /// with its hash) the log does not hold as written: taken out, or another entry in its
+    /// place; `None` if it holds every one. Two reads, whatever the number of entries.
+    pub async fn written_missing(
+        &self,
+        property: &str,
+        events: &[(i64, [u8; 32])],
+        refusals: &[(i64, [u8; 32])],
+    ) -> Result<Option<String>, StoreError> {
+        for (what, written, function) in [
+            ("event at position", events, "SELECT * FROM chipledger_hashes_at($1, $2)"),
+            ("refusal", refusals, "SELECT * FROM chipledger_refusal_hashes_at($1, $2)"),
+        ] {
+            if written.is_empty() {
+                continue;
+            }
+            let at: Vec<i64> = written.iter().map(|(at, _)| *at).collect();
+            let stored: std::collections::HashMap<i64, Vec<u8>> =
+                sqlx::query_as::<_, (i64, Vec<u8>)>(function).bind(property).bind(&at).fetch_all(&self.pool).await?.into_iter().collect();
+            for (at, hash) in written {
+                match stored.get(at) {
+                    Some(stored) if stored.as_slice() == hash => {}
+                    Some(stored) => {
+                        return Ok(Some(format!("the {what} {at} it wrote has hash {}, the log {}", hex::encode(hash), hex::encode(stored))));
+                    }
+                    None => return Ok(Some(format!("the {what} {at} it wrote is not in the log"))),
+                }
+            }
+        }
+        Ok(None)
     }
 
     /// Why the log as stored now does not agree with `checkpoint` (its chains shorter than the

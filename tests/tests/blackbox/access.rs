@@ -69,6 +69,7 @@ async fn roles_dealer_cannot_issue_markers_or_approve_corrections_and_auditor_on
                 cage_id: CAGE.into(),
                 player_id: "P1".into(),
                 chips: vec![chipledger_tests::chips(500, 1)],
+                supervisor_id: None,
             })
             .await,
         "dealer sells chips",

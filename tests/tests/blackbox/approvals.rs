@@ -280,6 +280,7 @@ async fn an_approval_in_a_batch_is_bound_to_its_entry_and_cannot_be_replayed_in_
         cage_id: CAGE.into(),
         player_id: "P1".into(),
         chips: vec![pb::ChipCount { denomination_cents: 500, count: 1 }],
+        supervisor_id: None,
     });
     let entry = pb::Fill { header: Some(pb::CommandHeader { command_id: "batch-1/1".into(), ..Default::default() }), ..fill("", 1, principal::CAGE.0, principal::FLOOR.0) };
     let token = floor.approve(&entry).await?.token;

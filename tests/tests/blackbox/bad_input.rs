@@ -282,6 +282,7 @@ async fn a_batch_naming_more_streams_than_one_append_writes_is_invalid_argument(
             cage_id: crate::scenario::CAGE.into(),
             player_id: format!("W{index}"),
             chips: vec![chipledger_tests::chips(100, 1)],
+            supervisor_id: None,
         })),
     };
     // The cage and 63 patrons: 64 streams, recorded.
@@ -344,6 +345,7 @@ async fn a_batch_entry_header_is_checked_kept_and_held_to_the_batch_property() -
             cage_id: crate::scenario::CAGE.into(),
             player_id: player.into(),
             chips: vec![chipledger_tests::chips(100, 1)],
+            supervisor_id: None,
         })),
     };
     let own = |device: Option<&str>, note: &str, property: &str| {

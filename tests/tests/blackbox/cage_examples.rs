@@ -85,7 +85,7 @@ async fn r_chip_5_chip_liability_per_denomination_is_chips_issued_less_chips_ret
     let mut auditor = server.client(principal::AUDITOR).await?;
     scenario::open_cage(&mut cage).await?;
     // P8 buys $500 in $100 chips and $50 in $5 chips, then cashes $200 of the $100s at the cage.
-    let sell = pb::SellChips { header: header("sell"), cage_id: CAGE.into(), player_id: "P8".into(), chips: vec![chips(10_000, 5), chips(500, 10)] };
+    let sell = pb::SellChips { header: header("sell"), cage_id: CAGE.into(), player_id: "P8".into(), chips: vec![chips(10_000, 5), chips(500, 10)], supervisor_id: None };
     cage.cage.sell_chips(sell).await?;
     let redeem = pb::RedeemChips { header: header("redeem"), cage_id: CAGE.into(), player_id: "P8".into(), chips: vec![chips(10_000, 2)] };
     cage.cage.redeem_chips(redeem).await?;

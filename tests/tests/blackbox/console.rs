@@ -771,7 +771,7 @@ mod hostile {
         dealer.table.buy_in(cash_buy_in("buy-P2", crate::scenario::TABLE, 2, "P2", 10_000)).await?;
         // And a top-up from chips bought at the cage (the auditor's pass: a top-up from the pocket
         // was nowhere on the page).
-        let sale = pb::SellChips { header: chipledger_tests::header("sell-P2"), cage_id: crate::scenario::CAGE.into(), player_id: "P2".into(), chips: vec![chipledger_tests::chips(2_500, 2)] };
+        let sale = pb::SellChips { header: chipledger_tests::header("sell-P2"), cage_id: crate::scenario::CAGE.into(), player_id: "P2".into(), chips: vec![chipledger_tests::chips(2_500, 2)], supervisor_id: None };
         cage.cage.sell_chips(sale).await?;
         let top_up = pb::TopUp {
             header: chipledger_tests::header("top-up-P2"),

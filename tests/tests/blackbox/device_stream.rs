@@ -1,11 +1,12 @@
 //! A dealer's device on one stream (`LedgerService.RecordStream`): commands in, one reply per
 //! command out, in the order sent, each judged as its unary RPC would be. A refusal is a reply
-//! with its reason, rule and numbers (R-STAKE-3 here) and the stream goes on; a command the
+//! with its reason, rule and numbers (R-STAKE-3 here), and then the stream ends: the commands sent
+//! after it were meant for the table with it, and none is decided without it. A command the
 //! dealer's role may not send is refused by the role table inside the stream; a command id sent
 //! again is a replay (nothing recorded twice); the log holds exactly what the replies say.
 
 use chipledger_proto::v1 as pb;
-use chipledger_tests::{TestServer, all_events, error_info, header, principal};
+use chipledger_tests::{Client, TestServer, all_events, error_info, header, principal};
 use tonic::Code;
 
 use crate::scenario::{TABLE, cash_buy_in, stocked_table};
@@ -14,14 +15,65 @@ fn entry(command: pb::command::Command) -> pb::Command {
     pb::Command { command: Some(command) }
 }
 
+/// The replies to `sent` on one stream, and how it ended (`None`: the server closed it after the
+/// last reply).
+async fn on_one_stream(device: &mut Client, sent: Vec<pb::Command>) -> anyhow::Result<(Vec<pb::StreamReply>, Option<tonic::Status>)> {
+    let mut replies = device.ledger.record_stream(tokio_stream::iter(sent)).await?.into_inner();
+    let mut answered = Vec::new();
+    loop {
+        match replies.message().await {
+            Ok(Some(reply)) => answered.push(reply),
+            Ok(None) => return Ok((answered, None)),
+            Err(ended) => return Ok((answered, Some(ended))),
+        }
+    }
+}
+
+/// The status a stream's reply carries.
+fn refusal(reply: &pb::StreamReply) -> tonic::Status {
+    tonic::Status::with_details(Code::from(reply.code), reply.message.clone(), reply.status_details.clone().into())
+}
+
+/// The stream's end after a command it did not record names it (R-AUDIT-3).
+fn ended_after_refusal(ended: Option<tonic::Status>, command_id: &str) {
+    let ended = ended.expect("the stream ends after a refusal");
+    let info = error_info(&ended);
+    assert_eq!((ended.code(), info.reason.as_str()), (Code::Aborted, "STREAM_ENDS_AFTER_REFUSAL"), "{ended:?}");
+    assert_eq!(info.metadata.get("command_id").map(String::as_str), Some(command_id), "{ended:?}");
+    assert_eq!(info.metadata.get("rule_id").map(String::as_str), Some("R-AUDIT-3"), "{ended:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_device_stream_answers_every_command_in_order_refusals_included() -> anyhow::Result<()> {
+async fn a_device_stream_answers_in_order_and_ends_after_a_refusal() -> anyhow::Result<()> {
     let server = TestServer::start("device-stream").await?;
     let mut cage = server.client(principal::CAGE).await?;
     let mut floor = server.client(principal::FLOOR).await?;
     stocked_table(&mut cage, &mut floor, TABLE).await?;
     let before = all_events(&mut floor, pb::EventFilter::default()).await?.len();
+    let mut dealer = server.client(principal::DEALER).await?;
 
+    // R-STAKE-3: a buy-in below the minimum, refused with its reason and numbers as the unary
+    // RPC says it; the buy-in sent after it on the strength of it is not decided.
+    let sent = vec![
+        entry(pb::command::Command::BuyIn(cash_buy_in("stream-1", TABLE, 1, "P1", 10_000))),
+        entry(pb::command::Command::BuyIn(cash_buy_in("stream-2", TABLE, 2, "P2", 3_999))),
+        entry(pb::command::Command::BuyIn(cash_buy_in("stream-3", TABLE, 3, "P3", 20_000))),
+    ];
+    let (answered, ended) = on_one_stream(&mut dealer, sent).await?;
+    let ids: Vec<&str> = answered.iter().map(|reply| reply.command_id.as_str()).collect();
+    assert_eq!(ids, ["stream-1", "stream-2"], "one reply per command, in order, up to the refusal");
+    let first = answered[0].result.as_ref().expect("the first buy-in is recorded");
+    assert_eq!(answered[0].code, 0);
+    assert!(!first.replayed);
+    let below = refusal(&answered[1]);
+    assert_eq!(below.code(), Code::FailedPrecondition, "{below:?}");
+    assert_eq!(error_info(&below).reason, "BUY_IN_BELOW_MINIMUM");
+    assert_eq!(error_info(&below).metadata.get("min_buy_in_cents").map(String::as_str), Some("4000"));
+    assert!(answered[1].result.is_none());
+    ended_after_refusal(ended, "stream-2");
+
+    // The device sends what it still means on a new stream. A dealer may not issue a marker: the
+    // role table holds inside the stream, and that refusal ends this one.
     let marker = pb::IssueMarker {
         header: header("stream-4"),
         cage_id: "MAIN".into(),
@@ -32,56 +84,58 @@ async fn a_device_stream_answers_every_command_in_order_refusals_included() -> a
         delivery: Some(pb::issue_marker::Delivery::ToPocket(true)),
     };
     let sent = vec![
-        entry(pb::command::Command::BuyIn(cash_buy_in("stream-1", TABLE, 1, "P1", 10_000))),
-        entry(pb::command::Command::BuyIn(cash_buy_in("stream-2", TABLE, 2, "P2", 3_999))),
         entry(pb::command::Command::BuyIn(cash_buy_in("stream-3", TABLE, 3, "P3", 20_000))),
         entry(pb::command::Command::IssueMarker(marker)),
+        entry(pb::command::Command::SitOut(pb::SitOut { header: header("stream-5"), table_id: TABLE.into(), seat: 1 })),
+    ];
+    let (answered, ended) = on_one_stream(&mut dealer, sent).await?;
+    let ids: Vec<&str> = answered.iter().map(|reply| reply.command_id.as_str()).collect();
+    assert_eq!(ids, ["stream-3", "stream-4"]);
+    let third = answered[0].result.clone().expect("the next command is recorded");
+    assert_eq!(Code::from(answered[1].code), Code::PermissionDenied, "{:?}", answered[1]);
+    ended_after_refusal(ended, "stream-4");
+
+    // The same command id again: the first result, replayed. A replay is no refusal: the stream
+    // goes on, to a command whose id is recorded without the white space around it (and so is
+    // the reply's), then an empty command (bad input, which ends it).
+    let sent = vec![
         entry(pb::command::Command::BuyIn(cash_buy_in("stream-1", TABLE, 1, "P1", 10_000))),
+        entry(pb::command::Command::SitOut(pb::SitOut { header: header(" stream-6 "), table_id: TABLE.into(), seat: 1 })),
         pb::Command { command: None },
+        entry(pb::command::Command::SitIn(pb::SitIn { header: header("stream-9"), table_id: TABLE.into(), seat: 1 })),
+    ];
+    let (answered, ended) = on_one_stream(&mut dealer, sent).await?;
+    let ids: Vec<&str> = answered.iter().map(|reply| reply.command_id.as_str()).collect();
+    assert_eq!(ids, ["stream-1", "stream-6", ""], "{answered:?}");
+    let again = answered[0].result.as_ref().expect("a replay");
+    assert!(again.replayed);
+    assert_eq!(again.events, first.events, "the replay names the same events");
+    let sat_out = answered[1].result.clone().expect("the sit-out is recorded");
+    assert_eq!(Code::from(answered[2].code), Code::InvalidArgument, "an empty command is bad input");
+    ended_after_refusal(ended, "");
+
+    // A NUL in a string is bad input inside a stream too (the gate's check, per message).
+    let sent = vec![
         entry(pb::command::Command::BuyIn(pb::BuyIn {
             header: Some(pb::CommandHeader { reason_note: "a\0b".into(), ..header("stream-7").unwrap_or_default() }),
             ..cash_buy_in("stream-7", TABLE, 4, "P4", 10_000)
         })),
+        entry(pb::command::Command::SitOut(pb::SitOut { header: header("stream-8"), table_id: TABLE.into(), seat: 1 })),
     ];
-    let mut dealer = server.client(principal::DEALER).await?;
-    let mut replies = dealer.ledger.record_stream(tokio_stream::iter(sent)).await?.into_inner();
-    let mut answered = Vec::new();
-    while let Some(reply) = replies.message().await? {
-        answered.push(reply);
-    }
-    let ids: Vec<&str> = answered.iter().map(|reply| reply.command_id.as_str()).collect();
-    assert_eq!(ids, ["stream-1", "stream-2", "stream-3", "stream-4", "stream-1", "", "stream-7"], "one reply per command, in order");
+    let (answered, ended) = on_one_stream(&mut dealer, sent).await?;
+    assert_eq!(answered.len(), 1);
+    assert_eq!(Code::from(answered[0].code), Code::InvalidArgument, "{:?}", answered[0]);
+    assert!(answered[0].result.is_none());
+    ended_after_refusal(ended, "stream-7");
 
-    let first = answered[0].result.as_ref().expect("the first buy-in is recorded");
-    assert_eq!(answered[0].code, 0);
-    assert!(!first.replayed);
-    // R-STAKE-3: below the minimum, refused with its reason and numbers, as the unary RPC says it.
-    let below = tonic::Status::with_details(Code::from(answered[1].code), answered[1].message.clone(), answered[1].status_details.clone().into());
-    assert_eq!(below.code(), Code::FailedPrecondition, "{below:?}");
-    assert_eq!(error_info(&below).reason, "BUY_IN_BELOW_MINIMUM");
-    assert_eq!(error_info(&below).metadata.get("min_buy_in_cents").map(String::as_str), Some("4000"));
-    assert!(answered[1].result.is_none());
-    // The stream went on after the refusal.
-    assert!(answered[2].result.is_some(), "the next command is recorded: {:?}", answered[2]);
-    // A dealer may not issue a marker: the role table holds inside the stream.
-    assert_eq!(Code::from(answered[3].code), Code::PermissionDenied, "{:?}", answered[3]);
-    // The same command id again: the first result, replayed.
-    let again = answered[4].result.as_ref().expect("a replay");
-    assert!(again.replayed);
-    assert_eq!(again.events, first.events, "the replay names the same events");
-    assert_eq!(Code::from(answered[5].code), Code::InvalidArgument, "an empty command is bad input");
-    // A NUL in a string is bad input inside a stream too (the gate's check, per message).
-    assert_eq!(Code::from(answered[6].code), Code::InvalidArgument, "{:?}", answered[6]);
-    assert!(answered[6].result.is_none());
-
-    // The log holds exactly the two recorded buy-ins.
+    // The log holds exactly the two recorded buy-ins and the sit-out: nothing sent after a
+    // refusal was decided.
     let after = all_events(&mut floor, pb::EventFilter::default()).await?;
     let new: Vec<&pb::RecordedEvent> = after[before..].iter().collect();
-    let commands: Vec<String> =
+    let commands: std::collections::BTreeSet<String> =
         new.iter().filter_map(|event| event.metadata.as_ref().map(|metadata| metadata.command_id.clone())).collect();
-    assert!(commands.iter().all(|id| id == "stream-1" || id == "stream-3"), "{commands:?}");
-    assert!(commands.contains(&"stream-1".to_string()) && commands.contains(&"stream-3".to_string()));
-    let recorded: usize = first.events.len() + answered[2].result.as_ref().map_or(0, |result| result.events.len());
+    assert_eq!(commands, ["stream-1", "stream-3", "stream-6"].map(String::from).into(), "{commands:?}");
+    let recorded = first.events.len() + third.events.len() + sat_out.events.len();
     assert_eq!(new.len(), recorded, "nothing recorded twice or beyond the replies");
     server.stop().await
 }

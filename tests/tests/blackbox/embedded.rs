@@ -109,18 +109,25 @@ async fn a_restart_right_after_kill_9_takes_over_the_embedded_cluster_with_its_d
 /// How long chipledgerd may take to start its killed PostgreSQL again (crash recovery included).
 const RESTART_BOUND: Duration = Duration::from_secs(60);
 
-/// kill -9 of the embedded postmaster while chipledgerd runs: chipledgerd starts it again by
-/// itself (crash recovery from the WAL), the acknowledged history is all there and verifies, and
-/// a command resent with its id while the service answers UNAVAILABLE is recorded once.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_killed_embedded_postgres_is_started_again_and_the_service_serves_with_its_data() -> anyhow::Result<()> {
-    use chipledger_proto::v1 as pb;
+/// chipledgerd serving from a fresh data directory (kept until the first value is dropped), and
+/// a client of it that opened the cage.
+async fn serving_with_a_cage() -> anyhow::Result<(tempfile::TempDir, std::path::PathBuf, ChildServer, chipledger_tests::Client)> {
     let (dir, data_dir, data_arg) = working_dir()?;
     let child = ChildServer::spawn(&["--data-dir", &data_arg, "--listen", "127.0.0.1:0"], &[], dir.path()).await?;
     let url = format!("http://{}", child.addr);
     wait_until_serving(&url, None).await?;
     let mut client = chipledger_tests::Client::new(tonic::transport::Endpoint::from_shared(url)?.connect().await?, None);
     crate::scenario::open_cage(&mut client).await?;
+    Ok((dir, data_dir, child, client))
+}
+
+/// kill -9 of the embedded postmaster while chipledgerd runs: chipledgerd starts it again by
+/// itself (crash recovery from the WAL), the acknowledged history is all there and verifies, and
+/// a command resent with its id while the service answers UNAVAILABLE is recorded once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_embedded_postgres_is_started_again_and_the_service_serves_with_its_data() -> anyhow::Result<()> {
+    use chipledger_proto::v1 as pb;
+    let (_dir, data_dir, child, mut client) = serving_with_a_cage().await?;
     let head = chipledger_tests::head(&mut client).await?;
 
     let pid_file = data_dir.join("pgdata").join("postmaster.pid");
@@ -159,5 +166,77 @@ async fn a_killed_embedded_postgres_is_started_again_and_the_service_serves_with
     let (status, output) = child.terminate().await?;
     assert!(status.success(), "exit {status}:\n{}", output.join("\n"));
     assert!(!pid_file.exists(), "postmaster.pid left behind:\n{}", output.join("\n"));
+    Ok(())
+}
+
+/// The port in the embedded cluster's `postmaster.pid` (its fourth line).
+fn postmaster_port(data_dir: &std::path::Path) -> anyhow::Result<u16> {
+    let pid_file = data_dir.join("pgdata").join("postmaster.pid");
+    let text = std::fs::read_to_string(&pid_file).map_err(|error| anyhow::anyhow!("{}: {error}", pid_file.display()))?;
+    Ok(text.lines().nth(3).unwrap_or_default().trim().parse()?)
+}
+
+/// The operations pass: with the embedded postmaster killed, another local process took its
+/// TCP port, asked for a cleartext password, and was sent the application role's by the pool
+/// and the health probe (27 times in 12 s); the password then logged in to the real cluster.
+/// The service reaches its cluster through the socket in the cluster's own data directory: a
+/// listener on the freed port hears nothing from it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_service_never_sends_its_credentials_to_whatever_takes_the_embedded_port() -> anyhow::Result<()> {
+    let (_dir, data_dir, child, mut client) = serving_with_a_cage().await?;
+    let port = postmaster_port(&data_dir)?;
+    // Kill the postmaster and take its port before the keeper starts it again (again, if the
+    // keeper was first: bounded).
+    let started = Instant::now();
+    let mut restarts = 0;
+    let squatter = loop {
+        let killed = postmaster_pid(&data_dir)?;
+        // SAFETY: kill(2) on the postmaster of the cluster this test's chipledgerd owns.
+        assert_eq!(unsafe { libc::kill(killed, libc::SIGKILL) }, 0);
+        let taken = loop {
+            match tokio::net::TcpListener::bind(("127.0.0.1", port)).await {
+                Ok(listener) => break Some(listener),
+                Err(_) if process_alive(killed) => tokio::task::yield_now().await,
+                Err(_) => break None,
+            }
+        };
+        if let Some(listener) = taken {
+            break listener;
+        }
+        anyhow::ensure!(started.elapsed() < RESTART_BOUND, "the port was never free before the keeper took it back");
+        restarts += 1;
+        child.wait_for_output("the embedded PostgreSQL runs again", restarts, RESTART_BOUND).await?;
+    };
+    let heard = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counting = heard.clone();
+    let listening = tokio::spawn(async move {
+        while let Ok((connection, _)) = squatter.accept().await {
+            counting.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            drop(connection);
+        }
+    });
+    // The keeper cannot start the cluster on a taken port; meanwhile the pool and the probe try
+    // to reach it, and a command fails.
+    child.wait_for_output("the embedded PostgreSQL did not start", 1, RESTART_BOUND).await?;
+    let refused = crate::scenario::open_nlhe_table(&mut client, "T8").await.expect_err("no database");
+    assert_eq!(refused.downcast_ref::<tonic::Status>().map(|status| status.code()), Some(tonic::Code::Unavailable), "{refused:#}");
+    child.wait_for_output("the embedded PostgreSQL did not start", 2, RESTART_BOUND).await?;
+    listening.abort();
+    assert_eq!(heard.load(std::sync::atomic::Ordering::SeqCst), 0, "connections made to the port's new holder");
+    // The port free again, the cluster runs again and the service with it.
+    let _ = listening.await;
+    child.wait_for_output("the embedded PostgreSQL runs again", restarts + 1, RESTART_BOUND).await?;
+    let opened = loop {
+        match crate::scenario::open_nlhe_table(&mut client, "T8").await {
+            Ok(result) => break result,
+            Err(error) => {
+                anyhow::ensure!(started.elapsed() < 3 * RESTART_BOUND, "no command taken after the port was freed: {error:#}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    };
+    assert!(!opened.events.is_empty());
+    let (status, output) = child.terminate().await?;
+    assert!(status.success(), "exit {status}:\n{}", output.join("\n"));
     Ok(())
 }

@@ -116,7 +116,7 @@ async fn r_chip_6_las_vegas_gaming_day_keeps_its_0600_local_cutoff_across_the_ds
     let header = Some(pb::CommandHeader { command_id: "sale-yesterday".into(), import_occurred_at_unix_ms: Some(yesterday), ..Default::default() });
     let status = admin
         .cage
-        .sell_chips(pb::SellChips { header, cage_id: "CT".into(), player_id: "P11".into(), chips: vec![chips(100, 90)] })
+        .sell_chips(pb::SellChips { header, cage_id: "CT".into(), player_id: "P11".into(), chips: vec![chips(100, 90)], supervisor_id: None })
         .await
         .expect_err("a sale dated before the cage's latest gaming day");
     assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status:?}");
@@ -126,7 +126,7 @@ async fn r_chip_6_las_vegas_gaming_day_keeps_its_0600_local_cutoff_across_the_ds
     // A correction imported with a backdated time, the same (the fixes' pass: its streams are
     // those of the event it reverses).
     let header = Some(pb::CommandHeader { command_id: "sale-p12".into(), ..Default::default() });
-    let sale = admin.cage.sell_chips(pb::SellChips { header, cage_id: "CT".into(), player_id: "P12".into(), chips: vec![chips(100, 5)] }).await?.into_inner();
+    let sale = admin.cage.sell_chips(pb::SellChips { header, cage_id: "CT".into(), player_id: "P12".into(), chips: vec![chips(100, 5)], supervisor_id: None }).await?.into_inner();
     let mut cfo = server.client(principal::ADMIN_2).await?;
     let correction = pb::Correction {
         header: Some(pb::CommandHeader { command_id: "fix-p12".into(), import_occurred_at_unix_ms: Some(yesterday), ..Default::default() }),
@@ -144,19 +144,19 @@ async fn r_chip_6_las_vegas_gaming_day_keeps_its_0600_local_cutoff_across_the_ds
     let now = jiff::Timestamp::now().as_millisecond();
     let import = |command_id: &str, at: i64| Some(pb::CommandHeader { command_id: command_id.into(), import_occurred_at_unix_ms: Some(at), ..Default::default() });
     admin.cage.open_cage(pb::OpenCage { header: import("open-co", now - 600_000), cage_id: "CO".into(), denominations_cents: vec![100], chips: vec![chips(100, 50)], cash_cents: 0 }).await?;
-    admin.cage.sell_chips(pb::SellChips { header: import("sale-co-1", now - 300_000), cage_id: "CO".into(), player_id: "P13".into(), chips: vec![chips(100, 5)] }).await?;
+    admin.cage.sell_chips(pb::SellChips { header: import("sale-co-1", now - 300_000), cage_id: "CO".into(), player_id: "P13".into(), chips: vec![chips(100, 5)], supervisor_id: None }).await?;
     let status = admin
         .cage
-        .sell_chips(pb::SellChips { header: import("sale-co-2", now - 480_000), cage_id: "CO".into(), player_id: "P14".into(), chips: vec![chips(100, 5)] })
+        .sell_chips(pb::SellChips { header: import("sale-co-2", now - 480_000), cage_id: "CO".into(), player_id: "P14".into(), chips: vec![chips(100, 5)], supervisor_id: None })
         .await
         .expect_err("an import dated before its stream's last event");
     assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status:?}");
     assert!(status.message().contains("cage-CO"), "{status:?}");
     let live = Some(pb::CommandHeader { command_id: "sale-co-live".into(), ..Default::default() });
-    admin.cage.sell_chips(pb::SellChips { header: live, cage_id: "CO".into(), player_id: "P15".into(), chips: vec![chips(100, 5)] }).await?;
+    admin.cage.sell_chips(pb::SellChips { header: live, cage_id: "CO".into(), player_id: "P15".into(), chips: vec![chips(100, 5)], supervisor_id: None }).await?;
     let status = admin
         .cage
-        .sell_chips(pb::SellChips { header: import("sale-co-3", now - 60_000), cage_id: "CO".into(), player_id: "P16".into(), chips: vec![chips(100, 5)] })
+        .sell_chips(pb::SellChips { header: import("sale-co-3", now - 60_000), cage_id: "CO".into(), player_id: "P16".into(), chips: vec![chips(100, 5)], supervisor_id: None })
         .await
         .expect_err("an import dated before a live event of its stream");
     assert!(status.message().contains("cage-CO"), "{status:?}");
@@ -167,7 +167,7 @@ async fn r_chip_6_las_vegas_gaming_day_keeps_its_0600_local_cutoff_across_the_ds
     for round in 0..3 {
         let later_at = now - 3_600_000 + round * 60_000;
         let sale = |_| pb::Command {
-            command: Some(pb::command::Command::SellChips(pb::SellChips { header: None, cage_id: "CR".into(), player_id: format!("R{round}"), chips: vec![chips(100, 1)] })),
+            command: Some(pb::command::Command::SellChips(pb::SellChips { header: None, cage_id: "CR".into(), player_id: format!("R{round}"), chips: vec![chips(100, 1)], supervisor_id: None })),
         };
         let batch = pb::RecordBatch { header: import(&format!("later-{round}"), later_at), commands: (0..500).map(sale).collect() };
         let mut first = server.client(principal::ADMIN).await?;
@@ -176,7 +176,7 @@ async fn r_chip_6_las_vegas_gaming_day_keeps_its_0600_local_cutoff_across_the_ds
         let mut second = server.client(principal::ADMIN).await?;
         let mut sent = 0;
         while !later.is_finished() && sent < 200 {
-            let earlier = pb::SellChips { header: import(&format!("earlier-{round}-{sent}"), later_at - 1_800_000), cage_id: "CR".into(), player_id: format!("E{round}"), chips: vec![chips(100, 1)] };
+            let earlier = pb::SellChips { header: import(&format!("earlier-{round}-{sent}"), later_at - 1_800_000), cage_id: "CR".into(), player_id: format!("E{round}"), chips: vec![chips(100, 1)], supervisor_id: None };
             let _ = second.cage.sell_chips(earlier).await;
             sent += 1;
         }

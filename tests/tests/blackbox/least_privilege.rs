@@ -57,6 +57,7 @@ async fn sell(client: &mut Client, command_id: &str) -> Result<(), tonic::Status
         cage_id: CAGE.into(),
         player_id: "P1".into(),
         chips: vec![chipledger_tests::chips(100, 1)],
+        supervisor_id: None,
     };
     client.cage.sell_chips(request).await.map(drop)
 }

@@ -21,6 +21,9 @@ const HEALTH_BOUND: Duration = Duration::from_secs(10);
 /// A call during an outage must answer within this (sqlx alone would wait 30 s for a connection).
 const FAIL_FAST_BOUND: Duration = Duration::from_secs(8);
 const POLL: Duration = Duration::from_millis(50);
+/// An append waiting on a lock held elsewhere answers within this (the store's 10 s lock timeout
+/// and the rest).
+const LOCK_WAIT_BOUND: Duration = Duration::from_secs(30);
 
 async fn health(server: &TestServer, service: &str) -> anyhow::Result<i32> {
     let mut client = HealthClient::new(server.channel().await?);
@@ -158,6 +161,33 @@ async fn wait_for_blocked_append(database_url: &str) -> anyhow::Result<()> {
         anyhow::ensure!(started.elapsed() < HEALTH_BOUND, "no append waits for the lock");
         tokio::time::sleep(POLL).await;
     }
+}
+
+/// The operations pass: a session holding a lock the append needs (here the log's table, as a
+/// superuser's `LOCK TABLE` or a forgotten transaction would) had made every append wait for as
+/// long as it was held, the caller told nothing. The append gives up after the store's lock
+/// timeout with UNAVAILABLE `LOCK_TIMEOUT`, nothing of it written, and the same command sent
+/// once the lock is gone is recorded once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_append_waiting_on_a_lock_held_elsewhere_gives_up_and_writes_nothing() -> anyhow::Result<()> {
+    let (server, mut dealer, mut auditor) = stocked_linked_server("lock-timeout").await?;
+    let before = all_events(&mut auditor, pb::EventFilter::default()).await?.len();
+    let lock = LockHolder::take(&server.database_url).await?;
+    let started = Instant::now();
+    let waiting = dealer.table.buy_in(cash_buy_in("buy-locked", TABLE, 1, "P1", 10_000));
+    let status = tokio::time::timeout(LOCK_WAIT_BOUND, waiting).await.context("the append still waits")?.expect_err("the lock is held");
+    let waited = started.elapsed();
+    assert_eq!((status.code(), error_info(&status).reason.as_str()), (Code::Unavailable, "LOCK_TIMEOUT"), "{status:?}");
+    assert_eq!(error_info(&status).metadata.get("lock_timeout").map(String::as_str), Some(chipledger_store::LOCK_TIMEOUT));
+    eprintln!("gave up after {waited:?}");
+    assert_eq!(all_events(&mut auditor, pb::EventFilter::default()).await?.len(), before, "nothing written");
+    lock.release().await?;
+    let first = dealer.table.buy_in(cash_buy_in("buy-locked", TABLE, 1, "P1", 10_000)).await?.into_inner();
+    assert!(!first.replayed, "{first:?}");
+    let again = dealer.table.buy_in(cash_buy_in("buy-locked", TABLE, 1, "P1", 10_000)).await?.into_inner();
+    assert!(again.replayed, "{again:?}");
+    assert_eq!(all_events(&mut auditor, pb::EventFilter::default()).await?.len(), before + first.events.len());
+    server.stop().await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -46,6 +46,7 @@ async fn r_rebuy_1_a_cash_out_racing_a_short_buy_in_on_another_replica_never_let
                 cage_id: scenario::CAGE.into(),
                 player_id: player.clone(),
                 chips: vec![chips(10_000, 2)],
+                supervisor_id: None,
             })
             .await?;
         let mut from_pocket = cash_buy_in(&format!("in-x-{round}"), X, seat, &player, 20_000);

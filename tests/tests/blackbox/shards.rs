@@ -126,6 +126,7 @@ async fn two_properties_on_two_databases_each_with_its_own_chain_and_the_map_rel
         cage_id: "MAIN".into(),
         player_id: "P1".into(),
         chips: vec![chipledger_tests::chips(100, 1)],
+        supervisor_id: None,
     };
     client.cage.sell_chips(tip_sale).await?;
     let south_rows = properties_held(south_db).await?;
@@ -204,6 +205,7 @@ async fn principals_are_read_again_at_a_reload() -> anyhow::Result<()> {
         cage_id: "MAIN".into(),
         player_id: "P1".into(),
         chips: vec![chipledger_tests::chips(500, 1)],
+        supervisor_id: None,
     };
     send.send(pb::Command { command: Some(pb::command::Command::SellChips(sale)) }).await?;
     let ended = replies.message().await.expect_err("the stream ends");
@@ -247,6 +249,7 @@ async fn a_reload_that_moves_the_clock_back_does_not_move_the_gaming_day_back() 
         cage_id: "MAIN".into(),
         player_id: "P1".into(),
         chips: vec![chipledger_tests::chips(500, 10)],
+        supervisor_id: None,
     };
     client.cage.sell_chips(sale("sale-before")).await?;
     std::fs::write(&path, clock("Etc/GMT+12"))?;

@@ -236,6 +236,30 @@ async fn r_rebuy_1_a_known_patron_in_another_case_is_no_new_patron() -> anyhow::
     assert!(refused.message().contains("Alice"), "{refused:?}");
     let kept = room.auditor.audit.list_rejections(pb::ListRejectionsRequest::default()).await?.into_inner().rejections;
     assert!(kept.iter().any(|record| record.reason_code == "PLAYER_ID_IN_ANOTHER_CASE"), "{kept:?}");
+    // The refusals under "alice" are Alice's: listed for her (the AML pass: attempts under a
+    // case variant were only found under the variant).
+    let hers = pb::ListRejectionsRequest { player_id: "Alice".into(), ..Default::default() };
+    let hers = room.auditor.audit.list_rejections(hers).await?.into_inner().rejections;
+    assert!(hers.iter().any(|record| record.reason_code == "PLAYER_ID_IN_ANOTHER_CASE"), "{hers:?}");
+    // Nor does a read under "alice" answer an empty history, no sessions, no events or no cash
+    // for Alice: each is refused, naming her.
+    let auditor = &mut room.auditor;
+    let history = auditor.ledger.list_player_history(pb::ListPlayerHistoryRequest { player_id: "alice".into(), ..Default::default() }).await;
+    let sessions = auditor.ledger.list_player_sessions(pb::ListPlayerSessionsRequest { player_id: "alice".into(), ..Default::default() }).await;
+    let filter = pb::EventFilter { player_id: "alice".into(), ..Default::default() };
+    let events = auditor.ledger.list_events(pb::ListEventsRequest { filter: Some(filter), ..Default::default() }).await;
+    let gaming_day = all_events(auditor, pb::EventFilter { player_id: "Alice".into(), ..Default::default() }).await?[0]
+        .metadata
+        .as_ref()
+        .map(|metadata| metadata.gaming_day.clone())
+        .unwrap_or_default();
+    let cash = pb::PatronCashActivityRequest { player_id: "alice".into(), gaming_day, ..Default::default() };
+    let cash = auditor.audit.patron_cash_activity(cash).await;
+    for (read, refused) in [("history", history.err()), ("sessions", sessions.err()), ("events", events.err()), ("cash", cash.err())] {
+        let refused = refused.unwrap_or_else(|| panic!("{read} under alice is refused"));
+        assert_eq!(error_info(&refused).reason.as_str(), "PLAYER_ID_IN_ANOTHER_CASE", "{read}: {refused:?}");
+        assert!(refused.message().contains("Alice"), "{read}: {refused:?}");
+    }
     // A seat taken without chips under that id is refused too: it had held the seat for good
     // (every way to clear it refused under one id or the other: the stakes pass).
     let header = room.id("seat");
@@ -255,7 +279,7 @@ async fn r_rebuy_1_a_known_patron_in_another_case_is_no_new_patron() -> anyhow::
     // Nor may one batch write a new patron under two spellings (the fixes' pass: $6,000 sold to
     // each of "ct7" and "CT7", two patrons under the CTR threshold).
     let sale = |player_id: &str| pb::Command {
-        command: Some(pb::command::Command::SellChips(pb::SellChips { header: None, cage_id: scenario::CAGE.into(), player_id: player_id.into(), chips: vec![chips(10_000, 1)] })),
+        command: Some(pb::command::Command::SellChips(pb::SellChips { header: None, cage_id: scenario::CAGE.into(), player_id: player_id.into(), chips: vec![chips(10_000, 1)], supervisor_id: None })),
     };
     let header = room.id("twins");
     let twins = room.cage.ledger.record_batch(pb::RecordBatch { header, commands: vec![sale("ct7"), sale("CT7")] }).await;
@@ -922,12 +946,16 @@ async fn r_audit_4_cash_over_3000_is_logged_and_the_first_total_over_10000_needs
         cage_id: scenario::CAGE.into(),
         player_id: "P9".into(),
         chips,
+        supervisor_id: None,
     };
     // $2,000 (below the MTL threshold), $3,500 (logged), $5,000 (logged; the day's cash in
-    // reaches $10,500: the first total over $10,000 needs a CTR).
+    // reaches $10,500: the first total over $10,000 needs a CTR, and the sale that takes it
+    // there a supervisor, R-CHIP-2).
+    let supervised = |sale: pb::SellChips| pb::SellChips { supervisor_id: Some(principal::FLOOR.0.into()), ..sale };
     room.cage.cage.sell_chips(sell("sell-1", vec![chips(10_000, 20)])).await?;
     room.cage.cage.sell_chips(sell("sell-2", vec![chips(10_000, 35)])).await?;
-    room.cage.cage.sell_chips(sell("sell-3", vec![chips(10_000, 45), chips(2_500, 20)])).await?;
+    let third = approved(supervised(sell("sell-3", vec![chips(10_000, 45), chips(2_500, 20)])), &mut [&mut room.floor]).await?;
+    room.cage.cage.sell_chips(third).await?;
     let cash = all_events(&mut room.auditor, pb::EventFilter { event_types: vec!["CashTransaction".into()], ..Default::default() }).await?;
     let gaming_day = cash[0].metadata.as_ref().expect("metadata").gaming_day.clone();
     let activity = room
@@ -944,7 +972,8 @@ async fn r_audit_4_cash_over_3000_is_logged_and_the_first_total_over_10000_needs
     // once, with the whole day (the cage pass: a page of events split one patron's day into
     // partial rows, the first showing no CTR).
     room.cage.cage.sell_chips(pb::SellChips { player_id: "P8".into(), ..sell("sell-4", vec![chips(2_500, 4)]) }).await?;
-    room.cage.cage.sell_chips(sell("sell-5", vec![chips(2_500, 4)])).await?;
+    let fifth = approved(supervised(sell("sell-5", vec![chips(2_500, 4)])), &mut [&mut room.floor]).await?;
+    room.cage.cage.sell_chips(fifth).await?;
     let mut token = String::new();
     let mut rows = Vec::new();
     loop {
@@ -968,7 +997,15 @@ async fn r_audit_4_cash_over_3000_is_logged_and_the_first_total_over_10000_needs
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn r_audit_4_cash_corrected_away_comes_off_the_patrons_day() -> anyhow::Result<()> {
     let mut room = Room::open("audit-4-corrected", |_| {}).await?;
-    let sale = pb::SellChips { header: header("sale-1"), cage_id: scenario::CAGE.into(), player_id: "P1".into(), chips: vec![chips(10_000, 100), chips(2_500, 80)] };
+    let sale = pb::SellChips { header: header("sale-1"), cage_id: scenario::CAGE.into(), player_id: "P1".into(), chips: vec![chips(10_000, 100), chips(2_500, 80)], supervisor_id: None };
+    // R-CHIP-2: a sale this large names a supervisor, who approves it with their own token.
+    let status = room.cage.cage.sell_chips(sale.clone()).await.expect_err("a $12,000 sale without a supervisor");
+    let info = error_info(&status);
+    assert_eq!((status.code(), info.reason.as_str(), info.metadata.get("rule_id").map(String::as_str)), (Code::FailedPrecondition, "SUPERVISOR_REQUIRED", Some("R-CHIP-2")));
+    assert_eq!(info.metadata.get("threshold_cents").map(String::as_str), Some("1000000"), "{info:?}");
+    // The refused sale is kept under its id: the supervised one is another command.
+    let sale = pb::SellChips { header: header("sale-1-supervised"), supervisor_id: Some(principal::FLOOR.0.into()), ..sale };
+    let sale = approved(sale, &mut [&mut room.floor]).await?;
     room.cage.cage.sell_chips(sale).await?;
     room.buy_in(1, "P1", 10_000).await?;
     let cash = all_events(&mut room.auditor, pb::EventFilter { event_types: vec!["CashTransaction".into()], ..Default::default() }).await?;
@@ -1005,7 +1042,8 @@ async fn r_audit_4_cash_corrected_away_comes_off_the_patrons_day() -> anyhow::Re
             .await?;
     assert_eq!(day, (0, 0), "the day's projection");
     // The day's real cash crosses the threshold: a CTR of its own, beside the first.
-    let sale = pb::SellChips { header: header("sale-2"), cage_id: scenario::CAGE.into(), player_id: "P1".into(), chips: vec![chips(10_000, 100), chips(2_500, 20)] };
+    let sale = pb::SellChips { header: header("sale-2"), cage_id: scenario::CAGE.into(), player_id: "P1".into(), chips: vec![chips(10_000, 100), chips(2_500, 20)], supervisor_id: Some(principal::FLOOR.0.into()) };
+    let sale = approved(sale, &mut [&mut room.floor]).await?;
     room.cage.cage.sell_chips(sale).await?;
     let after = activity(&mut room).await?;
     assert_eq!(after[0].cash_in_cents, 1_050_000);

@@ -282,6 +282,57 @@ async fn the_server_signs_nothing_over_entries_it_wrote_and_that_were_taken_out(
     recorded.server.stop().await
 }
 
+/// The operations pass: an acknowledged append after the last checkpoint cut out, the head set
+/// back, and the next append written at its positions: the log agrees with itself and its
+/// latest entry is the server's own, and the next tick had signed it (and, once refused, a tick
+/// after more appends had signed all the same). The server checks every append it wrote since
+/// the last checkpoint, and signs nothing more for the property once it found one gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_signs_nothing_over_an_append_cut_out_and_written_over() -> anyhow::Result<()> {
+    let mut recorded = recorded("tamper_cut_tail").await?;
+    let property = recorded.server.property_id.clone();
+    let mut dealer = recorded.server.client(principal::DEALER).await?;
+    let mut cage = recorded.server.client(principal::CAGE).await?;
+    let bought = dealer.table.buy_in(cash_buy_in("buy-P4", TABLE, 4, "P4", 12_000)).await?.into_inner();
+    let first = bought.events.first().map_or(0, |event| event.global_position);
+    let mut connection = superuser(&recorded.server).await?;
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "CREATE TEMP TABLE cut AS SELECT position, stream, stream_version, event_id FROM events WHERE property = '{property}' AND position >= {first}; \
+         DELETE FROM postings p USING cut c WHERE p.property = '{property}' AND p.position = c.position; \
+         DELETE FROM event_ids e USING cut c WHERE e.property = '{property}' AND e.event_id = c.event_id; \
+         DELETE FROM commands WHERE property = '{property}' AND command_id = 'buy-P4'; \
+         DELETE FROM events e USING cut c WHERE e.property = '{property}' AND e.position = c.position; \
+         DELETE FROM streams s WHERE property = '{property}' AND stream IN (SELECT stream FROM cut GROUP BY stream HAVING min(stream_version) = 1); \
+         UPDATE streams s SET version = (SELECT min(stream_version) - 1 FROM cut c WHERE c.stream = s.stream) \
+          WHERE property = '{property}' AND stream IN (SELECT stream FROM cut); \
+         UPDATE property_heads h SET last_position = e.position, last_hash = e.hash, last_recorded_at = e.recorded_at \
+           FROM (SELECT position, hash, recorded_at FROM events WHERE property = '{property}' ORDER BY position DESC LIMIT 1) e \
+          WHERE h.property = '{property}'"
+    )))
+    .execute(&mut connection)
+    .await?;
+    // A sale at the cage (streams the cut did not touch) is written at the positions cut out.
+    let sale = |id: &str| pb::SellChips {
+        header: header(id),
+        cage_id: scenario::CAGE.into(),
+        player_id: "P9".into(),
+        chips: vec![chipledger_tests::chips(500, 2)],
+        supervisor_id: None,
+    };
+    let sold = cage.cage.sell_chips(sale("sale-after-cut")).await?.into_inner();
+    assert_eq!(sold.events.first().map(|event| event.global_position), Some(first), "written over the cut");
+    let refused = recorded.auditor.audit.sign_checkpoint(pb::SignCheckpointRequest::default()).await.expect_err("an append it wrote is gone");
+    assert_eq!((refused.code(), error_info(&refused).reason.as_str()), (tonic::Code::DataLoss, "LOG_DISAGREES_WITH_CHECKPOINT"), "{refused:?}");
+    assert!(refused.message().contains("not in the log as written"), "{refused:?}");
+    // Later appends agree with the log, and nothing more is signed for the property all the same.
+    cage.cage.sell_chips(sale("sale-later")).await?;
+    let again = recorded.auditor.audit.sign_checkpoint(pb::SignCheckpointRequest::default()).await.expect_err("still refused");
+    assert_eq!(again.code(), tonic::Code::DataLoss, "{again:?}");
+    let kept = chipledger_store::checkpoint::CheckpointSink::read_all(&recorded.server.checkpoint_dir)?;
+    assert_eq!(kept.len(), 3, "no checkpoint signed over the cut: {kept:?}");
+    recorded.server.stop().await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deleted_refusal_is_caught_even_with_the_refusal_head_fixed() -> anyhow::Result<()> {
     let mut recorded = recorded("tamper_refusal").await?;

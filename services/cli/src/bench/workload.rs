@@ -117,14 +117,14 @@ pub async fn approve(plan: &mut Plan, approvers: &mut Approvers, property: &str)
         for command in &mut hand.live {
             let fields = named_fields(command);
             let command_id = command.header().map(|header| header.command_id.clone()).unwrap_or_default();
-            approvers.approve_and_attach(command, &fields, &command_id, property).await?;
+            approvers.approve_and_attach(command, &fields, &command_id, property, None).await?;
         }
         let batch_id = hand.batch.header.as_ref().map(|header| header.command_id.clone()).unwrap_or_default();
         for (index, entry) in hand.batch.commands.iter_mut().enumerate() {
             let Some(command) = entry.command.as_mut() else { continue };
             let fields = named_fields(command);
             let entry_id = chipledger_proto::entry_command_id(&batch_id, index);
-            approvers.approve_and_attach(command, &fields, &entry_id, property).await?;
+            approvers.approve_and_attach(command, &fields, &entry_id, property, None).await?;
         }
     }
     Ok(())

@@ -36,6 +36,12 @@ impl Envelope {
     }
 }
 
+/// The command id a header names, as it is recorded (white space around it is not part of it):
+/// what a stream's reply echoes too.
+pub fn command_id_of(header: &pb::CommandHeader) -> &str {
+    header.command_id.trim()
+}
+
 /// Validates a command header. `prefix` locates it in the request ("header" or
 /// "commands[3].header").
 pub fn envelope(errors: &mut FieldErrors, prefix: &str, header: Option<&pb::CommandHeader>) -> Option<Envelope> {
@@ -43,7 +49,7 @@ pub fn envelope(errors: &mut FieldErrors, prefix: &str, header: Option<&pb::Comm
         errors.add(prefix, "required (command_id at least)");
         return None;
     };
-    let command_id = header.command_id.trim();
+    let command_id = command_id_of(header);
     if command_id.is_empty()
         || command_id.len() > MAX_COMMAND_ID_LEN
         || command_id.contains(['/', '~'])
@@ -593,7 +599,8 @@ decode!(SellChips, |m, e| {
     let id = cage_id(e, "cage_id", &m.cage_id);
     let player = player_id(e, "player_id", &m.player_id);
     let chips = chips(e, "chips", &m.chips);
-    cage(id?, CageOp::SellChips { player_id: player?, chips: chips? })
+    let supervisor_id = optional_text(e, "supervisor_id", m.supervisor_id.as_ref());
+    cage(id?, CageOp::SellChips { player_id: player?, chips: chips?, supervisor_id: supervisor_id? })
 });
 
 decode!(RedeemChips, |m, e| {
@@ -928,11 +935,12 @@ fn cage_op_to_wire(cage_id: &str, op: &CageOp) -> Result<Wire, NoWireMessage> {
             chips: chips_to_wire(chips),
             cash_cents: *cash_cents,
         }),
-        CageOp::SellChips { player_id, chips } => Wire::SellChips(pb::SellChips {
+        CageOp::SellChips { player_id, chips, supervisor_id } => Wire::SellChips(pb::SellChips {
             header: None,
             cage_id,
             player_id: player_id.to_string(),
             chips: chips_to_wire(chips),
+            supervisor_id: supervisor_id.clone(),
         }),
         CageOp::RedeemChips { player_id, chips } => Wire::RedeemChips(pb::RedeemChips {
             header: None,
@@ -1324,7 +1332,7 @@ mod tests {
         }
         for op in [
             CageOp::OpenCage { denominations_cents: vec![500], chips: chips.clone(), cash_cents: 100_000 },
-            CageOp::SellChips { player_id: player.clone(), chips: chips.clone() },
+            CageOp::SellChips { player_id: player.clone(), chips: chips.clone(), supervisor_id: Some("floor".into()) },
             CageOp::RedeemChips { player_id: player.clone(), chips: chips.clone() },
             CageOp::IssueMarker {
                 player_id: player.clone(),

@@ -15,7 +15,7 @@ mod fields;
 mod table_config;
 mod views;
 
-pub use commands::{CorrectionRequest, Decidable, EntryHeader, Envelope, NoWireMessage, ToDomain, command_to_wire, entry_header, envelope};
+pub use commands::{CorrectionRequest, Decidable, EntryHeader, Envelope, NoWireMessage, ToDomain, command_id_of, command_to_wire, entry_header, envelope};
 pub use fields::{FieldErrors, chips_to_wire};
 pub use table_config::preset_with_settings;
 pub use views::{legal_actions_to_wire, table_view};

@@ -573,7 +573,7 @@ fn r_mark_3_ious_in_play_may_not_leave_the_table() {
     g.world
         .exec(Command::Cage(CageCommand {
             cage_id: cid(CAGE),
-            op: CageOp::SellChips { player_id: pid("P1"), chips: vec![ChipCount { denomination_cents: d(5), count: 6 }] },
+            op: CageOp::SellChips { player_id: pid("P1"), chips: vec![ChipCount { denomination_cents: d(5), count: 6 }], supervisor_id: None },
         }))
         .unwrap();
     let r = rejected(g.table(TableOp::SettleIou { seat: 1, player_id: pid("P1"), amount_cents: d(31), from_pocket: true, lender: None }), "IOU_OUTSTANDING");
@@ -623,7 +623,7 @@ fn r_mark_3_the_winner_of_an_iou_does_not_take_the_paper_to_the_cage() {
     g.world
         .exec(Command::Cage(CageCommand {
             cage_id: cid(CAGE),
-            op: CageOp::SellChips { player_id: pid("P1"), chips: vec![ChipCount { denomination_cents: d(5), count: 6 }] },
+            op: CageOp::SellChips { player_id: pid("P1"), chips: vec![ChipCount { denomination_cents: d(5), count: 6 }], supervisor_id: None },
         }))
         .unwrap();
     g.table(TableOp::SettleIou { seat: 1, player_id: pid("P1"), amount_cents: d(30), from_pocket: true, lender: None }).unwrap();
@@ -931,7 +931,7 @@ fn r_audit_1_a_table_correction_of_pocket_chips_follows_the_pocket() {
     g.world
         .exec(Command::Cage(CageCommand {
             cage_id: cid(CAGE),
-            op: CageOp::SellChips { player_id: pid("P1"), chips: vec![ChipCount { denomination_cents: d(100), count: 1 }] },
+            op: CageOp::SellChips { player_id: pid("P1"), chips: vec![ChipCount { denomination_cents: d(100), count: 1 }], supervisor_id: None },
         }))
         .unwrap();
     g.table(TableOp::BuyIn { seat: 1, player_id: pid("P1"), amount_cents: d(100), source: FundsSource::PocketChips, supervisor_id: None, short_buy: false })
@@ -1415,7 +1415,7 @@ fn r_chip_4_events_of_a_counted_shift_are_not_corrected() {
     let top = g.world.log.iter().rposition(|(_, e)| e.event_type() == "BoughtIn").expect("a buy-in");
     g.table(undo(&g, top, "BoughtIn", "keyed twice")).unwrap();
     // The cage's count closes its events the same way.
-    let sale = g.world.exec(Command::Cage(CageCommand { cage_id: cid(CAGE), op: CageOp::SellChips { player_id: pid("P9"), chips: vec![ChipCount { denomination_cents: 500, count: 2 }] } })).unwrap();
+    let sale = g.world.exec(Command::Cage(CageCommand { cage_id: cid(CAGE), op: CageOp::SellChips { player_id: pid("P9"), chips: vec![ChipCount { denomination_cents: 500, count: 2 }], supervisor_id: None } })).unwrap();
     let sale_at = g.world.log.len() - sale.len();
     let c = g.world.cages[&cid(CAGE)].clone();
     let count = CageOp::CountShift { counted_chips: c.chips.clone(), counted_cash_cents: c.cash_cents, signers: signers("cage-1", "cage-2") };

@@ -56,7 +56,7 @@ fn r_unit_4_a_chip_list_names_each_denomination_once() {
     let credit = TableOp::Credit { cage_id: cid(CAGE), slip_no: 1, chips: twice(1, 1), signers: signers() };
     rejected(g.table(credit), "DENOMINATION_LISTED_TWICE");
     rejected(g.table(TableOp::ColorChange { seat: 1, give: chips(25, 2), receive: twice(1, 25) }), "DENOMINATION_LISTED_TWICE");
-    let sale = CageOp::SellChips { player_id: pid("P9"), chips: twice(5, 1) };
+    let sale = CageOp::SellChips { player_id: pid("P9"), chips: twice(5, 1), supervisor_id: None };
     rejected(g.world.exec(Command::Cage(CageCommand { cage_id: cid(CAGE), op: sale })), "DENOMINATION_LISTED_TWICE");
 }
 
@@ -165,7 +165,7 @@ fn r_chip_4_shift_close_empties_the_rake_and_toke_boxes_and_reports_them() {
 #[test]
 fn r_chip_5_cage_sells_redeems_and_reports_liability() {
     let mut g = Game::new(nl(), &[]);
-    let events = cage(&mut g, CageOp::SellChips { player_id: pid("P1"), chips: chips(100, 5) }).unwrap();
+    let events = cage(&mut g, CageOp::SellChips { player_id: pid("P1"), chips: chips(100, 5), supervisor_id: None }).unwrap();
     assert_eq!(events.len(), 3);
     assert_eq!(g.world.players[&pid("P1")].pocket_cents, d(500));
     let r = rejected(cage(&mut g, CageOp::RedeemChips { player_id: pid("P1"), chips: chips(100, 6) }), "POCKET_INSUFFICIENT");
@@ -191,10 +191,10 @@ fn r_chip_5_cage_sells_redeems_and_reports_liability() {
     let r = rejected(cage(&mut g, CageOp::CloseGamingDay), "DAY_ALREADY_CLOSED");
     assert!(r.detail.contains("2026-03-01"), "{}", r.detail);
     // Closed, the day's figures stay its own: no chips or cash of this cage move dated it.
-    rejected(cage(&mut g, CageOp::SellChips { player_id: pid("P1"), chips: chips(100, 1) }), "DAY_ALREADY_CLOSED");
+    rejected(cage(&mut g, CageOp::SellChips { player_id: pid("P1"), chips: chips(100, 1), supervisor_id: None }), "DAY_ALREADY_CLOSED");
     rejected(g.fill(chips(100, 10)), "DAY_ALREADY_CLOSED");
     g.world.ctx.gaming_day = "2026-03-02".into();
-    cage(&mut g, CageOp::SellChips { player_id: pid("P1"), chips: chips(100, 1) }).unwrap();
+    cage(&mut g, CageOp::SellChips { player_id: pid("P1"), chips: chips(100, 1), supervisor_id: None }).unwrap();
     g.fill(chips(100, 10)).unwrap();
     cage(&mut g, CageOp::CloseGamingDay).unwrap();
     // A command carrying an earlier day (an import) closes no day before the last one.
@@ -202,13 +202,48 @@ fn r_chip_5_cage_sells_redeems_and_reports_liability() {
     rejected(cage(&mut g, CageOp::CloseGamingDay), "DAY_ALREADY_CLOSED");
 }
 
+/// R-CHIP-2 at the cage: chips bought at the cage are a buy-in, and a large one needs a
+/// supervisor's id, not the cashier's own. Large is $10,000 reached by the sale with the
+/// patron's cash in for the gaming day, so $9,900 sales one after another, or a sale after a cash
+/// buy-in at a table, need one too. A cashier had sold $50,000 of chips with no second person.
+#[test]
+fn r_chip_2_a_large_sale_at_the_cage_needs_a_supervisor() {
+    let mut g = Game::new(nl(), &[]);
+    let sale = |count, supervisor: Option<&str>| CageOp::SellChips { player_id: pid("P1"), chips: chips(100, count), supervisor_id: supervisor.map(Into::into) };
+    let r = rejected(cage(&mut g, sale(100, None)), "SUPERVISOR_REQUIRED");
+    let numbers = (r.number("amount_cents"), r.number("day_cash_in_cents"), r.number("threshold_cents"));
+    assert_eq!((r.reason.rule, numbers), ("R-CHIP-2", (Some(d(10_000)), Some(0), Some(d(10_000)))));
+    let cashier = g.world.ctx.actor.id.clone();
+    rejected(cage(&mut g, sale(100, Some(&cashier))), "SUPERVISOR_REQUIRED");
+    rejected(cage(&mut g, sale(100, Some(" "))), "SUPERVISOR_REQUIRED");
+    assert_eq!(g.world.players.get(&pid("P1")).map_or(0, |p| p.pocket_cents), 0, "nothing refused moved");
+    // Below the threshold alone, then a second sale the same day takes the day to it.
+    cage(&mut g, sale(99, None)).unwrap();
+    let r = rejected(cage(&mut g, sale(99, None)), "SUPERVISOR_REQUIRED");
+    assert_eq!(r.number("day_cash_in_cents"), Some(d(9_900)));
+    let events = cage(&mut g, sale(99, Some("floor-1"))).unwrap();
+    match &events[0].1 {
+        Event::Cage(CageEvent::ChipsSold { supervisor_id, amount_cents, .. }) => assert_eq!((supervisor_id.as_deref(), *amount_cents), (Some("floor-1"), d(9_900))),
+        e => panic!("{e:?}"),
+    }
+    // A cash buy-in at a table counts with the sale: $9,950 at the table, then $100 at the cage.
+    g.table(TableOp::BuyIn { seat: 1, player_id: pid("P2"), amount_cents: d(200), source: FundsSource::Cash, supervisor_id: None, short_buy: false }).unwrap();
+    let p2 = |count| CageOp::SellChips { player_id: pid("P2"), chips: chips(100, count), supervisor_id: None };
+    cage(&mut g, p2(97)).unwrap();
+    let r = rejected(cage(&mut g, p2(1)), "SUPERVISOR_REQUIRED");
+    assert_eq!((r.number("amount_cents"), r.number("day_cash_in_cents")), (Some(d(100)), Some(d(9_900))));
+    // The next gaming day counts from nothing.
+    g.world.ctx.gaming_day = "2026-03-02".into();
+    cage(&mut g, sale(99, None)).unwrap();
+}
+
 #[test]
 fn r_chip_5_cage_open_once_and_cash_limits() {
     let mut g = Game::new(nl(), &[]);
     rejected(cage(&mut g, CageOp::OpenCage { denominations_cents: vec![100], chips: chips(1, 1), cash_cents: 0 }), "CAGE_ALREADY_OPEN");
-    let other = Command::Cage(CageCommand { cage_id: cid("EAST"), op: CageOp::SellChips { player_id: pid("P1"), chips: chips(1, 1) } });
+    let other = Command::Cage(CageCommand { cage_id: cid("EAST"), op: CageOp::SellChips { player_id: pid("P1"), chips: chips(1, 1), supervisor_id: None } });
     rejected(g.world.exec(other), "CAGE_NOT_OPEN");
-    rejected(cage(&mut g, CageOp::SellChips { player_id: pid("P1"), chips: chips(5000, 200_000) }), "CAGE_CHIPS_SHORT");
+    rejected(cage(&mut g, CageOp::SellChips { player_id: pid("P1"), chips: chips(5000, 200_000), supervisor_id: None }), "CAGE_CHIPS_SHORT");
     // A credit line beyond the amount bound is too large, not "not positive" (the cage pass).
     let line = |line_cents| Command::Player(PlayerCommand { player_id: pid("P1"), op: PlayerOp::SetCreditLine { line_cents, approved_by: "credit-mgr".into() } });
     let r = rejected(g.world.exec(line(10_000_000_000_000)), "AMOUNT_TOO_LARGE");

@@ -63,7 +63,7 @@ fn r_chip_3_void_needs_reason_and_two_signers_reverses_postings_and_keeps_the_nu
 #[test]
 fn r_chip_1_color_change_at_the_cage_keeps_the_pocket_value() {
     let mut g = Game::new(nl(), &[]);
-    cage(&mut g, CageOp::SellChips { player_id: pid("P1"), chips: chips(100, 5) }).unwrap();
+    cage(&mut g, CageOp::SellChips { player_id: pid("P1"), chips: chips(100, 5), supervisor_id: None }).unwrap();
     let give = chips(100, 1);
     let receive = chips(25, 4);
     let r = rejected(cage(&mut g, CageOp::ColorChange { player_id: pid("P1"), give: give.clone(), receive: chips(25, 3) }), "COLOR_CHANGE_UNEQUAL");
@@ -153,7 +153,7 @@ fn correct_cage(reverses: &str, postings: Vec<Posting>, approved_by: &str) -> Ca
 fn r_audit_1_cage_correction_reverses_a_sale_and_the_pocket_follows() {
     let mut g = Game::new(nl(), &[]);
     let cash_before = g.world.cages[&cid(CAGE)].cash_cents;
-    let events = cage(&mut g, CageOp::SellChips { player_id: pid("P1"), chips: chips(100, 5) }).unwrap();
+    let events = cage(&mut g, CageOp::SellChips { player_id: pid("P1"), chips: chips(100, 5), supervisor_id: None }).unwrap();
     let original = events[0].1.postings();
     let command = Command::Cage(CageCommand { cage_id: cid(CAGE), op: correct_cage("evt-7", original.clone(), "cage-mgr") });
     assert_eq!(command.streams(), vec![StreamId::Cage(cid(CAGE)), StreamId::Player(pid("P1"))]);
@@ -182,7 +182,7 @@ fn r_audit_1_cage_correction_reverses_a_sale_and_the_pocket_follows() {
 fn r_chip_5_a_corrected_sale_or_redemption_comes_off_what_was_issued_or_returned() {
     let mut g = Game::new(nl(), &[]);
     let issued_before = g.world.cages[&cid(CAGE)].issued.clone();
-    let sold = cage(&mut g, CageOp::SellChips { player_id: pid("P1"), chips: chips(100, 8) }).unwrap();
+    let sold = cage(&mut g, CageOp::SellChips { player_id: pid("P1"), chips: chips(100, 8), supervisor_id: None }).unwrap();
     let redeemed = cage(&mut g, CageOp::RedeemChips { player_id: pid("P1"), chips: chips(100, 8) }).unwrap();
     let mut undo_redemption = correct_cage("evt-redeem", redeemed[0].1.postings(), "cage-mgr");
     if let CageOp::Correct { reverses_event_types, .. } = &mut undo_redemption {
@@ -307,12 +307,12 @@ fn r_unit_1_amounts_are_positive_bounded_integer_cents() {
 /// R-AUDIT-4 with R-AUDIT-1: the record of cash follows the money. A sale of $12,000 keyed in
 /// error and corrected at the cage comes off the patron's day (it had stayed there, and the CTR
 /// report with it); the CTR it required stays on the record, and the day's real crossing later
-/// requires one again.
+/// requires one again. (Each sale of a day past $10,000 names its supervisor, R-CHIP-2.)
 #[test]
 fn r_audit_4_a_corrected_cash_sale_comes_off_the_patrons_day_and_the_next_crossing_requires_a_ctr() {
     let mut g = Game::new(nl(), &[]);
     let day = |g: &Game| g.world.players[&pid("P1")].cash_day.clone();
-    let sold = cage(&mut g, CageOp::SellChips { player_id: pid("P1"), chips: chips(100, 120) }).unwrap();
+    let sold = cage(&mut g, CageOp::SellChips { player_id: pid("P1"), chips: chips(100, 120), supervisor_id: Some("floor-1".into()) }).unwrap();
     assert!(sold.iter().any(|(_, e)| matches!(e, Event::Player(PlayerEvent::CashTransaction { ctr_required: true, .. }))));
     assert_eq!((day(&g).cash_in_cents, day(&g).ctr_in_required), (d(12_000), true));
     let events = cage(&mut g, correct_cage("evt-12", sold[0].1.postings(), "cage-mgr")).unwrap();
@@ -325,7 +325,7 @@ fn r_audit_4_a_corrected_cash_sale_comes_off_the_patrons_day_and_the_next_crossi
     assert_eq!(cash, Some((StreamId::Player(pid("P1")), "evt-12".to_string(), "2026-03-01".to_string(), CashDirection::In, d(12_000), true)));
     assert_eq!((day(&g).cash_in_cents, day(&g).ctr_in_required), (0, false));
     // The day's real cash: $10,500 crosses the threshold, and that crossing requires a CTR.
-    let sold = cage(&mut g, CageOp::SellChips { player_id: pid("P1"), chips: chips(100, 105) }).unwrap();
+    let sold = cage(&mut g, CageOp::SellChips { player_id: pid("P1"), chips: chips(100, 105), supervisor_id: Some("floor-1".into()) }).unwrap();
     assert!(sold.iter().any(|(_, e)| matches!(e, Event::Player(PlayerEvent::CashTransaction { ctr_required: true, day_total_cents, .. }) if *day_total_cents == d(10_500))));
     // A redemption corrected gives back cash out; an exchange of chips moved no cash and
     // leaves the day alone.
@@ -338,7 +338,7 @@ fn r_audit_4_a_corrected_cash_sale_comes_off_the_patrons_day_and_the_next_crossi
     let events = cage(&mut g, correct_cage("evt-14", exchanged[0].1.postings(), "cage-mgr")).unwrap();
     assert!(!events.iter().any(|(_, e)| matches!(e, Event::Player(PlayerEvent::Corrected { .. }))), "{events:?}");
     // Without the day the cash was recorded on, the correction does not guess one.
-    let sold = cage(&mut g, CageOp::SellChips { player_id: pid("P1"), chips: chips(100, 1) }).unwrap();
+    let sold = cage(&mut g, CageOp::SellChips { player_id: pid("P1"), chips: chips(100, 1), supervisor_id: Some("floor-1".into()) }).unwrap();
     let mut undated = correct_cage("evt-15", sold[0].1.postings(), "cage-mgr");
     if let CageOp::Correct { reverses_gaming_day, .. } = &mut undated {
         reverses_gaming_day.clear();
@@ -372,7 +372,7 @@ fn r_audit_4_a_corrected_cash_buy_in_comes_off_the_patrons_day() {
         && matches!(e, Event::Player(PlayerEvent::Corrected { reversal: PlayerReversal::CashTransaction { gaming_day, direction: CashDirection::In, amount_cents, .. }, .. }) if gaming_day == "2026-03-01" && *amount_cents == d(150))));
     assert_eq!(g.world.players[&pid("P1")].cash_day.cash_in_cents, 0);
     // The seat buys in again, from chips in the pocket this time: no cash, no cash record.
-    g.world.exec(Command::Cage(CageCommand { cage_id: cid(CAGE), op: CageOp::SellChips { player_id: pid("P1"), chips: chips(25, 2) } })).unwrap();
+    g.world.exec(Command::Cage(CageCommand { cage_id: cid(CAGE), op: CageOp::SellChips { player_id: pid("P1"), chips: chips(25, 2), supervisor_id: None } })).unwrap();
     g.table(TableOp::BuyIn { seat: 1, player_id: pid("P1"), amount_cents: d(50), source: FundsSource::PocketChips, supervisor_id: None, short_buy: false }).unwrap();
     let index = g.world.log.iter().rposition(|(_, e)| e.event_type() == "BoughtIn").unwrap();
     let events = g.table(op(&g, index, "BoughtIn", "2026-03-02")).unwrap();

@@ -87,6 +87,7 @@ pub fn store_status(context: &str, error: StoreError) -> Status {
             status::out_of_space(context, &error)
         }
         StoreError::Database(error) if is_connection_failure(&error) || is_resource_failure(&error) => status::unavailable(context, &error),
+        StoreError::Database(error) if is_lock_timeout(&error) => status::lock_timeout(context, &error),
         // Unbalanced postings or a negative balance refused by PostgreSQL: the rules core let
         // through what the database's own invariants (R-UNIT-3, R-UNIT-4) refuse. Nothing was
         // written; it is a bug to investigate, not a user error.
@@ -140,6 +141,12 @@ pub(super) fn is_connection_failure(error: &sqlx::Error) -> bool {
 /// disk answered INTERNAL to every append, which a client cannot tell is safe to resend).
 pub(super) fn is_resource_failure(error: &sqlx::Error) -> bool {
     matches!(error, sqlx::Error::Database(database) if database.code().is_some_and(|code| code.starts_with("53") || code.starts_with("58")))
+}
+
+/// A lock the statement needed was held by another session past the store's lock timeout
+/// (SQLSTATE 55P03 lock_not_available): the statement failed and its transaction with it.
+pub(super) fn is_lock_timeout(error: &sqlx::Error) -> bool {
+    matches!(error, sqlx::Error::Database(database) if database.code().as_deref() == Some("55P03"))
 }
 
 /// Where the index of the refused command of a batch goes in a refusal's metadata.

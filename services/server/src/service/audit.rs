@@ -197,6 +197,9 @@ impl AuditService for Services {
         let page_size = pager.size;
         let view = self.ledger.reader(&property, wish).await?;
         let (events, last, more) = scan(&self.ledger, &view.store, &property, filter, &[], None, page_size).await?;
+        if events.is_empty() && !request.player_id.is_empty() {
+            self.patron_in_its_own_case(&property, &view.store, &request.player_id, |known| format!("player_id {known}")).await?;
+        }
         // Each patron is listed once, with the whole day: on the page holding their first cash
         // transaction of the day, their every transaction of the day read from their stream (a
         // page of events had split one patron's $65,600 day into partial rows, the first page
@@ -375,9 +378,12 @@ impl AuditService for Services {
                 scanned += 1;
                 let record = &rejection.record;
                 let at = unix_ms(rejection.recorded_at);
+                // A patron's refusals under any case of their id: one person, one id (the AML
+                // pass: sales refused under "alice" were not listed for ALICE).
                 let keep = table_stream.as_ref().is_none_or(|stream| record.streams.contains(stream))
                     && player_stream.as_ref().is_none_or(|stream| {
-                        record.streams.contains(stream) || record.player_id.as_deref() == Some(request.player_id.as_str())
+                        record.streams.iter().any(|named| named.eq_ignore_ascii_case(stream))
+                            || record.player_id.as_deref().is_some_and(|id| id.eq_ignore_ascii_case(&request.player_id))
                     })
                     && (request.reason_code.is_empty() || record.reason_code == request.reason_code)
                     && request.time_range.as_ref().is_none_or(|range| {

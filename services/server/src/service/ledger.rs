@@ -56,9 +56,9 @@ fn not_decided(code: tonic::Code) -> bool {
 chipledger_proto::rpc_table!(service_impl!(LedgerService {
     type RecordStreamStream = ReplyStream;
 
-    /// Commands one after the other, each answered in order before the next is read; a refusal
-    /// is a reply, not the end of the stream. A command not decided (outcome unknown, database
-    /// away) is answered, then the stream ends with UNAVAILABLE before the next is read. A
+    /// Commands one after the other, each answered in order before the next is read. A command
+    /// not recorded (refused, bad input, or not decided: outcome unknown, database away) is
+    /// answered, then the stream ends before the next is read (`status::stream_ends_after`). A
     /// message that does not decode ends it with INVALID_ARGUMENT; a stopping server ends it
     /// between commands.
     async fn record_stream(
@@ -90,7 +90,7 @@ chipledger_proto::rpc_table!(service_impl!(LedgerService {
                             let checked = crate::protowire::compiled()
                                 .check_message_of(".chipledger.v1.Command", &prost::Message::encode_to_vec(&command));
                             let entry = command.command.expect("matched Some");
-                            let command_id = entry.header().map(|header| header.command_id.clone()).unwrap_or_default();
+                            let command_id = entry.header().map(|header| chipledger_proto::command_id_of(header).to_string()).unwrap_or_default();
                             // Each command as the principal stands now: one a reload removed or
                             // changed ends the stream (its open stream had kept recording).
                             if !ledger.authenticator().still_holds(&principal) {
@@ -101,27 +101,28 @@ chipledger_proto::rpc_table!(service_impl!(LedgerService {
                                 Ok(()) => submit_entry(&ledger, &principal, entry).await,
                                 Err(malformed) => Err(malformed.into_status()),
                             };
-                            // A command not decided (its outcome unknown, the database away):
-                            // the commands after it were sent for the table as it would be with
-                            // it, so none is decided without it. Its reply goes out, then the
-                            // stream ends; the device resends from it, in order, under the same
-                            // ids (the crash pass: the next commands were judged on a table
-                            // without it, refused for good or recorded in the wrong round).
-                            let undecided = outcome.as_ref().err().is_some_and(|status| not_decided(status.code()));
+                            // A command not recorded: the commands after it were sent for the
+                            // table as it would be with it, so none is decided without it. Its
+                            // reply goes out, then the stream ends (the crash pass: after a
+                            // command not decided, the next were judged on a table without it,
+                            // refused for good or recorded in the wrong round; after a refused
+                            // StartHand, the new hand's posts and actions went into the hand
+                            // still open). The device sends what it still means on a new stream.
+                            // Not recorded: Some(refused), else not decided.
+                            let unrecorded = outcome.as_ref().err().map(|status| !not_decided(status.code()));
                             let reply = stream_reply(command_id.clone(), outcome);
-                            if undecided {
+                            if let Some(refused) = unrecorded {
                                 let _ = replies.send(Ok(reply)).await;
-                                let _ = replies
-                                    .send(Err(Status::unavailable(format!(
-                                        "command {command_id} was not decided: the stream ends before the next; resend from it, in order, with the same command ids"
-                                    ))))
-                                    .await;
+                                let _ = replies.send(Err(status::stream_ends_after(&command_id, refused))).await;
                                 return;
                             }
                             Ok(reply)
                         }
                         Ok(Some(pb::Command { command: None })) => {
-                            Ok(stream_reply(String::new(), Err(status::invalid_field("command", "one command is required"))))
+                            let refused = stream_reply(String::new(), Err(status::invalid_field("command", "one command is required")));
+                            let _ = replies.send(Ok(refused)).await;
+                            let _ = replies.send(Err(status::stream_ends_after("", true))).await;
+                            return;
                         }
                         Ok(None) => return,
                         // tonic says INTERNAL for bytes that do not decode and OUT_OF_RANGE for a
@@ -219,6 +220,9 @@ chipledger_proto::rpc_table!(service_impl!(LedgerService {
         let view = self.ledger.reader(&property, wish).await?;
         let (events, last, more) =
             scan(&self.ledger, &view.store, &property, filter, &wire.event_types, wire.time_range.as_ref(), page_size).await?;
+        if events.is_empty() && !wire.player_id.is_empty() {
+            self.patron_in_its_own_case(&property, &view.store, &wire.player_id, |known| format!("player_id {known}")).await?;
+        }
         Ok(view.annotate(Response::new(pb::ListEventsResponse {
             events: events.into_iter().map(recorded_event_to_wire).collect(),
             page: Pager::next(last, more),
@@ -234,6 +238,10 @@ chipledger_proto::rpc_table!(service_impl!(LedgerService {
         let request = request.into_inner();
         let player = PlayerPage { property_id: &request.property_id, player_id: &request.player_id, page: request.page.as_ref() };
         let (view, events, last, more) = self.player_page(&principal, wish, player, &[], request.time_range.as_ref()).await?;
+        if events.is_empty() {
+            let property = self.ledger.property(&principal, &request.property_id)?;
+            self.patron_in_its_own_case(&property, &view.store, &request.player_id, |known| format!("player {known}")).await?;
+        }
         Ok(view.annotate(Response::new(pb::ListEventsResponse {
             events: events.into_iter().map(recorded_event_to_wire).collect(),
             page: Pager::next(last, more),
@@ -277,6 +285,9 @@ chipledger_proto::rpc_table!(service_impl!(LedgerService {
             after = last.unwrap_or(after);
         }
         let (sessions, next) = sessions.page(pager.after, pager.size);
+        if sessions.is_empty() {
+            self.patron_in_its_own_case(&property, &view.store, &request.player_id, |known| format!("player {known}")).await?;
+        }
         Ok(view.annotate(Response::new(pb::ListPlayerSessionsResponse {
             sessions,
             page: Some(pb::PageResponse { next_page_token: next.map(|position| position.to_string()).unwrap_or_default() }),
@@ -406,6 +417,42 @@ struct PlayerPage<'r> {
 }
 
 impl Services {
+    /// A patron named by an id the property never wrote, but wrote in another case, is refused
+    /// (`PLAYER_ID_IN_ANOTHER_CASE`, naming what to `ask_for` with the known id) as a write under
+    /// it is: one person, one id. Reads of a balance, a history, sessions, events or cash under
+    /// the wrong case had answered nothing, "no cash" for a patron over the CTR threshold (the
+    /// numbers and AML passes).
+    pub(super) async fn patron_in_its_own_case(
+        &self,
+        property: &str,
+        store: &Store,
+        player_id: &str,
+        ask_for: impl FnOnce(&str) -> String,
+    ) -> Result<(), Status> {
+        let Ok(id) = rules::PlayerId::new(player_id) else { return Ok(()) };
+        let stream = StreamId::Player(id).key();
+        let version = self
+            .ledger
+            .db_call("patron", "streams", store.stream_version(property, &stream))
+            .await
+            .map_err(|error| store_status("find the patron", error))?;
+        if version > 0 {
+            return Ok(());
+        }
+        let known = self
+            .ledger
+            .db_call("patron", "streams", store.players_in_another_case(property, &[player_id]))
+            .await
+            .map_err(|error| store_status("find the patron", error))?;
+        match known.first() {
+            Some((_, Some(known))) => Err(status::rejection(&rules::Rejection::new(
+                crate::ledger::PLAYER_ID_IN_ANOTHER_CASE,
+                format!("patron {known} is known under that id in another case: ask for {}", ask_for(known)),
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     /// `GetBalance` of an account that holds nothing: refused when the account could never hold
     /// anything, so that a mistyped key is not read as an empty account (the numbers pass: 0 for
     /// `seat/11` at a ten-seat table, and for a patron under an id in another case).
@@ -415,27 +462,8 @@ impl Services {
     async fn account_can_hold(&self, property: &str, store: &Store, account: &rules::Account, as_of: bool) -> Result<(), Status> {
         match account {
             rules::Account::Pocket { player_id } | rules::Account::Iou { player_id } => {
-                let stream = StreamId::Player(player_id.clone()).key();
-                let version = self
-                    .ledger
-                    .db_call("balance", "streams", store.stream_version(property, &stream))
-                    .await
-                    .map_err(|error| store_status("find the patron", error))?;
-                if version > 0 {
-                    return Ok(());
-                }
-                let known = self
-                    .ledger
-                    .db_call("balance", "streams", store.players_in_another_case(property, &[player_id.as_str()]))
-                    .await
-                    .map_err(|error| store_status("find the patron", error))?;
-                if let Some((_, Some(known))) = known.first() {
-                    let refusal = rules::Rejection::new(
-                        crate::ledger::PLAYER_ID_IN_ANOTHER_CASE,
-                        format!("patron {known} is known under that id in another case: ask for {}", account.key().replacen(player_id.as_str(), known, 1)),
-                    );
-                    return Err(status::rejection(&refusal));
-                }
+                let key = account.key();
+                self.patron_in_its_own_case(property, store, player_id.as_str(), |known| key.replacen(player_id.as_str(), known, 1)).await?;
             }
             rules::Account::Seat { seat, .. } if as_of => {
                 if usize::from(*seat) > rules::MAX_SEATS {
