@@ -423,19 +423,6 @@ pub fn check_cage_chips(cage: &CageState, chips: &[ChipCount]) -> Result<Cents, 
     crate::money::check_chips(&set, chips)
 }
 
-/// R-CHIP-2 at the cage: a large buy-in needs a supervisor's id, and chips bought at the cage
-/// are a buy-in like chips bought at a table. Large is the rule's threshold ($10,000, the bound
-/// of a table's own) reached by this sale with the patron's cash in for the gaming day (at the
-/// tables, at this or another cage, marker redemptions): $9,900 sales one after another, or
-/// after a cash buy-in at a table, are not each below it. Without this a cashier had sold
-/// $50,000 of chips with no second person.
-fn sale_supervisor(ctx: &CommandContext, player: &PlayerState, amount_cents: Cents, supervisor_id: Option<&String>) -> Result<(), Rejection> {
-    let day = player.cash_day.on(&ctx.gaming_day);
-    let what = "chips bought at the cage this large, with the patron's cash in for the gaming day, need a supervisor's id";
-    let earlier = ("day_cash_in_cents", day.cash_in_cents);
-    crate::table_stakes::require_supervisor(ctx, crate::config::MAX_SUPERVISOR_THRESHOLD_CENTS, earlier, amount_cents, supervisor_id, what)
-}
-
 fn chip_postings(cage_id: &CageId, chips: &[ChipCount], sign: i64, postings: &mut Vec<Posting>) {
     for c in chips {
         postings.push(Posting::new(
@@ -494,7 +481,11 @@ pub fn decide_cage(snapshot: &Snapshot, ctx: &CommandContext, c: &CageCommand) -
             let player = loaded_player(snapshot, player_id)?;
             let amount = check_cage_chips(cage, chips)?;
             cage_has(cage, chips)?;
-            sale_supervisor(ctx, player, amount, supervisor_id.as_ref())?;
+            // R-CHIP-2: chips bought at the cage are a buy-in; a large one, with the patron's
+            // cash in for the day, needs a supervisor (the rule's $10,000, the bound of a table's
+            // own threshold). A cashier had sold $50,000 of chips with no second person.
+            let threshold = crate::config::MAX_SUPERVISOR_THRESHOLD_CENTS;
+            crate::table_stakes::cash_supervisor(ctx, player, threshold, amount, supervisor_id.as_ref())?;
             let mut postings = Vec::with_capacity(chips.len() + 3);
             crate::accounts::transfer(&mut postings, Account::House(HouseAccount::Patrons), Account::CageCash { cage_id: cage_id.clone() }, amount);
             chip_postings(cage_id, chips, -1, &mut postings);

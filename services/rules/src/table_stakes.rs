@@ -68,6 +68,18 @@ fn check_supervisor(config: &TableConfig, ctx: &CommandContext, since_deal_cents
     require_supervisor(ctx, config.buy_in.supervisor_threshold_cents, earlier, amount_cents, supervisor_id, what)
 }
 
+/// R-CHIP-2 for chips bought with cash, at a table or at the cage: the amount with the patron's
+/// cash in for the gaming day (at every table and cage, marker redemptions included) at or over
+/// `threshold_cents` needs a supervisor's id. Cash at two seats of a table in one break, or at
+/// the cage and then at a table, is not each below it (the wave-2 pass: $9,900 at the cage and
+/// $9,900 at a table went without one, and $9,900 at one seat, cashed out and bought in again
+/// at the next).
+pub(crate) fn cash_supervisor(ctx: &CommandContext, player: &PlayerState, threshold_cents: Cents, amount_cents: Cents, supervisor_id: Option<&String>) -> Result<(), Rejection> {
+    let day = player.cash_day.on(&ctx.gaming_day);
+    let what = "chips bought with cash this large, with the patron's cash in for the gaming day, need a supervisor's id";
+    require_supervisor(ctx, threshold_cents, ("day_cash_in_cents", day.cash_in_cents), amount_cents, supervisor_id, what)
+}
+
 /// R-CHIP-2, one check for every purchase of chips: `amount_cents` with what counts with it
 /// (`earlier`: its detail's name and amount) at or over `threshold_cents` needs a supervisor's
 /// id, some character of it not white space, and not the actor's own; `what` says so.
@@ -285,6 +297,9 @@ pub fn decide_funds(
             let player = player_of(player_id)?;
             let arrival = Arrival::BuyIn { short_buy: *short_buy };
             check_arrival(table, config, table_id, ctx, seat, player_id, player, amount, arrival, supervisor_id.as_ref(), false)?;
+            if *source == FundsSource::Cash {
+                cash_supervisor(ctx, player, config.buy_in.supervisor_threshold_cents, amount, supervisor_id.as_ref())?;
+            }
             let Funding { chips, postings, player_event } = fund_seat(table, table_id, seat, player_id, player, snapshot, ctx, *source, amount)?;
             out.push((
                 tsid,
@@ -309,6 +324,9 @@ pub fn decide_funds(
             // R-STAKE-1: nothing is added during a hand unless folded; R-MARK-4: open stakes may.
             let during_hand_ok = open_stakes && *source == FundsSource::Cash;
             check_arrival(table, config, table_id, ctx, seat, player_id, player, amount, Arrival::TopUp, supervisor_id.as_ref(), during_hand_ok)?;
+            if *source == FundsSource::Cash {
+                cash_supervisor(ctx, player, config.buy_in.supervisor_threshold_cents, amount, supervisor_id.as_ref())?;
+            }
             let Funding { chips, postings, player_event } = fund_seat(table, table_id, seat, player_id, player, snapshot, ctx, *source, amount)?;
             out.push((
                 tsid,
@@ -332,6 +350,7 @@ pub fn decide_funds(
             // R-STAKE-5: cash in play is chips arriving like any other: a buy-in or a top-up.
             let arrival = Arrival::for_seat(table, seat);
             check_arrival(table, config, table_id, ctx, seat, player_id, player, amount, arrival, supervisor_id.as_ref(), false)?;
+            cash_supervisor(ctx, player, config.buy_in.supervisor_threshold_cents, amount, supervisor_id.as_ref())?;
             let mut postings = Vec::with_capacity(2);
             crate::accounts::transfer(&mut postings, Account::House(HouseAccount::Patrons), Account::Seat { table_id: table_id.clone(), seat }, amount);
             let buy_in = matches!(arrival, Arrival::BuyIn { .. });

@@ -52,8 +52,8 @@ pub enum RouterError {
     )]
     MoveRefused { property: String, to: String, from_position: i64, to_position: i64 },
     #[error(
-        "the development mode (anonymous callers as {was}) would become {now}: principals, TLS or the listen address \
-         decide it at a start; restart to change it"
+        "anonymous callers are {was} now and would be {now}: the development mode (anonymous callers as admins) is \
+         decided by principals, TLS and the listen address at a start; restart to change it"
     )]
     DevelopmentModeChanged { was: String, now: String },
 }

@@ -525,9 +525,14 @@ BEGIN
               FROM c
              WHERE NOT EXISTS (SELECT 1 FROM updated u WHERE u.player_id = c.player_id AND u.gaming_day = c.gaming_day);
             v_projected := true;
-        EXCEPTION WHEN OTHERS THEN
-            -- Rolled back: the op-by-op path below meets the same error and names its member.
-            v_projected := false;
+        EXCEPTION
+            -- A lock held elsewhere past the lock timeout: the whole call gives up now, not after
+            -- a second wait on the op-by-op path (the wave-2 pass: 20 s for a 10 s timeout).
+            WHEN lock_not_available THEN
+                RAISE;
+            WHEN OTHERS THEN
+                -- Rolled back: the op-by-op path below meets the same error and names its member.
+                v_projected := false;
         END;
     END IF;
     IF NOT v_projected THEN

@@ -248,6 +248,9 @@ async fn r_rebuy_1_a_known_patron_in_another_case_is_no_new_patron() -> anyhow::
     let sessions = auditor.ledger.list_player_sessions(pb::ListPlayerSessionsRequest { player_id: "alice".into(), ..Default::default() }).await;
     let filter = pb::EventFilter { player_id: "alice".into(), ..Default::default() };
     let events = auditor.ledger.list_events(pb::ListEventsRequest { filter: Some(filter), ..Default::default() }).await;
+    let filter = pb::EventFilter { stream_id: "player-alice".into(), ..Default::default() };
+    let stream = auditor.ledger.list_events(pb::ListEventsRequest { filter: Some(filter), ..Default::default() }).await;
+    let subscribed = auditor.ledger.subscribe(pb::SubscribeRequest { stream_ids: vec!["player-alice".into()], ..Default::default() }).await;
     let gaming_day = all_events(auditor, pb::EventFilter { player_id: "Alice".into(), ..Default::default() }).await?[0]
         .metadata
         .as_ref()
@@ -255,7 +258,15 @@ async fn r_rebuy_1_a_known_patron_in_another_case_is_no_new_patron() -> anyhow::
         .unwrap_or_default();
     let cash = pb::PatronCashActivityRequest { player_id: "alice".into(), gaming_day, ..Default::default() };
     let cash = auditor.audit.patron_cash_activity(cash).await;
-    for (read, refused) in [("history", history.err()), ("sessions", sessions.err()), ("events", events.err()), ("cash", cash.err())] {
+    let reads = [
+        ("history", history.err()),
+        ("sessions", sessions.err()),
+        ("events", events.err()),
+        ("stream", stream.err()),
+        ("subscription", subscribed.err()),
+        ("cash", cash.err()),
+    ];
+    for (read, refused) in reads {
         let refused = refused.unwrap_or_else(|| panic!("{read} under alice is refused"));
         assert_eq!(error_info(&refused).reason.as_str(), "PLAYER_ID_IN_ANOTHER_CASE", "{read}: {refused:?}");
         assert!(refused.message().contains("Alice"), "{read}: {refused:?}");
@@ -1007,7 +1018,12 @@ async fn r_audit_4_cash_corrected_away_comes_off_the_patrons_day() -> anyhow::Re
     let sale = pb::SellChips { header: header("sale-1-supervised"), supervisor_id: Some(principal::FLOOR.0.into()), ..sale };
     let sale = approved(sale, &mut [&mut room.floor]).await?;
     room.cage.cage.sell_chips(sale).await?;
-    room.buy_in(1, "P1", 10_000).await?;
+    // Cash at the table after $12,000 at the cage: the floor is there too (R-CHIP-2).
+    let mut buy = cash_buy_in("", TABLE, 1, "P1", 10_000);
+    buy.header = room.id("buy");
+    buy.supervisor_id = Some(principal::FLOOR.0.into());
+    let buy = approved(buy, &mut [&mut room.floor]).await?;
+    room.dealer.table.buy_in(buy).await?;
     let cash = all_events(&mut room.auditor, pb::EventFilter { event_types: vec!["CashTransaction".into()], ..Default::default() }).await?;
     let gaming_day = cash[0].metadata.as_ref().expect("metadata").gaming_day.clone();
     let activity = |room: &mut Room| {

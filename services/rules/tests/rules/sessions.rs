@@ -327,7 +327,8 @@ fn r_chip_2_large_buy_in_needs_a_supervisor() {
 
 /// R-CHIP-2 (the walk-around pass): what a seat brings in between two deals is one buy-in for
 /// the supervisor's threshold: a $9,900 buy-in and a $9,900 top-up in the same break need the
-/// supervisor, a top-up after a hand was dealt counts afresh.
+/// supervisor; after a hand was dealt the seat counts afresh, and cash counts with the patron's
+/// cash in for the gaming day (the wave-2 pass).
 #[test]
 fn r_chip_2_a_large_buy_in_split_between_deals_needs_a_supervisor() {
     let mut c = nl_1_2();
@@ -347,8 +348,14 @@ fn r_chip_2_a_large_buy_in_split_between_deals_needs_a_supervisor() {
     g.ok(3, Action::Fold);
     g.ok(1, Action::Fold);
     g.end();
+    // The seat counts afresh; the patron's day, $10,000 of cash in already, does not.
+    let r = rejected(top_up(&mut g, 1, "P1", d(9_000)), "SUPERVISOR_REQUIRED");
+    assert_eq!((r.number("day_cash_in_cents"), r.number("since_deal_cents")), (Some(d(10_000)), None));
+    // The next gaming day: $9,000 alone is below the threshold, $1,000 more in the break is not.
+    g.world.ctx.gaming_day = "2026-03-02".into();
     top_up(&mut g, 1, "P1", d(9_000)).unwrap();
-    rejected(top_up(&mut g, 1, "P1", d(1_000)), "SUPERVISOR_REQUIRED");
+    let r = rejected(top_up(&mut g, 1, "P1", d(1_000)), "SUPERVISOR_REQUIRED");
+    assert_eq!(r.number("since_deal_cents"), Some(d(9_000)));
 }
 
 #[test]
@@ -464,7 +471,9 @@ fn r_rebuy_1_departures_from_other_games_never_push_out_the_binding_one() {
     for n in 0..40 {
         let t = other_game(&mut g, n, 3 + n as i64);
         let min = g.world.tables[&t].config.as_ref().unwrap().buy_in.min_cents;
-        g.world.exec(at(&t, TableOp::BuyIn { seat: 1, player_id: pid("P1"), amount_cents: min, source: FundsSource::Cash, supervisor_id: None, short_buy: false })).unwrap();
+        // Past $10,000 of cash in the day, each buy-in has the floor there (R-CHIP-2).
+        let supervisor_id = Some("floor-7".to_string());
+        g.world.exec(at(&t, TableOp::BuyIn { seat: 1, player_id: pid("P1"), amount_cents: min, source: FundsSource::Cash, supervisor_id, short_buy: false })).unwrap();
         g.world.exec(at(&t, TableOp::CashOut { seat: 1, player_id: pid("P1") })).unwrap();
     }
     let r = rejected(buy_in(&mut g, 2, "P1", d(40)), "REBUY_BELOW_AMOUNT_LEFT");
@@ -480,7 +489,9 @@ fn r_rebuy_1_a_seat_past_the_bound_of_seats_held_is_refused() {
     for n in 0..player::MAX_SEATS_HELD - 1 {
         let t = other_game(&mut g, n, 3 + n as i64);
         let min = g.world.tables[&t].config.as_ref().unwrap().buy_in.min_cents;
-        g.world.exec(at(&t, TableOp::BuyIn { seat: 1, player_id: pid("P1"), amount_cents: min, source: FundsSource::Cash, supervisor_id: None, short_buy: false })).unwrap();
+        // Past $10,000 of cash in the day, each buy-in has the floor there (R-CHIP-2).
+        let supervisor_id = Some("floor-7".to_string());
+        g.world.exec(at(&t, TableOp::BuyIn { seat: 1, player_id: pid("P1"), amount_cents: min, source: FundsSource::Cash, supervisor_id, short_buy: false })).unwrap();
     }
     let t = other_game(&mut g, 99, 50);
     let min = g.world.tables[&t].config.as_ref().unwrap().buy_in.min_cents;

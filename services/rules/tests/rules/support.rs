@@ -266,15 +266,17 @@ impl Game {
         r
     }
 
-    /// A cash buy-in; from the table's supervisor threshold (R-CHIP-2) the floor is there.
+    /// A cash buy-in; from the table's supervisor threshold (R-CHIP-2), with the patron's cash in
+    /// for the day, the floor is there.
     pub fn sit(&mut self, seat: Seat, player: &str, amount_cents: Cents) -> Result<Vec<(StreamId, Event)>, Rejection> {
         let threshold = self.state().config.as_ref().map_or(Cents::MAX, |c| c.buy_in.supervisor_threshold_cents);
+        let day_cash = self.world.players.get(&pid(player)).map_or(0, |p| p.cash_day.on(&self.world.ctx.gaming_day).cash_in_cents);
         self.table(TableOp::BuyIn {
             seat,
             player_id: pid(player),
             amount_cents,
             source: FundsSource::Cash,
-            supervisor_id: (amount_cents >= threshold).then(|| "floor-1".to_string()),
+            supervisor_id: (amount_cents + day_cash >= threshold).then(|| "floor-1".to_string()),
             short_buy: false,
         })
     }

@@ -232,9 +232,51 @@ fn r_chip_2_a_large_sale_at_the_cage_needs_a_supervisor() {
     cage(&mut g, p2(97)).unwrap();
     let r = rejected(cage(&mut g, p2(1)), "SUPERVISOR_REQUIRED");
     assert_eq!((r.number("amount_cents"), r.number("day_cash_in_cents")), (Some(d(100)), Some(d(9_900))));
+    // And the other way round: after $9,900 at the cage, cash at a table is chips bought with
+    // cash too (the wave-2 pass: $9,900 at the cage, then $9,900 at a table, no supervisor).
+    let p3 = CageOp::SellChips { player_id: pid("P3"), chips: chips(100, 99), supervisor_id: None };
+    cage(&mut g, p3).unwrap();
+    let buy_in = |supervisor_id: Option<&str>| TableOp::BuyIn {
+        seat: 3,
+        player_id: pid("P3"),
+        amount_cents: d(100),
+        source: FundsSource::Cash,
+        supervisor_id: supervisor_id.map(Into::into),
+        short_buy: false,
+    };
+    let r = rejected(g.table(buy_in(None)), "SUPERVISOR_REQUIRED");
+    assert_eq!((r.reason.rule, r.number("amount_cents"), r.number("day_cash_in_cents")), ("R-CHIP-2", Some(d(100)), Some(d(9_900))));
+    g.table(buy_in(Some("floor-1"))).unwrap();
+    // Pocket chips are no cash: they were counted when bought.
+    let p4 = CageOp::SellChips { player_id: pid("P4"), chips: chips(100, 99), supervisor_id: None };
+    cage(&mut g, p4).unwrap();
+    let pocket = TableOp::BuyIn { seat: 4, player_id: pid("P4"), amount_cents: d(200), source: FundsSource::PocketChips, supervisor_id: None, short_buy: false };
+    g.table(pocket).unwrap();
     // The next gaming day counts from nothing.
     g.world.ctx.gaming_day = "2026-03-02".into();
     cage(&mut g, sale(99, None)).unwrap();
+}
+
+/// R-CHIP-2 at one table: cash brought to two seats in one break counts together for the
+/// patron's day, not seat by seat (the wave-2 pass: $9,900 at seat 3, cashed out, and $9,900
+/// again at seat 4, no hand dealt between and no supervisor asked).
+#[test]
+fn r_chip_2_cash_at_two_seats_counts_for_the_patrons_day() {
+    let mut config = nl();
+    config.buy_in.max_cents = d(9_900);
+    let mut g = Game::new(config, &[]);
+    let buy_in = |seat, supervisor_id: Option<&str>| TableOp::BuyIn {
+        seat,
+        player_id: pid("P5"),
+        amount_cents: d(9_900),
+        source: FundsSource::Cash,
+        supervisor_id: supervisor_id.map(Into::into),
+        short_buy: false,
+    };
+    g.table(buy_in(3, None)).unwrap();
+    g.table(TableOp::CashOut { seat: 3, player_id: pid("P5") }).unwrap();
+    let r = rejected(g.table(buy_in(4, None)), "SUPERVISOR_REQUIRED");
+    assert_eq!((r.number("amount_cents"), r.number("day_cash_in_cents")), (Some(d(9_900)), Some(d(9_900))));
 }
 
 #[test]

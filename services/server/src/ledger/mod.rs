@@ -231,7 +231,7 @@ impl Ledger {
         // reload adding principals to it (or taking them all away) is refused whole.
         let (was, now) = (self.authenticator.dev_anonymous_role(), config.dev_anonymous_role);
         if was != now {
-            let name = |role: Option<Role>| role.map_or_else(|| "refused".to_string(), |role| access::role_name(&role).to_string());
+            let name = |role: Option<Role>| role.map_or_else(|| "refused".to_string(), |role| format!("{}s", access::role_name(&role)));
             return Err(RouterError::DevelopmentModeChanged { was: name(was), now: name(now) });
         }
         let mut reloaded = self.router.reload(config).await?;

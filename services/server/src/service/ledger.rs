@@ -220,8 +220,16 @@ chipledger_proto::rpc_table!(service_impl!(LedgerService {
         let view = self.ledger.reader(&property, wish).await?;
         let (events, last, more) =
             scan(&self.ledger, &view.store, &property, filter, &wire.event_types, wire.time_range.as_ref(), page_size).await?;
-        if events.is_empty() && !wire.player_id.is_empty() {
-            self.patron_in_its_own_case(&property, &view.store, &wire.player_id, |known| format!("player_id {known}")).await?;
+        // A patron named by `player_id` or by `stream_id` (the wave-2 pass: `player-pf` answered
+        // empty for PF).
+        let named_patron = match wire.stream_id.parse::<StreamId>() {
+            Ok(StreamId::Player(id)) => Some(id.as_str().to_owned()),
+            _ => Some(wire.player_id.clone()).filter(|id| !id.is_empty()),
+        };
+        if events.is_empty()
+            && let Some(patron) = named_patron
+        {
+            self.patron_in_its_own_case(&property, &view.store, &patron, |known| format!("player {known}")).await?;
         }
         Ok(view.annotate(Response::new(pb::ListEventsResponse {
             events: events.into_iter().map(recorded_event_to_wire).collect(),
@@ -311,6 +319,13 @@ chipledger_proto::rpc_table!(service_impl!(LedgerService {
                 .map_err(|error| store_status("subscribe", error))?;
             if request.after_position > head.position {
                 return Err(status::position_past_head(request.after_position, head.position));
+            }
+        }
+        // A patron's stream named in another case of the id is refused, as reads are.
+        for stream in &request.stream_ids {
+            if let Ok(StreamId::Player(id)) = stream.parse::<StreamId>() {
+                let store = self.ledger.store_of(&property);
+                self.patron_in_its_own_case(&property, &store, id.as_str(), |known| format!("player-{known}")).await?;
             }
         }
         let subscription = self
