@@ -41,7 +41,8 @@ pub enum CheckpointingError {
 }
 
 impl CheckpointingError {
-    /// The same refusal, answered again for a property this process signs nothing more for.
+    /// The same refusal, answered again for a property this process signs nothing more for
+    /// (only the refusals that say the log was changed are kept: [`Checkpointer::sign_now`]).
     fn again(&self) -> CheckpointingError {
         match self {
             CheckpointingError::Disagrees { position, refusal_seq, reason } => {
@@ -50,8 +51,16 @@ impl CheckpointingError {
             CheckpointingError::SinkConflict { dir, position, refusal_seq } => {
                 CheckpointingError::SinkConflict { dir: dir.clone(), position: *position, refusal_seq: *refusal_seq }
             }
-            other => CheckpointingError::LostWritten { reason: other.to_string() },
+            CheckpointingError::LostWritten { reason } => CheckpointingError::LostWritten { reason: reason.clone() },
+            CheckpointingError::NoKey | CheckpointingError::Store(_) | CheckpointingError::Sink { .. } => {
+                CheckpointingError::LostWritten { reason: self.to_string() }
+            }
         }
+    }
+
+    /// A refusal that says the log was changed: nothing is signed over it again.
+    fn log_changed(&self) -> bool {
+        matches!(self, CheckpointingError::Disagrees { .. } | CheckpointingError::LostWritten { .. } | CheckpointingError::SinkConflict { .. })
     }
 }
 
@@ -78,7 +87,7 @@ pub struct Checkpointer {
 /// The last event of every append, and every refusal, this process wrote for a property since
 /// the checkpoint it last signed: each must still be in the log, at its position with its hash,
 /// when the next is signed. The latest [`MAX_WITNESSED`] of each are kept.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct Witnessed {
     events: std::collections::VecDeque<(i64, [u8; 32])>,
     refusals: std::collections::VecDeque<(i64, [u8; 32])>,
@@ -161,33 +170,64 @@ impl Checkpointer {
             return Err(refused);
         }
         let signing = self.check_and_sign(key, property).await;
-        if let Err(error @ (CheckpointingError::Disagrees { .. } | CheckpointingError::LostWritten { .. } | CheckpointingError::SinkConflict { .. })) =
-            &signing
+        self.remember_refusal(property, signing.as_ref().err());
+        signing
+    }
+
+    /// A refusal that says the log was changed is kept for the property: nothing more is signed.
+    fn remember_refusal(&self, property: &str, error: Option<&CheckpointingError>) {
+        if let Some(error) = error.filter(|error| error.log_changed())
             && let Ok(mut refused) = self.refused.lock()
         {
             refused.entry(property.to_owned()).or_insert_with(|| error.again());
         }
-        signing
     }
 
-    async fn check_and_sign(&self, key: &CheckpointKey, property: &str) -> Result<SignedCheckpoint, CheckpointingError> {
+    /// The checks of a signing without the signing, for a round whose heads did not move: a
+    /// rewrite that keeps the heads' positions is found at the next round, not at the next
+    /// append (the wave-2 pass).
+    async fn check_only(&self, property: &str) -> Result<(), CheckpointingError> {
+        if let Some(refused) = self.refused.lock().ok().and_then(|refused| refused.get(property).map(CheckpointingError::again)) {
+            return Err(refused);
+        }
         let store = self.router.primary(property);
+        let checked = self.check(&store, property).await.map(|_| ());
+        self.remember_refusal(property, checked.as_ref().err());
+        checked
+    }
+
+    /// The log against the last checkpoint signed and against every entry this process wrote
+    /// since; the entries checked are returned.
+    async fn check(&self, store: &chipledger_store::Store, property: &str) -> Result<Witnessed, CheckpointingError> {
         let last = self.last_signed(property).await?;
         if let Some(last) = &last {
             if let Some(reason) = store.checkpoint_disagreement(last).await? {
                 return Err(CheckpointingError::Disagrees { position: last.position, refusal_seq: last.refusal_seq, reason });
             }
         }
-        // And against every entry this process wrote itself since: entries written after the
-        // last checkpoint and taken out again are not signed over (the wave-2 pass: two refusals
+        // Every entry this process wrote itself since: entries written after the last
+        // checkpoint and taken out again are not signed over (the wave-2 pass: two refusals
         // deleted, the head set back, and the next checkpoint vouched for it), nor when later
         // entries have been written in their place (the operations pass: the latest entry it
         // wrote, alone, was a later one, and agreed).
-        let (events, refusals) = self.witnessed(property);
+        let written = self.witnessed(property);
+        let events: Vec<_> = written.events.iter().copied().collect();
+        let refusals: Vec<_> = written.refusals.iter().copied().collect();
         if let Some(reason) = store.written_missing(property, &events, &refusals).await? {
             return Err(CheckpointingError::LostWritten { reason });
         }
+        Ok(written)
+    }
+
+    async fn check_and_sign(&self, key: &CheckpointKey, property: &str) -> Result<SignedCheckpoint, CheckpointingError> {
+        let store = self.router.primary(property);
+        // The heads are read before the entries to check are taken: everything this process
+        // wrote up to the heads signed is among those checked (the wave-2 pass: heads read after
+        // a check held up by a lock covered a tail cut and written over meanwhile, and the
+        // entries written meanwhile were forgotten unchecked).
         let (events, refusals) = store.heads(property).await?;
+        let checked = self.check(&store, property).await?;
+        let last = self.last_signed(property).await?;
         // Signed at the database's clock, the one events are recorded by (R-CHIP-6: with this
         // host's clock behind it, a checkpoint was dated before the events it covers), and no
         // earlier than the last checkpoint (the time pass: restarted with the clock an hour back,
@@ -231,10 +271,12 @@ impl Checkpointer {
         if let Ok(mut signed_heads) = self.signed.lock() {
             signed_heads.insert(property.to_owned(), signed.checkpoint.clone());
         }
-        // What the checkpoint covers need not be remembered: it is signed.
+        // What was checked and the checkpoint covers need not be remembered: it is signed.
+        // Entries written since the check stay for the next (also at or before these heads: a
+        // rewrite after the heads were read).
         if let Some(witnessed) = self.witnessed.lock().ok().as_mut().and_then(|witnessed| witnessed.get_mut(property)) {
-            witnessed.events.retain(|(position, _)| *position > events.0);
-            witnessed.refusals.retain(|(seq, _)| *seq > refusals.0);
+            witnessed.events.retain(|entry| entry.0 > events.0 || !checked.events.contains(entry));
+            witnessed.refusals.retain(|entry| entry.0 > refusals.0 || !checked.refusals.contains(entry));
         }
         Ok(signed)
     }
@@ -282,15 +324,11 @@ impl Checkpointer {
         for store in self.router.primaries() {
             for (property, position, refusal_seq) in store.properties().await? {
                 let last = self.signed.lock().ok().and_then(|signed| signed.get(&property).map(|c| (c.position, c.refusal_seq)));
-                if last == Some((position, refusal_seq)) {
-                    continue;
-                }
-                match self.sign_now(&property).await {
-                    Ok(_) => made += 1,
-                    Err(error) => {
-                        tracing::error!(property, %error, "could not sign a checkpoint of this property");
-                        failed.get_or_insert(error);
-                    }
+                // Heads that did not move are checked all the same, and not signed again.
+                let done = if last == Some((position, refusal_seq)) { self.check_only(&property).await } else { self.sign_now(&property).await.map(|_| made += 1) };
+                if let Err(error) = done {
+                    tracing::error!(property, %error, "could not sign a checkpoint of this property");
+                    failed.get_or_insert(error);
                 }
             }
         }
@@ -314,11 +352,10 @@ impl Checkpointer {
         }
     }
 
-    /// What this process wrote since the last checkpoint: events, refusals.
-    fn witnessed(&self, property: &str) -> (Vec<(i64, [u8; 32])>, Vec<(i64, [u8; 32])>) {
+    /// What this process wrote since the last checkpoint, as it stands now.
+    fn witnessed(&self, property: &str) -> Witnessed {
         let witnessed = self.witnessed.lock();
-        let Some(written) = witnessed.as_ref().ok().and_then(|witnessed| witnessed.get(property)) else { return (Vec::new(), Vec::new()) };
-        (written.events.iter().copied().collect(), written.refusals.iter().copied().collect())
+        witnessed.as_ref().ok().and_then(|witnessed| witnessed.get(property)).cloned().unwrap_or_default()
     }
 
     /// Rounds every interval until `stop` resolves; a failed round is logged and retried at the

@@ -282,6 +282,83 @@ async fn the_server_signs_nothing_over_entries_it_wrote_and_that_were_taken_out(
     recorded.server.stop().await
 }
 
+/// As a superuser: the log's tail from position `first` cut out (the events, their postings and
+/// ids, the command row of `command_id`, the streams' versions) and the head set back to what is
+/// left, a log that agrees with itself.
+async fn cut_tail(server: &TestServer, property: &str, first: i64, command_id: &str) -> anyhow::Result<()> {
+    let mut connection = superuser(server).await?;
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "CREATE TEMP TABLE cut AS SELECT position, stream, stream_version, event_id FROM events WHERE property = '{property}' AND position >= {first}; \
+         DELETE FROM postings p USING cut c WHERE p.property = '{property}' AND p.position = c.position; \
+         DELETE FROM event_ids e USING cut c WHERE e.property = '{property}' AND e.event_id = c.event_id; \
+         DELETE FROM commands WHERE property = '{property}' AND command_id = '{command_id}'; \
+         DELETE FROM events e USING cut c WHERE e.property = '{property}' AND e.position = c.position; \
+         DELETE FROM streams s WHERE property = '{property}' AND stream IN (SELECT stream FROM cut GROUP BY stream HAVING min(stream_version) = 1); \
+         UPDATE streams s SET version = (SELECT min(stream_version) - 1 FROM cut c WHERE c.stream = s.stream) \
+          WHERE property = '{property}' AND stream IN (SELECT stream FROM cut); \
+         UPDATE property_heads h SET last_position = e.position, last_hash = e.hash, last_recorded_at = e.recorded_at \
+           FROM (SELECT position, hash, recorded_at FROM events WHERE property = '{property}' ORDER BY position DESC LIMIT 1) e \
+          WHERE h.property = '{property}'"
+    )))
+    .execute(&mut connection)
+    .await?;
+    Ok(())
+}
+
+/// The wave-2 evidence pass: a signing held up inside its check (a superuser's lock on the
+/// refusals) while an acknowledged append was cut out and written over, had then signed the
+/// heads as they stood after it, over the cut, and forgotten the cut append unchecked. The heads
+/// signed are read before the check, and what was written meanwhile is checked next time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signing_held_up_by_a_lock_signs_nothing_over_what_was_cut_meanwhile() -> anyhow::Result<()> {
+    let server = TestServer::start("tamper_signing_race").await?;
+    let property = server.property_id.clone();
+    let (mut floor, mut dealer, mut cage) = (server.client(principal::FLOOR).await?, server.client(principal::DEALER).await?, server.client(principal::CAGE).await?);
+    let auditor = server.client(principal::AUDITOR).await?;
+    scenario::stocked_table(&mut cage, &mut floor, TABLE).await?;
+    sign(&mut auditor.clone()).await?;
+    // A refusal after the checkpoint: the next signing reads the refusals it wrote.
+    let rathole = pb::RemoveChips { header: header("rathole-r"), table_id: TABLE.into(), seat: 1, amount_cents: 5_000, player_id: None };
+    dealer.table.remove_chips(rathole).await.expect_err("refused");
+    let mut locker = superuser(&server).await?;
+    sqlx::raw_sql("BEGIN; LOCK TABLE rejections IN ACCESS EXCLUSIVE MODE").execute(&mut locker).await?;
+    let mut signer = auditor.clone();
+    let signing = tokio::spawn(async move { signer.audit.sign_checkpoint(pb::SignCheckpointRequest::default()).await });
+    wait_for_a_lock_wait(&server).await?;
+    let bought = dealer.table.buy_in(cash_buy_in("buy-victim", TABLE, 4, "P4", 12_000)).await?.into_inner();
+    let first = bought.events.first().map_or(0, |event| event.global_position);
+    cut_tail(&server, &property, first, "buy-victim").await?;
+    let sale = pb::SellChips { header: header("sale-filler"), cage_id: scenario::CAGE.into(), player_id: "P9".into(), chips: vec![chipledger_tests::chips(500, 2)], supervisor_id: None };
+    let filled = cage.cage.sell_chips(sale).await?.into_inner();
+    assert_eq!(filled.events.first().map(|event| event.global_position), Some(first), "written over the cut");
+    sqlx::raw_sql("COMMIT").execute(&mut locker).await?;
+    // Whatever the held-up signing answers, it signed nothing at or past the cut, and the next
+    // one finds the cut append gone.
+    if let Ok(signed) = signing.await? {
+        let kept = chipledger_store::SignedCheckpoint::from_document(&signed.into_inner().document)?;
+        assert!(kept.checkpoint.position < first, "signed over the cut: {kept:?}");
+    }
+    let refused = auditor.clone().audit.sign_checkpoint(pb::SignCheckpointRequest::default()).await.expect_err("the cut append is gone");
+    assert_eq!((refused.code(), error_info(&refused).reason.as_str()), (tonic::Code::DataLoss, "LOG_DISAGREES_WITH_CHECKPOINT"), "{refused:?}");
+    server.stop().await
+}
+
+/// Until a backend of the application role waits for a lock.
+async fn wait_for_a_lock_wait(server: &TestServer) -> anyhow::Result<()> {
+    let mut connection = superuser(server).await?;
+    let started = std::time::Instant::now();
+    loop {
+        let waiting: i64 = sqlx::query_scalar("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND usename = 'chipledger_app'")
+            .fetch_one(&mut connection)
+            .await?;
+        if waiting > 0 {
+            return Ok(());
+        }
+        anyhow::ensure!(started.elapsed() < std::time::Duration::from_secs(8), "no statement waits for the lock");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
 /// The operations pass: an acknowledged append after the last checkpoint cut out, the head set
 /// back, and the next append written at its positions: the log agrees with itself and its
 /// latest entry is the server's own, and the next tick had signed it (and, once refused, a tick
@@ -295,22 +372,7 @@ async fn the_server_signs_nothing_over_an_append_cut_out_and_written_over() -> a
     let mut cage = recorded.server.client(principal::CAGE).await?;
     let bought = dealer.table.buy_in(cash_buy_in("buy-P4", TABLE, 4, "P4", 12_000)).await?.into_inner();
     let first = bought.events.first().map_or(0, |event| event.global_position);
-    let mut connection = superuser(&recorded.server).await?;
-    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
-        "CREATE TEMP TABLE cut AS SELECT position, stream, stream_version, event_id FROM events WHERE property = '{property}' AND position >= {first}; \
-         DELETE FROM postings p USING cut c WHERE p.property = '{property}' AND p.position = c.position; \
-         DELETE FROM event_ids e USING cut c WHERE e.property = '{property}' AND e.event_id = c.event_id; \
-         DELETE FROM commands WHERE property = '{property}' AND command_id = 'buy-P4'; \
-         DELETE FROM events e USING cut c WHERE e.property = '{property}' AND e.position = c.position; \
-         DELETE FROM streams s WHERE property = '{property}' AND stream IN (SELECT stream FROM cut GROUP BY stream HAVING min(stream_version) = 1); \
-         UPDATE streams s SET version = (SELECT min(stream_version) - 1 FROM cut c WHERE c.stream = s.stream) \
-          WHERE property = '{property}' AND stream IN (SELECT stream FROM cut); \
-         UPDATE property_heads h SET last_position = e.position, last_hash = e.hash, last_recorded_at = e.recorded_at \
-           FROM (SELECT position, hash, recorded_at FROM events WHERE property = '{property}' ORDER BY position DESC LIMIT 1) e \
-          WHERE h.property = '{property}'"
-    )))
-    .execute(&mut connection)
-    .await?;
+    cut_tail(&recorded.server, &property, first, "buy-P4").await?;
     // A sale at the cage (streams the cut did not touch) is written at the positions cut out.
     let sale = |id: &str| pb::SellChips {
         header: header(id),
