@@ -129,6 +129,8 @@ pub struct TestServer {
     /// Where the server's signed checkpoints go, and its public key.
     pub checkpoint_dir: PathBuf,
     pub checkpoint_public_key: [u8; 32],
+    /// The server's checkpointer, for a test to run a round of it (its timer is an hour).
+    pub checkpointer: Arc<Checkpointer>,
     _checkpoint_root: Arc<tempfile::TempDir>,
     tls: Option<ClientTlsConfig>,
     /// Holds the approval signing key (replicas share it, as production replicas share the file).
@@ -218,8 +220,8 @@ impl TestServer {
         let checkpoint_public_key = key.public_key();
         // As main wires it: the configured shards and standbys beside the test's database.
         let router = Arc::new(Router::connect(store, &config).await.context("shards")?);
-        let checkpointer = Checkpointer::new(router.clone(), key, Some(&checkpoint_dir), Duration::from_secs(3_600));
-        let ledger = Arc::new(Ledger::for_router(router, &config, drain.clone()).context("ledger")?.with_checkpointer(Arc::new(checkpointer)));
+        let checkpointer = Arc::new(Checkpointer::new(router.clone(), key, Some(&checkpoint_dir), Duration::from_secs(3_600)));
+        let ledger = Arc::new(Ledger::for_router(router, &config, drain.clone()).context("ledger")?.with_checkpointer(checkpointer.clone()));
         let listener = serve::bind(config.listen).await.context("bind")?;
         let addr = listener.local_addr().context("local addr")?;
         let health = match options.health_listener {
@@ -249,6 +251,7 @@ impl TestServer {
             link,
             checkpoint_dir,
             checkpoint_public_key,
+            checkpointer,
             _checkpoint_root: checkpoint_root,
             tls: client_tls,
             data_dir,
