@@ -235,7 +235,10 @@ pub fn position_past_head(position: i64, head: i64) -> Status {
     with_info(
         Code::OutOfRange,
         "POSITION_PAST_HEAD",
-        format!("position {position} is past the log's head, position {head}: nothing was ever recorded there"),
+        format!(
+            "position {position} is past the log's head, position {head}: the log holds nothing there (a position seen before \
+             and past the head now means the log was restored to an earlier state)"
+        ),
         HashMap::from([("position".to_string(), position.to_string()), ("head_position".to_string(), head.to_string())]),
     )
 }
