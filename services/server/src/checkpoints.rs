@@ -197,8 +197,8 @@ impl Checkpointer {
     }
 
     /// The log against the last checkpoint signed and against every entry this process wrote
-    /// since; the entries checked are returned.
-    async fn check(&self, store: &chipledger_store::Store, property: &str) -> Result<Witnessed, CheckpointingError> {
+    /// since; the entries checked are returned, with that checkpoint.
+    async fn check(&self, store: &chipledger_store::Store, property: &str) -> Result<(Witnessed, Option<Checkpoint>), CheckpointingError> {
         let last = self.last_signed(property).await?;
         if let Some(last) = &last {
             if let Some(reason) = store.checkpoint_disagreement(last).await? {
@@ -216,7 +216,7 @@ impl Checkpointer {
         if let Some(reason) = store.written_missing(property, &events, &refusals).await? {
             return Err(CheckpointingError::LostWritten { reason });
         }
-        Ok(written)
+        Ok((written, last))
     }
 
     async fn check_and_sign(&self, key: &CheckpointKey, property: &str) -> Result<SignedCheckpoint, CheckpointingError> {
@@ -226,8 +226,7 @@ impl Checkpointer {
         // a check held up by a lock covered a tail cut and written over meanwhile, and the
         // entries written meanwhile were forgotten unchecked).
         let (events, refusals) = store.heads(property).await?;
-        let checked = self.check(&store, property).await?;
-        let last = self.last_signed(property).await?;
+        let (checked, last) = self.check(&store, property).await?;
         // Signed at the database's clock, the one events are recorded by (R-CHIP-6: with this
         // host's clock behind it, a checkpoint was dated before the events it covers), and no
         // earlier than the last checkpoint (the time pass: restarted with the clock an hour back,

@@ -322,9 +322,9 @@ chipledger_proto::rpc_table!(service_impl!(LedgerService {
             }
         }
         // A patron's stream named in another case of the id is refused, as reads are.
+        let store = self.ledger.store_of(&property);
         for stream in &request.stream_ids {
             if let Ok(StreamId::Player(id)) = stream.parse::<StreamId>() {
-                let store = self.ledger.store_of(&property);
                 self.patron_in_its_own_case(&property, &store, id.as_str(), |known| format!("player-{known}")).await?;
             }
         }
