@@ -133,6 +133,11 @@ async fn a_dealer_of_property_a_cannot_touch_property_b_by_command_query_subscri
     // Bea at A (the default property): the same walls the other way.
     let status = bea.table.tip(pb::Tip { header: header("tip-a"), table_id: TABLE.into(), seat: 1, amount_cents: 100 }).await.expect_err("command");
     assert_not_permitted(&status, "Bea at A");
+    let batch = pb::RecordBatch {
+        header: header_in("batch-a", ""),
+        commands: vec![pb::Command { command: Some(pb::command::Command::Tip(pb::Tip { header: None, table_id: TABLE.into(), seat: 1, amount_cents: 100 })) }],
+    };
+    assert_not_permitted(&bea.ledger.record_batch(batch).await.expect_err("batch"), "Bea's batch naming no property, A by default");
     let status = bea.table.get_table(pb::GetTableRequest { property_id: String::new(), table_id: TABLE.into(), as_of: None }).await.expect_err("query");
     assert_not_permitted(&status, "Bea reads A");
 
@@ -150,7 +155,8 @@ async fn a_dealer_of_property_a_cannot_touch_property_b_by_command_query_subscri
     let status = flo.audit.verify_chain(pb::VerifyChainRequest { property_id: B.into(), ..Default::default() }).await.expect_err("chain");
     assert_eq!(status.code(), Code::PermissionDenied, "{status:?}");
 
-    assert_eq!(head_of(&mut auditor, B).await?, b_before, "nothing moved at B");
+    let b_after = head_of(&mut auditor, B).await?;
+    assert_eq!((b_after.global_position, &b_after.chain_hash_hex), (b_before.global_position, &b_before.chain_hash_hex), "nothing moved at B");
     let a_after = head_of(&mut auditor, "").await?;
     assert_eq!((a_after.global_position, &a_after.chain_hash_hex), (a_before.global_position, &a_before.chain_hash_hex), "nor at A");
     // Every command naming B is kept among A's refusals, with the caller (the insider pass:
@@ -160,6 +166,13 @@ async fn a_dealer_of_property_a_cannot_touch_property_b_by_command_query_subscri
     assert_eq!(walls.len(), 3, "{kept:?}");
     assert!(walls.iter().all(|kept| kept.actor_id == principal::DEALER.0 && kept.command_id.contains("~denied~")), "{walls:?}");
     assert_eq!(a_after.refusal_seq, a_before.refusal_seq + 3);
+    // Bea may act on B only: her attempts at A, the default property, are kept at B, R-AUDIT-3
+    // (the identity pass: they had been kept nowhere, neither property being both named and hers).
+    assert_eq!(b_after.refusal_seq, b_before.refusal_seq + 2);
+    let kept = auditor.audit.list_rejections(pb::ListRejectionsRequest { property_id: B.into(), ..Default::default() }).await?.into_inner().rejections;
+    let walls: Vec<_> = kept.iter().filter(|kept| kept.reason_code == "PROPERTY_NOT_PERMITTED").collect();
+    assert_eq!(walls.len(), 2, "{kept:?}");
+    assert!(walls.iter().all(|kept| kept.actor_id == BEA.0 && kept.rule_id == "R-AUDIT-2"), "{walls:?}");
     // A principal of both reads both; the subscription of B sees only B's events.
     let mut events = auditor
         .ledger

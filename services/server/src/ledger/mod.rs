@@ -38,7 +38,7 @@ use uuid::Uuid;
 
 use crate::access::{self, Authenticator, Principal};
 use crate::approval::{self, ApprovalKey, ApprovalKeyError};
-use crate::config::{Limits, PropertyConfig, is_valid_property_id};
+use crate::config::{Limits, PropertyConfig, PropertyScope, is_valid_property_id};
 use crate::shards::{ReadView, ReadWish, Reloaded, Router, RouterError};
 use crate::shutdown::Drain;
 use crate::status;
@@ -299,6 +299,20 @@ impl Ledger {
         }
         access::authorize_property(principal, id)?;
         properties.get(id).cloned().ok_or_else(|| status::not_found("property", id))
+    }
+
+    /// The property an attempt is kept in when it names none the caller may act on: the one a
+    /// request naming none acts on (a console session's, else the default), else the first of
+    /// the caller's own the server serves (the identity pass: a RENO-only dealer's commands
+    /// naming MAIN, or none, were kept nowhere, the default being MAIN).
+    fn own_property(&self, principal: &Principal) -> Option<Arc<PropertyConfig>> {
+        self.property_at(principal, "", "header.property_id").ok().or_else(|| match &principal.properties {
+            PropertyScope::Only(ids) => {
+                let properties = self.router.properties();
+                ids.iter().find_map(|id| properties.get(id).cloned())
+            }
+            PropertyScope::All => None,
+        })
     }
 
     /// One typed command RPC.
@@ -1110,12 +1124,9 @@ impl Ledger {
             let property = self.property_at(principal, &envelope.property_id, "header.property_id").ok()?;
             Some((property, envelope.command_id.as_str()))
         });
-        let (property, command_id) = match named {
-            Some(named) => named,
-            None => match self.property_at(principal, "", "header.property_id") {
-                Ok(own) => (own, ""),
-                Err(_) => return denied,
-            },
+        let (property, command_id) = match named.or_else(|| Some((self.own_property(principal)?, ""))) {
+            Some(kept_in) => kept_in,
+            None => return denied,
         };
         // The role, or a property the caller may not act on (the insider pass: a cage or floor
         // principal's command naming another property had been kept nowhere).
