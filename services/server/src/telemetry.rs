@@ -292,6 +292,7 @@ fn record_db_error(span: &tracing::Span, error: &chipledger_store::StoreError) {
         (StoreError::Archived { .. }, _) => "archived",
         (StoreError::GamingDayBehind { .. }, _) => "gaming_day_behind",
         (StoreError::OutsideGamingDay { .. }, _) => "outside_gaming_day",
+        (StoreError::ImportOnClosedDay { .. }, _) => "import_on_closed_day",
         (StoreError::Database(sqlx::Error::PoolTimedOut), _) => "pool_timeout",
         (StoreError::Database(_), _) => "database",
         _ => "_OTHER",

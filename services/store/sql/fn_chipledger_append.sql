@@ -50,7 +50,8 @@
 --   CL004 negative balance, CL005 invalid request, CL006 command refused earlier,
 --   CL007 no partition holds the time the events would be recorded at (nothing is written; the
 --   partitions ahead are made by chipledger_ensure_partitions, never here: DDL under the head
---   lock would stall every append of the property behind it).
+--   lock would stall every append of the property behind it), CL009 a gaming day before the
+--   property's latest, CL011 an import on a gaming day a cage of the property closed.
 -- Events and postings are partitioned by month of recorded_at (migration 0008); event ids are
 -- kept unique over all partitions by event_ids, written in the same statement as the events.
 -- The body of a member's last event carries its command ids, request hashes and the SHA-256 of
@@ -158,6 +159,12 @@ DECLARE
     v_twin          int;        -- the first member creating a patron stream in another case
     v_twin_version  bigint;
     v_day_ended     boolean;    -- a member's gaming day ended before the head lock was had
+    v_imports       boolean;    -- a member is an import
+    v_last_closed   date;       -- the latest gaming day a cage of the property closed
+    v_closing       date;       -- the latest the group closes
+    v_late_import   int;        -- the first member importing onto a gaming day closed before it
+    v_late_day      date;
+    v_closed_day    date;
 BEGIN
     IF v_members = 0 OR v_event_count = 0 THEN
         RAISE EXCEPTION 'chipledger: empty append' USING ERRCODE = 'CL005', HINT = 'chipledger member ' || v_member,
@@ -348,13 +355,15 @@ BEGIN
             RETURN;
         END IF;
         -- With the head, the end of the last partition (it only ever grows).
-        SELECT h.last_position, h.last_hash, h.last_recorded_at, h.last_gaming_day, (SELECT max(l.until_at) FROM log_partitions l)
-          INTO v_last, v_hash, v_last_at, v_last_day, v_until
+        SELECT h.last_position, h.last_hash, h.last_recorded_at, h.last_gaming_day, h.last_closed_day,
+               (SELECT max(l.until_at) FROM log_partitions l)
+          INTO v_last, v_hash, v_last_at, v_last_day, v_last_closed, v_until
           FROM property_heads h WHERE h.property = p_property FOR UPDATE;
         IF NOT FOUND THEN
             INSERT INTO property_heads (property) VALUES (p_property) ON CONFLICT DO NOTHING;
-            SELECT h.last_position, h.last_hash, h.last_recorded_at, h.last_gaming_day, (SELECT max(l.until_at) FROM log_partitions l)
-              INTO v_last, v_hash, v_last_at, v_last_day, v_until
+            SELECT h.last_position, h.last_hash, h.last_recorded_at, h.last_gaming_day, h.last_closed_day,
+                   (SELECT max(l.until_at) FROM log_partitions l)
+              INTO v_last, v_hash, v_last_at, v_last_day, v_last_closed, v_until
               FROM property_heads h WHERE h.property = p_property FOR UPDATE;
         END IF;
         -- R-CHIP-6 with R-AUDIT-4: what is recorded as it happens is never on a gaming day
@@ -364,8 +373,9 @@ BEGIN
         --    member behind is refused (CL009, with the day) and its server decides it again on
         --    that day. An import names its own time and is checked against its streams.
         SELECT max((e.md->>'gaming_day')::date),
-               min(mm.m) FILTER (WHERE NOT (e.md ? 'imported_by') AND (e.md->>'gaming_day')::date < v_last_day)
-          INTO v_max_day, v_behind
+               min(mm.m) FILTER (WHERE NOT (e.md ? 'imported_by') AND (e.md->>'gaming_day')::date < v_last_day),
+               bool_or(e.md ? 'imported_by')
+          INTO v_max_day, v_behind, v_imports
           FROM generate_series(1, v_members) AS mm(m)
          CROSS JOIN LATERAL unnest(p_metadata[CASE WHEN mm.m = 1 THEN 1 ELSE p_event_end[mm.m - 1] + 1 END : p_event_end[mm.m]]) AS e(md)
          WHERE NOT v_replayed[mm.m];
@@ -373,6 +383,37 @@ BEGIN
             RAISE EXCEPTION 'chipledger: a gaming day before the property''s latest, %', v_last_day
                 USING ERRCODE = 'CL009', DETAIL = json_build_object('gaming_day', v_last_day::text)::text,
                       HINT = 'chipledger member ' || v_behind;
+        END IF;
+        -- R-CHIP-5, R-CHIP-6: a gaming day a cage of the property closed is final, for imports
+        --    too (the cage pass: an admin's import opened a new cage on a day closed and reported
+        --    before, sold chips there and closed it, and the day's liability and a patron's cash
+        --    changed). The latest closed day is kept with the head; each import event is checked
+        --    against it and against the closes recorded before it in the group. Run only when
+        --    the group imports or closes a day.
+        IF v_imports OR 'GamingDayClosed' = ANY (p_event_types) THEN
+            WITH ev AS (
+                SELECT mm.m, e.k,
+                       CASE WHEN p_event_types[e.k] = 'GamingDayClosed' THEN (p_payloads[e.k]->>'gaming_day')::date END AS closes,
+                       CASE WHEN p_metadata[e.k] ? 'imported_by' THEN (p_metadata[e.k]->>'gaming_day')::date END AS imported_on
+                  FROM generate_series(1, v_members) AS mm(m)
+                 CROSS JOIN LATERAL generate_series(CASE WHEN mm.m = 1 THEN 1 ELSE p_event_end[mm.m - 1] + 1 END, p_event_end[mm.m]) AS e(k)
+                 WHERE NOT v_replayed[mm.m]
+            ), o AS (
+                SELECT ev.m, ev.k, ev.closes, ev.imported_on,
+                       greatest(v_last_closed, max(ev.closes) OVER (ORDER BY ev.k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) AS closed
+                  FROM ev
+            )
+            SELECT max(o.closes),
+                   (array_agg(o.m ORDER BY o.k) FILTER (WHERE o.imported_on <= o.closed))[1],
+                   (array_agg(o.imported_on ORDER BY o.k) FILTER (WHERE o.imported_on <= o.closed))[1],
+                   (array_agg(o.closed ORDER BY o.k) FILTER (WHERE o.imported_on <= o.closed))[1]
+              INTO v_closing, v_late_import, v_late_day, v_closed_day
+              FROM o;
+            IF v_late_import IS NOT NULL THEN
+                RAISE EXCEPTION 'chipledger: an import on gaming day %, closed through %', v_late_day, v_closed_day
+                    USING ERRCODE = 'CL011', HINT = 'chipledger member ' || v_late_import,
+                          DETAIL = json_build_object('gaming_day', v_late_day::text, 'closed_through', v_closed_day::text)::text;
+            END IF;
         END IF;
         -- A patron stream the group creates whose name differs only in case from one the
         --    property holds, or from one a member before it creates, is in conflict (CL001):
@@ -652,7 +693,8 @@ BEGIN
     -- <property>'; a subscriber of another property, one at this head already, or one handed
     -- the group by the process that wrote it, reads nothing for it (subscription.rs).
     UPDATE property_heads SET last_position = v_last, last_hash = v_hash, last_recorded_at = v_recorded,
-                              last_gaming_day = greatest(last_gaming_day, v_max_day)
+                              last_gaming_day = greatest(last_gaming_day, v_max_day),
+                              last_closed_day = greatest(last_closed_day, v_closing)
      WHERE property = p_property
     RETURNING pg_notify('chipledger_events', v_last || ' ' || p_append_ids[1] || ' ' || p_property)::text,
               (SELECT count(*) FROM written_streams), (SELECT count(*) FROM written_balances)

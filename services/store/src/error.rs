@@ -55,6 +55,10 @@ pub enum StoreError {
     /// property recorded (CL009): decide it again on that day.
     #[error("gaming day before the property's latest, {gaming_day}")]
     GamingDayBehind { gaming_day: String },
+    /// R-CHIP-5, R-CHIP-6: an import names a gaming day a cage of the property closed
+    /// (`closed_through`, the latest closed, CL011): a closed day is final; nothing was written.
+    #[error("an import on gaming day {gaming_day}, which the property closed (closed through {closed_through})")]
+    ImportOnClosedDay { gaming_day: String, closed_through: String },
     /// R-CHIP-6: a member decided on a gaming day would be recorded outside it, at
     /// `recorded_micros` (at or after its end, or before its beginning: `DecidedAt`): nothing
     /// was written; decide it again on the day of that time. A refusal whose day ended before it
@@ -102,6 +106,11 @@ struct NoPartitionDetail {
 #[derive(Deserialize)]
 struct GamingDayDetail {
     gaming_day: String,
+}
+#[derive(Deserialize)]
+struct ClosedDayDetail {
+    gaming_day: String,
+    closed_through: String,
 }
 #[derive(Deserialize)]
 struct RecordedDetail {
@@ -153,6 +162,8 @@ pub(crate) fn classify(error: sqlx::Error) -> StoreError {
         "CL008" => serde_json::from_str::<ArchivedDetail>(&detail)
             .map(|d| StoreError::Archived { position: d.position, archived_through: d.archived_through }),
         "CL009" => serde_json::from_str::<GamingDayDetail>(&detail).map(|d| StoreError::GamingDayBehind { gaming_day: d.gaming_day }),
+        "CL011" => serde_json::from_str::<ClosedDayDetail>(&detail)
+            .map(|d| StoreError::ImportOnClosedDay { gaming_day: d.gaming_day, closed_through: d.closed_through }),
         "CL010" => serde_json::from_str::<RecordedDetail>(&detail).map(|d| StoreError::OutsideGamingDay { recorded_micros: d.recorded_micros }),
         // PostgreSQL's own refusal of a row no partition holds (the append checks first, CL007;
         // this is the backstop if a partition went missing behind the registry's back).

@@ -187,3 +187,52 @@ async fn r_chip_6_las_vegas_gaming_day_keeps_its_0600_local_cutoff_across_the_ds
     }
     server.stop().await
 }
+
+/// R-CHIP-5, R-CHIP-6: a gaming day a cage of the property closed is final, for imports too (the
+/// cage pass: an admin's import opened a new cage on a day closed and reported before, sold chips
+/// there and closed it: the day's chip liability and a patron's cash changed). Checked against
+/// the closes before each import, in the log and earlier in the same submission; days not closed
+/// still take imports.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_chip_5_a_gaming_day_a_cage_closed_takes_no_import() -> anyhow::Result<()> {
+    let server = TestServer::start_with("closed-day", ServerOptions::default(), None).await?;
+    let mut admin = server.client(principal::ADMIN).await?;
+    let now = jiff::Timestamp::now().as_millisecond();
+    let days_ago = |days: i64| now - days * 86_400_000;
+    let import = |command_id: &str, at: i64| Some(pb::CommandHeader { command_id: command_id.into(), import_occurred_at_unix_ms: Some(at), ..Default::default() });
+    let command = |command: pb::command::Command| pb::Command { command: Some(command) };
+    let open = |cage_id: &str| command(pb::command::Command::OpenCage(pb::OpenCage { header: None, cage_id: cage_id.into(), denominations_cents: vec![100], chips: vec![chips(100, 50)], cash_cents: 0 }));
+    let close = |cage_id: &str| command(pb::command::Command::CloseGamingDay(pb::CloseGamingDay { header: None, cage_id: cage_id.into() }));
+    let refused_as_closed = |status: tonic::Status, what: &str| {
+        assert_eq!(status.code(), tonic::Code::InvalidArgument, "{what}: {status:?}");
+        assert!(status.message().contains("import_occurred_at_unix_ms") && status.message().contains("R-CHIP-5"), "{what}: {status:?}");
+    };
+    let head = |digest: pb::ChainDigest| (digest.global_position, digest.chain_hash_hex);
+    let before = head(admin.audit.get_chain_digest(pb::GetChainDigestRequest::default()).await?.into_inner());
+
+    // One submission closing a day at one cage, then opening another on it: refused whole.
+    let batch = pb::RecordBatch { header: import("close-then-open", days_ago(5)), commands: vec![open("C5"), close("C5"), open("G5")] };
+    refused_as_closed(admin.ledger.record_batch(batch).await.expect_err("a cage opened on a day closed before it"), "in one submission");
+    assert_eq!(head(admin.audit.get_chain_digest(pb::GetChainDigestRequest::default()).await?.into_inner()), before, "nothing written");
+    // Closing it alone is history as it was: recorded.
+    admin.ledger.record_batch(pb::RecordBatch { header: import("close-5", days_ago(5)), commands: vec![open("C5"), close("C5")] }).await?;
+    // That day, or one before it, takes nothing more; a day after it does.
+    for (command_id, days) in [("ghost-5", 5), ("ghost-6", 6)] {
+        let batch = pb::RecordBatch { header: import(command_id, days_ago(days)), commands: vec![open("G"), close("G")] };
+        refused_as_closed(admin.ledger.record_batch(batch).await.expect_err("an import on a closed day"), command_id);
+    }
+    admin.ledger.record_batch(pb::RecordBatch { header: import("open-3", days_ago(3)), commands: vec![open("C3")] }).await?;
+
+    // A day closed as it happens: today's imports are refused, at any cage, new or not; live
+    // commands go on.
+    admin.ledger.record_batch(pb::RecordBatch { header: Some(pb::CommandHeader { command_id: "today".into(), ..Default::default() }), commands: vec![open("CT"), close("CT")] }).await?;
+    let sale = pb::SellChips { header: import("ghost-sale", now - 60_000), cage_id: "C3".into(), player_id: "P1".into(), chips: vec![chips(100, 5)], supervisor_id: None };
+    refused_as_closed(admin.cage.sell_chips(sale).await.expect_err("an import today, closed"), "today");
+    let batch = pb::RecordBatch { header: import("ghost-today", now - 60_000), commands: vec![open("GT")] };
+    refused_as_closed(admin.ledger.record_batch(batch).await.expect_err("a new cage today, closed"), "a new cage today");
+    let live = pb::SellChips { header: Some(pb::CommandHeader { command_id: "live-sale".into(), ..Default::default() }), cage_id: "C3".into(), player_id: "P1".into(), chips: vec![chips(100, 5)], supervisor_id: None };
+    admin.cage.sell_chips(live).await?;
+    let events = all_events(&mut admin, pb::EventFilter::default()).await?;
+    assert!(events.iter().all(|event| !event.stream_id.starts_with("cage-G")), "no refused import moved anything");
+    server.stop().await
+}
