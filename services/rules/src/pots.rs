@@ -171,7 +171,11 @@ fn hand_pots(hand: &HandState) -> Vec<PotLayer> {
     // missed button ante, the blinds folded, and the big blind's fold that the legal actions
     // offered was refused for a side pot nobody was eligible for).
     let mut layers = layers_of(&contributions, dead_only);
-    if dead > 0 && dead_only && !layers.is_empty() {
+    // The dead chips are then a main pot of their own, contested by every player still in: also
+    // when no live chip is left to layer (the games pass: a big blind all in on its ante, the
+    // caller's chips paid to it at once as a side pot, and the ante went back to the big blind
+    // alone, who had lost the showdown).
+    if dead > 0 && dead_only {
         let eligible = hand.players.iter().filter(|p| p.status != InHand::Folded).map(|p| p.seat).collect();
         layers.insert(0, PotLayer { amount_cents: dead, eligible, returned_cents: 0 });
     } else if dead > 0 {

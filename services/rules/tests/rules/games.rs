@@ -431,6 +431,42 @@ fn r_post_1_big_blind_ante_paid_first_and_whole_into_the_main_pot() {
     assert_eq!(g.stack(3), d(14));
 }
 
+/// R-POT-1 with R-POT-3 (the games pass): the big blind's ante is all the big blind has, so it
+/// is all in with nothing live; seat 3 calls, the others fold. Seat 3's live chips over the
+/// big blind's (none) are a side pot paid to it at once; the dead ante alone is the main pot,
+/// which both seats still in contest: seat 3 wins it with the best hand. It had been left to the
+/// all-in big blind alone, who took the ante back after losing the showdown.
+#[test]
+fn r_pot_1_an_ante_all_in_with_nothing_live_is_contested_by_every_seat_still_in() {
+    for (best, stacks) in [(3, [d(99), 0, d(103), d(100)]), (2, [d(99), d(2), d(101), d(100)])] {
+        let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
+        c.ante_cents = d(2);
+        c.big_blind_ante = true;
+        let mut g = Game::new(c, &[(1, d(100)), (2, d(2)), (3, d(100)), (4, d(100))]);
+        g.start(1, 4, &[1, 2, 3, 4]);
+        g.post(2, PostKind::BigBlindAnte, d(2)).unwrap();
+        g.post(1, PostKind::SmallBlind, d(1)).unwrap();
+        g.ok(3, Action::Call);
+        g.ok(4, Action::Fold);
+        let events = g.act(1, Action::Fold).unwrap();
+        let got: Vec<_> = events
+            .iter()
+            .filter_map(|(_, event)| match event {
+                Event::Table(TableEvent::SidePotPaid { pot, .. }) => Some((pot.amount_cents, pot.eligible.clone(), pot.awards.clone())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(got, vec![(d(3), vec![3], vec![(3, d(3))])], "seat 3's live chips, paid at once");
+        g.check_down(&[]);
+        let other = if best == 3 { 2 } else { 3 };
+        let pots = g.showdown(vec![vec![best], vec![other]]);
+        let got: Vec<_> = pots.iter().map(|p| (p.amount_cents, p.eligible.clone(), p.awards.clone())).collect();
+        assert_eq!(got, vec![(d(2), vec![2, 3], vec![(best, d(2))])], "the dead ante, contested by seats 2 and 3");
+        g.end();
+        assert_eq!([g.stack(1), g.stack(2), g.stack(3), g.stack(4)], stacks, "seat {best} best");
+    }
+}
+
 #[test]
 fn r_post_1_button_ante_comes_from_the_button() {
     let mut c = example_config(TableConfig::no_limit_holdem(d(1), d(2)));
