@@ -30,6 +30,7 @@ pub const BET_BELOW_MINIMUM: Reason = Reason::new("BET_BELOW_MINIMUM", "R-BET-3"
 pub const RAISE_BELOW_MINIMUM: Reason = Reason::new("RAISE_BELOW_MINIMUM", "R-BET-3");
 pub const RAISE_NOT_REOPENED: Reason = Reason::new("RAISE_NOT_REOPENED", "R-BET-11");
 pub const NOTHING_TO_COMPLETE: Reason = Reason::new("NOTHING_TO_COMPLETE", "R-BET-11");
+pub const COMPLETE_WRONG_TOTAL: Reason = Reason::new("COMPLETE_WRONG_TOTAL", "R-BET-11");
 pub const FIXED_LIMIT_AMOUNT: Reason = Reason::new("FIXED_LIMIT_AMOUNT", "R-BET-6");
 pub const BETTING_CAPPED: Reason = Reason::new("BETTING_CAPPED", "R-BET-6");
 pub const RAISE_ABOVE_POT_LIMIT: Reason = Reason::new("RAISE_ABOVE_POT_LIMIT", "R-BET-7");
@@ -57,6 +58,7 @@ pub const REASONS: &[Reason] = &[
     RAISE_BELOW_MINIMUM,
     RAISE_NOT_REOPENED,
     NOTHING_TO_COMPLETE,
+    COMPLETE_WRONG_TOTAL,
     FIXED_LIMIT_AMOUNT,
     BETTING_CAPPED,
     RAISE_ABOVE_POT_LIMIT,
@@ -608,6 +610,15 @@ pub fn judge_action(table: &TableState, seat: Seat, action: Action) -> Result<Ju
         Action::Call => turn.call(),
         Action::AllIn => turn.all_in(),
         Action::Complete => turn.complete(),
+        Action::CompleteTo { to_cents } => {
+            let judged = turn.complete()?;
+            if judged.to_cents != to_cents {
+                return Err(Rejection::new(COMPLETE_WRONG_TOTAL, "a complete goes to the full bet, no other total")
+                    .with("to_cents", to_cents)
+                    .with("complete_to_cents", judged.to_cents));
+            }
+            Ok(judged)
+        }
         Action::Bet { to_cents } | Action::Raise { to_cents } => turn.raise_to(to_cents),
     }
 }

@@ -425,6 +425,9 @@ pub enum Action {
     Raise { to_cents: Cents },
     /// Complete an incomplete bet (bring-in or short all-in) to a full bet (R-POST-5, R-BET-11).
     Complete,
+    /// A complete naming its total, as [`crate::legal_actions`] offers it (its `raise` range):
+    /// refused unless the complete goes to exactly that total (R-BET-11).
+    CompleteTo { to_cents: Cents },
     /// Everything the player has: a call, bet or raise for the whole stack.
     AllIn,
 }

@@ -958,7 +958,10 @@ pub fn judge_post(table: &TableState, seat: Seat, kind: PostKind, amount_cents: 
         // A player short of the post breaks R-POST-7 (all in for what they have); one who has
         // it, the rule of the post's kind.
         let rule = if stack < nominal && !voluntary { POST_WRONG_AMOUNT.rule } else { kind.rule() };
-        return Err(Rejection::new(Reason::new(POST_WRONG_AMOUNT.code, rule), format!("{kind:?} must be the full amount, or the whole stack if short"))
+        // A voluntary post has no short form: the message says so (the games pass: a short
+        // straddle was told the whole stack would do).
+        let short = if voluntary { "a voluntary post is never short: a stack short of it calls or raises all in instead" } else { "or the whole stack if short" };
+        return Err(Rejection::new(Reason::new(POST_WRONG_AMOUNT.code, rule), format!("{kind:?} must be the full amount, {short}"))
             .with("amount_cents", amount_cents)
             .with("required_cents", nominal)
             .with("stack_cents", stack));

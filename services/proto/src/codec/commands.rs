@@ -158,12 +158,13 @@ fn post_kind(errors: &mut FieldErrors, field: &str, value: i32) -> Option<PostKi
     kind
 }
 
-/// An action: `to_cents` names the amount of a BET or RAISE only (R-BET-5); any other kind with
-/// an amount is refused rather than taken without it (a COMPLETE "to 4.00" is not a complete).
+/// An action: `to_cents` names the amount of a BET or RAISE (R-BET-5), or of a COMPLETE, whose
+/// total the rules then check (as `GetLegalActions` offers it: the games pass had the offered
+/// amount refused); any other kind with an amount is refused rather than taken without it.
 fn action(errors: &mut FieldErrors, kind: i32, (amount_field, to_cents): (&str, i64)) -> Option<Action> {
     let wire_kind = pb::ActionKind::try_from(kind);
-    if to_cents != 0 && !matches!(wire_kind, Ok(pb::ActionKind::Bet | pb::ActionKind::Raise)) {
-        errors.add(amount_field, format!("only BET and RAISE name an amount; this action's is {to_cents}, not 0 (R-BET-5)"));
+    if to_cents != 0 && !matches!(wire_kind, Ok(pb::ActionKind::Bet | pb::ActionKind::Raise | pb::ActionKind::Complete)) {
+        errors.add(amount_field, format!("only BET, RAISE and COMPLETE name an amount; this action's is {to_cents}, not 0 (R-BET-5)"));
         return None;
     }
     let action = match wire_kind {
@@ -172,6 +173,7 @@ fn action(errors: &mut FieldErrors, kind: i32, (amount_field, to_cents): (&str, 
         Ok(pb::ActionKind::Call) => Action::Call,
         Ok(pb::ActionKind::Bet) => Action::Bet { to_cents },
         Ok(pb::ActionKind::Raise) => Action::Raise { to_cents },
+        Ok(pb::ActionKind::Complete) if to_cents != 0 => Action::CompleteTo { to_cents },
         Ok(pb::ActionKind::Complete) => Action::Complete,
         Ok(pb::ActionKind::AllIn) => Action::AllIn,
         Ok(pb::ActionKind::Unspecified) | Err(_) => {
@@ -692,6 +694,7 @@ fn action_to_wire(action: &Action) -> (i32, i64) {
         Action::Bet { to_cents } => (pb::ActionKind::Bet, *to_cents),
         Action::Raise { to_cents } => (pb::ActionKind::Raise, *to_cents),
         Action::Complete => (pb::ActionKind::Complete, 0),
+        Action::CompleteTo { to_cents } => (pb::ActionKind::Complete, *to_cents),
         Action::AllIn => (pb::ActionKind::AllIn, 0),
     };
     (kind as i32, to_cents)

@@ -271,7 +271,11 @@ fn r_bet_11_half_bet_rule_completion_reopens_for_the_checkers() {
     g.ok(1, Action::Check);
     g.ok(2, Action::Check);
     g.ok(3, Action::AllIn);
-    g.ok(4, Action::Complete);
+    // The complete may name the total the legal actions offer, and no other (the games pass: a
+    // client echoing the offered COMPLETE to $20 was refused).
+    let r = rejected(g.act(4, Action::CompleteTo { to_cents: d(25) }), "COMPLETE_WRONG_TOTAL");
+    assert_eq!((r.reason.rule, r.number("complete_to_cents")), ("R-BET-11", Some(d(20))));
+    g.ok(4, Action::CompleteTo { to_cents: d(20) });
     assert_eq!(g.hand().round.bet_to_cents, d(20));
     let range = g.legal().raise.unwrap();
     assert_eq!((range.kind, range.min_to_cents), (ActionKind::Raise, d(40)), "the completion reopens the betting");
