@@ -106,6 +106,17 @@ async fn r_chip_6_las_vegas_gaming_day_keeps_its_0600_local_cutoff_across_the_ds
     let events = all_events(&mut admin, pb::EventFilter::default()).await?;
     let as_cage = events.iter().find(|event| event.stream_id == "cage-CX").and_then(|event| event.metadata.clone()).expect("cage-CX opened");
     assert_eq!((as_cage.actor_id.as_str(), as_cage.imported_by.as_deref()), (principal::CAGE.0, Some(principal::ADMIN.0)));
+    // In the role of the principal it names, one that may send the command (the cage pass: a
+    // sale imported as the auditor's was recorded, in the admin's role).
+    assert_eq!(as_cage.actor_role, pb::Role::Cage as i32, "{as_cage:?}");
+    let header = Some(pb::CommandHeader { command_id: "import-as-auditor".into(), import_actor_id: Some(principal::AUDITOR.0.into()), ..Default::default() });
+    let status = admin
+        .cage
+        .open_cage(pb::OpenCage { header, cage_id: "CW".into(), denominations_cents: vec![100], chips: vec![chips(100, 1)], cash_cents: 0 })
+        .await
+        .expect_err("an auditor opens no cage");
+    assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status:?}");
+    assert!(status.message().contains("import_actor_id") && status.message().contains("R-AUDIT-2"), "{status:?}");
     assert!(events.iter().all(|event| event.stream_id != "cage-CY"), "a refused import moved nothing");
     // An import records the past in order (R-AUDIT-4): never dated before the latest gaming day
     // of a stream it writes (the cage pass sold $9,000 dated yesterday at a cage opened today,

@@ -810,6 +810,14 @@ impl Ledger {
             ));
         }
         let actor_id = envelope.import_actor_id.clone().unwrap_or_else(|| principal.id.clone());
+        // An actor the import names who is a principal acted in its own role, recorded as such
+        // (the cage pass: a sale imported as an auditor's was recorded in the admin's role); one
+        // who is not (history from before, `phh-import`) in the role of the principal importing.
+        let role = envelope
+            .import_actor_id
+            .as_deref()
+            .and_then(|actor| self.authenticator.principal_by_id(actor))
+            .map_or(principal.role, |actor| actor.role);
         let gaming_day = property
             .gaming_day
             .gaming_day(at_unix_ms)
@@ -826,7 +834,7 @@ impl Ledger {
                 format!("an import records the past: {at_unix_ms} is on gaming day {gaming_day}, after today's {today} (R-CHIP-6)"),
             ));
         }
-        let context = CommandContext { at_unix_ms, gaming_day, actor: Actor { id: actor_id, role: principal.role } };
+        let context = CommandContext { at_unix_ms, gaming_day, actor: Actor { id: actor_id, role } };
         Ok((context, importing.then(|| principal.id.clone())))
     }
 
@@ -843,6 +851,21 @@ impl Ledger {
         let aml = &property_config.aml;
         let (context, imported_by) = self.context(principal, property_config, &envelope)?;
         let mut context = if imported_by.is_some() { context } else { self.never_back(property_config, context).await? };
+        // And in a role that may send each of its commands (the cage pass: an auditor "sold"
+        // chips): the role table, as for a caller.
+        if imported_by.is_some()
+            && let Some(denied) = entries.iter().find(|entry| !access::allowed_roles(entry.rpc).is_some_and(|roles| roles.contains(&context.actor.role)))
+        {
+            return Err(status::invalid_field(
+                "header.import_actor_id",
+                format!(
+                    "{} is a principal in role {}, which may not call {} (R-AUDIT-2)",
+                    context.actor.id,
+                    access::role_name(&context.actor.role),
+                    denied.rpc
+                ),
+            ));
+        }
         // Refused once shutdown has begun; appends already started are waited for.
         if self.drain.enter().is_none() {
             return Err(status::shutting_down());
