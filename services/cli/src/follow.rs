@@ -38,7 +38,7 @@ pub struct FollowArgs {
 impl FollowArgs {
     /// The stream keys the filters name (the rules' own stream naming).
     fn streams(&self) -> anyhow::Result<Vec<String>> {
-        let bad = |what: &str, id: &str| anyhow::anyhow!("--{what} {id:?}: expected 1 to 64 characters of A-Z a-z 0-9 _ . -");
+        let bad = |what: &str, id: &str| anyhow::anyhow!("--{what} {id:?}: expected {}", chipledger_rules::ID_FORM);
         let mut streams = Vec::new();
         for id in &self.table {
             streams.push(StreamId::Table(TableId::new(id.as_str()).map_err(|_| bad("table", id))?).key());

@@ -302,7 +302,7 @@ pub use money::{Cents, ChipCount, ChipSet};
 pub use player::{PlayerCommand, PlayerEvent, PlayerOp, PlayerState};
 pub use pots::PotResult;
 pub use rejection::{Reason, Rejection};
-pub use streams::{CageId, PlayerId, Seat, StreamId, TableId};
+pub use streams::{CageId, ID_FORM, PlayerId, Seat, StreamId, TableId};
 pub use table::{FundsSource, Signers, TableCommand, TableEvent, TableOp, TableState};
 
 /// Seats per table, at most (bound).

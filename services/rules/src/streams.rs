@@ -18,10 +18,17 @@ pub const REASONS: &[Reason] = &[INVALID_ID];
 /// Seat number at a table, 1..=10 (R: seats per table are bounded to [`crate::MAX_SEATS`]).
 pub type Seat = u8;
 
+/// The form of every id (tables, cages, patrons, properties), as errors name it.
+pub const ID_FORM: &str = "1 to 64 characters of A-Z a-z 0-9 _ . -, not . or ..";
+
+/// [`ID_FORM`]. Not `.` or `..`: in a path (the console's pages of a patron or a table) they are
+/// the page itself or its parent, so such a patron had no page (the identity pass).
 fn valid_id(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= MAX_ID_LEN
         && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'-')
+        && s != "."
+        && s != ".."
 }
 
 /// Ids up to this many bytes live inline: every id the floor uses (`T12`, `P7`, `MAIN`, a

@@ -479,7 +479,7 @@ fn resolve_shards(files: &[ShardFile], properties: &Properties) -> Result<Vec<Sh
     let mut shards = Vec::with_capacity(files.len());
     for file in files {
         if !is_valid_property_id(&file.name) {
-            return Err(invalid("shards.name", "1 to 64 characters of A-Z a-z 0-9 _ . -"));
+            return Err(invalid("shards.name", chipledger_rules::ID_FORM));
         }
         if !names.insert(file.name.as_str()) {
             return Err(invalid("shards.name", format!("shard {:?} is named twice", file.name)));
@@ -778,7 +778,7 @@ impl Config {
             .or(file.property_id.clone())
             .unwrap_or_else(|| DEFAULT_PROPERTY_ID.to_string());
         if !is_valid_property_id(&property_id) {
-            return Err(invalid("property_id", "1 to 64 characters of A-Z a-z 0-9 _ . -"));
+            return Err(invalid("property_id", chipledger_rules::ID_FORM));
         }
         let properties = resolve_properties(&property_id, &file)?;
         let embedded_postgres = EmbeddedPostgres {
@@ -1029,7 +1029,7 @@ fn resolve_properties(default_id: &str, file: &FileConfig) -> Result<Properties,
     let mut seen = std::collections::HashSet::new();
     for entry in &file.properties {
         if !is_valid_property_id(&entry.id) {
-            return Err(invalid("properties.id", format!("{:?}: 1 to 64 characters of A-Z a-z 0-9 _ . -", entry.id)));
+            return Err(invalid("properties.id", format!("{:?}: {}", entry.id, chipledger_rules::ID_FORM)));
         }
         if !seen.insert(entry.id.clone()) {
             return Err(invalid("properties.id", format!("{:?} given twice", entry.id)));

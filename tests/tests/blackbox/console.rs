@@ -679,6 +679,12 @@ mod hostile {
             let again = send(&http, "POST", &format!("{base}/cage/fill"), &cashier, &format!("{}&csrf={cashier_csrf}", fill_form(&server.property_id, n, principal::FLOOR.2))).await?;
             ensure!(again.status != 200, "{reason}: the refused form's id sent again: {} {}", again.status, again.body);
         }
+        // A form whose fields are malformed is answered as the same request over gRPC is, and
+        // kept nowhere, whatever its second person (the console pass: script and formula text
+        // were kept as a table id among the refusals).
+        let malformed = fill_form(&server.property_id, 6, "nobodys-token-0123456789").replace("table_id=T1", "table_id=%3DHYPERLINK(%22x%22)%3Cscript%3E");
+        let answer = send(&http, "POST", &format!("{base}/cage/fill"), &cashier, &format!("{malformed}&csrf={cashier_csrf}")).await?;
+        ensure!(answer.status == 400 && answer.body.contains("table_id"), "a malformed form: {} {}", answer.status, answer.body);
         let (dealer, dealer_csrf) = session_of(principal::DEALER.2).await?;
         let answer = send(&http, "POST", &format!("{base}/cage/fill"), &dealer, &format!("{}&csrf={dealer_csrf}", fill_form(&server.property_id, 5, principal::FLOOR.2))).await?;
         ensure!(answer.status == 403 && answer.body.contains("ROLE_NOT_PERMITTED"), "a dealer's fill: {} {}", answer.status, answer.body);

@@ -42,6 +42,11 @@ impl FieldErrors {
         self.violations
     }
 
+    /// Forgets the violations of these fields (those a caller fills in afterwards).
+    pub fn forget(&mut self, fields: &[&str]) {
+        self.violations.retain(|violation| !fields.contains(&violation.field.as_str()));
+    }
+
     pub fn is_empty(&self) -> bool {
         self.violations.is_empty()
     }
@@ -81,7 +86,7 @@ fn id<T>(
     match parse(value.to_string()) {
         Ok(id) => Some(id),
         Err(_) => {
-            errors.add(field, "1 to 64 characters of A-Z a-z 0-9 _ . -");
+            errors.add(field, rules::ID_FORM);
             None
         }
     }

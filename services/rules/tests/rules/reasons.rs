@@ -50,6 +50,13 @@ fn r_audit_2_invalid_ids_and_accounts() {
     assert_eq!(TableId::new("").unwrap_err().reason.code, "INVALID_ID");
     assert_eq!(PlayerId::new("a b").unwrap_err().reason.code, "INVALID_ID");
     assert_eq!(TableId::new("x".repeat(65)).unwrap_err().reason.code, "INVALID_ID");
+    // Not `.` or `..`: a path's own page or its parent (the identity pass: such a patron had no
+    // page in the console); dots among other characters are ids.
+    for dots in [".", ".."] {
+        assert_eq!(PlayerId::new(dots).unwrap_err().reason.code, "INVALID_ID");
+        assert_eq!(TableId::new(dots).unwrap_err().reason.code, "INVALID_ID");
+    }
+    assert!(PlayerId::new("...").is_ok() && PlayerId::new("J.R.").is_ok());
     assert_eq!("bank-7".parse::<StreamId>().unwrap_err().reason.code, "INVALID_ID");
     assert_eq!("table/T1/bogus".parse::<Account>().unwrap_err().reason.code, "INVALID_ACCOUNT");
     // Numbers as keys write them (the client pass: `tray/-100` read as an account with 0).

@@ -305,6 +305,16 @@ async fn send<T: WireCommand>(
             crate::protowire::compiled()
                 .check_request(T::RPC, &message.encode_to_vec())
                 .map_err(crate::protowire::Malformed::into_status)?;
+            // And its fields as the ledger checks a gRPC request's, before a second person is
+            // considered: a malformed form is answered as a malformed request, and nothing of it
+            // is kept (the console pass had script and formula text kept as ids among the
+            // refusals of a form refused for its second person). The people's fields are
+            // named below.
+            let mut errors = chipledger_proto::FieldErrors::new();
+            let _ = message.to_domain(&mut errors);
+            let people: Vec<&str> = message.approval_fields().iter().map(|(field, _)| *field).collect();
+            errors.forget(&people);
+            errors.finish()?;
             match if permitted { name_people(console, who, form, &mut message).await } else { Ok(()) } {
                 Ok(()) => {}
                 Err(Unnamed::Unsent(status)) => return Err(status),

@@ -295,7 +295,7 @@ impl Ledger {
         // Left empty: the property a console session acts in, else the configured default.
         let id = if requested.is_empty() { principal.acting_in.as_deref().unwrap_or(properties.default_id()) } else { requested };
         if !is_valid_property_id(id) {
-            return Err(status::invalid_field(field, "1 to 64 characters of A-Z a-z 0-9 _ . -"));
+            return Err(status::invalid_field(field, chipledger_rules::ID_FORM));
         }
         access::authorize_property(principal, id)?;
         properties.get(id).cloned().ok_or_else(|| status::not_found("property", id))

@@ -152,13 +152,13 @@ fn wire_role(name: &str) -> pb::Role {
 
 fn table_stream(table_id: &str) -> Result<(rules::TableId, StreamId), Status> {
     let id = rules::TableId::new(table_id)
-        .map_err(|_| status::invalid_field("table_id", "1 to 64 characters of A-Z a-z 0-9 _ . -"))?;
+        .map_err(|_| status::invalid_field("table_id", chipledger_rules::ID_FORM))?;
     Ok((id.clone(), StreamId::Table(id)))
 }
 
 fn player_stream_key(player_id: &str) -> Result<String, Status> {
     let id = rules::PlayerId::new(player_id)
-        .map_err(|_| status::invalid_field("player_id", "1 to 64 characters of A-Z a-z 0-9 _ . -"))?;
+        .map_err(|_| status::invalid_field("player_id", chipledger_rules::ID_FORM))?;
     Ok(StreamId::Player(id).key())
 }
 
