@@ -364,6 +364,10 @@ pub struct ConsoleFile {
     pub enabled: Option<bool>,
     /// Minutes a console sign-in lasts without use (default 480: a shift).
     pub session_idle_minutes: Option<u32>,
+    /// The host names the console is reached by (`Host`, port aside); it answers those, IP
+    /// addresses and `localhost`, and no other name (421): a page whose name a DNS rebinding
+    /// points at the console gets nothing.
+    pub hosts: Option<Vec<String>>,
 }
 
 /// The console's port in the development mode (beside gRPC's 50051).
@@ -388,6 +392,8 @@ pub struct Config {
     /// The web console's address (off: `None`) and how long a sign-in lasts idle.
     pub console_listen: Option<SocketAddr>,
     pub console_idle: Duration,
+    /// `[console] hosts`, lowercase.
+    pub console_hosts: Vec<String>,
     pub data_dir: PathBuf,
     pub database_url: Option<String>,
     /// The standby of `database_url`, for reads.
@@ -889,6 +895,12 @@ impl Config {
                 ),
             ));
         }
+        let console_hosts: Vec<String> = file.console.hosts.clone().unwrap_or_default().iter().map(|host| host.to_ascii_lowercase()).collect();
+        if let Some(bad) = console_hosts.iter().find(|host| {
+            host.is_empty() || host.len() > 253 || !host.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'.')
+        }) {
+            return Err(invalid("console.hosts", format!("{bad:?}: a host name (letters, digits, - and .), no port")));
+        }
         let console_idle_minutes = file.console.session_idle_minutes.unwrap_or(DEFAULT_CONSOLE_IDLE_MINUTES);
         if console_idle_minutes == 0 || console_idle_minutes > 24 * 60 {
             return Err(invalid("console.session_idle_minutes", "1 to 1440 minutes"));
@@ -920,6 +932,7 @@ impl Config {
             health_listen: flags.health_listen.or(file.health_listen),
             console_listen,
             console_idle: Duration::from_secs(u64::from(console_idle_minutes) * 60),
+            console_hosts,
             data_dir,
             database_url,
             read_database_url,

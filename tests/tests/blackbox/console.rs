@@ -865,6 +865,37 @@ mod hostile {
         server.stop().await
     }
 
+    /// A request to a host name the console does not know is not answered (421), with tokens
+    /// configured too: a page whose name a DNS rebinding points at the console gets nothing (the
+    /// console pass read the sign-in page as `attacker.example` and could lock sign-in for the
+    /// victim's address). Addresses, `localhost` and the names of `[console] hosts` are answered.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_request_to_a_host_name_the_console_does_not_know_is_not_answered() -> anyhow::Result<()> {
+        let options = ServerOptions {
+            console: true,
+            customize: Some(|file: &mut chipledger_server::config::FileConfig| file.console.hosts = Some(vec!["Console.Casino.example".into()])),
+            ..ServerOptions::default()
+        };
+        let server = TestServer::start_with("console-hosts", options, None).await?;
+        let addr = server.console_addr.context("the console listens")?;
+        let http: Http = HttpClient::builder(TokioExecutor::new()).build_http();
+        let port = addr.port();
+        for (host, answered) in [
+            (format!("attacker.example:{port}"), false),
+            ("attacker.example".to_string(), false),
+            (format!("console.casino.example.attacker.example:{port}"), false),
+            (addr.to_string(), true),
+            (format!("localhost:{port}"), true),
+            (format!("console.casino.example:{port}"), true),
+            ("CONSOLE.casino.example".to_string(), true),
+        ] {
+            let request = http::Request::builder().method("GET").uri(format!("http://{addr}/signin")).header(http::header::HOST, &host).body(Full::new(bytes::Bytes::new()))?;
+            let status = http.request(request).await?.status().as_u16();
+            ensure!((status != 421) == answered && (status == 421 || status == 200), "Host {host}: {status}");
+        }
+        server.stop().await
+    }
+
     /// Guessing tokens through the sign-in form is slowed: after five wrong tokens from one
     /// address, even a right one waits (429) for the rest of the minute. A right token between
     /// them clears nothing (the console pass guessed on forever, four wrong and its own right).

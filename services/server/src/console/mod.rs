@@ -60,6 +60,8 @@ pub struct Console {
     authenticator: Arc<Authenticator>,
     sessions: Mutex<HashMap<[u8; 32], Session>>,
     idle: Duration,
+    /// `[console] hosts`: the names it answers besides addresses and `localhost`.
+    hosts: Vec<String>,
     templates: minijinja::Environment<'static>,
     tls: Option<tls::Acceptor>,
     /// The last chain verification run from the console, per property.
@@ -118,6 +120,7 @@ impl Console {
             authenticator,
             sessions: Mutex::new(HashMap::new()),
             idle: config.console_idle,
+            hosts: config.console_hosts.clone(),
             templates: view::templates(),
             tls,
             verifications: Mutex::new(HashMap::new()),
@@ -431,15 +434,17 @@ fn router(console: Arc<Console>) -> Router {
         .route("/chain", get(pages::chain).post(pages::verify_chain))
         .route("/chain/digest.json", get(pages::digest_download))
         .layer(axum::middleware::map_response(security_headers))
-        .layer(axum::middleware::from_fn_with_state(console.clone(), development_loopback_only))
+        .layer(axum::middleware::from_fn_with_state(console.clone(), known_hosts_only))
         .with_state(console)
 }
 
-/// In development mode anyone who reaches the console is an anonymous admin, which is safe
-/// only on loopback: a request addressed to any other host name is not answered, so a page
-/// elsewhere whose name a DNS rebinding points at 127.0.0.1 gets nothing (the console pass
-/// signed in as admin and read compliance with `Host: attacker.example`).
-async fn development_loopback_only(
+/// A request addressed to a host name the console does not know is not answered (421), so a
+/// page elsewhere whose name a DNS rebinding points at the console gets nothing: in development
+/// mode, where anyone who reaches the console is an anonymous admin, only loopback names (the
+/// console pass signed in as admin and read compliance with `Host: attacker.example`); else
+/// IP addresses, `localhost` and the names of `[console] hosts` (the console pass:
+/// with tokens, such a page could lock sign-in for everyone at the victim's address).
+async fn known_hosts_only(
     State(console): State<Arc<Console>>,
     request: axum::extract::Request,
     next: axum::middleware::Next,
@@ -455,16 +460,35 @@ async fn development_loopback_only(
             return (StatusCode::MISDIRECTED_REQUEST, "development mode answers requests to loopback names only (localhost, 127.0.0.1, [::1])")
                 .into_response();
         }
+    } else {
+        let host = request
+            .headers()
+            .get(header::HOST)
+            .and_then(|value| value.to_str().ok())
+            .or_else(|| request.uri().authority().map(|authority| authority.as_str()))
+            .unwrap_or_default();
+        let name = host_name(host);
+        let known = name.parse::<std::net::IpAddr>().is_ok()
+            || name.eq_ignore_ascii_case("localhost")
+            || console.hosts.iter().any(|known| known.eq_ignore_ascii_case(name));
+        if !known {
+            return (StatusCode::MISDIRECTED_REQUEST, "the console answers the names listed in [console] hosts, and IP addresses").into_response();
+        }
     }
     next.run(request).await
 }
 
-/// `localhost`, a loopback address, with or without a port.
-fn is_loopback_host(host: &str) -> bool {
-    let name = match host.strip_prefix('[') {
+/// The name or address of a `Host` value, without its port or brackets.
+fn host_name(host: &str) -> &str {
+    match host.strip_prefix('[') {
         Some(bracketed) => bracketed.split(']').next().unwrap_or_default(),
         None => host.rsplit_once(':').map_or(host, |(name, _)| name),
-    };
+    }
+}
+
+/// `localhost`, a loopback address, with or without a port.
+fn is_loopback_host(host: &str) -> bool {
+    let name = host_name(host);
     name.eq_ignore_ascii_case("localhost") || name.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
