@@ -895,7 +895,10 @@ impl Config {
                 ),
             ));
         }
-        let console_hosts: Vec<String> = file.console.hosts.clone().unwrap_or_default().iter().map(|host| host.to_ascii_lowercase()).collect();
+        // A fully qualified name's final dot is the same name (the fixes' pass: one listed with
+        // it refused the name browsers send).
+        let console_hosts: Vec<String> =
+            file.console.hosts.clone().unwrap_or_default().iter().map(|host| host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase()).collect();
         if let Some(bad) = console_hosts.iter().find(|host| {
             host.is_empty() || host.len() > 253 || !host.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'.')
         }) {

@@ -317,6 +317,14 @@ pub fn invalid_field(field: &str, description: impl Into<String>) -> Status {
     errors.into_status()
 }
 
+/// An import on a gaming day a cage of the property closed, or before it (R-CHIP-5).
+pub fn import_on_closed_day(gaming_day: &str, closed_through: &str) -> Status {
+    invalid_field(
+        "header.import_occurred_at_unix_ms",
+        format!("an import on gaming day {gaming_day}, which the property closed (closed through {closed_through}): a closed day is final (R-CHIP-5)"),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

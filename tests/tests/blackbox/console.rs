@@ -671,7 +671,10 @@ mod hostile {
             (4, principal::AUDITOR.2, "APPROVER_ROLE_NOT_PERMITTED"),
         ];
         for (n, second, reason) in attempts {
-            let answer = send(&http, "POST", &format!("{base}/cage/fill"), &cashier, &format!("{}&csrf={cashier_csrf}", fill_form(&server.property_id, n, second))).await?;
+            // Fields a fill does not read, filled with what no field holds, are not kept (the
+            // fixes' pass: script, formula and bidirectional-override text were kept as filled).
+            let unread = "&player_id=%3Cscript%3E&amount=%3D1%2B1&cash=%E2%80%AEgnp";
+            let answer = send(&http, "POST", &format!("{base}/cage/fill"), &cashier, &format!("{}{unread}&csrf={cashier_csrf}", fill_form(&server.property_id, n, second))).await?;
             ensure!(answer.status == 403 && answer.body.contains(reason) && answer.body.contains("R-CHIP-3"), "{reason}: {} {}", answer.status, answer.body);
             // The field named is the second person's (the floor's signer_2), not the cashier's own.
             ensure!(answer.body.contains("signer_2") && !answer.body.contains("signer_1"), "{reason} names the floor's field: {}", answer.body);
@@ -700,6 +703,11 @@ mod hostile {
             ensure!(
                 (record.reason_code.as_str(), record.rule_id.as_str(), record.actor_id.as_str()) == (reason, "R-CHIP-3", principal::CAGE.0),
                 "{command_id}: {record:?}"
+            );
+            ensure!(
+                record.request_json.contains("\"table_id\":\"T1\"") && !["script", "=1+1", "\u{202e}", "gnp"].iter().any(|text| record.request_json.contains(text)),
+                "{command_id} keeps the fill's own fields only: {}",
+                record.request_json
             );
         }
         let denied = kept.iter().find(|record| record.command_id.contains(&format!("~denied~{}~", principal::DEALER.0))).context("the dealer's fill kept")?;
@@ -873,7 +881,7 @@ mod hostile {
     async fn a_request_to_a_host_name_the_console_does_not_know_is_not_answered() -> anyhow::Result<()> {
         let options = ServerOptions {
             console: true,
-            customize: Some(|file: &mut chipledger_server::config::FileConfig| file.console.hosts = Some(vec!["Console.Casino.example".into()])),
+            customize: Some(|file: &mut chipledger_server::config::FileConfig| file.console.hosts = Some(vec!["Console.Casino.example.".into()])),
             ..ServerOptions::default()
         };
         let server = TestServer::start_with("console-hosts", options, None).await?;
@@ -888,6 +896,8 @@ mod hostile {
             (format!("localhost:{port}"), true),
             (format!("console.casino.example:{port}"), true),
             ("CONSOLE.casino.example".to_string(), true),
+            (format!("console.casino.example.:{port}"), true),
+            ("localhost.".to_string(), true),
         ] {
             let request = http::Request::builder().method("GET").uri(format!("http://{addr}/signin")).header(http::header::HOST, &host).body(Full::new(bytes::Bytes::new()))?;
             let status = http.request(request).await?.status().as_u16();

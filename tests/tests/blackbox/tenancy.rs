@@ -173,6 +173,13 @@ async fn a_dealer_of_property_a_cannot_touch_property_b_by_command_query_subscri
     let walls: Vec<_> = kept.iter().filter(|kept| kept.reason_code == "PROPERTY_NOT_PERMITTED").collect();
     assert_eq!(walls.len(), 2, "{kept:?}");
     assert!(walls.iter().all(|kept| kept.actor_id == BEA.0 && kept.rule_id == "R-AUDIT-2"), "{walls:?}");
+    // An import naming Bea as its actor at A is refused: she acts at B only (R-AUDIT-2; the
+    // fixes' pass imported a RENO-only dealer's seating at another property).
+    let mut admin = server.client(principal::ADMIN).await?;
+    let header = Some(pb::CommandHeader { command_id: "import-bea-at-a".into(), import_actor_id: Some(BEA.0.into()), ..Default::default() });
+    let status = admin.table.seat_player(pb::SeatPlayer { header, table_id: TABLE.into(), seat: 3, player_id: "PZ".into() }).await.expect_err("Bea acts at B only");
+    assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+    assert!(status.message().contains("import_actor_id") && status.message().contains("R-AUDIT-2"), "{status:?}");
     // A principal of both reads both; the subscription of B sees only B's events.
     let mut events = auditor
         .ledger

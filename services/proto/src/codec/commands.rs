@@ -1114,9 +1114,15 @@ mod tests {
             panic!("expected a table command");
         };
         assert_eq!(command.op, TableOp::Act { seat: 4, action: Action::Raise { to_cents: 1_500 } });
-        // An amount on any other action is refused, not dropped: "complete to 4.00" is not a
-        // complete (the betting pass's finding: it was recorded as a complete to 5.00).
-        for kind in [pb::ActionKind::Complete, pb::ActionKind::Call, pb::ActionKind::Check, pb::ActionKind::Fold, pb::ActionKind::AllIn] {
+        // A complete's amount is kept for the rules to check (the betting pass's finding: a
+        // "complete to 4.00" was recorded as a complete to 5.00; the rules refuse it now,
+        // COMPLETE_WRONG_TOTAL), and an amount on any other action is refused, not dropped.
+        let complete = pb::Act { kind: pb::ActionKind::Complete as i32, to_cents: 400, ..wire.clone() };
+        let Some(Decidable::Command(Command::Table(command))) = complete.to_domain(&mut errors) else {
+            panic!("expected a table command");
+        };
+        assert_eq!(command.op, TableOp::Act { seat: 4, action: Action::CompleteTo { to_cents: 400 } });
+        for kind in [pb::ActionKind::Call, pb::ActionKind::Check, pb::ActionKind::Fold, pb::ActionKind::AllIn] {
             let mut errors = FieldErrors::new();
             let wire = pb::Act { kind: kind as i32, to_cents: 400, ..wire.clone() };
             assert!(wire.to_domain(&mut errors).is_none(), "{kind:?}");

@@ -31,8 +31,20 @@ use crate::status;
 
 /// Requests kept for resubmission, at most (the oldest go first).
 const MAX_SENT: usize = 10_000;
-/// The fields of the cage forms a refusal keeps (chip counts besides, `chip_<cents>`).
-const FORM_FIELDS: &[&str] = &["command_id", "property", "table_id", "cage_id", "slip_no", "player_id", "marker_no", "amount", "cash", "note"];
+/// Whether a refused form's field is kept as filled: one of the cage forms' own fields (chip
+/// counts `chip_<cents>`), holding a value of its form (an id, a number, the note as the header
+/// checks it).
+fn kept_as_filled(name: &str, value: &str) -> bool {
+    let number = || !value.is_empty() && value.bytes().all(|byte| byte.is_ascii_digit() || b".,-".contains(&byte));
+    match name {
+        "table_id" | "cage_id" | "player_id" => chipledger_rules::TableId::new(value).is_ok(),
+        "slip_no" | "marker_no" | "amount" | "cash" => number(),
+        // Checked as the command's header before the second person is asked for.
+        "command_id" | "property" | "note" => true,
+        _ => name.strip_prefix("chip_").is_some_and(|d| d.parse::<i64>().is_ok()) && number(),
+    }
+}
+
 /// Characters kept of each field of a refused form (the command's own checks bound them too).
 const MAX_KEPT_FIELD_CHARS: usize = 500;
 /// Command ids minted by the console start with this.
@@ -323,10 +335,13 @@ async fn send<T: WireCommand>(
                 Err(Unnamed::Refused(refused)) => {
                     // The form as filled: its own fields (which the command was built from and
                     // checked as), without the tokens it carried or anything else posted with it
-                    // (the console pass kept 1.5 MB of an extra field in the refusal chain).
+                    // (the console pass kept 1.5 MB of an extra field in the refusal chain), and
+                    // only values of their field's form: a field this action does not read is
+                    // checked by nothing else (the fixes' pass kept script, formula and
+                    // bidirectional-override text as a fill's `player_id` and `amount`).
                     let filled: serde_json::Map<String, serde_json::Value> = form
                         .iter()
-                        .filter(|(name, _)| FORM_FIELDS.contains(&name.as_str()) || name.strip_prefix("chip_").is_some_and(|d| d.parse::<i64>().is_ok()))
+                        .filter(|(name, value)| kept_as_filled(name, value))
                         .map(|(name, value)| (name.clone(), serde_json::Value::String(value.chars().take(MAX_KEPT_FIELD_CHARS).collect())))
                         .collect();
                     return Err(console.services.ledger().refuse_second_person(who, &message, filled.into(), refused).await);

@@ -449,24 +449,18 @@ async fn known_hosts_only(
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|value| value.to_str().ok())
+        .or_else(|| request.uri().authority().map(|authority| authority.as_str()))
+        .unwrap_or_default();
     if console.authenticator.authenticate(None, None).is_ok() {
-        let host = request
-            .headers()
-            .get(header::HOST)
-            .and_then(|value| value.to_str().ok())
-            .or_else(|| request.uri().authority().map(|authority| authority.as_str()))
-            .unwrap_or_default();
         if !is_loopback_host(host) {
             return (StatusCode::MISDIRECTED_REQUEST, "development mode answers requests to loopback names only (localhost, 127.0.0.1, [::1])")
                 .into_response();
         }
     } else {
-        let host = request
-            .headers()
-            .get(header::HOST)
-            .and_then(|value| value.to_str().ok())
-            .or_else(|| request.uri().authority().map(|authority| authority.as_str()))
-            .unwrap_or_default();
         let name = host_name(host);
         let known = name.parse::<std::net::IpAddr>().is_ok()
             || name.eq_ignore_ascii_case("localhost")
@@ -478,12 +472,13 @@ async fn known_hosts_only(
     next.run(request).await
 }
 
-/// The name or address of a `Host` value, without its port or brackets.
+/// The name or address of a `Host` value, without its port, brackets or a name's final dot.
 fn host_name(host: &str) -> &str {
-    match host.strip_prefix('[') {
+    let name = match host.strip_prefix('[') {
         Some(bracketed) => bracketed.split(']').next().unwrap_or_default(),
         None => host.rsplit_once(':').map_or(host, |(name, _)| name),
-    }
+    };
+    name.strip_suffix('.').unwrap_or(name)
 }
 
 /// `localhost`, a loopback address, with or without a port.

@@ -811,13 +811,20 @@ impl Ledger {
         }
         let actor_id = envelope.import_actor_id.clone().unwrap_or_else(|| principal.id.clone());
         // An actor the import names who is a principal acted in its own role, recorded as such
-        // (the cage pass: a sale imported as an auditor's was recorded in the admin's role); one
-        // who is not (history from before, `phh-import`) in the role of the principal importing.
-        let role = envelope
-            .import_actor_id
-            .as_deref()
-            .and_then(|actor| self.authenticator.principal_by_id(actor))
-            .map_or(principal.role, |actor| actor.role);
+        // (the cage pass: a sale imported as an auditor's was recorded in the admin's role), and
+        // only where it may act (the fixes' pass: a RENO-only dealer's seating was imported at
+        // another property); one who is not (history from before, `phh-import`) acted in the
+        // role of the principal importing.
+        let named = envelope.import_actor_id.as_deref().and_then(|actor| self.authenticator.principal_by_id(actor));
+        if let Some(actor) = &named
+            && !actor.properties.allows(&property.id)
+        {
+            return Err(status::invalid_field(
+                "header.import_actor_id",
+                format!("{} is a principal who may not act on property {:?} (R-AUDIT-2)", actor.id, property.id),
+            ));
+        }
+        let role = named.map_or(principal.role, |actor| actor.role);
         let gaming_day = property
             .gaming_day
             .gaming_day(at_unix_ms)
@@ -851,6 +858,19 @@ impl Ledger {
         let aml = &property_config.aml;
         let (context, imported_by) = self.context(principal, property_config, &envelope)?;
         let mut context = if imported_by.is_some() { context } else { self.never_back(property_config, context).await? };
+        // Never on a gaming day a cage of the property closed: answered before anything is
+        // decided, so no refusal of the rules is kept on such a day either (the fixes' pass: an
+        // import to a closed cage was kept as refused on the closed day). The append checks it
+        // again under the head lock (CL011).
+        if imported_by.is_some() {
+            let closed = self.db.call("last_closed_day", "property_heads", self.router.primary(&property).last_closed_day(&property)).await;
+            let closed = closed.map_err(|error| store_status("read the last closed day", error))?;
+            if let Some(closed) = closed
+                && context.gaming_day.as_str() <= closed.as_str()
+            {
+                return Err(status::import_on_closed_day(&context.gaming_day, &closed));
+            }
+        }
         // And in a role that may send each of its commands (the cage pass: an auditor "sold"
         // chips): the role table, as for a caller.
         if imported_by.is_some()

@@ -71,10 +71,7 @@ pub fn store_status(context: &str, error: StoreError) -> Status {
         StoreError::VersionConflict { stream, expected, .. } => status::version_conflict(&stream, expected, 1),
         StoreError::Contention(_) => status::version_conflict("(several)", -1, 1),
         StoreError::InvalidRequest(message) => status::invalid_field("request", message),
-        StoreError::ImportOnClosedDay { gaming_day, closed_through } => status::invalid_field(
-            "header.import_occurred_at_unix_ms",
-            format!("an import on gaming day {gaming_day}, which the property closed (closed through {closed_through}): a closed day is final (R-CHIP-5)"),
-        ),
+        StoreError::ImportOnClosedDay { gaming_day, closed_through } => status::import_on_closed_day(&gaming_day, &closed_through),
         StoreError::AppendSize { what, count, max } => status::append_too_large(what, count, max),
         StoreError::NoPartition { recorded_at_micros, partitions_until_micros } => {
             status::partition_missing(recorded_at_micros, partitions_until_micros)

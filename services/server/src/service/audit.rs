@@ -334,8 +334,18 @@ impl AuditService for Services {
                 patron.ctr_entries.push(entry());
             }
         }
+        // In the order of each patron's first cash transaction of the day, as the pages list
+        // them: one order whatever the page size (the replay pass: one page was sorted by id,
+        // several by position).
+        let patrons = listed
+            .iter()
+            .filter_map(|stream| match stream.parse::<StreamId>() {
+                Ok(StreamId::Player(player_id)) => patrons.remove(player_id.as_str()),
+                _ => None,
+            })
+            .collect();
         Ok(view.annotate(Response::new(pb::PatronCashActivityResponse {
-            patrons: patrons.into_values().collect(),
+            patrons,
             page: Pager::next(last, more),
         })))
     }
