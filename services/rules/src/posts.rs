@@ -39,6 +39,7 @@ pub const ANTES_NOT_POSTED: Reason = Reason::new("ANTES_NOT_POSTED", "R-POST-1")
 /// R-POST-3 option `missed_blinds_one_per_hand` and the seeds' moving button: one missed blind
 /// per hand, the largest first.
 pub const ONE_MISSED_BLIND_PER_HAND: Reason = Reason::new("ONE_MISSED_BLIND_PER_HAND", "R-POST-3");
+pub const MISSED_BIG_BLIND_FIRST: Reason = Reason::new("MISSED_BIG_BLIND_FIRST", "R-POST-3");
 /// R-POST-7 option `big_blind_covers_small_blind`: a big blind short of the small blind (and
 /// its ante) is not dealt in.
 pub const BIG_BLIND_SHORT: Reason = Reason::new("BIG_BLIND_SHORT", "R-POST-7");
@@ -75,6 +76,7 @@ pub const REASONS: &[Reason] = &[
     BLINDS_NOT_POSTED,
     ANTES_NOT_POSTED,
     ONE_MISSED_BLIND_PER_HAND,
+    MISSED_BIG_BLIND_FIRST,
     BIG_BLIND_SHORT,
     KILL_NOT_POSTED,
     KILL_NOT_DUE,
@@ -923,6 +925,14 @@ pub fn judge_post(table: &TableState, seat: Seat, kind: PostKind, amount_cents: 
                 .with("seat", seat as Cents)
                 .with("missed_big_blind", big_owed as Cents));
         }
+    }
+    // R-POST-3: a seat owing both missed blinds posts the big blind, live, before the small
+    // blind, dead (the biggest first, as the seeds order missed blinds): whatever order the
+    // dealer keys them in, a short stack's chips play live first (the pots pass: the two orders
+    // settled differently, a short player's whole stack going dead in one of them).
+    if kind == PostKind::MissedSmallBlindDead && owed.1 && !in_a_blind && p.posted_mask & PostKind::MissedBigBlind.bit() == 0 {
+        return Err(Rejection::new(MISSED_BIG_BLIND_FIRST, format!("seat {seat} posts its missed big blind (live) before the dead small blind"))
+            .with("seat", seat as Cents));
     }
     // R-POST-1: a (short-stacked) player pays the ante first, then the blind.
     let own_ante = match (kind.is_ante(), hand.blinds.big == Some(seat) && config.big_blind_ante) {

@@ -48,6 +48,10 @@ fn r_post_3_missed_blinds_are_posted_before_the_seats_own_first_action() {
     g.post(1, PostKind::BigBlind, d(2)).unwrap();
     g.ok(2, Action::Call);
     rejected(g.act(3, Action::Call), "MISSED_BLINDS_REQUIRED");
+    // The big blind, live, first: one order, so a short stack's chips settle one way (the pots
+    // pass: keyed dead-first, a $1 stack went wholly dead and could win nothing).
+    let r = rejected(g.post(3, PostKind::MissedSmallBlindDead, d(1)), "MISSED_BIG_BLIND_FIRST");
+    assert_eq!((r.reason.rule, r.number("seat")), ("R-POST-3", Some(3)));
     g.post(3, PostKind::MissedBigBlind, d(2)).unwrap();
     g.post(3, PostKind::MissedSmallBlindDead, d(1)).unwrap();
     assert_eq!(missed(&g, 3), (false, false));
