@@ -154,6 +154,13 @@ fn contributing(hand: &HandState) -> impl Iterator<Item = Contribution> + '_ {
         .filter(|c| c.amount_cents > 0)
 }
 
+/// The pots of a hand in play as they stand (R-POT-1, R-POST-1): its layers with the dead
+/// chips of the main pot, below the side pots already paid at once (R-POT-3), which are not
+/// among them. Pure query; what settlement would pay.
+pub fn pots_in_play(hand: &HandState) -> Vec<PotLayer> {
+    hand_pots(hand)
+}
+
 /// The pots of the hand as they stand: the layers (R-POT-1) with the dead main-pot chips
 /// (R-POST-1) added to the main pot, whose eligible players include their live posters.
 fn hand_pots(hand: &HandState) -> Vec<PotLayer> {

@@ -451,6 +451,11 @@ async fn r_pot_1_r_pot_2_three_players_main_30_side_40_b_wins_the_main_a_the_sid
     d.act(c, pb::ActionKind::AllIn, 0).await?;
     d.act(a, pb::ActionKind::Call, 0).await?;
     run_out(&mut d, 3).await?;
+    // In play, the hand shows its pots as they stand, no awards yet (the pots pass: none but
+    // those paid at once were listed).
+    let hand = d.client.table.get_hand(pb::GetHandRequest { property_id: String::new(), table_id: TABLE.into(), hand_no: Some(1) }).await?.into_inner();
+    let pots: Vec<(i64, Vec<u32>)> = hand.pots.iter().map(|p| (p.amount_cents, p.eligible_seats.clone())).collect();
+    assert_eq!((pots.as_slice(), hand.awards.len(), hand.ended), ([(3_000, vec![a, b, c]), (4_000, vec![a, c])].as_slice(), 0, false));
     // B shows the best hand, then A, then C.
     d.showdown(&[&[b], &[a], &[c]], None).await?;
     let hand = d.client.table.get_hand(pb::GetHandRequest { property_id: String::new(), table_id: TABLE.into(), hand_no: Some(1) }).await?.into_inner();

@@ -164,6 +164,8 @@ pub(super) async fn rebuild_hand(
     };
     let mut after_version = start.stream_version - 1;
     let mut paid_at_once: Vec<rules::PotResult> = Vec::new();
+    // The table through the hand's events, for the pots of a hand still in play.
+    let mut during = before.clone();
     'events: loop {
         let page = ledger
             .db_call("read_stream", "events", store.read_stream(property, stream_key, after_version, 1_000))
@@ -193,6 +195,7 @@ pub(super) async fn rebuild_hand(
                 _ => {}
             }
             let ended = matches!(table_event, TableEvent::HandEnded { hand_no: ended } if ended == hand_no);
+            during = during.evolve(&table_event);
             view.events.push(recorded_event_to_wire(event));
             if ended {
                 view.ended = true;
@@ -206,11 +209,22 @@ pub(super) async fn rebuild_hand(
             break;
         }
     }
-    // A hand still in play lists the side pots already paid at once (R-POT-3): paid, they are
-    // the hand's pots whatever comes next (the seeds pass: a hand in play showed none).
-    if view.pots.is_empty() {
+    // A hand still in play lists its pots as they stand (R-POT-1: main and side pots, dead
+    // chips in the main pot; no awards yet), then the side pots already paid at once (R-POT-3):
+    // paid, they are the hand's pots whatever comes next (the seeds pass: a hand in play showed
+    // none; the pots pass: then only those paid at once, not the main pot still contested).
+    if view.pots.is_empty() && !view.ended {
+        let in_play = during.hand.as_ref().map(rules::pots::pots_in_play).unwrap_or_default();
+        for layer in in_play.iter().filter(|layer| layer.amount_cents > 0) {
+            view.pots.push(pb::PotView {
+                amount_cents: layer.amount_cents,
+                eligible_seats: layer.eligible.iter().map(|seat| u32::from(*seat)).collect(),
+                returned_cents: layer.returned_cents,
+            });
+        }
+        let first = view.pots.len();
         for (index, pot) in paid_at_once.iter().enumerate() {
-            add_pot(&mut view, &before, pot, index as u32);
+            add_pot(&mut view, &before, pot, (first + index) as u32);
         }
     }
     // R-AUDIT-1: the corrections recorded since that reverse an event of the hand (the cage
