@@ -558,7 +558,8 @@ pub struct TableConfig {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SameGame<'c> {
     key: String,
-    /// The key as recorded before a cap stopped making another game.
+    /// The key as recorded before the structure was named by its play (a cap, a spread limit up
+    /// to the largest buy-in, a limit game's bets never or always big).
     legacy: Option<String>,
     label: &'c str,
 }
@@ -598,12 +599,27 @@ impl TableConfig {
             Game::DeuceToSevenSingleDraw => "2-7 single draw",
             Game::Badugi => "badugi",
         };
+        // A spelling of the structure departures and seats recorded before may carry, when the
+        // key now names the structure by its play.
+        let mut spelled = None;
         let structure = match &self.betting {
             BettingStructure::NoLimit => format!("{game} no limit"),
             BettingStructure::PotLimit => format!("{game} pot limit"),
             BettingStructure::HalfPotLimit => format!("{game} half pot limit"),
             BettingStructure::FixedLimit { small_bet_cents, big_bet_cents, .. } => {
-                format!("{game} limit {small_bet_cents}/{big_bet_cents}")
+                // Named by the bets it plays: a big bet from a round the game never reaches is no
+                // big bet, and one from the first round leaves no small bet (the stakes pass:
+                // limit 100/400000 with the big bet from round 9 of 4 played 100/100 flat and
+                // was "another game" than 100/100). Stud's open pair may bet big on fourth street.
+                let stud = matches!(self.game, Game::SevenCardStud | Game::SevenCardStudHiLo | Game::Razz);
+                let small = if self.big_bet_from_round == 0 { *big_bet_cents } else { *small_bet_cents };
+                let big = if self.big_bet_from_round >= self.betting_rounds && !stud { *small_bet_cents } else { *big_bet_cents };
+                let key = format!("{game} limit {small}/{big}");
+                let written = format!("{game} limit {small_bet_cents}/{big_bet_cents}");
+                if written != key {
+                    spelled = Some(written);
+                }
+                key
             }
             BettingStructure::SpreadLimit { min_bet_cents, max_bet_cents, last_round_max_bet_cents, .. } => {
                 // A last round's maximum equal to the others' changes no play.
@@ -611,7 +627,17 @@ impl TableConfig {
                     .filter(|last| last != max_bet_cents)
                     .map(|last| format!(" last round {last}"))
                     .unwrap_or_default();
-                format!("{game} spread limit {min_bet_cents}-{max_bet_cents}{last}")
+                let written = format!("{game} spread limit {min_bet_cents}-{max_bet_cents}{last}");
+                // Bets up to the largest buy-in in every round: a big-bet game, no limit for the
+                // wait, as a cap game is (the stakes pass: spread limit $2 to $10 million was
+                // "another game" than no limit $1/$2, and a patron who left with $200 came back
+                // for $40).
+                if *max_bet_cents >= self.buy_in.max_cents && last_round_max_bet_cents.is_none_or(|last| last >= self.buy_in.max_cents) {
+                    spelled = Some(written);
+                    format!("{game} no limit")
+                } else {
+                    written
+                }
             }
             // A cap game is its big-bet game for the wait, whatever the cap (the stakes pass: a
             // $1 billion cap no stack reaches made "another game" of no limit $1/$2, and a
@@ -643,7 +669,7 @@ impl TableConfig {
         // Departures and seats recorded before, with the cap in the key, still count.
         let legacy = match &self.betting {
             BettingStructure::CapLimit { cap_cents, .. } => Some(format!("{structure} cap {cap_cents}{rest}")),
-            _ => None,
+            _ => spelled.map(|spelled| spelled + &rest),
         };
         SameGame { key: structure + &rest, legacy, label: &self.game_key }
     }

@@ -907,7 +907,10 @@ pub fn judge_post(table: &TableState, seat: Seat, kind: PostKind, amount_cents: 
         PostKind::NewPlayer => !owed.0 || in_a_blind,
         PostKind::MissedBigBlind => !owed.1 || in_a_blind,
         PostKind::MissedSmallBlind => !owed.2 || in_a_blind,
-        PostKind::MissedSmallBlindDead => !owed.2,
+        // In the big (or third) blind the blind clears what the seat owes, as above: keyed
+        // before it, the dead small blind had been taken, and the seat paid more than keyed
+        // after it (the fixes' pass).
+        PostKind::MissedSmallBlindDead => !owed.2 || in_a_blind,
         _ => false,
     };
     if not_owed {
@@ -930,8 +933,12 @@ pub fn judge_post(table: &TableState, seat: Seat, kind: PostKind, amount_cents: 
     // blind, dead (the biggest first, as the seeds order missed blinds): whatever order the
     // dealer keys them in, a short stack's chips play live first (the pots pass: the two orders
     // settled differently, a short player's whole stack going dead in one of them).
-    if kind == PostKind::MissedSmallBlindDead && owed.1 && !in_a_blind && p.posted_mask & PostKind::MissedBigBlind.bit() == 0 {
-        return Err(Rejection::new(MISSED_BIG_BLIND_FIRST, format!("seat {seat} posts its missed big blind (live) before the dead small blind"))
+    // So does a seat in the small blind owing the missed big blind: its small blind then goes
+    // dead after it (keyed first, the small blind had stayed live and the missed big blind, all
+    // in, had made a side pot the seat could not win).
+    let small_after_big = kind == PostKind::SmallBlind && hand.blinds.small == Some(seat);
+    if (kind == PostKind::MissedSmallBlindDead || small_after_big) && owed.1 && !in_a_blind && p.posted_mask & PostKind::MissedBigBlind.bit() == 0 {
+        return Err(Rejection::new(MISSED_BIG_BLIND_FIRST, format!("seat {seat} posts its missed big blind (live) before the {kind:?}"))
             .with("seat", seat as Cents));
     }
     // R-POST-1: a (short-stacked) player pays the ante first, then the blind.

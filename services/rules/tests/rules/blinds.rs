@@ -36,6 +36,28 @@ fn seat_3_away_four_hands() -> Game {
     g
 }
 
+/// R-POST-3 (the fixes' pass): a seat owing both missed blinds whose turn in the big blind has
+/// come pays with that blind, which clears them: no dead small blind beside it, whatever order
+/// the dealer keys the posts in (keyed first, it had been taken, and the seat paid $3, not $2).
+#[test]
+fn r_post_3_owing_both_in_the_big_blind_the_blind_clears_them_in_any_order() {
+    let mut g = four();
+    blinds_and_folds(&mut g, 1, 4, 1, 2, &[1, 2, 3, 4]);
+    g.table(TableOp::SitOut { seat: 3 }).unwrap();
+    blinds_and_folds(&mut g, 2, 1, 2, 4, &[1, 2, 4]);
+    blinds_and_folds(&mut g, 3, 2, 4, 1, &[1, 2, 4]);
+    blinds_and_folds(&mut g, 4, 4, 1, 2, &[1, 2, 4]);
+    assert_eq!(missed(&g, 3), (true, true));
+    g.table(TableOp::SitIn { seat: 3 }).unwrap();
+    g.start(5, 1, &[1, 2, 3, 4]);
+    let r = rejected(g.post(3, PostKind::MissedSmallBlindDead, d(1)), "POST_NOT_OWED");
+    assert_eq!(r.reason.rule, "R-POST-3");
+    g.post(2, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(3, PostKind::BigBlind, d(2)).unwrap();
+    assert_eq!(missed(&g, 3), (false, false));
+    rejected(g.post(3, PostKind::MissedSmallBlindDead, d(1)), "POST_NOT_OWED");
+}
+
 /// R-POST-3 (the second betting pass): a returning player dealt in owes the missed blinds
 /// "before its first action other than a fold"; once anyone had acted the posts were closed,
 /// and the seat could only fold. The owed posts go in before the seat's own first action.

@@ -202,6 +202,28 @@ fn r_rebuy_1_the_same_game_whatever_settings_that_change_no_play() {
     };
     assert_eq!(spread(Some(d(5))).same_game().key(), spread(None).same_game().key());
     assert_ne!(spread(Some(d(10))).same_game().key(), spread(None).same_game().key());
+    // A spread limit whose bets reach the largest buy-in in every round is a big-bet game: no
+    // limit for the wait, the spelling before kept as its legacy key (the stakes pass: spread
+    // limit $2 to $10 million was another game than no limit, and a patron who left with $200
+    // came back for $40). A limit game is named by the bets it plays (100/400000 with the big
+    // bet from a round never reached was another game than 100/100 flat).
+    let nl = TableConfig::no_limit_holdem(d(1), d(2));
+    let mut big_spread = nl.clone();
+    big_spread.betting = config::BettingStructure::SpreadLimit { min_bet_cents: d(2), max_bet_cents: d(10_000_000), last_round_max_bet_cents: None, max_raises: 0 };
+    assert_eq!(big_spread.same_game().key(), nl.same_game().key());
+    assert!(big_spread.same_game().holds("holdem spread limit 200-1000000000 blinds 100/200"), "{:?}", big_spread.same_game());
+    let mut below = big_spread.clone();
+    below.betting = config::BettingStructure::SpreadLimit { min_bet_cents: d(2), max_bet_cents: nl.buy_in.max_cents - d(2), last_round_max_bet_cents: None, max_raises: 0 };
+    assert_ne!(below.same_game().key(), nl.same_game().key(), "a maximum below the largest buy-in is a spread limit");
+    let flat = |small, big, from_round| {
+        let mut c = TableConfig::fixed_limit_holdem(d(1), d(1), 3);
+        c.betting = config::BettingStructure::FixedLimit { small_bet_cents: small, big_bet_cents: big, max_raises: 3, heads_up_uncapped: true };
+        c.big_bet_from_round = from_round;
+        c
+    };
+    assert_eq!(flat(d(1), d(4_000), 9).same_game().key(), flat(d(1), d(1), 2).same_game().key());
+    assert_eq!(flat(d(1), d(2), 0).same_game().key(), flat(d(2), d(2), 2).same_game().key());
+    assert_ne!(flat(d(1), d(2), 2).same_game().key(), flat(d(1), d(1), 2).same_game().key());
     // One blind is one blind however written (the second stakes pass: three games).
     let single = |blinds: Vec<Cents>| {
         let mut c = TableConfig::no_limit_holdem(d(1), d(2));
