@@ -463,7 +463,7 @@ fn rebind_corrected_returns(
         let player = snapshot.player(&s.player_id).ok_or_else(|| {
             Rejection::new(crate::ledger::STREAM_NOT_LOADED, format!("stream player-{} was not loaded", s.player_id))
         })?;
-        if let Some((departure, amount_cents, until_unix_ms)) = crate::rebuy::binding_since(player, &game, ctx.at_unix_ms, &config.rebuy) {
+        if let Some((departure, amount_cents, until_unix_ms)) = crate::rebuy::binding_since(player, table_id, &game, ctx.at_unix_ms, &config.rebuy) {
             bound.push((
                 StreamId::Table(table_id.clone()),
                 Event::Table(TableEvent::SeatBound {

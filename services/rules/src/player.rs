@@ -112,6 +112,11 @@ pub struct HeldSeat {
     pub table_id: TableId,
     pub seat: Seat,
     pub game_key: String,
+    /// The return (`PlayerState::returns_meeting`) that funded this seat's session and met
+    /// departures from its game; 0: it met none. A correction of it binds those again
+    /// (`rebuy::binding_since`).
+    #[serde(default)]
+    pub met_by_return: u64,
 }
 
 /// The seats a patron holds, oldest first, at most `MAX_SEATS_HELD` (R-REBUY-1): a list
@@ -407,12 +412,12 @@ impl PlayerState {
     }
 
     /// `game_key` by reference (copied) or owned (moved in, see [`PlayerState::apply_taking`]).
-    fn hold_seat(&mut self, table_id: &TableId, seat: Seat, game_key: impl Into<String>) {
+    fn hold_seat(&mut self, table_id: &TableId, seat: Seat, game_key: impl Into<String>, met_by_return: u64) {
         self.seats.retain(|s| &s.table_id != table_id);
         if self.seats.len() >= MAX_SEATS_HELD {
             self.seats.remove(0);
         }
-        self.seats.push(HeldSeat { table_id: table_id.clone(), seat, game_key: game_key.into() });
+        self.seats.push(HeldSeat { table_id: table_id.clone(), seat, game_key: game_key.into(), met_by_return });
     }
 
     /// R-REBUY-1: a departure with chips binds the patron's return to its game until a return
@@ -435,9 +440,10 @@ impl PlayerState {
     /// that return was judged against every departure from the game still binding, so they
     /// are met and bind no more. Only such a return meets them: a seat taken and left without
     /// chips, or a departure from a seat funded before, leaves them binding.
-    fn returned_to(&mut self, game_key: &str) {
+    /// Answers the return's tag in `met_departures` (0: it met none).
+    fn returned_to(&mut self, game_key: &str) -> u64 {
         if !self.unmet_departures.iter().any(|d| d.game_key == game_key) {
-            return;
+            return 0;
         }
         self.returns_meeting += 1;
         let by_return = self.returns_meeting;
@@ -450,6 +456,7 @@ impl PlayerState {
                 i += 1;
             }
         }
+        by_return
     }
 
     /// Rebuild the state one event further, by value (see [`PlayerState::apply`]).
@@ -466,8 +473,8 @@ impl PlayerState {
         match event {
             PlayerEvent::JoinedTable { table_id, seat, game_key, .. } => {
                 self.version += 1;
-                self.returned_to(game_key);
-                self.hold_seat(table_id, *seat, std::mem::take(game_key));
+                let met_by_return = self.returned_to(game_key);
+                self.hold_seat(table_id, *seat, std::mem::take(game_key), met_by_return);
             }
             PlayerEvent::CashTransaction { gaming_day, direction, amount_cents, ctr_required, .. } => {
                 self.version += 1;
@@ -505,8 +512,8 @@ impl PlayerState {
                 self.departed(departure);
             }
             PlayerEvent::JoinedTable { table_id, seat, game_key, .. } => {
-                self.returned_to(game_key);
-                self.hold_seat(table_id, *seat, game_key);
+                let met_by_return = self.returned_to(game_key);
+                self.hold_seat(table_id, *seat, game_key, met_by_return);
             }
             PlayerEvent::MovedTable { from_table_id, to_table_id, to_seat, game_key, left_game } => {
                 if let Some(departure) = left_game {
@@ -516,12 +523,15 @@ impl PlayerState {
                 // (R-REBUY-1); one within the game is no return, and neither is the move of a
                 // seat taken without chips (no session: it meets no departure, whichever game it
                 // was at; its first chips are a buy-in, judged as one).
-                let from_game = self.seats.iter().find(|s| &s.table_id == from_table_id).map(|s| s.game_key.clone());
-                if from_game.is_some_and(|from_game| &from_game != game_key) {
-                    self.returned_to(game_key);
-                }
+                let from = self.seats.iter().find(|s| &s.table_id == from_table_id).map(|s| (s.game_key.clone(), s.met_by_return));
+                // Within the game the session, and the return that funded it, move on.
+                let met_by_return = match from {
+                    Some((from_game, _)) if &from_game != game_key => self.returned_to(game_key),
+                    Some((_, met_by_return)) => met_by_return,
+                    None => 0,
+                };
                 self.seats.retain(|s| &s.table_id != from_table_id);
-                self.hold_seat(to_table_id, *to_seat, game_key);
+                self.hold_seat(to_table_id, *to_seat, game_key, met_by_return);
             }
             PlayerEvent::IouPaidFromPocket { amount_cents, .. } => self.pocket_cents -= amount_cents,
             PlayerEvent::ChipsTakenOffTable { amount_cents, .. } => self.pocket_cents += amount_cents,
@@ -579,7 +589,7 @@ mod held_seats_tests {
     use super::*;
 
     fn held(table: &str, seat: Seat, game: &str) -> HeldSeat {
-        HeldSeat { table_id: TableId::new(table).unwrap(), seat, game_key: game.into() }
+        HeldSeat { table_id: TableId::new(table).unwrap(), seat, game_key: game.into(), met_by_return: 0 }
     }
 
     /// The inline list behaves, compares and serializes as the `Vec<HeldSeat>` it replaced.

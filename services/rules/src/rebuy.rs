@@ -178,18 +178,25 @@ pub fn check_second_seat(player: &PlayerState, table_id: &TableId, game: &SameGa
 /// re-buy wait): a correction of one of them leaves the seat bound again ([`binding_since`]).
 pub const WAYS_IN: &[&str] = &["BoughtIn", "CashPutInPlay", "MarkerChipsSeated", "PlayerMovedIn"];
 
-/// The largest departure from `game` the latest return to it met, within the wait at `now_ms`
-/// (amount less the tolerance, and when the wait ends): what that return, once corrected away,
-/// leaves the seat bound to.
-pub fn binding_since<'p>(player: &'p PlayerState, game: &SameGame, now_ms: i64, policy: &RebuyPolicy) -> Option<(&'p Departure, Cents, i64)> {
-    // The departures the latest return to the game met: the corrected return is the seat's way
-    // in of its session, which is the latest return to the game (one seat a game; a second seat
-    // allowed is bound by `SeatBound`).
-    let latest = player.met_departures.iter().filter(|m| game.holds(&m.departure.game_key)).map(|m| m.by_return).max()?;
+/// The largest departure from `game` the return that funded the patron's seat at `table_id`
+/// met, within the wait at `now_ms` (amount less the tolerance, and when the wait ends): what
+/// that return, once corrected away, leaves the seat bound to.
+pub fn binding_since<'p>(
+    player: &'p PlayerState,
+    table_id: &crate::streams::TableId,
+    game: &SameGame,
+    now_ms: i64,
+    policy: &RebuyPolicy,
+) -> Option<(&'p Departure, Cents, i64)> {
+    // The departures the seat's own return met, none if it met none: the patron's latest return
+    // to the game may be another seat's (a second seat allowed), and a return still standing
+    // keeps what it met (the corrections pass: a $395 return corrected away re-bound the $40
+    // departure a later second seat had met, and the patron came back for $40).
+    let by_return = player.seats.iter().find(|held| &held.table_id == table_id).map(|held| held.met_by_return).filter(|tag| *tag > 0)?;
     player
         .met_departures
         .iter()
-        .filter(|m| m.by_return == latest)
+        .filter(|m| m.by_return == by_return)
         .map(|m| &m.departure)
         .filter(|d| d.amount_cents > 0 && game.holds(&d.game_key) && within_window(d.at_unix_ms, now_ms, &wait_of(d, policy)))
         .max_by_key(|d| (less_tolerance(d.amount_cents, &wait_of(d, policy)), d.amount_cents))

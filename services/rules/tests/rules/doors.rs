@@ -875,6 +875,43 @@ fn r_rebuy_1_a_corrected_return_binds_what_it_met_not_what_another_return_met() 
     assert_eq!(bound, Some((d(40), b.clone())), "the T2 departure the T3 return met, not T1's: {events:?}");
 }
 
+/// The corrections pass: out of T1 with $200, back at T2 for $200 (that return meets it), then a
+/// second seat at T3 (a table that allows one), out with $40 and back there for $40 (meeting
+/// that departure, the patron's latest return). The T2 buy-in corrected away had bound the
+/// $40 departure, and the patron came back for $40; it binds what the T2 return met: $200. A
+/// return that met nothing, corrected, binds nothing (a return still standing keeps its own).
+#[test]
+fn r_rebuy_1_a_corrected_return_binds_what_that_seat_met_not_the_latest_return() {
+    let mut g = Game::new(nl_1_2(), &[(1, d(200)), (2, d(100))]);
+    g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
+    let b = open_second_table(&mut g, "T2", nl_1_2());
+    at(&mut g, &b, buy_in(3, "P1", d(200))).unwrap();
+    let index = g.world.log.iter().rposition(|(s, e)| s == &StreamId::Table(b.clone()) && e.event_type() == "BoughtIn").unwrap();
+    let mut second = nl_1_2();
+    second.rebuy.allow_second_seat = true;
+    let d3 = open_second_table(&mut g, "T3", second);
+    at(&mut g, &d3, buy_in(4, "P1", d(40))).unwrap();
+    at(&mut g, &d3, TableOp::CashOut { seat: 4, player_id: pid("P1") }).unwrap();
+    at(&mut g, &d3, buy_in(4, "P1", d(40))).unwrap();
+    let correction = undo(&g, index, "BoughtIn", "keyed at the wrong seat");
+    let events = at(&mut g, &b, correction).unwrap();
+    let bound = events.iter().find_map(|(_, e)| match e {
+        Event::Table(TableEvent::SeatBound { amount_cents, left_table_id, .. }) => Some((*amount_cents, left_table_id.clone())),
+        _ => None,
+    });
+    assert_eq!(bound, Some((d(200), tid(TABLE))), "the T1 departure the T2 return met: {events:?}");
+    // The T3 return met the $40 departure; the T2 one, gone, met nothing now standing: the T3
+    // buy-in corrected binds the $40 it met, and a return that met nothing binds nothing.
+    let index = g.world.log.iter().rposition(|(s, e)| s == &StreamId::Table(d3.clone()) && e.event_type() == "BoughtIn").unwrap();
+    let correction = undo(&g, index, "BoughtIn", "keyed at the wrong seat");
+    let events = at(&mut g, &d3, correction).unwrap();
+    let bound = events.iter().find_map(|(_, e)| match e {
+        Event::Table(TableEvent::SeatBound { amount_cents, .. }) => Some(*amount_cents),
+        _ => None,
+    });
+    assert_eq!(bound, Some(d(40)), "{events:?}");
+}
+
 /// The third betting pass: the binding a corrected return leaves went away with the seat.
 /// Moved by the house to another table of the game, the seat keeps it; cashed out, the patron's
 /// next buy-in in the game is bound by the departure again.
