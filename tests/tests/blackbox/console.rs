@@ -673,7 +673,7 @@ mod hostile {
         for (n, second, reason) in attempts {
             // Fields a fill does not read, filled with what no field holds, are not kept (the
             // fixes' pass: script, formula and bidirectional-override text were kept as filled).
-            let unread = "&player_id=%3Cscript%3E&amount=%3D1%2B1&cash=%E2%80%AEgnp";
+            let unread = "&player_id=%3Cscript%3E&amount=%3D1%2B1&cash=%E2%80%AEgnp&note=%0D%0Arecount%C2%85";
             let answer = send(&http, "POST", &format!("{base}/cage/fill"), &cashier, &format!("{}{unread}&csrf={cashier_csrf}", fill_form(&server.property_id, n, second))).await?;
             ensure!(answer.status == 403 && answer.body.contains(reason) && answer.body.contains("R-CHIP-3"), "{reason}: {} {}", answer.status, answer.body);
             // The field named is the second person's (the floor's signer_2), not the cashier's own.
@@ -705,7 +705,8 @@ mod hostile {
                 "{command_id}: {record:?}"
             );
             ensure!(
-                record.request_json.contains("\"table_id\":\"T1\"") && !["script", "=1+1", "\u{202e}", "gnp"].iter().any(|text| record.request_json.contains(text)),
+                record.request_json.contains("\"table_id\":\"T1\"")
+                    && !["script", "=1+1", "\u{202e}", "gnp", "\\r", "\\n", "\u{85}"].iter().any(|text| record.request_json.contains(text)),
                 "{command_id} keeps the fill's own fields only: {}",
                 record.request_json
             );

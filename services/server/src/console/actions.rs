@@ -341,6 +341,9 @@ async fn send<T: WireCommand>(
                     // bidirectional-override text as a fill's `player_id` and `amount`).
                     let filled: serde_json::Map<String, serde_json::Value> = form
                         .iter()
+                        // As read and checked: trimmed (the fixes' pass kept line breaks and C1
+                        // controls around a note the header had checked trimmed).
+                        .map(|(name, value)| (name, value.trim()))
                         .filter(|(name, value)| kept_as_filled(name, value))
                         .map(|(name, value)| (name.clone(), serde_json::Value::String(value.chars().take(MAX_KEPT_FIELD_CHARS).collect())))
                         .collect();
