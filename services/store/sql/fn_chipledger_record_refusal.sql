@@ -8,7 +8,8 @@
 --   'replayed'  the id was refused before with this very request (its refusal answers);
 --   'accepted'  the id was accepted before with this very request (its result answers);
 -- and CL002 when the id was used for a different request, CL010 when the refusal's gaming day
--- (ending at p_day_ends_micros) has ended by the time it would be recorded at.
+-- (ending at p_day_ends_micros) has ended by the time it would be recorded at, CL011 when it is
+-- an import's (its request names `imported_by`) on a gaming day a cage of the property closed.
 -- Chain (format 2, chain.rs): p_entry is `{"body":<body>,"format":2,"kind":"refusal","position":`
 -- and the entry ends here: seq || ',"prev":"' || hex(previous) || '","recorded_at_micros":' || micros || '}'.
 CREATE OR REPLACE FUNCTION chipledger_record_refusal(
@@ -86,6 +87,15 @@ BEGIN
     IF p_day_ends_micros IS NOT NULL AND v_micros >= p_day_ends_micros THEN
         RAISE EXCEPTION 'chipledger: the refusal''s gaming day ended before it was kept' USING ERRCODE = 'CL010',
             DETAIL = json_build_object('recorded_micros', v_micros)::text;
+    END IF;
+    -- R-CHIP-5: an import's refusal is never kept on a day closed, or one before it, as its
+    -- events are never written there (CL011 in chipledger_append); under the same head lock,
+    -- so a close committed first is seen (the fixes' pass: imports refused by the rules while a
+    -- cage closed the day were kept on it).
+    IF p_request ? 'imported_by' AND p_gaming_day <= (SELECT h.last_closed_day FROM property_heads h WHERE h.property = p_property) THEN
+        RAISE EXCEPTION 'chipledger: an import''s refusal on gaming day %, closed', p_gaming_day USING ERRCODE = 'CL011',
+            DETAIL = json_build_object('gaming_day', p_gaming_day::text,
+                                       'closed_through', (SELECT h.last_closed_day FROM property_heads h WHERE h.property = p_property)::text)::text;
     END IF;
     v_hash := sha256(p_entry || convert_to(format('%s,"prev":"%s","recorded_at_micros":%s}',
                                                   v_seq, encode(v_hash, 'hex'), v_micros), 'UTF8'));

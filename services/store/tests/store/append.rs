@@ -317,6 +317,32 @@ async fn a_live_append_on_a_gaming_day_before_the_propertys_latest_is_refused_wi
     Ok(())
 }
 
+/// R-CHIP-5: a gaming day a cage closed takes no import, neither its events (CL011) nor its
+/// refusals (the fixes' pass: imports refused while a cage closed the day were kept on it).
+#[tokio::test]
+async fn r_chip_5_a_closed_day_takes_no_import_nor_an_imports_refusal() -> anyhow::Result<()> {
+    let db = fresh("append_closed_day").await?;
+    let mut close = movement("GamingDayClosed", "house/bank", "table/T1/seat/1", 100, "close");
+    close.payload = serde_json::json!({"gaming_day": "2026-03-14"}).into();
+    close.metadata.gaming_day = "2026-03-15".into();
+    db.store.append(&one_stream("cage-MAIN", ExpectedVersion::NoStream, vec![close])).await?;
+    let mut imported = buy_ins(1, "import-1");
+    imported[0].metadata.gaming_day = "2026-03-14".into();
+    imported[0].metadata.imported_by = Some("admin-1".into());
+    let refused = db.store.append(&one_stream("table-T2", ExpectedVersion::NoStream, imported)).await.expect_err("an import on a closed day");
+    assert!(matches!(&refused, StoreError::ImportOnClosedDay { gaming_day, closed_through } if gaming_day == "2026-03-14" && closed_through == "2026-03-14"), "{refused:?}");
+    let mut record = refusal("import-2", "an import");
+    record.request = serde_json::json!({"imported_by": "admin-1"});
+    let refused = db.store.record_refusal(&record, None).await.expect_err("an import's refusal on a closed day");
+    assert!(matches!(&refused, StoreError::ImportOnClosedDay { .. }), "{refused:?}");
+    // The day after it takes both; a refusal as it happens is kept whatever the day.
+    record.gaming_day = Some("2026-03-15".into());
+    assert!(matches!(db.store.record_refusal(&record, None).await?, RefusalOutcome::Recorded(_)));
+    assert!(matches!(db.store.record_refusal(&refusal("live-1", "live"), None).await?, RefusalOutcome::Recorded(_)));
+    assert!(db.store.verify_chain(PROPERTY).await?.ok);
+    Ok(())
+}
+
 /// R-CHIP-6 (the time pass): events are recorded at the time their writer decided them by its
 /// reading of the database's clock, raised to the head's, not at the store host's own clock
 /// (an hour behind the database, events had been stamped on a gaming day their times were not
