@@ -610,10 +610,11 @@ impl TableConfig {
                 // Named by the bets it plays: a big bet from a round the game never reaches is no
                 // big bet, and one from the first round leaves no small bet (the stakes pass:
                 // limit 100/400000 with the big bet from round 9 of 4 played 100/100 flat and
-                // was "another game" than 100/100). Stud's open pair may bet big on fourth street.
-                let stud = matches!(self.game, Game::SevenCardStud | Game::SevenCardStudHiLo | Game::Razz);
+                // was "another game" than 100/100). An open pair, where the table allows its big
+                // bet, may bet big on fourth street (the option, not the game's name: razz with
+                // the big bet from round 5 of 5 played flat, the fixes' pass).
                 let small = if self.big_bet_from_round == 0 { *big_bet_cents } else { *small_bet_cents };
-                let big = if self.big_bet_from_round >= self.betting_rounds && !stud { *small_bet_cents } else { *big_bet_cents };
+                let big = if self.big_bet_from_round >= self.betting_rounds && !self.open_pair_big_bet { *small_bet_cents } else { *big_bet_cents };
                 let key = format!("{game} limit {small}/{big}");
                 let written = format!("{game} limit {small_bet_cents}/{big_bet_cents}");
                 if written != key {
@@ -628,13 +629,22 @@ impl TableConfig {
                     .map(|last| format!(" last round {last}"))
                     .unwrap_or_default();
                 let written = format!("{game} spread limit {min_bet_cents}-{max_bet_cents}{last}");
-                // Bets up to the largest buy-in in every round: a big-bet game, no limit for the
-                // wait, as a cap game is (the stakes pass: spread limit $2 to $10 million was
-                // "another game" than no limit $1/$2, and a patron who left with $200 came back
-                // for $40).
-                if *max_bet_cents >= self.buy_in.max_cents && last_round_max_bet_cents.is_none_or(|last| last >= self.buy_in.max_cents) {
+                // Bets up to a big-bet game's stack in every round (R-STAKE-3's no-limit maximum
+                // buy-in, 100 big blinds, or minimum bets without blinds): a big-bet game, no
+                // limit for the wait, as a cap game is (the stakes pass: spread limit $2 to $10
+                // million was "another game" than no limit $1/$2, and a patron who left with
+                // $200 came back for $40). By the blinds, never by the table's buy-in limits,
+                // which make no other game (the fixes' pass). A spread of one amount is that
+                // amount's fixed limit.
+                let unit = if self.has_blinds() { self.big_blind_cents() } else { self.min_bet_cents };
+                let big_bet = unit.saturating_mul(100);
+                let last_max = last_round_max_bet_cents.unwrap_or(*max_bet_cents);
+                if *max_bet_cents >= big_bet && last_max >= big_bet {
                     spelled = Some(written);
                     format!("{game} no limit")
+                } else if min_bet_cents == max_bet_cents && last_max == *max_bet_cents {
+                    spelled = Some(written);
+                    format!("{game} limit {min_bet_cents}/{min_bet_cents}")
                 } else {
                     written
                 }

@@ -212,9 +212,21 @@ fn r_rebuy_1_the_same_game_whatever_settings_that_change_no_play() {
     big_spread.betting = config::BettingStructure::SpreadLimit { min_bet_cents: d(2), max_bet_cents: d(10_000_000), last_round_max_bet_cents: None, max_raises: 0 };
     assert_eq!(big_spread.same_game().key(), nl.same_game().key());
     assert!(big_spread.same_game().holds("holdem spread limit 200-1000000000 blinds 100/200"), "{:?}", big_spread.same_game());
+    // By the blinds, not the buy-in limits (the fixes' pass: a $400 maximum buy-in had made the
+    // same spread another game): 100 big blinds and up is no limit, below a spread limit.
+    let mut deeper = big_spread.clone();
+    deeper.betting = config::BettingStructure::SpreadLimit { min_bet_cents: d(2), max_bet_cents: d(200), last_round_max_bet_cents: None, max_raises: 3 };
+    deeper.buy_in.max_cents = d(400);
+    assert_eq!(deeper.same_game().key(), nl.same_game().key());
     let mut below = big_spread.clone();
-    below.betting = config::BettingStructure::SpreadLimit { min_bet_cents: d(2), max_bet_cents: nl.buy_in.max_cents - d(2), last_round_max_bet_cents: None, max_raises: 0 };
-    assert_ne!(below.same_game().key(), nl.same_game().key(), "a maximum below the largest buy-in is a spread limit");
+    below.betting = config::BettingStructure::SpreadLimit { min_bet_cents: d(2), max_bet_cents: d(198), last_round_max_bet_cents: None, max_raises: 0 };
+    assert_ne!(below.same_game().key(), nl.same_game().key(), "a maximum below 100 big blinds is a spread limit");
+    // A spread of one amount is that fixed limit.
+    let mut one_amount = nl.clone();
+    one_amount.betting = config::BettingStructure::SpreadLimit { min_bet_cents: d(2), max_bet_cents: d(2), last_round_max_bet_cents: None, max_raises: 3 };
+    let mut fixed = nl.clone();
+    fixed.betting = config::BettingStructure::FixedLimit { small_bet_cents: d(2), big_bet_cents: d(2), max_raises: 3, heads_up_uncapped: true };
+    assert_eq!(one_amount.same_game().key(), fixed.same_game().key());
     let flat = |small, big, from_round| {
         let mut c = TableConfig::fixed_limit_holdem(d(1), d(1), 3);
         c.betting = config::BettingStructure::FixedLimit { small_bet_cents: small, big_bet_cents: big, max_raises: 3, heads_up_uncapped: true };
@@ -224,6 +236,15 @@ fn r_rebuy_1_the_same_game_whatever_settings_that_change_no_play() {
     assert_eq!(flat(d(1), d(4_000), 9).same_game().key(), flat(d(1), d(1), 2).same_game().key());
     assert_eq!(flat(d(1), d(2), 0).same_game().key(), flat(d(2), d(2), 2).same_game().key());
     assert_ne!(flat(d(1), d(2), 2).same_game().key(), flat(d(1), d(1), 2).same_game().key());
+    // Stud without the open pair's big bet is named the same way (the fixes' pass: razz 2/4 with
+    // the big bet from round 5 of 5 played 2/2 flat and was another game).
+    let razz = |small, big, from_round| {
+        let mut c = TableConfig::razz(d(1), d(1), small, big);
+        c.big_bet_from_round = from_round;
+        c
+    };
+    assert!(!razz(d(2), d(4), 5).open_pair_big_bet);
+    assert_eq!(razz(d(2), d(4), 5).same_game().key(), razz(d(2), d(2), 2).same_game().key());
     // One blind is one blind however written (the second stakes pass: three games).
     let single = |blinds: Vec<Cents>| {
         let mut c = TableConfig::no_limit_holdem(d(1), d(2));
