@@ -457,7 +457,8 @@ fn rebind_corrected_returns(
     for p in original_postings.iter().filter(|p| p.amount_cents > 0) {
         let Account::Seat { seat, table_id } = &p.account else { continue };
         let Some(s) = table.seat(*seat) else { continue };
-        if bound.iter().any(|(_, b)| matches!(b, Event::Table(TableEvent::SeatBound { seat: at, .. }) if at == seat)) {
+        let here = StreamId::Table(table_id.clone());
+        if bound.iter().any(|(stream, b)| stream == &here && matches!(b, Event::Table(TableEvent::SeatBound { seat: at, .. }) if at == seat)) {
             continue;
         }
         let player = snapshot.player(&s.player_id).ok_or_else(|| {
@@ -474,7 +475,26 @@ fn rebind_corrected_returns(
                     until_unix_ms,
                 }),
             ));
-            // The patron's other ways back into the game are bound again too.
+            // The patron's other seats of the game (a second seat a table allowed) are bound as
+            // this one is, and the patron's other ways back into the game too.
+            for held in player.other_seats_in_game(&game, table_id) {
+                let other = snapshot.table(&held.table_id).ok_or_else(|| {
+                    Rejection::new(crate::ledger::STREAM_NOT_LOADED, format!("stream table-{} was not loaded", held.table_id))
+                })?;
+                if other.seat(held.seat).is_none_or(|o| o.player_id != s.player_id) {
+                    continue;
+                }
+                bound.push((
+                    StreamId::Table(held.table_id.clone()),
+                    Event::Table(TableEvent::SeatBound {
+                        seat: held.seat,
+                        player_id: s.player_id.clone(),
+                        left_table_id: departure.table_id.clone(),
+                        amount_cents,
+                        until_unix_ms,
+                    }),
+                ));
+            }
             bound.push((
                 StreamId::Player(s.player_id.clone()),
                 Event::Player(PlayerEvent::ReturnCorrected { reverses_event_id: reverses_event_id.to_string(), departure: departure.clone() }),

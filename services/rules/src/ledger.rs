@@ -180,6 +180,25 @@ pub fn dependent_streams(command: &Command, snapshot: &Snapshot) -> Vec<StreamId
                 players.push(StreamId::Player(s.player_id.clone()));
             }
         }
+        // Once those are loaded: their other seats of the game, which a return corrected away
+        // binds too (the fixes' pass: a second seat taken for $40 on the back of a $395 return
+        // was dealt in after that return was corrected away). The caller asks again until
+        // nothing more is named.
+        if let Some(config) = table.config.as_ref() {
+            let game = config.same_game();
+            let mut tables: Vec<StreamId> = Vec::new();
+            for stream in &players {
+                let StreamId::Player(player_id) = stream else { continue };
+                let Some(player) = snapshot.player(player_id) else { continue };
+                for held in player.other_seats_in_game(&game, &c.table_id) {
+                    let other = StreamId::Table(held.table_id.clone());
+                    if !tables.contains(&other) {
+                        tables.push(other);
+                    }
+                }
+            }
+            players.extend(tables);
+        }
         return players;
     }
     // A cash-out, or a house move into another game, binds the patron's other seats of the game.

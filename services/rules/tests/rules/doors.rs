@@ -912,6 +912,31 @@ fn r_rebuy_1_a_corrected_return_binds_what_that_seat_met_not_the_latest_return()
     assert_eq!(bound, Some(d(40)), "{events:?}");
 }
 
+/// The fixes' pass: out of T1 with $200, back at T2 for $200, then a second seat at T3 (a table
+/// that allows one) for $40, nothing being unmet then. The T2 buy-in corrected away bound T2's
+/// seat only, and T3's $40 was dealt in: the patron's other seats of the game are bound too.
+#[test]
+fn r_rebuy_1_a_corrected_return_binds_the_patrons_other_seats_of_the_game() {
+    let mut g = Game::new(nl_1_2(), &[(1, d(200)), (2, d(100))]);
+    g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
+    let b = open_second_table(&mut g, "T2", nl_1_2());
+    at(&mut g, &b, buy_in(3, "P1", d(200))).unwrap();
+    let index = g.world.log.iter().rposition(|(s, e)| s == &StreamId::Table(b.clone()) && e.event_type() == "BoughtIn").unwrap();
+    let mut second = nl_1_2();
+    second.rebuy.allow_second_seat = true;
+    let t3 = open_second_table(&mut g, "T3", second);
+    at(&mut g, &t3, buy_in(4, "P1", d(40))).unwrap();
+    at(&mut g, &t3, buy_in(5, "P5", d(100))).unwrap();
+    let correction = undo(&g, index, "BoughtIn", "keyed at the wrong seat");
+    let events = at(&mut g, &b, correction).unwrap();
+    assert!(
+        events.iter().any(|(s, e)| s == &StreamId::Table(t3.clone()) && matches!(e, Event::Table(TableEvent::SeatBound { seat: 4, amount_cents, .. }) if *amount_cents == d(200))),
+        "{events:?}"
+    );
+    // T3's seat is dealt in only with the $200 left with.
+    assert!(at(&mut g, &t3, TableOp::StartHand { hand_no: 1, button_seat: 5, dealt_seats: vec![4, 5] }).is_err());
+}
+
 /// The third betting pass: the binding a corrected return leaves went away with the seat.
 /// Moved by the house to another table of the game, the seat keeps it; cashed out, the patron's
 /// next buy-in in the game is bound by the departure again.

@@ -1327,10 +1327,14 @@ impl Ledger {
             let mut streams = command.streams();
             // Streams that depend on what the loaded states hold (R-REBUY-1: a cash-out binds
             // the patron's other seats of the game when a room allows two).
-            let dependent = command.dependent_streams(&snapshot_of(&decision.states, &streams, aml.clone()));
-            if !dependent.is_empty() {
+            // Asked again once those are loaded, until nothing more is named (a correction's
+            // patrons, then their other seats of the game).
+            let mut dependent = command.dependent_streams(&snapshot_of(&decision.states, &streams, aml.clone()));
+            while !dependent.is_empty() {
                 self.load_into(&mut decision, property, &dependent, catch_up).await?;
                 streams.extend(dependent);
+                dependent = command.dependent_streams(&snapshot_of(&decision.states, &streams, aml.clone()));
+                dependent.retain(|stream| !streams.contains(stream));
             }
             let decided = {
                 let snapshot = snapshot_of(&decision.states, &streams, aml.clone());
