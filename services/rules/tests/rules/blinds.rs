@@ -41,6 +41,18 @@ fn seat_3_away_four_hands() -> Game {
 /// the dealer keys the posts in (keyed first, it had been taken, and the seat paid $3, not $2).
 #[test]
 fn r_post_3_owing_both_in_the_big_blind_the_blind_clears_them_in_any_order() {
+    let mut g = seat_3_back_in_the_big_blind();
+    let r = rejected(g.post(3, PostKind::MissedSmallBlindDead, d(1)), "POST_NOT_OWED");
+    assert_eq!(r.reason.rule, "R-POST-3");
+    g.post(2, PostKind::SmallBlind, d(1)).unwrap();
+    g.post(3, PostKind::BigBlind, d(2)).unwrap();
+    assert_eq!(missed(&g, 3), (false, false));
+    rejected(g.post(3, PostKind::MissedSmallBlindDead, d(1)), "POST_NOT_OWED");
+}
+
+/// Four players, dead button; seat 3 misses both blinds over hands 2 to 4 and is back for hand 5
+/// in the big blind (button 1, small blind 2).
+fn seat_3_back_in_the_big_blind() -> Game {
     let mut g = four();
     blinds_and_folds(&mut g, 1, 4, 1, 2, &[1, 2, 3, 4]);
     g.table(TableOp::SitOut { seat: 3 }).unwrap();
@@ -50,12 +62,7 @@ fn r_post_3_owing_both_in_the_big_blind_the_blind_clears_them_in_any_order() {
     assert_eq!(missed(&g, 3), (true, true));
     g.table(TableOp::SitIn { seat: 3 }).unwrap();
     g.start(5, 1, &[1, 2, 3, 4]);
-    let r = rejected(g.post(3, PostKind::MissedSmallBlindDead, d(1)), "POST_NOT_OWED");
-    assert_eq!(r.reason.rule, "R-POST-3");
-    g.post(2, PostKind::SmallBlind, d(1)).unwrap();
-    g.post(3, PostKind::BigBlind, d(2)).unwrap();
-    assert_eq!(missed(&g, 3), (false, false));
-    rejected(g.post(3, PostKind::MissedSmallBlindDead, d(1)), "POST_NOT_OWED");
+    g
 }
 
 /// R-POST-3 (the second betting pass): a returning player dealt in owes the missed blinds
@@ -168,17 +175,9 @@ fn r_post_3_absent_player_accumulates_one_set_and_posts_big_live_small_dead() {
 
 #[test]
 fn r_post_3_missed_blinds_cleared_when_the_big_blind_returns_to_the_seat() {
-    let mut g = four();
-    blinds_and_folds(&mut g, 1, 4, 1, 2, &[1, 2, 3, 4]);
-    g.table(TableOp::SitOut { seat: 3 }).unwrap();
-    blinds_and_folds(&mut g, 2, 1, 2, 4, &[1, 2, 4]);
-    blinds_and_folds(&mut g, 3, 2, 4, 1, &[1, 2, 4]);
-    blinds_and_folds(&mut g, 4, 4, 1, 2, &[1, 2, 4]);
-    assert_eq!(missed(&g, 3), (true, true));
     // The player waits for the big blind: dealt in as the big blind (it moves on from seat 2
     // to seat 3, dead button), no make-up posts.
-    g.table(TableOp::SitIn { seat: 3 }).unwrap();
-    g.start(5, 1, &[1, 2, 3, 4]);
+    let mut g = seat_3_back_in_the_big_blind();
     g.post(2, PostKind::SmallBlind, d(1)).unwrap();
     g.post(3, PostKind::BigBlind, d(2)).unwrap();
     assert_eq!(missed(&g, 3), (false, false));

@@ -875,13 +875,10 @@ fn r_rebuy_1_a_corrected_return_binds_what_it_met_not_what_another_return_met() 
     assert_eq!(bound, Some((d(40), b.clone())), "the T2 departure the T3 return met, not T1's: {events:?}");
 }
 
-/// The corrections pass: out of T1 with $200, back at T2 for $200 (that return meets it), then a
-/// second seat at T3 (a table that allows one), out with $40 and back there for $40 (meeting
-/// that departure, the patron's latest return). The T2 buy-in corrected away had bound the
-/// $40 departure, and the patron came back for $40; it binds what the T2 return met: $200. A
-/// return that met nothing, corrected, binds nothing (a return still standing keeps its own).
-#[test]
-fn r_rebuy_1_a_corrected_return_binds_what_that_seat_met_not_the_latest_return() {
+/// P1 out of T1 with $200 and back at T2 for $200 (that return meets the departure), beside T3,
+/// a table of the game that allows a second seat: the game, T2, the T2 buy-in's index in the
+/// log, and T3.
+fn back_at_t2_beside_a_second_seat_table() -> (Game, TableId, usize, TableId) {
     let mut g = Game::new(nl_1_2(), &[(1, d(200)), (2, d(100))]);
     g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
     let b = open_second_table(&mut g, "T2", nl_1_2());
@@ -889,7 +886,18 @@ fn r_rebuy_1_a_corrected_return_binds_what_that_seat_met_not_the_latest_return()
     let index = g.world.log.iter().rposition(|(s, e)| s == &StreamId::Table(b.clone()) && e.event_type() == "BoughtIn").unwrap();
     let mut second = nl_1_2();
     second.rebuy.allow_second_seat = true;
-    let d3 = open_second_table(&mut g, "T3", second);
+    let third = open_second_table(&mut g, "T3", second);
+    (g, b, index, third)
+}
+
+/// The corrections pass: out of T1 with $200, back at T2 for $200 (that return meets it), then a
+/// second seat at T3 (a table that allows one), out with $40 and back there for $40 (meeting
+/// that departure, the patron's latest return). The T2 buy-in corrected away had bound the
+/// $40 departure, and the patron came back for $40; it binds what the T2 return met: $200. A
+/// return that met nothing, corrected, binds nothing (a return still standing keeps its own).
+#[test]
+fn r_rebuy_1_a_corrected_return_binds_what_that_seat_met_not_the_latest_return() {
+    let (mut g, b, index, d3) = back_at_t2_beside_a_second_seat_table();
     at(&mut g, &d3, buy_in(4, "P1", d(40))).unwrap();
     at(&mut g, &d3, TableOp::CashOut { seat: 4, player_id: pid("P1") }).unwrap();
     at(&mut g, &d3, buy_in(4, "P1", d(40))).unwrap();
@@ -917,14 +925,7 @@ fn r_rebuy_1_a_corrected_return_binds_what_that_seat_met_not_the_latest_return()
 /// seat only, and T3's $40 was dealt in: the patron's other seats of the game are bound too.
 #[test]
 fn r_rebuy_1_a_corrected_return_binds_the_patrons_other_seats_of_the_game() {
-    let mut g = Game::new(nl_1_2(), &[(1, d(200)), (2, d(100))]);
-    g.table(TableOp::CashOut { seat: 1, player_id: pid("P1") }).unwrap();
-    let b = open_second_table(&mut g, "T2", nl_1_2());
-    at(&mut g, &b, buy_in(3, "P1", d(200))).unwrap();
-    let index = g.world.log.iter().rposition(|(s, e)| s == &StreamId::Table(b.clone()) && e.event_type() == "BoughtIn").unwrap();
-    let mut second = nl_1_2();
-    second.rebuy.allow_second_seat = true;
-    let t3 = open_second_table(&mut g, "T3", second);
+    let (mut g, b, index, t3) = back_at_t2_beside_a_second_seat_table();
     at(&mut g, &t3, buy_in(4, "P1", d(40))).unwrap();
     at(&mut g, &t3, buy_in(5, "P5", d(100))).unwrap();
     let correction = undo(&g, index, "BoughtIn", "keyed at the wrong seat");
