@@ -613,8 +613,12 @@ impl TableConfig {
                 // was "another game" than 100/100). An open pair, where the table allows its big
                 // bet, may bet big on fourth street (the option, not the game's name: razz with
                 // the big bet from round 5 of 5 played flat, the fixes' pass).
+                // The option plays only in a stud game that reaches fourth street with the big bet
+                // still to come (the fixes' pass: set at hold'em, or at one round of stud, it
+                // kept a flat game's big bet in its name).
+                let open_pair = self.open_pair_big_bet && self.game.up_card_order().is_some() && self.betting_rounds >= 2 && self.big_bet_from_round > 1;
                 let small = if self.big_bet_from_round == 0 { *big_bet_cents } else { *small_bet_cents };
-                let big = if self.big_bet_from_round >= self.betting_rounds && !self.open_pair_big_bet { *small_bet_cents } else { *big_bet_cents };
+                let big = if self.big_bet_from_round >= self.betting_rounds && !open_pair { *small_bet_cents } else { *big_bet_cents };
                 let key = format!("{game} limit {small}/{big}");
                 let written = format!("{game} limit {small_bet_cents}/{big_bet_cents}");
                 if written != key {
@@ -630,13 +634,15 @@ impl TableConfig {
                     .unwrap_or_default();
                 let written = format!("{game} spread limit {min_bet_cents}-{max_bet_cents}{last}");
                 // Bets up to a big-bet game's stack in every round (R-STAKE-3's no-limit maximum
-                // buy-in, 100 big blinds, or minimum bets without blinds): a big-bet game, no
+                // buy-in, 100 big blinds, or 100 of its minimum bets without blinds): a big-bet game, no
                 // limit for the wait, as a cap game is (the stakes pass: spread limit $2 to $10
                 // million was "another game" than no limit $1/$2, and a patron who left with
                 // $200 came back for $40). By the blinds, never by the table's buy-in limits,
                 // which make no other game (the fixes' pass). A spread of one amount is that
                 // amount's fixed limit.
-                let unit = if self.has_blinds() { self.big_blind_cents() } else { self.min_bet_cents };
+                // Without blinds, by the spread's own minimum, which is in its name (the table's
+                // minimum bet is not: the fixes' pass made one spread two games with it).
+                let unit = if self.has_blinds() { self.big_blind_cents() } else { *min_bet_cents };
                 let big_bet = unit.saturating_mul(100);
                 let last_max = last_round_max_bet_cents.unwrap_or(*max_bet_cents);
                 if *max_bet_cents >= big_bet && last_max >= big_bet {

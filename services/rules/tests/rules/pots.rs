@@ -245,6 +245,27 @@ fn r_rebuy_1_the_same_game_whatever_settings_that_change_no_play() {
     };
     assert!(!razz(d(2), d(4), 5).open_pair_big_bet);
     assert_eq!(razz(d(2), d(4), 5).same_game().key(), razz(d(2), d(2), 2).same_game().key());
+    // The option counts only where it plays: stud reaching fourth street (set at hold'em, or at
+    // one round of stud, it had kept a flat game's big bet in its name).
+    let mut flagged = flat(d(2), d(4), 4);
+    flagged.open_pair_big_bet = true;
+    assert_eq!(flagged.same_game().key(), flat(d(2), d(2), 2).same_game().key());
+    let one_round = |big| {
+        let mut c = TableConfig::seven_card_stud(d(1), d(1), d(2), big);
+        c.betting_rounds = 1;
+        c.big_bet_from_round = 1;
+        c.open_pair_big_bet = true;
+        c
+    };
+    assert_eq!(one_round(d(4)).same_game().key(), one_round(d(2)).same_game().key());
+    // Without blinds a spread is no limit by its own minimum, never by the table's minimum bet.
+    let stud_spread = |table_min| {
+        let mut c = TableConfig::seven_card_stud(d(1), d(1), d(2), d(4));
+        c.betting = config::BettingStructure::SpreadLimit { min_bet_cents: d(2), max_bet_cents: d(100), last_round_max_bet_cents: None, max_raises: 3 };
+        c.min_bet_cents = table_min;
+        c
+    };
+    assert_eq!(stud_spread(d(1)).same_game().key(), stud_spread(d(2)).same_game().key());
     // One blind is one blind however written (the second stakes pass: three games).
     let single = |blinds: Vec<Cents>| {
         let mut c = TableConfig::no_limit_holdem(d(1), d(2));
