@@ -329,12 +329,6 @@ impl Store {
             .await?)
     }
 
-    /// The latest gaming day ("YYYY-MM-DD") a cage of the property closed, if any: a closed day
-    /// takes no import (R-CHIP-5; the append refuses one too, CL011).
-    pub async fn last_closed_day(&self, property: &str) -> Result<Option<String>, StoreError> {
-        Ok(sqlx::query_scalar("SELECT chipledger_last_closed_day($1)::text").bind(property).fetch_one(&self.pool).await?)
-    }
-
     /// Balance of an account as of a point of the log, from the postings (one query).
     pub async fn balance(&self, property: &str, account: &str, as_of: AsOf) -> Result<i64, StoreError> {
         self.balance_with_position(property, account, as_of).await.map(|(balance, _)| balance)

@@ -37,7 +37,6 @@ use crate::{APP_ROLE, MIGRATOR, OWNER_ROLE};
 /// are the same index scans (none prunes partitions by a parameter: position is not the key).
 pub const FUNCTIONS: &[(&str, &str)] = &[
     ("chipledger_append", include_str!("../sql/fn_chipledger_append.sql")),
-    ("chipledger_last_closed_day", include_str!("../sql/fn_chipledger_last_closed_day.sql")),
     ("chipledger_archive_anchor", include_str!("../sql/fn_chipledger_archive_anchor.sql")),
     ("chipledger_archive_document", include_str!("../sql/fn_chipledger_archive_document.sql")),
     ("chipledger_unanchored_archive_balances", include_str!("../sql/fn_chipledger_unanchored_archive_balances.sql")),

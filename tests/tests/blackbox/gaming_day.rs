@@ -241,8 +241,8 @@ async fn r_chip_5_a_gaming_day_a_cage_closed_takes_no_import() -> anyhow::Result
     refused_as_closed(admin.cage.sell_chips(sale).await.expect_err("an import today, closed"), "today");
     let batch = pb::RecordBatch { header: import("ghost-today", now - 60_000), commands: vec![open("GT")] };
     refused_as_closed(admin.ledger.record_batch(batch).await.expect_err("a new cage today, closed"), "a new cage today");
-    // At the cage that closed the day: the same answer, before the rules judge it, so no
-    // refusal is kept on the closed day (the fixes' pass: DAY_ALREADY_CLOSED was kept there).
+    // At the cage that closed the day: the same answer, and the rules' refusal is not kept on the
+    // closed day (the fixes' pass: DAY_ALREADY_CLOSED was kept there).
     let sale = pb::SellChips { header: import("closed-cage-sale", now - 60_000), cage_id: "CT".into(), player_id: "P1".into(), chips: vec![chips(100, 5)], supervisor_id: None };
     refused_as_closed(admin.cage.sell_chips(sale).await.expect_err("an import at the cage that closed today"), "the closed cage");
     let kept = admin.audit.list_rejections(pb::ListRejectionsRequest::default()).await?.into_inner().rejections;

@@ -858,19 +858,6 @@ impl Ledger {
         let aml = &property_config.aml;
         let (context, imported_by) = self.context(principal, property_config, &envelope)?;
         let mut context = if imported_by.is_some() { context } else { self.never_back(property_config, context).await? };
-        // Never on a gaming day a cage of the property closed: answered before anything is
-        // decided, so no refusal of the rules is kept on such a day either (the fixes' pass: an
-        // import to a closed cage was kept as refused on the closed day). The append checks it
-        // again under the head lock (CL011).
-        if imported_by.is_some() {
-            let closed = self.db.call("last_closed_day", "property_heads", self.router.primary(&property).last_closed_day(&property)).await;
-            let closed = closed.map_err(|error| store_status("read the last closed day", error))?;
-            if let Some(closed) = closed
-                && context.gaming_day.as_str() <= closed.as_str()
-            {
-                return Err(status::import_on_closed_day(&context.gaming_day, &closed));
-            }
-        }
         // And in a role that may send each of its commands (the cage pass: an auditor "sold"
         // chips): the role table, as for a caller.
         if imported_by.is_some()
